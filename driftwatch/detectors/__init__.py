@@ -1,0 +1,3 @@
+"""Detectors: pure, vectorised functions of (reference sketch, current sketch)."""
+
+__all__: list[str] = []

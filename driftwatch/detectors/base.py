@@ -1,0 +1,101 @@
+"""What a detector says about one window, in a shape the policy engine and reports share.
+
+>>> r = SignalResult("psi", "drift", 0.31, feature="income", threshold=0.25, n_ref=1000, n_cur=500)
+>>> r.exceeds
+True
+>>> a = Assessment(model="credit", window_id=3, start_time=0.0, end_time=60.0, n_events=500,
+...                signals=(r,))
+>>> [s.feature for s in a.select(signal="psi")]
+['income']
+>>> Assessment.from_dict(a.to_dict()) == a
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["GROUPS", "Assessment", "SignalResult"]
+
+#: Signal groups. ``data_quality`` is kept apart from ``drift`` on purpose: a broken feed
+#: must never be mistaken for a population change (it alerts and blocks retraining).
+GROUPS = ("drift", "data_quality", "confidence", "business", "performance")
+
+
+@dataclass(frozen=True, slots=True)
+class SignalResult:
+    """One statistic on one feature (or on the model when ``feature`` is None).
+
+    ``signal`` names the statistic (``psi``, ``kl_cur_ref``, ``kl_ref_cur``, ``js``,
+    ``hellinger``, ``chi2``, ``cramers_v``, ``ks``, ``wasserstein``, ``missing_rate``,
+    ``out_of_range``, ``new_category_rate``, ``bad_record_rate``, ``score_psi``,
+    ``variance_ratio``, ``mean_shift``, ``entropy``, ``approval_rate``, ``bad_rate``,
+    ``auc``, ``gini``, ``ks_score``, ``calibration_ratio``, ``expected_loss`` ...).
+    ``threshold`` is the detector's own (fixed or calibrated) alarm level, when it has one;
+    the policy engine applies the policy's tiers. ``p_value`` only for tests that have one.
+    ``details`` holds what a person needs to act (bins that moved most, interval bounds).
+    """
+
+    signal: str
+    group: str
+    value: float
+    feature: str | None = None
+    threshold: float | None = None
+    n_ref: int = 0
+    n_cur: int = 0
+    p_value: float | None = None
+    details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def exceeds(self) -> bool:
+        return (
+            self.threshold is not None
+            and math.isfinite(self.value)
+            and self.value > self.threshold
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SignalResult:
+        return cls(**d)
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """Every signal computed for one closed window of one model."""
+
+    model: str
+    window_id: int
+    start_time: float
+    end_time: float
+    n_events: int
+    signals: tuple[SignalResult, ...] = ()
+    n_labelled: int = 0
+
+    def select(
+        self, *, signal: str | None = None, group: str | None = None, feature: str | None = None
+    ) -> Iterator[SignalResult]:
+        for s in self.signals:
+            if signal is not None and s.signal != signal:
+                continue
+            if group is not None and s.group != group:
+                continue
+            if feature is not None and s.feature != feature:
+                continue
+            yield s
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["signals"] = [s.to_dict() for s in self.signals]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Assessment:
+        d = dict(d)
+        d["signals"] = tuple(SignalResult.from_dict(s) for s in d.get("signals", ()))
+        return cls(**d)

@@ -1,0 +1,104 @@
+"""One exception tree for the whole package.
+
+Every error driftwatch raises on purpose derives from :class:`DriftwatchError`, so a
+caller can catch the package's failures without catching programming errors.
+
+>>> err = ConfigError("expected a number", file="p.yaml", line=3, col=5, found="'abc'")
+>>> str(err).splitlines()[0]
+"p.yaml:3:5: expected a number, found 'abc'"
+>>> isinstance(PolicyError("x"), ConfigError)
+True
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ActionError",
+    "ConfigError",
+    "ConnectorError",
+    "DriftwatchError",
+    "PolicyError",
+    "PoolError",
+    "SourceError",
+    "StateError",
+]
+
+
+class DriftwatchError(Exception):
+    """Root of every error driftwatch raises deliberately."""
+
+
+class ConfigError(DriftwatchError):
+    """A configuration file (connector, policy, service) is invalid.
+
+    Carries where (``file:line:col``, 1-based), the path inside the document, what was
+    expected and what was found, plus an optional excerpt with a caret.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        col: int | None = None,
+        path: str | None = None,
+        found: str | None = None,
+        excerpt: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.col = col
+        self.path = path
+        self.found = found
+        self.excerpt = excerpt
+        self.hint = hint
+        super().__init__(self.render())
+
+    @property
+    def location(self) -> str:
+        parts = [self.file or "<string>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.col is not None:
+                parts.append(str(self.col))
+        return ":".join(parts)
+
+    def render(self) -> str:
+        head = f"{self.location}: {self.message}"
+        if self.found is not None:
+            head += f", found {self.found}"
+        lines = [head]
+        if self.path:
+            lines.append(f"  at {self.path}")
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        if self.excerpt:
+            lines.append(self.excerpt)
+        return "\n".join(lines)
+
+
+class ConnectorError(ConfigError):
+    """A connector definition is invalid."""
+
+
+class PolicyError(ConfigError):
+    """A policy file is invalid."""
+
+
+class SourceError(DriftwatchError):
+    """A source cannot be read at all (as opposed to one bad record, which is dead-lettered)."""
+
+
+class StateError(DriftwatchError):
+    """A checkpoint or state store is unreadable or inconsistent."""
+
+
+class ActionError(DriftwatchError):
+    """An action (online update, shadow, retrain, alert) failed."""
+
+
+class PoolError(DriftwatchError):
+    """The GPU pool refused or lost a job."""

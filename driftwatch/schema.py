@@ -1,0 +1,119 @@
+"""The monitored feature set, frozen from a reference profile or declared in a connector.
+
+Categorical values are encoded against the reference levels, so every later stage works
+on integer codes:
+
+* ``0 .. K-1``: the reference's top-K levels, in profile order;
+* ``K`` (:func:`other_code`): a level the reference saw but outside its top K;
+* ``K+1`` (:func:`unseen_code`): a level the reference never saw (a *new category*);
+* ``-1`` (:data:`MISSING`): null or absent.
+
+>>> s = FeatureSchema(numeric=("income",), categorical=("purpose",),
+...                   levels=(("car", "home"),), other=(frozenset({"boat"}),))
+>>> s.encode_categorical(0, ["home", "boat", "ufo", None]).tolist()
+[1, 2, 3, -1]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["MISSING", "FeatureSchema", "other_code", "unseen_code"]
+
+MISSING = -1
+
+
+def other_code(n_levels: int) -> int:
+    """Code of 'known in the reference but outside the top-K levels'."""
+    return n_levels
+
+
+def unseen_code(n_levels: int) -> int:
+    """Code of 'never seen in the reference' (a new category)."""
+    return n_levels + 1
+
+
+@dataclass(frozen=True)
+class FeatureSchema:
+    """Names of the numeric and categorical features, and the categorical levels."""
+
+    numeric: tuple[str, ...] = ()
+    categorical: tuple[str, ...] = ()
+    levels: tuple[tuple[str, ...], ...] = ()
+    other: tuple[frozenset[str], ...] = ()
+    _lookup: tuple[dict[str, int], ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if len(set(self.numeric) | set(self.categorical)) != len(self.numeric) + len(
+            self.categorical
+        ):
+            raise ValueError("feature names must be unique across numeric and categorical")
+        levels = self.levels or tuple(() for _ in self.categorical)
+        other = self.other or tuple(frozenset() for _ in self.categorical)
+        if len(levels) != len(self.categorical) or len(other) != len(self.categorical):
+            raise ValueError("levels and other must have one entry per categorical feature")
+        object.__setattr__(self, "levels", tuple(tuple(map(str, lv)) for lv in levels))
+        object.__setattr__(self, "other", tuple(frozenset(map(str, o)) for o in other))
+        lookup = []
+        for lv, oth in zip(self.levels, self.other, strict=True):
+            d = {v: i for i, v in enumerate(lv)}
+            k = len(lv)
+            d.update({v: k for v in oth if v not in d})
+            lookup.append(d)
+        object.__setattr__(self, "_lookup", tuple(lookup))
+
+    @property
+    def n_numeric(self) -> int:
+        return len(self.numeric)
+
+    @property
+    def n_categorical(self) -> int:
+        return len(self.categorical)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.numeric + self.categorical
+
+    def encode_categorical(self, j: int, values: Sequence[object] | np.ndarray) -> np.ndarray:
+        """Vectorised encoding of one categorical column to ``int32`` codes."""
+        lookup = self._lookup[j]
+        k = len(self.levels[j])
+        s = pd.Series(values, dtype=object, copy=False)
+        missing = s.isna().to_numpy()
+        as_str = s.where(missing, s.astype(str))
+        codes = as_str.map(lookup).to_numpy(dtype=np.float64, na_value=np.nan)
+        out = np.where(np.isnan(codes), unseen_code(k), codes).astype(np.int32)
+        out[missing] = MISSING
+        return out
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "numeric": list(self.numeric),
+            "categorical": list(self.categorical),
+            "levels": [list(lv) for lv in self.levels],
+            "other": [sorted(o) for o in self.other],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, object]) -> FeatureSchema:
+        cats = tuple(d.get("categorical", ()))  # type: ignore[arg-type]
+        return cls(
+            numeric=tuple(d.get("numeric", ())),  # type: ignore[arg-type]
+            categorical=cats,
+            levels=tuple(tuple(lv) for lv in d.get("levels", ())),  # type: ignore[union-attr]
+            other=tuple(frozenset(o) for o in d.get("other", ())),  # type: ignore[union-attr]
+        )
+
+    def with_levels(
+        self, levels: Iterable[Sequence[str]], other: Iterable[Iterable[str]]
+    ) -> FeatureSchema:
+        return FeatureSchema(
+            numeric=self.numeric,
+            categorical=self.categorical,
+            levels=tuple(tuple(lv) for lv in levels),
+            other=tuple(frozenset(o) for o in other),
+        )

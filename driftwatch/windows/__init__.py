@@ -1,0 +1,3 @@
+"""Windows: mergeable sketches on reference bins, panes, and reference profiles."""
+
+__all__: list[str] = []

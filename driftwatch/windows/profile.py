@@ -1,0 +1,233 @@
+"""Reference profiles: the bins and sketch of what the live model was trained on.
+
+A profile belongs to a model version. It is built once from the development sample
+(training data), saved as JSON (it travels with the model as an MLflow artifact), and
+every window is measured against it.
+
+Conventions (see DOMAIN.md): bins are fixed on the reference only — deciles for numeric
+features by default, one bin per categorical level (top-K, then *other*), and a missing
+bin; label statistics (bad rate) are taken on **approved** rows when a decision column
+exists, so they compare like with like with live outcomes (only approved applicants get one).
+
+>>> import numpy as np, pandas as pd
+>>> rng = np.random.default_rng(0)
+>>> df = pd.DataFrame({"income": rng.lognormal(10, 0.5, 1000),
+...                    "purpose": rng.choice(["car", "home", "boat"], 1000, p=[.6, .39, .01]),
+...                    "score": rng.uniform(0, 1, 1000)})
+>>> prof = ReferenceProfile.build(df, numeric=["income"], categorical=["purpose"], top_k=2)
+>>> prof.schema.levels, sorted(prof.schema.other[0])
+((('car', 'home'),), ['boat'])
+>>> prof.sketch.n, int(prof.layout.numeric.n_coarse[0])
+(1000, 10)
+>>> ReferenceProfile.from_json(prof.to_json()).to_json() == prof.to_json()
+True
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
+from driftwatch.errors import SourceError
+from driftwatch.schema import FeatureSchema
+from driftwatch.windows.sketch import Sketch, SketchLayout
+
+__all__ = ["FORMAT_VERSION", "ReferenceProfile", "read_reference_table"]
+
+FORMAT_VERSION = 1
+
+
+def read_reference_table(path: str | Path) -> pd.DataFrame:
+    """Read a reference dataset (Parquet, CSV, CSV.gz) into a DataFrame."""
+    p = Path(path)
+    try:
+        if p.suffix == ".parquet" or p.name.endswith(".parquet"):
+            return pd.read_parquet(p)
+        return pd.read_csv(p)
+    except (OSError, ValueError) as exc:
+        raise SourceError(f"cannot read reference dataset {p}: {exc}") from exc
+
+
+def _decisions(col: pd.Series | None, n: int) -> np.ndarray:
+    if col is None:
+        return np.full(n, -1, dtype=np.int8)
+    s = col.astype(str).str.lower()
+    out = np.full(n, -1, dtype=np.int8)
+    out[s.isin(["approve", "approved", "1", "true", "accept"]).to_numpy()] = DECISION_APPROVE
+    out[s.isin(["decline", "declined", "0", "false", "reject"]).to_numpy()] = DECISION_DECLINE
+    return out
+
+
+@dataclass(eq=False)
+class ReferenceProfile:
+    """Schema (names, levels), bin layout and the reference sketch, plus provenance."""
+
+    schema: FeatureSchema
+    layout: SketchLayout
+    sketch: Sketch
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        df: pd.DataFrame,
+        *,
+        numeric: Sequence[str] | None = None,
+        categorical: Sequence[str] | None = None,
+        score: str | None = "score",
+        label: str | None = "label",
+        decision: str | None = "decision",
+        exposure: str | None = None,
+        bins: int = 10,
+        fine_bins: int = 200,
+        top_k: int = 20,
+        meta: dict[str, Any] | None = None,
+    ) -> ReferenceProfile:
+        """Fit bins on ``df`` and sketch it.
+
+        Features not named are inferred from dtypes (numbers numeric, the rest categorical),
+        excluding the score/label/decision/exposure columns.
+        """
+        special = {c for c in (score, label, decision, exposure) if c}
+        if numeric is None and categorical is None:
+            cols = [c for c in df.columns if c not in special]
+            numeric = [c for c in cols if pd.api.types.is_numeric_dtype(df[c])]
+            categorical = [c for c in cols if c not in numeric]
+        numeric, categorical = list(numeric or ()), list(categorical or ())
+        missing = [c for c in numeric + categorical if c not in df.columns]
+        if missing:
+            raise SourceError(f"reference dataset lacks feature columns: {', '.join(missing)}")
+        levels, other = [], []
+        for c in categorical:
+            vc = df[c].dropna().astype(str).value_counts(sort=False)
+            # most frequent first, ties by name: deterministic across pandas versions
+            order = sorted(vc.items(), key=lambda kv: (-kv[1], kv[0]))
+            levels.append(tuple(k for k, _ in order[:top_k]))
+            other.append(frozenset(k for k, _ in order[top_k:]))
+        schema = FeatureSchema(tuple(numeric), tuple(categorical), tuple(levels), tuple(other))
+        num = df[numeric].to_numpy(dtype=np.float64, na_value=np.nan) if numeric else None
+        sc = (
+            df[score].to_numpy(dtype=np.float64, na_value=np.nan)
+            if score and score in df.columns
+            else np.full(len(df), np.nan)
+        )
+        layout = SketchLayout.fit(
+            numeric_names=tuple(numeric),
+            numeric=num,
+            categorical_names=tuple(categorical),
+            levels=tuple(levels),
+            score=sc,
+            coarse_bins=bins,
+            fine_bins=fine_bins,
+        )
+        n = len(df)
+        cat = np.stack(
+            [schema.encode_categorical(j, df[c].to_numpy()) for j, c in enumerate(categorical)],
+            axis=1,
+        ) if categorical else np.zeros((n, 0), np.int32)
+        dec = _decisions(df[decision] if decision and decision in df.columns else None, n)
+        ex = (
+            df[exposure].to_numpy(dtype=np.float64, na_value=np.nan)
+            if exposure and exposure in df.columns
+            else np.full(n, np.nan)
+        )
+        batch = Batch.build(
+            "predictions",
+            n=n,
+            n_numeric=len(numeric),
+            n_categorical=len(categorical),
+            ids=np.arange(n).astype(str),
+            numeric=num if num is not None else np.zeros((n, 0)),
+            categorical=cat,
+            score=sc,
+            decision=dec,
+            exposure=ex,
+        )
+        sketch = Sketch.empty(layout)
+        sketch.add_batch(batch)
+        if label and label in df.columns:
+            lab = pd.to_numeric(df[label], errors="coerce").to_numpy(dtype=np.float64)
+            approved = dec == DECISION_APPROVE
+            rows = approved if approved.any() else np.ones(n, dtype=bool)
+            sketch.add_labelled(sc[rows], lab[rows], ex[rows])
+        info = {"rows": n, "bins": bins, "fine_bins": fine_bins, "top_k": top_k}
+        info.update(meta or {})
+        return cls(schema=schema, layout=layout, sketch=sketch, meta=info)
+
+    @classmethod
+    def from_file(
+        cls, path: str | Path, **kwargs: Any
+    ) -> ReferenceProfile:
+        """Load a saved profile (``.json`` / ``.json.gz``) or build one from a dataset."""
+        p = Path(path)
+        if p.name.endswith((".json", ".json.gz")):
+            return cls.load(p)
+        prof = cls.build(read_reference_table(p), **kwargs)
+        prof.meta.setdefault("source", p.name)
+        return prof
+
+    # -- persistence -------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT_VERSION,
+            "schema": self.schema.to_dict(),
+            "layout": self.layout.to_dict(),
+            "sketch": self.sketch.to_dict(),
+            "meta": self.meta,
+        }
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)
+
+    @property
+    def fingerprint(self) -> str:
+        """Content hash: which reference a window was measured against."""
+        return hashlib.sha256(self.to_json()).hexdigest()[:16]
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ReferenceProfile:
+        if d.get("format") != FORMAT_VERSION:
+            raise SourceError(f"unsupported reference profile format {d.get('format')!r}")
+        layout = SketchLayout.from_dict(d["layout"])
+        return cls(
+            schema=FeatureSchema.from_dict(d["schema"]),
+            layout=layout,
+            sketch=Sketch.from_dict(layout, d["sketch"]),
+            meta=dict(d.get("meta", {})),
+        )
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> ReferenceProfile:
+        return cls.from_dict(orjson.loads(data))
+
+    def save(self, path: str | Path) -> Path:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        data = self.to_json()
+        tmp = p.with_name(p.name + ".tmp")
+        if p.name.endswith(".gz"):
+            tmp.write_bytes(gzip.compress(data, mtime=0))
+        else:
+            tmp.write_bytes(data)
+        tmp.replace(p)
+        return p
+
+    @classmethod
+    def load(cls, path: str | Path) -> ReferenceProfile:
+        p = Path(path)
+        try:
+            raw = p.read_bytes()
+        except OSError as exc:
+            raise SourceError(f"cannot read reference profile {p}: {exc.strerror}") from exc
+        if p.name.endswith(".gz"):
+            raw = gzip.decompress(raw)
+        return cls.from_json(raw)

@@ -1,0 +1,332 @@
+"""Mergeable, serialisable window sketches: memory is features x bins, never events.
+
+A :class:`Sketch` summarises any set of prediction events (a pane, a window, the whole
+reference) on the bins of a :class:`SketchLayout`. Sketches add: the sketch of two
+halves is the sketch of the whole, so panes, partitions and instances merge.
+
+>>> import numpy as np
+>>> from driftwatch.batch import Batch
+>>> lay = SketchLayout.fit(numeric_names=("x",), numeric=np.arange(100.0)[:, None],
+...                        score=np.linspace(0, 1, 100))
+>>> b = Batch.build("predictions", n=4, n_numeric=1, numeric=[[1.0], [50.0], [np.nan], [7.0]],
+...                 score=[0.1, 0.2, 0.3, 0.4], event_time=[10.0, 11.0, 12.0, 13.0])
+>>> s = Sketch.empty(lay); s.add_batch(b)
+>>> s.n, int(s.num_fine[0, -1]), (s.t_min, s.t_max)
+(4, 1, (10.0, 13.0))
+>>> both = Sketch.empty(lay); both.merge(s); both.merge(s); both.n
+8
+>>> Sketch.from_dict(lay, s.to_dict()) == s
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
+from driftwatch.windows.layout import CategoricalLayout, NumericLayout
+
+__all__ = ["Sketch", "SketchLayout"]
+
+_EPS_P = 1e-12
+
+
+@dataclass(frozen=True, eq=False)
+class SketchLayout:
+    """All the bins of one monitored model: features, categorical levels and the score."""
+
+    numeric: NumericLayout
+    categorical: CategoricalLayout
+    score: NumericLayout
+    score_center: float = 0.0  # reference mean score: moments are kept centred for accuracy
+
+    @classmethod
+    def fit(
+        cls,
+        *,
+        numeric_names: tuple[str, ...] = (),
+        numeric: np.ndarray | None = None,
+        categorical_names: tuple[str, ...] = (),
+        levels: tuple[tuple[str, ...], ...] = (),
+        score: np.ndarray | None = None,
+        coarse_bins: int = 10,
+        fine_bins: int = 200,
+    ) -> SketchLayout:
+        num = (
+            np.empty((0, len(numeric_names)))
+            if numeric is None
+            else np.asarray(numeric, dtype=np.float64)
+        )
+        sc = np.empty(0) if score is None else np.asarray(score, dtype=np.float64)
+        finite = sc[np.isfinite(sc)]
+        return cls(
+            numeric=NumericLayout.fit(
+                numeric_names, num, coarse_bins=coarse_bins, fine_bins=fine_bins
+            ),
+            categorical=CategoricalLayout(tuple(categorical_names), tuple(levels)),
+            score=NumericLayout.fit(
+                ("score",), sc[:, None], coarse_bins=coarse_bins, fine_bins=fine_bins
+            ),
+            score_center=float(finite.mean()) if finite.size else 0.0,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "numeric": self.numeric.to_dict(),
+            "categorical": self.categorical.to_dict(),
+            "score": self.score.to_dict(),
+            "score_center": self.score_center,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SketchLayout:
+        return cls(
+            numeric=NumericLayout.from_dict(d["numeric"]),
+            categorical=CategoricalLayout.from_dict(d["categorical"]),
+            score=NumericLayout.from_dict(d["score"]),
+            score_center=float(d["score_center"]),
+        )
+
+
+_INT_ARRAYS = (
+    "num_fine",
+    "num_under",
+    "num_over",
+    "cat",
+    "score_fine",
+    "score_under",
+    "score_over",
+    "decisions",
+    "lab_n",
+    "lab_score",
+)
+_FLOAT_FIELDS = (
+    "score_sum",
+    "score_sumsq",
+    "entropy_sum",
+    "lab_pd_sum",
+    "lab_exposure",
+    "lab_el_pred",
+    "lab_el_obs",
+    "exposure_sum",
+    "el_pred",
+)
+_INT_FIELDS = ("n", "n_bad", "n_late", "n_score", "lab_exposure_n", "exposure_n")
+
+
+@dataclass(eq=False)
+class Sketch:
+    """Counts and moments of a set of prediction events (plus labelled outcomes joined to them).
+
+    Numeric features: ``num_fine[F, W]`` fine counts, last column missing;
+    ``num_under``/``num_over`` values outside the reference range. Categorical:
+    ``cat[G, K+3]`` (levels, other, unseen, missing). Score: ``score_fine[1, Ws]``, centred
+    sums for variance, the summed binary entropy, decisions ``[decline, approve, unknown]``.
+    Labelled (joined) events: counts by label ``lab_n[2]`` (good, bad), per-class score
+    histograms ``lab_score[2, Ws]``, sum of predicted PD (calibration) and exposure sums.
+    """
+
+    layout: SketchLayout = field(repr=False)
+    n: int = 0
+    n_bad: int = 0
+    n_late: int = 0
+    n_score: int = 0
+    t_min: float = math.inf
+    t_max: float = -math.inf
+    num_fine: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
+    num_under: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    num_over: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    cat: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
+    score_fine: np.ndarray = field(default_factory=lambda: np.zeros((1, 0), np.int64))
+    score_under: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    score_over: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    score_sum: float = 0.0
+    score_sumsq: float = 0.0
+    entropy_sum: float = 0.0
+    decisions: np.ndarray = field(default_factory=lambda: np.zeros(3, np.int64))
+    exposure_sum: float = 0.0
+    exposure_n: int = 0
+    el_pred: float = 0.0
+    lab_n: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int64))
+    lab_score: np.ndarray = field(default_factory=lambda: np.zeros((2, 0), np.int64))
+    lab_pd_sum: float = 0.0
+    lab_exposure: float = 0.0
+    lab_exposure_n: int = 0
+    lab_el_pred: float = 0.0
+    lab_el_obs: float = 0.0
+    metrics: dict[str, list[float]] = field(default_factory=dict)  # name -> [sum, count]
+
+    @classmethod
+    def empty(cls, layout: SketchLayout) -> Sketch:
+        f, g = len(layout.numeric.names), len(layout.categorical.names)
+        ws = layout.score.fine_width
+        return cls(
+            layout=layout,
+            num_fine=np.zeros((f, layout.numeric.fine_width), np.int64),
+            num_under=np.zeros(f, np.int64),
+            num_over=np.zeros(f, np.int64),
+            cat=np.zeros((g, layout.categorical.width), np.int64),
+            score_fine=np.zeros((1, ws), np.int64),
+            score_under=np.zeros(1, np.int64),
+            score_over=np.zeros(1, np.int64),
+            lab_score=np.zeros((2, ws), np.int64),
+        )
+
+    # -- updates -----------------------------------------------------------------------
+    def add_batch(self, batch: Batch) -> None:
+        """Add a batch of prediction events (all rows)."""
+        n = len(batch)
+        if n == 0:
+            return
+        lay = self.layout
+        self.n += n
+        t = batch.event_time
+        if np.isfinite(t).any():
+            self.t_min = min(self.t_min, float(np.nanmin(t)))
+            self.t_max = max(self.t_max, float(np.nanmax(t)))
+        if lay.numeric.names:
+            fine, under, over = lay.numeric.count(batch.numeric)
+            self.num_fine += fine
+            self.num_under += under
+            self.num_over += over
+        if lay.categorical.names:
+            self.cat += lay.categorical.count(batch.categorical)
+        self._add_scores(batch.score)
+        d = batch.decision
+        app = int(np.count_nonzero(d == DECISION_APPROVE))
+        dec = int(np.count_nonzero(d == DECISION_DECLINE))
+        self.decisions += np.array([dec, app, n - app - dec], dtype=np.int64)
+        ex = batch.exposure
+        has = np.isfinite(ex)
+        if has.any():
+            self.exposure_n += int(has.sum())
+            self.exposure_sum += float(ex[has].sum())
+            ok = has & np.isfinite(batch.score)
+            self.el_pred += float((ex[ok] * batch.score[ok]).sum())
+        for name, col in batch.metrics.items():
+            col = np.asarray(col, dtype=np.float64)
+            fin = np.isfinite(col)
+            acc = self.metrics.setdefault(name, [0.0, 0.0])
+            acc[0] += float(col[fin].sum())
+            acc[1] += float(fin.sum())
+
+    def _add_scores(self, score: np.ndarray) -> None:
+        fine, under, over = self.layout.score.count(score[:, None])
+        self.score_fine += fine
+        self.score_under += under
+        self.score_over += over
+        s = score[np.isfinite(score)]
+        if s.size:
+            c = s - self.layout.score_center
+            self.n_score += int(s.size)
+            self.score_sum += float(c.sum())
+            self.score_sumsq += float((c * c).sum())
+            p = np.clip(s, _EPS_P, 1 - _EPS_P)
+            self.entropy_sum += float((-(p * np.log(p) + (1 - p) * np.log1p(-p))).sum())
+
+    def add_labelled(
+        self, score: np.ndarray, label: np.ndarray, exposure: np.ndarray | None = None
+    ) -> None:
+        """Add predictions joined with their outcomes (label 1 = bad, 0 = good)."""
+        score = np.asarray(score, dtype=np.float64)
+        label = np.asarray(label, dtype=np.float64)
+        ok = np.isfinite(label)
+        score, label = score[ok], label[ok]
+        if score.size == 0:
+            return
+        bad = label > 0.5
+        for cls_i, mask in ((0, ~bad), (1, bad)):
+            fine, _, _ = self.layout.score.count(score[mask][:, None])
+            self.lab_score[cls_i] += fine[0]
+            self.lab_n[cls_i] += int(mask.sum())
+        fin = np.isfinite(score)
+        self.lab_pd_sum += float(score[fin].sum())
+        if exposure is not None:
+            ex = np.asarray(exposure, dtype=np.float64)[ok]
+            has = np.isfinite(ex) & fin
+            self.lab_exposure_n += int(has.sum())
+            self.lab_exposure += float(ex[has].sum())
+            self.lab_el_pred += float((ex[has] * score[has]).sum())
+            self.lab_el_obs += float((ex[has] * label[has]).sum())
+
+    def merge(self, other: Sketch) -> None:
+        """Add another sketch on the same layout into this one."""
+        for name in _INT_ARRAYS:
+            getattr(self, name).__iadd__(getattr(other, name))
+        for name in _FLOAT_FIELDS + _INT_FIELDS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.t_min = min(self.t_min, other.t_min)
+        self.t_max = max(self.t_max, other.t_max)
+        for k, (s, c) in other.metrics.items():
+            acc = self.metrics.setdefault(k, [0.0, 0.0])
+            acc[0] += s
+            acc[1] += c
+
+    @classmethod
+    def sum(cls, layout: SketchLayout, sketches: Iterable[Sketch]) -> Sketch:
+        out = cls.empty(layout)
+        for s in sketches:
+            out.merge(s)
+        return out
+
+    def copy(self) -> Sketch:
+        return Sketch.from_dict(self.layout, self.to_dict())
+
+    # -- derived -----------------------------------------------------------------------
+    @property
+    def score_mean(self) -> float:
+        if not self.n_score:
+            return math.nan
+        return self.layout.score_center + self.score_sum / self.n_score
+
+    @property
+    def score_var(self) -> float:
+        """Sample variance of the score (ddof=1)."""
+        if self.n_score < 2:
+            return math.nan
+        m = self.score_sum / self.n_score
+        return max(self.score_sumsq - self.n_score * m * m, 0.0) / (self.n_score - 1)
+
+    def num_coarse(self) -> np.ndarray:
+        """Decile + missing counts per numeric feature: ``int64[F, coarse_width]``."""
+        return self.layout.numeric.coarse(self.num_fine)
+
+    def score_coarse(self) -> np.ndarray:
+        return self.layout.score.coarse(self.score_fine)
+
+    # -- serialisation -----------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {k: getattr(self, k).tolist() for k in _INT_ARRAYS}
+        d.update({k: float(getattr(self, k)) for k in _FLOAT_FIELDS})
+        d.update({k: int(getattr(self, k)) for k in _INT_FIELDS})
+        d["t_min"] = None if math.isinf(self.t_min) else self.t_min
+        d["t_max"] = None if math.isinf(self.t_max) else self.t_max
+        d["metrics"] = {k: list(v) for k, v in sorted(self.metrics.items())}
+        return d
+
+    @classmethod
+    def from_dict(cls, layout: SketchLayout, d: dict[str, Any]) -> Sketch:
+        s = cls.empty(layout)
+        for k in _INT_ARRAYS:
+            arr = np.asarray(d[k], dtype=np.int64)
+            if arr.size == 0:
+                arr = arr.reshape(getattr(s, k).shape)
+            setattr(s, k, arr)
+        for k in _FLOAT_FIELDS:
+            setattr(s, k, float(d[k]))
+        for k in _INT_FIELDS:
+            setattr(s, k, int(d[k]))
+        s.t_min = math.inf if d.get("t_min") is None else float(d["t_min"])
+        s.t_max = -math.inf if d.get("t_max") is None else float(d["t_max"])
+        s.metrics = {k: list(v) for k, v in d.get("metrics", {}).items()}
+        return s
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sketch):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
