@@ -153,9 +153,7 @@ class Batch:
         first = batches[0]
         kw = {f: np.concatenate([getattr(b, f) for b in batches]) for f in _ROW_FIELDS}
         proba = (
-            None
-            if first.proba is None
-            else np.concatenate([b.proba for b in batches])  # type: ignore[misc]
+            None if first.proba is None else np.concatenate([b.proba for b in batches])  # type: ignore[misc]
         )
         metrics = {k: np.concatenate([b.metrics[k] for b in batches]) for k in first.metrics}
         return replace(first, proba=proba, metrics=metrics, **kw)

@@ -130,10 +130,14 @@ class ReferenceProfile:
             fine_bins=fine_bins,
         )
         n = len(df)
-        cat = np.stack(
-            [schema.encode_categorical(j, df[c].to_numpy()) for j, c in enumerate(categorical)],
-            axis=1,
-        ) if categorical else np.zeros((n, 0), np.int32)
+        cat = (
+            np.stack(
+                [schema.encode_categorical(j, df[c].to_numpy()) for j, c in enumerate(categorical)],
+                axis=1,
+            )
+            if categorical
+            else np.zeros((n, 0), np.int32)
+        )
         dec = _decisions(df[decision] if decision and decision in df.columns else None, n)
         ex = (
             df[exposure].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -164,9 +168,7 @@ class ReferenceProfile:
         return cls(schema=schema, layout=layout, sketch=sketch, meta=info)
 
     @classmethod
-    def from_file(
-        cls, path: str | Path, **kwargs: Any
-    ) -> ReferenceProfile:
+    def from_file(cls, path: str | Path, **kwargs: Any) -> ReferenceProfile:
         """Load a saved profile (``.json`` / ``.json.gz``) or build one from a dataset."""
         p = Path(path)
         if p.name.endswith((".json", ".json.gz")):

@@ -292,6 +292,11 @@ class Sketch:
         m = self.score_sum / self.n_score
         return max(self.score_sumsq - self.n_score * m * m, 0.0) / (self.n_score - 1)
 
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the sketch's arrays: a function of the layout, not of events."""
+        return sum(getattr(self, k).nbytes for k in _INT_ARRAYS)
+
     def num_coarse(self) -> np.ndarray:
         """Decile + missing counts per numeric feature: ``int64[F, coarse_width]``."""
         return self.layout.numeric.coarse(self.num_fine)

@@ -1,0 +1,298 @@
+"""``PaneWindow``: the current window as a ring of mergeable panes.
+
+Panes are count-based (every N prediction events, by arrival) or event-time based
+(``[k*size, (k+1)*size)``). A window is the sum of the last ``panes`` panes; *sliding*
+windows close at every pane close, *tumbling* ones every ``panes`` panes. Event-time panes
+close when the watermark (largest event time seen) minus ``allowed_lateness`` passes their
+end; an event for an already-closed pane is *late*: counted in ``n_late``, not added.
+Each event is judged against the watermark of the events before it, so results do not
+depend on how the stream was cut into micro-batches. Memory is panes x bins.
+
+>>> import numpy as np
+>>> from driftwatch.batch import Batch
+>>> from driftwatch.windows.sketch import SketchLayout
+>>> lay = SketchLayout.fit(numeric_names=("x",), numeric=np.arange(10.0)[:, None])
+>>> w = PaneWindow(lay, WindowSpec(kind="count", pane_size=4, panes=2, mode="sliding"))
+>>> b = Batch.build("predictions", n=10, n_numeric=1, numeric=np.ones((10, 1)),
+...                 event_time=np.arange(10.0))
+>>> [(c.window_id, c.first_index, c.last_index, c.n_events) for c in w.add(b)]
+[(0, 0, 3, 4), (1, 0, 7, 8)]
+>>> [(c.window_id, c.n_events, c.partial) for c in w.flush()]
+[(2, 6, True)]
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from driftwatch.batch import Batch
+from driftwatch.windows.sketch import Sketch, SketchLayout
+
+__all__ = ["ClosedWindow", "PaneWindow", "WindowSpec"]
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """How windows are cut. ``pane_size`` is events (count) or seconds (time)."""
+
+    kind: Literal["count", "time"] = "count"
+    pane_size: float = 5_000
+    panes: int = 1
+    mode: Literal["tumbling", "sliding"] = "tumbling"
+    allowed_lateness: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("count", "time"):
+            raise ValueError(f"window kind must be 'count' or 'time', not {self.kind!r}")
+        if self.mode not in ("tumbling", "sliding"):
+            raise ValueError(f"window mode must be 'tumbling' or 'sliding', not {self.mode!r}")
+        if self.pane_size <= 0 or self.panes < 1 or self.allowed_lateness < 0:
+            raise ValueError("pane_size must be > 0, panes >= 1, allowed_lateness >= 0")
+        if self.kind == "count" and int(self.pane_size) != self.pane_size:
+            raise ValueError("a count pane size must be a whole number of events")
+
+    @property
+    def effective(self) -> tuple[float, int]:
+        """(pane size, panes per window): a tumbling window is one pane of the whole size."""
+        if self.mode == "tumbling":
+            return self.pane_size * self.panes, 1
+        return self.pane_size, self.panes
+
+
+@dataclass
+class ClosedWindow:
+    """A window that just closed, ready for the detectors."""
+
+    window_id: int
+    sketch: Sketch
+    start_time: float
+    end_time: float
+    first_index: int
+    last_index: int
+    partial: bool = False
+
+    @property
+    def n_events(self) -> int:
+        return self.sketch.n
+
+
+@dataclass
+class _Pane:
+    index: int
+    sketch: Sketch
+    first: int = -1  # first/last event index (arrival order) in the pane
+    last: int = -1
+
+    def note(self, lo: int, hi: int) -> None:
+        self.first = lo if self.first < 0 else min(self.first, lo)
+        self.last = max(self.last, hi)
+
+
+class PaneWindow:
+    """Sliding or tumbling windows over count- or event-time panes."""
+
+    def __init__(self, layout: SketchLayout, spec: WindowSpec) -> None:
+        self.layout = layout
+        self.spec = spec
+        self._size, self._k = spec.effective
+        self._open: dict[int, _Pane] = {}
+        self._closed: deque[_Pane] = deque()
+        self.watermark = -math.inf
+        self.n_seen = 0
+        self.n_late = 0
+        self._next_id = 0
+        self._count_pane = 0
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the panes' sketches (open and kept for sliding sums)."""
+        return sum(p.sketch.nbytes for p in (*self._open.values(), *self._closed))
+
+    # -- helpers -----------------------------------------------------------------------
+    def _pane(self, index: int) -> _Pane:
+        p = self._open.get(index)
+        if p is None:
+            p = self._open[index] = _Pane(index, Sketch.empty(self.layout))
+        return p
+
+    def _frontier(self, wm: float) -> float:
+        """Panes with index below this are closed at watermark ``wm``."""
+        if math.isinf(wm):
+            return -math.inf if wm < 0 else math.inf
+        return math.floor((wm - self.spec.allowed_lateness) / self._size)
+
+    def _emit(self, pane: _Pane, *, partial: bool = False) -> ClosedWindow | None:
+        self._closed.append(pane)
+        while self._closed and self._closed[0].index <= pane.index - self._k:
+            self._closed.popleft()
+        members = [p for p in self._closed if p.index > pane.index - self._k]
+        sk = Sketch.sum(self.layout, (p.sketch for p in members))
+        if sk.n == 0 and not sk.lab_n.any():
+            return None
+        if self.spec.kind == "time":
+            start = (pane.index - self._k + 1) * self._size
+            end = (pane.index + 1) * self._size
+        else:
+            start, end = sk.t_min, sk.t_max
+        firsts = [p.first for p in members if p.first >= 0]
+        out = ClosedWindow(
+            window_id=self._next_id,
+            sketch=sk,
+            start_time=float(start),
+            end_time=float(end),
+            first_index=min(firsts) if firsts else -1,
+            last_index=max(p.last for p in members),
+            partial=partial,
+        )
+        self._next_id += 1
+        return out
+
+    def _close_before(self, frontier: float) -> list[ClosedWindow]:
+        out = []
+        for idx in sorted(i for i in self._open if i < frontier):
+            cw = self._emit(self._open.pop(idx))
+            if cw is not None:
+                out.append(cw)
+        return out
+
+    # -- updates -----------------------------------------------------------------------
+    def add(self, batch: Batch) -> list[ClosedWindow]:
+        """Add prediction events; returns the windows that closed, in order."""
+        if len(batch) == 0:
+            return []
+        if self.spec.kind == "count":
+            return self._add_count(batch)
+        return self._add_time(batch)
+
+    def _add_count(self, batch: Batch) -> list[ClosedWindow]:
+        out, start, n, size = [], 0, len(batch), int(self._size)
+        while start < n:
+            pane = self._pane(self._count_pane)
+            room = size - pane.sketch.n
+            stop = min(n, start + room)
+            pane.sketch.add_batch(batch.take(slice(start, stop)))
+            pane.note(self.n_seen + start, self.n_seen + stop - 1)
+            if pane.sketch.n >= size:
+                cw = self._emit(self._open.pop(self._count_pane))
+                self._count_pane += 1
+                if cw is not None:
+                    out.append(cw)
+            start = stop
+        self.n_seen += n
+        t = batch.event_time[np.isfinite(batch.event_time)]
+        if t.size:
+            self.watermark = max(self.watermark, float(t.max()))
+        return out
+
+    def _add_time(self, batch: Batch) -> list[ClosedWindow]:
+        t = batch.event_time
+        n = len(batch)
+        before = np.maximum.accumulate(np.concatenate(([self.watermark], t[:-1])))
+        lat = self.spec.allowed_lateness
+        with np.errstate(invalid="ignore"):
+            frontier = np.floor((before - lat) / self._size)
+        pane_idx = np.floor(t / self._size)
+        late = pane_idx < frontier
+        n_late = int(late.sum())
+        if n_late:
+            self.n_late += n_late
+        keep = ~late
+        idx_all = self.n_seen + np.arange(n)
+        for p in np.unique(pane_idx[keep]):
+            m = keep & (pane_idx == p)
+            pane = self._pane(int(p))
+            pane.sketch.add_batch(batch.take(m))
+            sel = idx_all[m]
+            pane.note(int(sel[0]), int(sel[-1]))
+        if n_late:  # charged to the oldest pane open when each late event arrived
+            at, counts = np.unique(frontier[late], return_counts=True)
+            for p, c in zip(at, counts, strict=True):
+                self._pane(int(p)).sketch.n_late += int(c)
+        self.n_seen += n
+        self.watermark = max(self.watermark, float(np.nanmax(t)))
+        return self._close_before(self._frontier(self.watermark))
+
+    def advance_to(self, t: float) -> list[ClosedWindow]:
+        """Move the watermark (e.g. on outcome events); closes panes it passes."""
+        if self.spec.kind != "time" or not math.isfinite(t) or t <= self.watermark:
+            return []
+        self.watermark = t
+        return self._close_before(self._frontier(t))
+
+    def _target(self, t: float | None) -> _Pane:
+        if self.spec.kind == "count":
+            return self._pane(self._count_pane)
+        front = self._frontier(self.watermark)
+        if t is None or not math.isfinite(t):
+            idx = max(self._open) if self._open else front
+        else:
+            idx = math.floor(t / self._size)
+        if math.isfinite(front):
+            idx = max(idx, int(front))
+        elif not math.isfinite(idx):
+            idx = 0
+        return self._pane(int(idx))
+
+    def add_labelled(
+        self,
+        score: np.ndarray,
+        label: np.ndarray,
+        exposure: np.ndarray | None = None,
+        *,
+        time: float | None = None,
+    ) -> None:
+        """Joined outcomes go to the pane of ``time`` if still open, else the oldest open one."""
+        self._target(time).sketch.add_labelled(score, label, exposure)
+
+    def add_bad(self, n: int) -> None:
+        """Count bad records against the pane being filled."""
+        if n:
+            self._target(None).sketch.n_bad += int(n)
+
+    def flush(self) -> list[ClosedWindow]:
+        """Close every open pane (end of a finite stream); the last window is ``partial``."""
+        out = []
+        for idx in sorted(self._open):
+            pane = self._open.pop(idx)
+            partial = self.spec.kind == "count" and pane.sketch.n < int(self._size)
+            cw = self._emit(pane, partial=partial)
+            if cw is not None:
+                out.append(cw)
+        if self.spec.kind == "count":
+            self._count_pane += 1
+        return out
+
+    # -- checkpoints -------------------------------------------------------------------
+    def _pane_dict(self, p: _Pane) -> dict[str, Any]:
+        return {"index": p.index, "first": p.first, "last": p.last, "sketch": p.sketch.to_dict()}
+
+    def _pane_from(self, d: dict[str, Any]) -> _Pane:
+        return _Pane(d["index"], Sketch.from_dict(self.layout, d["sketch"]), d["first"], d["last"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "open": [self._pane_dict(self._open[i]) for i in sorted(self._open)],
+            "closed": [self._pane_dict(p) for p in self._closed],
+            "watermark": None if math.isinf(self.watermark) else self.watermark,
+            "n_seen": self.n_seen,
+            "n_late": self.n_late,
+            "next_id": self._next_id,
+            "count_pane": self._count_pane,
+        }
+
+    @classmethod
+    def from_dict(cls, layout: SketchLayout, spec: WindowSpec, d: dict[str, Any]) -> PaneWindow:
+        w = cls(layout, spec)
+        w._open = {p["index"]: w._pane_from(p) for p in d["open"]}
+        w._closed = deque(w._pane_from(p) for p in d["closed"])
+        w.watermark = -math.inf if d["watermark"] is None else float(d["watermark"])
+        w.n_seen = int(d["n_seen"])
+        w.n_late = int(d["n_late"])
+        w._next_id = int(d["next_id"])
+        w._count_pane = int(d["count_pane"])
+        return w

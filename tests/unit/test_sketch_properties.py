@@ -1,0 +1,203 @@
+"""Sketches add, serialise losslessly, and windows do not depend on micro-batch size."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from driftwatch.batch import Batch
+from driftwatch.windows.panes import PaneWindow, WindowSpec
+from driftwatch.windows.sketch import Sketch, SketchLayout
+
+LEVELS = (("a", "b", "c"), ("x", "y"))
+
+
+def _layout() -> SketchLayout:
+    rng = np.random.default_rng(7)
+    ref = np.column_stack(
+        [rng.normal(0, 1, 2000), rng.lognormal(3, 1, 2000), rng.integers(0, 5, 2000)]
+    )
+    return SketchLayout.fit(
+        numeric_names=("n0", "n1", "n2"),
+        numeric=ref,
+        categorical_names=("c0", "c1"),
+        levels=LEVELS,
+        score=rng.beta(2, 5, 2000),
+        fine_bins=50,
+        coarse_bins=10,
+    )
+
+
+LAYOUT = _layout()
+
+
+def _batch(seed: int, n: int, t0: float = 0.0) -> Batch:
+    rng = np.random.default_rng(seed)
+    num = np.column_stack([rng.normal(0.3, 1.2, n), rng.lognormal(3, 1, n), rng.integers(0, 7, n)])
+    num[rng.random((n, 3)) < 0.1] = np.nan
+    cat = np.column_stack([rng.integers(-1, 5, n), rng.integers(-1, 4, n)]).astype(np.int32)
+    score = rng.beta(2, 4, n)
+    score[rng.random(n) < 0.05] = np.nan
+    return Batch.build(
+        "predictions",
+        n=n,
+        n_numeric=3,
+        n_categorical=2,
+        numeric=num,
+        categorical=cat,
+        score=score,
+        decision=rng.integers(-1, 2, n),
+        exposure=rng.uniform(100, 1000, n),
+        event_time=t0 + np.sort(rng.uniform(0, 1000, n)),
+    )
+
+
+def _sketch(b: Batch) -> Sketch:
+    s = Sketch.empty(LAYOUT)
+    s.add_batch(b)
+    rng = np.random.default_rng(len(b))
+    lab = (rng.random(len(b)) < 0.2).astype(float)
+    s.add_labelled(b.score, lab, b.exposure)
+    return s
+
+
+def _assert_same(a: Sketch, b: Sketch) -> None:
+    da, db = a.to_dict(), b.to_dict()
+    assert da.keys() == db.keys()
+    for k in da:
+        if isinstance(da[k], float):
+            assert da[k] == pytest.approx(db[k], rel=1e-9, abs=1e-9), k
+        else:
+            assert da[k] == db[k], k
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 400), cut=st.floats(0, 1))
+def test_merging_halves_equals_whole(seed: int, n: int, cut: float) -> None:
+    b = _batch(seed, n)
+    k = int(cut * n)
+    whole = Sketch.empty(LAYOUT)
+    whole.add_batch(b)
+    left, right = Sketch.empty(LAYOUT), Sketch.empty(LAYOUT)
+    left.add_batch(b.take(slice(0, k)))
+    right.add_batch(b.take(slice(k, n)))
+    left.merge(right)
+    _assert_same(left, whole)
+    assert int(whole.num_fine.sum()) == 3 * n  # every value lands in exactly one bin
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(0, 300))
+def test_serialise_roundtrip_is_lossless(seed: int, n: int) -> None:
+    s = _sketch(_batch(seed, n)) if n else Sketch.empty(LAYOUT)
+    back = Sketch.from_dict(LAYOUT, s.to_dict())
+    assert back == s
+    assert back.to_dict() == s.to_dict()
+    assert SketchLayout.from_dict(LAYOUT.to_dict()).to_dict() == LAYOUT.to_dict()
+
+
+def _approx(d: dict) -> dict:
+    """Float sums depend on addition order: compare them to 1e-9, everything else exactly."""
+    return {
+        k: pytest.approx(v, rel=1e-9, abs=1e-9) if isinstance(v, float) else v for k, v in d.items()
+    }
+
+
+def _run_windows(spec: WindowSpec, b: Batch, sizes: list[int]) -> list[tuple]:
+    w = PaneWindow(LAYOUT, spec)
+    out, start, i = [], 0, 0
+    while start < len(b):
+        step = sizes[i % len(sizes)]
+        out += w.add(b.take(slice(start, start + step)))
+        start += step
+        i += 1
+    out += w.flush()
+    return [
+        (c.window_id, c.first_index, c.last_index, c.start_time, _approx(c.sketch.to_dict()))
+        for c in out
+    ]
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    sizes=st.lists(st.integers(7, 97), min_size=1, max_size=5),
+    mode=st.sampled_from(["tumbling", "sliding"]),
+    panes=st.integers(1, 3),
+)
+def test_count_windows_do_not_depend_on_batch_size(seed, sizes, mode, panes) -> None:
+    b = _batch(seed, 300)
+    spec = WindowSpec(kind="count", pane_size=37, panes=panes, mode=mode)
+    assert _run_windows(spec, b, sizes) == _run_windows(spec, b, [len(b)])
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    sizes=st.lists(st.integers(7, 97), min_size=1, max_size=5),
+    lateness=st.sampled_from([0.0, 15.0, 60.0]),
+    mode=st.sampled_from(["tumbling", "sliding"]),
+)
+def test_time_windows_do_not_depend_on_batch_size(seed, sizes, lateness, mode) -> None:
+    b = _batch(seed, 300)
+    # shuffle a little so some events arrive out of order (some late)
+    rng = np.random.default_rng(seed)
+    t = b.event_time + rng.normal(0, 20, len(b))
+    b = Batch.build(
+        "predictions",
+        n=len(b),
+        n_numeric=3,
+        n_categorical=2,
+        numeric=b.numeric,
+        categorical=b.categorical,
+        score=b.score,
+        event_time=t,
+    )
+    spec = WindowSpec(kind="time", pane_size=50.0, panes=2, mode=mode, allowed_lateness=lateness)
+    assert _run_windows(spec, b, sizes) == _run_windows(spec, b, [len(b)])
+
+
+def test_late_events_are_counted_not_added() -> None:
+    spec = WindowSpec(kind="time", pane_size=10.0, allowed_lateness=5.0)
+    w = PaneWindow(LAYOUT, spec)
+    def mk(ts):
+        return Batch.build(
+            "predictions",
+            n=len(ts),
+            n_numeric=3,
+            n_categorical=2,
+            event_time=np.array(ts, float),
+        )
+    closed = w.add(mk([1.0, 2.0, 16.0]))  # watermark 16 - 5 = 11 closes pane [0, 10)
+    assert [c.n_events for c in closed] == [2]
+    w.add(mk([3.0, 12.0]))  # 3.0 belongs to the closed pane: late
+    assert w.n_late == 1
+    rest = w.flush()
+    assert [c.n_events for c in rest] == [2]
+    assert rest[0].sketch.n_late == 1
+
+
+def test_window_memory_does_not_grow_with_events() -> None:
+    spec = WindowSpec(kind="count", pane_size=1_000_000, panes=1)
+    w = PaneWindow(LAYOUT, spec)
+    sizes = []
+    for i in range(5):
+        w.add(_batch(i, 20_000))
+        sizes.append(w.nbytes)
+    assert w.n_seen == 100_000
+    assert len(set(sizes)) == 1
+
+
+def test_window_checkpoint_roundtrip_continues_identically() -> None:
+    spec = WindowSpec(kind="time", pane_size=100.0, panes=3, mode="sliding", allowed_lateness=10)
+    b = _batch(3, 600)
+    full = PaneWindow(LAYOUT, spec)
+    ref = [c.sketch.to_dict() for c in full.add(b)] + [c.sketch.to_dict() for c in full.flush()]
+    w = PaneWindow(LAYOUT, spec)
+    got = [c.sketch.to_dict() for c in w.add(b.take(slice(0, 250)))]
+    w = PaneWindow.from_dict(LAYOUT, spec, w.to_dict())
+    got += [c.sketch.to_dict() for c in w.add(b.take(slice(250, 600)))]
+    got += [c.sketch.to_dict() for c in w.flush()]
+    assert got == [_approx(d) for d in ref]
