@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole suite: lint, unit + doctests, replay regression tests, integration tests
+# (real Kafka broker, MLflow store, Prometheus server, Ray head, headless Chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+$BIN/ruff check driftwatch tests benchmarks scripts examples
+$BIN/python -m pytest -p no:cacheprovider "$@"
