@@ -1,0 +1,152 @@
+"""What a tier does: ``online_update``, ``shadow``, ``retrain``, ``alert`` or ``none``.
+
+An action is a mapping with a ``type``; ``none`` and ``alert`` may be written as a bare
+name.
+
+>>> from pydantic import TypeAdapter
+>>> TypeAdapter(Action).validate_python("none")
+NoAction(type='none', require_approval=False)
+>>> TypeAdapter(Action).validate_python({"type": "retrain", "argv": ["python", "job.py"]}).gpus
+1
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Discriminator, Field, field_validator
+
+from driftwatch.policy.base import StrictModel
+from driftwatch.policy.catalog import SHADOW_METRICS
+from driftwatch.policy.durations import format_duration
+from driftwatch.policy.fields import Argv, Duration, Learner, WebhookUrl, fail
+
+__all__ = [
+    "ACTION_MODELS",
+    "Action",
+    "AlertAction",
+    "NoAction",
+    "OnlineUpdateAction",
+    "RetrainAction",
+    "ShadowAction",
+]
+
+
+class _ActionBase(StrictModel):
+    """Every action has a ``type`` and ``require_approval`` (a person must approve
+    before it changes anything); each subclass declares them so ``type`` comes first."""
+
+    type: str
+    require_approval: bool
+
+    def summary(self) -> str:
+        """One plain-English clause for ``policy explain``."""
+        raise NotImplementedError
+
+
+class NoAction(_ActionBase):
+    type: Literal["none"] = "none"
+    require_approval: bool = False
+
+    def summary(self) -> str:
+        return "do nothing (the decision is still recorded)"
+
+
+class AlertAction(_ActionBase):
+    type: Literal["alert"] = "alert"
+    require_approval: bool = False
+    channels: list[str] = Field(default_factory=list)
+    webhook: WebhookUrl | None = None
+
+    def summary(self) -> str:
+        where = ", ".join(self.channels) or "the log and metrics"
+        if self.webhook:
+            where += " and the webhook"
+        return f"alert {where}"
+
+
+class OnlineUpdateAction(_ActionBase):
+    """A river learner learns the recent labelled window; opt-in for scorecards."""
+
+    type: Literal["online_update"] = "online_update"
+    require_approval: bool = False
+    learner: Learner = "StandardScaler|LogisticRegression"
+    promote: Literal["challenger", "direct"] = "challenger"
+    min_labelled: int = Field(default=0, ge=0)
+    opt_in: bool = Field(default=False, validate_default=True)
+
+    @field_validator("opt_in")
+    @classmethod
+    def _must_opt_in(cls, value: bool) -> bool:
+        if value is not True:
+            raise fail(
+                "opt_in",
+                "online updates are opt-in: set opt_in: true to allow them",
+                "or choose another action for this tier, e.g. type: shadow",
+            )
+        return value
+
+    def summary(self) -> str:
+        how = "as a challenger" if self.promote == "challenger" else "directly to production"
+        return f"update the model online with {self.learner} and promote it {how}"
+
+
+class ShadowAction(_ActionBase):
+    """Score a challenger beside the champion; promote it only if it wins on labels."""
+
+    type: Literal["shadow"] = "shadow"
+    #: For a challenger, approval means: a person signs off the promotion.
+    require_approval: bool = True
+    min_labelled: int = Field(default=1000, ge=1)
+    metric: Literal[SHADOW_METRICS] = "auc"  # type: ignore[valid-type]
+    margin: float = Field(default=0.0, ge=0)
+    max_duration: Duration = 14 * 86400.0
+
+    def summary(self) -> str:
+        return (
+            f"run a challenger in shadow; after {self.min_labelled} labelled events promote "
+            f"it if its {self.metric} beats the champion by {self.margin:g} or more"
+            f" (within {format_duration(self.max_duration)})"
+        )
+
+
+class RetrainAction(_ActionBase):
+    """A retraining job on the GPU pool; its model then goes to shadow."""
+
+    type: Literal["retrain"] = "retrain"
+    require_approval: bool = False
+    argv: Argv
+    gpus: int = Field(default=1, ge=0)
+    time_limit: Duration = 4 * 3600.0
+    retries: int = Field(default=0, ge=0)
+    deferrable: bool = False
+    preemptible: bool = False
+
+    def summary(self) -> str:
+        extra = [w for w, on in (("deferrable", self.deferrable),
+                                 ("preemptible", self.preemptible)) if on]
+        return (
+            f"retrain with `{' '.join(self.argv)}` on {self.gpus} GPU(s), at most "
+            f"{format_duration(self.time_limit)}, {self.retries} retries"
+            + (f" ({', '.join(extra)})" if extra else "")
+        )
+
+
+def _shorthand(value: Any) -> Any:
+    return {"type": value} if isinstance(value, str) else value
+
+
+#: Every action model by its ``type``.
+ACTION_MODELS: dict[str, type[_ActionBase]] = {
+    "alert": AlertAction,
+    "none": NoAction,
+    "online_update": OnlineUpdateAction,
+    "retrain": RetrainAction,
+    "shadow": ShadowAction,
+}
+
+Action = Annotated[
+    OnlineUpdateAction | ShadowAction | RetrainAction | AlertAction | NoAction,
+    BeforeValidator(_shorthand),
+    Discriminator("type"),
+]

@@ -1,0 +1,122 @@
+"""``policy explain``: the effective policy (every default filled in) and, per tier, a
+plain-English line of what will happen.
+
+>>> from driftwatch.policy.schema import Policy
+>>> p = Policy.model_validate({
+...     "apiVersion": "driftwatch/v1", "kind": "DriftPolicy", "metadata": {"name": "p"},
+...     "model": {"name": "credit", "reference": "ref.parquet"}, "window": {"pane": 500},
+...     "signals": [{"detector": "gini", "thresholds": {"moderate": 0.5}}],
+...     "actions": {"moderate": "alert"}})
+>>> for line in describe_tiers(p): print(line)
+mild: never reached (no signal has a mild threshold and no escalation leads here).
+moderate: when any of: gini <= 0.5 (model); acts at once; then alert the log and metrics.
+severe: never reached (no signal has a severe threshold and no escalation leads here).
+data quality: no data-quality signals: the gate never closes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from driftwatch.policy.catalog import DETECTORS
+from driftwatch.policy.durations import format_duration
+from driftwatch.policy.schema import Policy, SignalRule
+from driftwatch.policy.tiers import ACTION_TIERS, Tier
+
+__all__ = ["describe_tiers", "effective_yaml", "explain_policy"]
+
+_OPS = {"above": ">=", "below": "<=", "abs": ">="}
+
+
+def effective_yaml(policy: Policy) -> str:
+    """The policy as YAML with every default written out (it passes ``policy check``)."""
+    data: dict[str, Any] = policy.model_dump(mode="json", by_alias=True)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def explain_policy(policy: Policy) -> str:
+    """Effective YAML, then the plain-English lines as YAML comments."""
+    lines = [f"# effective policy {policy.metadata.name!r} from {policy.file}",
+             effective_yaml(policy).rstrip(), "", "# What happens, tier by tier:"]
+    lines += [f"#   {line}" for line in describe_tiers(policy)]
+    return "\n".join(lines) + "\n"
+
+
+def _level(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return f"its calibrated level ({value.calibrated.false_alarm_rate:g} false alarms)"
+
+
+def _trigger(rule: SignalRule, tier: Tier) -> str | None:
+    base = rule.thresholds.get(tier)
+    op = _OPS[rule.direction]
+    level = DETECTORS[rule.detector].level
+    where = "model" if level == "model" else (
+        f"any {level}" if rule.features == "all" else ", ".join(rule.features))
+    name = rule.detector if rule.measure == "value" else f"{rule.detector} {rule.measure}"
+    if rule.direction == "abs":
+        name = f"|{name}|"
+    special = [f"{feat}: {_level(ov.get(tier))}" for feat, ov in rule.overrides.items()
+               if ov.get(tier) is not None]
+    if base is None:
+        return f"{name} {op} ({', '.join(special)})" if special else None
+    return f"{name} {op} {_level(base)} ({'; '.join([where, *special])})"
+
+
+def describe_tiers(policy: Policy) -> list[str]:
+    """One sentence per tier, then one for the data-quality gate."""
+    out = []
+    c = policy.combine
+    how = {"worst": "when any of", "count": f"when at least {c.min_features} features or "
+           "model signals reach it among",
+           "weighted_vote": f"when features holding {c.quorum:.0%} of the weight reach it "
+           "among"}[c.method]
+    for tier in ACTION_TIERS:
+        triggers = [t for r in policy.signals if (t := _trigger(r, tier))]
+        escalations = [e for e in policy.escalation if Tier.parse(e.to) == tier]
+        if not triggers and not escalations:
+            out.append(f"{tier}: never reached (no signal has a {tier} threshold and no "
+                       "escalation leads here).")
+            continue
+        text = f"{tier}: "
+        if triggers:
+            text += f"{how}: " + "; ".join(triggers)
+            n = policy.persistence.get(tier)
+            text += "; acts at once" if n == 1 else f" for {n} windows in a row"
+        if escalations:
+            text += ("; or " if triggers else "") + " or ".join(
+                f"after {e.after} windows in a row at {e.from_} or above" for e in escalations)
+        action = policy.actions.get(tier)
+        text += f"; then {action.summary()}"
+        if action.require_approval and action.type != "none":
+            text += ", after a person approves"
+        limit = policy.limits.max_actions_per_day.get(tier)
+        if limit is not None and action.type != "none":
+            text += f"; at most {limit} per day"
+        if action.type == "retrain":
+            text += (f"; at most {policy.limits.max_concurrent_retrains} retraining job(s) "
+                     "at a time")
+        pause = policy.cooldown.get(tier)
+        if pause > 0 and action.type != "none":
+            text += f"; then nothing at {tier} or below for {format_duration(pause)}"
+        out.append(text + ".")
+    gate = policy.data_quality
+    if not gate.signals:
+        out.append("data quality: no data-quality signals: the gate never closes.")
+    else:
+        sigs = ", ".join(
+            f"{s.detector}{'' if s.measure == 'value' else ' ' + s.measure} > {s.threshold:g}"
+            for s in gate.signals)
+        out.append(
+            f"data quality: when {sigs}, {gate.action.summary()} instead of any tier's action"
+            f", until {gate.clear_after} clean window(s) in a row"
+            + (f"; at most one alert per {format_duration(gate.cooldown)}"
+               if gate.cooldown > 0 else "") + "."
+        )
+    if policy.hysteresis.factor < 1:
+        out.append(f"hysteresis: an active tier clears only past {policy.hysteresis.factor:.0%}"
+                   " of its trigger level.")
+    return out
