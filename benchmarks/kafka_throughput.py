@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Kafka read throughput: a bare kafka-python loop vs ``KafkaSource`` poll + decode.
+
+Produces ``--events`` JSON credit applications to a fresh topic on a local broker (started
+here from ``scripts/kafka_broker.py`` unless ``--bootstrap`` names one), then reads the
+whole topic twice in the same run:
+
+1. **bare**: ``KafkaConsumer.poll`` touching each message's bytes, nothing else;
+2. **source**: ``KafkaSource.poll`` with the stream's decoder, i.e. columnar ``Batch``es.
+
+It prints events/s for both and their ratio: the cost of decoding and bookkeeping over
+the network client itself. The decoder is ``driftwatch.connectors.decode.Decoder`` with a
+mapping like a connector file's (five numeric, two categorical features, score, decision).
+
+    python benchmarks/kafka_throughput.py --events 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from driftwatch.connectors.decode import Decoder  # noqa: E402
+from driftwatch.connectors.kafka import KafkaSource  # noqa: E402
+from driftwatch.connectors.kafka_settings import (  # noqa: E402
+    KafkaConnection,
+    KafkaSourceSettings,
+    KafkaTopic,
+)
+from driftwatch.connectors.mapping import (  # noqa: E402
+    DecisionField,
+    FeatureField,
+    FieldPath,
+    StreamMapping,
+    TimeField,
+)
+from driftwatch.schema import FeatureSchema  # noqa: E402
+
+NUMERIC = ("income", "age", "loan_amount", "dti", "months_employed")
+CATEGORICAL = ("purpose", "region")
+LEVELS = (("car", "home", "education", "debt"), ("north", "south", "east", "west"))
+SCHEMA = FeatureSchema(numeric=NUMERIC, categorical=CATEGORICAL, levels=LEVELS)
+
+
+def applications(n: int, seed: int = 7) -> list[bytes]:
+    """``n`` JSON credit applications, as a scoring service would publish them."""
+    rng = np.random.default_rng(seed)
+    income = rng.lognormal(10.5, 0.5, n).round(2)
+    age = rng.integers(18, 80, n)
+    amount = rng.lognormal(9.0, 0.8, n).round(2)
+    dti = rng.uniform(0, 0.6, n).round(4)
+    months = rng.integers(0, 400, n)
+    purpose = rng.choice(LEVELS[0], n)
+    region = rng.choice(LEVELS[1], n)
+    score = rng.beta(2, 8, n).round(5)
+    out = []
+    for i in range(n):
+        out.append(
+            orjson.dumps(
+                {
+                    "application_id": f"app-{i:08d}",
+                    "ts": 1_717_000_000 + i * 0.05,
+                    "applicant": {
+                        "income": income[i],
+                        "age": int(age[i]),
+                        "months_employed": int(months[i]),
+                        "region": region[i],
+                    },
+                    "loan": {"amount": amount[i], "purpose": purpose[i], "dti": dti[i]},
+                    "model": {"score": score[i], "version": "v12"},
+                    "decision": "approve" if score[i] < 0.3 else "decline",
+                },
+                option=orjson.OPT_SERIALIZE_NUMPY,
+            )
+        )
+    return out
+
+
+PATHS = {
+    "income": ("applicant", "income"),
+    "age": ("applicant", "age"),
+    "loan_amount": ("loan", "amount"),
+    "dti": ("loan", "dti"),
+    "months_employed": ("applicant", "months_employed"),
+    "purpose": ("loan", "purpose"),
+    "region": ("applicant", "region"),
+}
+
+
+def make_decoder() -> Decoder:
+    """The project's decoder with a connector-like mapping of the applications."""
+    feats = tuple(FeatureField(f, FieldPath(PATHS[f])) for f in (*NUMERIC, *CATEGORICAL))
+    mapping = StreamMapping(
+        name="predictions",
+        event_id=FieldPath.parse("application_id"),
+        event_time=TimeField(FieldPath.parse("ts"), "s"),
+        features=feats,
+        score=FieldPath.parse("model.score"),
+        model_version=FieldPath.parse("model.version"),
+        decision=DecisionField(FieldPath.parse("decision")),
+    ).resolve(SCHEMA)
+    return Decoder(mapping, SCHEMA)
+
+
+def broker_module() -> Any:
+    spec = importlib.util.spec_from_file_location("_kb", ROOT / "scripts" / "kafka_broker.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["_kb"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def produce(bootstrap: str, topic: str, values: list[bytes], partitions: int) -> float:
+    from kafka import KafkaProducer
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic(topic, partitions, 1)])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20,
+                             batch_size=512 * 1024)  # fmt: skip
+    t0 = time.perf_counter()
+    for v in values:
+        producer.send(topic, value=v)
+    producer.flush()
+    producer.close()
+    return time.perf_counter() - t0
+
+
+def read_bare(bootstrap: str, topic: str, n: int, batch: int) -> float:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    parts = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
+    consumer.assign(parts)
+    consumer.seek_to_beginning(*parts)
+    seen = nbytes = 0
+    t0 = time.perf_counter()
+    while seen < n:
+        for recs in consumer.poll(timeout_ms=1000, max_records=batch).values():
+            seen += len(recs)
+            nbytes += sum(len(r.value) for r in recs)
+    elapsed = time.perf_counter() - t0
+    consumer.close()
+    return elapsed
+
+
+def read_source(bootstrap: str, topic: str, n: int, batch: int, decoder: Decoder) -> float:
+    settings = KafkaSourceSettings(
+        connection=KafkaConnection(bootstrap_servers=(bootstrap,), group_id=f"bench-{topic}"),
+        topics=(KafkaTopic(topic, "predictions"),),
+        dead_letter_path=str(Path(tempfile.gettempdir()) / f"{topic}-dead.jsonl"),
+    )
+    source = KafkaSource(settings, {"predictions": decoder})
+    seen = 0
+    t0 = time.perf_counter()
+    while seen < n:
+        polled = source.poll(max_records=batch, timeout_s=1.0)
+        assert polled is not None
+        seen += polled.n_events + len(polled.bad)
+    elapsed = time.perf_counter() - t0
+    source.close()
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--events", type=int, default=200_000)
+    p.add_argument("--partitions", type=int, default=1)
+    p.add_argument("--batch", type=int, default=10_000, help="max records per poll")
+    p.add_argument("--bootstrap", help="use this broker instead of starting one")
+    args = p.parse_args(argv)
+
+    decoder = make_decoder()
+    values = applications(args.events)
+    size = sum(map(len, values)) / len(values)
+    broker = None
+    if args.bootstrap:
+        bootstrap = args.bootstrap
+    else:
+        broker = broker_module().KafkaBroker()
+        bootstrap = broker.start()
+    try:
+        topic = f"bench-{uuid.uuid4().hex[:8]}"
+        t_produce = produce(bootstrap, topic, values, args.partitions)
+        t_bare = read_bare(bootstrap, topic, args.events, args.batch)
+        t_source = read_source(bootstrap, topic, args.events, args.batch, decoder)
+    finally:
+        if broker is not None:
+            broker.close()
+    n = args.events
+    print(f"events            {n} x {size:.0f} B JSON, {args.partitions} partition(s)")
+    print(f"produce           {n / t_produce:12,.0f} events/s")
+    print(f"bare consumer     {n / t_bare:12,.0f} events/s  ({t_bare:.2f} s)")
+    print(f"KafkaSource       {n / t_source:12,.0f} events/s  ({t_source:.2f} s, poll + decode)")
+    print(f"source / bare     {t_bare / t_source:12.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,393 @@
+"""Read prediction and outcome streams from Kafka in columnar micro-batches.
+
+:class:`KafkaSource` is the production :class:`~driftwatch.connectors.base.Source`: a
+consumer group member (kafka-python) that never auto-commits. The run loop drives it::
+
+    polled = source.poll(max_records=10_000, timeout_s=1.0)   # decode, dead-letter the bad
+    ...process polled.batches, merge polled.positions into the checkpoint...
+    store.checkpoint(state, positions)                        # durable first
+    source.commit(positions)                                  # then the offsets
+
+Positions are ``{"topic:partition": next_offset}``. After a restart the run loop calls
+:meth:`KafkaSource.seek` with the checkpoint's positions; they are applied whenever those
+partitions are assigned, so offsets committed in Kafka can lag the checkpoint without any
+event being counted twice.
+
+Bad messages never stop the source: the stream's decoder returns them as
+:class:`~driftwatch.connectors.base.BadRecord` and the source keeps each one in the
+dead-letter topic (or file) before the poll returns. They are also returned in
+``Polled.bad`` for counting; the run loop must not dead-letter them again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Protocol
+
+import numpy as np
+
+from driftwatch.batch import Batch
+from driftwatch.clock import Clock, SystemClock
+from driftwatch.connectors.base import BadRecord, Polled
+from driftwatch.connectors.kafka_client import build_client, is_connected
+from driftwatch.connectors.kafka_dead_letter import DeadLetterSink, dead_letter_sink
+from driftwatch.connectors.kafka_settings import KafkaSourceSettings
+from driftwatch.connectors.kafka_stats import KafkaSourceStats
+from driftwatch.errors import ConnectorError, SourceError
+
+try:
+    from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka.errors import KafkaError
+    from kafka.structs import OffsetAndMetadata
+except ImportError:  # pragma: no cover - depends on the install
+    KafkaConsumer = KafkaProducer = None
+    ConsumerRebalanceListener = object
+    KafkaError = Exception
+
+__all__ = ["KafkaSource", "KafkaSourceStats", "RecordDecoder"]
+
+log = logging.getLogger(__name__)
+
+_DLQ_PRODUCER = {"acks": "all", "linger_ms": 5, "bootstrap_timeout_ms": 10_000}
+
+
+class RecordDecoder(Protocol):
+    """What a stream's decoder offers (``driftwatch.connectors.decode.Decoder``)."""
+
+    def decode(
+        self,
+        payloads: Sequence[bytes],
+        *,
+        source: str,
+        positions: np.ndarray,
+        partition: int | None = None,
+        timestamps: np.ndarray | None = None,
+    ) -> tuple[Batch, list[BadRecord]]: ...
+
+
+def _tp_key(topic: str, partition: int) -> str:
+    return f"{topic}:{partition}"
+
+
+class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc, valid-type]
+    """Runs inside ``consumer.poll``; only touches in-memory state, never blocks."""
+
+    def __init__(self, source: KafkaSource) -> None:
+        self._source = source
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        self._source._on_assigned(set(assigned))
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        self._source._on_revoked(set(revoked))
+
+
+class KafkaSource:
+    """A consumer-group source of ``predictions`` / ``outcomes`` batches.
+
+    ``decoders`` maps each stream name bound in ``settings.topics`` to its decoder. The
+    decoder also gets each message's Kafka timestamp (epoch seconds); it uses them as event
+    time when its stream mapping says so.
+
+    ``ready`` is False until the cluster answers and while the consumer has no live
+    connection. The cluster being away at start is retried with exponential backoff
+    (``retry_backoff_s`` doubling up to ``retry_backoff_max_s``); mid-stream, kafka-python
+    reconnects by itself (bounded by ``reconnect_backoff_max_ms``) and resumes from the
+    consumer's in-memory positions, so nothing is skipped.
+
+    Rebalances: on assignment, a partition with a known position (from :meth:`seek` or
+    already consumed here) is sought to it, so the group's committed offset, which may lag the
+    checkpoint, never causes a re-count. On revocation ``commit_requested`` turns True: the
+    run loop should checkpoint and :meth:`commit` soon, so the partition's next owner starts
+    where this one stopped.
+    """
+
+    def __init__(
+        self,
+        settings: KafkaSourceSettings,
+        decoders: Mapping[str, RecordDecoder],
+        *,
+        clock: Clock | None = None,
+        consumer_config: Mapping[str, Any] | None = None,
+        consumer_factory: Callable[..., Any] | None = None,
+        producer_factory: Callable[..., Any] | None = None,
+    ) -> None:
+        if KafkaConsumer is None:  # pragma: no cover
+            raise SourceError(
+                "the Kafka source needs kafka-python: pip install 'driftwatch[kafka]'"
+            )
+        missing = sorted({t.stream for t in settings.topics} - set(decoders))
+        if missing:
+            raise ConnectorError(f"no decoder for stream(s) {', '.join(missing)}")
+        if settings.dead_letter_topic is None and settings.dead_letter_path is None:
+            raise ConnectorError("a Kafka source needs dead_letter_topic or dead_letter_path")
+        self.settings = settings
+        self.stats = KafkaSourceStats()
+        self.commit_requested = False  # set when partitions are revoked: checkpoint + commit
+        self._decoders = dict(decoders)
+        self._streams = settings.streams
+        self._clock = clock or SystemClock()
+        self._extra = dict(consumer_config or {})
+        self._make_consumer = consumer_factory or (lambda **c: build_client(KafkaConsumer, **c))
+        self._make_producer = producer_factory or (lambda **c: build_client(KafkaProducer, **c))
+        self._consumer: Any = None
+        self._positions: dict[Any, int] = {}  # TopicPartition -> next offset our state covers
+        self._assigned: set[Any] = set()
+        self._committed: dict[str, int] = {}
+        self._backoff = settings.retry_backoff_s
+        self._next_attempt = float("-inf")
+        self._unavailable_since: float | None = None
+        self._closed = False
+        self._ready = False
+        self._wake = threading.Event()
+        self._dead: DeadLetterSink | None = dead_letter_sink(
+            settings.dead_letter_topic,
+            settings.dead_letter_path,
+            lambda: self._make_producer(**settings.connection.client_config(), **_DLQ_PRODUCER),
+        )
+
+    # -- Source protocol -----------------------------------------------------------------------
+    def poll(self, max_records: int = 10_000, timeout_s: float = 1.0) -> Polled | None:
+        """Next micro-batch: at most ``max_records`` messages, waiting up to ``timeout_s``.
+
+        Never returns ``None`` (a topic has no end); an empty :class:`Polled` means nothing
+        arrived in time or the cluster is unreachable (see :attr:`ready`).
+        """
+        if self._closed:
+            raise SourceError("poll() on a closed KafkaSource")
+        consumer = self._connect(timeout_s)
+        if consumer is None:
+            return Polled()
+        self.stats.polls_total += 1
+        try:
+            records = consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+        except KafkaError as exc:  # retriable trouble: the next poll tries again
+            self.stats.poll_errors_total += 1
+            self._ready = is_connected(consumer)
+            log.warning("kafka poll failed: %s", type(exc).__name__)
+            return Polled()
+        polled = self._decode(records)
+        if polled.bad:
+            self._keep_dead_letters(polled.bad)
+        self._update_lag()
+        self._ready = is_connected(consumer)
+        return polled
+
+    def seek(self, positions: Mapping[str, int]) -> None:
+        """Resume from checkpointed ``{"topic:partition": next_offset}``.
+
+        Applied now to partitions already assigned, and on every later assignment of the
+        others. Keys of other sources (files, unknown topics) are ignored.
+        """
+        for key, offset in positions.items():
+            topic, sep, part = key.rpartition(":")
+            if not sep or topic not in self._streams or not part.isdigit():
+                continue
+            tp = TopicPartition(topic, int(part))
+            self._positions[tp] = int(offset)
+            if self._consumer is not None and tp in self._assigned:
+                self._consumer.seek(tp, int(offset))
+
+    def commit(self, positions: Mapping[str, int]) -> None:
+        """Commit exactly these offsets to the group.
+
+        Call it only **after** the checkpoint holding these positions is durable: offsets
+        never move ahead of durable state, so a crash between the two re-reads (and the
+        checkpoint's positions skip) rather than losing events. Dead letters are made durable
+        first; while some are not, the commit is deferred. Partitions no longer assigned are
+        left to their new owner. A failed commit is counted and logged, not raised: the
+        checkpoint still holds the positions and the next commit covers them.
+        """
+        consumer = self._consumer
+        if consumer is None or not positions:
+            return
+        dead = self._dead
+        if (
+            dead is not None
+            and dead.pending
+            and not dead.flush(self.settings.dead_letter_timeout_s)
+        ):
+            self.stats.commits_deferred_total += 1
+            log.warning("offset commit deferred: %d dead letters not durable yet", dead.pending)
+            return
+        offsets = {}
+        for key, offset in positions.items():
+            topic, _, part = key.rpartition(":")
+            tp = TopicPartition(topic, int(part)) if part.isdigit() else None
+            if tp is not None and tp in self._assigned:
+                offsets[tp] = OffsetAndMetadata(int(offset), "", -1)
+        if not offsets:
+            return
+        t0 = self._clock.monotonic()
+        try:
+            consumer.commit(offsets, timeout_ms=int(self.settings.commit_timeout_s * 1000))
+        except KafkaError as exc:
+            self.stats.commit_failures_total += 1
+            log.warning("offset commit failed: %s", type(exc).__name__)
+            return
+        latency = max(0.0, self._clock.monotonic() - t0)
+        self.stats.commits_total += 1
+        self.stats.commit_latency_seconds_sum += latency
+        self.stats.commit_latency_seconds_last = latency
+        self._committed.update(
+            {_tp_key(tp.topic, tp.partition): o.offset for tp, o in offsets.items()}
+        )
+        self.commit_requested = False
+
+    def close(self) -> None:
+        """Keep pending dead letters, leave the group without committing, release sockets."""
+        if self._closed:
+            return
+        self._closed = True
+        self._wake.set()
+        if self._dead is not None:
+            self._dead.flush(self.settings.dead_letter_timeout_s)
+            self._dead.close()
+        if self._consumer is not None:
+            try:
+                self._consumer.close(autocommit=False, timeout_ms=10_000)
+            except KafkaError as exc:
+                log.warning("closing the kafka consumer failed: %s", type(exc).__name__)
+            self._consumer = None
+
+    # -- what the service and metrics read -----------------------------------------------------
+    @property
+    def ready(self) -> bool:
+        """Connected to the cluster as of the last poll (a live broker connection).
+
+        A plain attribute read, safe from a health-check thread.
+        """
+        return self._ready and not self._closed
+
+    @property
+    def positions(self) -> dict[str, int]:
+        """Next offset per assigned partition, as far as delivered batches go."""
+        return {_tp_key(tp.topic, tp.partition): o for tp, o in self._positions.items()
+                if tp in self._assigned}  # fmt: skip
+
+    @property
+    def committed(self) -> dict[str, int]:
+        """Offsets this source committed successfully."""
+        return dict(self._committed)
+
+    @property
+    def assignment(self) -> list[str]:
+        return sorted(_tp_key(tp.topic, tp.partition) for tp in self._assigned)
+
+    # -- internals -----------------------------------------------------------------------------
+    def _consumer_config(self, timeout_s: float) -> dict[str, Any]:
+        s = self.settings
+        cfg: dict[str, Any] = s.connection.client_config()
+        cfg.update(
+            group_id=s.connection.group_id,
+            enable_auto_commit=False,
+            allow_auto_create_topics=False,  # a misspelt topic must not spring into being
+            auto_offset_reset=s.auto_offset_reset,
+            fetch_max_wait_ms=s.fetch_max_wait_ms,
+            max_partition_fetch_bytes=s.max_partition_fetch_bytes,
+            session_timeout_ms=s.session_timeout_ms,
+            reconnect_backoff_max_ms=s.reconnect_backoff_max_ms,
+            bootstrap_timeout_ms=max(1000, int(timeout_s * 1000)),
+        )
+        cfg.update(self._extra)
+        return cfg
+
+    def _connect(self, timeout_s: float) -> Any:
+        if self._consumer is not None:
+            return self._consumer
+        wait = self._next_attempt - self._clock.monotonic()
+        if wait > 0:
+            self._wake.wait(min(wait, timeout_s))
+            return None
+        try:
+            consumer = self._make_consumer(**self._consumer_config(timeout_s))
+        except Exception as exc:  # kafka errors, DNS, TLS files: all mean "not yet"
+            now = self._clock.monotonic()
+            self.stats.connect_failures_total += 1
+            if self._unavailable_since is None:
+                self._unavailable_since = now
+            limit = self.settings.give_up_after_s
+            if limit is not None and now - self._unavailable_since >= limit:
+                raise SourceError(
+                    f"Kafka unreachable for {now - self._unavailable_since:.0f}s "
+                    f"({type(exc).__name__}); giving up"
+                ) from exc
+            log.warning("Kafka not reachable (%s); retrying in %.1fs", type(exc).__name__,
+                        self._backoff)  # fmt: skip
+            self._next_attempt = now + self._backoff
+            self._backoff = min(self._backoff * 2, self.settings.retry_backoff_max_s)
+            return None
+        consumer.subscribe(topics=list(self._streams), listener=_Rebalance(self))
+        self._consumer = consumer
+        self._backoff = self.settings.retry_backoff_s
+        self._unavailable_since = None
+        return consumer
+
+    def _on_assigned(self, assigned: set[Any]) -> None:
+        self.stats.rebalances_total += 1
+        self._assigned |= assigned
+        for tp in assigned:
+            if tp in self._positions:  # checkpoint (or our own state) wins over the group
+                self._consumer.seek(tp, self._positions[tp])
+
+    def _on_revoked(self, revoked: set[Any]) -> None:
+        self._assigned -= revoked
+        for tp in revoked:
+            self.stats.lag.pop(_tp_key(tp.topic, tp.partition), None)
+        if revoked and not self._closed:
+            self.commit_requested = True
+
+    def _decode(self, records: Mapping[Any, Sequence[Any]]) -> Polled:
+        polled = Polled()
+        per_stream: dict[str, list[Batch]] = defaultdict(list)
+        for tp, recs in records.items():
+            if not recs:
+                continue
+            stream = self._streams[tp.topic]
+            payloads = [r.value if r.value is not None else b"" for r in recs]
+            n = len(recs)
+            offsets = np.fromiter((r.offset for r in recs), dtype=np.int64, count=n)
+            ts = np.fromiter((r.timestamp for r in recs), dtype=np.float64, count=n)
+            ts = np.where(ts >= 0, ts / 1000.0, np.nan)
+            batch, bad = self._decoders[stream].decode(
+                payloads, source=tp.topic, positions=offsets, partition=tp.partition, timestamps=ts
+            )
+            if len(batch):
+                per_stream[stream].append(batch)
+            for b in bad:
+                polled.bad.append(b if b.stream else replace(b, stream=stream))
+            size = sum(len(p) for p in payloads)
+            polled.bytes_read += size
+            self.stats.messages_total += n
+            self.stats.bytes_total += size
+            next_offset = int(offsets[-1]) + 1
+            polled.positions[_tp_key(tp.topic, tp.partition)] = next_offset
+            self._positions[tp] = next_offset
+        polled.batches = [Batch.concat(bs) for bs in per_stream.values()]
+        for b in polled.bad:
+            self.stats.bad_total += 1
+            self.stats.bad_by_reason[b.reason] = self.stats.bad_by_reason.get(b.reason, 0) + 1
+        return polled
+
+    def _keep_dead_letters(self, bad: list[BadRecord]) -> None:
+        if self._dead is None:
+            return
+        self._dead.publish(bad)
+        self.stats.dead_letters_total += len(bad)
+        self._dead.flush(self.settings.dead_letter_timeout_s)
+        self.stats.dead_letters_pending = self._dead.pending
+
+    def _update_lag(self) -> None:
+        consumer = self._consumer
+        for tp in self._assigned:
+            pos = self._positions.get(tp)
+            try:
+                hw = consumer.highwater(tp)
+            except KafkaError:
+                continue
+            if hw is not None and pos is not None:
+                self.stats.lag[_tp_key(tp.topic, tp.partition)] = max(0, int(hw) - pos)
