@@ -52,9 +52,7 @@ class SignalResult:
     @property
     def exceeds(self) -> bool:
         return (
-            self.threshold is not None
-            and math.isfinite(self.value)
-            and self.value > self.threshold
+            self.threshold is not None and math.isfinite(self.value) and self.value > self.threshold
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,0 +1,224 @@
+"""Feature drift: every distribution statistic for a block of features, and its results.
+
+:func:`block_stats` computes, for counts of any leading shape, the divergences on the
+coarse bins (PSI, both KLs, JS, Hellinger), chi-square with Cramér's V, and for numeric
+features KS and Wasserstein on the fine bins. The same function serves a live window and
+the calibrator's resampled null windows, so thresholds and values are computed alike.
+:func:`drift_signals` turns one window's statistics into per-feature
+:class:`~driftwatch.detectors.base.SignalResult` s plus ``<stat>_aggregate`` summaries.
+
+>>> import numpy as np
+>>> ref = np.array([[[40, 30, 20, 10, 0]], [[40, 30, 20, 10, 0]]])  # 2 windows, 1 feature
+>>> cur = np.array([[[40, 30, 20, 10, 0]], [[10, 20, 30, 40, 0]]])
+>>> st = block_stats(ref, cur, np.ones((1, 5), bool), 1e-4)
+>>> st.get("psi").round(3).tolist(), st.get("ks") is None
+([[0.0], [0.913]], True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from driftwatch.detectors.base import SignalResult
+from driftwatch.detectors.categorical import ChiSquare, chi2_threshold, chi_square
+from driftwatch.detectors.config import DetectorConfig
+from driftwatch.detectors.distances import Distance, ks_fine, wasserstein_fine
+from driftwatch.detectors.divergence import Divergences, divergences, psi_contributions, top_bins
+
+__all__ = ["DRIFT_STATS", "BlockStats", "aggregate_signals", "block_stats", "drift_signals"]
+
+DRIFT_STATS = (
+    "psi", "kl_cur_ref", "kl_ref_cur", "js", "hellinger", "cramers_v", "ks", "wasserstein",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStats:
+    """Statistics ``[..., F]`` of one block; ``ks``/``wasserstein`` only for numeric blocks
+    (``w_norm`` is Wasserstein in reference-sd units)."""
+
+    div: Divergences
+    chi: ChiSquare
+    ks: Distance | None = None
+    wasserstein: Distance | None = None
+    w_norm: np.ndarray | None = None
+
+    def get(self, name: str) -> np.ndarray | None:
+        """The value array of statistic ``name`` (None when the block lacks it)."""
+        if name == "cramers_v":
+            return self.chi.cramers_v
+        if name == "ks":
+            return None if self.ks is None else self.ks.stat
+        if name == "wasserstein":
+            return self.w_norm
+        return getattr(self.div, name)
+
+
+def block_stats(
+    ref_coarse: np.ndarray,
+    cur_coarse: np.ndarray,
+    valid: np.ndarray,
+    eps: float,
+    *,
+    ref_fine: np.ndarray | None = None,
+    cur_fine: np.ndarray | None = None,
+    widths: np.ndarray | None = None,
+    sd: np.ndarray | None = None,
+    p_values: bool = True,
+) -> BlockStats:
+    """All drift statistics for counts ``[..., F, W]`` (fine ones when ``cur_fine`` given)."""
+    div = divergences(ref_coarse, cur_coarse, valid, eps)
+    chi = chi_square(ref_coarse, cur_coarse, valid, p_values=p_values)
+    if cur_fine is None or ref_fine is None or widths is None:
+        return BlockStats(div, chi)
+    ks = ks_fine(ref_fine, cur_fine, p_values=p_values)
+    w = wasserstein_fine(ref_fine, cur_fine, widths)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w_norm = w.stat / sd if sd is not None else w.stat
+    return BlockStats(div, chi, ks, w, w_norm)
+
+
+def _thresholds(
+    name: str, cfg: DetectorConfig, calibrated: Mapping[str, np.ndarray] | None, f: int
+) -> tuple[np.ndarray, np.ndarray | None]:
+    eff = np.full(f, cfg.threshold(name))
+    cal = None if calibrated is None else calibrated.get(name)
+    if cal is None:
+        return eff, None
+    return np.fmax(eff, cal), cal
+
+
+def drift_signals(
+    names: Sequence[str],
+    stats: BlockStats,
+    *,
+    ref_coarse: np.ndarray,
+    cur_coarse: np.ndarray,
+    valid: np.ndarray,
+    labels: Sequence[Sequence[str]],
+    n_ref: int,
+    n_cur: int,
+    cfg: DetectorConfig,
+    calibrated: Mapping[str, np.ndarray] | None,
+    report: np.ndarray,
+    quality_flag: np.ndarray,
+    chi_adjusted: np.ndarray,
+    chi_p_cut: float,
+    ks_adjusted: np.ndarray | None = None,
+    ks_p_cut: float | None = None,
+    fine_hi: np.ndarray | None = None,
+    bounds: tuple[np.ndarray, np.ndarray] | None = None,
+) -> list[SignalResult]:
+    """Per-feature drift results for the features where ``report`` is True.
+
+    ``bounds`` (numeric blocks): coarse bin lower/upper edges ``[F, W-1]``, listed as
+    ``lo``/``hi`` in ``top_bins`` (None for an open end and for the missing bin).
+    """
+    f = len(names)
+    out: list[SignalResult] = []
+    contrib, _, _ = psi_contributions(ref_coarse, cur_coarse, valid, cfg.eps)
+    top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins).tolist()
+    e_raw = (ref_coarse / np.maximum(ref_coarse.sum(-1, keepdims=True), 1)).tolist()
+    a_raw = (cur_coarse / np.maximum(cur_coarse.sum(-1, keepdims=True), 1)).tolist()
+    contrib_l = contrib.tolist()
+    nomiss = valid.copy()
+    nomiss[:, -1] = False
+    psi_obs = divergences(ref_coarse, cur_coarse, nomiss, cfg.eps).psi.tolist()
+    dof = stats.chi.dof
+    chi_thr = chi2_threshold(chi_p_cut, dof).tolist()
+    thr = {}
+    for name in DRIFT_STATS:
+        if stats.get(name) is not None and cfg.wants(name, "drift"):
+            thr[name] = _thresholds(name, cfg, calibrated, f)
+    vals = {name: stats.get(name).tolist() for name in thr}  # type: ignore[union-attr]
+    qf = quality_flag.tolist()
+
+    def edge(x: float) -> float | None:
+        return x if np.isfinite(x) else None
+
+    lo_l = hi_l = None
+    if bounds is not None:
+        lo_l, hi_l = bounds[0].tolist(), bounds[1].tolist()
+    rep = report.tolist()
+    for j, feat in enumerate(names):
+        if not rep[j]:
+            continue
+        common = {"data_quality_flag": qf[j]}
+        for name, (t, cal) in thr.items():
+            details: dict[str, object] = dict(common)
+            details["threshold_effect"] = cfg.threshold(name)
+            if cal is not None:
+                details["threshold_calibrated"] = float(cal[j])
+            p_value = None
+            if name == "psi":
+                details["eps"] = cfg.eps
+                details["psi_without_missing"] = psi_obs[j]
+                tops = []
+                for b in top[j]:
+                    if not valid[j, b]:
+                        continue
+                    row = {"bin": labels[j][b], "ref": e_raw[j][b], "cur": a_raw[j][b],
+                           "psi": contrib_l[j][b]}
+                    if lo_l is not None and hi_l is not None:
+                        last = b == len(labels[j]) - 1  # the missing bin
+                        row["lo"] = None if last else edge(lo_l[j][b])
+                        row["hi"] = None if last else edge(hi_l[j][b])
+                    tops.append(row)
+                details["top_bins"] = tops
+            elif name == "ks" and stats.ks is not None:
+                p_value = float(stats.ks.p_value[j])  # type: ignore[index]
+                details["bound"] = float(stats.ks.bound[j])
+                if fine_hi is not None:
+                    details["at"] = float(fine_hi[j, int(stats.ks.argmax[j])])  # type: ignore[index]
+                if ks_adjusted is not None:
+                    details["p_adjusted"] = float(ks_adjusted[j])
+                    details["significant"] = bool(p_value <= (ks_p_cut or 0.0))
+            elif name == "wasserstein" and stats.wasserstein is not None:
+                details["raw"] = float(stats.wasserstein.stat[j])
+                details["bound_raw"] = float(stats.wasserstein.bound[j])
+            out.append(
+                SignalResult(name, "drift", vals[name][j], feat, float(t[j]), n_ref, n_cur,
+                             p_value, details)
+            )
+        if cfg.wants("chi2", "drift"):
+            out.append(
+                SignalResult(
+                    "chi2", "drift", float(stats.chi.stat[j]), feat, chi_thr[j], n_ref, n_cur,
+                    float(stats.chi.p_value[j]),
+                    {"dof": int(dof[j]), "p_adjusted": float(chi_adjusted[j]), "fdr": cfg.fdr,
+                     **common},
+                )
+            )
+    return out
+
+
+def aggregate_signals(
+    per_feature: Sequence[SignalResult], cfg: DetectorConfig, n_ref: int, n_cur: int
+) -> list[SignalResult]:
+    """``<stat>_aggregate``: max over features, mean, weighted mean, share above threshold."""
+    out = []
+    for name in cfg.aggregate:
+        rs = [r for r in per_feature if r.signal == name and np.isfinite(r.value)]
+        if not rs:
+            continue
+        v = np.array([r.value for r in rs])
+        w = np.array([float(cfg.weights.get(r.feature or "", 1.0)) for r in rs])
+        above = [r.feature for r in rs if r.exceeds]
+        i = int(np.argmax(v))
+        details = {
+            "max": float(v[i]),
+            "feature": rs[i].feature,
+            "mean": float(v.mean()),
+            "weighted_mean": float((v * w).sum() / w.sum()) if w.sum() > 0 else float("nan"),
+            "n_features": len(rs),
+            "n_above": len(above),
+            "share_above": len(above) / len(rs),
+            "above": above,
+        }
+        out.append(SignalResult(f"{name}_aggregate", "drift", float(v[i]), None, None, n_ref,
+                                n_cur, None, details))
+    return out
+

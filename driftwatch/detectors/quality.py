@@ -1,0 +1,187 @@
+"""Data-quality signals: a broken feed, kept apart from a population change.
+
+Per feature (group ``data_quality``):
+
+* ``missing_rate``: the current missing share; details give the reference share, the
+  increase and a one-sided binomial p-value (reference share as the null).
+* ``out_of_range`` (numeric): share of the current non-missing values outside the
+  reference ``[min, max]``; under a stable population it is ``2 / (n_ref + 1)``.
+  Details also report the largest *spike*: the fine bin whose current share exceeds the
+  reference share by the most, the signature of a default value filling nulls.
+* ``new_category_rate`` (categorical): share of levels the reference never saw, with the
+  unseen, other and missing counts.
+* ``bad_record_rate`` (model level): records rejected by decoding / validation, when the
+  caller passes their counts.
+
+Each threshold is ``baseline + max(effect, binomial margin)``: the effect size from the
+config and the ``1 - alpha`` binomial quantile at the window's size, so small windows do
+not alarm on noise. A feature's *fault* flag is set when any of its quality signals
+exceeds its threshold or it has a spike; every result carries ``features_flagged`` (how
+many features raised the same signal in this window) so a policy can tell a fault in one
+feed (a sudden jump in one feature, the others stable) from a widespread outage, and drift
+results of the faulty feature carry ``data_quality_flag`` so a policy does not read a
+fault as a population change (DOMAIN.md: do not retrain on a broken pipeline).
+
+>>> import numpy as np, pandas as pd
+>>> from driftwatch.batch import Batch
+>>> from driftwatch.detectors.prepared import prepare
+>>> from driftwatch.windows.profile import ReferenceProfile
+>>> rng = np.random.default_rng(0)
+>>> prof = ReferenceProfile.build(pd.DataFrame({"a": rng.normal(size=2000),
+...                                             "b": rng.normal(size=2000)}), numeric=["a", "b"])
+>>> x = rng.normal(size=(1000, 2)); x[:400, 1] = np.nan   # the feed lost 40% of "b"
+>>> cur = Sketch.empty(prof.layout)
+>>> cur.add_batch(Batch.build("predictions", n=1000, n_numeric=2, numeric=x))
+>>> res, flags = quality_signals(prepare(prof), cur, DetectorConfig())
+>>> [(r.signal, r.feature, r.value) for r in res if r.exceeds], flags.numeric.tolist()
+([('missing_rate', 'b', 0.4)], [False, True])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from driftwatch.detectors.base import SignalResult
+from driftwatch.detectors.config import DetectorConfig
+from driftwatch.detectors.prepared import PreparedReference
+from driftwatch.windows.sketch import Sketch
+
+__all__ = ["SPIKE_RATIO", "QualityFlags", "quality_signals"]
+
+#: A spike is a fine bin whose current share is at least this many times the reference
+#: share (and above it by ``DetectorConfig.spike_excess``): a point mass, not a shift.
+SPIKE_RATIO = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class QualityFlags:
+    """Per-feature fault flags (numeric ``[F]``, categorical ``[G]``)."""
+
+    numeric: np.ndarray
+    categorical: np.ndarray
+
+
+def _margin(n: int | np.ndarray, p0: np.ndarray, alpha: float) -> np.ndarray:
+    """Excess share over ``p0`` that a binomial(n, p0) exceeds with probability alpha."""
+    n = np.asarray(n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = np.maximum(stats.binom.isf(alpha, n, p0) / n - p0, 0.0)
+    return np.where(n > 0, m, np.nan)
+
+
+def _pvalue(k: np.ndarray, n: int, p0: np.ndarray) -> np.ndarray:
+    return stats.binom.sf(k - 1, n, p0) if n > 0 else np.full(p0.shape, np.nan)
+
+
+def _missing(
+    names: tuple[str, ...], cur_missing: np.ndarray, ref_missing: np.ndarray,
+    n_ref: int, n_cur: int, cfg: DetectorConfig,
+) -> tuple[list[SignalResult], np.ndarray]:
+    ref_p = ref_missing / max(n_ref, 1)
+    p0 = np.maximum(ref_p, 0.5 / max(n_ref, 1))  # a share never seen is still possible
+    cur_p = cur_missing / max(n_cur, 1)
+    thr = ref_p + np.fmax(cfg.threshold("missing_rate"), _margin(n_cur, p0, cfg.alpha))
+    pv = _pvalue(cur_missing, n_cur, p0)
+    flag = cur_p > thr
+    n_flag = int(flag.sum())
+    out = [
+        SignalResult(
+            "missing_rate", "data_quality", float(cur_p[j]), f, float(thr[j]), n_ref, n_cur,
+            float(pv[j]),
+            {"reference": float(ref_p[j]), "increase": float(cur_p[j] - ref_p[j]),
+             "count": int(cur_missing[j]), "features_flagged": n_flag},
+        )
+        for j, f in enumerate(names)
+    ]
+    return out, flag
+
+
+def quality_signals(
+    prep: PreparedReference,
+    cur: Sketch,
+    cfg: DetectorConfig,
+    *,
+    bad_records: Mapping[str, int] | None = None,
+) -> tuple[list[SignalResult], QualityFlags]:
+    """All data-quality results for one window, and the per-feature fault flags."""
+    n_ref, n_cur = prep.n, cur.n
+    out: list[SignalResult] = []
+    f_flag = np.zeros(len(prep.num_names), dtype=bool)
+    g_flag = np.zeros(len(prep.cat_names), dtype=bool)
+    if prep.num_names:
+        res, flag = _missing(prep.num_names, cur.num_fine[:, -1], prep.num_fine[:, -1],
+                             n_ref, n_cur, cfg)
+        if cfg.wants("missing_rate"):
+            out += res
+        f_flag |= flag
+        present = cur.num_fine[:, :-1].sum(axis=1)
+        outside = cur.num_under + cur.num_over
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(present > 0, outside / present, np.nan)
+            ref_f = prep.num_fine[:, :-1]
+            ref_sh = ref_f / np.maximum(ref_f.sum(1, keepdims=True), 1)
+            cur_sh = cur.num_fine[:, :-1] / np.maximum(present[:, None], 1)
+        p0 = np.full(len(share), 2.0 / (n_ref + 1))
+        # a share of the non-missing values: the margin is taken at that size
+        thr = np.fmax(cfg.threshold("out_of_range"), _margin(present, p0, cfg.alpha))
+        excess = cur_sh - ref_sh
+        spike_at = np.argmax(excess, axis=1)
+        rows = np.arange(len(share))
+        sp_ex = excess[rows, spike_at]
+        spike = (sp_ex > cfg.spike_excess) & (
+            cur_sh[rows, spike_at] >= SPIKE_RATIO * ref_sh[rows, spike_at]
+        )
+        flag = (share > thr) | spike
+        n_flag = int((share > thr).sum())
+        f_flag |= flag
+        geo = prep.num_geo
+        if cfg.wants("out_of_range"):
+            for j, f in enumerate(prep.num_names):
+                k = int(spike_at[j])
+                lo = geo.fine_hi[j, k - 1] if k > 0 else -np.inf
+                out.append(SignalResult(
+                    "out_of_range", "data_quality", float(share[j]), f, float(thr[j]),
+                    n_ref, n_cur, None,
+                    {"under": int(cur.num_under[j]), "over": int(cur.num_over[j]),
+                     "ref_min": float(geo.lo[j]), "ref_max": float(geo.hi[j]),
+                     "spike": bool(spike[j]), "spike_excess": float(sp_ex[j]),
+                     "spike_bin": f"({lo:.6g}, {geo.fine_hi[j, k]:.6g}]",
+                     "features_flagged": n_flag},
+                ))
+    if prep.cat_names:
+        lay = cur.layout.categorical
+        res, flag = _missing(prep.cat_names, cur.cat[:, lay.missing_col],
+                             prep.cat[:, lay.missing_col], n_ref, n_cur, cfg)
+        if cfg.wants("missing_rate"):
+            out += res
+        g_flag |= flag
+        unseen = cur.cat[:, lay.unseen_col]
+        share = unseen / max(n_cur, 1)
+        p0 = np.full(len(share), 1.0 / (n_ref + 1))
+        thr = np.fmax(cfg.threshold("new_category_rate"), _margin(n_cur, p0, cfg.alpha))
+        flag = share > thr
+        g_flag |= flag
+        n_flag = int(flag.sum())
+        if cfg.wants("new_category_rate"):
+            for j, f in enumerate(prep.cat_names):
+                out.append(SignalResult(
+                    "new_category_rate", "data_quality", float(share[j]), f, float(thr[j]),
+                    n_ref, n_cur, None,
+                    {"unseen": int(unseen[j]), "other": int(cur.cat[j, lay.other_col]),
+                     "missing": int(cur.cat[j, lay.missing_col]),
+                     "ref_other_share": float(prep.cat[j, lay.other_col] / max(n_ref, 1)),
+                     "features_flagged": n_flag},
+                ))
+    if bad_records is not None and cfg.wants("bad_record_rate"):
+        bad = int(sum(bad_records.values()))
+        total = bad + n_cur
+        out.append(SignalResult(
+            "bad_record_rate", "data_quality", bad / total if total else 0.0, None,
+            cfg.threshold("bad_record_rate"), n_ref, n_cur, None,
+            {"count": bad, "by_reason": dict(sorted(bad_records.items()))},
+        ))
+    return out, QualityFlags(f_flag, g_flag)

@@ -1,0 +1,3 @@
+"""Delayed labels: predictions wait for their outcomes, joined by event key."""
+
+__all__: list[str] = []
