@@ -1,0 +1,75 @@
+"""The fast bin counter agrees exactly with ``np.searchsorted`` binning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from driftwatch.windows.layout import NumericLayout
+
+
+def _expected(edges: np.ndarray, x: np.ndarray, width: int) -> np.ndarray:
+    idx = np.searchsorted(edges, x, side="left")
+    idx[np.isnan(x)] = width - 1
+    return np.bincount(idx, minlength=width)
+
+
+def _check(lay: NumericLayout, cur: np.ndarray) -> None:
+    got, under, over = lay.count(cur)
+    for j, e in enumerate(lay.fine_edges):
+        x = cur[:, j]
+        assert got[j].tolist() == _expected(e, x, lay.fine_width).tolist()
+        assert under[j] == int((x < e[0]).sum())
+        assert over[j] == int((x > e[-1]).sum())
+
+
+@pytest.mark.parametrize("fine_bins", [10, 20, 50, 200])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_counts_equal_searchsorted_on_awkward_columns(fine_bins: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 3000
+    ref = np.column_stack(
+        [
+            rng.lognormal(10, 2, n),  # heavily skewed
+            rng.normal(0, 1, n),
+            rng.integers(0, 4, n).astype(float),  # discrete: values sit on edges
+            np.r_[rng.normal(0, 1, n - 1), 1e9],  # one huge outlier sets the maximum
+            rng.choice([0.0, 1.0, 2.5], n),
+            np.full(n, 3.0),  # constant
+        ]
+    )
+    lay = NumericLayout.fit(tuple("abcdef"), ref, fine_bins=fine_bins, coarse_bins=10)
+    cur = np.concatenate(
+        [
+            ref[rng.integers(0, n, 5000)],
+            rng.normal(0, 1e5, (500, 6)),
+            ref[:50] * (1 + 1e-16),
+            np.full((3, 6), np.inf),
+            np.full((3, 6), -np.inf),
+        ]
+    )
+    cur[rng.random(cur.shape) < 0.05] = np.nan
+    _check(lay, cur)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    ref=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=60),
+    cur=st.lists(
+        st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(-1e6, 1e6)),
+        min_size=1,
+        max_size=80,
+    ),
+)
+def test_counts_equal_searchsorted_for_any_values(ref: list[float], cur: list[float]) -> None:
+    lay = NumericLayout.fit(("x",), np.array(ref)[:, None], fine_bins=20, coarse_bins=10)
+    _check(lay, np.array(cur)[:, None])
+
+
+def test_coarse_edges_are_fine_edges() -> None:
+    rng = np.random.default_rng(3)
+    lay = NumericLayout.fit(("x",), rng.lognormal(0, 1, (10_000, 1)))
+    assert set(lay.coarse_edges[0].tolist()) <= set(lay.fine_edges[0].tolist())
+    assert len(lay.coarse_edges[0]) == 9  # deciles
