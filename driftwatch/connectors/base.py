@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from driftwatch.batch import Batch
 
 __all__ = ["BadRecord", "Polled", "Source"]
@@ -42,6 +44,10 @@ class Polled:
     bad: list[BadRecord] = field(default_factory=list)
     positions: dict[str, int] = field(default_factory=dict)
     bytes_read: int = 0
+    #: For each good record in merged (event-time) order, the index in ``batches`` of the
+    #: batch holding it; each batch's rows are in that order. ``None`` when the source
+    #: has no order across its batches (Kafka topics are consumed independently).
+    order: np.ndarray | None = None
 
     @property
     def n_events(self) -> int:

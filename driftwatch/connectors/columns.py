@@ -1,0 +1,244 @@
+"""Raw field columns -> typed numpy arrays, with the rows that could not be read.
+
+A raw column is either a ``pyarrow`` array (block-parsed JSON, CSV, Parquet) or a list of
+Python values from per-line JSON parsing, where ``None`` is null or absent and
+:data:`BAD_PARENT` marks a path that runs through something that is not an object. Both
+forms go through the same rules, so a record decodes the same whichever path read it.
+
+>>> vals, bad, null = numeric([1, None, "3", 2.5])
+>>> vals.tolist()[:2], bad.tolist(), null.tolist()
+([1.0, nan], [False, False, True, False], [False, True, False, False])
+>>> texts([1, "a", None, True, 2.0])[0].to_pylist()
+['1', 'a', None, 'true', '2']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from driftwatch.connectors.mapping import as_text
+
+__all__ = [
+    "BAD_PARENT",
+    "REASONS",
+    "Problems",
+    "Raw",
+    "blank",
+    "code_lookup",
+    "describe",
+    "encode",
+    "is_arrow",
+    "keys",
+    "numeric",
+    "python_values",
+    "texts",
+]
+
+REASONS = (
+    "invalid_json",
+    "not_an_object",
+    "missing_id",
+    "missing_time",
+    "bad_time",
+    "wrong_type",
+    "non_finite_score",
+    "score_out_of_range",
+    "bad_label",
+    "invalid_csv",  # files: a CSV row with the wrong number of fields
+    "bad_envelope",  # files: a Kafka recording line without topic/partition/offset
+)
+
+Raw = pa.Array | pa.ChunkedArray | list[Any]
+
+
+class _BadParent:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "BAD_PARENT"
+
+
+BAD_PARENT: Any = _BadParent()
+_NUMBER = (int, float)
+
+
+def is_arrow(raw: Raw) -> bool:
+    return isinstance(raw, pa.Array | pa.ChunkedArray)
+
+
+def _arrow(raw: Raw) -> pa.Array:
+    arr = raw.combine_chunks() if isinstance(raw, pa.ChunkedArray) else raw
+    if pa.types.is_dictionary(arr.type):  # type: ignore[union-attr]
+        arr = arr.dictionary_decode()  # type: ignore[union-attr]
+    return arr  # type: ignore[return-value]
+
+
+def python_values(raw: Raw) -> list[Any]:
+    """The column as Python values (arrow nulls become ``None``)."""
+    return _arrow(raw).to_pylist() if is_arrow(raw) else raw  # type: ignore[return-value]
+
+
+def describe(v: Any) -> str:
+    """A short, bounded description of a found value for a dead-letter detail."""
+    if v is BAD_PARENT:
+        return "a value that is not an object on the path"
+    if isinstance(v, dict):
+        return "an object"
+    if isinstance(v, list):
+        return "a list"
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return "text " + repr(v if len(v) <= 40 else v[:40] + "...")
+    return repr(v)
+
+
+class Problems:
+    """First problem per row: reasons are flagged in precedence order, later ones never
+    overwrite an earlier one, and details are built only for the rows flagged."""
+
+    def __init__(self, n: int) -> None:
+        self.code = np.zeros(n, dtype=np.int8)  # 0 = fine, else 1 + index in REASONS
+        self.detail: dict[int, str] = {}
+
+    def flag(self, mask: np.ndarray, reason: str, detail: Callable[[int], str]) -> None:
+        idx = np.flatnonzero(mask & (self.code == 0))
+        if len(idx):
+            self.code[idx] = REASONS.index(reason) + 1
+            for i in idx.tolist():
+                self.detail[i] = detail(i)
+
+    @property
+    def ok(self) -> np.ndarray:
+        return self.code == 0
+
+    def reason(self, i: int) -> str:
+        return REASONS[int(self.code[i]) - 1]
+
+
+def numeric(raw: Raw, *, lenient: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(values, bad, null)``: float64 values (NaN where null or bad), rows whose value is
+    not a number, rows that are null/absent. With ``lenient`` (CSV) text is parsed."""
+    if is_arrow(raw):
+        return _numeric_arrow(_arrow(raw), lenient)
+    vals: Sequence[Any] = raw  # type: ignore[assignment]
+    n = len(vals)
+    kinds = set(map(type, vals))
+    if kinds <= {int, float, type(None)}:
+        out = np.array(vals, dtype=np.float64) if n else np.zeros(0)
+        null = np.fromiter((v is None for v in vals), bool, n) if type(None) in kinds \
+            else np.zeros(n, bool)
+        return out, np.zeros(n, bool), null
+    out = np.full(n, np.nan)
+    bad = np.zeros(n, bool)
+    null = np.zeros(n, bool)
+    for i, v in enumerate(vals):
+        t = type(v)
+        if t is float or t is int:
+            out[i] = v
+        elif v is None:
+            null[i] = True
+        elif lenient and t is str:
+            out[i], bad[i], null[i] = _parse_number(v)
+        else:
+            bad[i] = True
+    return out, bad, null
+
+
+def _parse_number(s: str) -> tuple[float, bool, bool]:
+    if not s.strip():
+        return np.nan, False, True
+    try:
+        return float(s), False, False
+    except ValueError:
+        return np.nan, True, False
+
+
+def _numeric_arrow(arr: pa.Array, lenient: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    t = arr.type
+    null = arr.is_null().to_numpy(zero_copy_only=False)
+    n = len(arr)
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        vals = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        return np.asarray(vals, dtype=np.float64), np.zeros(n, bool), null
+    if pa.types.is_null(t):
+        return np.full(n, np.nan), np.zeros(n, bool), np.ones(n, bool)
+    if lenient and (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        try:
+            vals = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+            return np.asarray(vals, dtype=np.float64), np.zeros(n, bool), null
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return numeric(arr.to_pylist(), lenient=True)
+    return np.full(n, np.nan), ~null, null
+
+
+def texts(raw: Raw, *, bools: bool = True) -> tuple[pa.Array, np.ndarray]:
+    """``(values, bad)``: a pyarrow string array (null where null, absent or unreadable) and
+    the rows holding something that is not a scalar (or a boolean, when ``bools`` is false).
+    Numbers and booleans become text as :func:`~driftwatch.connectors.mapping.as_text` says.
+    """
+    if is_arrow(raw):
+        arr = _arrow(raw)
+        t = arr.type
+        n = len(arr)
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            return arr.cast(pa.string()), np.zeros(n, bool)
+        if pa.types.is_integer(t) or (bools and pa.types.is_boolean(t)):
+            return arr.cast(pa.string()), np.zeros(n, bool)
+        if pa.types.is_null(t):
+            return pa.nulls(n, pa.string()), np.zeros(n, bool)
+        raw = arr.to_pylist()
+    vals: Sequence[Any] = raw  # type: ignore[assignment]
+    n = len(vals)
+    kinds = set(map(type, vals))
+    if kinds <= {str, type(None)}:
+        return pa.array(vals, pa.string()), np.zeros(n, bool)
+    out: list[str | None] = [None] * n
+    bad = np.zeros(n, bool)
+    for i, v in enumerate(vals):
+        t = type(v)
+        if t is str:
+            out[i] = v
+        elif v is None:
+            continue
+        elif t is int or t is float or (t is bool and bools):
+            out[i] = as_text(v)
+        else:
+            bad[i] = True
+    return pa.array(out, pa.string()), bad
+
+
+def blank(arr: pa.Array) -> np.ndarray:
+    """Rows that are null, empty or only whitespace."""
+    empty = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(arr)), 0)
+    return pc.fill_null(empty, True).to_numpy(zero_copy_only=False)
+
+
+def keys(arr: pa.Array) -> pa.Array:
+    """Match keys of a text column (stripped, lower-cased), as ``value_key`` makes them."""
+    return pc.utf8_lower(pc.utf8_trim_whitespace(arr))
+
+
+def code_lookup(levels: Sequence[str], other: frozenset[str]) -> tuple[pa.Array, np.ndarray]:
+    """``(value_set, codes)`` for :func:`encode`: the FeatureSchema coding of one feature."""
+    d = {v: i for i, v in enumerate(levels)}
+    d.update({v: len(levels) for v in sorted(other) if v not in d})
+    return pa.array(list(d), pa.string()), np.array(list(d.values()), dtype=np.int32)
+
+
+def encode(arr: pa.Array, lookup: tuple[pa.Array, np.ndarray], n_levels: int) -> np.ndarray:
+    """Vectorised ``FeatureSchema.encode_categorical`` for a text column (blank = missing)."""
+    value_set, codes = lookup
+    idx = pc.index_in(arr, value_set=value_set).to_numpy(zero_copy_only=False)
+    found = ~np.isnan(idx)
+    out = np.full(len(arr), n_levels + 1, dtype=np.int32)
+    out[found] = codes[idx[found].astype(np.int64)]
+    out[blank(arr)] = -1
+    return out

@@ -1,0 +1,236 @@
+"""Connector definitions (top-level ``connectors/*.yaml``): where events come from, how they map.
+
+The shape (see ``connectors/README.md`` for every key)::
+
+    apiVersion: driftwatch/v1
+    kind: Connector
+    metadata: {name: credit-demo}
+    source:
+      kind: file                  # file | kafka
+      # connection: {...}         # kafka only: passed untouched to the Kafka source
+      streams:
+        predictions:              # role = the name (predictions | outcomes) unless `role:`
+          paths: [data/demo/predictions.jsonl.gz]   # globs, relative to the working dir
+          format: auto            # auto | jsonl | csv | parquet | kafka-recording
+          # topic: credit.predictions               # kafka, and kafka recordings
+          fields:
+            event_id: application_id                # dotted path
+            event_time: {path: ts, unit: auto}      # auto | s | ms | iso; or
+                                                    # {source: kafka_timestamp}
+            features: infer       # or {name: path | {path:, type: numeric|categorical}}
+            score: model.score
+            proba: model.proba    # optional list of class probabilities
+            model_version: model.version
+            decision: {path: decision, approve: [approve, approved, 1, true]}
+            segment: channel
+            exposure: loan.amount
+            metrics: {revenue: loan.fee}
+        outcomes:
+          paths: [data/demo/outcomes.jsonl.gz]
+          fields:
+            event_id: application_id
+            event_time: {path: outcome_ts}
+            label: {path: defaulted, bad: [1, true, bad, default]}
+    dead_letter: {path: dead_letter.jsonl}  # relative to the output/state dir
+
+Errors are :class:`~driftwatch.errors.ConnectorError` with ``file:line:col``:
+
+>>> text = (
+...     "apiVersion: driftwatch/v1\\nkind: Connector\\nmetadata: {name: t}\\n"
+...     "source:\\n  kind: file\\n  streams:\\n    predictions:\\n      fields:\\n"
+...     "        event_id: id\\n        event_time: ts\\n        scroe: p\\n")
+>>> parse_connector(text, file="t.yaml")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+driftwatch.errors.ConnectorError: t.yaml:11:9: unknown key 'scroe'
+  at source.streams.predictions.fields.scroe
+  hint: did you mean 'score'?
+...
+>>> c = parse_connector(text.replace("scroe", "score"), file="t.yaml")
+>>> c.stream("predictions").score.text, c.stream("predictions").role
+('p', 'predictions')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from driftwatch.connectors.mapping import StreamMapping
+from driftwatch.connectors.spec import ConnectorSpec, located_error, show
+from driftwatch.connectors.streams import stream_mapping
+from driftwatch.errors import ConfigError, ConnectorError
+from driftwatch.schema import FeatureSchema
+from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
+
+__all__ = ["Connector", "load_connector", "load_connectors", "parse_connector"]
+
+@dataclass(frozen=True, eq=False)
+class Connector:
+    """A validated connector: its streams (in file order) and pass-through settings."""
+
+    name: str
+    kind: str  # file | kafka
+    streams: tuple[StreamMapping, ...]
+    connection: Mapping[str, Any] | None = None
+    dead_letter: str | None = None
+    dead_letter_topic: str | None = None
+    description: str = ""
+    file: str = "<string>"
+    base_dir: Path | None = None  # where relative globs start; None = the working directory
+    doc: LocatedDoc | None = field(default=None, repr=False)
+
+    def stream(self, name: str) -> StreamMapping:
+        for s in self.streams:
+            if s.name == name:
+                return s
+        raise LookupError(
+            f"connector {self.name!r} has no stream {name!r}; "
+            f"streams: {', '.join(s.name for s in self.streams)}"
+        )
+
+    def error(self, path: Sequence[str | int], message: str, **kw: Any) -> ConnectorError:
+        """A located error about this connector (plain when it was built without a file)."""
+        if self.doc is None:
+            return ConnectorError(message, file=self.file, **kw)
+        return self.doc.error(path, message, cls=ConnectorError, **kw)  # type: ignore[return-value]
+
+    def schema_for(self, reference: FeatureSchema | None) -> FeatureSchema:
+        """The feature schema decoding uses, checked against the reference profile's.
+
+        Features a stream maps explicitly must exist in the reference with the same kind;
+        ``features: infer`` takes all of them. The result keeps the reference's order and
+        levels. Without a reference every feature must be explicit with a ``type``.
+        """
+        wanted: dict[str, str | None] = {}
+        infer = False
+        for s in self.streams:
+            if s.features is None:
+                infer = True
+                continue
+            for f in s.features:
+                where = ("source", "streams", s.name, "fields", "features", f.name)
+                if reference is None:
+                    if f.kind is None:
+                        raise self.error(where, f"feature {f.name!r} needs a type "
+                                         "(numeric or categorical) when there is no reference "
+                                         "profile", key=True)
+                elif f.name not in reference.names:
+                    near = nearest(f.name, reference.names)
+                    raise self.error(
+                        where, f"feature {f.name!r} is not in the reference profile", key=True,
+                        hint=f"did you mean {near!r}?" if near
+                        else "reference features: " + ", ".join(reference.names),
+                    )
+                else:
+                    ref_kind = "numeric" if f.name in reference.numeric else "categorical"
+                    if f.kind and f.kind != ref_kind:
+                        raise self.error(
+                            (*where, "type"), f"feature {f.name!r} is {ref_kind} in the "
+                            "reference profile", found=repr(f.kind),
+                        )
+                wanted.setdefault(f.name, f.kind)
+        if reference is None:
+            if infer:
+                s = next(s for s in self.streams if s.features is None)
+                raise self.error(("source", "streams", s.name, "fields", "features"),
+                                 "features: infer needs a reference profile")
+            return FeatureSchema(
+                numeric=tuple(n for n, k in wanted.items() if k == "numeric"),
+                categorical=tuple(n for n, k in wanted.items() if k == "categorical"),
+            )
+        if infer or set(wanted) == set(reference.names):
+            return reference
+        cats = [j for j, n in enumerate(reference.categorical) if n in wanted]
+        return FeatureSchema(
+            numeric=tuple(n for n in reference.numeric if n in wanted),
+            categorical=tuple(reference.categorical[j] for j in cats),
+            levels=tuple(reference.levels[j] for j in cats),
+            other=tuple(reference.other[j] for j in cats),
+        )
+
+    def resolved(self, schema: FeatureSchema) -> Connector:
+        """The same connector with every stream's features resolved against ``schema``."""
+        return replace(self, streams=tuple(s.resolve(schema) for s in self.streams))
+
+    def dead_letter_path(self, out_dir: str | Path) -> Path | None:
+        """Where dead letters go: ``dead_letter.path`` under ``out_dir`` unless absolute."""
+        if self.dead_letter is None:
+            return None
+        p = Path(self.dead_letter)
+        return p if p.is_absolute() else Path(out_dir) / p
+
+
+def load_connector(path: str | Path, *, base_dir: str | Path | None = None) -> Connector:
+    """Load and validate one connector file."""
+    return _build(_load(Path(path)), base_dir)
+
+
+def parse_connector(
+    text: str, *, file: str = "<string>", base_dir: str | Path | None = None
+) -> Connector:
+    """Validate connector YAML given as text (``file`` names it in errors)."""
+    return _build(_load(text, file), base_dir)
+
+
+def load_connectors(
+    folder: str | Path, *, base_dir: str | Path | None = None
+) -> dict[str, Connector]:
+    """Every ``*.yaml`` / ``*.yml`` in ``folder`` by ``metadata.name`` (names must be unique)."""
+    out: dict[str, Connector] = {}
+    files = sorted([*Path(folder).glob("*.yaml"), *Path(folder).glob("*.yml")])
+    for f in files:
+        c = load_connector(f, base_dir=base_dir)
+        if c.name in out:
+            raise c.error(("metadata", "name"), f"connector name {c.name!r} is also used by "
+                          f"{out[c.name].file}")
+        out[c.name] = c
+    return out
+
+
+# -- building -------------------------------------------------------------------------------
+
+
+def _load(source: str | Path, file: str | None = None) -> LocatedDoc:
+    try:
+        return load_yaml(source, file=file)
+    except ConnectorError:
+        raise
+    except ConfigError as e:  # YAML syntax: same error, as a connector error
+        raise ConnectorError(e.message, file=e.file, line=e.line, col=e.col, path=e.path,
+                             found=e.found, excerpt=e.excerpt, hint=e.hint) from None
+
+
+def _build(doc: LocatedDoc, base_dir: str | Path | None) -> Connector:
+    if not isinstance(doc.data, dict):
+        raise doc.error((), "a connector file must be a mapping", found=show(doc.data),
+                        cls=ConnectorError)
+    try:
+        spec = ConnectorSpec.model_validate(doc.data)
+    except ValidationError as exc:
+        raise located_error(doc, exc, ConnectorSpec) from None
+    src = spec.source
+    if not src.streams:
+        raise doc.error(("source", "streams"), "a connector needs at least one stream",
+                        cls=ConnectorError)
+    if src.kind == "file" and src.connection is not None:
+        raise doc.error(("source", "connection"), "connection is only for kind: kafka",
+                        key=True, cls=ConnectorError)
+    streams = tuple(stream_mapping(doc, src.kind, name, s) for name, s in src.streams.items())
+    dl = spec.dead_letter
+    return Connector(
+        name=spec.metadata.name,
+        kind=src.kind,
+        streams=streams,
+        connection=src.connection,
+        dead_letter=dl.path if dl else None,
+        dead_letter_topic=dl.topic if dl else None,
+        description=spec.metadata.description,
+        file=doc.file,
+        base_dir=Path(base_dir) if base_dir is not None else None,
+        doc=doc,
+    )

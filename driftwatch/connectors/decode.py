@@ -1,0 +1,359 @@
+"""Messages -> columnar :class:`~driftwatch.batch.Batch` plus the records that could not be read.
+
+One :class:`Decoder` per stream. It takes JSON payloads (Kafka), whole JSONL blocks (files)
+or pyarrow tables (CSV, Parquet) and never raises for a bad record: each one comes back as
+a :class:`~driftwatch.connectors.base.BadRecord` with the first problem found, in this order:
+``invalid_json``, ``not_an_object``, ``missing_id``, ``missing_time`` / ``bad_time``,
+``wrong_type`` (features, then score, model version, decision, segment, exposure, metrics),
+``non_finite_score``, ``score_out_of_range``, ``bad_label``.
+
+A missing feature is not a bad record: numeric features are NaN, categorical ones code -1.
+A stream that maps no features gets zero-width feature matrices; one that maps some gets
+the schema's full width with the unmapped columns missing.
+
+>>> from driftwatch.connectors.mapping import FieldPath, LabelField, StreamMapping, TimeField
+>>> from driftwatch.schema import FeatureSchema
+>>> m = StreamMapping(name="predictions", event_id=FieldPath.parse("id"),
+...                   event_time=TimeField(FieldPath.parse("ts")), features=None,
+...                   score=FieldPath.parse("m.score"))
+>>> dec = Decoder(m, FeatureSchema(numeric=("income",), categorical=("purpose",),
+...                                levels=(("car", "home"),)))
+>>> batch, bad = dec.decode_block(
+...     b'{"id": "a", "ts": 1704067200, "income": 5e4, "purpose": "home", "m": {"score": 0.1}}\\n'
+...     b'{"id": "b", "ts": "2024-01-01T00:00:00Z", "m": {"score": 1.5}}\\n'
+...     b'not json\\n', source="demo.jsonl")
+>>> batch.ids.tolist(), batch.numeric.tolist(), batch.categorical.tolist()
+(['a'], [[50000.0]], [[1]])
+>>> [(b.reason, b.position) for b in bad]
+[('score_out_of_range', 2), ('invalid_json', 3)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, DECISION_UNKNOWN, Batch
+from driftwatch.connectors.base import BadRecord
+from driftwatch.connectors.columns import (
+    Problems,
+    Raw,
+    blank,
+    code_lookup,
+    describe,
+    encode,
+    is_arrow,
+    keys,
+    numeric,
+    texts,
+)
+from driftwatch.connectors.eventtime import event_times
+from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
+from driftwatch.connectors.mapping import FieldPath, StreamMapping
+from driftwatch.schema import FeatureSchema
+
+__all__ = ["Decoder"]
+
+_Detail = Callable[[int], str]
+
+
+def _value_at(raw: Raw, i: int) -> Any:
+    return raw[i].as_py() if is_arrow(raw) else raw[i]  # type: ignore[union-attr,index]
+
+
+def _isin(k: pa.Array, values: frozenset[str]) -> np.ndarray:
+    return pc.fill_null(pc.is_in(k, value_set=pa.array(sorted(values), pa.string())),
+                        False).to_numpy(zero_copy_only=False)
+
+
+class Decoder:
+    """Decodes one stream's records with its :class:`StreamMapping` into ``schema`` columns.
+
+    ``block_parse=False`` reads every JSON line with orjson (slower; the same result).
+    """
+
+    def __init__(
+        self, mapping: StreamMapping, schema: FeatureSchema, *, block_parse: bool = True
+    ) -> None:
+        self.mapping = mapping.resolve(schema)
+        self.schema = schema
+        feats = self.mapping.feature_paths(schema.names)
+        self.width = (schema.n_numeric, schema.n_categorical) if feats else (0, 0)
+        self._num = [(j, n, feats[n]) for j, n in enumerate(schema.numeric) if n in feats]
+        self._cat = [(j, n, feats[n]) for j, n in enumerate(schema.categorical) if n in feats]
+        self._lookups = [code_lookup(lv, o) for lv, o in zip(schema.levels, schema.other,
+                                                              strict=True)]
+        m = self.mapping
+        fields: dict[str, tuple[FieldPath, str]] = {"event_id": (m.event_id, "any")}
+        if m.event_time.path is not None:
+            fields["event_time"] = (m.event_time.path, f"time:{m.event_time.unit}")
+        for _, n, p in self._num:
+            fields[f"feature:{n}"] = (p, "number")
+        for _, n, p in self._cat:
+            fields[f"feature:{n}"] = (p, "any")
+        for key, kind in (("score", "number"), ("model_version", "any"), ("segment", "any"),
+                          ("exposure", "number")):
+            p = getattr(m, key)
+            if p is not None:
+                fields[key] = (p, kind)
+        if m.proba is not None:
+            fields["proba"] = (m.proba.path, "proba")
+        if m.decision is not None:
+            fields["decision"] = (m.decision.path, "any")
+        if m.label is not None:
+            fields["label"] = (m.label.path, "any")
+        for name, p in m.metrics:
+            fields[f"metric:{name}"] = (p, "number")
+        self.fields = fields
+        self._parser = RowParser(fields, block=block_parse)
+
+    @property
+    def rows_block_parsed(self) -> int:
+        """Rows the pyarrow block parser took so far (the rest went line by line)."""
+        return self._parser.fast_rows
+
+    # -- entry points -----------------------------------------------------------------------
+    def decode(
+        self,
+        payloads: Sequence[bytes],
+        *,
+        source: str,
+        positions: np.ndarray,
+        partition: int | None = None,
+        timestamps: np.ndarray | None = None,
+    ) -> tuple[Batch, list[BadRecord]]:
+        """Decode JSON payloads (one per Kafka message). ``positions`` are their offsets;
+        ``timestamps`` the record timestamps in epoch seconds (NaN where none)."""
+        lines = Lines.from_payloads(list(payloads))
+        pos = np.asarray(positions, dtype=np.int64)
+        return self._run(lines, pos, source, partition, timestamps)
+
+    def decode_block(
+        self, block: bytes, *, source: str, first_line: int = 1, partition: int | None = None
+    ) -> tuple[Batch, list[BadRecord]]:
+        """Decode a block of JSON lines; blank lines are skipped, positions are line numbers
+        counted from ``first_line`` (the block's first line)."""
+        lines, line_no = Lines.from_block(block)
+        return self._run(lines, line_no.astype(np.int64) + first_line, source, partition, None)
+
+    def decode_table(
+        self,
+        table: pa.Table,
+        *,
+        source: str,
+        positions: np.ndarray,
+        partition: int | None = None,
+        timestamps: np.ndarray | None = None,
+        lenient: bool = False,
+    ) -> tuple[Batch, list[BadRecord]]:
+        """Decode a table (CSV, Parquet). A column named like a whole dotted path wins over
+        struct fields. ``lenient`` reads numbers written as text (CSV)."""
+        n = table.num_rows
+        cols = {key: _table_column(table, path) for key, (path, _) in self.fields.items()}
+
+        def raw(i: int) -> bytes:
+            return orjson.dumps(table.slice(i, 1).to_pylist()[0], default=str)
+
+        part = ParsedRows(np.arange(n), cols, Problems(n))
+        pos = np.asarray(positions, dtype=np.int64)
+        ts = None if timestamps is None else np.asarray(timestamps, dtype=np.float64)
+        batch, bad, _ = self._assemble(part, pos, raw, source, partition, ts, lenient)
+        return batch, bad
+
+    # -- internals ----------------------------------------------------------------------------
+    def _run(
+        self,
+        lines: Lines,
+        positions: np.ndarray,
+        source: str,
+        partition: int | None,
+        timestamps: np.ndarray | None,
+    ) -> tuple[Batch, list[BadRecord]]:
+        ts = None if timestamps is None else np.asarray(timestamps, dtype=np.float64)
+        results = []
+        for part in self._parser.parse(lines):
+            rows = part.rows
+
+            def raw(k: int, rows: np.ndarray = rows) -> bytes:
+                return lines.raw(int(rows[k]))
+
+            args = (positions[rows], raw, source, partition, None if ts is None else ts[rows],
+                    False)
+            try:
+                batch, bad, ok = self._assemble(part, *args)
+            except pa.ArrowException:  # a value the block parser let through: read it again
+                batch, bad, ok = self._assemble(self._parser.slow(lines, rows), *args)
+            results.append((rows[ok], batch, rows[~ok], bad))
+        if len(results) == 1:
+            return results[0][1], results[0][3]
+        good_rows = np.concatenate([r[0] for r in results])
+        batch = Batch.concat([r[1] for r in results]).take(np.argsort(good_rows, kind="stable"))
+        bad_rows = np.concatenate([r[2] for r in results])
+        bads = [b for r in results for b in r[3]]
+        return batch, [bads[i] for i in np.argsort(bad_rows, kind="stable").tolist()]
+
+    def _assemble(
+        self,
+        part: ParsedRows,
+        positions: np.ndarray,
+        raw_of: Callable[[int], bytes],
+        source: str,
+        partition: int | None,
+        timestamps: np.ndarray | None,
+        lenient: bool,
+    ) -> tuple[Batch, list[BadRecord], np.ndarray]:
+        m, cols, prob = self.mapping, part.columns, part.problems
+        n = len(positions)
+
+        def wrong(key: str, what: str, expected: str) -> _Detail:
+            return lambda i: f"{what} ({self.fields[key][0].text}): expected {expected}, " \
+                f"found {describe(_value_at(cols[key], i))}"
+
+        ids, bad = texts(cols["event_id"], bools=False)
+        no_id = blank(ids) & ~bad
+        prob.flag(no_id, "missing_id", lambda i: f"event_id ({m.event_id.text}) is "
+                  + ("missing" if not ids[i].is_valid else "empty"))
+        prob.flag(bad, "wrong_type", wrong("event_id", "event_id", "text or a number"))
+        secs = self._times(cols, prob, timestamps, n)
+        num = np.full((n, self.width[0]), np.nan)
+        for j, name, _ in self._num:
+            num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient)
+            prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}", "a number"))
+        cat = np.full((n, self.width[1]), -1, dtype=np.int32)
+        for j, name, _ in self._cat:
+            vals, bad = texts(cols[f"feature:{name}"])
+            cat[:, j] = encode(vals, self._lookups[j], len(self.schema.levels[j]))
+            prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}",
+                                               "text or a number"))
+        extra: dict[str, Any] = {}
+        if m.score is not None:
+            score, bad, null = numeric(cols["score"], lenient=lenient)
+            prob.flag(bad, "wrong_type", wrong("score", "score", "a number"))
+            finite = np.isfinite(score)
+            prob.flag(~null & ~finite, "non_finite_score",
+                      wrong("score", "score", "a finite number"))
+            prob.flag(finite & ((score < 0) | (score > 1)), "score_out_of_range",
+                      wrong("score", "score", "a probability in [0, 1]"))
+            extra["score"] = score
+        if m.proba is not None:
+            extra["proba"] = self._proba(cols["proba"], prob, n)
+        for key in ("model_version", "segment"):
+            if getattr(m, key) is not None:
+                vals, bad = texts(cols[key])
+                prob.flag(bad, "wrong_type", wrong(key, key, "text or a number"))
+                extra[key] = pc.fill_null(vals, "").to_numpy(zero_copy_only=False)
+        if m.decision is not None:
+            extra["decision"] = self._decision(cols["decision"], prob, wrong)
+        for key, what in [("exposure", "exposure")] + [(f"metric:{k}", f"metric {k!r}")
+                                                       for k, _ in m.metrics]:
+            if key in cols:
+                extra[key], bad, _ = numeric(cols[key], lenient=lenient)
+                prob.flag(bad, "wrong_type", wrong(key, what, "a number"))
+        if m.label is not None:
+            extra["label"] = self._label(cols["label"], prob)
+        ok = prob.ok
+        metrics = {k[7:]: extra.pop(k)[ok] for k in list(extra) if k.startswith("metric:")}
+        batch = Batch.build(
+            m.role, n=int(ok.sum()), n_numeric=self.width[0], n_categorical=self.width[1],
+            ids=ids.to_numpy(zero_copy_only=False)[ok], event_time=secs[ok],
+            position=positions[ok],
+            numeric=num[ok], categorical=cat[ok], metrics=metrics, source=source,
+            **{k: v[ok] for k, v in extra.items()},
+        )
+        bad_idx = np.flatnonzero(~ok)
+        bads = [
+            BadRecord(prob.reason(i), prob.detail[i], source, int(positions[i]), raw_of(i),
+                      partition, m.name)
+            for i in bad_idx.tolist()
+        ]
+        return batch, bads, ok
+
+    def _times(
+        self, cols: dict[str, Any], prob: Problems, timestamps: np.ndarray | None, n: int
+    ) -> np.ndarray:
+        t = self.mapping.event_time
+        if t.source == "kafka_timestamp":
+            secs = np.full(n, np.nan) if timestamps is None else timestamps.astype(np.float64)
+            prob.flag(~np.isfinite(secs), "missing_time", lambda i: "the record has no Kafka "
+                      "timestamp")
+            return secs
+        raw, path = cols["event_time"], t.path.text  # type: ignore[union-attr]
+        secs, missing, bad = event_times(raw, t.unit)
+        prob.flag(missing, "missing_time", lambda i: f"event_time ({path}) is missing")
+        unit = {"auto": "epoch seconds, epoch ms or ISO-8601", "s": "epoch seconds",
+                "ms": "epoch milliseconds", "iso": "ISO-8601"}[t.unit]
+        prob.flag(bad, "bad_time", lambda i: f"event_time ({path}): expected {unit}, found "
+                  f"{describe(_value_at(raw, i))}")
+        return secs
+
+    def _proba(self, raw: Raw, prob: Problems, n: int) -> np.ndarray:
+        c = self.mapping.proba.classes  # type: ignore[union-attr]
+        out = np.full((n, c), np.nan)
+        vals = raw.to_pylist() if is_arrow(raw) else raw  # type: ignore[union-attr]
+        wrong = np.zeros(n, bool)
+        for i, v in enumerate(vals):
+            if v is None:
+                continue
+            if (type(v) is not list or len(v) != c
+                    or not all(type(x) is float or type(x) is int for x in v)):
+                wrong[i] = True
+            else:
+                out[i] = v
+        path = self.mapping.proba.path.text  # type: ignore[union-attr]
+        prob.flag(wrong, "wrong_type", lambda i: f"proba ({path}): expected a list of {c} "
+                  f"numbers, found {describe(vals[i])}")
+        finite = np.isfinite(out).all(axis=1) | np.isnan(out).all(axis=1)
+        prob.flag(~finite, "non_finite_score", lambda i: f"proba ({path}) is not finite")
+        outside = ((out < 0) | (out > 1)).any(axis=1)
+        prob.flag(outside, "score_out_of_range", lambda i: f"proba ({path}): expected "
+                  f"probabilities in [0, 1], found {vals[i]!r}"[:200])
+        return out
+
+    def _decision(self, raw: Raw, prob: Problems, wrong: Callable[..., _Detail]) -> np.ndarray:
+        d = self.mapping.decision
+        assert d is not None
+        vals, bad = texts(raw)
+        prob.flag(bad, "wrong_type", wrong("decision", "decision", "text, a number or a boolean"))
+        k = keys(vals)
+        out = np.full(len(vals), DECISION_UNKNOWN, dtype=np.int8)
+        if d.decline is None:
+            out[vals.is_valid().to_numpy(zero_copy_only=False)] = DECISION_DECLINE
+        else:
+            out[_isin(k, d.decline)] = DECISION_DECLINE
+        out[_isin(k, d.approve)] = DECISION_APPROVE
+        return out
+
+    def _label(self, raw: Raw, prob: Problems) -> np.ndarray:
+        lb = self.mapping.label
+        assert lb is not None
+        vals, bad = texts(raw)
+        k = keys(vals)
+        null = vals.is_null().to_numpy(zero_copy_only=False) & ~bad
+        is_bad = _isin(k, lb.bad)
+        is_good = _isin(k, lb.good)
+        out = np.where(is_bad, 1.0, np.where(is_good, 0.0, np.nan))
+        unreadable = bad | (~null & ~is_bad & ~is_good) | (null & lb.required)
+        path = lb.path.text
+        prob.flag(unreadable, "bad_label", lambda i: f"label ({path}): expected one of "
+                  f"{sorted(lb.bad)} (bad) or {sorted(lb.good)} (good), found "
+                  f"{describe(_value_at(raw, i))}")
+        return out
+
+
+def _table_column(table: pa.Table, path: FieldPath) -> pa.Array:
+    names = table.column_names
+    if path.text in names:
+        return table.column(path.text).combine_chunks()
+    if path.parts[0] in names:
+        col = table.column(path.parts[0]).combine_chunks()
+        for p in path.parts[1:]:
+            if not pa.types.is_struct(col.type) or col.type.get_field_index(p) < 0:
+                return pa.nulls(table.num_rows)
+            col = pc.struct_field(col, [col.type.get_field_index(p)])
+        return col
+    return pa.nulls(table.num_rows)

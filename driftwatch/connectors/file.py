@@ -1,0 +1,290 @@
+"""Replay recorded streams from files: the :class:`~driftwatch.connectors.base.Source` for
+``driftwatch replay``.
+
+Every stream's files (JSONL, CSV, gzip or not, Parquet, Kafka recordings) are read in
+micro-batches and merged into one event-time order (see :mod:`driftwatch.connectors.merge`):
+a predictions file and an outcomes file come out interleaved as they happened. A poll
+yields one batch per stream present, each in merged order, with ``Polled.order`` saying
+which batch holds each next record; every record of a poll comes before every record of
+the next.
+
+Positions are ``{file: lines consumed}`` (the file as matched: relative to the base folder
+when its glob was); :meth:`FileSource.seek` resumes after them; :meth:`FileSource.commit`
+has nothing to acknowledge. A file not sorted by time keeps its own order (late records
+follow the one before them); resuming such a file restarts its running maximum, so late
+records after the resume point may interleave differently than in an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from driftwatch.connectors.base import Polled
+from driftwatch.connectors.config import Connector
+from driftwatch.connectors.deadletter import DeadLetterWriter
+from driftwatch.connectors.decode import Decoder
+from driftwatch.connectors.mapping import StreamMapping
+from driftwatch.connectors.merge import EventMerger
+from driftwatch.connectors.readers import Chunk, FileReader, detect_format
+from driftwatch.errors import ConnectorError, SourceError
+from driftwatch.schema import FeatureSchema
+
+__all__ = ["FileInput", "FileSource"]
+
+
+@dataclass(frozen=True)
+class FileInput:
+    """One file bound to the stream(s) it feeds (several only for a Kafka recording)."""
+
+    path: Path  # where to open it
+    key: str  # its name in positions and dead letters
+    streams: tuple[str, ...]
+    format: str  # resolved: jsonl | csv | parquet | kafka-recording
+
+
+class FileSource:
+    """Reads a connector's files (or explicit inputs) as one time-ordered stream.
+
+    ``schema`` is the decoding schema (``connector.schema_for(reference.schema)``).
+    Bad records come back in :attr:`Polled.bad` and, when ``dead_letter`` is given, are
+    written and flushed there on every poll.
+    """
+
+    def __init__(
+        self,
+        connector: Connector,
+        schema: FeatureSchema,
+        *,
+        batch_size: int = 10_000,
+        dead_letter: DeadLetterWriter | None = None,
+        inputs: Sequence[FileInput] | None = None,
+    ) -> None:
+        self.connector = connector
+        self.schema = schema
+        self.batch_size = batch_size
+        self.dead_letter = dead_letter
+        self.inputs = list(inputs) if inputs is not None else _discover(connector)
+        names = [s.name for s in connector.streams]
+        self._decoders = {s.name: Decoder(s, schema) for s in connector.streams}
+        self._stream_index = {n: i for i, n in enumerate(names)}
+        for inp in self.inputs:
+            _check_input(connector, inp)
+        # ties in event time: stream order, then file order
+        order = sorted(range(len(self.inputs)), key=lambda i: (
+            min(self._stream_index[s] for s in self.inputs[i].streams), i))
+        self._ranks = [order.index(i) for i in range(len(self.inputs))]
+        self._skip: dict[str, int] = {}
+        self._readers: list[FileReader] | None = None
+        self._merger: EventMerger | None = None
+
+    @classmethod
+    def from_paths(
+        cls,
+        connector: Connector,
+        schema: FeatureSchema,
+        inputs: Sequence[str | Path],
+        *,
+        batch_size: int = 10_000,
+        dead_letter: DeadLetterWriter | None = None,
+    ) -> FileSource:
+        """Bind each input to a stream: ``stream=path``, or the stream whose globs match it,
+        or (a Kafka recording) the streams whose topics it holds."""
+        return cls(connector, schema, batch_size=batch_size, dead_letter=dead_letter,
+                   inputs=bind_inputs(connector, inputs))
+
+    # -- Source -----------------------------------------------------------------------------
+    def poll(self, max_records: int | None = None, timeout_s: float = 1.0) -> Polled | None:
+        """The next records in event-time order (at most ``max_records``, default the batch
+        size); ``None`` once every file is read and handed out."""
+        readers, merger = self._open()
+        limit = max_records or self.batch_size
+        nbytes = 0
+        while not merger.done and merger.ready() < limit:
+            i = merger.limiting()
+            if i is None:
+                break
+            chunk = readers[i].next_chunk() or Chunk(end_line=readers[i].line)
+            nbytes += chunk.nbytes
+            merger.add(i, chunk.parts, chunk.bad, chunk.bad_lines, end_line=chunk.end_line,
+                       exhausted=readers[i].exhausted)
+        if merger.done and merger.ready() == 0:
+            return None
+        taken = merger.take(limit)
+        lut = np.full(max((s for s, _ in taken.batches), default=0) + 1, -1, dtype=np.intp)
+        for k, (s, _) in enumerate(taken.batches):
+            lut[s] = k
+        polled = Polled(
+            batches=[b for _, b in taken.batches],
+            bad=taken.bad,
+            positions=self.positions,
+            bytes_read=nbytes,
+            order=lut[taken.order[taken.order >= 0]] if taken.batches else None,
+        )
+        if self.dead_letter is not None and taken.bad:
+            self.dead_letter.write(taken.bad)
+            self.dead_letter.flush()
+        return polled
+
+    @property
+    def positions(self) -> dict[str, int]:
+        """Lines consumed per input file."""
+        if self._merger is None:
+            return {inp.key: self._skip.get(inp.key, 0) for inp in self.inputs}
+        return {inp.key: n for inp, n in zip(self.inputs, self._merger.positions(), strict=True)}
+
+    def seek(self, positions: Mapping[str, int]) -> None:
+        """Resume after ``positions`` (lines consumed per file, as :attr:`positions` gives)."""
+        known = {inp.key for inp in self.inputs}
+        unknown = sorted(set(positions) - known)
+        if unknown:
+            raise SourceError(f"positions name files this source does not read: "
+                              f"{', '.join(unknown)}; inputs: {', '.join(sorted(known))}")
+        self.close()
+        self._skip = {k: int(v) for k, v in positions.items()}
+
+    def commit(self, positions: Mapping[str, int]) -> None:
+        """Nothing to acknowledge for files."""
+
+    def close(self) -> None:
+        """Close the files; :attr:`positions` keeps what was handed out (a later poll
+        reopens them and goes on from there)."""
+        if self._merger is not None:
+            self._skip = self.positions
+        for r in self._readers or ():
+            r.close()
+        self._readers, self._merger = None, None
+        if self.dead_letter is not None:
+            self.dead_letter.flush()
+
+    @property
+    def skipped_topics(self) -> dict[str, int]:
+        """Recorded messages of topics no stream maps, by topic (read and left out)."""
+        out: dict[str, int] = {}
+        for r in self._readers or ():
+            for t, n in r.skipped_topics.items():
+                out[t] = out.get(t, 0) + n
+        return out
+
+    def _open(self) -> tuple[list[FileReader], EventMerger]:
+        if self._readers is None or self._merger is None:
+            readers = []
+            try:
+                for inp in self.inputs:
+                    decs = [(self._stream_index[s], self._decoders[s]) for s in inp.streams]
+                    readers.append(FileReader(inp.path, inp.key, inp.format, decs,
+                                              batch_size=self.batch_size,
+                                              skip_lines=self._skip.get(inp.key, 0)))
+            except SourceError:
+                for r in readers:
+                    r.close()
+                raise
+            merger = EventMerger(self._ranks)
+            for i, inp in enumerate(self.inputs):
+                merger.inputs[i].consumed = merger.inputs[i].read_to = self._skip.get(inp.key, 0)
+            self._readers, self._merger = readers, merger
+        return self._readers, self._merger
+
+
+# -- binding files to streams ------------------------------------------------------------------
+
+
+def _base(connector: Connector) -> Path:
+    return connector.base_dir if connector.base_dir is not None else Path.cwd()
+
+
+def _key(path: Path, base: Path) -> str:
+    full = Path(os.path.normpath(path.absolute()))
+    try:
+        return full.relative_to(Path(os.path.normpath(base.absolute()))).as_posix()
+    except ValueError:
+        return full.as_posix()
+
+
+def _resolve_format(s: StreamMapping, path: Path) -> str:
+    return detect_format(path) if s.format == "auto" else s.format
+
+
+def _discover(connector: Connector) -> list[FileInput]:
+    base = _base(connector)
+    seen: dict[str, tuple[Path, list[str]]] = {}
+    for s in connector.streams:
+        if not s.paths:
+            raise connector.error(("source", "streams", s.name), f"stream {s.name!r} has no "
+                                  "paths; add `paths:` or give the files as inputs")
+        for pi, pattern in enumerate(s.paths):
+            full = pattern if Path(pattern).is_absolute() else str(base / pattern)
+            found = sorted(glob.glob(full, recursive=True))
+            if not found:
+                raise connector.error(("source", "streams", s.name, "paths", pi),
+                                      "no file matches this path", found=repr(pattern))
+            for f in found:
+                key = _key(Path(f), base)
+                streams = seen.setdefault(key, (Path(f), []))[1]
+                if s.name not in streams:
+                    streams.append(s.name)
+    return [_make_input(connector, path, key, tuple(streams)) for key, (path, streams) in
+            seen.items()]
+
+
+def _make_input(connector: Connector, path: Path, key: str, streams: tuple[str, ...]) -> FileInput:
+    fmts = {_resolve_format(connector.stream(s), path) for s in streams}
+    if len(fmts) > 1:
+        raise SourceError(f"{key} is read by streams {', '.join(streams)} with different formats "
+                          f"({', '.join(sorted(fmts))})")
+    fmt = fmts.pop()
+    if len(streams) > 1 and fmt != "kafka-recording":
+        raise SourceError(f"{key} matches the paths of several streams ({', '.join(streams)}); "
+                          "only a Kafka recording may feed several streams")
+    return FileInput(path, key, streams, fmt)
+
+
+def bind_inputs(connector: Connector, inputs: Sequence[str | Path]) -> list[FileInput]:
+    """Inputs given on the command line, bound to streams (see :meth:`FileSource.from_paths`)."""
+    base = _base(connector)
+    names = [s.name for s in connector.streams]
+    out: list[FileInput] = []
+    for raw in inputs:
+        text = str(raw)
+        stream, _, rest = text.partition("=")
+        if rest and stream in names:
+            path = Path(rest)
+            out.append(_make_input(connector, path, _key(path, base), (stream,)))
+            continue
+        if rest and not Path(text).exists():
+            raise SourceError(f"input {text!r}: no stream named {stream!r}; streams: "
+                              f"{', '.join(names)}")
+        path = Path(text)
+        if not path.exists():
+            raise SourceError(f"input {text!r} does not exist")
+        key = _key(path, base)
+        matched = [s.name for s in connector.streams if any(
+            fnmatch.fnmatch(key, p) or fnmatch.fnmatch(path.name, Path(p).name) for p in s.paths)]
+        if not matched and detect_format(path) == "kafka-recording":
+            matched = [s.name for s in connector.streams if s.topic_name]
+        if not matched:
+            raise SourceError(f"input {text!r} matches no stream's paths; write it as "
+                              f"stream=path (streams: {', '.join(names)})")
+        out.append(_make_input(connector, path, key, tuple(matched)))
+    return out
+
+
+def _check_input(connector: Connector, inp: FileInput) -> None:
+    if inp.format == "kafka-recording" and len(inp.streams) > 1:
+        for s in inp.streams:
+            if connector.stream(s).topic_name is None:
+                raise ConnectorError(f"{inp.key}: a Kafka recording feeding several streams "
+                                     f"needs a topic on each; stream {s!r} has none",
+                                     file=connector.file)
+    for s in inp.streams:
+        t = connector.stream(s).event_time
+        if t.source == "kafka_timestamp" and inp.format != "kafka-recording":
+            raise ConnectorError(f"{inp.key}: stream {s!r} takes event time from the Kafka "
+                                 f"timestamp, which only a Kafka recording has (format "
+                                 f"{inp.format})", file=connector.file)

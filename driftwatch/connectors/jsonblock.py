@@ -1,0 +1,305 @@
+"""Parse many JSON lines at once: a pyarrow fast path, and orjson per line as the reference.
+
+``pyarrow.json`` parses a block of lines into columns in C++, reading only the mapped paths
+(an explicit schema), several times faster than building a dict per line. It is used only
+where it must agree with ``orjson``; anything else goes line by line:
+
+* a line goes to the block parser only if it starts with ``{`` and ends with ``}``
+  (pyarrow accepts a top-level ``null`` or crashes on it), is valid UTF-8 and has no
+  ``NaN``/``Infinity`` token (pyarrow lets both through, JSON does not), and is short
+  enough that its nesting cannot pass orjson's depth limit;
+* the block must yield exactly one row per line; a block that fails (a value of another
+  type, invalid JSON, a duplicate key) is split in two and retried, down to small pieces
+  that go line by line.
+
+Types of the paths whose type is not fixed by the mapping (ids, levels, labels) are learnt
+from the lines decoded one by one; a block that disagrees just falls back, so the result
+never depends on which path decoded a line.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from driftwatch.connectors.columns import BAD_PARENT, Problems, describe
+from driftwatch.connectors.mapping import FieldPath
+
+__all__ = ["KINDS", "Lines", "ParsedRows", "RowParser"]
+
+# what a path holds: "number" and "proba" have fixed types, "time:<unit>" and "any" are learnt
+KINDS = ("number", "proba", "any", "time:auto", "time:s", "time:ms", "time:iso")
+_MAX_SAFE_LEN = 1000  # a line this short cannot nest deeper than orjson's 1024 levels
+_SMALLEST_BLOCK = 64
+_OPEN = np.uint8(ord("{"))
+_CLOSE = np.uint8(ord("}"))
+
+
+@dataclass
+class Lines:
+    """Rows as ``buf[starts[i]:ends[i]]`` (line ends and ``\\r`` excluded)."""
+
+    buf: bytes
+    starts: np.ndarray
+    ends: np.ndarray
+    whole: bool  # buf is exactly these rows, one per line (pyarrow may parse it as is)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def raw(self, i: int) -> bytes:
+        return self.buf[int(self.starts[i]) : int(self.ends[i])]
+
+    @classmethod
+    def from_block(cls, block: bytes) -> tuple[Lines, np.ndarray]:
+        """Non-blank lines of a JSONL block and their 0-based line numbers in the block."""
+        arr = np.frombuffer(block, dtype=np.uint8)
+        nl = np.flatnonzero(arr == 10)
+        ends = nl if (len(block) == 0 or block.endswith(b"\n")) else np.append(nl, len(block))
+        starts = np.concatenate(([0], nl + 1))[: len(ends)]
+        cr = (ends > starts) & (arr[np.maximum(ends - 1, 0)] == 13) if len(arr) else ends > 0
+        ends = ends - cr
+        keep = ends > starts
+        odd = np.flatnonzero(keep & (arr[np.minimum(starts, max(len(arr) - 1, 0))] != _OPEN))
+        for i in odd.tolist():  # whitespace-only lines are blank too
+            if not block[starts[i] : ends[i]].strip():
+                keep[i] = False
+        line_no = np.flatnonzero(keep)
+        return cls(block, starts[keep], ends[keep], whole=True), line_no
+
+    @classmethod
+    def from_payloads(cls, payloads: list[bytes]) -> Lines:
+        """One row per payload (an empty payload is a row, and an invalid one)."""
+        lengths = np.fromiter((len(p) for p in payloads), dtype=np.int64, count=len(payloads))
+        starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])) if len(payloads) else lengths
+        whole = not any(b"\n" in p or b"\r" in p for p in payloads)
+        return cls(b"\n".join(payloads), starts, starts + lengths, whole)
+
+    def subset(self, idx: np.ndarray) -> Lines:
+        if len(idx) == len(self) and self.whole:
+            return self
+        parts = [self.buf[s:e] for s, e in zip(self.starts[idx].tolist(), self.ends[idx].tolist(),
+                                                strict=True)]
+        sub = Lines.from_payloads(parts)
+        sub.whole = True  # rows passed the screen: no line breaks inside
+        return sub
+
+    def screen(self) -> np.ndarray:
+        """Rows the block parser may take (see the module docstring)."""
+        arr = np.frombuffer(self.buf, dtype=np.uint8)
+        n = len(self)
+        if n == 0:
+            return np.zeros(0, bool)
+        nonempty = self.ends > self.starts
+        ok = nonempty.copy()
+        ok[nonempty] &= arr[self.starts[nonempty]] == _OPEN
+        ok[nonempty] &= arr[self.ends[nonempty] - 1] == _CLOSE
+        ok &= (self.ends - self.starts) <= _MAX_SAFE_LEN
+        # a one-byte search is a memchr: cheap when the block has no capital N or I at all
+        if int(arr.max(initial=0)) >= 0x80:  # pyarrow lets some invalid UTF-8 through
+            for i in np.flatnonzero(ok).tolist():
+                try:
+                    self.raw(i).decode("utf-8")
+                except UnicodeDecodeError:
+                    ok[i] = False
+        if (b"N" in self.buf and b"NaN" in self.buf) or (
+            b"I" in self.buf and b"Infinity" in self.buf
+        ):
+            for i in np.flatnonzero(ok).tolist():
+                r = self.raw(i)
+                ok[i] = b"NaN" not in r and b"Infinity" not in r
+        return ok
+
+
+@dataclass
+class ParsedRows:
+    """Raw columns for some rows (indices into the Lines), plus row-level problems."""
+
+    rows: np.ndarray
+    columns: dict[str, Any]  # key -> pyarrow array or list of Python values
+    problems: Problems
+
+
+class RowParser:
+    """Parses rows to raw columns for a fixed set of paths, learning types as it goes."""
+
+    def __init__(self, fields: Mapping[str, tuple[FieldPath, str]], *, block: bool = True) -> None:
+        self.fields = dict(fields)
+        self.block = block  # False: every line through orjson (the reference path)
+        self.types: dict[str, pa.DataType] = {}
+        for key, (_, kind) in self.fields.items():
+            if kind == "number" or kind in ("time:s", "time:ms"):
+                self.types[key] = pa.float64()
+            elif kind == "proba":
+                self.types[key] = pa.list_(pa.float64())
+            elif kind == "time:iso":
+                self.types[key] = pa.string()
+            else:
+                self.types[key] = pa.null()  # learnt from the first lines
+        self.fast_enabled = self._tree() is not None
+        self._learnt = False
+        self.fast_rows = 0
+        self.slow_rows = 0
+
+    # -- public ---------------------------------------------------------------------------
+    def parse(self, lines: Lines) -> list[ParsedRows]:
+        """Parse every row; the parts come back in no particular order."""
+        n = len(lines)
+        everything = np.arange(n)
+        if not (self.block and self.fast_enabled) or n == 0:
+            return [self._slow(lines, everything)]
+        out: list[ParsedRows] = []
+        if not self._learnt:
+            head = everything[:_SMALLEST_BLOCK]
+            out.append(self._slow(lines, head))
+            everything = everything[len(head) :]
+        ok = lines.screen()[everything]
+        if (~ok).any():
+            out.append(self._slow(lines, everything[~ok]))
+        if ok.any():
+            self._fast(lines, everything[ok], out)
+        return out
+
+    # -- slow path: orjson per line ---------------------------------------------------------
+    def slow(self, lines: Lines, rows: np.ndarray) -> ParsedRows:
+        """Parse ``rows`` line by line (the reference path)."""
+        return self._slow(lines, rows)
+
+    def _slow(self, lines: Lines, rows: np.ndarray) -> ParsedRows:
+        n = len(rows)
+        self.slow_rows += n
+        prob = Problems(n)
+        objs: list[Any] = [None] * n
+        invalid: dict[int, str] = {}
+        not_obj: dict[int, str] = {}
+        for k, i in enumerate(rows.tolist()):
+            raw = lines.raw(i)
+            try:
+                o = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                invalid[k] = "empty payload" if not raw.strip() else str(exc)[:200]
+                continue
+            if type(o) is dict:
+                objs[k] = o
+            else:
+                not_obj[k] = f"expected a JSON object, found {describe(o)}"
+        if invalid:
+            m = np.zeros(n, bool)
+            m[list(invalid)] = True
+            prob.flag(m, "invalid_json", invalid.__getitem__)
+        if not_obj:
+            m = np.zeros(n, bool)
+            m[list(not_obj)] = True
+            prob.flag(m, "not_an_object", not_obj.__getitem__)
+        cols = _extract_all(objs, {key: path.parts for key, (path, _) in self.fields.items()})
+        self._learn(cols)
+        return ParsedRows(rows, cols, prob)
+
+    def _learn(self, cols: dict[str, list[Any]]) -> None:
+        self._learnt = True
+        changed = False
+        for key, (_, kind) in self.fields.items():
+            if kind not in ("any", "time:auto"):
+                continue
+            kinds = {type(v) for v in cols[key] if v is not None}
+            old = self.types[key]
+            new = old
+            if kinds == {str}:
+                new = pa.string()
+            elif kinds == {bool}:
+                new = pa.bool_()
+            elif kinds == {int} and pa.types.is_null(old):
+                new = pa.int64()
+            elif kinds and kinds <= {int, float}:
+                new = pa.float64()
+            widen = pa.types.is_null(old) or (pa.types.is_int64(old) and pa.types.is_float64(new))
+            if widen and new != old:
+                self.types[key] = new
+                changed = True
+        if changed:
+            self.fast_enabled = self._tree() is not None
+
+    # -- fast path: pyarrow per block -------------------------------------------------------
+    def _tree(self) -> pa.Schema | None:
+        tree: dict[str, Any] = {}
+        for key, (path, _) in self.fields.items():
+            node = tree
+            for p in path.parts[:-1]:
+                nxt = node.setdefault(p, {})
+                if not isinstance(nxt, dict):
+                    return None
+                node = nxt
+            leaf = path.parts[-1]
+            if leaf in node and (isinstance(node[leaf], dict) or node[leaf] != self.types[key]):
+                return None  # a path that is both a leaf and a parent, or two types
+            node[leaf] = self.types[key]
+
+        def build(node: dict[str, Any]) -> list[pa.Field]:
+            return [pa.field(k, pa.struct(build(v)) if isinstance(v, dict) else v)
+                    for k, v in node.items()]
+
+        return pa.schema(build(tree))
+
+    def _fast(self, lines: Lines, rows: np.ndarray, out: list[ParsedRows]) -> None:
+        schema = self._tree()
+        if schema is None:
+            out.append(self._slow(lines, rows))
+            return
+        sub = lines.subset(rows)
+        try:
+            longest = int((sub.ends - sub.starts).max())
+            table = pj.read_json(
+                io.BytesIO(sub.buf),
+                read_options=pj.ReadOptions(block_size=max(1 << 20, 2 * longest + 2)),
+                parse_options=pj.ParseOptions(
+                    explicit_schema=schema, unexpected_field_behavior="ignore"
+                ),
+            )
+            if table.num_rows != len(rows):
+                raise pa.ArrowInvalid("row count differs from line count")
+        except pa.ArrowException:
+            if len(rows) <= _SMALLEST_BLOCK:
+                out.append(self._slow(lines, rows))
+            else:
+                half = len(rows) // 2
+                self._fast(lines, rows[:half], out)
+                self._fast(lines, rows[half:], out)
+            return
+        self.fast_rows += len(rows)
+        cols = {key: _column(table, path.parts) for key, (path, _) in self.fields.items()}
+        out.append(ParsedRows(rows, cols, Problems(len(rows))))
+
+
+def _extract_all(objs: list[Any], paths: dict[str, tuple[str, ...]]) -> dict[str, list[Any]]:
+    """Every path's values; paths sharing a first key share one lookup of it."""
+    groups: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for key, parts in paths.items():
+        groups.setdefault(parts[0], []).append((key, parts[1:]))
+    out: dict[str, list[Any]] = {}
+    for first, members in groups.items():
+        top = [o.get(first) if o is not None else None for o in objs]
+        for key, rest in members:
+            out[key] = top if not rest else _descend(top, rest)
+    return out
+
+
+def _descend(values: list[Any], parts: tuple[str, ...]) -> list[Any]:
+    for p in parts:
+        values = [v.get(p) if type(v) is dict else None if v is None else BAD_PARENT
+                  for v in values]
+    return values
+
+
+def _column(table: pa.Table, parts: tuple[str, ...]) -> pa.Array:
+    col = table.column(parts[0]).combine_chunks()
+    for p in parts[1:]:
+        col = pc.struct_field(col, [col.type.get_field_index(p)])
+    return col

@@ -1,0 +1,196 @@
+"""How one stream's messages map to :class:`~driftwatch.batch.Batch` fields: the decoder's input.
+
+A :class:`StreamMapping` is built by :mod:`driftwatch.connectors.config` from a connector
+file; tests and tools may build one directly. Field paths are dotted (``applicant.income``);
+for a flat table (CSV, Parquet) a column named exactly like the whole path wins.
+
+Values that select a decision or a label (``approve: [approve, 1, true]``) are compared by
+:func:`value_key`: text is stripped and lower-cased, ``true``/``false`` stand for booleans
+and integral numbers lose their ``.0``, so ``1``, ``1.0`` and ``"1"`` all match ``1``.
+
+>>> m = StreamMapping(name="predictions", event_id=FieldPath.parse("id"),
+...                   event_time=TimeField(FieldPath.parse("ts")), features=None)
+>>> from driftwatch.schema import FeatureSchema
+>>> r = m.resolve(FeatureSchema(numeric=("income",), categorical=("purpose",)))
+>>> [(f.name, f.path.text, f.kind) for f in r.features]
+[('income', 'income', 'numeric'), ('purpose', 'purpose', 'categorical')]
+>>> [value_key(v) for v in ("Approve ", True, 1.0, 1, 2.5)]
+['approve', 'true', '1', '1', '2.5']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from driftwatch.schema import FeatureSchema
+
+__all__ = [
+    "DEFAULT_APPROVE",
+    "DEFAULT_BAD",
+    "DEFAULT_GOOD",
+    "ROLES",
+    "DecisionField",
+    "FeatureField",
+    "FieldPath",
+    "LabelField",
+    "ProbaField",
+    "StreamMapping",
+    "TimeField",
+    "as_text",
+    "value_key",
+]
+
+ROLES = ("predictions", "outcomes")
+DEFAULT_APPROVE: tuple[Any, ...] = ("approve", "approved", 1, True)
+DEFAULT_BAD: tuple[Any, ...] = (1, True, "bad", "default")
+DEFAULT_GOOD: tuple[Any, ...] = (0, False, "good")
+
+
+def as_text(v: Any) -> str:
+    """Text of a scalar as decoded fields carry it (ids, levels, versions, segments)."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def value_key(v: Any) -> str:
+    """Normalised key used to match decision and label values."""
+    return as_text(v).strip().lower()
+
+
+@dataclass(frozen=True)
+class FieldPath:
+    """A dotted path into a message (``loan.amount``), kept with its text."""
+
+    parts: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> FieldPath:
+        return cls(tuple(text.split(".")))
+
+    @property
+    def text(self) -> str:
+        return ".".join(self.parts)
+
+
+@dataclass(frozen=True)
+class TimeField:
+    """Event time: a path and its unit, or the Kafka record timestamp."""
+
+    path: FieldPath | None
+    unit: str = "auto"  # auto | s | ms | iso
+    source: str = "payload"  # payload | kafka_timestamp
+
+
+@dataclass(frozen=True)
+class FeatureField:
+    name: str
+    path: FieldPath
+    kind: str | None = None  # numeric | categorical; None = as in the reference
+
+
+@dataclass(frozen=True)
+class DecisionField:
+    path: FieldPath
+    approve: frozenset[str] = frozenset(value_key(v) for v in DEFAULT_APPROVE)
+    decline: frozenset[str] | None = None  # None: anything not approved is declined
+
+
+@dataclass(frozen=True)
+class LabelField:
+    path: FieldPath
+    bad: frozenset[str] = frozenset(value_key(v) for v in DEFAULT_BAD)
+    good: frozenset[str] = frozenset(value_key(v) for v in DEFAULT_GOOD)
+    required: bool = True  # an outcome without a label is a bad record
+
+
+@dataclass(frozen=True)
+class ProbaField:
+    path: FieldPath
+    classes: int = 2  # length every probability list must have
+
+
+@dataclass(frozen=True)
+class StreamMapping:
+    """Everything the decoder needs to turn one stream's messages into a Batch.
+
+    ``features`` is ``None`` for ``features: infer`` until :meth:`resolve` fills it from a
+    :class:`FeatureSchema`; an empty tuple means the stream carries no features.
+    ``role`` (``predictions`` / ``outcomes``) becomes ``Batch.stream``.
+    """
+
+    name: str
+    event_id: FieldPath
+    event_time: TimeField
+    features: tuple[FeatureField, ...] | None = ()
+    role: str = "predictions"
+    score: FieldPath | None = None
+    proba: ProbaField | None = None
+    model_version: FieldPath | None = None
+    decision: DecisionField | None = None
+    segment: FieldPath | None = None
+    exposure: FieldPath | None = None
+    label: LabelField | None = None
+    metrics: tuple[tuple[str, FieldPath], ...] = ()
+    paths: tuple[str, ...] = ()
+    format: str = "auto"  # auto | jsonl | csv | parquet | kafka-recording
+    topic: str | Mapping[str, Any] | None = None  # passed through for the Kafka source
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def topic_name(self) -> str | None:
+        """The topic as a name, whether ``topic:`` is a string or a mapping with ``name``."""
+        if isinstance(self.topic, Mapping):
+            name = self.topic.get("name")
+            return str(name) if name is not None else None
+        return self.topic
+
+    @property
+    def infers_features(self) -> bool:
+        return self.features is None
+
+    def resolve(self, schema: FeatureSchema) -> StreamMapping:
+        """Fill ``features: infer`` from ``schema`` (path = name) and missing kinds."""
+        kinds = {n: "numeric" for n in schema.numeric} | {
+            n: "categorical" for n in schema.categorical
+        }
+        if self.features is None:
+            feats = tuple(FeatureField(n, FieldPath.parse(n), kinds[n]) for n in schema.names)
+        else:
+            feats = tuple(
+                f if f.kind or f.name not in kinds else replace(f, kind=kinds[f.name])
+                for f in self.features
+            )
+        return replace(self, features=feats)
+
+    def feature_paths(self, names: Iterable[str]) -> dict[str, FieldPath]:
+        """Paths of the named features this stream maps (absent names are left out)."""
+        mine = {f.name: f.path for f in self.features or ()}
+        return {n: mine[n] for n in names if n in mine}
+
+    def all_paths(self) -> dict[str, FieldPath]:
+        """Every mapped path by field name (``feature:<name>``, ``metric:<name>``, ...)."""
+        out: dict[str, FieldPath] = {"event_id": self.event_id}
+        if self.event_time.path is not None:
+            out["event_time"] = self.event_time.path
+        for f in self.features or ():
+            out[f"feature:{f.name}"] = f.path
+        for key in ("score", "model_version", "segment", "exposure"):
+            p = getattr(self, key)
+            if p is not None:
+                out[key] = p
+        if self.proba is not None:
+            out["proba"] = self.proba.path
+        if self.decision is not None:
+            out["decision"] = self.decision.path
+        if self.label is not None:
+            out["label"] = self.label.path
+        for name, p in self.metrics:
+            out[f"metric:{name}"] = p
+        return out

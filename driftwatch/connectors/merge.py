@@ -1,0 +1,197 @@
+"""Merge several inputs into one event-time order, deterministically, a micro-batch at a time.
+
+Each input keeps its own order. Its records are keyed by the running maximum of its event
+times (a late record rides right behind the record before it), so every input is sorted by
+its key, and the merge is the classic one: the smallest ``(key, input rank, line)`` first,
+where the rank orders inputs by stream, then by file. Bad records carry the key of the
+record before them. Because the order is defined record by record, the batch size changes
+how the merged sequence is cut, never the sequence itself.
+
+A record may leave once no other unfinished input can still produce something before it:
+its key is below every other input's last key (or equal, with a lower rank).
+
+>>> m = EventMerger(ranks=[0, 1])
+>>> from driftwatch.batch import Batch
+>>> def chunk(times, stream):
+...     b = Batch.build(stream, n=len(times), event_time=times, position=range(1, 1 + len(times)))
+...     return b, np.arange(1, 1 + len(times))
+>>> m.add(0, {0: chunk([1.0, 5.0, 9.0], "predictions")}, [], [], end_line=3, exhausted=True)
+>>> m.add(1, {1: chunk([2.0, 5.0], "outcomes")}, [], [], end_line=2, exhausted=True)
+>>> out = m.take(10)
+>>> [(s, b.event_time.tolist()) for s, b in out.batches]
+[(0, [1.0, 5.0, 9.0]), (1, [2.0, 5.0])]
+>>> out.order.tolist()  # stream of each record, in merged order
+[0, 1, 0, 1, 0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from driftwatch.batch import Batch
+from driftwatch.connectors.base import BadRecord
+
+__all__ = ["EventMerger", "Taken"]
+
+
+@dataclass
+class _Input:
+    rank: int
+    parts: dict[int, tuple[Batch, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    bad: list[BadRecord] = field(default_factory=list)
+    bad_lines: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    bad_keys: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    carry: float = -np.inf  # running max of event time so far
+    read_to: int = 0  # last line read
+    consumed: int = 0  # last line handed out
+    exhausted: bool = False
+
+    @property
+    def buffered(self) -> int:
+        return sum(len(p[0]) for p in self.parts.values()) + len(self.bad)
+
+
+@dataclass
+class Taken:
+    """Records handed out by one :meth:`EventMerger.take`."""
+
+    batches: list[tuple[int, Batch]]  # (stream index, rows in merged order), by stream index
+    bad: list[BadRecord]
+    order: np.ndarray  # stream index per good record in merged order (-1 for none)
+
+
+class EventMerger:
+    """Buffers decoded chunks per input and hands out records in merged event-time order."""
+
+    def __init__(self, ranks: list[int]) -> None:
+        self.inputs = [_Input(rank=r) for r in ranks]
+
+    def add(
+        self,
+        i: int,
+        parts: dict[int, tuple[Batch, np.ndarray]],
+        bad: list[BadRecord],
+        bad_lines: list[int],
+        *,
+        end_line: int,
+        exhausted: bool,
+    ) -> None:
+        """Append one chunk of input ``i`` (rows with their lines, in line order per stream)."""
+        inp = self.inputs[i]
+        streams = sorted(parts)
+        lines = np.concatenate([parts[s][1] for s in streams] + [np.asarray(bad_lines, np.int64)])
+        times = np.concatenate([parts[s][0].event_time for s in streams]
+                               + [np.full(len(bad_lines), np.nan)])
+        order = np.argsort(lines, kind="stable")
+        keys_sorted = np.fmax.accumulate(np.concatenate(([inp.carry], times[order])))[1:]
+        keys = np.empty(len(lines))
+        keys[order] = keys_sorted
+        if len(keys_sorted):
+            inp.carry = float(keys_sorted[-1])
+        at = 0
+        for s in streams:
+            b, ln = parts[s]
+            k = keys[at : at + len(b)]
+            at += len(b)
+            if s in inp.parts:
+                ob, ol, ok = inp.parts[s]
+                inp.parts[s] = (Batch.concat([ob, b]), np.concatenate([ol, ln]),
+                                np.concatenate([ok, k]))
+            elif len(b):
+                inp.parts[s] = (b, ln, k)
+        inp.bad.extend(bad)
+        inp.bad_lines = np.concatenate([inp.bad_lines, np.asarray(bad_lines, np.int64)])
+        inp.bad_keys = np.concatenate([inp.bad_keys, keys[at:]])
+        inp.read_to = end_line
+        inp.exhausted = exhausted
+
+    def _bound(self, i: int) -> tuple[float, int] | None:
+        others = [(o.carry, o.rank) for j, o in enumerate(self.inputs)
+                  if j != i and not o.exhausted]
+        return min(others) if others else None
+
+    def _safe(self, i: int, keys: np.ndarray) -> np.ndarray:
+        b = self._bound(i)
+        if b is None:
+            return np.ones(len(keys), bool)
+        return (keys < b[0]) | ((keys == b[0]) & (self.inputs[i].rank < b[1]))
+
+    def ready(self) -> int:
+        """How many buffered records could leave now."""
+        n = 0
+        for i, inp in enumerate(self.inputs):
+            n += sum(int(self._safe(i, k).sum()) for _, _, k in inp.parts.values())
+            n += int(self._safe(i, inp.bad_keys).sum())
+        return n
+
+    def limiting(self) -> int | None:
+        """The unfinished input whose reading would let the most records leave."""
+        live = [(o.carry, o.rank, j) for j, o in enumerate(self.inputs) if not o.exhausted]
+        return min(live)[2] if live else None
+
+    @property
+    def done(self) -> bool:
+        return all(o.exhausted and o.buffered == 0 for o in self.inputs)
+
+    def take(self, max_records: int) -> Taken:
+        """Hand out up to ``max_records`` records (good and bad) in merged order."""
+        keys, ranks, lines, inp_ix, kind = [], [], [], [], []
+        for i, inp in enumerate(self.inputs):
+            for s, (_, ln, k) in inp.parts.items():
+                safe = self._safe(i, k)
+                keys.append(k[safe]), lines.append(ln[safe])
+                ranks.append(np.full(int(safe.sum()), inp.rank))
+                inp_ix.append(np.full(int(safe.sum()), i)), kind.append(np.full(int(safe.sum()), s))
+            safe = self._safe(i, inp.bad_keys)
+            keys.append(inp.bad_keys[safe]), lines.append(inp.bad_lines[safe])
+            ranks.append(np.full(int(safe.sum()), inp.rank))
+            inp_ix.append(np.full(int(safe.sum()), i)), kind.append(np.full(int(safe.sum()), -1))
+        if not keys:
+            return Taken([], [], np.zeros(0, np.int64))
+        k, r, ln = np.concatenate(keys), np.concatenate(ranks), np.concatenate(lines)
+        ii, kk = np.concatenate(inp_ix), np.concatenate(kind)
+        sel = np.lexsort((ln, r, k))[:max_records]
+        ii, kk, ln = ii[sel], kk[sel], ln[sel]
+        out: dict[int, list[tuple[Batch, np.ndarray]]] = {}
+        bad_pos: list[tuple[int, BadRecord]] = []
+        for i, inp in enumerate(self.inputs):
+            mine = ii == i
+            if not mine.any():
+                continue
+            inp.consumed = int(ln[mine].max())
+            for s in list(inp.parts):
+                ranks_here = np.flatnonzero(mine & (kk == s))
+                c = len(ranks_here)
+                if not c:
+                    continue
+                b, bl, bk = inp.parts[s]
+                out.setdefault(s, []).append((b.take(slice(0, c)), ranks_here))
+                if c == len(b):
+                    del inp.parts[s]
+                else:
+                    inp.parts[s] = (b.take(slice(c, None)), bl[c:], bk[c:])
+            ranks_here = np.flatnonzero(mine & (kk == -1))
+            c = len(ranks_here)
+            bad_pos += list(zip(ranks_here.tolist(), inp.bad[:c], strict=True))
+            inp.bad, inp.bad_lines, inp.bad_keys = inp.bad[c:], inp.bad_lines[c:], inp.bad_keys[c:]
+        for inp in self.inputs:
+            if inp.buffered == 0:
+                inp.consumed = inp.read_to
+        batches = []
+        for s in sorted(out):
+            pieces = out[s]
+            where = np.concatenate([p[1] for p in pieces])
+            b = Batch.concat([p[0] for p in pieces])
+            if len(pieces) > 1:
+                b = b.take(np.argsort(where, kind="stable"))
+                if len({p[0].source for p in pieces}) > 1:  # rows of several files
+                    b = replace(b, source="")
+            batches.append((s, b))
+        bad_pos.sort(key=lambda t: t[0])
+        return Taken(batches, [b for _, b in bad_pos], kk[kk >= 0])
+
+    def positions(self) -> list[int]:
+        """Last line handed out, per input."""
+        return [o.read_to if o.buffered == 0 else o.consumed for o in self.inputs]

@@ -1,0 +1,366 @@
+"""Read one input file in chunks of decoded rows: JSONL, CSV (gzip or not), Parquet, and the
+Kafka recording format.
+
+A chunk holds, per stream, the decoded :class:`~driftwatch.batch.Batch` and the file line of
+each row; the bad records with their lines; and the last line the chunk covers. Lines are
+1-based. CSV counts its header as line 1; Parquet counts rows from 1. A recording's rows keep
+their Kafka offset as ``Batch.position`` (as the live source would) while lines still say
+where they sit in the file.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import zlib
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from driftwatch.batch import Batch
+from driftwatch.connectors.base import BadRecord
+from driftwatch.connectors.decode import Decoder
+from driftwatch.errors import SourceError
+
+__all__ = ["Chunk", "FileReader", "detect_format"]
+
+_READ = 1 << 22
+_ENVELOPE = ("topic", "partition", "offset")
+
+
+@dataclass
+class Chunk:
+    parts: dict[int, tuple[Batch, np.ndarray]] = field(default_factory=dict)  # stream -> rows
+    bad: list[BadRecord] = field(default_factory=list)
+    bad_lines: list[int] = field(default_factory=list)
+    end_line: int = 0
+    nbytes: int = 0
+
+
+def _open_bytes(path: Path) -> tuple[IO[bytes], IO[bytes]]:
+    """``(stream, raw file)``: the stream decompresses gzip (found by its magic bytes)."""
+    raw = open(path, "rb")  # noqa: SIM115 - owned by the reader, closed in close()
+    if raw.read(2) == b"\x1f\x8b":
+        raw.seek(0)
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw  # type: ignore[return-value]
+    raw.seek(0)
+    return raw, raw
+
+
+def detect_format(path: Path) -> str:
+    """``jsonl``, ``csv``, ``parquet`` or ``kafka-recording`` from the name, then the content."""
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    if name.endswith((".csv", ".tsv")):
+        return "csv"
+    try:
+        f, raw = _open_bytes(path)
+        with raw, f:
+            head = f.read(1 << 16)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise SourceError(f"cannot read {path}: {exc}") from exc
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if not name.endswith((".jsonl", ".json", ".ndjson")) and not head.lstrip().startswith(b"{"):
+        return "csv"
+    for line in head.splitlines():
+        if line.strip():
+            try:
+                first = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                break
+            if isinstance(first, dict) and all(k in first for k in _ENVELOPE) and "value" in first:
+                return "kafka-recording"
+            break
+    return "jsonl"
+
+
+class FileReader:
+    """Reads one file for one or more streams (several only for a Kafka recording)."""
+
+    def __init__(
+        self,
+        path: Path,
+        key: str,
+        fmt: str,
+        decoders: Sequence[tuple[int, Decoder]],
+        *,
+        batch_size: int,
+        skip_lines: int = 0,
+    ) -> None:
+        self.path, self.key, self.format = path, key, fmt
+        self.decoders = list(decoders)
+        self.batch_size = max(1, batch_size)
+        self.line = 0  # last line read
+        self.exhausted = False
+        self.skipped_topics: dict[str, int] = {}
+        self._topics = {d.mapping.topic_name: i for i, d in self.decoders if d.mapping.topic_name}
+        self._f: Any = None
+        self._size = path.stat().st_size if path.exists() else 0
+        self._buf, self._pos = b"", 0
+        self._nl, self._nl_at = np.zeros(0, np.int64), 0
+        self._block_lines = 0
+        try:
+            self._start(skip_lines)
+        except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
+            self.close()
+            raise SourceError(f"cannot read {path}: {exc}") from exc
+        self._disk = self._disk_position()
+
+    # -- public ---------------------------------------------------------------------------
+    def next_chunk(self) -> Chunk | None:
+        if self.exhausted:
+            return None
+        try:
+            if self.format == "parquet":
+                chunk = self._parquet_chunk()
+            elif self.format == "csv":
+                chunk = self._csv_chunk()
+            elif self.format == "kafka-recording":
+                chunk = self._recording_chunk(self._read_lines())
+            else:
+                chunk = self._jsonl_chunk(self._read_lines())
+        except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
+            raise SourceError(f"cannot read {self.path} after line {self.line}: {exc}") from exc
+        at = self._disk_position()
+        chunk.nbytes, self._disk = at - self._disk, at
+        return chunk
+
+    def _disk_position(self) -> int:
+        """Bytes of the file read so far (compressed bytes for gzip), for progress."""
+        if self.format in ("jsonl", "kafka-recording"):
+            return self._raw.tell() if not self._raw.closed else self._size
+        if self.format == "parquet":
+            total = max(self._pq.metadata.num_rows, 1)
+            return self._size * min(self.line, total) // total
+        return self._size if self.exhausted else 0
+
+    def close(self) -> None:
+        for f in (self._f, getattr(self, "_raw", None), getattr(self, "_pq", None)):
+            if f is not None and hasattr(f, "close"):
+                f.close()
+        self._f = None
+
+    # -- opening and skipping ---------------------------------------------------------------
+    def _start(self, skip: int) -> None:
+        if self.format == "parquet":
+            self._pq = pq.ParquetFile(self.path)
+            names = set(self._pq.schema_arrow.names)
+            cols = sorted({p.text if p.text in names else p.parts[0]
+                           for _, d in self.decoders for p, _ in d.fields.values()} & names)
+            groups, rows = [], 0
+            for g in range(self._pq.num_row_groups):
+                n = self._pq.metadata.row_group(g).num_rows
+                if groups or rows + n > skip:
+                    groups.append(g)
+                else:
+                    rows += n
+            self._f = self._pq.iter_batches(batch_size=self.batch_size, row_groups=groups,
+                                            columns=cols)
+            self._drop, self.line = skip - rows, skip
+            return
+        if self.format == "csv":
+            self._csv_bad: list[tuple[int, str, str]] = []
+            cols = sorted({p.text for _, d in self.decoders for p, _ in d.fields.values()})
+            self._csv_cols = cols
+            self._f = pacsv.open_csv(
+                pa.input_stream(str(self.path), compression="detect"),
+                read_options=pacsv.ReadOptions(block_size=_READ, use_threads=False,
+                                               skip_rows_after_names=max(skip - 1, 0)),
+                parse_options=pacsv.ParseOptions(invalid_row_handler=self._invalid_row),
+                convert_options=pacsv.ConvertOptions(
+                    column_types=dict.fromkeys(cols, pa.string()), include_columns=cols,
+                    include_missing_columns=True, strings_can_be_null=True),
+            )
+            self._table: pa.Table | None = None
+            self.line = max(skip, 1)
+            return
+        self._f, self._raw = _open_bytes(self.path)
+        while self.line < skip:
+            block = self._read_lines(min(self.batch_size * 10, skip - self.line))
+            if not block:
+                break
+
+    # -- JSON lines -------------------------------------------------------------------------
+    def _read_lines(self, n: int | None = None) -> bytes:
+        """The next ``n`` (default: batch size) lines as one block; marks the end of file.
+
+        The buffer is ``_buf[_pos:]`` with the offsets of its line ends in ``_nl[_nl_at:]``,
+        found once per byte read, so a small batch size never rescans or copies the buffer.
+        """
+        want = n or self.batch_size
+        while len(self._nl) - self._nl_at < want:
+            data = self._f.read(_READ)
+            if not data:
+                break
+            rest = self._buf[self._pos :]
+            found = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + len(rest)
+            self._nl = np.concatenate([self._nl[self._nl_at :] - self._pos, found])
+            self._buf, self._pos, self._nl_at = rest + data, 0, 0
+        buf, pos = self._buf, self._pos
+        have = len(self._nl) - self._nl_at
+        if have >= want:
+            end = int(self._nl[self._nl_at + want - 1]) + 1
+            self._nl_at += want
+            self._block_lines = want
+        else:
+            end = len(buf)
+            self._block_lines = have + (1 if end > pos and buf[-1:] != b"\n" else 0)
+            self._nl_at = len(self._nl)
+            self.exhausted = True
+        self.line += self._block_lines
+        self._pos = end
+        return buf[pos:end]
+
+    def _jsonl_chunk(self, block: bytes) -> Chunk:
+        first = self.line - self._block_lines + 1
+        (si, dec), = self.decoders
+        batch, bad = dec.decode_block(block, source=self.key, first_line=first)
+        return Chunk({si: (batch, batch.position.copy())}, bad, [b.position for b in bad],
+                     self.line)
+
+    def _recording_chunk(self, block: bytes) -> Chunk:
+        first = self.line - self._block_lines + 1
+        chunk = Chunk(end_line=self.line)
+        groups: dict[tuple[int, str, int], list[tuple[int, bytes, int, float]]] = defaultdict(list)
+        for k, line in enumerate(block.split(b"\n")):
+            if not line.strip():
+                continue
+            env, problem = _envelope(line)
+            if problem is not None:
+                chunk.bad.append(BadRecord(problem[0], problem[1], self.key, first + k, line))
+                chunk.bad_lines.append(first + k)
+                continue
+            topic = env["topic"]
+            si = self._topics.get(topic) if self._topics else self.decoders[0][0]
+            if si is None:
+                self.skipped_topics[topic] = self.skipped_topics.get(topic, 0) + 1
+                continue
+            groups[(si, topic, env["partition"])].append(
+                (first + k, env["payload"], env["offset"], env["timestamp"]))
+        per_stream: dict[int, list[tuple[Batch, np.ndarray]]] = defaultdict(list)
+        decoders = dict(self.decoders)
+        for (si, topic, part), rows in groups.items():
+            lines = np.array([r[0] for r in rows], dtype=np.int64)
+            offsets = dict(zip(lines.tolist(), (r[2] for r in rows), strict=True))
+            ts = np.array([r[3] for r in rows], dtype=np.float64)
+            batch, bad = decoders[si].decode([r[1] for r in rows], source=topic,
+                                             positions=lines, partition=part, timestamps=ts)
+            good_lines = batch.position.copy()
+            batch = replace(batch, position=np.array([offsets[x] for x in good_lines.tolist()],
+                                                     dtype=np.int64))
+            per_stream[si].append((batch, good_lines))
+            for b in bad:
+                chunk.bad.append(replace(b, position=offsets[b.position]))
+                chunk.bad_lines.append(b.position)
+        for si, parts in per_stream.items():
+            lines = np.concatenate([p[1] for p in parts])
+            order = np.argsort(lines, kind="stable")
+            chunk.parts[si] = (Batch.concat([p[0] for p in parts]).take(order), lines[order])
+        if chunk.bad:
+            order = np.argsort(chunk.bad_lines, kind="stable").tolist()
+            chunk.bad = [chunk.bad[i] for i in order]
+            chunk.bad_lines = [chunk.bad_lines[i] for i in order]
+        return chunk
+
+    # -- tables ---------------------------------------------------------------------------------
+    def _invalid_row(self, row: Any) -> str:
+        self._csv_bad.append((int(row.number) if row.number is not None else -1,
+                              f"expected {row.expected_columns} fields, found "
+                              f"{row.actual_columns}", row.text))
+        return "skip"
+
+    def _csv_chunk(self) -> Chunk:
+        table = self._table
+        while table is None or table.num_rows < self.batch_size:
+            try:
+                rb = self._f.read_next_batch()
+            except StopIteration:
+                self.exhausted = True
+                break
+            t = pa.Table.from_batches([rb])
+            table = t if table is None else pa.concat_tables([table, t])
+        if table is None:  # no rows at all (a bare header); pa.table({}) would slice badly
+            table = pa.table({c: pa.array([], pa.string()) for c in self._csv_cols})
+        take, self._table = table.slice(0, self.batch_size), table.slice(self.batch_size)
+        invalid = sorted(b for b in self._csv_bad)
+        lines = self.line + 1 + np.arange(take.num_rows, dtype=np.int64)
+        for v, _, _ in invalid:  # rows pyarrow skipped shift the lines after them
+            lines[lines >= v] += 1
+        end = int(lines[-1]) if len(lines) else self.line
+        mine = [b for b in invalid if b[0] <= end or self.exhausted]
+        self._csv_bad = [b for b in invalid if b not in mine]
+        if self.exhausted and self._table.num_rows == 0:
+            end = max([end] + [b[0] for b in mine])
+        chunk = self._table_chunk(take, lines, end, lenient=True)
+        for num, detail, text in mine:
+            chunk.bad.append(BadRecord("invalid_csv", detail, self.key, num, text.encode(),
+                                       stream=self.decoders[0][1].mapping.name))
+            chunk.bad_lines.append(num)
+        if mine:
+            order = np.argsort(chunk.bad_lines, kind="stable").tolist()
+            chunk.bad = [chunk.bad[i] for i in order]
+            chunk.bad_lines = [chunk.bad_lines[i] for i in order]
+        self.exhausted = self.exhausted and self._table.num_rows == 0
+        return chunk
+
+    def _parquet_chunk(self) -> Chunk:
+        try:
+            rb = next(self._f)
+        except StopIteration:
+            self.exhausted = True
+            return Chunk(end_line=self.line)
+        if self._drop:
+            drop = min(self._drop, rb.num_rows)
+            rb, self._drop = rb.slice(drop), self._drop - drop
+        table = pa.Table.from_batches([rb])
+        lines = self.line + 1 + np.arange(table.num_rows, dtype=np.int64)
+        return self._table_chunk(table, lines, self.line + table.num_rows, lenient=False)
+
+    def _table_chunk(self, table: pa.Table, lines: np.ndarray, end: int, lenient: bool) -> Chunk:
+        (si, dec), = self.decoders
+        batch, bad = dec.decode_table(table, source=self.key, positions=lines, lenient=lenient)
+        self.line = end
+        return Chunk({si: (batch, batch.position.copy())}, bad, [b.position for b in bad], end)
+
+
+def _envelope(line: bytes) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    """A recording line's routing fields and payload, or ``(reason, detail)``."""
+    try:
+        env = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        return {}, ("invalid_json", f"recording line: {exc}"[:200])
+    if type(env) is not dict:
+        return {}, ("not_an_object", "recording line is not a JSON object")
+    topic, part, off, ts = (env.get("topic"), env.get("partition"), env.get("offset"),
+                            env.get("timestamp"))
+    if type(topic) is not str or type(part) is not int or type(off) is not int or not (
+        ts is None or type(ts) in (int, float)
+    ):
+        return {}, ("bad_envelope", "recording line needs topic (text), partition and offset "
+                    "(integers) and timestamp (epoch ms or null)")
+    value = env.get("value")
+    if value is None:
+        payload = b""
+    elif type(value) is not str:
+        payload = orjson.dumps(value)
+    elif env.get("value_encoding") == "base64":
+        try:
+            payload = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            return {}, ("bad_envelope", "value is not valid base64")
+    else:
+        payload = value.encode("utf-8", "surrogatepass")
+    ts_s = np.nan if ts is None or ts < 0 else ts / 1000.0
+    return {"topic": topic, "partition": part, "offset": off, "timestamp": ts_s,
+            "payload": payload}, None

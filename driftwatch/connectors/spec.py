@@ -1,0 +1,300 @@
+"""The structural schema of a connector file (pydantic v2) and its errors, located in the YAML.
+
+:mod:`driftwatch.connectors.config` validates a document with :class:`ConnectorSpec`, then
+turns it into :class:`~driftwatch.connectors.mapping.StreamMapping` s. Every pydantic error
+becomes a :class:`~driftwatch.errors.ConnectorError` that names ``file:line:col``, the path in
+the document, what was expected and what was found, with a nearest-key suggestion for
+unknown keys and misspelt choices.
+
+>>> from driftwatch.yamlio import load_yaml
+>>> doc = load_yaml("source:\\n  kind: fiel\\n", file="c.yaml")
+>>> try:
+...     ConnectorSpec.model_validate(doc.data)
+... except ValidationError as exc:
+...     print(located_error(doc, exc, ConnectorSpec).render().splitlines()[0])
+c.yaml:2:9: expected one of 'file', 'kafka', found 'fiel'
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Sequence
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from driftwatch.errors import ConnectorError
+from driftwatch.yamlio import LocatedDoc, nearest
+
+__all__ = [
+    "API_VERSION",
+    "FORMATS",
+    "ConnectorSpec",
+    "DecisionSpec",
+    "FeatureSpec",
+    "FieldsSpec",
+    "LabelSpec",
+    "PathSpec",
+    "ProbaSpec",
+    "StreamSpec",
+    "TimeSpec",
+    "located_error",
+    "show",
+]
+
+API_VERSION = "driftwatch/v1"
+FORMATS = ("auto", "jsonl", "csv", "parquet", "kafka-recording")
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _path_or_mapping(v: Any) -> Any:
+    if isinstance(v, str):
+        return {"path": v}
+    if isinstance(v, dict):
+        return v
+    raise PydanticCustomError("path_or_mapping", "expected a dotted path or a mapping")
+
+
+def _scalars(v: Any) -> list[Any]:
+    items = v if isinstance(v, list) else [v]
+    if not all(isinstance(x, str | int | float | bool) for x in items) or not items:
+        raise PydanticCustomError("scalar_list", "expected a list of text, numbers or booleans")
+    return items
+
+
+class _Short(_Spec):
+    """Accepts ``key: a.b`` as short for ``key: {path: a.b}``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short(cls, v: Any) -> Any:
+        return _path_or_mapping(v)
+
+
+class PathSpec(_Short):
+    """``score: model.score`` or ``score: {path: model.score}``."""
+
+    path: str
+
+
+class TimeSpec(_Short):
+    path: str | None = None
+    unit: Literal["auto", "s", "ms", "iso"] = "auto"
+    source: Literal["payload", "kafka_timestamp"] = "payload"
+
+
+class FeatureSpec(_Short):
+    path: str | None = None
+    type: Literal["numeric", "categorical"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short(cls, v: Any) -> Any:
+        return {} if v is None else _path_or_mapping(v)
+
+
+class ProbaSpec(_Short):
+    path: str
+    classes: int = 2
+
+
+class DecisionSpec(_Short):
+    path: str
+    approve: list[Any] = ["approve", "approved", 1, True]
+    decline: list[Any] | None = None
+
+    @field_validator("approve", "decline", mode="before")
+    @classmethod
+    def _values(cls, v: Any) -> Any:
+        return None if v is None else _scalars(v)
+
+
+class LabelSpec(_Short):
+    path: str
+    bad: list[Any] = [1, True, "bad", "default"]
+    good: list[Any] = [0, False, "good"]
+    required: bool | None = None  # default: true on an outcomes stream
+
+    @field_validator("bad", "good", mode="before")
+    @classmethod
+    def _values(cls, v: Any) -> Any:
+        return _scalars(v)
+
+
+class FieldsSpec(_Spec):
+    event_id: PathSpec
+    event_time: TimeSpec
+    features: Any = None  # 'infer' or {name: FeatureSpec}: checked by the config builder
+    score: PathSpec | None = None
+    proba: ProbaSpec | None = None
+    model_version: PathSpec | None = None
+    decision: DecisionSpec | None = None
+    segment: PathSpec | None = None
+    exposure: PathSpec | None = None
+    label: LabelSpec | None = None
+    metrics: dict[str, PathSpec] = {}
+
+
+class StreamSpec(_Spec):
+    role: Literal["predictions", "outcomes"] | None = None
+    paths: list[str] = []
+    format: Literal["auto", "jsonl", "csv", "parquet", "kafka-recording"] = "auto"
+    topic: Any = None  # a name or a mapping; the Kafka source owns its settings
+    fields: FieldsSpec
+
+    @field_validator("paths", mode="before")
+    @classmethod
+    def _one_path(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+
+class SourceSpec(_Spec):
+    kind: Literal["file", "kafka"]
+    connection: dict[str, Any] | None = None  # passed through to the Kafka source
+    streams: dict[str, StreamSpec]
+
+
+class MetadataSpec(_Spec):
+    name: str
+    description: str = ""
+    labels: dict[str, str] = {}
+
+
+class DeadLetterSpec(_Spec):
+    path: str | None = None
+    topic: str | None = None
+
+
+class ConnectorSpec(_Spec):
+    apiVersion: Literal["driftwatch/v1"]  # the YAML key
+    kind: Literal["Connector"]
+    metadata: MetadataSpec
+    source: SourceSpec
+    dead_letter: DeadLetterSpec | None = None
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def show(v: Any) -> str:
+    """How a found value is named in a message."""
+    if isinstance(v, dict):
+        return "a mapping"
+    if isinstance(v, list):
+        return "a list"
+    if v is None:
+        return "nothing (null)"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return repr(v)
+    return str(v)
+
+
+def _unwrap(tp: Any) -> Any:
+    if get_origin(tp) in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        return args[0] if len(args) == 1 else tp
+    return tp
+
+
+def _annotation_at(root: type[BaseModel], loc: Sequence[str | int]) -> Any:
+    """The type annotation at ``loc`` in the model tree, or None when it cannot be told."""
+    tp: Any = root
+    for part in loc:
+        tp = _unwrap(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            f = tp.model_fields.get(str(part))
+            if f is None:
+                return None
+            tp = f.annotation
+        elif get_origin(tp) is dict:
+            tp = get_args(tp)[1]
+        elif get_origin(tp) is list:
+            tp = get_args(tp)[0]
+        else:
+            return None
+    return _unwrap(tp)
+
+
+_EXPECTED = {
+    "string_type": "expected text",
+    "int_type": "expected a whole number",
+    "int_parsing": "expected a whole number",
+    "int_from_float": "expected a whole number",
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+    "dict_type": "expected a mapping",
+    "list_type": "expected a list",
+    "model_type": "expected a mapping",
+    "model_attributes_type": "expected a mapping",
+}
+
+
+def _one(
+    doc: LocatedDoc, err: dict[str, Any], root: type[BaseModel], prefix: tuple[str | int, ...]
+) -> tuple[tuple[bool, int, int], ConnectorError]:
+    loc = tuple(err["loc"])
+    path = prefix + loc
+    kind = err["type"]
+    hint = None
+    key = False
+    found: str | None = show(err.get("input"))
+    if kind == "extra_forbidden":
+        name = str(loc[-1])
+        allowed = _annotation_at(root, loc[:-1])
+        choices = list(allowed.model_fields) if isinstance(allowed, type) and issubclass(
+            allowed, BaseModel
+        ) else []
+        msg, found, key = f"unknown key {name!r}", None, True
+        near = nearest(name, choices)
+        if near:
+            hint = f"did you mean {near!r}?"
+        elif choices:
+            hint = "valid keys: " + ", ".join(choices)
+    elif kind == "missing":
+        msg, found = f"missing required key {str(loc[-1])!r}", None
+    elif kind == "literal_error":
+        options = [str(a) for a in get_args(_annotation_at(root, loc))]
+        msg = "expected one of " + ", ".join(repr(o) for o in options)
+        near = nearest(str(err.get("input")), options)
+        hint = f"did you mean {near!r}?" if near else None
+    elif kind in _EXPECTED:
+        msg = _EXPECTED[kind]
+    else:
+        msg = str(err["msg"])
+        msg = msg[0].lower() + msg[1:]
+    # a missing key is located at its parent: list the more precise problems first
+    order = (kind == "missing", *doc.locate(path, key=key))
+    return order, doc.error(path, msg, found=found, key=key, hint=hint, cls=ConnectorError)
+
+
+def located_error(
+    doc: LocatedDoc,
+    exc: ValidationError,
+    root: type[BaseModel],
+    prefix: tuple[str | int, ...] = (),
+) -> ConnectorError:
+    """One :class:`ConnectorError` for a pydantic failure: the first problem in document
+    order (missing keys last), with the others listed under it."""
+    located = sorted(
+        (_one(doc, e, root, prefix) for e in exc.errors()), key=lambda t: t[0]
+    )
+    first = located[0][1]
+    if len(located) == 1:
+        return first
+    more = [f"  also {e.location}: {e.message} (at {e.path})" for _, e in located[1:]]
+    return ConnectorError(
+        first.message,
+        file=first.file,
+        line=first.line,
+        col=first.col,
+        path=first.path,
+        found=first.found,
+        hint=first.hint,
+        excerpt="\n".join(filter(None, [first.excerpt, *more])),
+    )

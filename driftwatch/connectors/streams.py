@@ -1,0 +1,182 @@
+"""A validated stream spec -> :class:`~driftwatch.connectors.mapping.StreamMapping`.
+
+The checks pydantic cannot express (they involve several keys or the source kind) live
+here, each failing with a :class:`~driftwatch.errors.ConnectorError` located in the file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from driftwatch.connectors.mapping import (
+    ROLES,
+    DecisionField,
+    FeatureField,
+    FieldPath,
+    LabelField,
+    ProbaField,
+    StreamMapping,
+    TimeField,
+    value_key,
+)
+from driftwatch.connectors.spec import (
+    FeatureSpec,
+    FieldsSpec,
+    PathSpec,
+    StreamSpec,
+    located_error,
+    show,
+)
+from driftwatch.errors import ConnectorError
+from driftwatch.yamlio import LocatedDoc, nearest
+
+__all__ = ["stream_mapping"]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_METRIC = re.compile(r"^[a-z][a-z0-9_]*$")
+_PathT = tuple[str | int, ...]
+
+
+def _err(doc: LocatedDoc, path: _PathT, msg: str, **kw: Any) -> ConnectorError:
+    return doc.error(path, msg, cls=ConnectorError, **kw)  # type: ignore[return-value]
+
+
+def _path(doc: LocatedDoc, where: _PathT, text: str | None) -> FieldPath:
+    if not text or any(not p.strip() for p in text.split(".")):
+        raise _err(doc, where, "expected a dotted path like 'applicant.income'",
+                   found=show(text))
+    return FieldPath.parse(text)
+
+
+def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> StreamMapping:
+    """The mapping of stream ``name`` (``kind`` is the source kind: file or kafka)."""
+    at: _PathT = ("source", "streams", name)
+    if not _NAME.match(name):
+        raise _err(doc, at, f"stream name {name!r} may hold only letters, digits, '_', '.', '-'",
+                   key=True)
+    role = s.role or (name if name in ROLES else None)
+    if role is None:
+        raise _err(doc, at, f"cannot tell whether stream {name!r} carries predictions or "
+                   "outcomes", key=True, hint="add `role: predictions` or `role: outcomes`")
+    topic = s.topic
+    if topic is not None and not isinstance(topic, str) and not (
+        isinstance(topic, dict) and isinstance(topic.get("name"), str)
+    ):
+        raise _err(doc, (*at, "topic"), "expected a topic name or a mapping with 'name'",
+                   found=show(topic))
+    if kind == "kafka":
+        if topic is None:
+            raise _err(doc, at, "missing required key 'topic' (kind: kafka)")
+        if s.paths:
+            raise _err(doc, (*at, "paths"), "paths are for kind: file; a Kafka stream reads "
+                       "its topic", key=True)
+    fld = s.fields
+    fat: _PathT = (*at, "fields")
+    t = fld.event_time
+    if (t.source == "kafka_timestamp") == (t.path is not None):
+        raise _err(doc, (*fat, "event_time"), "event_time needs a path, or "
+                   "source: kafka_timestamp (not both)")
+    if t.source == "kafka_timestamp" and kind == "file" and s.format not in (
+        "auto", "kafka-recording"
+    ):
+        raise _err(doc, (*fat, "event_time", "source"), "kafka_timestamp needs a Kafka source "
+                   "or format: kafka-recording", found=f"format {s.format!r}")
+    if role == "outcomes" and fld.label is None:
+        raise _err(doc, fat, "an outcomes stream needs a label", hint="add `label: <path>`")
+    return StreamMapping(
+        name=name,
+        role=role,
+        event_id=_path(doc, (*fat, "event_id"), fld.event_id.path),
+        event_time=TimeField(
+            _path(doc, (*fat, "event_time", "path"), t.path) if t.path is not None else None,
+            t.unit, t.source,
+        ),
+        features=_features(doc, fat, fld),
+        score=_opt(doc, fat, "score", fld.score),
+        proba=_proba(doc, fat, fld),
+        model_version=_opt(doc, fat, "model_version", fld.model_version),
+        decision=_decision(doc, fat, fld),
+        segment=_opt(doc, fat, "segment", fld.segment),
+        exposure=_opt(doc, fat, "exposure", fld.exposure),
+        label=_label(doc, fat, fld, role),
+        metrics=_metrics(doc, fat, fld),
+        paths=tuple(s.paths),
+        format=s.format,
+        topic=topic,
+    )
+
+
+def _opt(doc: LocatedDoc, fat: _PathT, key: str, p: PathSpec | None) -> FieldPath | None:
+    return None if p is None else _path(doc, (*fat, key, "path"), p.path)
+
+
+def _features(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> tuple[FeatureField, ...] | None:
+    raw = fld.features
+    at = (*fat, "features")
+    if raw == "infer":
+        return None
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise _err(doc, at, "expected 'infer' or a mapping of feature name to path",
+                   found=show(raw), hint="did you mean 'infer'?" if isinstance(raw, str)
+                   and nearest(raw, ["infer"]) else None)
+    out = []
+    for fname, v in raw.items():
+        try:
+            spec = FeatureSpec.model_validate(v)
+        except ValidationError as exc:
+            raise located_error(doc, exc, FeatureSpec, (*at, fname)) from None
+        path = _path(doc, (*at, fname, "path"), spec.path) if spec.path else FieldPath.parse(
+            str(fname)
+        )
+        out.append(FeatureField(str(fname), path, spec.type))
+    return tuple(out)
+
+
+def _proba(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> ProbaField | None:
+    p = fld.proba
+    if p is None:
+        return None
+    if p.classes < 2:
+        raise _err(doc, (*fat, "proba", "classes"), "expected at least 2 classes",
+                   found=str(p.classes))
+    return ProbaField(_path(doc, (*fat, "proba", "path"), p.path), p.classes)
+
+
+def _decision(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> DecisionField | None:
+    d = fld.decision
+    if d is None:
+        return None
+    return DecisionField(
+        _path(doc, (*fat, "decision", "path"), d.path),
+        frozenset(value_key(v) for v in d.approve),
+        None if d.decline is None else frozenset(value_key(v) for v in d.decline),
+    )
+
+
+def _label(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec, role: str) -> LabelField | None:
+    lb = fld.label
+    if lb is None:
+        return None
+    bad = frozenset(value_key(v) for v in lb.bad)
+    good = frozenset(value_key(v) for v in lb.good)
+    both = sorted(bad & good)
+    if both:
+        raise _err(doc, (*fat, "label"), "a label value cannot be both bad and good",
+                   found=", ".join(both))
+    required = lb.required if lb.required is not None else role == "outcomes"
+    return LabelField(_path(doc, (*fat, "label", "path"), lb.path), bad, good, required)
+
+
+def _metrics(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> tuple[tuple[str, FieldPath], ...]:
+    out = []
+    for name, p in fld.metrics.items():
+        if not _METRIC.match(name):
+            raise _err(doc, (*fat, "metrics", name), f"metric name {name!r} must be snake_case "
+                       "(it becomes a metric label)", key=True)
+        out.append((name, _path(doc, (*fat, "metrics", name, "path"), p.path)))
+    return tuple(out)
