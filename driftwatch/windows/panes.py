@@ -238,6 +238,42 @@ class PaneWindow:
             idx = 0
         return self._pane(int(idx))
 
+    def label_targets(
+        self, *, event_index: np.ndarray, time: np.ndarray, watermark: np.ndarray
+    ) -> np.ndarray:
+        """Pane of each joined outcome, judged where it sits in the merged stream.
+
+        ``event_index``: predictions seen before the outcome (count panes); ``time``: its
+        event time and ``watermark``: the largest event time before it (time panes). An
+        outcome for a pane already closed at that point goes to the oldest open pane.
+        Call before adding the predictions of the same poll.
+        """
+        if self.spec.kind == "count":
+            target = np.asarray(event_index, dtype=np.int64) // int(self._size)
+            return np.maximum(target, self._count_pane)
+        with np.errstate(invalid="ignore"):
+            own = np.floor(np.asarray(time, dtype=np.float64) / self._size)
+            front = np.floor((watermark - self.spec.allowed_lateness) / self._size)
+        target = np.fmax(own, front)
+        now = self._frontier(self.watermark)
+        if math.isfinite(now):
+            target = np.fmax(target, now)
+        return np.nan_to_num(target, nan=0.0, neginf=0.0).astype(np.int64)
+
+    def add_labelled_at(
+        self,
+        targets: np.ndarray,
+        score: np.ndarray,
+        label: np.ndarray,
+        exposure: np.ndarray | None = None,
+    ) -> None:
+        """Add joined outcomes to the panes :meth:`label_targets` chose."""
+        for t in np.unique(targets):
+            m = targets == t
+            self._pane(int(t)).sketch.add_labelled(
+                score[m], label[m], None if exposure is None else exposure[m]
+            )
+
     def add_labelled(
         self,
         score: np.ndarray,

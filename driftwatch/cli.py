@@ -1,0 +1,117 @@
+"""The ``driftwatch`` command line: a thin shell over the library.
+
+Sub-commands register themselves through ``add_commands(subparsers)`` functions in their
+packages, so this file only wires them together and turns errors into exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from driftwatch import __version__
+from driftwatch.errors import ConfigError, DriftwatchError
+
+__all__ = ["build_parser", "main"]
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from driftwatch.replay_cli import run_replay_command
+
+    return run_replay_command(args)
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from driftwatch.windows.profile import ReferenceProfile, read_reference_table
+
+    df = read_reference_table(args.data)
+    prof = ReferenceProfile.build(
+        df,
+        numeric=args.numeric or None,
+        categorical=args.categorical or None,
+        bins=args.bins,
+        fine_bins=args.fine_bins,
+        top_k=args.top_k,
+        meta={"source": Path(args.data).name},
+    )
+    prof.save(args.out)
+    print(f"wrote {args.out}: {len(prof.schema.numeric)} numeric, "
+          f"{len(prof.schema.categorical)} categorical features, {prof.sketch.n} rows")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="driftwatch",
+        description="Watch a production risk model for drift and repair it in tiers.",
+    )
+    p.add_argument("--version", action="version", version=f"driftwatch {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser("replay", help="run the pipeline on a recording, in event time")
+    r.add_argument("--connector", "-c", required=True, help="connector YAML (field maps)")
+    r.add_argument("--policy", "-p", help="policy YAML (thresholds, tiers, actions)")
+    r.add_argument("--input", "-i", nargs="+", required=True, metavar="FILE",
+                   help="recording files (predictions, outcomes; STREAM=PATH to bind one)")
+    r.add_argument("--out", "-o", required=True, help="output folder")
+    r.add_argument("--reference", help="reference dataset or profile (default: the policy's)")
+    r.add_argument("--batch-size", type=int, default=10_000, help="events per micro-batch")
+    r.add_argument("--expect", action="append", default=[], metavar="EXPR",
+                   help='assertion on the timeline, e.g. "no retrain before 2026-03-01"')
+    r.add_argument("--execute", action="store_true",
+                   help="run the decided actions (default: dry run, actions only listed)")
+    r.add_argument("--state-dir", default=None,
+                   help="state folder for --execute (MLflow store, outbox, GPU pool)")
+    r.add_argument("--no-report", action="store_true", help="skip report.html")
+    r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    r.set_defaults(func=_cmd_replay)
+
+    pr = sub.add_parser("profile", help="build a reference profile from training data")
+    pr.add_argument("data", help="reference dataset (Parquet or CSV)")
+    pr.add_argument("--out", "-o", required=True, help="profile file (.json or .json.gz)")
+    pr.add_argument("--numeric", nargs="*", help="numeric features (default: inferred)")
+    pr.add_argument("--categorical", nargs="*", help="categorical features (default: inferred)")
+    pr.add_argument("--bins", type=int, default=10, help="coarse bins (deciles: 10)")
+    pr.add_argument("--fine-bins", type=int, default=200, help="fine bins for KS/Wasserstein")
+    pr.add_argument("--top-k", type=int, default=20, help="categorical levels kept")
+    pr.set_defaults(func=_cmd_profile)
+
+    for mod in _COMMAND_MODULES:
+        try:
+            module = __import__(mod, fromlist=["add_commands"])
+        except ModuleNotFoundError as exc:  # an optional integration that is not installed
+            if exc.name and exc.name.split(".")[0] != "driftwatch":
+                continue
+            raise
+        module.add_commands(sub)
+    return p
+
+
+_COMMAND_MODULES = (
+    "driftwatch.policy.commands",
+    "driftwatch.report.commands",
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except DriftwatchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

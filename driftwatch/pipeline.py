@@ -1,0 +1,215 @@
+"""One monitored model's path from decoded batches to decisions: the same for live and replay.
+
+``poll -> ModelMonitor.process -> (windows closed -> assess -> policy) -> results``.
+Prediction batches feed the label joiner and the pane window; outcome batches are joined
+to held predictions and their labelled statistics land in the window of the outcome's
+time. Nothing here reads a clock: the time of a decision is the window's end (event time).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from driftwatch.batch import Batch
+from driftwatch.connectors.base import Polled
+from driftwatch.detectors.assess import Calibrator, assess
+from driftwatch.detectors.base import Assessment
+from driftwatch.detectors.config import DetectorConfig
+from driftwatch.labels.joiner import LabelJoiner
+from driftwatch.policy.decision import Decision
+from driftwatch.policy.engine import evaluate
+from driftwatch.policy.schema import Policy
+from driftwatch.policy.state import EngineState
+from driftwatch.windows.panes import ClosedWindow, PaneWindow, WindowSpec
+from driftwatch.windows.profile import ReferenceProfile
+
+__all__ = ["ModelMonitor", "WindowResult", "window_spec_from_policy"]
+
+OUTCOMES = "outcomes"
+#: Default label-join settings: outcomes of credit decisions mature in 30-90+ days.
+LABEL_TTL_SECONDS = 120 * 86400.0
+MAX_PENDING_LABELS = 1_000_000
+
+
+@dataclass
+class WindowResult:
+    """A closed window with what the detectors said and what the policy decided."""
+
+    window: ClosedWindow
+    assessment: Assessment
+    decision: Decision | None = None
+    labels: dict[str, Any] = field(default_factory=dict)
+
+
+def _rows_of(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Row of each wanted key in ``keys`` (its first occurrence)."""
+    order = np.argsort(keys, kind="stable")
+    pos = np.searchsorted(keys[order], wanted)
+    return order[np.minimum(pos, len(keys) - 1)]
+
+
+def window_spec_from_policy(policy: Policy) -> WindowSpec:
+    """The policy's window settings as a :class:`WindowSpec`."""
+    from driftwatch.policy.durations import parse_duration
+
+    w = policy.window
+    pane = float(parse_duration(w.pane)) if isinstance(w.pane, str) else float(w.pane)
+    return WindowSpec(
+        kind=w.kind,
+        pane_size=pane,
+        panes=w.panes,
+        mode=w.mode,
+        allowed_lateness=float(w.allowed_lateness),
+    )
+
+
+class ModelMonitor:
+    """Windows, label joiner, detectors and policy engine for one model."""
+
+    def __init__(
+        self,
+        model: str,
+        profile: ReferenceProfile,
+        spec: WindowSpec,
+        *,
+        detectors: DetectorConfig | None = None,
+        policy: Policy | None = None,
+        joiner: LabelJoiner | None = None,
+        calibrator: Calibrator | None = None,
+    ) -> None:
+        self.model = model
+        self.profile = profile
+        self.spec = spec
+        self.detectors = detectors or DetectorConfig()
+        self.policy = policy
+        self.joiner = joiner or LabelJoiner(LABEL_TTL_SECONDS, MAX_PENDING_LABELS)
+        self.calibrator = calibrator
+        self.window = PaneWindow(profile.layout, spec)
+        self.engine_state = EngineState()
+        self.n_events = 0
+        self.n_outcomes = 0
+        self.bad_by_reason: dict[str, int] = {}
+        self.running_retrains = 0
+
+    # -- processing --------------------------------------------------------------------
+    def process(self, polled: Polled) -> list[WindowResult]:
+        """Feed one poll; returns results of the windows that closed, in order.
+
+        Joined outcomes are charged to the pane open where they sit in the merged
+        (event-time) stream, so the windows do not depend on how the stream was cut into
+        polls. Without a merged order (Kafka), they sit after the poll's predictions.
+        """
+        preds = [b for b in polled.batches if len(b) and b.stream != OUTCOMES]
+        outs = [b for b in polled.batches if len(b) and b.stream == OUTCOMES]
+        pred = Batch.concat(preds) if preds else None
+        out = Batch.concat(outs) if outs else None
+        _, before_out, wm_pred, wm_out = self._placement(polled, pred, out)
+        base = self.window.n_seen
+        if pred is not None:
+            self.n_events += len(pred)
+            late = self.joiner.add_predictions(pred)  # outcomes that arrived first
+            if len(late.label):
+                row = _rows_of(pred.keys, late.keys)
+                self._label(late, base + row, late.outcome_time, wm_pred[row])
+        if out is not None:
+            self.n_outcomes += len(out)
+            joined = self.joiner.add_outcomes(out)
+            if len(joined.label):
+                row = _rows_of(out.keys, joined.keys)
+                self._label(joined, base + before_out[row], out.event_time[row], wm_out[row])
+        closed: list[ClosedWindow] = []
+        if pred is not None:
+            closed += self.window.add(pred)
+        if out is not None:
+            closed += self.window.advance_to(float(np.nanmax(out.event_time)))
+        if polled.bad:
+            for rec in polled.bad:
+                self.bad_by_reason[rec.reason] = self.bad_by_reason.get(rec.reason, 0) + 1
+            self.window.add_bad(len(polled.bad))
+        if math.isfinite(self.window.watermark):
+            self.joiner.expire(self.window.watermark)
+        return [self._close(c) for c in closed]
+
+    def _placement(
+        self, polled: Polled, pred: Batch | None, out: Batch | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per record: predictions before it, and the watermark before it."""
+        n_pred = 0 if pred is None else len(pred)
+        n_out = 0 if out is None else len(out)
+        wm0 = self.window.watermark
+        order = polled.order
+        streams = [b.stream for b in polled.batches if len(b)]
+        if order is None or len(order) != n_pred + n_out or len(set(streams)) != len(streams):
+            # no merged order: outcomes come after the poll's predictions
+            t_pred = np.empty(0) if pred is None else pred.event_time
+            wm_p = np.maximum.accumulate(np.concatenate(([wm0], t_pred)))
+            wm_out = np.full(n_out, wm_p[-1])
+            return np.arange(n_pred), np.full(n_out, n_pred), wm_p[:-1], wm_out
+        nonempty = [k for k, b in enumerate(polled.batches) if len(b)]
+        kinds = np.array([polled.batches[k].stream == OUTCOMES for k in nonempty])
+        lut = np.full(len(polled.batches), -1, dtype=np.intp)
+        lut[nonempty] = np.arange(len(nonempty))
+        is_out = kinds[lut[order]]
+        times = np.empty(len(order))
+        if pred is not None:
+            times[~is_out] = pred.event_time
+        if out is not None:
+            times[is_out] = out.event_time
+        wm = np.fmax.accumulate(np.concatenate(([wm0], times)))[:-1]
+        preds_before = np.cumsum(~is_out) - (~is_out)
+        return preds_before[~is_out], preds_before[is_out], wm[~is_out], wm[is_out]
+
+    def _label(self, joined: Any, index: np.ndarray, time: np.ndarray, wm: np.ndarray) -> None:
+        targets = self.window.label_targets(event_index=index, time=time, watermark=wm)
+        self.window.add_labelled_at(targets, joined.score, joined.label, joined.exposure)
+
+    def flush(self) -> list[WindowResult]:
+        """End of a finite stream: close what is open (the last window is partial)."""
+        return [self._close(c) for c in self.window.flush()]
+
+    def _close(self, cw: ClosedWindow) -> WindowResult:
+        a = assess(
+            self.profile,
+            cw.sketch,
+            model=self.model,
+            window_id=cw.window_id,
+            start_time=cw.start_time,
+            end_time=cw.end_time,
+            config=self.detectors,
+            calibrator=self.calibrator,
+        )
+        decision = None
+        if self.policy is not None:
+            decision, self.engine_state = evaluate(
+                self.policy,
+                a,
+                self.engine_state,
+                now=cw.end_time,
+                running_retrains=self.running_retrains,
+            )
+        return WindowResult(window=cw, assessment=a, decision=decision)
+
+    # -- checkpoints -------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "profile": self.profile.fingerprint,
+            "window": self.window.to_dict(),
+            "joiner": self.joiner.to_dict(),
+            "engine": self.engine_state.to_dict(),
+            "n_events": self.n_events,
+            "n_outcomes": self.n_outcomes,
+            "bad_by_reason": dict(sorted(self.bad_by_reason.items())),
+        }
+
+    def load_state(self, d: dict[str, Any]) -> None:
+        self.window = PaneWindow.from_dict(self.profile.layout, self.spec, d["window"])
+        self.joiner = LabelJoiner.from_dict(d["joiner"])
+        self.engine_state = EngineState.from_dict(d["engine"])
+        self.n_events = int(d["n_events"])
+        self.n_outcomes = int(d["n_outcomes"])
+        self.bad_by_reason = dict(d["bad_by_reason"])

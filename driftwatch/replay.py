@@ -1,0 +1,213 @@
+"""``driftwatch replay``: the live pipeline, run on a recording in event time.
+
+Data scientists test a policy on a recorded stream before it goes live; CI runs replays
+with ``--expect`` assertions as regression tests. Actions never run unless asked
+(``execute=True``); otherwise each decision lists what *would* have run.
+
+Outputs in ``out_dir``: ``timeline.jsonl`` (one line per window), ``summary.json``,
+``dead_letter.jsonl`` (bad records with reason and position) and ``report.html``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from driftwatch.connectors.config import Connector, load_connector
+from driftwatch.connectors.deadletter import DeadLetterWriter
+from driftwatch.connectors.file import FileSource
+from driftwatch.errors import ConfigError
+from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
+from driftwatch.policy.durations import parse_duration
+from driftwatch.policy.loader import load_policy
+from driftwatch.policy.schema import Policy
+from driftwatch.timeline import TimelineWriter, iso, window_record
+from driftwatch.windows.panes import WindowSpec
+from driftwatch.windows.profile import ReferenceProfile
+
+__all__ = ["ReplayResult", "build_monitor", "replay", "summarise"]
+
+DEFAULT_WINDOW = WindowSpec(kind="count", pane_size=5_000)
+
+
+@dataclass
+class ReplayResult:
+    out_dir: Path
+    records: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    results: list[WindowResult] = field(default_factory=list)
+
+
+def _resolve(path: str, base: Path) -> Path:
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return p
+    return base / p
+
+
+def build_monitor(
+    policy: Policy | None,
+    *,
+    reference: str | Path | None = None,
+    base_dir: Path | None = None,
+    window: WindowSpec | None = None,
+) -> ModelMonitor:
+    """A monitor for the policy's model, on its reference profile."""
+    ref = reference or (policy.model.reference if policy else None)
+    if ref is None:
+        raise ConfigError("no reference: give --reference or a policy whose model names one")
+    ref_path = _resolve(str(ref), base_dir or Path.cwd())
+    profile = ReferenceProfile.from_file(ref_path)
+    spec = window or (window_spec_from_policy(policy) if policy else DEFAULT_WINDOW)
+    model = policy.model.name if policy else "model"
+    return ModelMonitor(model, profile, spec, policy=policy)
+
+
+def _episodes(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    order = ["none", "mild", "moderate", "severe"]
+    for r in records:
+        tier = r["tier"]
+        if tier != "none":
+            if cur is None:
+                cur = {
+                    "first_window": r["window_id"],
+                    "first_alert": r["end"],
+                    "max_tier": tier,
+                    "windows": 0,
+                }
+                out.append(cur)
+            cur["windows"] += 1
+            cur["last_window"] = r["window_id"]
+            cur["end"] = r["end"]
+            if order.index(tier) > order.index(cur["max_tier"]):
+                cur["max_tier"] = tier
+        else:
+            cur = None
+    return out
+
+
+def summarise(records: Sequence[dict[str, Any]], monitor: ModelMonitor) -> dict[str, Any]:
+    """Windows per tier, episodes, actions that would have run, GPU-hours of retraining."""
+    tiers = Counter(r["tier"] for r in records)
+    actions: list[dict[str, Any]] = []
+    gpu_hours = 0.0
+    for r in records:
+        d = r.get("decision") or {}
+        if d.get("action"):
+            s = d.get("action_settings") or {}
+            actions.append(
+                {"window_id": r["window_id"], "time": r["end"], "tier": r["tier"],
+                 "action": d["action"], "requires_approval": d.get("requires_approval", False)}
+            )
+            if d["action"] == "retrain":
+                limit = s.get("time_limit", 3600.0)
+                limit = parse_duration(limit) if isinstance(limit, str) else limit
+                gpu_hours += float(s.get("gpus", 1)) * float(limit) / 3600
+    j = monitor.joiner
+    return {
+        "model": monitor.model,
+        "reference": monitor.profile.fingerprint,
+        "windows": len(records),
+        "windows_per_tier": {t: tiers.get(t, 0) for t in ("none", "mild", "moderate", "severe")},
+        "episodes": _episodes(records),
+        "actions": actions,
+        "actions_by_type": dict(sorted(Counter(a["action"] for a in actions).items())),
+        "retrain_gpu_hours_max": round(gpu_hours, 3),
+        "events": monitor.n_events,
+        "outcomes": monitor.n_outcomes,
+        "late_events": monitor.window.n_late,
+        "bad_records": sum(monitor.bad_by_reason.values()),
+        "bad_by_reason": dict(sorted(monitor.bad_by_reason.items())),
+        "labels": j.stats(),
+        "label_delay": j.delay_stats(),
+        "label_cohorts": [c.to_dict() for c in j.cohort_stats()],
+        "first_event": iso(records[0]["start_time"]) if records else None,
+        "last_event": iso(records[-1]["end_time"]) if records else None,
+    }
+
+
+def replay(
+    connector: Connector | str | Path,
+    inputs: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    policy: Policy | str | Path | None = None,
+    reference: str | Path | None = None,
+    batch_size: int = 10_000,
+    progress: bool = True,
+    report: bool = True,
+    on_window: Callable[[WindowResult], None] | None = None,
+    keep_results: bool = False,
+) -> ReplayResult:
+    """Run a recording through the pipeline and write the timeline and summary."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    conn = connector if isinstance(connector, Connector) else load_connector(connector)
+    pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
+    monitor = build_monitor(pol, reference=reference)
+    schema = conn.schema_for(monitor.profile.schema)
+    dl = DeadLetterWriter(out / "dead_letter.jsonl")
+    source = FileSource.from_paths(
+        conn, schema, [Path(p) for p in inputs], batch_size=batch_size, dead_letter=dl
+    )
+    result = ReplayResult(out_dir=out)
+    total = sum(Path(p).stat().st_size for p in inputs if Path(p).exists())
+    bar = _progress(total, progress)
+    with TimelineWriter(out / "timeline.jsonl") as tl:
+
+        def emit(results: list[WindowResult]) -> None:
+            for res in results:
+                rec = window_record(res)
+                tl.write(rec)
+                result.records.append(rec)
+                if keep_results:
+                    result.results.append(res)
+                if on_window is not None:
+                    on_window(res)
+
+        try:
+            while (polled := source.poll(batch_size)) is not None:
+                emit(monitor.process(polled))
+                if bar is not None:
+                    bar.update(polled.bytes_read)
+                    bar.set_postfix(events=monitor.n_events, windows=tl.count, refresh=False)
+            emit(monitor.flush())
+        finally:
+            source.close()
+            dl.close()
+            if bar is not None:
+                bar.close()
+    result.summary = summarise(result.records, monitor)
+    (out / "summary.json").write_bytes(
+        orjson.dumps(result.summary, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+    )
+    monitor.profile.save(out / "reference.json.gz")
+    if report:
+        from driftwatch.report import write_report
+
+        write_report(out, reference=monitor.profile)
+    return result
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total or None,
+        unit="B",
+        unit_scale=True,
+        desc="replay",
+        file=sys.stderr,
+        mininterval=0.5,
+        disable=None,
+    )

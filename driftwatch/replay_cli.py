@@ -1,0 +1,59 @@
+"""The ``driftwatch replay`` command: run, print the summary table, check ``--expect``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from driftwatch.replay import replay
+
+__all__ = ["print_summary", "run_replay_command"]
+
+
+def print_summary(summary: dict, out=sys.stdout) -> None:  # type: ignore[no-untyped-def]
+    w = summary["windows_per_tier"]
+    print(f"model {summary['model']}: {summary['events']} events, "
+          f"{summary['outcomes']} outcomes, {summary['bad_records']} bad records, "
+          f"{summary['windows']} windows", file=out)
+    print("  windows per tier: " + ", ".join(f"{k} {v}" for k, v in w.items()), file=out)
+    for i, ep in enumerate(summary["episodes"], 1):
+        print(f"  episode {i}: first alert {ep['first_alert']} (window {ep['first_window']}), "
+              f"max tier {ep['max_tier']}, {ep['windows']} windows", file=out)
+    by = summary["actions_by_type"]
+    if by:
+        print("  actions: " + ", ".join(f"{k} x{v}" for k, v in by.items())
+              + f"; retraining at most {summary['retrain_gpu_hours_max']} GPU-hours", file=out)
+    else:
+        print("  actions: none", file=out)
+
+
+def run_replay_command(args: argparse.Namespace) -> int:
+    from driftwatch.policy.expect import parse_expectation
+
+    expectations = [parse_expectation(e) for e in args.expect]
+    res = replay(
+        args.connector,
+        args.input,
+        args.out,
+        policy=args.policy,
+        reference=args.reference,
+        batch_size=args.batch_size,
+        progress=not args.quiet,
+        report=not args.no_report,
+    )
+    print_summary(res.summary)
+    out = Path(args.out)
+    wrote = [out / "timeline.jsonl", out / "summary.json"]
+    if not args.no_report:
+        wrote.append(out / "report.html")
+    print("wrote " + ", ".join(str(p) for p in wrote))
+    failed = 0
+    for exp in expectations:
+        r = exp.check(res.records)
+        if r.passed:
+            print(f"ok    expect {exp.text}: {r.message}")
+        else:
+            failed += 1
+            print(f"FAIL  expect {exp.text}\n      {r.message}", file=sys.stderr)
+    return 1 if failed else 0
