@@ -1,0 +1,318 @@
+"""``driftwatch actions ...``, ``driftwatch approve`` and ``driftwatch pool status``.
+
+These commands read and write the state directory of a daemon that may be running: they
+only touch the outbox (SQLite in WAL mode takes a second writer) and read the pool's
+state; the daemon's executor carries out an approval or a cancellation on its next pass.
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser(prog="driftwatch")
+>>> add_commands(parser.add_subparsers(dest="command"))
+>>> args = parser.parse_args(["actions", "approve", "7", "--by", "ana"])
+>>> args.action_id, args.by, args.state_dir, args.func is run_approve
+('7', 'ana', './state', True)
+>>> parser.parse_args(["approve", "7", "--by", "ana"]).func is run_approve
+True
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from driftwatch.actions.outbox import OUTBOX_FILE, Outbox
+from driftwatch.clock import SystemClock
+from driftwatch.errors import ActionError, PoolError
+
+__all__ = [
+    "add_commands",
+    "read_pool_status",
+    "run_approve",
+    "run_cancel",
+    "run_export",
+    "run_list",
+    "run_pool_status",
+    "run_rollback",
+    "run_show",
+]
+
+DEFAULT_STATE = "./state"
+
+
+def _state(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--state-dir", default=DEFAULT_STATE, help="state folder (default ./state)")
+
+
+def add_commands(subparsers: Any) -> None:
+    """Add ``actions``, ``approve`` and ``pool`` to a CLI's subparsers."""
+    actions = subparsers.add_parser("actions", help="list, inspect, approve, cancel actions")
+    sub = actions.add_subparsers(dest="actions_command", required=True)
+    ls = sub.add_parser("list", help="actions, newest last")
+    ls.add_argument("--state", action="append", help="only these states (repeatable)")
+    ls.add_argument("--model", help="only this model")
+    ls.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    ls.set_defaults(func=run_list)
+    show = sub.add_parser("show", help="one action's audit entry: decision, steps, outcome")
+    show.add_argument("action_id", metavar="ID", help="action id, or MODEL:ID")
+    show.set_defaults(func=run_show)
+    for p in (ls, show):
+        _state(p)
+    _approval(sub.add_parser("approve", help="approve an action awaiting approval"))
+    cancel = sub.add_parser("cancel", help="cancel an unfinished action")
+    cancel.add_argument("action_id", metavar="ID", help="action id, or MODEL:ID")
+    cancel.add_argument("--by", required=True, metavar="NAME", help="who cancels")
+    cancel.add_argument("--reason", default="", help="why (kept in the audit trail)")
+    cancel.set_defaults(func=run_cancel)
+    export = sub.add_parser("export", help="the audit trail as JSON")
+    export.add_argument("--out", "-o", help="file to write (default: stdout)")
+    export.add_argument("--model", help="only this model")
+    export.set_defaults(func=run_export)
+    rb = sub.add_parser("rollback", help="restore the previous champion of a model")
+    rb.add_argument("model", metavar="MODEL")
+    rb.add_argument("--by", required=True, metavar="NAME", help="who rolls back")
+    rb.add_argument("--tracking-uri", help="MLflow tracking URI (default: the state folder's)")
+    rb.set_defaults(func=run_rollback)
+    for p in (cancel, export, rb):
+        _state(p)
+
+    _approval(subparsers.add_parser("approve", help="approve an action (same as actions approve)"))
+
+    pool = subparsers.add_parser("pool", help="the GPU pool for retraining jobs")
+    psub = pool.add_subparsers(dest="pool_command", required=True)
+    st = psub.add_parser("status", help="capacity, reserved GPUs, queue and running jobs")
+    st.add_argument("--gpus", type=int, help="cluster GPUs (default: ask nvidia-smi)")
+    st.add_argument(
+        "--reserve-fraction",
+        type=float,
+        default=0.2,
+        help="share of the GPUs reserved for retraining (default 0.2)",
+    )
+    st.add_argument("--json", action="store_true", help="print JSON")
+    _state(st)
+    st.set_defaults(func=run_pool_status)
+
+
+def _approval(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action_id", metavar="ACTION_ID", help="action id, or MODEL:ID")
+    p.add_argument("--by", required=True, metavar="NAME", help="who approves")
+    _state(p)
+    p.set_defaults(func=run_approve)
+
+
+def _outboxes(state_dir: str | Path) -> dict[str, Path]:
+    """Outbox folders by model: the daemon keeps one per model under ``models/<name>/``;
+    a single outbox at the top (key ``""``) is what a replay or a library user writes."""
+    state = Path(state_dir)
+    found = {"": state} if (state / OUTBOX_FILE).exists() else {}
+    for path in sorted(state.glob(f"models/*/{OUTBOX_FILE}")):
+        found[path.parent.name] = path.parent
+    if not found:
+        raise ActionError(f"no actions recorded in {state} (no {OUTBOX_FILE})")
+    return found
+
+
+def _open_all(args: argparse.Namespace) -> dict[str, Outbox]:
+    folders = _outboxes(args.state_dir)
+    model = getattr(args, "model", None)
+    if model and model in folders:
+        folders = {model: folders[model]}
+    return {name: Outbox(path, clock=SystemClock()) for name, path in folders.items()}
+
+
+def _close(boxes: dict[str, Outbox]) -> None:
+    for box in boxes.values():
+        box.close()
+
+
+def _find(args: argparse.Namespace) -> tuple[Outbox, int]:
+    """The outbox holding ``args.action_id`` (``ID`` or ``MODEL:ID``), opened."""
+    model, _, num = str(args.action_id).rpartition(":")
+    if not num.isdigit():
+        raise ActionError(f"no action {args.action_id!r}: expected an action id or MODEL:ID")
+    folders = _outboxes(args.state_dir)
+    if model:
+        if model not in folders:
+            raise ActionError(f"no actions of model {model!r} in {args.state_dir}")
+        folders = {model: folders[model]}
+    holders = []
+    for path in folders.values():
+        box = Outbox(path, clock=SystemClock())
+        if _has(box, int(num)):
+            holders.append(box)
+        else:
+            box.close()
+    if not holders:
+        raise ActionError(f"no action {args.action_id} in {args.state_dir}")
+    if len(holders) > 1:
+        for box in holders:
+            box.close()
+        raise ActionError(f"action {num} exists for several models: use MODEL:{num}")
+    return holders[0], int(num)
+
+
+def _has(box: Outbox, action_id: int) -> bool:
+    try:
+        box.get(action_id)
+    except ActionError:
+        return False
+    return True
+
+
+def _when(t: float | None) -> str:
+    if t is None:
+        return "-"
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def run_list(args: argparse.Namespace) -> int:
+    boxes = _open_all(args)
+    try:
+        recs = [r for box in boxes.values() for r in box.list(states=args.state, model=args.model)]
+    finally:
+        _close(boxes)
+    if args.json:
+        for r in recs:
+            print(json.dumps(r.to_dict(), sort_keys=True, default=str))
+        return 0
+    print(f"{'ID':>5}  {'STATE':<17} {'ACTION':<13} {'DECIDED (UTC)':<19}  KEY / NOTE")
+    for r in recs:
+        info = r.error or r.note or ""
+        if r.approver:
+            info = f"approved by {r.approver}; {info}"
+        print(
+            f"{r.id:>5}  {r.state.value:<17} {r.action:<13} {_when(r.decided_at):<19}  {r.key}"
+            + (f"  ({info})" if info else "")
+        )
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from driftwatch.actions.audit import AuditTrail
+
+    box, action_id = _find(args)
+    try:
+        entry = AuditTrail(box).entry(action_id)
+    finally:
+        box.close()
+    print(json.dumps(entry, indent=2, sort_keys=True, default=str))
+    return 0
+
+
+def run_approve(args: argparse.Namespace) -> int:
+    box, action_id = _find(args)
+    try:
+        rec = box.approve(action_id, args.by)
+    finally:
+        box.close()
+    print(f"action {rec.id} ({rec.key}) approved by {args.by}; the daemon carries it out next")
+    return 0
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    box, action_id = _find(args)
+    try:
+        rec = box.cancel(action_id, args.by, args.reason)
+    finally:
+        box.close()
+    print(f"action {rec.id} ({rec.key}) cancelled by {args.by}")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from driftwatch.actions.audit import AuditTrail
+
+    boxes = _open_all(args)
+    try:
+        doc: dict[str, list[Any]] = {"actions": [], "admin": []}
+        for box in boxes.values():
+            trail = AuditTrail(box)
+            doc["actions"] += trail.entries(model=args.model)
+            doc["admin"] += trail.admin_calls()
+    finally:
+        _close(boxes)
+    text = json.dumps(doc, sort_keys=True, indent=2, default=str) + "\n"
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    return 0
+
+
+def run_rollback(args: argparse.Namespace) -> int:
+    from driftwatch.registry.mlflow_registry import MlflowRegistry
+    from driftwatch.registry.promotion import rollback
+
+    clock = SystemClock()
+    registry = MlflowRegistry.from_uri(args.tracking_uri, args.state_dir)
+    restored = rollback(registry, args.model, at=clock.now(), by=args.by)
+    folder = Path(args.state_dir) / "models" / args.model
+    box = Outbox(folder if folder.is_dir() else args.state_dir, clock=clock)
+    try:
+        box.log_admin(None, "rollback", args.by, {"model": args.model, "restored": restored})
+    finally:
+        box.close()
+    print(
+        f"{args.model}: champion is v{restored} again (the daemon adopts its reference profile "
+        "on its next reference refresh)"
+    )
+    return 0
+
+
+def _pool_db(state_dir: Path) -> Path | None:
+    for folder in (state_dir / "pool", state_dir / "gpupool", state_dir):
+        candidate = folder / "gpupool.sqlite3"
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def read_pool_status(state_dir: str | Path, *, gpus: int | None, reserve_fraction: float) -> Any:
+    """The pool's :class:`~driftwatch.gpupool.PoolStatus`, read without taking the pool's
+    lock (a running daemon holds it)."""
+    from driftwatch.gpupool import JobRecord, PoolStatus, reserved_gpu_ids
+    from driftwatch.gpupool.capacity import resolve_gpu_ids
+
+    path = _pool_db(Path(state_dir))
+    gpu_ids = resolve_gpu_ids(gpus)
+    reserved = reserved_gpu_ids(gpu_ids, reserve_fraction)
+    if path is None:
+        return PoolStatus.of(gpu_ids, reserved, [], [])
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            rows = db.execute("SELECT record FROM jobs ORDER BY seq").fetchall()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        raise PoolError(f"cannot read the pool state {path}: {exc}") from exc
+    records = [JobRecord.from_dict(json.loads(r[0])) for r in rows]
+    active = [r for r in records if not r.state.is_final]
+    recent = [r for r in reversed(records) if r.state.is_final][:20]
+    return PoolStatus.of(gpu_ids, reserved, active, recent)
+
+
+def run_pool_status(args: argparse.Namespace) -> int:
+    status = read_pool_status(
+        args.state_dir, gpus=args.gpus, reserve_fraction=args.reserve_fraction
+    )
+    if args.json:
+        print(json.dumps(status.to_dict(), indent=2, sort_keys=True, default=str))
+        return 0
+    print(
+        f"GPUs: {status.capacity} in the cluster, {status.reserved} reserved "
+        f"({', '.join(status.reserved_ids) or 'none'}), {status.in_use} in use, "
+        f"{status.free} free"
+    )
+    print(f"jobs: {status.running} running, {status.queued} queued, {status.deferred} deferred")
+    for r in status.jobs:
+        lease = ",".join(r.lease) or "-"
+        print(
+            f"  {r.job_id:<32} {r.state.value:<10} gpus={r.spec.gpus} lease={lease} "
+            f"attempts={r.attempts} key={r.key or '-'}"
+        )
+    return 0

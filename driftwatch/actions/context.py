@@ -1,0 +1,115 @@
+"""What an action knows beyond its decision, and what its handler may use.
+
+:class:`ActionContext` is stored with the decision in the outbox (the window the decision
+was made on, the reference dataset, anything else the caller wants in the audit trail).
+:class:`ActionEnv` is the executor's toolbox, handed to every handler: the registry, the
+GPU pool, the clock, the labelled buffer and where to write files.
+
+>>> ctx = ActionContext(window_start=0.0, window_end=3600.0, reference="ref.parquet")
+>>> ActionContext.from_dict(ctx.to_dict()) == ctx
+True
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from driftwatch.actions.labelled_buffer import LabelledBuffer
+from driftwatch.clock import Clock
+from driftwatch.errors import ActionError
+from driftwatch.policy.actions import ACTION_MODELS
+from driftwatch.windows.profile import ReferenceProfile
+
+if TYPE_CHECKING:  # neither is imported just to describe a decision's context
+    from driftwatch.gpupool import GpuPool
+    from driftwatch.registry.mlflow_registry import MlflowRegistry
+
+__all__ = ["ActionContext", "ActionEnv", "PromoteHook", "parse_settings"]
+
+#: Called with ``(model, version, profile)`` when a version becomes champion: the monitor
+#: adopts ``profile`` as its reference.
+PromoteHook = Callable[[str, str, ReferenceProfile], None]
+
+
+def parse_settings(kind: str, raw: Mapping[str, Any], defaults: Mapping[str, Any] = ()) -> Any:
+    """The decision's ``action_settings`` (as the engine dumps them: durations as text)
+    read back into the policy's action model, over ``defaults``.
+
+    >>> parse_settings("shadow", {"max_duration": "2d", "metric": "brier"}).max_duration
+    172800.0
+    """
+    model = ACTION_MODELS[kind]
+    data = {**dict(defaults), **dict(raw), "type": kind}
+    data = {k: v for k, v in data.items() if k in model.model_fields}
+    try:
+        return model.model_validate(data)
+    except ValueError as exc:
+        errors = getattr(exc, "errors", lambda: [])()
+        what = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors) or exc
+        raise ActionError(f"invalid {kind} settings: {what}") from exc
+
+
+@dataclass(frozen=True)
+class ActionContext:
+    """Facts about a decision that the decision itself does not carry (JSON-safe)."""
+
+    window_start: float | None = None
+    window_end: float | None = None
+    reference: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "window_start": self.window_start,
+            "window_end": self.window_end,
+            "reference": self.reference,
+            "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any] | None) -> ActionContext:
+        d = dict(d or {})
+        return cls(
+            window_start=d.get("window_start"),
+            window_end=d.get("window_end"),
+            reference=d.get("reference"),
+            extra=dict(d.get("extra") or {}),
+        )
+
+    @property
+    def window_label(self) -> str | None:
+        """``start/end`` in epoch seconds, the lineage tag of a version trained on it."""
+        if self.window_start is None and self.window_end is None:
+            return None
+        return f"{self.window_start}/{self.window_end}"
+
+
+@dataclass
+class ActionEnv:
+    """Everything a handler may touch (built by the executor)."""
+
+    registry: MlflowRegistry
+    clock: Clock
+    state_dir: Path
+    pool: GpuPool | None = None
+    buffer: LabelledBuffer | None = None
+    reference_path: str | None = None
+    cutoff: float | None = None
+    shadow_defaults: Mapping[str, Any] = field(default_factory=dict)
+    on_promote: PromoteHook | None = None
+    webhook_timeout: float = 3.0
+    python: str = sys.executable
+    default_learner: str = "StandardScaler|LogisticRegression"
+
+    def action_dir(self, action_id: int) -> Path:
+        """Files of one action (exports, candidate models) live here."""
+        path = self.state_dir / "actions" / f"{action_id:06d}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def reference_for(self, context: ActionContext) -> str | None:
+        return context.reference or self.reference_path

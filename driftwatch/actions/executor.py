@@ -1,0 +1,313 @@
+"""The action executor: records decisions durably, then runs them, step by step, exactly once.
+
+``submit(decision, context)`` writes the decision to the outbox (and, for actions that
+learn, the labelled window it will learn from) before anything else happens; a decision
+already recorded is a no-op. ``run_pending()`` moves every unfinished action as far as it
+can go without waiting: an online update runs to the end, a shadow deployment scores the
+outcomes that arrived since the last call, a retraining checks its pool job. The service's
+scheduler calls it every few seconds, the replay loop after each window. ``resume()``
+after a restart just runs the same: finished steps are skipped, interrupted ones check
+the outside world before they act again.
+
+An MLflow outage leaves the action where it was, with a note and a retry time (backoff);
+a person's ``approve`` / ``cancel`` (CLI or HTTP) goes through the outbox, and the next
+``run_pending`` carries it out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from driftwatch.actions.alert import run_alert
+from driftwatch.actions.context import ActionContext, ActionEnv, PromoteHook
+from driftwatch.actions.export import ensure_export
+from driftwatch.actions.labelled_buffer import LabelledBuffer
+from driftwatch.actions.online_update import adopt_profile, run_online_update
+from driftwatch.actions.outbox import Outbox
+from driftwatch.actions.records import ActionRecord, ActionState
+from driftwatch.actions.retrain import cancel_retrain, run_retrain
+from driftwatch.actions.shadow import cancel_shadow, observe_live, run_shadow
+from driftwatch.actions.steps import CrashPoints, Done, NeedsApproval, StepRunner, Waiting
+from driftwatch.clock import Clock
+from driftwatch.errors import ActionError, DriftwatchError, StateError
+from driftwatch.policy.decision import Decision
+from driftwatch.registry.mlflow_registry import MlflowRegistry
+from driftwatch.registry.promotion import rollback
+from driftwatch.registry.retry import RegistryUnavailableError
+
+if TYPE_CHECKING:
+    from driftwatch.gpupool import GpuPool
+
+__all__ = ["ACTIONS", "ActionExecutor"]
+
+log = logging.getLogger("driftwatch.actions")
+
+Handler = Callable[[ActionRecord, StepRunner, ActionEnv, Outbox], Any]
+ACTIONS: dict[str, Handler] = {
+    "online_update": lambda a, s, e, o: run_online_update(a, s, e),
+    "shadow": run_shadow,
+    "retrain": run_retrain,
+    "alert": lambda a, s, e, o: run_alert(a, s, e),
+}
+_LEARNS = ("online_update", "shadow", "retrain")
+_APPROVE_FIRST = ("online_update", "retrain")  # shadow: approval gates the promotion
+_OPEN = [ActionState.PENDING, ActionState.RUNNING]
+
+
+class ActionExecutor:
+    """Runs the outbox's actions against the registry and the GPU pool (see module doc).
+
+    ``buffer`` is the monitor's :class:`LabelledBuffer`; ``cutoff`` the approval cut-off
+    for shadow comparisons; ``shadow_defaults`` the policy's shadow settings (for the
+    shadow that follows a retraining); ``on_promote(model, version, profile)`` is called
+    when a version becomes champion. ``crash_points`` default to ``$DRIFTWATCH_CRASH_AT``
+    (a test hook, see :mod:`~driftwatch.actions.steps`).
+    """
+
+    def __init__(
+        self,
+        outbox: Outbox,
+        registry: MlflowRegistry,
+        pool: GpuPool | None,
+        clock: Clock,
+        *,
+        buffer: LabelledBuffer | None = None,
+        reference_path: str | None = None,
+        cutoff: float | None = None,
+        shadow_defaults: Mapping[str, Any] | None = None,
+        on_promote: PromoteHook | None = None,
+        crash_points: CrashPoints | None = None,
+        drive_pool: bool = True,
+        backoff_s: float = 30.0,
+        max_backoff_s: float = 600.0,
+        webhook_timeout: float = 3.0,
+        lock: bool = True,
+    ) -> None:
+        self.outbox = outbox
+        self.clock = clock
+        self.env = ActionEnv(
+            registry=registry,
+            clock=clock,
+            state_dir=outbox.state_dir,
+            pool=pool,
+            buffer=buffer,
+            reference_path=reference_path,
+            cutoff=cutoff,
+            shadow_defaults=dict(shadow_defaults or {}),
+            on_promote=on_promote,
+            webhook_timeout=webhook_timeout,
+        )
+        self.crash = crash_points if crash_points is not None else CrashPoints.from_env()
+        self.drive_pool = drive_pool
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self._lock_fd = _lock(outbox.state_dir / "executor.lock") if lock else -1
+
+    @classmethod
+    def open(
+        cls,
+        state_dir: str | Path,
+        *,
+        clock: Clock,
+        tracking_uri: str | None = None,
+        pool: GpuPool | None = None,
+        **kwargs: Any,
+    ) -> ActionExecutor:
+        """The embedded defaults: outbox and MLflow store in ``state_dir`` (or a tracking
+        server at ``tracking_uri``)."""
+        outbox = Outbox(state_dir, clock=clock)
+        registry = MlflowRegistry.from_uri(tracking_uri, state_dir)
+        return cls(outbox, registry, pool, clock, **kwargs)
+
+    @property
+    def registry(self) -> MlflowRegistry:
+        return self.env.registry
+
+    def set_buffer(self, buffer: LabelledBuffer | None) -> None:
+        """Point the executor at the monitor's (restored) labelled buffer."""
+        self.env.buffer = buffer
+
+    def close(self) -> None:
+        if self._lock_fd >= 0:
+            os.close(self._lock_fd)
+            self._lock_fd = -1
+        self.outbox.close()
+
+    # -- submitting ------------------------------------------------------------------
+    def submit(
+        self, decision: Decision, context: ActionContext | Mapping[str, Any] | None = None
+    ) -> int | None:
+        """Record ``decision`` durably and return its action id (None: nothing to do).
+
+        A decision already recorded returns the existing id and changes nothing.
+        """
+        kind = decision.action
+        if not kind or kind == "none":
+            return None
+        if kind not in ACTIONS:
+            raise ActionError(f"unknown action {kind!r}; valid: {', '.join(ACTIONS)}")
+        ctx = context.to_dict() if isinstance(context, ActionContext) else dict(context or {})
+        state = (
+            ActionState.AWAITING_APPROVAL
+            if decision.requires_approval and kind in _APPROVE_FIRST
+            else ActionState.PENDING
+        )
+        action_id, created = self.outbox.record(decision, ctx, state=state)
+        self.crash.at("recorded")
+        if created:
+            log.info("action %d recorded: %s %s", action_id, kind, decision.key)
+            if kind in _LEARNS:  # fix the data it learns from now, not when it runs
+                steps = StepRunner(self.outbox, action_id, self.crash)
+                ensure_export(self.outbox.get(action_id), steps, self.env)
+        return action_id
+
+    # -- running ---------------------------------------------------------------------
+    def run_pending(self) -> list[ActionRecord]:
+        """Move every unfinished action as far as it goes now; returns those it touched."""
+        pool = self.env.pool
+        if pool is not None and self.drive_pool:
+            pool.poll()
+            pool.dispatch()
+        self._clean_up_cancelled()
+        now = self.clock.now()
+        touched = []
+        for rec in self.outbox.unfinished():
+            if rec.next_attempt_at is not None and rec.next_attempt_at > now:
+                continue
+            touched.append(self._run_one(rec))
+        return touched
+
+    def resume(self) -> list[int]:
+        """After a restart: run what was left unfinished; returns the ids found."""
+        ids = [r.id for r in self.outbox.unfinished()]
+        if ids:
+            log.info("resuming %d unfinished actions: %s", len(ids), ids)
+        self.run_pending()
+        return ids
+
+    def _run_one(self, rec: ActionRecord) -> ActionRecord:
+        steps = StepRunner(self.outbox, rec.id, self.crash)
+        try:
+            result = ACTIONS[rec.action](rec, steps, self.env, self.outbox)
+        except RegistryUnavailableError as exc:
+            attempts = rec.attempts + 1
+            delay = min(self.backoff_s * 2 ** (attempts - 1), self.max_backoff_s)
+            log.warning("action %d waits for MLflow (attempt %d): %s", rec.id, attempts, exc)
+            steps.note("mlflow_unavailable", {"error": str(exc), "attempt": attempts})
+            return self.outbox.update(
+                rec.id, attempts=attempts, note=str(exc), next_attempt_at=self.clock.now() + delay
+            )
+        except Exception as exc:  # one broken action must not stop the others
+            if not isinstance(exc, DriftwatchError):
+                log.exception("action %d (%s) crashed", rec.id, rec.key)
+            message = (
+                str(exc) if isinstance(exc, DriftwatchError) else f"{type(exc).__name__}: {exc}"
+            )
+            log.error("action %d (%s) failed: %s", rec.id, rec.key, message)
+            return self._finish(rec.id, ActionState.FAILED, error=message)
+        if isinstance(result, Done):
+            self.crash.at("finish")
+            log.info("action %d (%s) succeeded: %s", rec.id, rec.key, result.outcome)
+            return self._finish(rec.id, ActionState.SUCCEEDED, outcome=result.outcome, note="")
+        if isinstance(result, NeedsApproval):
+            return self._move(rec.id, ActionState.AWAITING_APPROVAL, note=result.note)
+        assert isinstance(result, Waiting)
+        return self._move(
+            rec.id, ActionState.RUNNING, note=result.note, next_attempt_at=result.retry_at
+        )
+
+    def _move(self, action_id: int, state: ActionState, **changes: Any) -> ActionRecord:
+        try:
+            return self.outbox.update(action_id, state=state, expect=_OPEN, **changes)
+        except ActionError:  # cancelled meanwhile: the clean-up pass takes over
+            return self.outbox.get(action_id)
+
+    def _finish(self, action_id: int, state: ActionState, **changes: Any) -> ActionRecord:
+        return self._move(action_id, state, **changes)
+
+    def _clean_up_cancelled(self) -> None:
+        for rec in self.outbox.list(states=[ActionState.CANCELLED]):
+            steps = StepRunner(self.outbox, rec.id, self.crash)
+            if steps.result("cancel_cleanup") is not None:
+                continue
+            with contextlib.suppress(RegistryUnavailableError):  # tried again next time
+                steps.run("cancel_cleanup", lambda r=rec: self._cancel_effects(r))
+
+    def _cancel_effects(self, rec: ActionRecord) -> dict[str, Any]:
+        if rec.action == "shadow":
+            return cancel_shadow(rec, self.env, self.outbox)
+        if rec.action == "retrain":
+            return cancel_retrain(rec, self.env, self.outbox)
+        return {}
+
+    # -- people ----------------------------------------------------------------------
+    def approve(self, action_id: int, approver: str) -> ActionRecord:
+        return self.outbox.approve(action_id, approver)
+
+    def cancel(self, action_id: int, actor: str, reason: str = "") -> ActionRecord:
+        rec = self.outbox.cancel(action_id, actor, reason)
+        self._clean_up_cancelled()
+        return rec
+
+    def rollback(self, model: str, actor: str) -> str:
+        """Restore the previous champion (and its reference profile); returns its version."""
+        restored = rollback(self.registry, model, at=self.clock.now(), by=actor)
+        self.outbox.log_admin(None, "rollback", actor, {"model": model, "restored": restored})
+        adopt_profile(self.env, model, restored)
+        return restored
+
+    # -- live traffic for shadows ----------------------------------------------------
+    def observe_predictions(
+        self,
+        model: str,
+        frame: pd.DataFrame,
+        champion_score: np.ndarray,
+        exposure: np.ndarray | None = None,
+    ) -> None:
+        """Score live predictions with every challenger in shadow for ``model``."""
+        for rec in self.outbox.list(states=[ActionState.RUNNING], model=model):
+            if rec.action == "shadow":
+                with contextlib.suppress(RegistryUnavailableError):
+                    observe_live(rec, self.env, self.outbox, frame, champion_score, exposure)
+
+    def drain(
+        self,
+        timeout_s: float,
+        *,
+        interval_s: float = 0.5,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> list[ActionRecord]:
+        """Run until no action could still finish without new data (pool jobs done), or
+        ``timeout_s`` passed; returns what is still open. For replay's end and tests."""
+        deadline = monotonic() + timeout_s
+        while True:
+            self.run_pending()
+            busy = [r for r in self.outbox.unfinished() if not _waits_for_data(r)]
+            if not busy or monotonic() >= deadline:
+                return self.outbox.unfinished()
+            sleep(interval_s)
+
+
+def _waits_for_data(rec: ActionRecord) -> bool:
+    return rec.action == "shadow" and rec.state is ActionState.RUNNING
+
+
+def _lock(path: Path) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StateError(f"{path.parent}: another executor runs on this state directory") from None
+    return fd

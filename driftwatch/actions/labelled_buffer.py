@@ -1,0 +1,245 @@
+"""A bounded ring of the most recent labelled rows: what online updates and retraining learn.
+
+The monitor keeps sketches, not rows; an action that learns needs rows. The pipeline feeds
+this ring with each joined prediction (its features, the champion's score, the outcome):
+numeric features as floats, categorical codes decoded back to the reference levels
+(outside the top K: ``__other__``, never seen: ``__unseen__``, missing: NA). The ring
+holds at most ``capacity`` rows, so memory is fixed; ``seq`` counts every row ever added,
+so a reader (a shadow evaluation) can ask for the rows after the last one it saw.
+
+>>> import numpy as np
+>>> from driftwatch.schema import FeatureSchema
+>>> schema = FeatureSchema(numeric=("income",), categorical=("purpose",),
+...                        levels=(("car", "home"),), other=(frozenset({"boat"}),))
+>>> buf = LabelledBuffer(schema, capacity=3)
+>>> buf.add(numeric=np.array([[1.0], [2.0]]), categorical=np.array([[0], [2]], np.int32),
+...         label=np.array([0.0, 1.0]), score=np.array([0.1, 0.7]))
+>>> buf.add(numeric=np.array([[3.0], [4.0]]), categorical=np.array([[3], [-1]], np.int32),
+...         label=np.array([1.0, 0.0]), score=np.array([0.2, 0.3]))
+>>> len(buf), buf.seq
+(3, 4)
+>>> f = buf.frame()
+>>> f["income"].tolist(), f["purpose"].fillna("<NA>").tolist(), f["label"].tolist()
+([2.0, 3.0, 4.0], ['__other__', '__unseen__', '<NA>'], [1.0, 1.0, 0.0])
+>>> buf.frame(after_seq=3)["income"].tolist()
+[4.0]
+>>> LabelledBuffer.from_dict(schema, buf.to_dict()).frame().equals(buf.frame())
+True
+>>> wider = FeatureSchema(numeric=("income",), categorical=("purpose",),
+...                       levels=(("car", "home", "boat"),))
+>>> rebased = buf.rebase(wider)
+>>> rebased.seq, rebased.frame()["purpose"].fillna("<NA>").tolist()
+(4, ['__unseen__', '__unseen__', '<NA>'])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from driftwatch.batch import Batch
+from driftwatch.errors import StateError
+from driftwatch.schema import MISSING, FeatureSchema
+
+__all__ = ["OTHER_LEVEL", "UNSEEN_LEVEL", "LabelledBuffer"]
+
+OTHER_LEVEL = "__other__"
+UNSEEN_LEVEL = "__unseen__"
+_COLUMNS = ("label", "score", "event_time", "exposure", "decision")
+
+
+class LabelledBuffer:
+    """The last ``capacity`` joined rows, oldest first; serialisable for checkpoints."""
+
+    def __init__(self, schema: FeatureSchema, capacity: int = 50_000) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, found {capacity}")
+        self.schema = schema
+        self.capacity = int(capacity)
+        self._numeric = np.full((capacity, schema.n_numeric), np.nan)
+        self._categorical = np.full((capacity, schema.n_categorical), MISSING, dtype=np.int32)
+        self._cols = {c: np.full(capacity, np.nan) for c in _COLUMNS}
+        self._seq = np.zeros(capacity, dtype=np.int64)
+        self.seq = 0  # rows ever added; the last row added has number ``seq``
+
+    def __len__(self) -> int:
+        return min(self.seq, self.capacity)
+
+    # -- feeding ---------------------------------------------------------------------
+    def add(
+        self,
+        *,
+        numeric: np.ndarray,
+        categorical: np.ndarray,
+        label: np.ndarray,
+        score: np.ndarray,
+        event_time: np.ndarray | None = None,
+        exposure: np.ndarray | None = None,
+        decision: np.ndarray | None = None,
+    ) -> None:
+        """Append joined rows (``numeric[n, F]``, ``categorical[n, G]`` codes, outcomes).
+        Rows without a label (NaN) are skipped."""
+        label = np.asarray(label, dtype=np.float64)
+        keep = np.isfinite(label)
+        n_all = len(label)
+
+        def col(a: np.ndarray | None) -> np.ndarray:
+            return np.full(n_all, np.nan) if a is None else np.asarray(a, np.float64)
+
+        cols = {
+            "label": label,
+            "score": col(score),
+            "event_time": col(event_time),
+            "exposure": col(exposure),
+            "decision": col(decision),
+        }
+        num = np.asarray(numeric, np.float64).reshape(n_all, self.schema.n_numeric)[keep]
+        cat = np.asarray(categorical, np.int32).reshape(n_all, self.schema.n_categorical)[keep]
+        cols = {k: v[keep] for k, v in cols.items()}
+        n = len(num)
+        if n > self.capacity:  # only the newest rows fit
+            drop = n - self.capacity
+            self.seq += drop
+            num, cat = num[drop:], cat[drop:]
+            cols = {k: v[drop:] for k, v in cols.items()}
+            n = self.capacity
+        slots = (self.seq + np.arange(n)) % self.capacity
+        self._numeric[slots] = num
+        self._categorical[slots] = cat
+        for k, v in cols.items():
+            self._cols[k][slots] = v
+        self._seq[slots] = self.seq + 1 + np.arange(n)
+        self.seq += n
+
+    def add_batch(self, batch: Batch) -> None:
+        """Append the labelled rows of a prediction batch whose ``label`` is filled in."""
+        self.add(
+            numeric=batch.numeric,
+            categorical=batch.categorical,
+            label=batch.label,
+            score=batch.score,
+            event_time=batch.event_time,
+            exposure=batch.exposure,
+            decision=batch.decision,
+        )
+
+    def add_frame(self, df: pd.DataFrame) -> None:
+        """Append rows given as a DataFrame of raw features (categoricals as levels) with
+        ``label`` and ``score`` columns (``event_time``, ``exposure``, ``decision`` optional);
+        for seeding the buffer from a labelled dataset."""
+        n = len(df)
+        num = (
+            df[list(self.schema.numeric)].to_numpy(np.float64, na_value=np.nan)
+            if self.schema.numeric
+            else np.zeros((n, 0))
+        )
+        cat = (
+            np.stack(
+                [
+                    self.schema.encode_categorical(j, df[c].to_numpy())
+                    for j, c in enumerate(self.schema.categorical)
+                ],
+                axis=1,
+            )
+            if self.schema.categorical
+            else np.zeros((n, 0), np.int32)
+        )
+        decision = df["decision"] if "decision" in df.columns else None
+        if decision is not None and not pd.api.types.is_numeric_dtype(decision):
+            decision = decision.map({"approve": 1.0, "decline": 0.0})
+
+        def opt(name: str) -> np.ndarray | None:
+            return df[name].to_numpy(np.float64) if name in df.columns else None
+
+        self.add(
+            numeric=num,
+            categorical=cat,
+            label=df["label"].to_numpy(np.float64),
+            score=df["score"].to_numpy(np.float64),
+            event_time=opt("event_time"),
+            exposure=opt("exposure"),
+            decision=None if decision is None else decision.to_numpy(np.float64),
+        )
+
+    # -- reading ---------------------------------------------------------------------
+    def _order(self, after_seq: int) -> np.ndarray:
+        n = len(self)
+        start = self.seq - n
+        slots = (start + np.arange(n)) % self.capacity
+        return slots[self._seq[slots] > after_seq]
+
+    def frame(self, *, after_seq: int = 0, last: int | None = None) -> pd.DataFrame:
+        """Rows oldest first: one column per feature (categoricals as level strings) plus
+        ``label``, ``score``, ``event_time``, ``exposure``, ``decision`` and ``seq``."""
+        idx = self._order(after_seq)
+        if last is not None:
+            idx = idx[max(0, len(idx) - last) :]
+        out: dict[str, Any] = {}
+        for j, name in enumerate(self.schema.numeric):
+            out[name] = self._numeric[idx, j]
+        for j, name in enumerate(self.schema.categorical):
+            out[name] = self._decode(j, self._categorical[idx, j])
+        for k in _COLUMNS:
+            out[k] = self._cols[k][idx]
+        out["seq"] = self._seq[idx]
+        return pd.DataFrame(out)
+
+    def _decode(self, j: int, codes: np.ndarray) -> np.ndarray:
+        levels = self.schema.levels[j]
+        k = len(levels)
+        table = np.array([*levels, OTHER_LEVEL, UNSEEN_LEVEL, None], dtype=object)
+        return table[np.where(codes == MISSING, k + 2, np.clip(codes, 0, k + 1))]
+
+    def rebase(self, schema: FeatureSchema) -> LabelledBuffer:
+        """The same rows encoded for another schema (a new reference profile's levels),
+        keeping ``seq``: call it when the monitor adopts a new champion's profile. Levels the
+        old schema had folded into ``__other__`` or never seen become unseen ones."""
+        out = LabelledBuffer(schema, self.capacity)
+        frame = self.frame()
+        out.seq = self.seq - len(frame)
+        if len(frame):
+            for name in schema.numeric:
+                if name not in frame.columns:
+                    frame[name] = np.nan
+            for name in schema.categorical:
+                if name not in frame.columns:
+                    frame[name] = None
+            out.add_frame(frame)
+        return out
+
+    # -- checkpoints -----------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe (NaN as None), rows oldest first."""
+        idx = self._order(0)
+
+        def floats(a: np.ndarray) -> list[Any]:
+            return [None if v != v else v for v in a.tolist()]
+
+        return {
+            "capacity": self.capacity,
+            "seq": self.seq,
+            "features": list(self.schema.names),
+            "numeric": [floats(self._numeric[idx, j]) for j in range(self.schema.n_numeric)],
+            "categorical": [
+                self._categorical[idx, j].tolist() for j in range(self.schema.n_categorical)
+            ],
+            **{k: floats(self._cols[k][idx]) for k in _COLUMNS},
+        }
+
+    @classmethod
+    def from_dict(cls, schema: FeatureSchema, d: dict[str, Any]) -> LabelledBuffer:
+        if list(d.get("features", [])) != list(schema.names):
+            raise StateError("labelled buffer checkpoint has other features than the schema")
+        buf = cls(schema, int(d["capacity"]))
+        n = len(d["label"])
+
+        def arr(v: list[Any]) -> np.ndarray:
+            return np.array([np.nan if x is None else x for x in v], dtype=np.float64)
+
+        num = np.stack([arr(c) for c in d["numeric"]], axis=1) if d["numeric"] else np.zeros((n, 0))
+        cat = np.array(d["categorical"], dtype=np.int32).T.reshape(n, schema.n_categorical)
+        buf.seq = int(d["seq"]) - n
+        buf.add(numeric=num, categorical=cat, **{k: arr(d[k]) for k in _COLUMNS})
+        return buf

@@ -1,0 +1,232 @@
+"""Online update (mild drift): a river learner learns the recent labelled window.
+
+The learner comes from the policy's allow-list (``StandardScaler|LogisticRegression`` by
+default). When the champion is a river model with the same learner it is copied and goes
+on learning (a warm start); otherwise a fresh learner first learns a sample of the
+reference data. The window is learned in small chunks, each scored before it is learned
+(progressive validation), which gives an honest AUC and log loss of the updated model on
+data it had not seen, beside the champion's on the same rows.
+
+The result is a new model version with lineage (parent version, data window, action key,
+reference profile fingerprint), then alias ``challenger`` or, with ``promote: direct``,
+``champion``. Steps: ``export`` (at submit), ``train``, ``publish``, ``alias``.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from driftwatch.actions.context import ActionContext, ActionEnv, parse_settings
+from driftwatch.actions.export import ensure_export, read_window
+from driftwatch.actions.records import ActionRecord
+from driftwatch.actions.scoring import auc_exact
+from driftwatch.actions.steps import Done, Result, StepRunner
+from driftwatch.errors import ActionError
+from driftwatch.registry.learners import normalise_learner
+from driftwatch.registry.promotion import make_challenger, promote
+from driftwatch.registry.retry import RegistryUnavailableError
+from driftwatch.registry.river_model import FeatureEncoder, RiverModel
+from driftwatch.registry.versions import CHALLENGER, CHAMPION
+from driftwatch.windows.profile import ReferenceProfile, read_reference_table
+
+__all__ = ["build_candidate", "learn_window", "run_online_update"]
+
+_WARM_ROWS = 5000
+_EPS = 1e-12
+
+
+def learn_window(model: RiverModel, frame: pd.DataFrame, *, chunk: int = 16) -> dict[str, float]:
+    """Predict-then-learn over ``frame`` (needs a ``label`` column) in chunks; returns the
+    progressive AUC and log loss, and the champion's on the same rows when ``score`` is there.
+    """
+    y = frame["label"].to_numpy(np.float64)
+    x = model.encoder.transform(frame)
+    step = chunk if model.learns_many else 1
+    preds = np.empty(len(frame))
+    for start in range(0, len(frame), max(step, 1)):
+        part = x.iloc[start : start + step]
+        preds[start : start + len(part)] = model.predict_encoded(part)
+        model.learn_encoded(part, y[start : start + len(part)])
+    out = {
+        "rows": float(len(frame)),
+        "pv_auc": auc_exact(preds, y),
+        "pv_log_loss": _log_loss(preds, y),
+    }
+    if "score" in frame.columns:
+        logged = frame["score"].to_numpy(np.float64)
+        ok = np.isfinite(logged)
+        out["champion_auc"] = auc_exact(logged[ok], y[ok])
+        out["champion_log_loss"] = _log_loss(logged[ok], y[ok])
+    return out
+
+
+def _log_loss(p: np.ndarray, y: np.ndarray) -> float:
+    if len(p) == 0:
+        return math.nan
+    q = np.clip(p, _EPS, 1 - _EPS)
+    return float(-(y * np.log(q) + (1 - y) * np.log(1 - q)).mean())
+
+
+def build_candidate(
+    champion: RiverModel | None,
+    learner: str,
+    *,
+    window: pd.DataFrame,
+    reference: pd.DataFrame | None,
+    numeric: list[str],
+    categorical: list[str],
+) -> tuple[RiverModel, str]:
+    """The model to update and how it was started (``warm`` or ``fresh``)."""
+    spec = normalise_learner(learner)
+    if champion is not None and champion.learner == spec:
+        return champion.copy(), "warm"
+    if champion is not None:
+        encoder = champion.encoder
+    else:
+        fit_on = reference if reference is not None else window
+        encoder = FeatureEncoder.fit(fit_on, numeric=numeric, categorical=categorical)
+    model = RiverModel.fresh(encoder, spec)
+    if reference is not None and "label" in reference.columns:
+        sample = reference.dropna(subset=["label"]).head(_WARM_ROWS)
+        learn_window(model, sample.drop(columns=["score"], errors="ignore"), chunk=64)
+    return model, "fresh"
+
+
+def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -> Result:
+    """Run (or resume) one online update; see the module doc for its steps."""
+    settings = parse_settings("online_update", action.settings)
+    context = ActionContext.from_dict(action.context)
+    model_name = action.model
+    folder = env.action_dir(action.id)
+    candidate_path = folder / "candidate.pkl"
+
+    export = ensure_export(action, steps, env)
+
+    def train() -> dict[str, Any]:
+        if export is None:
+            raise ActionError("no labelled window was exported for this action")
+        window = read_window(export["path"])
+        need = settings.min_labelled
+        if len(window) < max(need, 1):
+            raise ActionError(
+                f"only {len(window)} labelled rows in the window, the policy needs {need}"
+            )
+        info = env.registry.by_alias(model_name, CHAMPION)
+        champion = env.registry.load_model(model_name, info.version) if info else None
+        reference = _reference(env, context)
+        numeric, categorical = _features(window, champion)
+        model, start = build_candidate(
+            champion,
+            settings.learner,
+            window=window,
+            reference=reference,
+            numeric=numeric,
+            categorical=categorical,
+        )
+        metrics = learn_window(model, window)
+        model.meta.update({"action_key": action.key, "start": start})
+        tmp = candidate_path.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(model))
+        tmp.replace(candidate_path)
+        return {
+            "parent_version": info.version if info else None,
+            "start": start,
+            "learner": model.learner,
+            "metrics": _clean(metrics),
+        }
+
+    trained = steps.run("train", train)
+
+    def publish() -> dict[str, Any]:
+        model = pickle.loads(candidate_path.read_bytes())
+        parent = trained["parent_version"]
+        profile = _profile(env, model_name, parent, context)
+        metrics = {k: v for k, v in trained["metrics"].items() if v is not None}
+        info = env.registry.publish(
+            model_name,
+            model,
+            action_key=action.key,
+            profile=profile,
+            metrics=metrics,
+            params={
+                "learner": model.learner,
+                "start": trained["start"],
+                "tier": action.tier,
+                "action": "online_update",
+            },
+            parent_version=parent,
+            data_window=context.window_label,
+        )
+        return {"version": info.version, "run_id": info.run_id}
+
+    published = steps.run("publish", publish)
+    version = published["version"]
+    direct = settings.promote == "direct"
+
+    def alias() -> dict[str, Any]:
+        now = env.clock.now()
+        if direct:
+            previous = promote(env.registry, model_name, version, at=now, by=action.key)
+            return {"alias": CHAMPION, "previous": previous}
+        replaced = make_challenger(env.registry, model_name, version, at=now, by=action.key)
+        return {"alias": CHALLENGER, "replaced": replaced}
+
+    aliased = steps.run("alias", alias)
+    if direct:
+        steps.run("adopt_profile", lambda: adopt_profile(env, model_name, version))
+    return Done(
+        {
+            "version": version,
+            "run_id": published["run_id"],
+            "alias": aliased["alias"],
+            "parent_version": trained["parent_version"],
+            "start": trained["start"],
+            "metrics": trained["metrics"],
+        }
+    )
+
+
+def adopt_profile(env: ActionEnv, model: str, version: str) -> dict[str, Any]:
+    """Hand the new champion's reference profile to the monitor (the promote hook)."""
+    profile = env.registry.load_profile(model, version)
+    if env.on_promote is not None:
+        env.on_promote(model, version, profile)
+    return {"profile_fingerprint": profile.fingerprint}
+
+
+def _reference(env: ActionEnv, context: ActionContext) -> pd.DataFrame | None:
+    path = env.reference_for(context)
+    return read_reference_table(path) if path else None
+
+
+def _features(window: pd.DataFrame, champion: RiverModel | None) -> tuple[list[str], list[str]]:
+    if champion is not None:
+        return list(champion.encoder.numeric), list(champion.encoder.categorical)
+    special = {"label", "score", "event_time", "exposure", "decision", "seq", "origin"}
+    cols = [c for c in window.columns if c not in special]
+    numeric = [c for c in cols if pd.api.types.is_numeric_dtype(window[c])]
+    return numeric, [c for c in cols if c not in numeric]
+
+
+def _profile(
+    env: ActionEnv, model: str, parent: str | None, context: ActionContext
+) -> ReferenceProfile | None:
+    """An online update keeps its parent's reference: it learned a small window on top."""
+    if parent is not None:
+        try:
+            return env.registry.load_profile(model, parent)
+        except RegistryUnavailableError:
+            raise
+        except ActionError:
+            pass  # a parent registered without a profile: fall back to the reference
+    path = env.reference_for(context)
+    return ReferenceProfile.from_file(path) if path else None
+
+
+def _clean(metrics: dict[str, float]) -> dict[str, float | None]:
+    return {k: (None if v != v else float(v)) for k, v in metrics.items()}

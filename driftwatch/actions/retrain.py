@@ -1,0 +1,183 @@
+"""Retraining (severe drift): a job on the reserved GPU pool, whose model then goes to shadow.
+
+Steps: ``export`` (the labelled window, at submit) and ``training_data`` (reference rows
+plus the window in ``training.parquet``); ``submit_job`` (a :class:`JobSpec` from the
+policy's argv, GPUs, time limit, retries, deferrable and preemptible flags, submitted under
+the action key, so a resubmission finds the first job); then, on each ``run_pending``, the
+job's state. When it succeeds, ``find_version`` looks up the version the job registered
+with tag ``driftwatch.action_key``, ``challenger`` aliases it, and ``shadow`` records a
+follow-up shadow action (key ``<action key>:shadow``) that judges it on live outcomes:
+a retrained model never goes straight to production.
+
+The job learns where things are from its environment (see :data:`JOB_ENV`). ``python`` as
+the first argv item means the daemon's own interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import driftwatch
+from driftwatch.actions.context import ActionContext, ActionEnv, parse_settings
+from driftwatch.actions.export import ensure_export, export_training
+from driftwatch.actions.outbox import Outbox
+from driftwatch.actions.records import ActionRecord
+from driftwatch.actions.shadow import shadow_settings
+from driftwatch.actions.steps import Done, Result, StepRunner, Waiting
+from driftwatch.errors import ActionError
+from driftwatch.policy.decision import Decision
+from driftwatch.registry.promotion import make_challenger
+
+__all__ = ["JOB_ENV", "build_job_spec", "cancel_retrain", "run_retrain"]
+
+#: Variables every retraining job gets.
+JOB_ENV = {
+    "DRIFTWATCH_TRAINING_DATA": "Parquet file with the training rows (column origin)",
+    "DRIFTWATCH_WINDOW_DATA": "Parquet file with the recent labelled window alone",
+    "DRIFTWATCH_MODEL_NAME": "registered model name to register the new version under",
+    "DRIFTWATCH_ACTION_KEY": "tag driftwatch.action_key the new version must carry",
+    "DRIFTWATCH_PARENT_VERSION": "the champion's version when the job was submitted",
+    "DRIFTWATCH_DATA_WINDOW": "start/end of the window the decision was made on",
+    "MLFLOW_TRACKING_URI": "where to log the run and register the version",
+}
+_NAME_BAD = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _package_root() -> str:
+    return str(Path(driftwatch.__file__).resolve().parent.parent)
+
+
+def build_job_spec(action: ActionRecord, env: ActionEnv, training: str, window: str) -> Any:
+    """The pool job for ``action`` (a :class:`driftwatch.gpupool.JobSpec`)."""
+    from driftwatch.gpupool import JobSpec
+
+    s = parse_settings("retrain", action.settings)
+    argv = list(s.argv)
+    if argv[0] in ("python", "python3"):
+        argv[0] = env.python
+    context = ActionContext.from_dict(action.context)
+    champion = env.registry.by_alias(action.model, "champion")
+    path = os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p)
+    job_env = {
+        "DRIFTWATCH_TRAINING_DATA": training,
+        "DRIFTWATCH_WINDOW_DATA": window,
+        "DRIFTWATCH_MODEL_NAME": action.model,
+        "DRIFTWATCH_ACTION_KEY": action.key,
+        "DRIFTWATCH_PARENT_VERSION": champion.version if champion else "",
+        "DRIFTWATCH_DATA_WINDOW": context.window_label or "",
+        "MLFLOW_TRACKING_URI": env.registry.tracking_uri,
+        "PYTHONPATH": path,  # the job imports the daemon's driftwatch, installed or not
+    }
+    name = _NAME_BAD.sub("-", f"retrain-{action.model}-{action.window_id}")[:63].strip("-.")
+    return JobSpec(
+        name=name or "retrain",
+        argv=argv,
+        env=job_env,
+        gpus=max(1, s.gpus),  # the pool leases whole GPUs, at least one
+        time_limit_s=float(s.time_limit),
+        retries=s.retries,
+        severity=action.tier if action.tier in ("mild", "moderate", "severe") else "severe",
+        deferrable=s.deferrable,
+        preemptible=s.preemptible,
+    )
+
+
+def run_retrain(action: ActionRecord, steps: StepRunner, env: ActionEnv, outbox: Outbox) -> Result:
+    """Run (or resume) one retraining; see the module doc."""
+    if env.pool is None:
+        raise ActionError("retraining needs the GPU pool, and this executor has none")
+    folder = env.action_dir(action.id)
+    context = ActionContext.from_dict(action.context)
+    ensure_export(action, steps, env)
+    window = folder / "window.parquet"
+    training = steps.run(
+        "training_data",
+        lambda: export_training(
+            window if window.exists() else None,
+            env.reference_for(context),
+            folder / "training.parquet",
+        ),
+    )
+
+    def submit() -> dict[str, Any]:
+        spec = build_job_spec(action, env, training["path"], str(window))
+        return {"job_id": env.pool.submit(spec, key=action.key), "gpus": spec.gpus}  # type: ignore[union-attr]
+
+    job_id = steps.run("submit_job", submit)["job_id"]
+    outbox.update(action.id, artifacts={"job_id": job_id})
+    record = env.pool.get(job_id)
+    if not record.state.is_final:
+        return Waiting(f"job {job_id} {record.state.value}")
+    if record.state.value != "succeeded":
+        raise ActionError(
+            f"retraining job {job_id} {record.state.value}"
+            + (f": {record.message}" if record.message else "")
+            + (f" (log {record.log_path})" if record.log_path else "")
+        )
+    steps.run(
+        "job_finished",
+        lambda: {"job_id": job_id, "state": record.state.value, "attempts": record.attempts},
+    )
+
+    def find_version() -> dict[str, Any]:
+        info = env.registry.find_version(action.model, action.key)
+        if info is None:
+            raise ActionError(
+                f"job {job_id} succeeded but registered no version of {action.model!r} "
+                f"tagged driftwatch.action_key={action.key}"
+            )
+        return {"version": info.version, "run_id": info.run_id}
+
+    found = steps.run("find_version", find_version)
+    version = found["version"]
+    outbox.update(action.id, artifacts={"version": version, "run_id": found["run_id"]})
+    steps.run(
+        "challenger",
+        lambda: {
+            "replaced": make_challenger(
+                env.registry, action.model, version, at=env.clock.now(), by=action.key
+            )
+        },
+    )
+
+    def follow_up() -> dict[str, Any]:
+        approval = bool(shadow_settings({}, dict(env.shadow_defaults)).require_approval)
+        decision = Decision.from_dict(
+            {
+                **action.decision,
+                "action": "shadow",
+                "action_settings": {},
+                "requires_approval": approval,
+            }
+        )
+        ctx = {
+            **context.to_dict(),
+            "extra": {**context.extra, "challenger_version": version, "after": action.key},
+        }
+        shadow_id, _ = outbox.record(
+            decision, ctx, key=f"{action.key}:shadow", action="shadow", parent_id=action.id
+        )
+        return {"shadow_action_id": shadow_id}
+
+    shadow = steps.run("shadow", follow_up)
+    return Done(
+        {
+            "job_id": job_id,
+            "version": version,
+            "run_id": found["run_id"],
+            "alias": "challenger",
+            "shadow_action_id": shadow["shadow_action_id"],
+        }
+    )
+
+
+def cancel_retrain(action: ActionRecord, env: ActionEnv, outbox: Outbox) -> dict[str, Any]:
+    """A cancelled retraining stops its pool job (if it was submitted)."""
+    submitted = outbox.step_result(action.id, "submit_job")
+    if not submitted or env.pool is None:
+        return {"job_id": None}
+    record = env.pool.cancel(submitted["job_id"])
+    return {"job_id": submitted["job_id"], "job_state": record.state.value}

@@ -1,0 +1,136 @@
+"""The running champion-versus-challenger comparison of one shadow deployment.
+
+Both models are judged on the same joined outcomes: the champion by the scores it logged in
+production, the challenger by scoring the same features. Live (not yet labelled) traffic
+adds approval rate and expected loss at the cut-off. Once ``min_labelled`` outcomes are in,
+the challenger wins if it beats the champion on ``metric`` by ``margin`` or more; a shadow
+that has not gathered enough outcomes within ``max_duration`` is discarded.
+
+>>> import numpy as np
+>>> ev = ShadowEvaluation("credit", "1", "2", metric="auc", margin=0.01, min_labelled=4,
+...                       max_duration=86400.0, started_at=0.0, cutoff=0.5)
+>>> y = np.array([0, 0, 1, 1])
+>>> ev.observe_labelled(np.array([0.3, 0.6, 0.4, 0.9]), np.array([0.1, 0.2, 0.8, 0.9]), y)
+>>> ev.judge(now=10.0)
+'promote'
+>>> round(ev.improvement(), 2)
+0.25
+>>> ShadowEvaluation.from_dict(ev.to_dict()).to_dict() == ev.to_dict()
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from driftwatch.actions.scoring import HIGHER_IS_BETTER, ScoreStats, improvement
+
+__all__ = ["ShadowEvaluation"]
+
+
+@dataclass
+class ShadowEvaluation:
+    """Running comparison; ``verdict`` is ``promote`` or ``discard`` once judged."""
+
+    model: str
+    champion_version: str | None
+    challenger_version: str
+    metric: str
+    margin: float
+    min_labelled: int
+    max_duration: float
+    started_at: float
+    cutoff: float | None = None
+    last_seq: int = 0
+    missed: int = 0
+    champion: ScoreStats = field(default_factory=ScoreStats)
+    challenger: ScoreStats = field(default_factory=ScoreStats)
+    verdict: str | None = None
+    decided_at: float | None = None
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.metric not in HIGHER_IS_BETTER:
+            raise ValueError(
+                f"unknown shadow metric {self.metric!r}; valid: {', '.join(HIGHER_IS_BETTER)}"
+            )
+
+    @property
+    def labelled(self) -> int:
+        return self.challenger.labelled
+
+    def observe_labelled(
+        self, champion_score: np.ndarray, challenger_score: np.ndarray, label: np.ndarray
+    ) -> None:
+        """Add joined outcomes; rows where either score is missing are left out."""
+        c, s, y = (np.asarray(a, np.float64) for a in (champion_score, challenger_score, label))
+        ok = np.isfinite(c) & np.isfinite(s) & np.isfinite(y)
+        self.champion.add_labelled(c[ok], y[ok], cutoff=self.cutoff)
+        self.challenger.add_labelled(s[ok], y[ok], cutoff=self.cutoff)
+
+    def observe_live(
+        self,
+        champion_score: np.ndarray,
+        challenger_score: np.ndarray,
+        exposure: np.ndarray | None = None,
+    ) -> None:
+        """Add live predictions (approval rate and expected loss need a cut-off)."""
+        if self.cutoff is None:
+            return
+        c, s = np.asarray(champion_score, np.float64), np.asarray(challenger_score, np.float64)
+        ok = np.isfinite(c) & np.isfinite(s)
+        ex = None if exposure is None else np.asarray(exposure, np.float64)[ok]
+        self.champion.add_live(c[ok], ex, cutoff=self.cutoff)
+        self.challenger.add_live(s[ok], ex, cutoff=self.cutoff)
+
+    def metrics(self) -> dict[str, dict[str, float]]:
+        return {"champion": self.champion.metrics(), "challenger": self.challenger.metrics()}
+
+    def improvement(self) -> float:
+        """Challenger minus champion on ``metric``, signed so that positive is better."""
+        m = self.metrics()
+        return improvement(self.metric, m["champion"][self.metric], m["challenger"][self.metric])
+
+    def judge(self, now: float) -> str | None:
+        """Set and return the verdict when one is due, else None (keep watching)."""
+        if self.verdict is not None:
+            return self.verdict
+        if self.labelled >= self.min_labelled:
+            gain = self.improvement()
+            wins = math.isfinite(gain) and gain > 0 and gain >= self.margin
+            self.verdict = "promote" if wins else "discard"
+            self.reason = (
+                f"challenger {self.metric} {'beats' if wins else 'does not beat'} the champion's "
+                f"by the margin {self.margin:g} (gain {gain:+.4f} on {self.labelled} outcomes)"
+            )
+        elif now - self.started_at >= self.max_duration:
+            self.verdict = "discard"
+            self.reason = (
+                f"only {self.labelled} of {self.min_labelled} outcomes after "
+                f"{(now - self.started_at) / 86400:.1f} days: shadow expired"
+            )
+        if self.verdict is not None:
+            self.decided_at = now
+        return self.verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["champion"] = self.champion.to_dict()
+        out["challenger"] = self.challenger.to_dict()
+        out["metrics"] = _finite(self.metrics())
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ShadowEvaluation:
+        values = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        values["champion"] = ScoreStats.from_dict(d["champion"])
+        values["challenger"] = ScoreStats.from_dict(d["challenger"])
+        return cls(**values)
+
+
+def _finite(m: dict[str, dict[str, float]]) -> dict[str, dict[str, float | None]]:
+    return {k: {n: (v if math.isfinite(v) else None) for n, v in d.items()} for k, d in m.items()}

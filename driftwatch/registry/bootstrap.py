@@ -1,0 +1,72 @@
+"""``ensure_champion``: give an empty registry its first champion.
+
+The production model is registered as version 1 with alias ``champion``: a river logistic
+pipeline distilled from the scores in the reference data (see
+:mod:`~driftwatch.registry.champion`), logged with the reference profile the monitor
+measures against. Later online updates start from it; a registry that already has a
+champion is left as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from driftwatch.errors import ActionError
+from driftwatch.registry.champion import distil_champion
+from driftwatch.registry.mlflow_registry import MlflowRegistry
+from driftwatch.registry.versions import CHAMPION, TAG_ACTION_KEY, ModelVersionInfo
+from driftwatch.windows.profile import ReferenceProfile
+
+__all__ = ["bootstrap_key", "ensure_champion"]
+
+
+def bootstrap_key(model: str) -> str:
+    """The action key the bootstrap version is registered under."""
+    return f"{model}:bootstrap:0"
+
+
+def ensure_champion(
+    registry: MlflowRegistry,
+    model: str,
+    reference: pd.DataFrame,
+    *,
+    at: float,
+    profile: ReferenceProfile | None = None,
+    numeric: Sequence[str] | None = None,
+    categorical: Sequence[str] | None = None,
+    log: Sequence[str] | None = None,
+) -> ModelVersionInfo:
+    """Return the champion of ``model``, registering one from ``reference`` if there is none.
+
+    The features come from ``profile`` (the monitor's) or are named; ``profile`` is what is
+    logged beside the model, built from ``reference`` when not given.
+    """
+    current = registry.by_alias(model, CHAMPION)
+    if current is not None:
+        return current
+    existing = registry.versions(model)
+    foreign = [v for v in existing if v.tags.get(TAG_ACTION_KEY) != bootstrap_key(model)]
+    if foreign:
+        raise ActionError(
+            f"model {model!r} has {len(existing)} versions but no {CHAMPION!r} alias: point the "
+            "alias at the version in production before driftwatch acts on it"
+        )
+    if profile is None:
+        profile = ReferenceProfile.build(
+            reference, numeric=numeric, categorical=categorical, meta={"source": "bootstrap"}
+        )
+    num = list(numeric) if numeric is not None else list(profile.schema.numeric)
+    cat = list(categorical) if categorical is not None else list(profile.schema.categorical)
+    champion = distil_champion(reference, numeric=num, categorical=cat, log=log)
+    info = registry.publish(
+        model,
+        champion,
+        action_key=bootstrap_key(model),
+        profile=profile,
+        metrics={"distil_r2": float(champion.meta.get("r2", float("nan")))},
+        params={"learner": champion.learner, "fit": champion.meta.get("fit", "")},
+    )
+    registry.set_alias(model, CHAMPION, info.version, at=at, by="bootstrap")
+    return registry.get_version(model, info.version)

@@ -1,0 +1,84 @@
+"""Names driftwatch uses in the MLflow registry, and what it reads back about a version.
+
+Aliases ``champion`` (production) and ``challenger`` (in shadow); tags for lineage and
+verdicts; the run artifacts ``model/`` and ``reference_profile.json``.
+
+>>> uri = embedded_tracking_uri("state")
+>>> uri.startswith("sqlite:///"), uri.endswith("/state/mlflow.db")
+(True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CHALLENGER",
+    "CHAMPION",
+    "MODEL_ARTIFACT",
+    "PROFILE_ARTIFACT",
+    "TAG_ACTION_KEY",
+    "TAG_ALIAS_HISTORY",
+    "TAG_DATA_WINDOW",
+    "TAG_MODEL_LOGGED",
+    "TAG_PARENT",
+    "TAG_PREVIOUS_CHAMPION",
+    "TAG_PROFILE",
+    "TAG_VERDICT",
+    "ModelVersionInfo",
+    "embedded_tracking_uri",
+]
+
+CHAMPION = "champion"
+CHALLENGER = "challenger"
+MODEL_ARTIFACT = "model"
+PROFILE_ARTIFACT = "reference_profile.json"
+TAG_ACTION_KEY = "driftwatch.action_key"
+TAG_PARENT = "driftwatch.parent_version"
+TAG_DATA_WINDOW = "driftwatch.data_window"
+TAG_PROFILE = "driftwatch.profile_fingerprint"
+TAG_VERDICT = "driftwatch.verdict"
+TAG_PREVIOUS_CHAMPION = "driftwatch.previous_champion"
+TAG_MODEL_LOGGED = "driftwatch.model_logged"
+TAG_ALIAS_HISTORY = "driftwatch.alias_history"
+
+
+def embedded_tracking_uri(state_dir: str | Path) -> str:
+    """``sqlite:///<state>/mlflow.db`` for a state directory (made absolute)."""
+    return f"sqlite:///{(Path(state_dir).absolute() / 'mlflow.db').as_posix()}"
+
+
+@dataclass(frozen=True)
+class ModelVersionInfo:
+    """What driftwatch needs to know about one registered version."""
+
+    name: str
+    version: str
+    run_id: str | None
+    source: str
+    tags: Mapping[str, str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, mv: Any) -> ModelVersionInfo:
+        return cls(
+            name=mv.name,
+            version=str(mv.version),
+            run_id=mv.run_id or None,
+            source=mv.source or "",
+            tags=dict(mv.tags or {}),
+            aliases=tuple(mv.aliases or ()),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "run_id": self.run_id,
+            "source": self.source,
+            "tags": dict(self.tags),
+            "aliases": list(self.aliases),
+        }

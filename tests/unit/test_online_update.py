@@ -1,0 +1,258 @@
+"""Online updates against a real MLflow store (SQLite in a temporary folder).
+
+A small labelled window drawn from the demo generator (outcomes a little worse than the
+champion expects: concept drift) is learned by the champion's river pipeline; the result
+must be a new registered version with its lineage, a reference profile beside it, and the
+alias the policy asks for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from driftwatch.actions.context import ActionContext
+from driftwatch.actions.executor import ActionExecutor
+from driftwatch.actions.labelled_buffer import LabelledBuffer
+from driftwatch.actions.records import ActionState
+from driftwatch.clock import ManualClock
+from driftwatch.errors import ActionError
+from driftwatch.policy.decision import Decision, Reason
+from driftwatch.policy.tiers import Tier
+from driftwatch.registry.bootstrap import ensure_champion
+from driftwatch.registry.learners import build_learner
+from driftwatch.registry.mlflow_registry import MlflowRegistry
+from driftwatch.registry.retry import RegistryUnavailableError, Retry
+from driftwatch.registry.versions import (
+    CHALLENGER,
+    CHAMPION,
+    TAG_ACTION_KEY,
+    TAG_DATA_WINDOW,
+    TAG_PARENT,
+    TAG_PROFILE,
+)
+from driftwatch.testing.generator import reference_table
+from driftwatch.windows.profile import ReferenceProfile
+
+MODEL = "credit-risk"
+
+
+def labelled_window(n: int, seed: int, concept_shift: float = 0.7) -> pd.DataFrame:
+    """Applications scored by the champion whose outcomes default more than it predicts."""
+    df = reference_table(n, seed=seed).to_pandas()
+    logit = np.log(df["score"] / (1 - df["score"])) + concept_shift
+    rng = np.random.default_rng(seed + 100)
+    df["label"] = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(np.float64)
+    return df
+
+
+@pytest.fixture(scope="module")
+def reference() -> pd.DataFrame:
+    return reference_table(4000, seed=0).to_pandas()
+
+
+@pytest.fixture(scope="module")
+def profile(reference: pd.DataFrame) -> ReferenceProfile:
+    return ReferenceProfile.build(reference)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(1_700_000_000.0)
+
+
+@pytest.fixture
+def executor(
+    tmp_path: Path, clock: ManualClock, reference: pd.DataFrame, profile: ReferenceProfile
+) -> Iterator[ActionExecutor]:
+    buffer = LabelledBuffer(profile.schema, capacity=5000)
+    buffer.add_frame(labelled_window(1500, seed=3))
+    promoted: list[tuple[str, str, str]] = []
+    ex = ActionExecutor.open(
+        tmp_path / "state",
+        clock=clock,
+        buffer=buffer,
+        cutoff=0.25,
+        on_promote=lambda m, v, p: promoted.append((m, v, p.fingerprint)),
+    )
+    ex.promoted = promoted  # type: ignore[attr-defined]
+    ensure_champion(ex.registry, MODEL, reference, at=clock.now(), profile=profile)
+    yield ex
+    ex.close()
+
+
+def mild(window_id: int = 11, **settings: object) -> Decision:
+    base: dict[str, object] = {
+        "type": "online_update",
+        "opt_in": True,
+        "learner": "StandardScaler|LogisticRegression",
+        "promote": "challenger",
+        "min_labelled": 500,
+    }
+    base.update(settings)
+    reason = Reason("psi", "drift", "income", 0.12, 0.10, Tier.MILD, "above", "demo.yaml:40")
+    return Decision(
+        MODEL,
+        window_id,
+        1_699_999_000.0,
+        Tier.MILD,
+        Tier.MILD,
+        action="online_update",
+        action_settings=base,
+        reasons=(reason,),
+        policy="credit-risk-demo",
+        policy_digest="sha256:feed",
+    )
+
+
+CONTEXT = ActionContext(window_start=1_699_000_000.0, window_end=1_699_999_000.0)
+
+
+def test_bootstrap_registers_the_champion_once(executor: ActionExecutor, profile, reference):
+    reg = executor.registry
+    champion = reg.by_alias(MODEL, CHAMPION)
+    assert champion is not None and champion.version == "1"
+    assert champion.tags[TAG_PROFILE] == profile.fingerprint
+    assert reg.load_profile(MODEL, "1").fingerprint == profile.fingerprint
+    again = ensure_champion(reg, MODEL, reference, at=0.0, profile=profile)
+    assert again.version == "1" and len(reg.versions(MODEL)) == 1
+    # the distilled champion scores like the production model it stands for
+    model = reg.load_model(MODEL, "1")
+    gap = np.abs(model.predict_proba(reference) - reference["score"].to_numpy())
+    assert float(np.median(gap)) < 0.01
+
+
+def test_online_update_registers_a_challenger_with_lineage(executor: ActionExecutor):
+    action_id = executor.submit(mild(), CONTEXT)
+    [rec] = executor.run_pending()
+    assert rec.state is ActionState.SUCCEEDED, rec.error
+    assert rec.outcome["start"] == "warm" and rec.outcome["parent_version"] == "1"
+
+    reg = executor.registry
+    v2 = reg.get_version(MODEL, rec.outcome["version"])
+    assert v2.version == "2"
+    assert v2.tags[TAG_ACTION_KEY] == "credit-risk:mild:11"
+    assert v2.tags[TAG_PARENT] == "1"
+    assert v2.tags[TAG_DATA_WINDOW] == "1699000000.0/1699999000.0"
+    assert v2.tags[TAG_PROFILE] == reg.get_version(MODEL, "1").tags[TAG_PROFILE]
+    assert reg.by_alias(MODEL, CHALLENGER).version == "2"
+    assert reg.by_alias(MODEL, CHAMPION).version == "1"  # not in production yet
+
+    run = reg.client.get_run(v2.run_id)
+    assert run.data.params["learner"] == "StandardScaler|LogisticRegression"
+    assert {"pv_auc", "pv_log_loss", "champion_log_loss"} <= set(run.data.metrics)
+    # learning the drifted outcomes beats the champion's log loss on the same rows
+    assert run.data.metrics["pv_log_loss"] < run.data.metrics["champion_log_loss"]
+
+    # the same decision again changes nothing
+    assert executor.submit(mild(), CONTEXT) == action_id
+    assert executor.run_pending() == []
+    assert [v.version for v in reg.versions(MODEL)] == ["1", "2"]
+
+
+def test_online_update_changes_the_model(executor: ActionExecutor, reference):
+    executor.submit(mild(), CONTEXT)
+    [rec] = executor.run_pending()
+    before = executor.registry.load_model(MODEL, "1").predict_proba(reference)
+    after = executor.registry.load_model(MODEL, rec.outcome["version"]).predict_proba(reference)
+    assert after.mean() > before.mean()  # it learned that applicants default more
+
+
+def test_direct_promotion_makes_it_champion_and_hands_over_its_profile(executor):
+    [rec] = (executor.submit(mild(promote="direct"), CONTEXT), executor.run_pending())[1]
+    assert rec.state is ActionState.SUCCEEDED, rec.error
+    reg = executor.registry
+    assert reg.by_alias(MODEL, CHAMPION).version == "2"
+    assert reg.by_alias(MODEL, CHALLENGER) is None
+    fingerprint = reg.get_version(MODEL, "2").tags[TAG_PROFILE]
+    assert executor.promoted == [(MODEL, "2", fingerprint)]
+    assert [h["alias"] for h in reg.alias_history(MODEL)] == ["champion", "champion"]
+
+
+def test_another_learner_starts_fresh_from_the_reference(executor: ActionExecutor, reference):
+    executor.env.reference_path = None
+    [rec] = (
+        executor.submit(mild(learner="StandardScaler|PAClassifier"), CONTEXT),
+        executor.run_pending(),
+    )[1]
+    assert rec.state is ActionState.SUCCEEDED, rec.error
+    assert rec.outcome["start"] == "fresh"
+    model = executor.registry.load_model(MODEL, rec.outcome["version"])
+    assert model.learner == "StandardScaler|PAClassifier"
+    assert model.predict_proba(reference.head(50)).shape == (50,)
+
+
+def test_too_few_labelled_rows_fail_the_update_with_the_reason(executor: ActionExecutor):
+    [rec] = (executor.submit(mild(min_labelled=100_000), CONTEXT), executor.run_pending())[1]
+    assert rec.state is ActionState.FAILED
+    assert "1500 labelled rows" in (rec.error or "") and "100000" in (rec.error or "")
+    assert len(executor.registry.versions(MODEL)) == 1
+
+
+def test_learners_outside_the_allow_list_are_refused():
+    with pytest.raises(
+        ActionError, match=r"unknown learner step 'XGBoost'; valid: .*StandardScaler"
+    ):
+        build_learner("StandardScaler|XGBoost")
+    with pytest.raises(ActionError, match="exactly one estimator, last"):
+        build_learner("LogisticRegression|StandardScaler")
+
+
+def test_an_unreachable_tracking_server_delays_the_action_and_never_loses_it(
+    tmp_path: Path, clock: ManualClock, profile: ReferenceProfile, monkeypatch
+):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    slept: list[float] = []
+    down = MlflowRegistry("http://127.0.0.1:9", retry=Retry(attempts=3, sleep=slept.append))
+    with pytest.raises(RegistryUnavailableError, match="unreachable after 3 attempts"):
+        down.versions(MODEL)
+    assert slept == [0.5, 1.0]
+
+    buffer = LabelledBuffer(profile.schema, capacity=2000)
+    buffer.add_frame(labelled_window(800, seed=4))
+    from driftwatch.actions.outbox import Outbox
+
+    box = Outbox(tmp_path / "state", clock=clock)
+    ex = ActionExecutor(box, down, None, clock, buffer=buffer, backoff_s=30.0)
+    action_id = ex.submit(mild(), CONTEXT)
+    [rec] = ex.run_pending()
+    assert rec.state is ActionState.PENDING and rec.attempts == 1
+    assert rec.next_attempt_at == clock.now() + 30.0 and "unreachable" in (rec.note or "")
+    assert ex.run_pending() == []  # backing off
+    clock.advance(31)
+    [rec] = ex.run_pending()
+    assert rec.state is ActionState.PENDING and rec.next_attempt_at == clock.now() + 60.0
+    ex.close()
+    box.close()
+
+    # MLflow is back (here: the embedded store): the same action completes
+    box = Outbox(tmp_path / "state", clock=clock)
+    up = ActionExecutor(box, MlflowRegistry.embedded(tmp_path / "state"), None, clock)
+    ensure_champion(
+        up.registry,
+        MODEL,
+        reference_table(3000, seed=0).to_pandas(),
+        at=clock.now(),
+        profile=profile,
+    )
+    clock.advance(120)
+    [rec] = up.run_pending()
+    assert rec.id == action_id and rec.state is ActionState.SUCCEEDED, rec.error
+    up.close()
+
+
+def test_a_newer_update_supersedes_the_waiting_challenger(executor: ActionExecutor):
+    executor.submit(mild(window_id=11), CONTEXT)
+    executor.submit(mild(window_id=12), CONTEXT)
+    first, second = executor.run_pending()
+    assert second.outcome["version"] == "3"
+    reg = executor.registry
+    assert reg.by_alias(MODEL, CHALLENGER).version == "3"
+    assert reg.get_version(MODEL, first.outcome["version"]).tags["driftwatch.verdict"] == (
+        "superseded"
+    )
