@@ -74,7 +74,7 @@ def business_signals(
                  "source": src},
             ))
     n_lab = int(cur.lab_n.sum())
-    if cfg.wants("bad_rate") and n_lab > 0:
+    if cfg.wants("bad_rate") and n_lab > 0 and n_lab >= cfg.min_labelled:
         k = int(cur.lab_n[1])
         rate = k / n_lab
         ref = prep.bad_rate

@@ -138,6 +138,9 @@ class DetectorConfig:
     no decision field is mapped, scores at or below it count as approved.
     ``spike_excess``: share by which one fine bin must exceed its reference share (and be
     5× it) to count as a point mass, the signature of a default value filling nulls.
+    ``min_labelled``: joined outcomes a window needs before its label-based signals
+    (bad rate, AUC/Gini/KS, calibration) are reported at all: a handful of early
+    outcomes says nothing about a cohort.
     """
 
     detectors: tuple[str, ...] | None = None
@@ -151,6 +154,7 @@ class DetectorConfig:
     top_bins: int = 3
     approval_cutoff: float | None = None
     spike_excess: float = 0.05
+    min_labelled: int = 500
 
     def __post_init__(self) -> None:
         valid = [*SIGNALS, *set(SIGNALS.values())]

@@ -145,7 +145,7 @@ def performance_signals(
     ``calibration_ratio`` (against the reference's own ratio, 1 when it has none)."""
     out: list[SignalResult] = []
     n_lab = int(cur.lab_n.sum())
-    if n_lab == 0:
+    if n_lab == 0 or n_lab < cfg.min_labelled:
         return out
     d = discrimination(cur.lab_score[0], cur.lab_score[1])
     z = float(special.ndtri(1 - cfg.alpha))
@@ -179,6 +179,7 @@ def performance_signals(
         out.append(SignalResult(
             "calibration_ratio", "performance", c.ratio, None, thr, n_ref, n_lab, c.p_value,
             {"ci_low": c.ci_low, "ci_high": c.ci_high, "observed": c.observed,
-             "expected": c.expected, "reference": ref_ratio, "baseline": base},
+             "expected": c.expected, "reference": ref_ratio, "baseline": base,
+             "change": c.ratio - base},
         ))
     return out

@@ -88,7 +88,7 @@ DETECTORS: dict[str, DetectorInfo] = {
     "auc": DetectorInfo("performance", _M, "below", changes=("change",)),
     "gini": DetectorInfo("performance", _M, "below", changes=("change",)),
     "ks_score": DetectorInfo("performance", _M, "below", changes=("change",)),
-    "calibration_ratio": DetectorInfo("performance", _M),
+    "calibration_ratio": DetectorInfo("performance", _M, changes=("change",)),
 }
 
 ACTION_TYPES: tuple[str, ...] = ("alert", "none", "online_update", "retrain", "shadow")

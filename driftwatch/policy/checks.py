@@ -53,11 +53,11 @@ def semantic_errors(doc: LocatedDoc) -> list[PolicyError]:
         rule = _valid(SignalRule, item)
         if rule is not None:
             _signal(rule, ("signals", i), declared, err)
-            if combine is not None and combine.method != "weighted_vote":
+            if combine is not None and combine.method == "worst":
                 for name, used in (("weight", rule.weight != 1.0), ("weights", rule.weights)):
                     if used:
                         err(("signals", i, name), f"{name} applies to combine method: "
-                            "weighted_vote", found=f"method {combine.method!r}", key=True)
+                            "weighted_vote or count", found=f"method {combine.method!r}", key=True)
     gate_data = data.get("data_quality") if isinstance(data.get("data_quality"), dict) else {}
     for i, item in enumerate(_items(gate_data.get("signals"))):
         dq = _valid(DataQualityRule, item)

@@ -162,7 +162,7 @@ def combine(severities: Sequence[Tier], weights: Sequence[float], method: str, *
     """One tier from per-unit severities (a unit is a feature or a model-level signal).
 
     ``worst``: the highest; ``count``: the highest tier that at least ``min_features``
-    units reach; ``weighted_vote``: the highest tier reached by units holding at least
+    units reach, a unit of weight ``w`` counting as ``w`` witnesses; ``weighted_vote``: the highest tier reached by units holding at least
     ``quorum`` of the total weight.
     """
     if not severities:
@@ -172,7 +172,7 @@ def combine(severities: Sequence[Tier], weights: Sequence[float], method: str, *
     total = sum(weights)
     for t in reversed(ACTION_TIERS):
         hit = [w for s, w in zip(severities, weights, strict=True) if s >= t]
-        if method == "count" and len(hit) >= min_features:
+        if method == "count" and sum(hit) >= min_features - 1e-12:
             return t
         if method == "weighted_vote" and total > 0 and sum(hit) / total >= quorum - 1e-12:
             return t

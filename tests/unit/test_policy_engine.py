@@ -440,3 +440,14 @@ def test_decision_round_trips_through_json():
     (d,), _ = run(policy, [(psi(0.7), missing(0.3))])
     again = Decision.from_dict(json.loads(json.dumps(d.to_dict())))
     assert again == d
+
+
+def test_count_combine_counts_a_weighted_signal_as_that_many_witnesses() -> None:
+    from driftwatch.policy.severity import combine
+    from driftwatch.policy.tiers import Tier
+
+    # two witnesses needed: one unit of weight 2 is enough, one of weight 1 is not
+    assert combine([Tier.MODERATE], [2.0], "count", min_features=2, quorum=0.5) == Tier.MODERATE
+    assert combine([Tier.MODERATE], [1.0], "count", min_features=2, quorum=0.5) == Tier.NONE
+    assert combine([Tier.MILD, Tier.SEVERE], [1.0, 1.0], "count", min_features=2,
+                   quorum=0.5) == Tier.MILD

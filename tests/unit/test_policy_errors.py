@@ -161,7 +161,7 @@ CASES = [
      [(20, 41, "'out_of_range' does not report increase")]),
     ("weights-without-weighted-vote",
      sub("severe: 0.5}\n", "severe: 0.5}\n    weights: {income: 2}\n"),
-     [(14, 5, "weights applies to combine method: weighted_vote, found method 'worst'")]),
+     [(14, 5, "weights applies to combine method: weighted_vote or count, found method 'worst'")]),
     ("weight-zero", sub("severe: 0.5}\n", "severe: 0.5}\n    weight: 0\n")
      + "combine: {method: weighted_vote}\n",
      [(14, 13, "expected a value greater than 0, found 0")]),
