@@ -92,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
 _COMMAND_MODULES = (
     "driftwatch.policy.commands",
     "driftwatch.report.commands",
+    "driftwatch.actions.commands",
 )
 
 

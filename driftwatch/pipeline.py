@@ -14,12 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from driftwatch.actions.labelled_buffer import LabelledBuffer
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import Polled
 from driftwatch.detectors.assess import Calibrator, assess
 from driftwatch.detectors.base import Assessment
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.labels.joiner import LabelJoiner
+from driftwatch.labels.features import PendingFeatures
+from driftwatch.labels.joiner import Joined, LabelJoiner
 from driftwatch.policy.decision import Decision
 from driftwatch.policy.engine import evaluate
 from driftwatch.policy.schema import Policy
@@ -33,6 +35,10 @@ OUTCOMES = "outcomes"
 #: Default label-join settings: outcomes of credit decisions mature in 30-90+ days.
 LABEL_TTL_SECONDS = 120 * 86400.0
 MAX_PENDING_LABELS = 1_000_000
+#: Feature rows kept for predictions awaiting outcomes, and recent labelled rows kept
+#: for online updates and shadow evaluation.
+PENDING_FEATURE_ROWS = 200_000
+LABELLED_ROWS = 20_000
 
 
 @dataclass
@@ -89,6 +95,8 @@ class ModelMonitor:
         self.joiner = joiner or LabelJoiner(LABEL_TTL_SECONDS, MAX_PENDING_LABELS)
         self.calibrator = calibrator
         self.window = PaneWindow(profile.layout, spec)
+        self.pending_features = PendingFeatures(profile.schema, PENDING_FEATURE_ROWS)
+        self.labelled_buffer = LabelledBuffer(profile.schema, LABELLED_ROWS)
         self.engine_state = EngineState()
         self.n_events = 0
         self.n_outcomes = 0
@@ -111,6 +119,7 @@ class ModelMonitor:
         base = self.window.n_seen
         if pred is not None:
             self.n_events += len(pred)
+            self.pending_features.add(pred)
             late = self.joiner.add_predictions(pred)  # outcomes that arrived first
             if len(late.label):
                 row = _rows_of(pred.keys, late.keys)
@@ -132,6 +141,7 @@ class ModelMonitor:
             self.window.add_bad(len(polled.bad))
         if math.isfinite(self.window.watermark):
             self.joiner.expire(self.window.watermark)
+            self.pending_features.expire(self.window.watermark - self.joiner.ttl)
         return [self._close(c) for c in closed]
 
     def _placement(
@@ -163,9 +173,35 @@ class ModelMonitor:
         preds_before = np.cumsum(~is_out) - (~is_out)
         return preds_before[~is_out], preds_before[is_out], wm[~is_out], wm[is_out]
 
-    def _label(self, joined: Any, index: np.ndarray, time: np.ndarray, wm: np.ndarray) -> None:
+    def _label(self, joined: Joined, index: np.ndarray, time: np.ndarray, wm: np.ndarray) -> None:
         targets = self.window.label_targets(event_index=index, time=time, watermark=wm)
         self.window.add_labelled_at(targets, joined.score, joined.label, joined.exposure)
+        found, num, cat = self.pending_features.take(joined.keys)
+        if found.any():
+            self.labelled_buffer.add(
+                numeric=num,
+                categorical=cat,
+                label=joined.label[found],
+                score=joined.score[found],
+                event_time=joined.pred_time[found],
+                exposure=joined.exposure[found],
+                decision=joined.decision[found],
+            )
+
+    def set_profile(self, profile: ReferenceProfile) -> None:
+        """Adopt a promoted model's reference profile (idempotent).
+
+        The open window's sketches are on the old bins, so it restarts empty; pending
+        feature rows are coded on the old levels, so they are dropped (their outcomes
+        still join for the label metrics); the labelled buffer is re-coded.
+        """
+        if profile.fingerprint == self.profile.fingerprint:
+            return
+        self.profile = profile
+        # window ids stay unique across the swap
+        self.window = PaneWindow(profile.layout, self.spec, first_id=self.window.next_id)
+        self.pending_features = PendingFeatures(profile.schema, self.pending_features.capacity)
+        self.labelled_buffer = self.labelled_buffer.rebase(profile.schema)
 
     def flush(self) -> list[WindowResult]:
         """End of a finite stream: close what is open (the last window is partial)."""
@@ -201,6 +237,8 @@ class ModelMonitor:
             "window": self.window.to_dict(),
             "joiner": self.joiner.to_dict(),
             "engine": self.engine_state.to_dict(),
+            "pending_features": self.pending_features.to_dict(),
+            "labelled_buffer": self.labelled_buffer.to_dict(),
             "n_events": self.n_events,
             "n_outcomes": self.n_outcomes,
             "bad_by_reason": dict(sorted(self.bad_by_reason.items())),
@@ -210,6 +248,10 @@ class ModelMonitor:
         self.window = PaneWindow.from_dict(self.profile.layout, self.spec, d["window"])
         self.joiner = LabelJoiner.from_dict(d["joiner"])
         self.engine_state = EngineState.from_dict(d["engine"])
+        self.pending_features = PendingFeatures.from_dict(
+            self.profile.schema, d["pending_features"]
+        )
+        self.labelled_buffer = LabelledBuffer.from_dict(self.profile.schema, d["labelled_buffer"])
         self.n_events = int(d["n_events"])
         self.n_outcomes = int(d["n_outcomes"])
         self.bad_by_reason = dict(d["bad_by_reason"])

@@ -96,7 +96,7 @@ class _Pane:
 class PaneWindow:
     """Sliding or tumbling windows over count- or event-time panes."""
 
-    def __init__(self, layout: SketchLayout, spec: WindowSpec) -> None:
+    def __init__(self, layout: SketchLayout, spec: WindowSpec, *, first_id: int = 0) -> None:
         self.layout = layout
         self.spec = spec
         self._size, self._k = spec.effective
@@ -105,8 +105,13 @@ class PaneWindow:
         self.watermark = -math.inf
         self.n_seen = 0
         self.n_late = 0
-        self._next_id = 0
+        self._next_id = int(first_id)
         self._count_pane = 0
+
+    @property
+    def next_id(self) -> int:
+        """Id the next closed window will get."""
+        return self._next_id
 
     @property
     def nbytes(self) -> int:

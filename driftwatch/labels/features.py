@@ -1,0 +1,124 @@
+"""Feature rows of predictions still waiting for their outcome, so a joined outcome can
+become a labelled training row (what online updates learn and shadows are judged on).
+
+Rows live in a :class:`~driftwatch.labels.store.KeyStore` keyed by event key, one column per
+feature. Memory is bounded by ``capacity`` rows (oldest by event time go first) and by
+``sample_rate``: on a high-volume stream, keep a deterministic share of predictions (by key
+hash) so the store spans the whole label delay instead of only its last days.
+
+>>> import numpy as np
+>>> from driftwatch.batch import Batch
+>>> from driftwatch.schema import FeatureSchema
+>>> schema = FeatureSchema(numeric=("x",), categorical=("c",), levels=(("a",),))
+>>> store = PendingFeatures(schema, capacity=10)
+>>> b = Batch.build("predictions", n=3, n_numeric=1, n_categorical=1, ids=["p", "q", "r"],
+...                 numeric=[[1.0], [2.0], [3.0]], categorical=[[0], [1], [-1]],
+...                 event_time=[0.0, 1.0, 2.0])
+>>> store.add(b)
+>>> found, num, cat = store.take(b.keys[[2, 0]])
+>>> found.tolist(), num[:, 0].tolist(), cat[:, 0].tolist(), len(store)
+([True, True], [3.0, 1.0], [-1, 0], 1)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from driftwatch.batch import Batch
+from driftwatch.labels.store import KeyStore
+from driftwatch.schema import FeatureSchema
+
+__all__ = ["PendingFeatures"]
+
+_SCALE = np.uint64(1 << 20)
+
+
+class PendingFeatures:
+    """Feature rows by event key until the outcome arrives (module docstring)."""
+
+    def __init__(
+        self, schema: FeatureSchema, capacity: int = 200_000, *, sample_rate: float = 1.0
+    ) -> None:
+        if capacity < 1 or not 0.0 < sample_rate <= 1.0:
+            raise ValueError("capacity must be >= 1 and sample_rate in (0, 1]")
+        self.schema = schema
+        self.capacity = int(capacity)
+        self.sample_rate = float(sample_rate)
+        cols: dict[str, Any] = {"time": np.float64}
+        cols.update({f"n{j}": np.float64 for j in range(schema.n_numeric)})
+        cols.update({f"c{j}": np.int32 for j in range(schema.n_categorical)})
+        self._store = KeyStore(cols)
+        self.evicted = 0
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def add(self, batch: Batch) -> None:
+        """Keep the (sampled) rows of a prediction batch; keys already held are ignored."""
+        keys = batch.keys
+        keep = np.ones(len(keys), dtype=bool)
+        if self.sample_rate < 1.0:
+            keep &= (keys % _SCALE) < np.uint64(int(self.sample_rate * int(_SCALE)))
+        _, first = np.unique(keys, return_index=True)
+        unique = np.zeros(len(keys), dtype=bool)
+        unique[first] = True
+        keep &= unique
+        if len(self._store) and keep.any():
+            keep[keep] = ~self._store.contains(keys[keep])
+        if not keep.any():
+            return
+        cols: dict[str, np.ndarray] = {"time": batch.event_time[keep]}
+        for j in range(self.schema.n_numeric):
+            cols[f"n{j}"] = batch.numeric[keep, j]
+        for j in range(self.schema.n_categorical):
+            cols[f"c{j}"] = batch.categorical[keep, j]
+        self._store.insert(keys[keep], cols)
+        over = len(self._store) - self.capacity
+        if over > 0:
+            self._store.evict_oldest(over, "time")
+            self.evicted += over
+
+    def take(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Remove and return the rows of ``keys``: found mask, numeric and categorical rows
+        (for the found keys, in the order of ``keys``)."""
+        found, rows = self._store.pop(np.asarray(keys, dtype=np.uint64))
+        n = int(found.sum())
+        num = (
+            np.column_stack([rows[f"n{j}"] for j in range(self.schema.n_numeric)])
+            if self.schema.n_numeric
+            else np.zeros((n, 0))
+        )
+        cat = (
+            np.column_stack([rows[f"c{j}"] for j in range(self.schema.n_categorical)]).astype(
+                np.int32
+            )
+            if self.schema.n_categorical
+            else np.zeros((n, 0), np.int32)
+        )
+        return (
+            found,
+            num.reshape(n, self.schema.n_numeric),
+            cat.reshape(n, self.schema.n_categorical),
+        )
+
+    def expire(self, before: float) -> int:
+        """Drop rows whose event time is before ``before`` (their outcome will not come)."""
+        gone = self._store.pop_where_below("time", before)
+        return len(gone["time"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "capacity": self.capacity,
+            "sample_rate": self.sample_rate,
+            "evicted": self.evicted,
+            "store": self._store.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, schema: FeatureSchema, d: dict[str, Any]) -> PendingFeatures:
+        out = cls(schema, int(d["capacity"]), sample_rate=float(d["sample_rate"]))
+        out.evicted = int(d["evicted"])
+        out._store = KeyStore.from_dict(d["store"])
+        return out
