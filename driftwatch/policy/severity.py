@@ -162,8 +162,8 @@ def combine(severities: Sequence[Tier], weights: Sequence[float], method: str, *
     """One tier from per-unit severities (a unit is a feature or a model-level signal).
 
     ``worst``: the highest; ``count``: the highest tier that at least ``min_features``
-    units reach, a unit of weight ``w`` counting as ``w`` witnesses; ``weighted_vote``: the highest tier reached by units holding at least
-    ``quorum`` of the total weight.
+    units reach, a unit of weight ``w`` counting as ``w`` witnesses; ``weighted_vote``:
+    the highest tier reached by units holding at least ``quorum`` of the total weight.
     """
     if not severities:
         return Tier.NONE
