@@ -42,6 +42,7 @@ class ReplayResult:
     records: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     results: list[WindowResult] = field(default_factory=list)
+    open_actions: list[int] = field(default_factory=list)
 
 
 def _resolve(path: str, base: Path) -> Path:
@@ -104,8 +105,13 @@ def summarise(records: Sequence[dict[str, Any]], monitor: ModelMonitor) -> dict[
         if d.get("action"):
             s = d.get("action_settings") or {}
             actions.append(
-                {"window_id": r["window_id"], "time": r["end"], "tier": r["tier"],
-                 "action": d["action"], "requires_approval": d.get("requires_approval", False)}
+                {
+                    "window_id": r["window_id"],
+                    "time": r["end"],
+                    "tier": r["tier"],
+                    "action": d["action"],
+                    "requires_approval": d.get("requires_approval", False),
+                }
             )
             if d["action"] == "retrain":
                 limit = s.get("time_limit", 3600.0)
@@ -144,6 +150,8 @@ def replay(
     batch_size: int = 10_000,
     progress: bool = True,
     report: bool = True,
+    execute: bool = False,
+    state_dir: str | Path | None = None,
     on_window: Callable[[WindowResult], None] | None = None,
     keep_results: bool = False,
 ) -> ReplayResult:
@@ -159,6 +167,12 @@ def replay(
         conn, schema, [Path(p) for p in inputs], batch_size=batch_size, dead_letter=dl
     )
     result = ReplayResult(out_dir=out)
+    actions = None
+    if execute:
+        from driftwatch.replay_execute import ReplayActions
+
+        ref = reference or (pol.model.reference if pol else None)
+        actions = ReplayActions(state_dir or out / "state", monitor, reference=str(ref))
     total = sum(Path(p).stat().st_size for p in inputs if Path(p).exists())
     bar = _progress(total, progress)
     with TimelineWriter(out / "timeline.jsonl") as tl:
@@ -170,17 +184,27 @@ def replay(
                 result.records.append(rec)
                 if keep_results:
                     result.results.append(res)
+                if actions is not None:
+                    actions.on_window(res)
                 if on_window is not None:
                     on_window(res)
 
         try:
             while (polled := source.poll(batch_size)) is not None:
                 emit(monitor.process(polled))
+                if actions is not None:
+                    actions.step()
                 if bar is not None:
                     bar.update(polled.bytes_read)
                     bar.set_postfix(events=monitor.n_events, windows=tl.count, refresh=False)
             emit(monitor.flush())
+            if actions is not None:
+                still_open = actions.finish()
+                result.open_actions = [r.id for r in still_open]
+                actions.export(out / "actions.jsonl")
         finally:
+            if actions is not None:
+                actions.close()
             source.close()
             dl.close()
             if bar is not None:

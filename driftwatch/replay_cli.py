@@ -41,6 +41,8 @@ def run_replay_command(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         progress=not args.quiet,
         report=not args.no_report,
+        execute=args.execute,
+        state_dir=args.state_dir,
     )
     print_summary(res.summary)
     out = Path(args.out)
