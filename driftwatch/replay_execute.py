@@ -32,10 +32,10 @@ class ReplayActions:
         gpus: int = DEFAULT_GPUS,
         tracking_uri: str | None = None,
     ) -> None:
+        from driftwatch.actions.context import shadow_defaults
         from driftwatch.actions.executor import ActionExecutor
         from driftwatch.gpupool import GpuPool
         from driftwatch.registry.bootstrap import ensure_champion
-        from driftwatch.service_actions import shadow_defaults
         from driftwatch.windows.profile import read_reference_table
 
         self.state_dir = Path(state_dir)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # neither is imported just to describe a decision's context
     from driftwatch.gpupool import GpuPool
     from driftwatch.registry.mlflow_registry import MlflowRegistry
 
-__all__ = ["ActionContext", "ActionEnv", "PromoteHook", "parse_settings"]
+__all__ = ["ActionContext", "ActionEnv", "PromoteHook", "parse_settings", "shadow_defaults"]
 
 #: Called with ``(model, version, profile)`` when a version becomes champion: the monitor
 #: adopts ``profile`` as its reference.
@@ -51,6 +51,15 @@ def parse_settings(kind: str, raw: Mapping[str, Any], defaults: Mapping[str, Any
         errors = getattr(exc, "errors", lambda: [])()
         what = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors) or exc
         raise ActionError(f"invalid {kind} settings: {what}") from exc
+
+
+def shadow_defaults(policy: Any) -> dict[str, Any]:
+    """The policy's shadow settings, for the shadow that follows a retraining."""
+    for tier in ("moderate", "severe", "mild"):
+        action = getattr(getattr(policy, "actions", None), tier, None)
+        if getattr(action, "type", None) == "shadow":
+            return dict(action.model_dump(mode="json", by_alias=True))
+    return {}
 
 
 @dataclass(frozen=True)
