@@ -93,6 +93,7 @@ _COMMAND_MODULES = (
     "driftwatch.policy.commands",
     "driftwatch.report.commands",
     "driftwatch.actions.commands",
+    "driftwatch.connectors.commands",
 )
 
 

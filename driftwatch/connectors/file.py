@@ -268,6 +268,9 @@ def bind_inputs(connector: Connector, inputs: Sequence[str | Path]) -> list[File
             fnmatch.fnmatch(key, p) or fnmatch.fnmatch(path.name, Path(p).name) for p in s.paths)]
         if not matched and detect_format(path) == "kafka-recording":
             matched = [s.name for s in connector.streams if s.topic_name]
+        if not matched:  # a file named after exactly one stream ("...predictions...")
+            named = [n for n in names if n in path.name]
+            matched = named if len(named) == 1 else []
         if not matched:
             raise SourceError(f"input {text!r} matches no stream's paths; write it as "
                               f"stream=path (streams: {', '.join(names)})")

@@ -1,0 +1,145 @@
+#!/usr/bin/env python
+"""End-to-end replay throughput and memory, against the raw parse rate of the same file.
+
+On a generated recording (scenario ``large``: ``--events`` predictions, default 1M, plus
+their delayed outcomes; written once under ``.cache/bench/``) it measures, in one run:
+
+* the raw parse rate: ``orjson.loads`` on every line of both files (lines in memory), and
+  ``pyarrow.json.read_json`` on each whole file: the floor any JSON pipeline pays;
+* ``driftwatch replay`` end to end (decode, merge, label join, sketches, every detector,
+  the policy engine, timeline) with the demo policy, events per second;
+* peak RSS of the same replay with windows of 10k and of 1M events, each in a fresh
+  process: the sketches' memory depends on features x bins, not on events per window.
+
+    python benchmarks/replay_throughput.py                 # 1M events
+    python benchmarks/replay_throughput.py --events 200000 --json
+
+Ratios are against the baselines measured in the same run, so a noisy machine moves
+both sides alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+import pyarrow.json as pj
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from driftwatch.testing.generator import write_scenario  # noqa: E402
+
+POLICY = ROOT / "policies" / "credit-risk-demo.yaml"
+CONNECTOR = ROOT / "connectors" / "demo-file.yaml"
+
+
+def ensure_data(folder: Path, events: int) -> tuple[Path, Path, Path]:
+    pred, out, ref = (folder / "predictions.jsonl", folder / "outcomes.jsonl",
+                      folder / "reference.parquet")
+    stamp = folder / "replay-events.txt"
+    if not (stamp.exists() and stamp.read_text().strip() == str(events) and ref.exists()):
+        print(f"generating {events:,} events under {folder} ...", file=sys.stderr)
+        write_scenario("large", folder, n_events=events, compress=False)
+        stamp.write_text(f"{events}\n")
+    return pred, out, ref
+
+
+def raw_parse(paths: list[Path]) -> dict[str, float]:
+    lines = [ln for p in paths for ln in p.read_bytes().splitlines() if ln]
+    t0 = time.perf_counter()
+    for ln in lines:
+        orjson.loads(ln)
+    t_orjson = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    n = sum(pj.read_json(p).num_rows for p in paths)
+    t_arrow = time.perf_counter() - t0
+    return {"events": len(lines), "orjson_s": t_orjson, "pyarrow_s": t_arrow,
+            "orjson_eps": len(lines) / t_orjson, "pyarrow_eps": n / t_arrow}
+
+
+def policy_with_window(events_per_window: int, folder: Path) -> Path:
+    """The demo policy with one tumbling window of ``events_per_window`` events."""
+    text = POLICY.read_text()
+    start = text.index("window:\n")
+    end = text.index("\n\n", start)
+    window = (f"window:\n  kind: count\n  pane: {events_per_window}\n  panes: 1\n"
+              "  mode: tumbling")
+    path = folder / f"policy-{events_per_window}.yaml"
+    path.write_text(text[:start] + window + text[end:])
+    return path
+
+
+_CHILD = """
+import json, resource, sys, time
+from driftwatch.replay import replay
+t0 = time.perf_counter()
+r = replay(sys.argv[1], sys.argv[2:4], sys.argv[4], policy=sys.argv[5], reference=sys.argv[6],
+           progress=False, report=False)
+dt = time.perf_counter() - t0
+print(json.dumps({"seconds": dt, "events": r.summary["events"] + r.summary["outcomes"],
+                  "windows": r.summary["windows"],
+                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run_replay(pred: Path, out: Path, ref: Path, policy: Path, tmp: Path) -> dict[str, float]:
+    res = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(CONNECTOR), str(pred), str(out), str(tmp / "out"),
+         str(policy), str(ref)],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--data", type=Path, default=ROOT / ".cache" / "bench")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    a = ap.parse_args()
+    pred, out, ref = ensure_data(a.data, a.events)
+    raw = raw_parse([pred, out])
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        e2e = run_replay(pred, out, ref, POLICY, tmp)
+        small = run_replay(pred, out, ref, policy_with_window(10_000, tmp), tmp)
+        large = run_replay(pred, out, ref, policy_with_window(1_000_000, tmp), tmp)
+    rate = e2e["events"] / e2e["seconds"]
+    result = {
+        "events": e2e["events"],
+        "raw_orjson_eps": round(raw["orjson_eps"]),
+        "raw_pyarrow_eps": round(raw["pyarrow_eps"]),
+        "replay_eps": round(rate),
+        "replay_vs_orjson": round(rate / raw["orjson_eps"], 3),
+        "replay_vs_pyarrow": round(rate / raw["pyarrow_eps"], 3),
+        "windows_demo_policy": e2e["windows"],
+        "peak_rss_mb_window_10k": round(small["max_rss_mb"], 1),
+        "peak_rss_mb_window_1m": round(large["max_rss_mb"], 1),
+        "rss_ratio_1m_vs_10k": round(large["max_rss_mb"] / small["max_rss_mb"], 3),
+        "bench_process_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
+    if a.json:
+        print(json.dumps(result))
+        return 0
+    print(f"events (predictions + outcomes): {result['events']:,}")
+    print(f"raw parse  orjson per line : {result['raw_orjson_eps']:>10,} events/s")
+    print(f"raw parse  pyarrow read_json: {result['raw_pyarrow_eps']:>10,} events/s")
+    print(f"replay end to end          : {result['replay_eps']:>10,} events/s "
+          f"({result['replay_vs_orjson']:.0%} of orjson, {result['replay_vs_pyarrow']:.0%} "
+          f"of pyarrow; {result['windows_demo_policy']} windows)")
+    print(f"peak RSS, 10k-event windows: {result['peak_rss_mb_window_10k']} MB")
+    print(f"peak RSS, 1M-event windows : {result['peak_rss_mb_window_1m']} MB "
+          f"(x{result['rss_ratio_1m_vs_10k']} of 10k)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
