@@ -34,10 +34,14 @@ from driftwatch.windows.profile import ReferenceProfile
 __all__ = ["ReplayResult", "build_monitor", "replay", "summarise"]
 
 DEFAULT_WINDOW = WindowSpec(kind="count", pane_size=5_000)
+_BULKY = ("signals", "features")
 
 
 @dataclass
 class ReplayResult:
+    """What a replay produced; ``records`` are the timeline's lines without their bulky
+    ``signals`` and ``features`` (read ``timeline.jsonl`` for those)."""
+
     out_dir: Path
     records: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
@@ -181,7 +185,9 @@ def replay(
             for res in results:
                 rec = window_record(res)
                 tl.write(rec)
-                result.records.append(rec)
+                # the full records are on disk; memory keeps what summaries and
+                # expectations read, so a long replay does not grow with its windows
+                result.records.append({k: v for k, v in rec.items() if k not in _BULKY})
                 if keep_results:
                     result.results.append(res)
                 if actions is not None:

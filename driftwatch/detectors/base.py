@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["GROUPS", "Assessment", "SignalResult"]
@@ -56,7 +56,18 @@ class SignalResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # by hand: dataclasses.asdict deep-copies every detail, and this runs per signal
+        return {
+            "signal": self.signal,
+            "group": self.group,
+            "value": self.value,
+            "feature": self.feature,
+            "threshold": self.threshold,
+            "n_ref": self.n_ref,
+            "n_cur": self.n_cur,
+            "p_value": self.p_value,
+            "details": dict(self.details),
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SignalResult:
@@ -88,9 +99,15 @@ class Assessment:
             yield s
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["signals"] = [s.to_dict() for s in self.signals]
-        return d
+        return {
+            "model": self.model,
+            "window_id": self.window_id,
+            "start_time": self.start_time,
+            "end_time": self.end_time,
+            "n_events": self.n_events,
+            "signals": [s.to_dict() for s in self.signals],
+            "n_labelled": self.n_labelled,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Assessment:

@@ -20,6 +20,7 @@ import pytest
 
 from driftwatch.replay import replay
 from driftwatch.report import MAX_BYTES, write_report
+from driftwatch.timeline import read_timeline
 from driftwatch.windows.profile import ReferenceProfile
 
 pytestmark = pytest.mark.integration
@@ -27,10 +28,24 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-ALWAYS = ["run-summary", "timeline", "features", "data-quality", "confidence", "performance",
-          "reasons"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ALWAYS = [
+    "run-summary",
+    "timeline",
+    "features",
+    "data-quality",
+    "confidence",
+    "performance",
+    "reasons",
+]
 
 # Reads every chart's data back out of the DOM the browser built.
 _READ_PLOTS = """() => {
@@ -67,13 +82,19 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("report-demo")
     inputs, ref_path = _demo_inputs(tmp)
     out = tmp / "out"
-    res = replay(ROOT / "connectors" / "demo-file.yaml", inputs, out,
-                 policy=ROOT / "policies" / "credit-risk-demo.yaml", reference=ref_path,
-                 progress=False)
+    res = replay(
+        ROOT / "connectors" / "demo-file.yaml",
+        inputs,
+        out,
+        policy=ROOT / "policies" / "credit-risk-demo.yaml",
+        reference=ref_path,
+        progress=False,
+    )
     profile = ReferenceProfile.from_file(ref_path)
     assert profile.fingerprint == res.summary["reference"]  # the bins the run was measured on
     path = write_report(out, reference=profile)
-    return {"out": out, "profile": profile, "records": res.records, "path": path}
+    records = read_timeline(out / "timeline.jsonl")
+    return {"out": out, "profile": profile, "records": records, "path": path}
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +116,12 @@ def _open(browser: Any, path: Path) -> tuple[Any, list[str], list[str]]:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems: list[str] = []
     fetched: list[str] = []
-    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}")
-            if m.type in ("error", "warning") else None)
+    page.on(
+        "console",
+        lambda m: (
+            problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None
+        ),
+    )
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("request", lambda r: fetched.append(r.url))
     page.goto(path.as_uri(), wait_until="load")
@@ -124,8 +149,12 @@ def _ref_counts(profile: ReferenceProfile, feature: str) -> list[int]:
     j = cl.names.index(feature)
     row = profile.sketch.cat[j]
     k = len(cl.levels[j])
-    return [*row[:k].tolist(), int(row[cl.other_col]), int(row[cl.unseen_col]),
-            int(row[cl.missing_col])]
+    return [
+        *row[:k].tolist(),
+        int(row[cl.other_col]),
+        int(row[cl.unseen_col]),
+        int(row[cl.missing_col]),
+    ]
 
 
 def _cur_counts(profile: ReferenceProfile, rec: dict[str, Any], feature: str) -> list[int]:
@@ -163,8 +192,10 @@ def test_run_report_renders_with_all_its_data(browser: Any, demo: dict[str, Any]
     tiers = [t["tier"] for t in plots["tiers"] for _ in range(t["first"], t["last"] + 1)]
     assert tiers == [r["tier"] for r in demo["records"]]
     psi = [float(v) for v in plots["signals"]["max PSI"].split()]
-    want = [next(s["value"] for s in r["signals"] if s["signal"] == "psi_aggregate")
-            for r in demo["records"]]
+    want = [
+        next(s["value"] for s in r["signals"] if s["signal"] == "psi_aggregate")
+        for r in demo["records"]
+    ]
     assert psi == pytest.approx(want, rel=1e-5)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "report-demo.png"), full_page=True)
@@ -187,14 +218,15 @@ def test_each_kind_of_decision_has_its_sections(browser: Any, demo: dict[str, An
         ids = page.eval_on_selector_all("main > section", "els => els.map(e => e.id)")
         assert ids == _expected_sections([rec["decision"]]), action
         blocks = page.eval_on_selector_all(
-            "#reasons .decision", "els => els.map(e => [e.dataset.window, e.dataset.reasons])")
+            "#reasons .decision", "els => els.map(e => [e.dataset.window, e.dataset.reasons])"
+        )
         assert blocks == [[str(wid), str(len(rec["decision"]["reasons"]))]]
-        sources = page.eval_on_selector_all("#reasons tr.reason",
-                                            "els => els.map(e => e.dataset.source)")
+        sources = page.eval_on_selector_all(
+            "#reasons tr.reason", "els => els.map(e => e.dataset.source)"
+        )
         assert sources == [x["source"] for x in rec["decision"]["reasons"]]
         if rec["decision"].get("data_quality_fault"):
             assert page.query_selector("#data-quality table.dq-faults") is not None
         _check_plots(page.evaluate(_READ_PLOTS), demo)
-        page.screenshot(path=str(ARTIFACTS / f"report-window-{wid}-{action}.png"),
-                        full_page=True)
+        page.screenshot(path=str(ARTIFACTS / f"report-window-{wid}-{action}.png"), full_page=True)
         page.close()

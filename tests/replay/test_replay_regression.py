@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from driftwatch.replay import replay
+from driftwatch.timeline import read_timeline
 
 POLICY = "policies/credit-risk-demo.yaml"
 CONNECTOR = "connectors/demo-file.yaml"
@@ -165,10 +166,8 @@ def test_replay_is_byte_identical(scenario_dir, tmp_path) -> None:
 def test_windows_do_not_depend_on_batch_size(scenario_dir, tmp_path, batch_size) -> None:
     folder = scenario_dir("demo")
     inputs = [folder / "predictions.jsonl.gz", folder / "outcomes.jsonl.gz"]
-    ref = replay(
-        CONNECTOR, inputs, tmp_path / "ref", policy=POLICY, progress=False, report=False
-    ).records
-    got = replay(
+    replay(CONNECTOR, inputs, tmp_path / "ref", policy=POLICY, progress=False, report=False)
+    replay(
         CONNECTOR,
         inputs,
         tmp_path / "b",
@@ -176,7 +175,9 @@ def test_windows_do_not_depend_on_batch_size(scenario_dir, tmp_path, batch_size)
         progress=False,
         report=False,
         batch_size=batch_size,
-    ).records
+    )
+    ref = read_timeline(tmp_path / "ref" / "timeline.jsonl")
+    got = read_timeline(tmp_path / "b" / "timeline.jsonl")
     assert len(got) == len(ref)
     for a, b in zip(ref, got, strict=True):
         # counts are exact; float sums agree to rounding (summation order differs)
