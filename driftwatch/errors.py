@@ -8,9 +8,13 @@ caller can catch the package's failures without catching programming errors.
 "p.yaml:3:5: expected a number, found 'abc'"
 >>> isinstance(PolicyError("x"), ConfigError)
 True
+>>> err.recast(PolicyError).location
+'p.yaml:3:5'
 """
 
 from __future__ import annotations
+
+from typing import TypeVar
 
 __all__ = [
     "ActionError",
@@ -22,6 +26,9 @@ __all__ = [
     "SourceError",
     "StateError",
 ]
+
+
+ConfigErrorT = TypeVar("ConfigErrorT", bound="ConfigError")
 
 
 class DriftwatchError(Exception):
@@ -56,6 +63,23 @@ class ConfigError(DriftwatchError):
         self.excerpt = excerpt
         self.hint = hint
         super().__init__(self.render())
+
+    def fields(self) -> dict[str, str | int | None]:
+        """Everything but the message, to rebuild the error (or another leaf) from it."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "path": self.path,
+            "found": self.found,
+            "excerpt": self.excerpt,
+            "hint": self.hint,
+        }
+
+    def recast(self, cls: type[ConfigErrorT], **changes: str | int | None) -> ConfigErrorT:
+        """The same error as another leaf of the tree (a YAML error inside a policy file
+        becomes a :class:`PolicyError`), optionally with some fields changed."""
+        return cls(self.message, **{**self.fields(), **changes})  # type: ignore[arg-type]
 
     @property
     def location(self) -> str:

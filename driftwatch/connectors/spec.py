@@ -288,13 +288,4 @@ def located_error(
     if len(located) == 1:
         return first
     more = [f"  also {e.location}: {e.message} (at {e.path})" for _, e in located[1:]]
-    return ConnectorError(
-        first.message,
-        file=first.file,
-        line=first.line,
-        col=first.col,
-        path=first.path,
-        found=first.found,
-        hint=first.hint,
-        excerpt="\n".join(filter(None, [first.excerpt, *more])),
-    )
+    return first.recast(ConnectorError, excerpt="\n".join(filter(None, [first.excerpt, *more])))

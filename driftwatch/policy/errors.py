@@ -31,16 +31,7 @@ class PolicyErrors(PolicyError):
             raise ValueError("PolicyErrors needs at least one error")
         self.errors = list(errors)
         first = self.errors[0]
-        super().__init__(
-            first.message,
-            file=first.file,
-            line=first.line,
-            col=first.col,
-            path=first.path,
-            found=first.found,
-            excerpt=first.excerpt,
-            hint=first.hint,
-        )
+        super().__init__(first.message, **first.fields())  # type: ignore[arg-type]
 
     def render(self) -> str:
         if len(self.errors) == 1:

@@ -91,13 +91,4 @@ def parse_policy(doc: LocatedDoc) -> Policy:
 
 
 def _as_policy_error(exc: ConfigError) -> PolicyError:
-    return PolicyError(
-        exc.message,
-        file=exc.file,
-        line=exc.line,
-        col=exc.col,
-        path=exc.path,
-        found=exc.found,
-        excerpt=exc.excerpt,
-        hint=exc.hint,
-    )
+    return exc.recast(PolicyError)
