@@ -122,6 +122,8 @@ def main() -> int:
         "replay_vs_orjson": round(rate / raw["orjson_eps"], 3),
         "replay_vs_pyarrow": round(rate / raw["pyarrow_eps"], 3),
         "windows_demo_policy": e2e["windows"],
+        "replay_eps_window_10k": round(small["events"] / small["seconds"]),
+        "replay_eps_window_1m": round(large["events"] / large["seconds"]),
         "peak_rss_mb_window_10k": round(small["max_rss_mb"], 1),
         "peak_rss_mb_window_1m": round(large["max_rss_mb"], 1),
         "rss_ratio_1m_vs_10k": round(large["max_rss_mb"] / small["max_rss_mb"], 3),
@@ -136,6 +138,8 @@ def main() -> int:
     print(f"replay end to end          : {result['replay_eps']:>10,} events/s "
           f"({result['replay_vs_orjson']:.0%} of orjson, {result['replay_vs_pyarrow']:.0%} "
           f"of pyarrow; {result['windows_demo_policy']} windows)")
+    print(f"replay, 10k-event windows  : {result['replay_eps_window_10k']:>10,} events/s")
+    print(f"replay, 1M-event windows   : {result['replay_eps_window_1m']:>10,} events/s")
     print(f"peak RSS, 10k-event windows: {result['peak_rss_mb_window_10k']} MB")
     print(f"peak RSS, 1M-event windows : {result['peak_rss_mb_window_1m']} MB "
           f"(x{result['rss_ratio_1m_vs_10k']} of 10k)")
