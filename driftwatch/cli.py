@@ -94,6 +94,7 @@ _COMMAND_MODULES = (
     "driftwatch.report.commands",
     "driftwatch.actions.commands",
     "driftwatch.connectors.commands",
+    "driftwatch.service_commands",
 )
 
 

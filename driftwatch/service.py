@@ -1,0 +1,384 @@
+"""``driftwatch run``: the composition root that wires every layer into one daemon.
+
+The consume loop runs in the main thread and is the only code that touches the monitors::
+
+    drain hand-offs -> poll each source -> process -> record windows, submit decisions
+                    -> (checkpoint due?) sync outputs, save checkpoint, THEN commit offsets
+
+APScheduler jobs request checkpoints, watch for stale input, drive actions and the GPU
+pool, reload policies and references; what they would change in a monitor is handed to the
+loop. HTTP reads snapshots taken under the loop's lock. SIGTERM/SIGINT: the batch in hand
+is finished, a final checkpoint written, offsets committed, exit 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import orjson
+from prometheus_client import CollectorRegistry
+
+from driftwatch import __version__
+from driftwatch.clock import Clock, SystemClock
+from driftwatch.errors import StateError
+from driftwatch.http import ADMIN_ACTIONS, Endpoints, HttpServer
+from driftwatch.live_source import PacedSource
+from driftwatch.metrics import Metrics
+from driftwatch.metrics_live import LiveCollector, ServiceSnapshot
+from driftwatch.pipeline import WindowResult
+from driftwatch.scheduler import LoopInbox, ServiceScheduler
+from driftwatch.service_actions import ServiceActions, labelled_buffer, shadow_defaults
+from driftwatch.service_checkpoint import Checkpoints
+from driftwatch.service_config import ServiceConfig
+from driftwatch.service_model import ModelRuntime
+from driftwatch.state import CheckpointStore, StateDirLock
+from driftwatch.timeline import iso
+
+__all__ = ["Service"]
+
+log = logging.getLogger(__name__)
+
+JOBS = ("checkpoint", "staleness", "actions", "policy_reload", "reference_refresh",
+        "offpeak_dispatch")
+
+
+class Service:
+    """The daemon. ``run()`` blocks until :meth:`stop` (or, with ``exit_when_done``, until
+    every finite source is consumed) and returns the exit code."""
+
+    def __init__(
+        self,
+        config: ServiceConfig,
+        *,
+        clock: Clock | None = None,
+        registry: CollectorRegistry | None = None,
+        exit_when_done: bool = False,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.clock = clock or SystemClock()
+        self.registry = registry or CollectorRegistry()
+        self.exit_when_done = exit_when_done
+        self.environ = os.environ if environ is None else environ
+        self.metrics = Metrics(self.registry, feature_cap=config.feature_cap,
+                               version=__version__)
+        self.inbox = LoopInbox()
+        self.runtimes: list[ModelRuntime] = []
+        self.lock = threading.RLock()  # held by the loop while it changes a monitor
+        self._stop = threading.Event()
+        self._started = self.clock.monotonic()
+        self._restore_s = 0.0
+        self._running = False
+        self._stale: set[str] = set()
+        self._reported: set[str] = set()
+        self._idle_logged = False
+        self._lock_file = StateDirLock(config.state_dir)
+        self.checkpoints: Checkpoints | None = None
+        self.actions: ServiceActions | None = None
+        self.http: HttpServer | None = None
+        self.scheduler: ServiceScheduler | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the loop to finish its batch, checkpoint, commit and return (signal-safe)."""
+        self._stop.set()
+        self.inbox.wake.set()
+        for rt in self.runtimes:
+            if isinstance(rt.source, PacedSource):
+                rt.source.interrupt()
+
+    def run(self) -> int:
+        clean = False
+        try:
+            self._open()
+            self._loop()
+            clean = True
+            return 0
+        finally:
+            # after a failure the monitors may hold half a batch: the last checkpoint stays
+            self._close(final_checkpoint=clean)
+
+    def _open(self) -> None:
+        cfg = self.config
+        self._lock_file.acquire()
+        state = cfg.state_dir
+        self.actions = ServiceActions(cfg, clock=self.clock, metrics=self.metrics)
+        for mc in cfg.models:
+            rt = ModelRuntime.open(mc, state_dir=state, base_dir=cfg.base_dir, clock=self.clock)
+            if any(r.name == rt.name for r in self.runtimes):
+                raise StateError(f"two configured models are called {rt.name!r}: give "
+                                 "each a distinct `name`")
+            self.runtimes.append(rt)
+            self.metrics.register_model(rt.name, rt.monitor.profile.schema.names)
+        self.metrics.declare_jobs(JOBS)
+        self.metrics.declare_admin(ADMIN_ACTIONS)
+        self.registry.register(LiveCollector(self.snapshot, self.clock))
+        if cfg.http.enabled:  # serve /healthz while a long restore runs
+            self.http = self._make_http()
+            self.http.start()
+            log.info("listening on %s", self.http.url)
+        store = CheckpointStore(state / "checkpoint.sqlite3", keep=cfg.checkpoint.keep,
+                                timer=self.clock.monotonic)
+        self.checkpoints = Checkpoints(store, self.runtimes, self.lock, self.metrics, self.clock)
+        for rt in self.runtimes:
+            self.actions.add_model(
+                rt.name, reference=str(rt.reference_path) if rt.reference_path else None,
+                cutoff=rt.monitor.detectors.approval_cutoff,
+                shadow_defaults=shadow_defaults(rt.monitor.policy), buffer=None,
+                on_promote=self._on_promote, profile=rt.monitor.profile,
+                policy=rt.monitor.policy)
+        self._restore()
+        for rt in self.runtimes:  # restored monitors hold restored buffers
+            self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))
+        self._write_service_file()
+        self.scheduler = self._make_scheduler()
+        self.scheduler.start()
+        self._running = True
+
+    def _restore(self) -> None:
+        assert self.checkpoints is not None
+        t0 = self.clock.monotonic()
+        cp = self.checkpoints.store.load()
+        saved = cp.models if cp is not None else {}
+        for name in sorted(set(saved) - {rt.name for rt in self.runtimes}):
+            log.warning("checkpoint holds model %r, which is no longer configured", name)
+        for rt in self.runtimes:
+            with self.lock:
+                self._handle(rt, rt.restore(saved.get(rt.name)))
+        self._restore_s = self.clock.monotonic() - t0
+        if cp is not None:
+            self.checkpoints.restored(cp)
+            log.info("restored checkpoint %d in %.3fs", cp.seq, self._restore_s)
+
+    def _close(self, *, final_checkpoint: bool) -> None:
+        self._running = False
+        if self.scheduler is not None:
+            self.scheduler.shutdown(wait=True)
+        if self.checkpoints is not None:
+            if final_checkpoint:
+                self.inbox.drain()
+                if not self.checkpoints.final():
+                    log.error("the final checkpoint failed; the previous one stays")
+            self.checkpoints.close()
+        for rt in self.runtimes:
+            try:
+                rt.close()
+            except Exception:
+                log.exception("closing %s failed", rt.name)
+        if self.actions is not None:
+            self.actions.close()
+        if self.http is not None:
+            self.http.stop()
+        if self.checkpoints is not None:
+            self.checkpoints.store.close()
+        self._lock_file.release()
+
+    # -- the loop -------------------------------------------------------------------------------
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.inbox.drain()
+            self.checkpoints.tick()  # type: ignore[union-attr]
+            active = [rt for rt in self.runtimes if not rt.done]
+            if not active:
+                if self.exit_when_done:
+                    return
+                if not self._idle_logged:
+                    self._idle_logged = True
+                    where = self.http.url if self.http else "(HTTP disabled)"
+                    log.info("every source is consumed; serving %s/metrics and /reports/ "
+                             "until SIGTERM or Ctrl-C", where)
+                self.inbox.wake.wait(0.5)
+                self.inbox.wake.clear()
+                continue
+            timeout = 0.5 if len(active) == 1 else 0.1
+            for rt in active:
+                if self._stop.is_set():
+                    break
+                self._step(rt, timeout)
+
+    def _step(self, rt: ModelRuntime, timeout: float) -> None:
+        polled = rt.source.poll(rt.batch_size, timeout)
+        t0 = self.clock.monotonic()
+        with self.lock:
+            results = rt.process(polled)
+        if polled is not None:
+            preds = sum(len(b) for b in polled.batches if b.stream != "outcomes")
+            self.metrics.record_poll(
+                rt.name, predictions=preds, outcomes=polled.n_events - preds,
+                bad_reasons=(b.reason for b in polled.bad), nbytes=polled.bytes_read,
+                seconds=self.clock.monotonic() - t0)
+            self.metrics.record_late(rt.name, rt.late_delta())
+        self._handle(rt, results)
+        if rt.done:
+            log.info("%s: recording consumed (%d events, %d windows)", rt.name,
+                     rt.monitor.n_events, rt.windows)
+            self._request_checkpoint()
+            self._report(rt)
+
+    def _handle(self, rt: ModelRuntime, results: list[WindowResult]) -> None:
+        for res in results:
+            self.metrics.record_window(rt.name, res)
+            d = res.decision
+            if d is not None and d.action and self.actions is not None:
+                self.actions.submit(d, res)
+
+    # -- reports --------------------------------------------------------------------------------
+    def _report(self, rt: ModelRuntime) -> None:
+        if not self.config.report_on_done or rt.name in self._reported:
+            return
+        self._reported.add(rt.name)
+        try:
+            path = rt.write_report(generated_at=iso(self.clock.now()))
+        except Exception:  # a report is a convenience; the daemon goes on
+            log.exception("%s: writing the report failed", rt.name)
+            return
+        where = f" and {self.http.url}/reports/{rt.name}/" if self.http else ""
+        log.info("%s: report at %s%s", rt.name, path, where)
+
+    # -- what HTTP and metrics read -------------------------------------------------------------
+    def snapshot(self) -> ServiceSnapshot:
+        with self.lock:
+            models = tuple(rt.snapshot() for rt in self.runtimes)
+        pool = self.actions.pool_snapshot() if self.actions else None
+        shadows = self.actions.shadow_snapshots() if self.actions else {}
+        models = tuple(replace(m, **shadows[m.model]) if m.model in shadows else m
+                       for m in models)
+        kw: dict[str, Any] = {"pool": pool} if pool is not None else {}
+        cp = self.checkpoints
+        return ServiceSnapshot(
+            started_monotonic=self._started, models=models,
+            checkpoint_monotonic=cp.last_monotonic if cp else None,
+            checkpoint_bytes=cp.size_bytes if cp else 0,
+            restore_seconds=self._restore_s, stale_after_s=self.config.stale_after_s, **kw)
+
+    def ready(self) -> tuple[bool, dict[str, Any]]:
+        now = self.clock.monotonic()
+        last = self.checkpoints.last_monotonic if self.checkpoints else None
+        since = last if last is not None else self._started
+        age = now - since
+        fresh = age <= self.config.checkpoint.max_age_s
+        sources = {rt.name: rt.ready or rt.done for rt in self.runtimes}
+        ok = self._running and fresh and all(sources.values())
+        return ok, {"running": self._running, "checkpoint_age_seconds": round(age, 3),
+                    "checkpoint_fresh": fresh, "sources": sources}
+
+    def status(self) -> dict[str, Any]:
+        ok, details = self.ready()
+        with self.lock:
+            models = [rt.status() for rt in self.runtimes]
+        return {
+            "version": __version__,
+            "pid": os.getpid(),
+            "uptime_seconds": round(self.clock.monotonic() - self._started, 3),
+            "ready": ok,
+            "readiness": details,
+            "models": models,
+            "checkpoint": {**(self.checkpoints.info() if self.checkpoints else {}),
+                           "restore_seconds": round(self._restore_s, 6)},
+            "actions": self.actions.status() if self.actions else {},
+        }
+
+    # -- wiring ---------------------------------------------------------------------------------
+    def _make_http(self) -> HttpServer:
+        cfg = self.config.http
+        token = self.environ.get(cfg.admin_token_env, "") if cfg.admin_token_env else ""
+        acts = self.actions
+        endpoints = Endpoints(
+            registry=self.registry, ready=self.ready, status=self.status,
+            reports_dir=self.config.state_dir / "out",
+            admin=acts.admin if acts else None, admin_token=token or None,
+            admin_token_env=cfg.admin_token_env,
+            audit=acts.audit if acts else None, on_admin=self.metrics.record_admin)
+        if not token:
+            log.info("admin API disabled (%s is not set)", cfg.admin_token_env)
+        return HttpServer(endpoints, host=cfg.host, port=cfg.port)
+
+    def _make_scheduler(self) -> ServiceScheduler:
+        s = self.config.scheduler
+        sched = ServiceScheduler(misfire_grace_time_s=s.misfire_grace_time_s,
+                                 coalesce=s.coalesce, clock=self.clock,
+                                 report=self.metrics.record_job)
+        sched.add("checkpoint", self.config.checkpoint.interval_s, self._request_checkpoint)
+        sched.add("staleness", s.staleness_check_s, self._check_staleness)
+        sched.add("policy_reload", s.policy_reload_s, self._reload_policies)
+        sched.add("reference_refresh", s.reference_refresh_s, self._refresh_references)
+        if self.actions is not None:
+            sched.add("actions", s.actions_s, self.actions.run_pending)
+            sched.add("offpeak_dispatch", s.offpeak_dispatch_s, self.actions.dispatch)
+        return sched
+
+    def _request_checkpoint(self) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.due = True
+        self.inbox.wake.set()
+
+    def _check_staleness(self) -> None:
+        now = self.clock.monotonic()
+        for m in self.snapshot().models:
+            last = m.last_event_monotonic if m.last_event_monotonic is not None \
+                else self._started
+            stale = not m.source_done and now - last > self.config.stale_after_s
+            if stale and m.model not in self._stale:
+                self._stale.add(m.model)
+                self.metrics["staleness_alarms_total"].labels(model=m.model).inc()
+                log.warning("%s: no events for %.0fs", m.model, now - last)
+            elif not stale:
+                self._stale.discard(m.model)
+
+    def _reload_policies(self) -> None:
+        for rt in self.runtimes:
+            errors = rt.watcher.errors
+            policy = rt.watcher.check()
+            if rt.watcher.errors > errors:
+                self.metrics["policy_reload_errors_total"].labels(model=rt.name).inc()
+                log.error("%s: policy edit refused, the running policy is kept:\n%s",
+                          rt.name, rt.watcher.last_error)
+            if policy is not None:
+                self.metrics["policy_reloads_total"].labels(model=rt.name).inc()
+                log.info("%s: policy %s reloaded; it applies from the next window",
+                         rt.name, rt.config.policy)
+                self.inbox.post(lambda rt=rt, p=policy: self._apply_policy(rt, p))
+
+    def _apply_policy(self, rt: ModelRuntime, policy: Any) -> None:
+        with self.lock:
+            self._handle(rt, rt.apply_policy(policy))
+        if self.actions is not None:
+            self.actions.models[rt.name].policy = policy
+
+    def _refresh_references(self) -> None:
+        for rt in self.runtimes:
+            profile = rt.changed_reference()
+            if profile is not None:
+                self.metrics["reference_refreshes_total"].labels(model=rt.name).inc()
+                log.info("%s: reference changed (%s); adopting it", rt.name,
+                         profile.fingerprint)
+                self.inbox.post(lambda rt=rt, p=profile: self._adopt(rt, p))
+
+    def _adopt(self, rt: ModelRuntime, profile: Any) -> None:
+        with self.lock:
+            self._handle(rt, rt.adopt_reference(profile))
+        if self.actions is not None:
+            self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))
+        self._request_checkpoint()
+
+    def _on_promote(self, model: str, version: str, profile: Any) -> None:
+        """A new champion: measure drift against the data it was trained on (in the loop)."""
+        rt = next((r for r in self.runtimes if r.name == model), None)
+        if rt is None or profile is None:
+            return
+        log.info("%s: version %s promoted; adopting its reference profile", model, version)
+        self.metrics["reference_refreshes_total"].labels(model=model).inc()
+        self.inbox.post(lambda: self._adopt(rt, profile))
+
+    def _write_service_file(self) -> None:
+        """``<state>/service.json``: pid and URL of the running daemon (for tools, tests)."""
+        path = self.config.state_dir / "service.json"
+        path.with_suffix(".tmp").write_bytes(orjson.dumps(
+            {"pid": os.getpid(), "version": __version__, "models": [r.name for r in self.runtimes],
+             "url": self.http.url if self.http else None}, option=orjson.OPT_INDENT_2))
+        path.with_suffix(".tmp").replace(path)

@@ -1,0 +1,355 @@
+"""The daemon's side of the actions layer: outbox, executor, GPU pool, admin calls, audit.
+
+Each model has its own actions folder, ``<state>/models/<model>/`` (outbox, executor lock,
+per-action files), because an executor serves one model's labelled buffer and reference;
+the MLflow store (``<state>/mlruns`` unless a tracking URI is set) and the GPU pool
+(``<state>/pool``) are shared. The run loop hands each decision that names an action to
+:meth:`ServiceActions.submit`, which writes it to the outbox (durable, idempotent by
+``model:tier:window_id``) before anything runs (invariant 4): a decision made again after a
+crash is a no-op. The scheduler calls :meth:`run_pending` and :meth:`dispatch`; HTTP calls
+:meth:`admin` and :meth:`audit`. With ``actions.execute: false`` decisions are recorded
+and nothing runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from driftwatch.actions.outbox import Outbox
+from driftwatch.actions.records import ActionState
+from driftwatch.clock import Clock
+from driftwatch.errors import ActionError, DriftwatchError
+from driftwatch.http import AdminResult
+from driftwatch.metrics import Metrics
+from driftwatch.metrics_live import PoolSnapshot
+from driftwatch.pipeline import WindowResult
+from driftwatch.policy.decision import Decision
+from driftwatch.service_config import ServiceConfig
+
+__all__ = [
+    "ModelActions",
+    "ServiceActions",
+    "labelled_buffer",
+    "retrain_settings",
+    "shadow_defaults",
+]
+
+log = logging.getLogger(__name__)
+
+_FINAL = [ActionState.SUCCEEDED, ActionState.FAILED, ActionState.CANCELLED]
+#: ``on_promote(model, version, profile)``: the service adopts the new champion's reference.
+PromoteHook = Callable[[str, str, Any], None]
+
+
+@dataclass
+class ModelActions:
+    """One model's outbox and (when actions execute) its executor."""
+
+    model: str
+    outbox: Outbox
+    executor: Any = None  # driftwatch.actions.executor.ActionExecutor
+    reference: str | None = None
+    profile: Any = None  # the monitor's ReferenceProfile, logged with a bootstrap champion
+    policy: Any = None  # the running policy (its retrain settings, for a manual retrain)
+    has_champion: bool = False
+
+
+class ServiceActions:
+    """Outboxes, executors and the pool behind the few calls the service makes."""
+
+    def __init__(self, config: ServiceConfig, *, clock: Clock, metrics: Metrics) -> None:
+        self.config = config
+        self.clock = clock
+        self.metrics = metrics
+        self.execute = config.execute_actions
+        self.models: dict[str, ModelActions] = {}
+        self._seen_final: set[tuple[str, int]] = set()
+        self._seen_jobs: set[str] = set()
+        self._lock = threading.Lock()  # scheduler runs vs. HTTP admin calls
+        self.registry: Any = None
+        self.pool: Any = None
+        if self.execute:
+            self._open_registry_and_pool()
+
+    def _open_registry_and_pool(self) -> None:
+        from driftwatch.gpupool import GpuPool, OffPeakWindows, create_backend
+        from driftwatch.registry.mlflow_registry import MlflowRegistry
+
+        cfg, state = self.config, self.config.state_dir
+        uri = cfg.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or None
+        self.registry = MlflowRegistry.from_uri(uri, state)
+        p = cfg.pool
+        offpeak = OffPeakWindows(p.offpeak, weekends=p.offpeak_weekends, tz=p.offpeak_tz) \
+            if p.offpeak else None
+        self.pool = GpuPool(state / "pool", clock=self.clock, backend=create_backend(p.backend),
+                            gpus=p.gpus, reserve_fraction=p.reserve_fraction, offpeak=offpeak)
+
+    def add_model(self, model: str, *, reference: str | None, cutoff: float | None,
+                  shadow_defaults: Mapping[str, Any], buffer: Any,
+                  on_promote: PromoteHook | None, profile: Any = None,
+                  policy: Any = None) -> ModelActions:
+        folder = self.config.state_dir / "models" / model
+        outbox = Outbox(folder, clock=self.clock)
+        executor = None
+        if self.execute:
+            from driftwatch.actions.executor import ActionExecutor
+
+            executor = ActionExecutor(
+                outbox, self.registry, self.pool, self.clock, buffer=buffer,
+                reference_path=reference, cutoff=cutoff, shadow_defaults=shadow_defaults,
+                on_promote=on_promote, drive_pool=False)
+        ma = ModelActions(model, outbox, executor, reference, profile, policy)
+        self.models[model] = ma
+        return ma
+
+    def set_buffer(self, model: str, buffer: Any) -> None:
+        ma = self.models[model]
+        if ma.executor is not None:
+            ma.executor.set_buffer(buffer)
+
+    # -- the loop's side ------------------------------------------------------------------------
+    def submit(self, decision: Decision, result: WindowResult) -> bool:
+        """Record the decision's action durably; False when its key was already recorded."""
+        ma = self.models[decision.model]
+        cw = result.window
+        context = {"window_start": cw.start_time, "window_end": cw.end_time,
+                   "reference": ma.reference,
+                   "extra": {"window_id": cw.window_id, "n_events": cw.n_events,
+                             "partial": cw.partial}}
+        if ma.outbox.by_key(decision.key) is not None:
+            return False
+        if ma.executor is not None:
+            ma.executor.submit(decision, context)
+        else:
+            ma.outbox.record(decision, context)
+        self.metrics.record_action(decision.model, str(decision.action), "submitted")
+        log.info("%s: %s decided at window %d (tier %s)%s", decision.model, decision.action,
+                 decision.window_id, decision.tier,
+                 ", awaiting approval" if decision.requires_approval else "")
+        return True
+
+    # -- the scheduler's side -------------------------------------------------------------------
+    def run_pending(self) -> None:
+        """Drive the pool, advance every model's pending actions, count what finished.
+        After a restart this is also the resume: finished steps are skipped."""
+        with self._lock:
+            if self.pool is not None:
+                self.pool.poll()
+                self.pool.dispatch()
+            for ma in self.models.values():
+                if ma.executor is not None:
+                    try:
+                        self._ensure_champion(ma)
+                        ma.executor.run_pending()
+                    except DriftwatchError as exc:  # logged; the next run tries again
+                        log.error("%s: actions: %s", ma.model, exc)
+            self._count_finished()
+
+    def _ensure_champion(self, ma: ModelActions) -> None:
+        """An empty registry gets the production model as version 1 (``champion``), distilled
+        from the reference data, so shadows and rollbacks have something to compare with."""
+        if ma.has_champion or ma.reference is None:
+            return
+        from driftwatch.registry.bootstrap import ensure_champion
+        from driftwatch.windows.profile import read_reference_table
+
+        info = ensure_champion(self.registry, ma.model, read_reference_table(ma.reference),
+                               at=self.clock.now(), profile=ma.profile)
+        ma.has_champion = True
+        log.info("%s: champion is version %s", ma.model, info.version)
+
+    def dispatch(self) -> None:
+        """Start deferrable pool jobs once an off-peak window opens."""
+        if self.pool is not None:
+            with self._lock:
+                self.pool.dispatch()
+
+    def _count_finished(self) -> None:
+        for ma in self.models.values():
+            for rec in ma.outbox.list(states=_FINAL):
+                if (ma.model, rec.id) not in self._seen_final:
+                    self._seen_final.add((ma.model, rec.id))
+                    self.metrics.record_action(rec.model, rec.action, rec.state.value)
+        if self.pool is None:
+            return
+        for job in self.pool.status().jobs:
+            if job.state.is_final and job.job_id not in self._seen_jobs:
+                self._seen_jobs.add(job.job_id)
+                if job.started_at is not None and job.ended_at is not None:
+                    self.metrics["pool_job_duration_seconds"].labels(outcome=job.state.value).observe(
+                        max(0.0, job.ended_at - job.started_at))
+
+    # -- HTTP's side ----------------------------------------------------------------------------
+    def admin(self, verb: str, arg: str, body: Mapping[str, Any], actor: str) -> AdminResult:
+        with self._lock:
+            try:
+                return self._admin(verb, arg, body, actor)
+            except ActionError as exc:
+                status = 404 if "no action" in str(exc) or "no model" in str(exc) else 409
+                return AdminResult(status, {"error": str(exc)})
+
+    def _admin(self, verb: str, arg: str, body: Mapping[str, Any], actor: str) -> AdminResult:
+        if verb in ("approve", "cancel"):
+            ma, action_id = self._find(arg)
+            if verb == "approve":
+                rec = (ma.executor or ma.outbox).approve(action_id, actor)
+            else:
+                reason = str(body.get("reason", ""))
+                rec = (ma.executor or ma.outbox).cancel(action_id, actor, reason)
+            return AdminResult(200, {"model": ma.model, "action": rec.to_dict()})
+        ma = self.models.get(arg)
+        if ma is None:
+            raise ActionError(f"no model {arg!r}; models: {', '.join(self.models)}")
+        if ma.executor is None:
+            return AdminResult(409, {"error": f"{verb} needs actions.execute: true"})
+        if verb == "rollback":
+            restored = ma.executor.rollback(ma.model, actor)
+            return AdminResult(200, {"model": ma.model, "champion": restored})
+        if verb == "promote":
+            return self._promote(ma, actor)
+        return self._retrain(ma, actor, str(body.get("reason", "")))
+
+    def _promote(self, ma: ModelActions, actor: str) -> AdminResult:
+        """Make the current challenger the champion (a person's decision, audited)."""
+        from driftwatch.actions.online_update import adopt_profile
+        from driftwatch.registry.promotion import promote
+        from driftwatch.registry.versions import CHALLENGER
+
+        challenger = self.registry.by_alias(ma.model, CHALLENGER)
+        if challenger is None:
+            return AdminResult(409, {"error": f"{ma.model} has no challenger to promote"})
+        replaced = promote(self.registry, ma.model, challenger.version, at=self.clock.now(),
+                           by=actor)
+        adopt_profile(ma.executor.env, ma.model, challenger.version)
+        return AdminResult(200, {"model": ma.model, "champion": challenger.version,
+                                 "replaced": replaced})
+
+    def _retrain(self, ma: ModelActions, actor: str, reason: str) -> AdminResult:
+        """Queue a retraining now with the policy's retrain settings, as a severe action."""
+        from driftwatch.policy.decision import Decision
+        from driftwatch.policy.tiers import Tier
+
+        settings = retrain_settings(ma.policy)
+        if settings is None:
+            return AdminResult(409, {"error": f"the policy of {ma.model} has no retrain action"})
+        now = self.clock.now()
+        decision = Decision(
+            model=ma.model, window_id=-1, time=now, tier=Tier.SEVERE, raw_tier=Tier.SEVERE,
+            action="retrain", action_settings=settings,
+            policy=getattr(ma.policy.metadata, "name", "") if ma.policy else "",
+            policy_digest=getattr(ma.policy, "digest", "") if ma.policy else "",
+            notes=(f"requested by {actor} through the admin API" + (f": {reason}" if reason
+                                                                    else ""),))
+        key = f"{ma.model}:manual:{int(now * 1000)}"
+        action_id, _ = ma.outbox.record(decision, {"reference": ma.reference}, key=key)
+        self.metrics.record_action(ma.model, "retrain", "submitted")
+        return AdminResult(202, {"model": ma.model, "action_id": action_id, "key": key})
+
+    def _find(self, arg: str) -> tuple[ModelActions, int]:
+        """``ID`` (one model configured) or ``MODEL:ID``."""
+        model, _, num = arg.rpartition(":")
+        if not num.isdigit():
+            raise ActionError(f"no action {arg!r}: expected an action id or MODEL:ID")
+        if model:
+            if model not in self.models:
+                raise ActionError(f"no model {model!r}; models: {', '.join(self.models)}")
+            return self.models[model], int(num)
+        holders = [ma for ma in self.models.values() if _has(ma.outbox, int(num))]
+        if not holders:
+            raise ActionError(f"no action {num}")
+        if len(holders) > 1:
+            raise ActionError(f"action {num} exists for several models: use MODEL:{num}")
+        return holders[0], int(num)
+
+    def audit(self, entry: Mapping[str, Any]) -> None:
+        """Every admin call, refused or not, goes to the audit trail (the outbox's admin
+        table of the model it concerns; the first model's when it names none)."""
+        arg = str(entry.get("action_id") or entry.get("model") or "")
+        model, _, num = arg.rpartition(":")
+        ma = self.models.get(model or arg)
+        if ma is None:
+            ma = next((m for m in self.models.values() if num.isdigit()
+                       and _has(m.outbox, int(num))), next(iter(self.models.values())))
+        verb, actor = str(entry["verb"]), str(entry.get("actor", ""))
+        action_id = int(num) if num.isdigit() and _has(ma.outbox, int(num)) else None
+        ma.outbox.log_admin(action_id, verb, actor, dict(entry))
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "execute": self.execute,
+            "recent": {m: [r.to_dict() for r in ma.outbox.list()[-10:]]
+                       for m, ma in self.models.items()},
+            "pool": self.pool.status().to_dict() if self.pool is not None else None,
+        }
+
+    def pool_snapshot(self) -> PoolSnapshot | None:
+        if self.pool is None:
+            return None
+        s = self.pool.status()
+        return PoolSnapshot(capacity=s.capacity, reserved=s.reserved, in_use=s.in_use,
+                            queued=s.queued + s.deferred, running=s.running)
+
+    def shadow_snapshots(self) -> dict[str, dict[str, Any]]:
+        """Per model with a shadow running: fields of :class:`~driftwatch.metrics.ModelSnapshot`."""
+        from driftwatch.actions.shadow import SHADOW_KEY
+        from driftwatch.actions.shadow_eval import ShadowEvaluation
+
+        out: dict[str, dict[str, Any]] = {}
+        for m, ma in self.models.items():
+            for rec in ma.outbox.list(states=[ActionState.RUNNING], model=m):
+                stored = rec.artifacts.get(SHADOW_KEY) if rec.action == "shadow" else None
+                if not stored:
+                    continue
+                ev = ShadowEvaluation.from_dict(stored)
+                champ, chall = ev.champion.metrics(), ev.challenger.metrics()
+                out[m] = {"shadow_active": True,
+                          "shadow_metrics": {"champion": champ, "challenger": chall},
+                          "shadow_labelled": int(champ.get("labelled", 0))}
+        return out
+
+    def close(self) -> None:
+        for ma in self.models.values():
+            (ma.executor or ma.outbox).close()
+        if self.pool is not None:
+            self.pool.close()
+
+
+def _has(outbox: Outbox, action_id: int) -> bool:
+    try:
+        outbox.get(action_id)
+    except ActionError:
+        return False
+    return True
+
+
+def labelled_buffer(monitor: Any) -> Any:
+    """The monitor's buffer of recent labelled rows (what online updates and shadows learn
+    from), when the pipeline keeps one."""
+    for name in ("labelled_buffer", "labelled", "buffer"):
+        buf = getattr(monitor, name, None)
+        if buf is not None:
+            return buf
+    return None
+
+
+def shadow_defaults(policy: Any) -> dict[str, Any]:
+    """The policy's shadow settings (for the shadow that follows a retraining)."""
+    for tier in ("moderate", "severe", "mild"):
+        action = getattr(getattr(policy, "actions", None), tier, None)
+        if getattr(action, "type", None) == "shadow":
+            return dict(action.model_dump(mode="json", by_alias=True))
+    return {}
+
+
+def retrain_settings(policy: Any) -> dict[str, Any] | None:
+    """The policy's retrain action settings (for a retrain a person asks for)."""
+    for tier in ("severe", "moderate", "mild"):
+        action = getattr(getattr(policy, "actions", None), tier, None)
+        if getattr(action, "type", None) == "retrain":
+            return dict(action.model_dump(mode="json", by_alias=True))
+    return None

@@ -1,0 +1,381 @@
+"""The daemon's configuration (``driftwatch.yaml``): which models, where state lives, HTTP.
+
+A file names one or more models, each with its connector, policy and (optionally) reference;
+everything else has a default. Relative paths are taken from the config file's folder (the
+working directory for the embedded default). Durations are strings (``30s``, ``5m``, ``1h``).
+
+>>> cfg = parse_service_config(DEFAULT_CONFIG)
+>>> cfg.http.host, cfg.http.port, cfg.models[0].connector.name
+('127.0.0.1', 9108, 'demo-file.yaml')
+>>> cfg.checkpoint.interval_s, cfg.models[0].live_speed
+(10.0, 86400.0)
+>>> parse_service_config("models:\\n  - conector: c.yaml\\n", file="d.yaml")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+driftwatch.errors.ConfigError: d.yaml:2:5: unknown key 'conector'
+  at models[0].conector
+  hint: did you mean 'connector'?
+...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from driftwatch.errors import ConfigError
+from driftwatch.policy.durations import parse_duration
+from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "CheckpointConfig",
+    "HttpConfig",
+    "ModelConfig",
+    "PoolConfig",
+    "SchedulerConfig",
+    "ServiceConfig",
+    "load_service_config",
+    "parse_service_config",
+]
+
+#: The embedded default, the same as the bundled ``driftwatch.yaml`` (a test keeps them equal):
+#: the demo recording streamed live at one day of event time per wall-clock second.
+DEFAULT_CONFIG = """\
+# driftwatch service configuration: `driftwatch run --config driftwatch.yaml`.
+# Without --config, `driftwatch run` uses this same configuration (built in).
+apiVersion: driftwatch/v1
+kind: Service
+
+state_dir: state                 # checkpoints, timelines, reports, audit log, MLflow, pool
+
+models:
+  - connector: connectors/demo-file.yaml   # where events come from and how they map
+    policy: policies/credit-risk-demo.yaml # what to do about drift (hot-reloaded)
+    # reference: data/demo/reference.parquet   # default: the policy's model.reference
+    live:
+      speed: 86400               # file sources: event seconds per wall second (0: no pacing);
+                                 # one day per second plays the 140-day demo in ~2.5 min
+    # batch_size: 500            # events per poll (default 500 when paced, else 10000)
+
+http:
+  host: 127.0.0.1                # loopback unless you mean it
+  port: 9108                     # /metrics /healthz /readyz /status /reports/ /admin/...
+  admin_token_env: DRIFTWATCH_ADMIN_TOKEN   # admin API disabled while this is unset
+
+checkpoint:
+  interval: 10s                  # and always on shutdown
+  max_age: 2m                    # older than this: /readyz fails, CheckpointTooOld fires
+  keep: 2
+
+staleness:
+  after: 5m                      # no events for this long: input stale (alarm, alert)
+
+scheduler:                       # wall-clock work (APScheduler)
+  misfire_grace_time: 30s        # a run later than this is skipped
+  coalesce: true                 # missed runs collapse into one
+  actions: 5s                    # run pending actions, poll the GPU pool
+  policy_reload: 5s              # pick up policy edits (a bad edit keeps the running policy)
+  reference_refresh: 1h          # adopt a changed reference profile
+  offpeak_dispatch: 1m           # start deferrable jobs inside off-peak windows
+  staleness_check: 15s
+
+actions:
+  execute: true                  # run decided actions (false: decide and record only)
+  # tracking_uri: http://mlflow:5000   # default: $MLFLOW_TRACKING_URI, else <state_dir>
+
+pool:
+  backend: local                 # local | ray
+  gpus: auto                     # auto (nvidia-smi), a count, or a list of ids
+  reserve_fraction: 0.2
+  offpeak: []                    # e.g. ["22:00-06:00"]: deferrable jobs wait for these
+  offpeak_tz: UTC
+  offpeak_weekends: true
+
+metrics:
+  feature_cap: 50                # per-feature series per model; the rest are counted as cut
+
+report:
+  on_done: true                  # write the report when a finite recording is consumed
+"""
+
+
+# -- structure (pydantic) ---------------------------------------------------------------------
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _duration(v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, str):
+        raise ValueError("expected a duration like 30s, 5m or 1h")
+    return parse_duration(v)
+
+
+def _valid_duration(v: str) -> str:
+    _duration(v)
+    return v
+
+
+_Dur = Annotated[str, BeforeValidator(_valid_duration)]
+
+
+class _LiveSpec(_Spec):
+    speed: float = Field(default=0.0, ge=0)
+
+
+class _ModelSpec(_Spec):
+    name: str | None = None
+    connector: str
+    policy: str
+    reference: str | None = None
+    live: _LiveSpec = _LiveSpec()
+    batch_size: int | None = Field(default=None, ge=1, le=1_000_000)
+
+
+class _HttpSpec(_Spec):
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(default=9108, ge=0, le=65535)
+    admin_token_env: str | None = "DRIFTWATCH_ADMIN_TOKEN"
+
+
+class _CheckpointSpec(_Spec):
+    interval: _Dur = "10s"
+    max_age: _Dur = "2m"
+    keep: int = Field(default=2, ge=1, le=100)
+
+class _StalenessSpec(_Spec):
+    after: _Dur = "5m"
+
+class _SchedulerSpec(_Spec):
+    misfire_grace_time: _Dur = "30s"
+    coalesce: bool = True
+    actions: _Dur = "5s"
+    policy_reload: _Dur = "5s"
+    reference_refresh: _Dur = "1h"
+    offpeak_dispatch: _Dur = "1m"
+    staleness_check: _Dur = "15s"
+
+
+class _ActionsSpec(_Spec):
+    execute: bool = True
+    tracking_uri: str | None = None
+
+
+class _PoolSpec(_Spec):
+    backend: Literal["local", "ray"] = "local"
+    gpus: int | list[str] | Literal["auto"] = "auto"
+    reserve_fraction: float = Field(default=0.2, ge=0, le=1)
+    offpeak: list[str] = []
+    offpeak_tz: str = "UTC"
+    offpeak_weekends: bool = True
+
+
+class _MetricsSpec(_Spec):
+    feature_cap: int = Field(default=50, ge=1, le=1000)
+
+
+class _ReportSpec(_Spec):
+    on_done: bool = True
+
+
+class _ServiceSpec(_Spec):
+    apiVersion: Literal["driftwatch/v1"] = "driftwatch/v1"
+    kind: Literal["Service"] = "Service"
+    state_dir: str = "state"
+    models: list[_ModelSpec] = Field(min_length=1)
+    http: _HttpSpec = _HttpSpec()
+    checkpoint: _CheckpointSpec = _CheckpointSpec()
+    staleness: _StalenessSpec = _StalenessSpec()
+    scheduler: _SchedulerSpec = _SchedulerSpec()
+    actions: _ActionsSpec = _ActionsSpec()
+    pool: _PoolSpec = _PoolSpec()
+    metrics: _MetricsSpec = _MetricsSpec()
+    report: _ReportSpec = _ReportSpec()
+
+
+# -- the validated configuration -------------------------------------------------------------
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str | None  # None: the policy's model name
+    connector: Path
+    policy: Path
+    reference: Path | None
+    live_speed: float  # event seconds per wall second; 0 = as fast as the source goes
+    batch_size: int | None  # None: 500 for a paced recording, else 10 000
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    enabled: bool
+    host: str
+    port: int
+    admin_token_env: str | None
+
+
+@dataclass(frozen=True)
+class CheckpointConfig:
+    interval_s: float
+    max_age_s: float
+    keep: int
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    misfire_grace_time_s: float
+    coalesce: bool
+    actions_s: float
+    policy_reload_s: float
+    reference_refresh_s: float
+    offpeak_dispatch_s: float
+    staleness_check_s: float
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    backend: str
+    gpus: int | tuple[str, ...] | None  # None: detect
+    reserve_fraction: float
+    offpeak: tuple[str, ...]
+    offpeak_tz: str = "UTC"
+    offpeak_weekends: bool = True
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    file: str
+    base_dir: Path
+    state_dir: Path
+    models: tuple[ModelConfig, ...]
+    http: HttpConfig
+    checkpoint: CheckpointConfig
+    stale_after_s: float
+    scheduler: SchedulerConfig
+    execute_actions: bool
+    tracking_uri: str | None
+    pool: PoolConfig
+    feature_cap: int
+    report_on_done: bool
+
+
+def _located(doc: LocatedDoc, exc: ValidationError) -> ConfigError:
+    from driftwatch.connectors.spec import show
+
+    errors = exc.errors()
+    # a missing key is reported at its parent: report more precise problems first
+    err = next((e for e in errors if e["type"] != "missing"), errors[0])
+    loc = tuple(err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        spec = _spec_at(loc[:-1])
+        choices = list(spec.model_fields) if spec is not None else []
+        near = nearest(str(loc[-1]), choices)
+        hint = f"did you mean {near!r}?" if near else "valid keys: " + ", ".join(choices)
+        return doc.error(loc, f"unknown key {loc[-1]!r}", key=True, hint=hint)
+    if kind == "missing":
+        return doc.error(loc[:-1], f"missing required key {loc[-1]!r}")
+    if kind == "too_short" and loc == ("models",):
+        return doc.error(loc, "expected at least one model", found="an empty list")
+    msg = str(err["msg"])
+    if msg.startswith("Value error, "):
+        msg = msg.removeprefix("Value error, ")
+    msg = msg[0].lower() + msg[1:]
+    return doc.error(loc, msg, found=show(err.get("input")))
+
+
+def _spec_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    tp: Any = _ServiceSpec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        f = tp.model_fields.get(str(part)) if isinstance(tp, type) else None
+        if f is None:
+            return None
+        tp = f.annotation
+        args = getattr(tp, "__args__", ())
+        if args and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+            tp = args[0]
+    return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
+
+
+def parse_service_config(
+    text: str, *, file: str = "<default>", base_dir: Path | None = None
+) -> ServiceConfig:
+    """Validate a service configuration; errors name ``file:line:col``."""
+    doc = load_yaml(text, file=file)
+    if not isinstance(doc.data, dict):
+        raise ConfigError("expected a mapping with a 'models' list", file=file, line=1, col=1)
+    try:
+        spec = _ServiceSpec.model_validate(doc.data)
+    except ValidationError as exc:
+        raise _located(doc, exc) from None
+    base = (base_dir or Path.cwd()).resolve()
+
+    def path(p: str) -> Path:
+        q = Path(p).expanduser()
+        return q if q.is_absolute() else base / q
+
+    seen: set[str] = set()
+    for i, m in enumerate(spec.models):
+        if m.name and m.name in seen:
+            raise doc.error(("models", i, "name"), f"model name {m.name!r} given twice")
+        seen.add(m.name or "")
+    s = spec.scheduler
+    gpus = spec.pool.gpus
+    return ServiceConfig(
+        file=file,
+        base_dir=base,
+        state_dir=path(spec.state_dir),
+        models=tuple(
+            ModelConfig(
+                name=m.name,
+                connector=path(m.connector),
+                policy=path(m.policy),
+                reference=path(m.reference) if m.reference else None,
+                live_speed=float(m.live.speed),
+                batch_size=m.batch_size,
+            )
+            for m in spec.models
+        ),
+        http=HttpConfig(spec.http.enabled, spec.http.host, spec.http.port,
+                        spec.http.admin_token_env or None),
+        checkpoint=CheckpointConfig(_duration(spec.checkpoint.interval),
+                                    _duration(spec.checkpoint.max_age), spec.checkpoint.keep),
+        stale_after_s=_duration(spec.staleness.after),
+        scheduler=SchedulerConfig(
+            misfire_grace_time_s=_duration(s.misfire_grace_time),
+            coalesce=s.coalesce,
+            actions_s=_duration(s.actions),
+            policy_reload_s=_duration(s.policy_reload),
+            reference_refresh_s=_duration(s.reference_refresh),
+            offpeak_dispatch_s=_duration(s.offpeak_dispatch),
+            staleness_check_s=_duration(s.staleness_check),
+        ),
+        execute_actions=spec.actions.execute,
+        tracking_uri=spec.actions.tracking_uri,
+        pool=PoolConfig(
+            backend=spec.pool.backend,
+            gpus=None if gpus == "auto" else (tuple(gpus) if isinstance(gpus, list) else gpus),
+            reserve_fraction=spec.pool.reserve_fraction,
+            offpeak=tuple(spec.pool.offpeak),
+            offpeak_tz=spec.pool.offpeak_tz,
+            offpeak_weekends=spec.pool.offpeak_weekends,
+        ),
+        feature_cap=spec.metrics.feature_cap,
+        report_on_done=spec.report.on_done,
+    )
+
+
+def load_service_config(path: str | Path | None = None) -> ServiceConfig:
+    """Load ``path``; without one, the embedded default (relative to the working dir)."""
+    if path is None:
+        return parse_service_config(DEFAULT_CONFIG)
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read service config: {exc.strerror}", file=str(p)) from None
+    return parse_service_config(text, file=str(p), base_dir=p.resolve().parent)

@@ -1,0 +1,377 @@
+"""One monitored model inside the daemon: its source, monitor, outputs and checkpoint state.
+
+The run loop owns every :class:`ModelRuntime` and is the only thread that calls into one.
+A runtime reads with the same :class:`~driftwatch.pipeline.ModelMonitor` as ``replay``
+(invariant 1) and writes the same ``timeline.jsonl`` into ``<state>/out/<model>/``; its
+length is part of each checkpoint, so after a crash the file is cut back to what the
+checkpoint covers and the re-read events write their lines once more, never twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from driftwatch.clock import Clock
+from driftwatch.connectors.base import Polled, Source
+from driftwatch.connectors.config import Connector, load_connector
+from driftwatch.connectors.deadletter import DeadLetterWriter
+from driftwatch.errors import StateError
+from driftwatch.live_source import PacedSource
+from driftwatch.metrics_live import ModelSnapshot
+from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
+from driftwatch.policy.schema import Policy
+from driftwatch.policy.watcher import PolicyWatcher
+from driftwatch.replay import build_monitor, summarise
+from driftwatch.service_config import ModelConfig
+from driftwatch.state import OutputLog
+from driftwatch.timeline import window_record
+from driftwatch.windows.panes import PaneWindow, WindowSpec
+from driftwatch.windows.profile import ReferenceProfile
+
+__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime"]
+
+log = logging.getLogger(__name__)
+
+_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
+_RECENT = 20
+#: Bins of the joiner's label-delay histogram (8 per decade) whose upper edges become the
+#: ``le`` buckets of ``driftwatch_label_join_delay_seconds``: about 1 h, 1 d, 9 d, 37 d,
+#: 65 d, 116 d and 206 d.
+DELAY_BUCKET_BINS = (29, 40, 47, 52, 54, 56, 58)
+
+
+def _spec_dict(spec: WindowSpec) -> dict[str, Any]:
+    return {"kind": spec.kind, "pane_size": spec.pane_size, "panes": spec.panes,
+            "mode": spec.mode, "allowed_lateness": spec.allowed_lateness}
+
+
+def open_source(
+    connector: Connector, monitor: ModelMonitor, cfg: ModelConfig, out_dir: Path, clock: Clock
+) -> tuple[Source, DeadLetterWriter | None]:
+    """The model's source: Kafka for ``kind: kafka``, else its files, paced when asked."""
+    schema = connector.schema_for(monitor.profile.schema)
+    if connector.kind == "kafka":
+        from driftwatch.connectors.decode import Decoder
+        from driftwatch.connectors.kafka import KafkaSource
+        from driftwatch.connectors.kafka_settings import KafkaSourceSettings
+
+        settings = KafkaSourceSettings.from_connector(connector, out_dir=out_dir)
+        decoders = {s.name: Decoder(s, schema) for s in connector.streams}
+        return KafkaSource(settings, decoders, clock=clock), None
+    from driftwatch.connectors.file import FileSource
+
+    dl_path = connector.dead_letter_path(out_dir)
+    dead = DeadLetterWriter(dl_path) if dl_path is not None else None
+    size = cfg.batch_size or (500 if cfg.live_speed > 0 else 10_000)
+    files = FileSource(connector, schema, batch_size=size, dead_letter=dead)
+    if cfg.live_speed > 0:
+        return PacedSource(files, speed=cfg.live_speed, clock=clock), dead
+    return files, dead
+
+
+@dataclass
+class ModelRuntime:
+    """Source + monitor + outputs of one model (see the module docstring)."""
+
+    name: str
+    config: ModelConfig
+    connector: Connector
+    watcher: PolicyWatcher
+    monitor: ModelMonitor
+    source: Source
+    out_dir: Path
+    timeline: OutputLog
+    clock: Clock
+    dead_letter: DeadLetterWriter | None = None
+    positions: dict[str, int] = field(default_factory=dict)
+    done: bool = False
+    last_event_monotonic: float | None = None
+    recent: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=_RECENT))
+    tier: str = "none"
+    windows: int = 0
+    reference_path: Path | None = None
+    base_dir: Path | None = None
+    _late_seen: int = 0
+    _ready: bool = False
+    _lag: int = 0
+    _ref_stamp: tuple[int, int] | None = None
+
+    @classmethod
+    def open(cls, cfg: ModelConfig, *, state_dir: Path, base_dir: Path,
+             clock: Clock) -> ModelRuntime:
+        watcher = PolicyWatcher(_shown(cfg.policy))
+        policy = watcher.policy
+        monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir)
+        name = cfg.name or monitor.model
+        monitor.model = name
+        connector = load_connector(cfg.connector, base_dir=base_dir)
+        out_dir = state_dir / "out" / name
+        out_dir.mkdir(parents=True, exist_ok=True)
+        source, dead = open_source(connector, monitor, cfg, out_dir, clock)
+        ref = cfg.reference or (Path(policy.model.reference) if policy.model.reference else None)
+        if ref is not None and not ref.is_absolute() and not ref.exists():
+            ref = base_dir / ref
+        return cls(name=name, config=cfg, connector=connector, watcher=watcher,
+                   monitor=monitor, source=source, out_dir=out_dir,
+                   timeline=OutputLog(out_dir / "timeline.jsonl"), clock=clock,
+                   dead_letter=dead, reference_path=ref, base_dir=base_dir,
+                   _ref_stamp=_stamp(ref))
+
+    # -- reading -------------------------------------------------------------------------------
+    @property
+    def batch_size(self) -> int:
+        """Events per poll: small for a paced recording (smooth pacing), large otherwise."""
+        if self.config.batch_size is not None:
+            return self.config.batch_size
+        return 500 if isinstance(self.source, PacedSource) else 10_000
+
+    def process(self, polled: Polled | None) -> list[WindowResult]:
+        """One polled micro-batch through the monitor; ``None`` (a finite source is done)
+        flushes the last, partial window."""
+        # read the source's state here, in the loop's thread: a Kafka consumer is not
+        # thread-safe, and scrapes read these cached values instead
+        self._ready = bool(getattr(self.source, "ready", True))
+        stats = getattr(self.source, "stats", None)
+        self._lag = int(getattr(stats, "lag_total", 0) or 0)
+        if polled is None:
+            self.done = True
+            return self._record(self.monitor.flush())
+        if polled.n_events or polled.bad:
+            self.last_event_monotonic = self.clock.monotonic()
+        results = self.monitor.process(polled)
+        self.positions.update(polled.positions)
+        return self._record(results)
+
+    def commit(self, positions: Mapping[str, int]) -> tuple[str, int]:
+        """Commit checkpointed positions to the source; ``(outcome, n)`` for metrics."""
+        stats = getattr(self.source, "stats", None)
+        before = (getattr(stats, "commits_total", 0), getattr(stats, "commit_failures_total", 0),
+                  getattr(stats, "commits_deferred_total", 0))
+        self.source.commit(positions)
+        if stats is None:
+            return "ok", 1
+        after = (stats.commits_total, stats.commit_failures_total, stats.commits_deferred_total)
+        for outcome, b, a in zip(("ok", "failed", "deferred"), before, after, strict=True):
+            if a > b:
+                return outcome, a - b
+        return "ok", 0
+
+    def _record(self, results: list[WindowResult]) -> list[WindowResult]:
+        for res in results:
+            rec = window_record(res)
+            self.timeline.write(orjson.dumps(rec, option=_OPTS))
+            self.windows += 1
+            self.tier = rec["tier"]
+            if rec["decision"] is not None and (rec["tier"] != "none"
+                                                or rec["decision"].get("action")):
+                self.recent.append({"window_id": rec["window_id"], "end": rec["end"],
+                                    "tier": rec["tier"], "decision": rec["decision"]})
+        return results
+
+    def late_delta(self) -> int:
+        n = int(self.monitor.window.n_late)
+        d, self._late_seen = n - self._late_seen, n
+        return max(0, d)
+
+    # -- policy --------------------------------------------------------------------------------
+    def apply_policy(self, policy: Policy) -> list[WindowResult]:
+        """Use ``policy`` from the next window on. New window settings close the current
+        window (partial) and start panes of the new shape; window ids continue."""
+        spec = window_spec_from_policy(policy)
+        self.monitor.policy = policy
+        if spec == self.monitor.spec:
+            return []
+        return self._respec(spec)
+
+    def _respec(self, spec: WindowSpec) -> list[WindowResult]:
+        closed = self.monitor.flush()
+        d = self.monitor.window.to_dict()
+        d.update(open=[], closed=[], count_pane=0)
+        self.monitor.spec = spec
+        self.monitor.window = PaneWindow.from_dict(self.monitor.profile.layout, spec, d)
+        log.info("%s: window settings changed; new windows from id %s", self.name,
+                 d["next_id"])
+        return self._record(closed)
+
+    # -- reference ---------------------------------------------------------------------------
+    def changed_reference(self) -> ReferenceProfile | None:
+        """The reference profile if its file changed to a different profile, else None.
+        Called from the scheduler's thread: it only reads the file."""
+        stamp = _stamp(self.reference_path)
+        if stamp is None or stamp == self._ref_stamp or self.reference_path is None:
+            return None
+        self._ref_stamp = stamp
+        profile = ReferenceProfile.from_file(self.reference_path)
+        if profile.fingerprint == self.monitor.profile.fingerprint:
+            return None
+        return profile
+
+    def adopt_reference(self, profile: ReferenceProfile) -> list[WindowResult]:
+        """Measure against ``profile`` from now on. The open window is closed first (a
+        partial window, so its events are judged against the bins they were sketched on);
+        label joins, engine state and window ids carry over. A different decoding schema
+        (features, levels) reopens the source at the same positions."""
+        old_schema = self.connector.schema_for(self.monitor.profile.schema)
+        results = self._record(self.monitor.flush())
+        self.monitor.set_profile(profile)
+        if self.connector.schema_for(profile.schema) != old_schema:
+            self.source.close()
+            if self.dead_letter is not None:
+                self.dead_letter.close()
+            self.source, self.dead_letter = open_source(
+                self.connector, self.monitor, self.config, self.out_dir, self.clock)
+            if self.positions:
+                self.source.seek(self.positions)
+        return results
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """This model's part of a checkpoint; syncs the timeline first."""
+        return {
+            "monitor": self.monitor.state_dict(),
+            "window_spec": _spec_dict(self.monitor.spec),
+            "positions": dict(self.positions),
+            "timeline_bytes": self.timeline.sync(),
+            "done": self.done,
+            "windows": self.windows,
+            "tier": self.tier,
+            "recent": list(self.recent),
+        }
+
+    def restore(self, d: Mapping[str, Any] | None) -> list[WindowResult]:
+        """Back to a checkpoint (None: a fresh start, outputs emptied)."""
+        if d is None:
+            self.timeline.truncate(0)
+            return []
+        saved = d["monitor"]
+        if saved.get("profile") != self.monitor.profile.fingerprint:
+            raise StateError(
+                f"{self.name}: the checkpoint was taken against reference "
+                f"{saved.get('profile')}, the configured one is "
+                f"{self.monitor.profile.fingerprint}; restore the old reference or start "
+                "from an empty state directory"
+            )
+        spec_now = self.monitor.spec
+        try:
+            self.monitor.spec = WindowSpec(**d["window_spec"])
+            self.monitor.load_state(saved)
+        except (KeyError, TypeError, ValueError) as exc:  # written by another version
+            raise StateError(
+                f"{self.name}: the checkpoint cannot be restored by this version of "
+                f"driftwatch ({type(exc).__name__}: {exc}); keep the old state folder for "
+                "the old version, or start this one on an empty state folder") from exc
+        self.timeline.truncate(int(d["timeline_bytes"]))
+        self.positions = {str(k): int(v) for k, v in d["positions"].items()}
+        self.done = bool(d["done"])
+        self.windows = int(d.get("windows", 0))
+        self.tier = str(d.get("tier", "none"))
+        self.recent = deque(d.get("recent", ()), maxlen=_RECENT)
+        self._late_seen = int(self.monitor.window.n_late)
+        if self.positions:
+            self.source.seek(self.positions)
+        # the policy file changed window settings while the daemon was down
+        return self._respec(spec_now) if spec_now != self.monitor.spec else []
+
+    # -- what others read ----------------------------------------------------------------------
+    @property
+    def ready(self) -> bool:
+        """Whether the source was connected at the last poll."""
+        return self._ready
+
+    def consumer_lag(self) -> int:
+        """Messages behind the end of the assigned partitions at the last poll."""
+        return self._lag
+
+    def snapshot(self) -> ModelSnapshot:
+        j = self.monitor.joiner
+        wm = self.monitor.window.watermark
+        return ModelSnapshot(
+            model=self.name,
+            source_ready=self.ready,
+            source_done=self.done,
+            consumer_lag=self.consumer_lag(),
+            last_event_monotonic=self.last_event_monotonic,
+            label_backlog=int(getattr(j, "backlog", 0)),
+            label_counters=dict(getattr(j, "counters", {})),
+            label_delay=_delay_buckets(j),
+            watermark=wm if math.isfinite(wm) else None,
+            window_bytes=int(self.monitor.window.nbytes),
+        )
+
+    def status(self) -> dict[str, Any]:
+        m = self.monitor
+        return {
+            "model": self.name,
+            "policy": str(self.config.policy),
+            "policy_name": m.policy.metadata.name if m.policy is not None else None,
+            "connector": self.connector.name,
+            "source": {"kind": self.connector.kind, "ready": self.ready, "done": self.done,
+                       "positions": dict(self.positions), "lag": self.consumer_lag()},
+            "reference": m.profile.fingerprint,
+            "tier": self.tier,
+            "windows": self.windows,
+            "events": m.n_events,
+            "outcomes": m.n_outcomes,
+            "bad_records": sum(m.bad_by_reason.values()),
+            "labels": dict(getattr(m.joiner, "counters", {})),
+            "last_decisions": list(self.recent)[-5:],
+            "report": f"/reports/{self.name}/",
+        }
+
+    def write_report(self, *, generated_at: str | None) -> Path:
+        """``summary.json`` and ``report.html`` from the timeline so far, as replay writes
+        them; served under ``/reports/<model>/``."""
+        from driftwatch.report import write_report
+
+        self.timeline.sync()
+        records = [orjson.loads(line) for line in
+                   self.timeline.path.read_bytes().splitlines() if line.strip()]
+        (self.out_dir / "summary.json").write_bytes(orjson.dumps(
+            summarise(records, self.monitor), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
+        return write_report(self.out_dir, reference=self.monitor.profile,
+                            generated_at=generated_at)
+
+    def close(self) -> None:
+        try:
+            self.source.close()
+        finally:
+            self.timeline.close()
+            if self.dead_letter is not None:
+                self.dead_letter.close()
+
+
+def _shown(path: Path) -> Path:
+    """Relative to the working directory when under it: decisions cite ``file:line`` the
+    way a replay from the same folder does."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def _stamp(path: Path | None) -> tuple[int, int] | None:
+    try:
+        st = path.stat() if path is not None else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if st is not None else None
+
+
+def _delay_buckets(joiner: Any) -> tuple[tuple[tuple[float, int], ...], float, int]:
+    """Cumulative label-delay counts at :data:`DELAY_BUCKET_BINS` edges, sum and count."""
+    h = getattr(joiner, "delays", None)
+    if h is None:
+        return (), 0.0, 0
+    cum = np.cumsum(h.counts)
+    per = h.PER_DECADE
+    buckets = tuple((10 ** (b / per), int(cum[min(b, cum.size - 1)])) for b in DELAY_BUCKET_BINS)
+    return buckets, float(h.total), int(h.count)

@@ -1,0 +1,470 @@
+"""Generate the driftwatch Grafana dashboards (``grafana/dashboards/*.json``) from code.
+
+Pinned to **Grafana 11.2** (dashboard ``schemaVersion`` 39, classic JSON model): the JSON
+written here is what that version exports, so it loads through file provisioning without
+migration. Run ``python grafana/generate.py`` after editing; ``tests/unit/test_grafana.py``
+fails when the committed JSON and this generator disagree, and checks every metric name
+against ``driftwatch.metrics.CATALOGUE``.
+
+PromQL uses Grafana's ``$__rate_interval`` and the template variables ``$model``,
+``$feature`` and ``$detector`` (all multi-value regexes).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DASHBOARDS", "GRAFANA_VERSION", "SCHEMA_VERSION", "build_all", "main"]
+
+GRAFANA_VERSION = "11.2.0"
+SCHEMA_VERSION = 39
+OUT = Path(__file__).resolve().parent / "dashboards"
+
+DS = {"type": "prometheus", "uid": "${datasource}"}
+M = 'model=~"$model"'
+F = 'feature=~"$feature"'
+D = 'detector=~"$detector"'
+RI = "$__rate_interval"
+REPORT_LINK = {
+    "title": "Drift report for ${__field.labels.model}",
+    "url": "${service_url}/reports/${__field.labels.model}/",
+    "targetBlank": True,
+}
+TIER_MAPPINGS = [
+    {"type": "value", "options": {
+        "0": {"text": "none", "color": "green", "index": 0},
+        "1": {"text": "mild", "color": "yellow", "index": 1},
+        "2": {"text": "moderate", "color": "orange", "index": 2},
+        "3": {"text": "severe", "color": "red", "index": 3},
+    }},
+]
+STEPS_TIER = [{"color": "green", "value": None}, {"color": "yellow", "value": 1},
+              {"color": "orange", "value": 2}, {"color": "red", "value": 3}]
+STEPS_BAD = [{"color": "green", "value": None}, {"color": "red", "value": 1}]
+STEPS_OK = [{"color": "red", "value": None}, {"color": "green", "value": 1}]
+
+
+# -- panel builders ---------------------------------------------------------------------------
+def _targets(exprs: Sequence[tuple[str, str]], instant: bool = False) -> list[dict[str, Any]]:
+    return [
+        {"refId": chr(ord("A") + i), "datasource": DS, "expr": e, "legendFormat": legend,
+         "range": not instant, "instant": instant, "editorMode": "code"}
+        for i, (e, legend) in enumerate(exprs)
+    ]
+
+
+def panel(kind: str, title: str, exprs: Sequence[tuple[str, str]], *, desc: str, unit: str = "",
+          w: int = 12, h: int = 8, instant: bool = False, links: bool = False,
+          mappings: list[dict[str, Any]] | None = None, steps: list[dict[str, Any]] | None = None,
+          options: dict[str, Any] | None = None, custom: dict[str, Any] | None = None,
+          minv: float | None = None, maxv: float | None = None) -> dict[str, Any]:
+    defaults: dict[str, Any] = {
+        "unit": unit or "short",
+        "mappings": mappings or [],
+        "thresholds": {"mode": "absolute",
+                       "steps": steps or [{"color": "green", "value": None}]},
+        "color": {"mode": "thresholds" if steps else "palette-classic"},
+        "links": [REPORT_LINK] if links else [],
+    }
+    if minv is not None:
+        defaults["min"] = minv
+    if maxv is not None:
+        defaults["max"] = maxv
+    if custom:
+        defaults["custom"] = custom
+    return {
+        "type": kind,
+        "title": title,
+        "description": desc,
+        "datasource": DS,
+        "gridPos": {"h": h, "w": w, "x": 0, "y": 0},
+        "targets": _targets(exprs, instant),
+        "fieldConfig": {"defaults": defaults, "overrides": []},
+        "options": options or _default_options(kind),
+    }
+
+
+def _default_options(kind: str) -> dict[str, Any]:
+    if kind == "timeseries":
+        return {"legend": {"displayMode": "list", "placement": "bottom", "showLegend": True},
+                "tooltip": {"mode": "multi", "sort": "desc"}}
+    if kind in ("stat", "gauge", "bargauge"):
+        return {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+                "orientation": "auto", "textMode": "auto", "colorMode": "background",
+                "graphMode": "none", "justifyMode": "auto"}
+    if kind == "state-timeline":
+        return {"showValue": "auto", "mergeValues": True, "rowHeight": 0.9,
+                "legend": {"displayMode": "list", "placement": "bottom", "showLegend": True}}
+    return {}
+
+
+def ts(title: str, exprs: Sequence[tuple[str, str]], **kw: Any) -> dict[str, Any]:
+    return panel("timeseries", title, exprs, **kw)
+
+
+def stat(title: str, exprs: Sequence[tuple[str, str]], **kw: Any) -> dict[str, Any]:
+    kw.setdefault("w", 6)
+    kw.setdefault("h", 5)
+    kw.setdefault("instant", True)
+    return panel("stat", title, exprs, **kw)
+
+
+def row(title: str) -> dict[str, Any]:
+    return {"type": "row", "title": title, "collapsed": False, "panels": [],
+            "gridPos": {"h": 1, "w": 24, "x": 0, "y": 0}}
+
+
+def _layout(panels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pack panels left to right in rows of 24 columns; ids in order."""
+    x = y = line_h = 0
+    for i, p in enumerate(panels, start=1):
+        g = p["gridPos"]
+        if p["type"] == "row" or x + g["w"] > 24:
+            y += line_h
+            x = line_h = 0
+        g["x"], g["y"] = x, y
+        p["id"] = i
+        x += g["w"]
+        line_h = max(line_h, g["h"])
+        if p["type"] == "row":
+            y += 1
+            x = line_h = 0
+    return panels
+
+
+# -- dashboard frame ----------------------------------------------------------------------------
+def _var_query(name: str, label: str, query: str) -> dict[str, Any]:
+    return {
+        "name": name, "label": label, "type": "query", "datasource": DS,
+        "query": {"query": query, "refId": f"{name}-query"}, "definition": query,
+        "refresh": 2, "includeAll": True, "multi": True, "allValue": ".*",
+        "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
+        "options": [], "sort": 1, "hide": 0, "regex": "", "skipUrlSync": False,
+    }
+
+
+def templating() -> dict[str, Any]:
+    return {"list": [
+        {"name": "datasource", "label": "Data source", "type": "datasource",
+         "query": "prometheus", "current": {}, "options": [], "hide": 0, "refresh": 1,
+         "regex": "", "includeAll": False, "multi": False, "skipUrlSync": False},
+        _var_query("model", "Model", "label_values(driftwatch_tier, model)"),
+        _var_query("feature", "Feature",
+                   'label_values(driftwatch_feature_drift_score{model=~"$model"}, feature)'),
+        _var_query("detector", "Detector",
+                   'label_values(driftwatch_signal_severity{model=~"$model"}, detector)'),
+        {"name": "service_url", "label": "driftwatch URL", "type": "textbox",
+         "query": "http://127.0.0.1:9108", "options": [], "hide": 0, "skipUrlSync": False,
+         "current": {"selected": False, "text": "http://127.0.0.1:9108",
+                     "value": "http://127.0.0.1:9108"}},
+    ]}
+
+
+def annotations() -> dict[str, Any]:
+    return {"list": [
+        {"builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"},
+         "enable": True, "hide": True, "iconColor": "rgba(0, 211, 255, 1)",
+         "name": "Annotations & Alerts", "type": "dashboard"},
+        {"name": "Tier changes", "datasource": DS, "enable": True, "hide": False,
+         "iconColor": "orange", "step": "30s",
+         "expr": f"changes(driftwatch_tier{{{M}}}[1m]) > 0",
+         "titleFormat": "{{model}}: tier changed",
+         "textFormat": "Report: ${service_url}/reports/{{model}}/",
+         "tagKeys": "model", "useValueForTime": False},
+        {"name": "Actions decided", "datasource": DS, "enable": True, "hide": False,
+         "iconColor": "red", "step": "30s",
+         "expr": (f'sum by (model, tier, action) (increase(driftwatch_decisions_total'
+                  f'{{{M}, action!="none"}}[1m])) > 0'),
+         "titleFormat": "{{model}}: {{action}} ({{tier}})",
+         "textFormat": "Report: ${service_url}/reports/{{model}}/ · audit: /status",
+         "tagKeys": "model,tier,action", "useValueForTime": False},
+    ]}
+
+
+def dashboard(uid: str, title: str, desc: str, panels: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "__requires": [
+            {"type": "grafana", "id": "grafana", "name": "Grafana", "version": GRAFANA_VERSION},
+            {"type": "datasource", "id": "prometheus", "name": "Prometheus", "version": "1.0.0"},
+        ],
+        "uid": uid,
+        "title": title,
+        "description": desc,
+        "tags": ["driftwatch"],
+        "timezone": "browser",
+        "editable": True,
+        "graphTooltip": 1,
+        "refresh": "10s",
+        "time": {"from": "now-1h", "to": "now"},
+        "timepicker": {},
+        "schemaVersion": SCHEMA_VERSION,
+        "version": 1,
+        "fiscalYearStartMonth": 0,
+        "liveNow": False,
+        "weekStart": "",
+        "id": None,
+        "links": [
+            {"title": "driftwatch dashboards", "type": "dashboards", "tags": ["driftwatch"],
+             "asDropdown": True, "includeVars": True, "keepTime": True},
+            {"title": "Reports", "type": "link", "url": "${service_url}/reports/",
+             "targetBlank": True, "icon": "doc"},
+            {"title": "Status (JSON)", "type": "link", "url": "${service_url}/status",
+             "targetBlank": True, "icon": "info"},
+        ],
+        "annotations": annotations(),
+        "templating": templating(),
+        "panels": _layout(panels),
+    }
+
+
+# -- the four dashboards -----------------------------------------------------------------------
+def overview() -> dict[str, Any]:
+    return dashboard("driftwatch-overview", "driftwatch / Overview",
+                     "Models and their current tier, what is firing, what was done.", [
+        row("Models"),
+        panel("state-timeline", "Tier over time", [(f"driftwatch_tier{{{M}}}", "{{model}}")],
+              desc="Tier after persistence and hysteresis (0 none … 3 severe). Click for the "
+                   "model's drift report.", w=24, h=6, links=True,
+              mappings=TIER_MAPPINGS, steps=STEPS_TIER, minv=0, maxv=3),
+        stat("Current tier", [(f"driftwatch_tier{{{M}}}", "{{model}}")],
+             desc="Current tier per model.", links=True, mappings=TIER_MAPPINGS,
+             steps=STEPS_TIER),
+        stat("Data-quality fault", [(f"driftwatch_data_quality_fault{{{M}}}", "{{model}}")],
+             desc="1: the feed looks broken; model changes are blocked.", steps=STEPS_BAD),
+        stat("Input stale", [(f"driftwatch_input_stale{{{M}}}", "{{model}}")],
+             desc="1: no events for longer than the staleness limit.", steps=STEPS_BAD),
+        stat("Source ready", [(f"driftwatch_source_ready{{{M}}}", "{{model}}")],
+             desc="1: the source is connected.", steps=STEPS_OK),
+        row("Decisions and actions"),
+        ts("Decisions by tier", [(f"sum by (model, tier) (rate(driftwatch_decisions_total"
+                                  f"{{{M}}}[{RI}]))", "{{model}} {{tier}}")],
+           desc="Windows judged per second, by the tier decided.", unit="ops"),
+        ts("Actions by outcome", [(f"sum by (model, action, outcome) (increase("
+                                   f"driftwatch_actions_total{{{M}}}[{RI}]))",
+                                   "{{model}} {{action}} {{outcome}}")],
+           desc="Online updates, shadows, retrains and alerts: submitted, succeeded, failed. "
+                "Zero until a policy tier acts.", unit="short"),
+        ts("Events per second", [(f"sum by (model, stream) (rate(driftwatch_events_total"
+                                  f"{{{M}}}[{RI}]))", "{{model}} {{stream}}")],
+           desc="Predictions and outcomes processed.", unit="ops"),
+        ts("Windows closed", [(f"sum by (model) (rate(driftwatch_windows_closed_total"
+                               f"{{{M}}}[{RI}]))", "{{model}}")],
+           desc="Windows closed and assessed per second.", unit="ops"),
+    ])
+
+
+def feature_drift() -> dict[str, Any]:
+    return dashboard("driftwatch-feature-drift", "driftwatch / Feature drift",
+                     "Per-feature drift against the reference, top movers, data quality.", [
+        row("Drift"),
+        ts("Feature drift score", [(f"driftwatch_feature_drift_score{{{M}, {F}, {D}}}",
+                                    "{{model}} {{feature}} {{detector}}")],
+           desc="Each detector's statistic per feature in the last closed window "
+                "(PSI/CSI on reference deciles, KS, JS, ...).", w=24, links=True),
+        panel("bargauge", "Top movers (PSI)",
+              [(f'topk(10, driftwatch_feature_drift_score{{{M}, detector="psi"}})',
+                "{{model}} {{feature}}")],
+              desc="The ten features with the largest PSI in the last window.", instant=True,
+              links=True, steps=[{"color": "green", "value": None},
+                                 {"color": "yellow", "value": 0.1},
+                                 {"color": "red", "value": 0.25}],
+              options={"displayMode": "gradient", "orientation": "horizontal",
+                       "reduceOptions": {"calcs": ["lastNotNull"], "fields": "",
+                                         "values": False},
+                       "showUnfilled": True}),
+        ts("Severity by detector", [(f"max by (model, detector) (driftwatch_signal_severity"
+                                     f"{{{M}, {D}}})", "{{model}} {{detector}}")],
+           desc="Tier each detector reached in the last window (0 none … 3 severe).",
+           mappings=TIER_MAPPINGS, minv=0, maxv=3),
+        ts("Model drift score", [(f"driftwatch_model_drift_score{{{M}}}",
+                                  "{{model}} {{detector}}")],
+           desc="Model-level drift statistics such as the score PSI (system stability)."),
+        row("Data quality"),
+        ts("Data-quality ratios", [(f"driftwatch_data_quality_ratio{{{M}}}",
+                                    "{{model}} {{feature}} {{detector}}")],
+           desc="Missing share, out-of-range share, new categories, bad records: a broken "
+                "feed is not drift.", unit="percentunit"),
+        ts("Bad records by reason", [(f"sum by (model, reason) (rate("
+                                      f"driftwatch_bad_events_total{{{M}}}[{RI}]))",
+                                      "{{model}} {{reason}}")],
+           desc="Records that failed to decode; each is in the dead-letter file or topic.",
+           unit="ops"),
+        stat("Features cut by the cap", [(f"sum by (model) (driftwatch_features_cut_total"
+                                          f"{{{M}}})", "{{model}}")],
+             desc="Features without per-feature series (metrics.feature_cap).", w=12),
+        stat("Late events", [(f"sum by (model) (increase(driftwatch_late_events_total"
+                              f"{{{M}}}[1h]))", "{{model}}")],
+             desc="Events that arrived after their window closed, last hour.", w=12),
+    ])
+
+
+def model_health() -> dict[str, Any]:
+    return dashboard("driftwatch-model-health", "driftwatch / Model health",
+                     "Confidence, business metrics on matured labels, champion vs challenger.", [
+        row("Scores and business metrics"),
+        ts("Confidence", [(f"driftwatch_confidence_value{{{M}}}", "{{model}} {{detector}}")],
+           desc="Variance ratio, mean shift and entropy of the model's scores."),
+        ts("Business metrics", [(f"driftwatch_business_value{{{M}}}",
+                                 "{{model}} {{detector}}")],
+           desc="Approval rate, bad rate, AUC/Gini, calibration (observed/expected) and "
+                "expected loss on matured, approved applications.", links=True),
+        ts("Events per window", [(f"driftwatch_window_events{{{M}}}", "{{model}}")],
+           desc="Events in the last closed window."),
+        row("Labels"),
+        ts("Label joins", [(f"sum by (model, outcome) (rate(driftwatch_label_joins_total"
+                            f"{{{M}}}[{RI}]))", "{{model}} {{outcome}}")],
+           desc="Predictions joined to outcomes, expired after the TTL, and unmatched "
+                "outcomes.", unit="ops"),
+        ts("Label backlog", [(f"driftwatch_label_join_backlog_events{{{M}}}", "{{model}}")],
+           desc="Predictions waiting for their outcome."),
+        ts("Label delay (p50, p90)", [
+            (f"histogram_quantile(0.5, sum by (model, le) (rate("
+             f"driftwatch_label_join_delay_seconds_bucket{{{M}}}[{RI}])))", "{{model}} p50"),
+            (f"histogram_quantile(0.9, sum by (model, le) (rate("
+             f"driftwatch_label_join_delay_seconds_bucket{{{M}}}[{RI}])))", "{{model}} p90"),
+            (f"sum by (model) (rate(driftwatch_label_join_delay_seconds_sum{{{M}}}[{RI}])) / "
+             f"sum by (model) (rate(driftwatch_label_join_delay_seconds_count{{{M}}}[{RI}]))",
+             "{{model}} mean"),
+        ], desc="Event-time delay from prediction to outcome.", unit="s"),
+        row("Champion vs challenger"),
+        ts("Shadow comparison", [(f"driftwatch_shadow_metric_value{{{M}}}",
+                                  "{{model}} {{role}} {{metric}}")],
+           desc="Both models on the same joined labels (empty until a shadow runs)."),
+        stat("Shadow running", [(f"driftwatch_shadow_active{{{M}}}", "{{model}}")],
+             desc="1 while a challenger runs in shadow."),
+        stat("Shadow labelled events", [(f"driftwatch_shadow_labelled_events{{{M}}}",
+                                         "{{model}}")],
+             desc="Labelled events both models were scored on."),
+    ])
+
+
+def operations() -> dict[str, Any]:
+    return dashboard("driftwatch-operations", "driftwatch / Operations",
+                     "Throughput, lag, checkpoints, GPU pool, scheduled jobs.", [
+        row("Throughput"),
+        ts("Events per second", [(f"sum by (model, stream) (rate(driftwatch_events_total"
+                                  f"{{{M}}}[{RI}]))", "{{model}} {{stream}}")],
+           desc="Events processed per second.", unit="ops"),
+        ts("Bytes read", [(f"sum by (model) (rate(driftwatch_source_bytes_total{{{M}}}"
+                           f"[{RI}]))", "{{model}}")], desc="Source bytes per second.",
+           unit="Bps"),
+        ts("Batch processing time (p95)", [
+            (f"histogram_quantile(0.95, sum by (model, le) (rate("
+             f"driftwatch_batch_duration_seconds_bucket{{{M}}}[{RI}])))", "{{model}}"),
+            (f"sum by (model) (rate(driftwatch_batch_duration_seconds_sum{{{M}}}[{RI}])) / "
+             f"sum by (model) (rate(driftwatch_batch_duration_seconds_count{{{M}}}[{RI}]))",
+             "{{model}} mean")],
+           desc="Time to process one micro-batch.", unit="s"),
+        ts("Consumer lag", [(f"driftwatch_consumer_lag_messages{{{M}}}", "{{model}}")],
+           desc="Messages behind the end of the topic (0 for files)."),
+        ts("Last event age", [(f"driftwatch_last_event_age_seconds{{{M}}}", "{{model}}")],
+           desc="Seconds since the source delivered an event.", unit="s"),
+        ts("Event-time watermark", [(f"driftwatch_event_time_watermark_seconds{{{M}}} * 1000",
+                                     "{{model}}")],
+           desc="Largest event time seen (as a date).", unit="dateTimeAsIso"),
+        stat("Recording consumed", [(f"driftwatch_source_done{{{M}}}", "{{model}}")],
+             desc="1 when a finite recording has been read to its end."),
+        stat("Staleness alarms (24h)", [(f"sum by (model) (increase("
+                                         f"driftwatch_staleness_alarms_total{{{M}}}[24h]))",
+                                         "{{model}}")],
+             desc="Times the input went stale."),
+        stat("Window memory", [(f"driftwatch_window_memory_bytes{{{M}}}", "{{model}}")],
+             desc="Memory of the open panes: independent of window length.", unit="bytes"),
+        ts("Source commits", [(f"sum by (model, outcome) (rate("
+                               f"driftwatch_source_commits_total{{{M}}}[{RI}]))",
+                               "{{model}} {{outcome}}")],
+           desc="Offset commits after durable checkpoints.", unit="ops"),
+        row("Checkpoints"),
+        stat("Checkpoint age", [("driftwatch_checkpoint_age_seconds", "age")],
+             desc="Seconds since the last durable checkpoint.", unit="s",
+             steps=[{"color": "green", "value": None}, {"color": "red", "value": 300}]),
+        stat("Checkpoint size", [("driftwatch_checkpoint_size_bytes", "size")],
+             desc="Compressed size of the last checkpoint.", unit="bytes"),
+        stat("Restore time", [("driftwatch_restore_duration_seconds", "restore")],
+             desc="Time the last start took to restore its checkpoint.", unit="s"),
+        stat("Checkpoints written (1h)", [("sum by (outcome) (increase("
+                                           "driftwatch_checkpoints_total[1h]))", "{{outcome}}")],
+             desc="Checkpoints per outcome, last hour."),
+        ts("Checkpoint duration (p95)", [
+            (f"histogram_quantile(0.95, sum by (le) (rate("
+             f"driftwatch_checkpoint_duration_seconds_bucket[{RI}])))", "p95"),
+            (f"rate(driftwatch_checkpoint_duration_seconds_sum[{RI}]) / "
+             f"rate(driftwatch_checkpoint_duration_seconds_count[{RI}])", "mean")],
+           desc="Serialise, write and fsync one checkpoint.", unit="s", w=24),
+        row("GPU pool"),
+        ts("Pool GPUs", [("driftwatch_pool_capacity_gpus", "capacity"),
+                         ("driftwatch_pool_reserved_gpus", "reserved"),
+                         ("driftwatch_pool_in_use_gpus", "in use")],
+           desc="Cluster GPUs, the share reserved for retraining, and what is leased."),
+        ts("Pool jobs", [("driftwatch_pool_queued_jobs", "queued"),
+                         ("driftwatch_pool_running_jobs", "running")],
+           desc="Retraining jobs waiting and running."),
+        ts("Pool job duration (p90)", [
+            (f"histogram_quantile(0.9, sum by (outcome, le) (rate("
+             f"driftwatch_pool_job_duration_seconds_bucket[{RI}])))", "{{outcome}}"),
+            ("sum by (outcome) (increase(driftwatch_pool_job_duration_seconds_count[1h]))",
+             "{{outcome}} jobs/h"),
+            (f"sum(rate(driftwatch_pool_job_duration_seconds_sum[{RI}]))", "GPU-job seconds/s")],
+           desc="Wall time of finished retraining jobs (empty until one finishes).",
+           unit="s", w=24),
+        row("Service"),
+        ts("Scheduled job time (p95)", [
+            (f"histogram_quantile(0.95, sum by (job, le) (rate("
+             f"driftwatch_scheduler_job_duration_seconds_bucket[{RI}])))", "{{job}}"),
+            (f"sum by (job) (rate(driftwatch_scheduler_job_duration_seconds_count[{RI}]))",
+             "{{job}} runs/s"),
+            (f"sum by (job) (rate(driftwatch_scheduler_job_duration_seconds_sum[{RI}]))",
+             "{{job}} busy")],
+           desc="Checkpoint requests, staleness checks, action polling, policy reloads.",
+           unit="s"),
+        ts("Scheduled job errors", [(f"sum by (job) (increase("
+                                     f"driftwatch_scheduler_job_errors_total[{RI}]))", "{{job}}")],
+           desc="Scheduled runs that raised (see the log)."),
+        ts("Policy and reference reloads", [
+            (f"sum by (model) (increase(driftwatch_policy_reloads_total{{{M}}}[{RI}]))",
+             "{{model}} policy reloaded"),
+            (f"sum by (model) (increase(driftwatch_policy_reload_errors_total{{{M}}}[{RI}]))",
+             "{{model}} bad policy edit"),
+            (f"sum by (model) (increase(driftwatch_reference_refreshes_total{{{M}}}[{RI}]))",
+             "{{model}} reference refreshed")],
+           desc="Hot reloads; a bad edit keeps the running policy."),
+        ts("Admin API calls", [(f"sum by (action, outcome) (increase("
+                                f"driftwatch_admin_requests_total[{RI}]))",
+                                "{{action}} {{outcome}}")],
+           desc="Approve, cancel, retrain, promote, rollback; 401s included (all audited)."),
+        stat("Version", [("driftwatch_build_info", "{{version}}")],
+             desc="Running driftwatch version.", options={
+                 "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
+                 "textMode": "name", "colorMode": "none", "graphMode": "none",
+                 "justifyMode": "auto", "orientation": "auto"}),
+    ])
+
+
+DASHBOARDS = {
+    "overview.json": overview,
+    "feature-drift.json": feature_drift,
+    "model-health.json": model_health,
+    "operations.json": operations,
+}
+
+
+def build_all() -> dict[str, str]:
+    """File name -> JSON text of every dashboard."""
+    return {name: json.dumps(make(), indent=2, sort_keys=True) + "\n"
+            for name, make in DASHBOARDS.items()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name, text in build_all().items():
+        (OUT / name).write_text(text, encoding="utf-8")
+        print(f"wrote {OUT / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

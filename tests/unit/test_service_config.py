@@ -1,0 +1,87 @@
+"""driftwatch.yaml: the bundled default, defaults that are safe, errors people can act on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from driftwatch.errors import ConfigError
+from driftwatch.service_config import (
+    DEFAULT_CONFIG,
+    load_service_config,
+    parse_service_config,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+MINIMAL = "models:\n  - connector: c.yaml\n    policy: p.yaml\n"
+
+
+def test_bundled_file_is_the_embedded_default():
+    assert (ROOT / "driftwatch.yaml").read_text(encoding="utf-8") == DEFAULT_CONFIG
+    cfg = load_service_config(ROOT / "driftwatch.yaml")
+    assert cfg.models[0].connector == ROOT / "connectors" / "demo-file.yaml"
+    assert cfg.models[0].policy == ROOT / "policies" / "credit-risk-demo.yaml"
+    assert cfg.state_dir == ROOT / "state"
+
+
+def test_the_default_listens_on_loopback_and_streams_the_demo_live():
+    cfg = load_service_config(None)
+    assert cfg.http.host == "127.0.0.1" and cfg.http.port == 9108
+    assert cfg.http.admin_token_env == "DRIFTWATCH_ADMIN_TOKEN"
+    assert cfg.models[0].live_speed > 0
+    assert cfg.state_dir == Path.cwd().resolve() / "state"
+
+
+def test_a_minimal_file_gets_defaults_and_paths_relative_to_itself(tmp_path):
+    f = tmp_path / "conf" / "svc.yaml"
+    f.parent.mkdir()
+    f.write_text(MINIMAL + "state_dir: /var/lib/dw\n")
+    cfg = load_service_config(f)
+    m = cfg.models[0]
+    assert m.connector == f.parent / "c.yaml" and m.policy == f.parent / "p.yaml"
+    assert m.name is None and m.reference is None and m.live_speed == 0.0
+    assert cfg.state_dir == Path("/var/lib/dw")
+    assert cfg.http.host == "127.0.0.1"
+    assert cfg.scheduler.misfire_grace_time_s == 30.0 and cfg.scheduler.coalesce is True
+    assert cfg.checkpoint.interval_s == 10.0 and cfg.checkpoint.max_age_s == 120.0
+
+
+def test_durations_are_strings_with_units():
+    cfg = parse_service_config(MINIMAL + "checkpoint: {interval: 1m30s, max_age: 1h}\n")
+    assert (cfg.checkpoint.interval_s, cfg.checkpoint.max_age_s) == (90.0, 3600.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ("models:\n  - conector: c.yaml\n    policy: p.yaml\n", "svc.yaml:2:5",
+         "unknown key 'conector'"),
+        (MINIMAL + "checkpoint:\n  interval: 10\n", "svc.yaml:5:13",
+         "expected a duration like 30s, 5m or 1h, found 10"),
+        (MINIMAL + "http: {port: 70000}\n", "svc.yaml:4:14", "less than or equal to 65535"),
+        ("models: []\n", "svc.yaml:1:9", "expected at least one model"),
+        ("state_dir: s\n", "svc.yaml:1:1", "missing required key 'models'"),
+        (MINIMAL + "pool: {backend: slurm}\n", "svc.yaml:4:17", "'local' or 'ray'"),
+        (MINIMAL + "  - {name: a, connector: c, policy: p}\n  - {name: a, connector: c, "
+         "policy: p}\n", "svc.yaml:5:12", "model name 'a' given twice"),
+        ("models: [oops\n", "svc.yaml:2:1", "YAML syntax error"),
+    ],
+)
+def test_errors_say_where_and_what(text, where, message):
+    with pytest.raises(ConfigError) as err:
+        parse_service_config(text, file="svc.yaml")
+    first = str(err.value).splitlines()[0]
+    assert first.startswith(where + ":"), first
+    assert message in first
+
+
+def test_unknown_key_suggests_the_nearest_one():
+    with pytest.raises(ConfigError) as err:
+        parse_service_config(MINIMAL + "http: {admin_token: X}\n", file="svc.yaml")
+    assert "did you mean 'admin_token_env'?" in str(err.value)
+
+
+def test_a_missing_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read service config"):
+        load_service_config(tmp_path / "nope.yaml")
