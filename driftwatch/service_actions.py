@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from driftwatch.actions.context import shadow_defaults
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionState
 from driftwatch.clock import Clock
@@ -335,15 +336,6 @@ def labelled_buffer(monitor: Any) -> Any:
         if buf is not None:
             return buf
     return None
-
-
-def shadow_defaults(policy: Any) -> dict[str, Any]:
-    """The policy's shadow settings (for the shadow that follows a retraining)."""
-    for tier in ("moderate", "severe", "mild"):
-        action = getattr(getattr(policy, "actions", None), tier, None)
-        if getattr(action, "type", None) == "shadow":
-            return dict(action.model_dump(mode="json", by_alias=True))
-    return {}
 
 
 def retrain_settings(policy: Any) -> dict[str, Any] | None:

@@ -34,6 +34,7 @@ True
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import numpy as np
@@ -211,21 +212,17 @@ class LabelledBuffer:
 
     # -- checkpoints -----------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe (NaN as None), rows oldest first."""
+        """JSON-safe, rows oldest first; columns as base64 of little-endian arrays (a
+        checkpoint holds up to ``capacity`` rows: lists of floats were most of its bytes)."""
         idx = self._order(0)
-
-        def floats(a: np.ndarray) -> list[Any]:
-            return [None if v != v else v for v in a.tolist()]
-
         return {
             "capacity": self.capacity,
             "seq": self.seq,
+            "rows": int(idx.size),
             "features": list(self.schema.names),
-            "numeric": [floats(self._numeric[idx, j]) for j in range(self.schema.n_numeric)],
-            "categorical": [
-                self._categorical[idx, j].tolist() for j in range(self.schema.n_categorical)
-            ],
-            **{k: floats(self._cols[k][idx]) for k in _COLUMNS},
+            "numeric": _b64(self._numeric[idx].astype("<f8")),
+            "categorical": _b64(self._categorical[idx].astype("<i4")),
+            **{k: _b64(self._cols[k][idx].astype("<f8")) for k in _COLUMNS},
         }
 
     @classmethod
@@ -233,13 +230,17 @@ class LabelledBuffer:
         if list(d.get("features", [])) != list(schema.names):
             raise StateError("labelled buffer checkpoint has other features than the schema")
         buf = cls(schema, int(d["capacity"]))
-        n = len(d["label"])
-
-        def arr(v: list[Any]) -> np.ndarray:
-            return np.array([np.nan if x is None else x for x in v], dtype=np.float64)
-
-        num = np.stack([arr(c) for c in d["numeric"]], axis=1) if d["numeric"] else np.zeros((n, 0))
-        cat = np.array(d["categorical"], dtype=np.int32).T.reshape(n, schema.n_categorical)
+        n = int(d["rows"])
+        num = _unb64(d["numeric"], "<f8").reshape(n, schema.n_numeric)
+        cat = _unb64(d["categorical"], "<i4").reshape(n, schema.n_categorical)
         buf.seq = int(d["seq"]) - n
-        buf.add(numeric=num, categorical=cat, **{k: arr(d[k]) for k in _COLUMNS})
+        buf.add(numeric=num, categorical=cat, **{k: _unb64(d[k], "<f8") for k in _COLUMNS})
         return buf
+
+
+def _b64(a: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")
+
+
+def _unb64(text: str, dtype: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), dtype=dtype).astype(dtype[1:])
