@@ -9,6 +9,7 @@ real broker with the demo data.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 from pathlib import Path
 from typing import IO, Any
@@ -72,6 +73,12 @@ def _cmd_record(args: argparse.Namespace) -> int:
 
     conn = load_connector(args.connector)
     settings = KafkaSourceSettings.from_connector(conn)
+    if args.stream:
+        topics = tuple(t for t in settings.topics if t.stream == args.stream)
+        if not topics:
+            names = ", ".join(t.stream for t in settings.topics)
+            raise ConnectorError(f"unknown stream {args.stream!r}", found=f"valid: {names}")
+        settings = dataclasses.replace(settings, topics=topics)
     summary = record(
         settings,
         args.out,
