@@ -104,6 +104,11 @@ def add_commands(sub: Any) -> None:
     r.add_argument("--out", "-o", required=True, help="recording file (.jsonl or .jsonl.gz)")
     r.add_argument("--max-messages", type=int, default=None, help="stop after this many")
     r.add_argument(
+        "--stream",
+        help="record only this stream's topic: Kafka orders a partition, not topics against "
+        "each other, so one file per stream replays in exact event-time order",
+    )
+    r.add_argument(
         "--idle-timeout",
         type=float,
         default=30.0,
