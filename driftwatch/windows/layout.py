@@ -298,12 +298,21 @@ class CategoricalLayout:
         g, w, kmax = len(self.names), self.width, self.kmax
         if g == 0 or codes.shape[0] == 0:
             return np.zeros((g, w), dtype=np.int64)
-        k = np.array([len(lv) for lv in self.levels], dtype=np.int64)[None, :]
-        c = codes.astype(np.int64)
-        cols = np.where(c < k, c, c - k + kmax)
-        cols = np.where(c == MISSING, kmax + 2, cols)
-        cols += np.arange(g, dtype=np.int64)[None, :] * w
-        return np.bincount(cols.ravel(), minlength=g * w).reshape(g, w).astype(np.int64)
+        # one gather: code c of feature j (c in -1 .. K_j + 1) -> its flat output column
+        lut = np.empty((g, kmax + 3), dtype=np.intp)
+        for j, lv in enumerate(self.levels):
+            k = len(lv)
+            lut[j, 0] = kmax + 2  # missing
+            lut[j, 1 : k + 1] = np.arange(k)
+            lut[j, k + 1] = kmax  # other
+            lut[j, k + 2 :] = kmax + 1  # unseen (and anything past it)
+            lut[j] += j * w
+        flat = codes.astype(np.intp) - MISSING  # missing (-1) first
+        np.clip(flat, 0, kmax + 2, out=flat)
+        flat += np.arange(g, dtype=np.intp) * (kmax + 3)
+        return np.bincount(lut.ravel()[flat.ravel()], minlength=g * w).reshape(g, w).astype(
+            np.int64
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {"names": list(self.names), "levels": [list(lv) for lv in self.levels]}
