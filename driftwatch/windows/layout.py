@@ -121,14 +121,19 @@ class _BinCounter:
         np.copyto(cell, _CELLS, where=np.isnan(cell))
         cell += np.arange(c) * float(cells)
         cell = cell.astype(np.intp)
-        per_cell = np.bincount(cell.ravel(), minlength=c * cells)
-        whole = ~self.crossed
-        out = np.bincount(
-            self.target[whole], weights=per_cell[whole], minlength=c * self.width
-        ).astype(np.int64)
+        if cell.size >= c * cells:  # large batch: count whole cells, then map them to bins
+            per_cell = np.bincount(cell.ravel(), minlength=c * cells)
+            whole = ~self.crossed
+            out = np.bincount(
+                self.target[whole], weights=per_cell[whole], minlength=c * self.width
+            ).astype(np.int64)
+            uncrossed = None
+        else:  # small batch: a pass over every cell would cost more than the values
+            uncrossed = ~self.crossed[cell]
+            out = np.bincount(self.target[cell[uncrossed]], minlength=c * self.width)
         under = np.zeros(c, dtype=np.int64)
         over = np.zeros(c, dtype=np.int64)
-        exact = self.crossed[cell]
+        exact = self.crossed[cell] if uncrossed is None else ~uncrossed
         if exact.any():
             # values beyond the reference range sit in the (always crossed) end cells
             cols = np.broadcast_to(np.arange(c, dtype=np.intp), x.shape)[exact]
