@@ -141,10 +141,7 @@ class Outbox:
             created = cur.rowcount == 1
             (action_id,) = db.execute("SELECT id FROM actions WHERE key = ?", (key,)).fetchone()
             if created:
-                db.execute(
-                    "INSERT INTO steps (action_id, step, status, at, detail) VALUES (?,?,?,?,?)",
-                    (action_id, "recorded", "done", now, dumps({"state": state.value})),
-                )
+                self._insert_step(db, action_id, "recorded", "done", now, {"state": state.value})
         return int(action_id), created
 
     # -- reading -----------------------------------------------------------------------
@@ -207,14 +204,25 @@ class Outbox:
         return out
 
     # -- steps -------------------------------------------------------------------------
+    @staticmethod
+    def _insert_step(
+        db: sqlite3.Connection,
+        action_id: int,
+        step: str,
+        status: str,
+        at: float,
+        detail: Mapping[str, Any],
+    ) -> None:
+        db.execute(
+            "INSERT INTO steps (action_id, step, status, at, detail) VALUES (?, ?, ?, ?, ?)",
+            (action_id, step, status, at, dumps(dict(detail))),
+        )
+
     def log_step(
         self, action_id: int, step: str, status: str, detail: Mapping[str, Any] | None = None
     ) -> None:
         with self._lock:
-            self._db.execute(
-                "INSERT INTO steps (action_id, step, status, at, detail) VALUES (?, ?, ?, ?, ?)",
-                (action_id, step, status, self.clock.now(), dumps(dict(detail or {}))),
-            )
+            self._insert_step(self._db, action_id, step, status, self.clock.now(), detail or {})
 
     def step_result(self, action_id: int, step: str) -> dict[str, Any] | None:
         """The result of ``step`` if it finished (``done``), else None."""
@@ -281,15 +289,13 @@ class Outbox:
                 (*sets.values(), action_id),
             )
             if state is not None and state is not rec.state:
-                db.execute(
-                    "INSERT INTO steps (action_id, step, status, at, detail) VALUES (?,?,?,?,?)",
-                    (
-                        action_id,
-                        "state",
-                        "done",
-                        now,
-                        dumps({"from": rec.state.value, "to": state.value, "error": error}),
-                    ),
+                self._insert_step(
+                    db,
+                    action_id,
+                    "state",
+                    "done",
+                    now,
+                    {"from": rec.state.value, "to": state.value, "error": error},
                 )
         return self.get(action_id)
 
@@ -317,15 +323,13 @@ class Outbox:
                 "next_attempt_at = NULL WHERE id = ?",
                 (to.value, approver, now, now, action_id),
             )
-            db.execute(
-                "INSERT INTO steps (action_id, step, status, at, detail) VALUES (?,?,?,?,?)",
-                (
-                    action_id,
-                    "state",
-                    "done",
-                    now,
-                    dumps({"from": "awaiting_approval", "to": to.value, "by": approver}),
-                ),
+            self._insert_step(
+                db,
+                action_id,
+                "state",
+                "done",
+                now,
+                {"from": "awaiting_approval", "to": to.value, "by": approver},
             )
             db.execute(
                 "INSERT INTO admin (action_id, command, actor, at, detail) VALUES (?,?,?,?,?)",
