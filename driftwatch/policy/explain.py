@@ -63,7 +63,8 @@ def _trigger(rule: SignalRule, tier: Tier) -> str | None:
                if ov.get(tier) is not None]
     if base is None:
         return f"{name} {op} ({', '.join(special)})" if special else None
-    return f"{name} {op} {_level(base)} ({'; '.join([where, *special])})"
+    counts = f"counts as {rule.weight:g}" if rule.weight != 1.0 else None
+    return f"{name} {op} {_level(base)} ({'; '.join(filter(None, [where, *special, counts]))})"
 
 
 def describe_tiers(policy: Policy) -> list[str]:
