@@ -89,7 +89,9 @@ actions:
 
 pool:
   backend: local                 # local | ray
-  gpus: auto                     # auto (nvidia-smi), a count, or a list of ids
+  gpus: 10                       # auto (nvidia-smi), a count, or a list of ids; the demo
+                                 # uses 10 logical ids (2 reserved), so a machine without
+                                 # GPUs still runs its CPU-only retraining job
   reserve_fraction: 0.2
   offpeak: []                    # e.g. ["22:00-06:00"]: deferrable jobs wait for these
   offpeak_tz: UTC
