@@ -115,7 +115,7 @@ class ModelMonitor:
         outs = [b for b in polled.batches if len(b) and b.stream == OUTCOMES]
         pred = Batch.concat(preds) if preds else None
         out = Batch.concat(outs) if outs else None
-        _, before_out, wm_pred, wm_out = self._placement(polled, pred, out)
+        before_out, wm_pred, wm_out = self._placement(polled, pred, out)
         base = self.window.n_seen
         if pred is not None:
             self.n_events += len(pred)
@@ -146,8 +146,9 @@ class ModelMonitor:
 
     def _placement(
         self, polled: Polled, pred: Batch | None, out: Batch | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per record: predictions before it, and the watermark before it."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Predictions before each outcome, and the watermark before each prediction and
+        before each outcome."""
         n_pred = 0 if pred is None else len(pred)
         n_out = 0 if out is None else len(out)
         wm0 = self.window.watermark
@@ -158,7 +159,7 @@ class ModelMonitor:
             t_pred = np.empty(0) if pred is None else pred.event_time
             wm_p = np.maximum.accumulate(np.concatenate(([wm0], t_pred)))
             wm_out = np.full(n_out, wm_p[-1])
-            return np.arange(n_pred), np.full(n_out, n_pred), wm_p[:-1], wm_out
+            return np.full(n_out, n_pred), wm_p[:-1], wm_out
         nonempty = [k for k, b in enumerate(polled.batches) if len(b)]
         kinds = np.array([polled.batches[k].stream == OUTCOMES for k in nonempty])
         lut = np.full(len(polled.batches), -1, dtype=np.intp)
@@ -171,7 +172,7 @@ class ModelMonitor:
             times[is_out] = out.event_time
         wm = np.fmax.accumulate(np.concatenate(([wm0], times)))[:-1]
         preds_before = np.cumsum(~is_out) - (~is_out)
-        return preds_before[~is_out], preds_before[is_out], wm[~is_out], wm[is_out]
+        return preds_before[is_out], wm[~is_out], wm[is_out]
 
     def _label(self, joined: Joined, index: np.ndarray, time: np.ndarray, wm: np.ndarray) -> None:
         targets = self.window.label_targets(event_index=index, time=time, watermark=wm)

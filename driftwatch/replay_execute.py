@@ -58,7 +58,6 @@ class ReplayActions:
         ensure_champion(
             self.executor.env.registry, monitor.model, df, at=0.0, profile=monitor.profile
         )
-        self.submitted: list[int] = []
 
     def _adopt(self, model: str, version: str, profile: Any) -> None:
         self.monitor.set_profile(profile)
@@ -77,9 +76,7 @@ class ReplayActions:
             reference=self.reference,
             extra={"first_index": res.window.first_index, "last_index": res.window.last_index},
         )
-        action_id = self.executor.submit(d, ctx)
-        if action_id is not None:
-            self.submitted.append(action_id)
+        self.executor.submit(d, ctx)
 
     def step(self) -> None:
         """Between polls: move pending actions on (training, pool jobs, shadows)."""

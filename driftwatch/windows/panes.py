@@ -229,14 +229,12 @@ class PaneWindow:
         self.watermark = t
         return self._close_before(self._frontier(t))
 
-    def _target(self, t: float | None) -> _Pane:
+    def _filling(self) -> _Pane:
+        """The pane being filled: the current count pane, or the newest open time pane."""
         if self.spec.kind == "count":
             return self._pane(self._count_pane)
         front = self._frontier(self.watermark)
-        if t is None or not math.isfinite(t):
-            idx = max(self._open) if self._open else front
-        else:
-            idx = math.floor(t / self._size)
+        idx = max(self._open) if self._open else front
         if math.isfinite(front):
             idx = max(idx, int(front))
         elif not math.isfinite(idx):
@@ -279,21 +277,10 @@ class PaneWindow:
                 score[m], label[m], None if exposure is None else exposure[m]
             )
 
-    def add_labelled(
-        self,
-        score: np.ndarray,
-        label: np.ndarray,
-        exposure: np.ndarray | None = None,
-        *,
-        time: float | None = None,
-    ) -> None:
-        """Joined outcomes go to the pane of ``time`` if still open, else the oldest open one."""
-        self._target(time).sketch.add_labelled(score, label, exposure)
-
     def add_bad(self, n: int) -> None:
         """Count bad records against the pane being filled."""
         if n:
-            self._target(None).sketch.n_bad += int(n)
+            self._filling().sketch.n_bad += int(n)
 
     def flush(self) -> list[ClosedWindow]:
         """Close every open pane (end of a finite stream); the last window is ``partial``."""
