@@ -26,7 +26,7 @@ test: $(STAMP) system-deps
 	bash scripts/test.sh
 
 lint: $(STAMP)
-	$(BIN)/ruff check driftwatch tests benchmarks scripts examples
+	$(BIN)/ruff check driftwatch tests benchmarks scripts examples grafana
 
 demo-data: $(STAMP)
 	$(BIN)/python scripts/make_demo_data.py

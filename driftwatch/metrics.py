@@ -30,9 +30,25 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
 
-__all__ = ["CATALOGUE", "DEFAULT_FEATURE_CAP", "MetricSpec", "Metrics", "metric_names"]
+__all__ = [
+    "CATALOGUE",
+    "DEFAULT_FEATURE_CAP",
+    "PROCESS_PREFIXES",
+    "MetricSpec",
+    "Metrics",
+    "metric_names",
+    "register_process_collectors",
+]
 
 DEFAULT_FEATURE_CAP = 50
 _LABEL_CAP = 32  # distinct values of an open-ended label (reason, detector) per model
@@ -193,6 +209,29 @@ CATALOGUE: tuple[MetricSpec, ...] = (
 def metric_names() -> list[str]:
     """Exposition names of every metric (histograms by their base name)."""
     return [s.name for s in CATALOGUE]
+
+
+#: Name prefixes of prometheus-client's own collectors (CPU, memory, open files, GC).
+PROCESS_PREFIXES = ("process_", "python_")
+
+
+def register_process_collectors(registry: CollectorRegistry) -> None:
+    """Add prometheus-client's process, platform and GC collectors to ``registry``.
+
+    ``process_*`` (CPU seconds, resident memory, open file descriptors, start time) on
+    Linux, ``python_info`` and ``python_gc_*``. Registering twice is harmless.
+
+    >>> reg = CollectorRegistry()
+    >>> register_process_collectors(reg)
+    >>> register_process_collectors(reg)
+    >>> reg.get_sample_value("process_resident_memory_bytes") > 0
+    True
+    """
+    for make in (ProcessCollector, PlatformCollector, GCCollector):
+        try:
+            make(registry=registry)
+        except ValueError:  # already registered on this registry
+            pass
 
 
 class _Capped:

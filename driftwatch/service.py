@@ -28,7 +28,7 @@ from driftwatch.clock import Clock, SystemClock
 from driftwatch.errors import StateError
 from driftwatch.http import ADMIN_ACTIONS, Endpoints, HttpServer
 from driftwatch.live_source import PacedSource
-from driftwatch.metrics import Metrics
+from driftwatch.metrics import Metrics, register_process_collectors
 from driftwatch.metrics_live import LiveCollector, ServiceSnapshot
 from driftwatch.pipeline import WindowResult
 from driftwatch.scheduler import LoopInbox, ServiceScheduler
@@ -67,6 +67,7 @@ class Service:
         self.environ = os.environ if environ is None else environ
         self.metrics = Metrics(self.registry, feature_cap=config.feature_cap,
                                version=__version__)
+        register_process_collectors(self.registry)
         self.inbox = LoopInbox()
         self.runtimes: list[ModelRuntime] = []
         self.lock = threading.RLock()  # held by the loop while it changes a monitor

@@ -4,7 +4,13 @@ Pinned to **Grafana 11.2** (dashboard ``schemaVersion`` 39, classic JSON model):
 written here is what that version exports, so it loads through file provisioning without
 migration. Run ``python grafana/generate.py`` after editing; ``tests/unit/test_grafana.py``
 fails when the committed JSON and this generator disagree, and checks every metric name
-against ``driftwatch.metrics.CATALOGUE``.
+against ``driftwatch.metrics.CATALOGUE``. It also writes the alert rules
+(``prometheus/rules.yml``, from ``alerts.py``) with the thresholds of a service
+configuration: ``python grafana/generate.py --config your-driftwatch.yaml
+--runbook-base https://your.docs/runbook.md``.
+
+Each panel plots one family of statistics on its own axis (divergences such as PSI,
+test statistics, counts, seconds): a chi-square of 8,000 never flattens a PSI of 0.2.
 
 PromQL uses Grafana's ``$__rate_interval`` and the template variables ``$model``,
 ``$feature`` and ``$detector`` (all multi-value regexes).
@@ -12,23 +18,34 @@ PromQL uses Grafana's ``$__rate_interval`` and the template variables ``$model``
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DASHBOARDS", "GRAFANA_VERSION", "SCHEMA_VERSION", "build_all", "main"]
+__all__ = ["DASHBOARDS", "GRAFANA_VERSION", "SCHEMA_VERSION", "build_all", "build_rules", "main"]
 
 GRAFANA_VERSION = "11.2.0"
 SCHEMA_VERSION = 39
-OUT = Path(__file__).resolve().parent / "dashboards"
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "dashboards"
+RULES = HERE / "prometheus" / "rules.yml"
+DEFAULT_CONFIG = HERE.parent / "driftwatch.yaml"
 
 DS = {"type": "prometheus", "uid": "${datasource}"}
 M = 'model=~"$model"'
 F = 'feature=~"$feature"'
 D = 'detector=~"$detector"'
 RI = "$__rate_interval"
+# statistic families: each panel plots one of them, on its own axis
+DIVERGENCES = "psi|kl_cur_ref|kl_ref_cur|js|hellinger"
+DISTANCES = "ks|wasserstein|cramers_v"
+DIV = f'detector=~"{DIVERGENCES}"'
+DIST = f'detector=~"{DISTANCES}"'
+
 REPORT_LINK = {
     "title": "Drift report for ${__field.labels.model}",
     "url": "${service_url}/reports/${__field.labels.model}/",
@@ -261,10 +278,20 @@ def feature_drift() -> dict[str, Any]:
     return dashboard("driftwatch-feature-drift", "driftwatch / Feature drift",
                      "Per-feature drift against the reference, top movers, data quality.", [
         row("Drift"),
-        ts("Feature drift score", [(f"driftwatch_feature_drift_score{{{M}, {F}, {D}}}",
-                                    "{{model}} {{feature}} {{detector}}")],
-           desc="Each detector's statistic per feature in the last closed window "
-                "(PSI/CSI on reference deciles, KS, JS, ...).", w=24, links=True),
+        ts("Divergences per feature", [(f"driftwatch_feature_drift_score{{{M}, {F}, {D}, {DIV}}}",
+                                        "{{model}} {{feature}} {{detector}}")],
+           desc="PSI/CSI on reference deciles, both KL directions, JS and Hellinger per "
+                "feature in the last closed window (PSI 0.1 moderate, 0.25 significant).",
+           w=24, links=True),
+        ts("Distances per feature", [(f"driftwatch_feature_drift_score{{{M}, {F}, {D}, {DIST}}}",
+                                      "{{model}} {{feature}} {{detector}}")],
+           desc="KS statistic, Wasserstein distance in reference standard deviations and "
+                "Cramér's V per feature in the last closed window.", links=True),
+        ts("Chi-square per feature", [(f'driftwatch_feature_drift_score{{{M}, {F}, {D}, '
+                                       f'detector="chi2"}}', "{{model}} {{feature}}")],
+           desc="Chi-square statistic on the coarse bins; it grows with the window size, so "
+                "it has its own axis (its decision uses the BH-adjusted p-value).",
+           links=True),
         panel("bargauge", "Top movers (PSI)",
               [(f'topk(10, driftwatch_feature_drift_score{{{M}, detector="psi"}})',
                 "{{model}} {{feature}}")],
@@ -280,9 +307,14 @@ def feature_drift() -> dict[str, Any]:
                                      f"{{{M}, {D}}})", "{{model}} {{detector}}")],
            desc="Tier each detector reached in the last window (0 none … 3 severe).",
            mappings=TIER_MAPPINGS, minv=0, maxv=3),
-        ts("Model drift score", [(f"driftwatch_model_drift_score{{{M}}}",
-                                  "{{model}} {{detector}}")],
-           desc="Model-level drift statistics such as the score PSI (system stability)."),
+        ts("Largest divergence over features", [
+            (f'driftwatch_model_drift_score{{{M}, detector=~"({DIVERGENCES})_aggregate"}}',
+             "{{model}} {{detector}}")],
+           desc="The largest PSI, JS and Hellinger over all features in the last window."),
+        ts("Largest distance over features", [
+            (f'driftwatch_model_drift_score{{{M}, detector=~"({DISTANCES})_aggregate"}}',
+             "{{model}} {{detector}}")],
+           desc="The largest KS, Wasserstein (sd units) and Cramér's V over all features."),
         row("Data quality"),
         ts("Data-quality ratios", [(f"driftwatch_data_quality_ratio{{{M}}}",
                                     "{{model}} {{feature}} {{detector}}")],
@@ -306,12 +338,28 @@ def model_health() -> dict[str, Any]:
     return dashboard("driftwatch-model-health", "driftwatch / Model health",
                      "Confidence, business metrics on matured labels, champion vs challenger.", [
         row("Scores and business metrics"),
-        ts("Confidence", [(f"driftwatch_confidence_value{{{M}}}", "{{model}} {{detector}}")],
-           desc="Variance ratio, mean shift and entropy of the model's scores."),
-        ts("Business metrics", [(f"driftwatch_business_value{{{M}}}",
-                                 "{{model}} {{detector}}")],
-           desc="Approval rate, bad rate, AUC/Gini, calibration (observed/expected) and "
-                "expected loss on matured, approved applications.", links=True),
+        ts("Confidence", [(f'driftwatch_confidence_value{{{M}, detector!="score_psi"}}',
+                           "{{model}} {{detector}}")],
+           desc="Variance ratio (current / reference), mean shift (reference sd) and mean "
+                "entropy (bits) of the model's scores."),
+        ts("Score PSI (system stability)", [
+            (f'driftwatch_confidence_value{{{M}, detector="score_psi"}}', "{{model}}")],
+           desc="PSI of the model's score against its reference (the SSI of a system "
+                "stability report)."),
+        ts("Approval and bad rate", [
+            (f'driftwatch_business_value{{{M}, detector=~"approval_rate|bad_rate"}}',
+             "{{model}} {{detector}}")],
+           desc="Share of applications approved, and bad rate on matured, approved "
+                "applications.", unit="percentunit", links=True),
+        ts("Discrimination", [(f'driftwatch_business_value{{{M}, detector=~"auc|gini|ks_score"}}',
+                               "{{model}} {{detector}}")],
+           desc="AUC, Gini and the score's KS on matured, approved applications.", links=True),
+        ts("Calibration (observed / expected)", [
+            (f'driftwatch_business_value{{{M}, detector="calibration_ratio"}}', "{{model}}")],
+           desc="Observed bad count over the count the scores predicted: 1 is calibrated."),
+        ts("Expected loss", [(f'driftwatch_business_value{{{M}, detector="expected_loss"}}',
+                              "{{model}}")],
+           desc="Expected loss (PD × exposure) per window, in the exposure's unit."),
         ts("Events per window", [(f"driftwatch_window_events{{{M}}}", "{{model}}")],
            desc="Events in the last closed window."),
         row("Labels"),
@@ -405,22 +453,24 @@ def operations() -> dict[str, Any]:
            desc="Retraining jobs waiting and running."),
         ts("Pool job duration (p90)", [
             (f"histogram_quantile(0.9, sum by (outcome, le) (rate("
-             f"driftwatch_pool_job_duration_seconds_bucket[{RI}])))", "{{outcome}}"),
-            ("sum by (outcome) (increase(driftwatch_pool_job_duration_seconds_count[1h]))",
-             "{{outcome}} jobs/h"),
-            (f"sum(rate(driftwatch_pool_job_duration_seconds_sum[{RI}]))", "GPU-job seconds/s")],
+             f"driftwatch_pool_job_duration_seconds_bucket[{RI}])))", "{{outcome}}")],
            desc="Wall time of finished retraining jobs (empty until one finishes).",
-           unit="s", w=24),
+           unit="s"),
+        ts("Pool jobs finished per hour", [
+            ("sum by (outcome) (increase(driftwatch_pool_job_duration_seconds_count[1h]))",
+             "{{outcome}}"),
+            (f"sum(rate(driftwatch_pool_job_duration_seconds_sum[{RI}]))", "busy job-seconds/s")],
+           desc="Finished retraining jobs by outcome in the last hour, and how many jobs run "
+                "on average (job-seconds per second)."),
         row("Service"),
         ts("Scheduled job time (p95)", [
             (f"histogram_quantile(0.95, sum by (job, le) (rate("
-             f"driftwatch_scheduler_job_duration_seconds_bucket[{RI}])))", "{{job}}"),
-            (f"sum by (job) (rate(driftwatch_scheduler_job_duration_seconds_count[{RI}]))",
-             "{{job}} runs/s"),
-            (f"sum by (job) (rate(driftwatch_scheduler_job_duration_seconds_sum[{RI}]))",
-             "{{job}} busy")],
+             f"driftwatch_scheduler_job_duration_seconds_bucket[{RI}])))", "{{job}}")],
            desc="Checkpoint requests, staleness checks, action polling, policy reloads.",
            unit="s"),
+        ts("Scheduled job runs", [
+            (f"sum by (job) (rate(driftwatch_scheduler_job_duration_seconds_count[{RI}]))",
+             "{{job}}")], desc="Runs per second of each scheduled job.", unit="ops"),
         ts("Scheduled job errors", [(f"sum by (job) (increase("
                                      f"driftwatch_scheduler_job_errors_total[{RI}]))", "{{job}}")],
            desc="Scheduled runs that raised (see the log)."),
@@ -458,11 +508,57 @@ def build_all() -> dict[str, str]:
             for name, make in DASHBOARDS.items()}
 
 
+def _alerts() -> Any:
+    spec = importlib.util.spec_from_file_location("grafana_alerts", HERE / "alerts.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules.setdefault("grafana_alerts", mod)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return sys.modules["grafana_alerts"]
+
+
+def build_rules(config: str | Path | None = None,
+                runbook_base: str | None = None) -> tuple[str, str]:
+    """The texts of ``rules.yml`` and ``rules_test.yml`` for the configuration ``config``."""
+    import yaml
+
+    from driftwatch.service_config import load_service_config
+
+    alerts = _alerts()
+    path = Path(config) if config is not None else DEFAULT_CONFIG
+    thresholds = alerts.AlertThresholds.from_service_config(load_service_config(path))
+    base = runbook_base or alerts.RUNBOOK_BASE
+    data = alerts.rule_groups(thresholds, base)
+    tests = alerts.rule_tests(thresholds, base)
+    head = ("# Prometheus alert rules for driftwatch, generated by grafana/generate.py from\n"
+            f"# {path.name} (checkpoint.max_age, staleness.after, http): do not edit by hand.\n"
+            "# Check with: promtool check rules grafana/prometheus/rules.yml; unit tests for\n"
+            "# every rule: promtool test rules grafana/prometheus/rules_test.yml\n")
+    test_head = ("# promtool test rules cases for rules.yml, generated by grafana/generate.py\n"
+                 f"# from {path.name}: do not edit by hand.\n")
+
+    def dump(d: Any) -> str:
+        return yaml.safe_dump(d, sort_keys=False, width=100, allow_unicode=True)
+
+    return head + dump(data), test_head + dump(tests)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Write the Grafana dashboards and alert rules.")
+    ap.add_argument("--config", help="driftwatch.yaml whose thresholds the rules use "
+                    "(default: the bundled one)")
+    ap.add_argument("--runbook-base", help="URL or path of docs/runbook.md for runbook_url")
+    ap.add_argument("--rules-out", default=str(RULES),
+                    help="where to write rules.yml (rules_test.yml goes beside it)")
+    args = ap.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     for name, text in build_all().items():
         (OUT / name).write_text(text, encoding="utf-8")
         print(f"wrote {OUT / name}")
+    out = Path(args.rules_out)
+    rules, tests = build_rules(args.config, args.runbook_base)
+    for path, text in ((out, rules), (out.with_name("rules_test.yml"), tests)):
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
     return 0
 
 

@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
-$BIN/ruff check driftwatch tests benchmarks scripts examples
+$BIN/ruff check driftwatch tests benchmarks scripts examples grafana
 $BIN/python -m pytest -p no:cacheprovider "$@"

@@ -166,6 +166,41 @@ def test_promtool_accepts_the_rules_and_the_example_config(tmp_path):
     assert config.returncode == 0, config.stdout + config.stderr
 
 
+def test_promtool_unit_tests_pass_for_every_alert_rule():
+    require(PROMTOOL)
+    res = subprocess.run([PROMTOOL, "test", "rules", "rules_test.yml"],
+                         cwd=GRAFANA / "prometheus", capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    tested = {t["name"] for t in yaml.safe_load(
+        (GRAFANA / "prometheus/rules_test.yml").read_text())["tests"]}
+    rules = {r["alert"] for g in yaml.safe_load(
+        (GRAFANA / "prometheus/rules.yml").read_text())["groups"] for r in g["rules"]}
+    assert tested == rules
+
+
+def test_promtool_tests_follow_a_configured_threshold(tmp_path):
+    """Rules generated for checkpoint.max_age 7m: the cases sit at 420 s and pass, and the
+    bundled rules (120 s) fail them, so the threshold really comes from the config."""
+    require(PROMTOOL)
+    import sys
+
+    text = (ROOT / "driftwatch.yaml").read_text(encoding="utf-8")
+    cfg = tmp_path / "site.yaml"
+    cfg.write_text(text.replace("max_age: 2m", "max_age: 7m"), encoding="utf-8")
+    out = tmp_path / "rules.yml"
+    gen = subprocess.run([sys.executable, str(GRAFANA / "generate.py"), "--config", str(cfg),
+                          "--rules-out", str(out)], capture_output=True, text=True, cwd=tmp_path)
+    assert gen.returncode == 0, gen.stderr
+    assert "> 420" in out.read_text()
+    ok = subprocess.run([PROMTOOL, "test", "rules", "rules_test.yml"], cwd=tmp_path,
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    shutil.copy(GRAFANA / "prometheus" / "rules.yml", out)
+    stale = subprocess.run([PROMTOOL, "test", "rules", "rules_test.yml"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert stale.returncode != 0 and "DriftwatchCheckpointTooOld" in stale.stdout + stale.stderr
+
+
 def test_every_dashboard_query_returns_data(scraped):
     prom, _ = scraped
     empty = [f"{name} / {title}: {expr}" for name, title, expr in dashboard_queries()
@@ -203,6 +238,8 @@ def test_exposed_metrics_are_exactly_the_catalogue(scraped):
     code, body = daemon.get("/metrics")
     assert code == 200
     families = {f.name for f in text_string_to_metric_families(body.decode())}
+    assert {"process_resident_memory_bytes", "process_cpu_seconds", "python_gc_objects_collected",
+            "python_info"} <= families, "prometheus-client's process collectors"
     exposed = {n for n in families if n.startswith("driftwatch_")}
     expected = {s.name.removesuffix("_total") if s.kind == "counter" else s.name
                 for s in CATALOGUE}

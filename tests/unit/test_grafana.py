@@ -225,3 +225,79 @@ def test_alert_rules_cover_the_failures_ops_care_about():
     config = yaml.safe_load((GRAFANA / "prometheus/prometheus.yml").read_text())
     assert config["rule_files"] == ["rules.yml"]
     assert config["scrape_configs"][0]["job_name"] == "driftwatch"
+
+
+def test_committed_rules_are_what_the_generator_writes_from_the_bundled_config():
+    rules, tests = _generator().build_rules()
+    assert (GRAFANA / "prometheus/rules.yml").read_text(encoding="utf-8") == rules, \
+        "rules.yml is stale: run python grafana/generate.py"
+    assert (GRAFANA / "prometheus/rules_test.yml").read_text(encoding="utf-8") == tests, \
+        "rules_test.yml is stale: run python grafana/generate.py"
+
+
+def test_alert_thresholds_come_from_the_service_configuration(tmp_path):
+    text = (ROOT / "driftwatch.yaml").read_text(encoding="utf-8")
+    assert "max_age: 2m" in text and "after: 5m" in text
+    cfg = tmp_path / "driftwatch.yaml"
+    cfg.write_text(text.replace("max_age: 2m", "max_age: 7m").replace("after: 5m", "after: 12m"),
+                   encoding="utf-8")
+    rules, tests = _generator().build_rules(cfg, "https://docs.example/runbook.md")
+    alerts = {r["alert"]: r for g in yaml.safe_load(rules)["groups"] for r in g["rules"]}
+    assert alerts["DriftwatchCheckpointTooOld"]["expr"] == \
+        "max(driftwatch_checkpoint_age_seconds) > 420"
+    assert alerts["DriftwatchInputStale"]["for"] == "12m"
+    assert alerts["DriftwatchDriftSevere"]["annotations"]["runbook_url"] == \
+        "https://docs.example/runbook.md#driftwatchdriftsevere"
+    cases = {t["name"]: t for t in yaml.safe_load(tests)["tests"]}
+    assert cases["DriftwatchCheckpointTooOld"]["input_series"][0]["values"] == "420 480 480"
+    bundled = {r["alert"]: r for g in yaml.safe_load(
+        (GRAFANA / "prometheus/rules.yml").read_text())["groups"] for r in g["rules"]}
+    assert bundled["DriftwatchCheckpointTooOld"]["expr"].endswith("> 120")
+
+
+def test_every_alert_has_a_runbook_section():
+    rules = yaml.safe_load((GRAFANA / "prometheus/rules.yml").read_text())
+    headings = {line[3:].strip().lower() for line in
+                (ROOT / "docs/runbook.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("## ")}
+    for r in (r for g in rules["groups"] for r in g["rules"]):
+        url = r["annotations"]["runbook_url"]
+        assert url.startswith("docs/runbook.md#"), url
+        assert url.split("#", 1)[1] in headings, f"{r['alert']}: no runbook section"
+
+
+FAMILY_METRICS = ("driftwatch_feature_drift_score", "driftwatch_model_drift_score",
+                  "driftwatch_business_value", "driftwatch_confidence_value")
+
+
+def test_no_panel_mixes_statistic_families_on_one_axis():
+    for path in DASHBOARDS:
+        for p in _load(path)["panels"]:
+            for t in p.get("targets", ()):
+                expr = t["expr"]
+                for name in FAMILY_METRICS:
+                    if name in expr and "topk" not in expr:
+                        sel = expr[expr.index(name):].split("}", 1)[0]
+                        assert re.search(r'detector(=|!=|=~)"', sel), \
+                            f"{path.name} / {p['title']}: {name} not pinned to one family"
+            if p.get("fieldConfig", {}).get("defaults", {}).get("unit") == "s":
+                for t in p["targets"]:
+                    assert _is_seconds(t["expr"]), \
+                        f"{path.name} / {p['title']}: not seconds on a seconds axis: {t['expr']}"
+
+
+def _is_seconds(expr: str) -> bool:
+    """A quantile, a mean (sum over count) or a gauge in seconds; not a count or a rate."""
+    if "histogram_quantile" in expr:
+        return True
+    has_sum, has_count = "_seconds_sum" in expr, "_seconds_count" in expr
+    if has_sum or has_count:
+        return has_sum and has_count and " / " in expr
+    return re.search(r"driftwatch_[a-z0-9_]*_seconds\b", expr) is not None
+
+
+def test_the_seconds_axis_check_catches_counts():
+    assert _is_seconds("histogram_quantile(0.9, sum by (le) (rate(x_seconds_bucket[1m])))")
+    assert _is_seconds("rate(a_seconds_sum[1m]) / rate(a_seconds_count[1m])")
+    assert not _is_seconds("sum(increase(driftwatch_pool_job_duration_seconds_count[1h]))")
+    assert not _is_seconds("sum(rate(driftwatch_pool_job_duration_seconds_sum[1m]))")
