@@ -95,6 +95,7 @@ _COMMAND_MODULES = (
     "driftwatch.actions.commands",
     "driftwatch.connectors.commands",
     "driftwatch.service_commands",
+    "driftwatch.completion",
 )
 
 

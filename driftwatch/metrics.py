@@ -25,6 +25,7 @@ pushed by the run loop through :class:`Metrics`.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -228,10 +229,8 @@ def register_process_collectors(registry: CollectorRegistry) -> None:
     True
     """
     for make in (ProcessCollector, PlatformCollector, GCCollector):
-        try:
+        with contextlib.suppress(ValueError):  # already registered on this registry
             make(registry=registry)
-        except ValueError:  # already registered on this registry
-            pass
 
 
 class _Capped:
