@@ -1,37 +1,55 @@
 # The two commands of the README:
 #   make run    install, then run the main job on its embedded default
+#               (make run ARGS="--exit-when-done" passes options to driftwatch run)
 #   make test   install, then run the whole test suite (unit, integration, replay)
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
+ARGS ?=
+# pip prints nothing (--quiet); setuptools' generic note about editable installs is muted
+PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet \
+	--disable-pip-version-check
 
 .PHONY: run test lint install system-deps clean demo-data bench
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(BIN)/python:
+	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "driftwatch needs Python 3.11 or newer ($(PY) is older); try make PY=python3.11"; exit 1; }
+	@echo "creating $(VENV) with $$($(PY) --version)"
+	@$(PY) -m venv $(VENV)
 
-install: $(STAMP)
+# the daemon on its embedded default: the core and the MLflow store, nothing for tests
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	@echo "installing driftwatch with what the daemon needs into $(VENV) (first time: a minute or two)"
+	@$(PIP) -e '.[mlflow]'
+	@touch $@
+
+# everything the suite talks to: Kafka client, Ray, browser driver, pytest, hypothesis, ruff
+$(TEST_STAMP): pyproject.toml $(RUN_STAMP)
+	@echo "installing the test tools and integrations into $(VENV)"
+	@$(PIP) -e '.[dev]'
+	@touch $@
+
+install: $(TEST_STAMP)
 
 system-deps:
 	bash scripts/system-deps.sh
 
-run: $(STAMP)
-	$(BIN)/driftwatch run
+run: $(RUN_STAMP)
+	$(BIN)/driftwatch run $(ARGS)
 
-test: $(STAMP) system-deps
+test: $(TEST_STAMP) system-deps
 	bash scripts/test.sh
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check driftwatch tests benchmarks scripts examples grafana
 
-demo-data: $(STAMP)
+demo-data: $(RUN_STAMP)
 	$(BIN)/python scripts/make_demo_data.py
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/replay_throughput.py
 
 clean:
