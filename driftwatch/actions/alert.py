@@ -18,7 +18,7 @@ from driftwatch.actions.records import ActionRecord
 from driftwatch.actions.steps import Done, Result, StepRunner, Waiting
 from driftwatch.errors import ActionError
 
-__all__ = ["MAX_ATTEMPTS", "alert_payload", "run_alert"]
+__all__ = ["MAX_ATTEMPTS", "alert_payload", "alert_text", "run_alert"]
 
 MAX_ATTEMPTS = 3
 RETRY_AFTER_S = 60.0
@@ -76,19 +76,39 @@ def run_alert(action: ActionRecord, steps: StepRunner, env: ActionEnv) -> Result
     return Done({"channels": payload["channels"], "webhook": url})
 
 
+def _describe(r: dict[str, Any], level: str) -> str | None:
+    v, t = r.get("value"), r.get("threshold")
+    if not (isinstance(v, int | float) and isinstance(t, int | float)):
+        return None
+    feat = f"[{r['feature']}]" if r.get("feature") else ""
+    return f"{r.get('signal')}{feat}={v:.4g} ({level} {t:.4g})"
+
+
+def alert_text(payload: dict[str, Any]) -> str:
+    """The alert in one line: a data-quality fault worded as such, a tier with its reasons.
+
+    >>> print(alert_text({"model": "m", "window_id": 7, "tier": "none",
+    ...     "data_quality_fault": True, "reasons": [{"signal": "missing_rate",
+    ...     "group": "data_quality", "feature": "income", "value": 0.2575, "threshold": 0.05}]}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    data-quality fault on m window 7: missing_rate[income]=0.2575 (limit 0.05);
+    model changes are blocked until the feed is clean
+    """
+    reasons = payload.get("reasons") or []
+    where = f"{payload.get('model')} window {payload.get('window_id')}"
+    if payload.get("data_quality_fault"):
+        parts = [d for r in reasons if r.get("group") == "data_quality"
+                 if (d := _describe(r, "limit"))]
+        said = "; ".join(parts) or ("no check failed in this window, but the gate stays closed "
+                                    "until enough clean windows have passed")
+        return (f"data-quality fault on {where}: {said}; model changes are blocked until the "
+                "feed is clean")
+    parts = [d for r in reasons if (d := _describe(r, "threshold"))]
+    said = "; ".join(parts) or ("no signal crossed a level in this window: the tier is held "
+                                "from earlier windows (persistence or hysteresis)")
+    return f"{payload.get('tier')} tier on {where}: {said}"
+
+
 def _log(action: ActionRecord, payload: dict[str, Any]) -> dict[str, Any]:
-    reasons = "; ".join(
-        f"{r.get('signal')}{'[' + r['feature'] + ']' if r.get('feature') else ''}="
-        f"{r.get('value'):.4g} (threshold {r.get('threshold'):.4g})"
-        for r in payload["reasons"]
-        if isinstance(r.get("value"), int | float) and isinstance(r.get("threshold"), int | float)
-    )
-    log.warning(
-        "driftwatch alert %s: %s tier on %s window %s: %s",
-        action.key,
-        action.tier,
-        action.model,
-        action.window_id,
-        reasons or "no reasons given",
-    )
+    log.warning("driftwatch alert %s: %s", action.key, alert_text(payload))
     return {"logged": True}

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from driftwatch.report.html import Markup
+from driftwatch.report.html import Markup, el, join
 from driftwatch.report.svg import LinearScale, line, nice_ticks, rect, svg, text
 
-__all__ = ["columns", "hbars", "histogram"]
+__all__ = ["columns", "hbars", "histogram", "histogram_legend"]
 
 
 def _num(v: float | None) -> str:
@@ -85,6 +85,14 @@ def histogram(
     return svg(width, height, body, label, class_="hist", data_feature=feature,
                data_window=window, data_n_cur=sum(cur),
                data_n_ref=sum(ref) if ref is not None else None)
+
+
+def histogram_legend(has_reference: bool, current: str) -> Markup:
+    """The colour key of a :func:`histogram`: reference (when drawn) and current."""
+    ref = (join([el("i", style="background:var(--ref)"), "reference"]) if has_reference
+           else "no reference profile")
+    return el("div", ref, join([el("i", style="background:var(--cur)"), current]),
+              class_="legend")
 
 
 def hbars(items: Sequence[tuple[str, int]], label: str, *, width: float = 540.0) -> Markup:

@@ -88,17 +88,19 @@ def _render(run: RunData, decision: int | None, budget: Budget, level: int,
     first, last = run.records[0] if run.records else {}, run.records[-1] if run.records else {}
     if decision is None:
         h1 = f"Drift report · {run.model}"
-        tier = worst
+        current = str(last.get("tier") or "none")
+        badges = join([el("span", "now ", tier_badge(current), class_="now"), " ",
+                       el("span", "worst in this run ", tier_badge(worst), class_="worst")])
     else:
         h1 = f"Decision report · {run.model} · window {decision}"
-        tier = str((ctx.focus_record or {}).get("tier") or "none")
+        badges = tier_badge(str((ctx.focus_record or {}).get("tier") or "none"))
     if decision is None:
         sub = f"{first.get('start') or '?'} → {last.get('end') or '?'} · {len(run.records)} windows"
     else:
         rec = ctx.focus_record or {}
         sub = (f"window {decision}: {rec.get('start') or '?'} → {rec.get('end') or '?'} · "
                f"{rec.get('n_events', 0):,} events")
-    header = el("header", el("h1", h1, " ", tier_badge(tier)), el("p", sub), class_="top")
+    header = el("header", el("h1", h1, " ", badges), el("p", sub), class_="top")
     nav = el("nav", *(el("a", s.title, href=f"#{s.id}") for s in sections), class_="toc")
     notice = None
     if level:

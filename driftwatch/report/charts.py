@@ -46,6 +46,7 @@ __all__ = [
     "Band",
     "Series",
     "WindowAxis",
+    "action_groups",
     "heatmap",
     "signal_chart",
     "tier_strip",
@@ -222,6 +223,59 @@ def signal_chart(
                data_values=" ".join(_num(v) for v in series[0].values) if series else "")
 
 
+#: Markers closer than this (px) are drawn as one, so 1,000+ windows stay readable.
+MARKER_GAP = 28.0
+
+
+def action_groups(
+    marks: Sequence[tuple[float, int, str]], gap: float = MARKER_GAP
+) -> list[list[tuple[float, int, str]]]:
+    """Actions ``(x, window position, action)`` in runs whose markers would overlap.
+
+    >>> [len(g) for g in action_groups([(0, 0, "a"), (5, 1, "a"), (40, 2, "r")])]
+    [2, 1]
+    """
+    groups: list[list[tuple[float, int, str]]] = []
+    for m in sorted(marks):
+        if groups and m[0] - groups[-1][0][0] < gap:
+            groups[-1].append(m)
+        else:
+            groups.append([m])
+    return groups
+
+
+def _group_label(acts: Sequence[str]) -> str:
+    letters = [_ACTION_MARK.get(a, "•") for a in acts]
+    distinct = list(dict.fromkeys(letters))
+    if len(letters) == 1:
+        return letters[0]
+    if len(distinct) == 1:
+        return f"{distinct[0]}×{len(letters)}"
+    return "".join(distinct[:3]) + ("…" if len(distinct) > 3 else "") + f" ×{len(letters)}"
+
+
+def _action_marker(axis: WindowAxis, group: Sequence[tuple[float, int, str]]) -> list[str]:
+    """One triangle and label per group; each action keeps its own element and tooltip."""
+    def tri(x: float) -> str:
+        return polyline([(x - 6, 74), (x + 6, 74), (x, 60), (x - 6, 74)], fill="#102a43")
+
+    def g(k: int, act: str, inner: str) -> str:
+        return (Markup(f'<g class="action" data-action="{act}" '
+                       f'data-window="{axis.window_ids[k]}">')
+                + inner + title(f"window {axis.window_ids[k]}: {act}") + Markup("</g>"))
+
+    if len(group) == 1:
+        x, k, act = group[0]
+        return [g(k, act, tri(x) + text(x, 86, _group_label([act]), text_anchor="middle"))]
+    cx = (group[0][0] + group[-1][0]) / 2
+    out = [Markup('<g class="action-group">') + tri(cx)
+           + text(cx, 86, _group_label([a for _, _, a in group]), text_anchor="middle")
+           + title("; ".join(f"window {axis.window_ids[k]}: {a}" for _, k, a in group))
+           + Markup("</g>")]
+    out += [g(k, act, line(x, 56, x, 60, class_="act-tick")) for x, k, act in group]
+    return out
+
+
 def tier_strip(
     axis: WindowAxis,
     tiers: Sequence[str],
@@ -253,16 +307,8 @@ def tier_strip(
             body.append(rect(axis.x(k) - axis.step / 2, 38, axis.step, 12, class_="dq",
                              tip=f"window {axis.window_ids[k]}: data-quality fault",
                              data_window=axis.window_ids[k]))
-    for k, act in actions:
-        x = axis.x(k)
-        mark = _ACTION_MARK.get(act, "•")
-        body.append(
-            Markup(f'<g class="action" data-action="{act}" data-window="{axis.window_ids[k]}">')
-            + polyline([(x - 6, 74), (x + 6, 74), (x, 60), (x - 6, 74)], fill="#102a43")
-            + text(x, 86, mark, text_anchor="middle")
-            + title(f"window {axis.window_ids[k]}: {act}")
-            + Markup("</g>")
-        )
+    for group in action_groups([(axis.x(k), k, act) for k, act in actions]):
+        body.extend(_action_marker(axis, group))
     if focus is not None:
         body.append(line(axis.x(focus), 4, axis.x(focus), 54, class_="focus"))
     return svg(axis.width, height, body, "tier per window", class_="tiers")

@@ -24,10 +24,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from driftwatch.detectors.bins import BinGeometry
-from driftwatch.report.bars import histogram
+from driftwatch.report.bars import histogram, histogram_legend
 from driftwatch.report.html import Markup, el, fmt, join, pct, table
 from driftwatch.report.inputs import RunData, signal
-from driftwatch.report.sections import Context, Section, policy_levels, series_chart, tier_badge
+from driftwatch.report.sections import (
+    Context,
+    Section,
+    policy_levels,
+    policy_line,
+    reason_tier,
+    series_chart,
+    tier_badge,
+)
 from driftwatch.report.svg import short
 
 __all__ = ["EPS", "MOVED", "Bins", "feature_bins", "features_section", "own_psi", "ranked_features"]
@@ -115,6 +123,11 @@ def _psi_at(run: RunData, rec: dict[str, Any], name: str) -> tuple[float | None,
     return own_psi(b.ref, b.cur)[0], True
 
 
+def _has_predictions(rec: dict[str, Any]) -> bool:
+    n = rec.get("n_events")
+    return not isinstance(n, int | float) or n > 0
+
+
 def ranked_features(ctx: Context) -> list[tuple[str, int, float | None, bool]]:
     """(feature, window position, PSI, computed here?) by PSI, largest first."""
     run = ctx.run
@@ -124,8 +137,13 @@ def ranked_features(ctx: Context) -> list[tuple[str, int, float | None, bool]]:
             v, own = _psi_at(run, run.records[ctx.focus_pos], name)
             out.append((name, ctx.focus_pos, v, own))
             continue
-        best: tuple[str, int, float | None, bool] = (name, len(run.records) - 1, None, False)
-        for i, rec in enumerate(run.records):
+        # only windows that saw predictions: a labels-only window has no feature counts
+        # worth ranking (its PSI against the reference is an artefact of emptiness)
+        seen = [i for i, rec in enumerate(run.records) if _has_predictions(rec)]
+        best: tuple[str, int, float | None, bool] = (
+            name, seen[-1] if seen else len(run.records) - 1, None, False)
+        for i in seen:
+            rec = run.records[i]
             v, own = _psi_at(run, rec, name)
             if v is not None and (best[2] is None or v > best[2]):
                 best = (name, i, v, own)
@@ -151,24 +169,39 @@ def _moved(bins: Bins, psi_sig: dict[str, Any] | None) -> tuple[set[int], list[l
     return {i for i in order if contrib[i] > 0}, rows
 
 
-def _stats_rows(rec: dict[str, Any], name: str) -> list[list[Any]]:
+def _stats_rows(run: RunData, rec: dict[str, Any], name: str) -> list[list[Any]]:
+    """One row per statistic, with the one threshold that decides it.
+
+    The policy's, where a policy rule on this statistic and feature fired in this window
+    (its tier and file:line) or elsewhere in the run (its lowest tier); else the detector's.
+    """
+    fired = {r.get("signal"): r for r in (rec.get("decision") or {}).get("reasons") or ()
+             if r.get("feature") == name and r.get("measure", "value") == "value"
+             and r.get("kind", "trigger") == "trigger"}
     rows = []
     for st in _STATS:
         s = signal(rec, st, name)
         if s is None:
             continue
-        flag = "above" if (isinstance(s.get("threshold"), int | float)
-                           and isinstance(s.get("value"), int | float)
-                           and s["value"] > s["threshold"]) else ""
-        rows.append([st, fmt(s.get("value")), fmt(s.get("threshold")),
-                     fmt(s.get("p_value"), 3), flag])
+        r = fired.get(st)
+        levels = policy_levels(run, st, name)
+        if r is not None:
+            thr, by = r.get("threshold"), join(["policy ", tier_badge(str(r.get("tier")))])
+        elif levels:
+            thr, by = levels[0][1], join(["policy ", tier_badge(levels[0][0])])
+        else:
+            thr, by = s.get("threshold"), "detector"
+        value = s.get("value")
+        above = isinstance(thr, int | float) and isinstance(value, int | float) and value >= thr
+        rows.append([st, fmt(value), fmt(thr), by, fmt(s.get("p_value"), 3),
+                     "above" if above else ""])
     return rows
 
 
 def _reason_rows(rec: dict[str, Any], name: str) -> list[list[Any]]:
     d = rec.get("decision") or {}
-    return [[r.get("signal"), fmt(r.get("value")), fmt(r.get("threshold")),
-             tier_badge(str(r.get("tier"))), r.get("kind", ""), el("code", r.get("source", ""))]
+    return [[r.get("signal"), fmt(r.get("value")), fmt(r.get("threshold")), reason_tier(r),
+             r.get("kind", ""), policy_line(r.get("source"))]
             for r in d.get("reasons") or () if r.get("feature") == name]
 
 
@@ -189,9 +222,9 @@ def _panel(ctx: Context, k: int, name: str, pos: int, psi: float | None, own: bo
                  class_="tag warn" if psi is not None and psi >= 0.1 else "tag"),
               el("span", f"window {wid} · {rec.get('end') or ''}", class_="tag"))
     side: list[Any] = []
-    stats = _stats_rows(rec, name)
+    stats = _stats_rows(run, rec, name)
     if stats:
-        cols = ["statistic", "value", "detector threshold", "p-value", "vs threshold"]
+        cols = ["statistic", "value", "threshold", "set by", "p-value", "vs threshold"]
         side.append(table(cols, stats, class_="stats"))
     reasons = _reason_rows(rec, name)
     if reasons:
@@ -202,9 +235,7 @@ def _panel(ctx: Context, k: int, name: str, pos: int, psi: float | None, own: bo
         side.append(el("p", "Bins that moved most (▲ in the plot):", class_="note"))
         side.append(table(["bin", "reference", "current", "PSI part"], moved_rows,
                           class_="moved-bins"))
-    legend = el("div", join([el("i", style="background:var(--ref)"), "reference"]) if bins.ref
-                else "no reference profile",
-                join([el("i", style="background:var(--cur)"), f"window {wid}"]), class_="legend")
+    legend = histogram_legend(bins.ref is not None, f"window {wid}")
     spark = ctx.series(lambda r: _psi_at(run, r, name)[0])
     parts = [head, el("div", el("figure", legend, hist), el("div", *side), class_="grid2")]
     if len(run.records) > 1:

@@ -151,6 +151,8 @@ color:var(--ink);background:var(--bg)}
 header.top{background:#102a43;color:#f0f4f8;padding:18px 28px}
 header.top h1{margin:0 0 4px;font-size:22px;font-weight:600}
 header.top p{margin:0;color:#bcccdc}
+header.top h1 .now,header.top h1 .worst{font-size:13px;font-weight:400;color:#bcccdc;
+margin-left:10px}
 nav.toc{position:sticky;top:0;z-index:2;background:#243b53;padding:6px 28px;display:flex;
 flex-wrap:wrap;gap:4px 18px}
 nav.toc a{color:#d9e2ec;text-decoration:none;font-size:13px}

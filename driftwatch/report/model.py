@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from driftwatch.detectors.bins import BinGeometry
-from driftwatch.report.bars import columns, histogram
+from driftwatch.report.bars import columns, histogram, histogram_legend
 from driftwatch.report.charts import Band, Series
 from driftwatch.report.html import Markup, el, fmt, join, kv_table, pct, table
 from driftwatch.report.inputs import RunData, signal, value
@@ -93,8 +93,10 @@ def _score_hist(run: RunData, rec: dict[str, Any]) -> Markup | None:
             ref = [int(v) for v in row[:nc]] + [int(row[-1])]
             labels = list(BinGeometry.of(lay).coarse_labels[0])
     labels = labels or [f"bin {i + 1}" for i in range(len(cur) - 1)] + ["missing"]
-    return histogram(labels, cur, ref, label=f"score: reference vs window {rec.get('window_id')}",
-                     feature="score", window=rec.get("window_id"))
+    wid = rec.get("window_id")
+    return el("figure", histogram_legend(ref is not None, f"window {wid}"),
+              histogram(labels, cur, ref, label=f"score: reference vs window {wid}",
+                        feature="score", window=wid))
 
 
 def confidence_section(ctx: Context) -> Section | None:
@@ -124,7 +126,7 @@ def confidence_section(ctx: Context) -> Section | None:
                         ])]
     hist = _score_hist(run, rec)
     if hist is not None:
-        parts.insert(0, el("figure", hist))
+        parts.insert(0, hist)
     else:
         parts.append(el("p", "This timeline carries no score histogram per window: the "
                              "distribution is summarised by its moments.", class_="note"))

@@ -1,7 +1,9 @@
 """The reasons of each decision, exactly as the policy engine gave them.
 
-Values and thresholds are printed as recorded (shortest round-trip form), not rounded, so
-a reviewer can match them with the timeline and the policy file line by line. A run report
+Values and thresholds are shown to four significant digits; each cell keeps the recorded
+number (shortest round-trip form) in its tooltip and ``data-exact``, so a reviewer can
+match it with the timeline and the policy file line by line. Data-quality checks are
+labelled as such, not with a drift tier. A run report
 lists the decisions that matter to a reviewer (an action ran or was held back, the tier
 changed, the data-quality gate closed); a per-decision report lists its one decision.
 
@@ -13,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from driftwatch.report.html import Markup, el, join
-from driftwatch.report.sections import Context, Section, tier_badge
+from driftwatch.report.html import Markup, el, fmt, join
+from driftwatch.report.sections import Context, Section, policy_line, reason_tier, tier_badge
 
 __all__ = ["REASON_COLUMNS", "exact", "notable_decisions", "reasons_section"]
 
@@ -58,14 +60,15 @@ def _reason_row(r: dict[str, Any], columns: list[str]) -> Markup:
     for col in columns:
         v = r.get(col)
         if col == "tier":
-            cells.append(el("td", tier_badge(str(v))))
+            cells.append(el("td", reason_tier(r)))
         elif col == "source":
-            cells.append(el("td", el("code", v or "—"), class_="src"))
+            cells.append(el("td", policy_line(v), class_="src"))
         elif col in ("value", "threshold"):
-            cells.append(el("td", exact(v), class_="num"))
+            cells.append(el("td", fmt(v) if isinstance(v, int | float) else exact(v),
+                            class_="num", title=exact(v), data_exact=exact(v)))
         else:
             cells.append(el("td", "—" if v is None else str(v)))
-    return el("tr", *cells, class_="reason", data_signal=r.get("signal"),
+    return el("tr", *cells, class_="reason", data_signal=r.get("signal"), data_group=r.get("group"),
               data_feature=r.get("feature"), data_source=r.get("source"))
 
 

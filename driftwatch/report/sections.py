@@ -25,6 +25,8 @@ __all__ = [
     "Context",
     "Section",
     "policy_levels",
+    "policy_line",
+    "reason_tier",
     "series_chart",
     "summary_section",
     "tier_badge",
@@ -86,6 +88,21 @@ class Context:
 def tier_badge(tier: str) -> Markup:
     t = tier if tier in TIER_ORDER else "none"
     return el("span", tier, class_=f"tier tier-{t}", data_tier=tier)
+
+
+def reason_tier(reason: dict[str, Any]) -> Markup:
+    """A reason's tier badge; a data-quality check is labelled as such (it gates, not tiers)."""
+    if reason.get("group") == "data_quality":
+        return el("span", "data-quality check", class_="tag dq")
+    return tier_badge(str(reason.get("tier")))
+
+
+def policy_line(source: str | None) -> Markup:
+    """A policy ``file:line`` shown by file name, the full path in its tooltip."""
+    if not source:
+        return el("code", "—")
+    return el("code", source.replace("\\", "/").rsplit("/", 1)[-1], title=source,
+              data_source=source)
 
 
 def policy_levels(

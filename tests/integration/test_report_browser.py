@@ -230,3 +230,44 @@ def test_each_kind_of_decision_has_its_sections(browser: Any, demo: dict[str, An
         _check_plots(page.evaluate(_READ_PLOTS), demo)
         page.screenshot(path=str(ARTIFACTS / f"report-window-{wid}-{action}.png"), full_page=True)
         page.close()
+
+
+def _ranking(page: Any) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        "#features table.ranking tbody tr", "rows => rows.map(r => [...r.cells].map("
+        "c => c.textContent.trim()))")
+
+
+def test_severe_episode_ranks_the_features_the_generator_moved(
+    browser: Any, demo: dict[str, Any]
+) -> None:
+    """What a reviewer checks first: the report blames the features that really moved, on
+    windows that saw predictions, and calls data quality data quality."""
+    from driftwatch.testing.scenarios import scenario_plan
+
+    (severe,) = [e for e in scenario_plan("demo").episodes if e.tier == "severe"]
+    rec = next(r for r in demo["records"] if (r.get("decision") or {}).get("action") == "retrain")
+    path = write_report(demo["out"], reference=demo["profile"], decision=rec["window_id"])
+    page, problems, _ = _open(browser, path)
+    assert problems == []
+    rows = _ranking(page)
+    assert len(rows) == len(demo["profile"].schema.numeric) + len(
+        demo["profile"].schema.categorical)
+    top = [r[0] for r in rows[:3]]
+    assert set(top) <= set(severe.features), (top, severe.features)
+    page.close()
+
+    page, problems, _ = _open(browser, demo["path"])
+    with_events = {str(r["window_id"]) for r in demo["records"] if r["n_events"] > 0}
+    assert {r[2] for r in _ranking(page)} <= with_events
+    dq = page.inner_text("#data-quality")
+    assert "tier" not in dq.lower()
+    rows = page.eval_on_selector_all("#reasons tr.reason", """els => els.map(e => [
+        e.dataset.group, [...e.querySelectorAll('.tier, .tag.dq')].map(b => b.textContent)])""")
+    assert rows and any(g == "data_quality" for g, _ in rows)
+    for group, badges in rows:
+        assert badges == (["data-quality check"] if group == "data_quality" else badges[:1])
+        assert len(badges) == 1 and (group == "data_quality") == (badges[0] == "data-quality check")
+    header = page.inner_text("header.top h1")
+    assert f"now {demo['records'][-1]['tier']}" in header and "worst in this run" in header
+    page.close()

@@ -375,3 +375,20 @@ def test_report_command(run_dir: Path, profile: ReferenceProfile, tmp_path: Path
     assert args.func(args) == 0
     assert out.exists() and "wrote" in capsys.readouterr().out
     assert 'id="retraining"' in out.read_text()
+
+
+def test_ranking_skips_windows_without_predictions(run_dir: Path, profile: ReferenceProfile):
+    """A trailing labels-only window (0 predictions, PSI of emptiness) never ranks a feature."""
+    from driftwatch.report.features import ranked_features
+    from driftwatch.report.sections import Budget, Context
+
+    path = run_dir / "timeline.jsonl"
+    recs = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    last = dict(recs[-1], window_id=len(recs), n_events=0)
+    last["signals"] = [dict(s, value=9.0) if s["signal"] == "psi" else s
+                       for s in last["signals"]]
+    path.write_bytes(path.read_bytes() + orjson.dumps(last) + b"\n")
+    run = load_run(run_dir, reference=profile)
+    ranked = ranked_features(Context(run, None, Budget()))
+    assert ranked and all(run.records[pos]["n_events"] > 0 for _, pos, _, _ in ranked)
+    assert all(v is None or v < 9.0 for _, _, v, _ in ranked)
