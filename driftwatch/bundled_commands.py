@@ -45,13 +45,15 @@ def replay_demo(out_dir: str | Path, *, progress: bool = True, report: bool = Tr
     """Replay the bundled demo; returns the :class:`~driftwatch.replay.ReplayResult`."""
     from driftwatch.bundled import bundle_root, bundled_path
     from driftwatch.connectors.config import load_connector
-    from driftwatch.policy.loader import load_policy
+    from driftwatch.policy.loader import load_policy_text
     from driftwatch.replay import replay
 
     root = bundle_root()
     # the connector's and policy's relative paths are the checkout's: resolve them there
     connector = load_connector(root / DEMO_CONNECTOR, base_dir=root)
-    policy = load_policy(root / DEMO_POLICY)
+    # reasons name the policy as a checkout's replay does (`driftwatch examples` writes it
+    # there), not by its place inside the installed package: the same timeline bytes
+    policy = load_policy_text((root / DEMO_POLICY).read_text(encoding="utf-8"), file=DEMO_POLICY)
     reference = root / str(policy.model.reference)
     inputs = [bundled_path("demo") / name for name in _DEMO_INPUTS]
     return replay(connector, inputs, out_dir, policy=policy, reference=reference,
