@@ -74,8 +74,8 @@ def _frame(df: object, what: str) -> pd.DataFrame:
     return df
 
 
-def _epoch(t: float | datetime | pd.Timestamp) -> float:
-    if isinstance(t, datetime | pd.Timestamp):
+def _epoch(t: float | str | datetime | pd.Timestamp) -> float:
+    if isinstance(t, str | datetime | pd.Timestamp):
         ts = pd.Timestamp(t)
         ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts
         return float(ts.timestamp())
@@ -236,7 +236,7 @@ class Monitor:
     def features(self) -> tuple[str, ...]:
         return self.profile.schema.names
 
-    def _times(self, df: pd.DataFrame, at: float | datetime | pd.Timestamp | None,
+    def _times(self, df: pd.DataFrame, at: float | str | datetime | pd.Timestamp | None,
                window_id: int) -> tuple[float, float]:
         col = self.columns["time"]
         if at is not None:
@@ -278,10 +278,11 @@ class Monitor:
         return sketch
 
     def assess(self, current: pd.DataFrame, *,
-               at: float | datetime | pd.Timestamp | None = None) -> WindowVerdict:
+               at: float | str | datetime | pd.Timestamp | None = None) -> WindowVerdict:
         """Measure ``current`` (one window) against the reference; let the policy decide.
 
-        The window's time is ``at`` (epoch seconds or a datetime), else the span of the
+        The window's time is ``at`` (epoch seconds, a datetime or an ISO string; UTC
+        unless it says otherwise), else the span of the
         ``time`` column, else its position (windows one second apart): give one of the
         first two when the policy's cooldowns should count real time.
         """

@@ -202,3 +202,20 @@ def test_no_policy_gives_signals_only(reference: pd.DataFrame) -> None:
     psi = v.signals.query("signal == 'psi'").set_index("feature")["value"]
     assert psi.idxmax() == "age"
     assert np.isfinite(psi.to_numpy()).all()
+
+
+def test_readme_python_api_block_runs_as_printed(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Python API", 1)[1]
+    code, rest = section.split("```python\n", 1)[1].split("```\n", 1)
+    shown = rest.split("```\n", 1)[1].split("```", 1)[0]  # the block printed under it
+    for name in ("data", "policies"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    first = shown.strip().splitlines()[0]
+    assert out.splitlines()[0] == first == "severe ['debt_to_income', 'utilization']"
+    assert "utilization" in (tmp_path / "out" / "api" / "report.html").read_text()
