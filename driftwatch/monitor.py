@@ -47,12 +47,13 @@ import pandas as pd
 
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import DataFrameError
-from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
+from driftwatch.pipeline import ModelMonitor, WindowResult
 from driftwatch.policy.decision import Decision, Reason
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
+from driftwatch.replay import monitor_for, summarise
 from driftwatch.timeline import window_record
-from driftwatch.windows.panes import ClosedWindow, WindowSpec
+from driftwatch.windows.panes import ClosedWindow
 from driftwatch.windows.profile import ReferenceProfile, add_frame_labels, frame_batch
 from driftwatch.windows.sketch import Sketch
 
@@ -222,9 +223,7 @@ class Monitor:
                 decision=decision, exposure=exposure, bins=bins, fine_bins=fine_bins,
                 top_k=top_k, meta={"source": "DataFrame"},
             )
-        spec = window_spec_from_policy(pol) if pol is not None else WindowSpec()
-        name = model or (pol.model.name if pol is not None else "model")
-        pipeline = ModelMonitor(name, profile, spec, policy=pol, detectors=detectors)
+        pipeline = monitor_for(pol, profile, model=model, detectors=detectors)
         return cls(pipeline, score=score, label=label, decision=decision, exposure=exposure,
                    time=time)
 
@@ -303,7 +302,6 @@ class Monitor:
 
     def report(self, path: str | Path, *, windows: Sequence[int] | None = None) -> Path:
         """Write replay's HTML report of the windows assessed so far (or of ``windows``)."""
-        from driftwatch.replay import summarise
         from driftwatch.report import RunData, build_report
 
         dest = Path(path)
