@@ -219,3 +219,19 @@ def test_readme_python_api_block_runs_as_printed(tmp_path: Path,
     first = shown.strip().splitlines()[0]
     assert out.splitlines()[0] == first == "severe ['debt_to_income', 'utilization']"
     assert "utilization" in (tmp_path / "out" / "api" / "report.html").read_text()
+
+
+def test_labels_in_the_current_frame_feed_the_performance_signals(
+    reference: pd.DataFrame, monitor_factory
+) -> None:
+    mon = monitor_factory(DEMO_POLICY)
+    cur = _sample(reference, 4000, seed=8)
+    labelled = mon.assess(cur)
+    unlabelled = mon.assess(cur.drop(columns=["label"]))
+    perf = labelled.signals.query("group == 'performance'").set_index("signal")
+    approved = int((cur["decision"] == "approve").sum())
+    assert labelled.result.window.sketch.lab_n.sum() == approved
+    assert set(perf["n_cur"]) == {approved}
+    assert 0.2 < perf.loc["gini", "value"] < 0.6  # the demo scorecard's Gini is about 0.4
+    assert unlabelled.result.window.sketch.lab_n.sum() == 0
+    assert unlabelled.signals.query("group == 'performance'").empty
