@@ -54,7 +54,12 @@ from driftwatch.policy.schema import Policy
 from driftwatch.replay import monitor_for, summarise
 from driftwatch.timeline import window_record
 from driftwatch.windows.panes import ClosedWindow
-from driftwatch.windows.profile import ReferenceProfile, add_frame_labels, frame_batch
+from driftwatch.windows.profile import (
+    ReferenceProfile,
+    add_frame_labels,
+    frame_batch,
+    read_reference_table,
+)
 from driftwatch.windows.sketch import Sketch
 
 __all__ = ["SIGNAL_COLUMNS", "Monitor", "WindowVerdict"]
@@ -173,7 +178,7 @@ class Monitor:
     @classmethod
     def from_reference(
         cls,
-        reference: pd.DataFrame | ReferenceProfile,
+        reference: pd.DataFrame | ReferenceProfile | str | Path,
         policy: Policy | str | Path | None = None,
         *,
         model: str | None = None,
@@ -190,7 +195,9 @@ class Monitor:
         top_k: int = 20,
         detectors: DetectorConfig | None = None,
     ) -> Monitor:
-        """A monitor measuring against ``reference`` (a DataFrame, or a saved profile).
+        """A monitor measuring against ``reference``: a DataFrame, a table file (Parquet,
+        CSV), or a saved profile (a :class:`~driftwatch.windows.profile.ReferenceProfile`
+        or its ``.json[.gz]`` file, as ``driftwatch profile`` writes).
 
         ``policy`` is a policy file or a loaded :class:`~driftwatch.policy.schema.Policy`
         (None: signals only, tier always ``none``); its ``model.reference`` is not read,
@@ -200,6 +207,10 @@ class Monitor:
         ``numeric`` / ``categorical`` list them.
         """
         pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
+        if isinstance(reference, str | Path):
+            path = Path(reference)
+            reference = (ReferenceProfile.load(path) if path.name.endswith((".json", ".json.gz"))
+                         else read_reference_table(path))
         if isinstance(reference, ReferenceProfile):
             profile = reference
         else:

@@ -235,3 +235,17 @@ def test_labels_in_the_current_frame_feed_the_performance_signals(
     assert 0.2 < perf.loc["gini", "value"] < 0.6  # the demo scorecard's Gini is about 0.4
     assert unlabelled.result.window.sketch.lab_n.sum() == 0
     assert unlabelled.signals.query("group == 'performance'").empty
+
+
+def test_reference_from_a_table_file_or_a_saved_profile(tmp_path: Path,
+                                                        reference: pd.DataFrame) -> None:
+    cur = _sample(reference, 2000, seed=9)
+    from_df = Monitor.from_reference(reference, policy=EAGER).assess(cur).signals
+    from_file = Monitor.from_reference(DEMO / "reference.parquet", policy=EAGER)
+    saved = from_file.profile.save(tmp_path / "profile.json.gz")
+    from_profile = Monitor.from_reference(str(saved), policy=EAGER)
+    assert from_profile.profile.fingerprint == from_file.profile.fingerprint
+    for mon in (from_file, from_profile):
+        pd.testing.assert_frame_equal(mon.assess(cur).signals, from_df)
+    with pytest.raises(DriftwatchError, match="cannot read reference"):
+        Monitor.from_reference(tmp_path / "nope.parquet")
