@@ -21,13 +21,13 @@ $(BIN)/python:
 	@$(PY) -m venv $(VENV)
 
 # the daemon on its embedded default: the core and the MLflow store, nothing for tests
-$(RUN_STAMP): pyproject.toml | $(BIN)/python
+$(RUN_STAMP): pyproject.toml setup.py | $(BIN)/python
 	@echo "installing driftwatch with what the daemon needs into $(VENV) (first time: a minute or two)"
 	@$(PIP) -e '.[mlflow]'
 	@touch $@
 
 # everything the suite talks to: Kafka client, Ray, browser driver, pytest, hypothesis, ruff
-$(TEST_STAMP): pyproject.toml $(RUN_STAMP)
+$(TEST_STAMP): pyproject.toml setup.py $(RUN_STAMP)
 	@echo "installing the test tools and integrations into $(VENV)"
 	@$(PIP) -e '.[dev]'
 	@touch $@

@@ -1,5 +1,24 @@
-"""driftwatch: watch a production risk model for drift and repair it in tiers."""
+"""driftwatch: watch a production risk model for drift and repair it in tiers.
 
-__all__ = ["__version__"]
+``from driftwatch import Monitor`` is the Python API (:mod:`driftwatch.monitor`), imported
+on first use so that ``import driftwatch`` stays light.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["Monitor", "__version__"]
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from driftwatch.monitor import Monitor
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Monitor":
+        from driftwatch.monitor import Monitor
+
+        return Monitor
+    raise AttributeError(f"module 'driftwatch' has no attribute {name!r}")

@@ -96,6 +96,7 @@ _COMMAND_MODULES = (
     "driftwatch.connectors.commands",
     "driftwatch.service_commands",
     "driftwatch.completion",
+    "driftwatch.bundled_commands",
 )
 
 
@@ -112,6 +113,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except DriftwatchError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except ImportError as exc:  # an optional dependency (kafka, mlflow, ray) not installed
+        from driftwatch.extras import missing_extra
+
+        if (err := missing_extra(exc)) is None:
+            raise
+        print(f"error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

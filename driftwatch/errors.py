@@ -20,7 +20,9 @@ __all__ = [
     "ActionError",
     "ConfigError",
     "ConnectorError",
+    "DataFrameError",
     "DriftwatchError",
+    "MissingExtraError",
     "PolicyError",
     "PoolError",
     "SourceError",
@@ -114,6 +116,14 @@ class PolicyError(ConfigError):
 
 class SourceError(DriftwatchError):
     """A source cannot be read at all (as opposed to one bad record, which is dead-lettered)."""
+
+
+class DataFrameError(SourceError):
+    """A table given to the Python API cannot be assessed (empty, a column missing...)."""
+
+
+class MissingExtraError(DriftwatchError, ModuleNotFoundError):
+    """An optional dependency is not installed; the message names the extra to install."""
 
 
 class StateError(DriftwatchError):

@@ -209,6 +209,12 @@ class ModelMonitor:
         return [self._close(c) for c in self.window.flush()]
 
     def _close(self, cw: ClosedWindow) -> WindowResult:
+        return self.judge(cw)
+
+    def judge(self, cw: ClosedWindow) -> WindowResult:
+        """Assess a closed window against the reference and let the policy decide on it
+        (engine state carries over: persistence, hysteresis and cooldowns count windows
+        judged here in order). The Python API closes its own windows and calls this."""
         a = assess(
             self.profile,
             cw.sketch,

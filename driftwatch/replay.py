@@ -22,6 +22,7 @@ import orjson
 from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.connectors.file import FileSource
+from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
@@ -31,7 +32,7 @@ from driftwatch.timeline import TimelineWriter, iso, window_record
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["ReplayResult", "build_monitor", "replay", "summarise"]
+__all__ = ["ReplayResult", "build_monitor", "monitor_for", "replay", "summarise"]
 
 DEFAULT_WINDOW = WindowSpec(kind="count", pane_size=5_000)
 _BULKY = ("signals", "features")
@@ -68,10 +69,22 @@ def build_monitor(
     if ref is None:
         raise ConfigError("no reference: give --reference or a policy whose model names one")
     ref_path = _resolve(str(ref), base_dir or Path.cwd())
-    profile = ReferenceProfile.from_file(ref_path)
+    return monitor_for(policy, ReferenceProfile.from_file(ref_path), window=window)
+
+
+def monitor_for(
+    policy: Policy | None,
+    profile: ReferenceProfile,
+    *,
+    window: WindowSpec | None = None,
+    model: str | None = None,
+    detectors: DetectorConfig | None = None,
+) -> ModelMonitor:
+    """The pipeline of the policy's model on ``profile``: replay, the daemon (through
+    :func:`build_monitor`) and the Python API all start here."""
     spec = window or (window_spec_from_policy(policy) if policy else DEFAULT_WINDOW)
-    model = policy.model.name if policy else "model"
-    return ModelMonitor(model, profile, spec, policy=policy)
+    name = model or (policy.model.name if policy else "model")
+    return ModelMonitor(name, profile, spec, policy=policy, detectors=detectors)
 
 
 def _episodes(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

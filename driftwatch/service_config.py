@@ -372,9 +372,21 @@ def parse_service_config(
 
 
 def load_service_config(path: str | Path | None = None) -> ServiceConfig:
-    """Load ``path``; without one, the embedded default (relative to the working dir)."""
+    """Load ``path``; without one, the embedded default (relative to the working dir,
+    which must hold the demo's connector and policy, as a checkout does)."""
     if path is None:
-        return parse_service_config(DEFAULT_CONFIG)
+        cfg = parse_service_config(DEFAULT_CONFIG)
+        absent = [p for m in cfg.models for p in (m.connector, m.policy) if not p.is_file()]
+        if absent:
+            rel = absent[0].relative_to(cfg.base_dir)
+            raise ConfigError(
+                f"the built-in configuration runs the demo from the working directory, "
+                f"which has no {rel}",
+                file="<default>",
+                hint="write the demo there first (driftwatch examples . --with-data), or "
+                "give --config; driftwatch demo replays the demo from anywhere",
+            )
+        return cfg
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")

@@ -41,7 +41,13 @@ from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
-__all__ = ["FORMAT_VERSION", "ReferenceProfile", "read_reference_table"]
+__all__ = [
+    "FORMAT_VERSION",
+    "ReferenceProfile",
+    "add_frame_labels",
+    "frame_batch",
+    "read_reference_table",
+]
 
 FORMAT_VERSION = 1
 
@@ -65,6 +71,68 @@ def _decisions(col: pd.Series | None, n: int) -> np.ndarray:
     out[s.isin(["approve", "approved", "1", "true", "accept"]).to_numpy()] = DECISION_APPROVE
     out[s.isin(["decline", "declined", "0", "false", "reject"]).to_numpy()] = DECISION_DECLINE
     return out
+
+
+def frame_batch(
+    df: pd.DataFrame,
+    schema: FeatureSchema,
+    *,
+    score: str | None = "score",
+    decision: str | None = "decision",
+    exposure: str | None = None,
+    stream: str = "predictions",
+) -> Batch:
+    """A table as a batch of predictions on ``schema``: the reference conventions.
+
+    Feature columns by name (numeric as float, NaN missing; categorical coded on the
+    schema's levels), the optional ``score``, ``decision`` (approve / decline words, 1 / 0)
+    and ``exposure`` columns; a column that is absent is missing throughout.
+    """
+    n = len(df)
+    num = (
+        df[list(schema.numeric)].to_numpy(dtype=np.float64, na_value=np.nan)
+        if schema.numeric
+        else np.zeros((n, 0))
+    )
+    cat = (
+        np.stack(
+            [schema.encode_categorical(j, df[c].to_numpy())
+             for j, c in enumerate(schema.categorical)],
+            axis=1,
+        )
+        if schema.categorical
+        else np.zeros((n, 0), np.int32)
+    )
+
+    def column(name: str | None) -> np.ndarray:
+        if name and name in df.columns:
+            return df[name].to_numpy(dtype=np.float64, na_value=np.nan)
+        return np.full(n, np.nan)
+
+    return Batch.build(
+        stream,
+        n=n,
+        n_numeric=len(schema.numeric),
+        n_categorical=len(schema.categorical),
+        ids=np.arange(n).astype(str),
+        numeric=num,
+        categorical=cat,
+        score=column(score),
+        decision=_decisions(df[decision] if decision and decision in df.columns else None, n),
+        exposure=column(exposure),
+    )
+
+
+def add_frame_labels(sketch: Sketch, df: pd.DataFrame, batch: Batch, label: str | None) -> None:
+    """Add the table's outcomes (``label``: 1 bad, 0 good) to ``sketch``, on approved rows
+    when the table has decisions, so they compare with live outcomes (only approved
+    applicants get one)."""
+    if not label or label not in df.columns:
+        return
+    lab = pd.to_numeric(df[label], errors="coerce").to_numpy(dtype=np.float64)
+    approved = batch.decision == DECISION_APPROVE
+    rows = approved if approved.any() else np.ones(len(df), dtype=bool)
+    sketch.add_labelled(batch.score[rows], lab[rows], batch.exposure[rows])
 
 
 @dataclass(eq=False)
@@ -130,39 +198,10 @@ class ReferenceProfile:
             fine_bins=fine_bins,
         )
         n = len(df)
-        cat = (
-            np.stack(
-                [schema.encode_categorical(j, df[c].to_numpy()) for j, c in enumerate(categorical)],
-                axis=1,
-            )
-            if categorical
-            else np.zeros((n, 0), np.int32)
-        )
-        dec = _decisions(df[decision] if decision and decision in df.columns else None, n)
-        ex = (
-            df[exposure].to_numpy(dtype=np.float64, na_value=np.nan)
-            if exposure and exposure in df.columns
-            else np.full(n, np.nan)
-        )
-        batch = Batch.build(
-            "predictions",
-            n=n,
-            n_numeric=len(numeric),
-            n_categorical=len(categorical),
-            ids=np.arange(n).astype(str),
-            numeric=num if num is not None else np.zeros((n, 0)),
-            categorical=cat,
-            score=sc,
-            decision=dec,
-            exposure=ex,
-        )
+        batch = frame_batch(df, schema, score=score, decision=decision, exposure=exposure)
         sketch = Sketch.empty(layout)
         sketch.add_batch(batch)
-        if label and label in df.columns:
-            lab = pd.to_numeric(df[label], errors="coerce").to_numpy(dtype=np.float64)
-            approved = dec == DECISION_APPROVE
-            rows = approved if approved.any() else np.ones(n, dtype=bool)
-            sketch.add_labelled(sc[rows], lab[rows], ex[rows])
+        add_frame_labels(sketch, df, batch, label)
         info = {"rows": n, "bins": bins, "fine_bins": fine_bins, "top_k": top_k}
         info.update(meta or {})
         return cls(schema=schema, layout=layout, sketch=sketch, meta=info)
