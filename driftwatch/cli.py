@@ -55,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--policy", "-p", help="policy YAML (thresholds, tiers, actions)")
     r.add_argument("--input", "-i", nargs="+", required=True, metavar="FILE",
                    help="recording files (predictions, outcomes; STREAM=PATH to bind one)")
-    r.add_argument("--out", "-o", required=True, help="output folder")
+    r.add_argument("--out", "-o", required=True,
+                   help="output folder (a previous run's files there are replaced)")
     r.add_argument("--reference", help="reference dataset or profile (default: the policy's)")
     r.add_argument("--batch-size", type=int, default=10_000, help="events per micro-batch")
     r.add_argument("--expect", action="append", default=[], metavar="EXPR",

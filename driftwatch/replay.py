@@ -32,7 +32,15 @@ from driftwatch.timeline import TimelineWriter, iso, window_record
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["ReplayResult", "build_monitor", "monitor_for", "replay", "summarise"]
+__all__ = [
+    "RUN_FILES",
+    "ReplayResult",
+    "build_monitor",
+    "clear_previous_run",
+    "monitor_for",
+    "replay",
+    "summarise",
+]
 
 DEFAULT_WINDOW = WindowSpec(kind="count", pane_size=5_000)
 _BULKY = ("signals", "features")
@@ -172,9 +180,15 @@ def replay(
     on_window: Callable[[WindowResult], None] | None = None,
     keep_results: bool = False,
 ) -> ReplayResult:
-    """Run a recording through the pipeline and write the timeline and summary."""
+    """Run a recording through the pipeline and write the timeline and summary.
+
+    A previous run's files in ``out_dir`` are replaced whole (see :data:`RUN_FILES`), and
+    so is its default ``state`` folder when ``execute`` runs without ``state_dir``: a
+    rerun never appends to an old dead-letter file or finds old actions done.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    clear_previous_run(out, state=execute and state_dir is None)
     conn = connector if isinstance(connector, Connector) else load_connector(connector)
     pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
     monitor = build_monitor(pol, reference=reference)
@@ -215,7 +229,8 @@ def replay(
                     actions.step()
                 if bar is not None:
                     bar.update(polled.bytes_read)
-                    bar.set_postfix(events=monitor.n_events, windows=tl.count, refresh=False)
+                    bar.set_postfix_str(f"events={monitor.n_events:,} windows={tl.count:,}",
+                                        refresh=False)
             emit(monitor.flush())
             if actions is not None:
                 still_open = actions.finish()
@@ -238,6 +253,21 @@ def replay(
 
         write_report(out, reference=monitor.profile)
     return result
+
+
+#: What a replay writes into its output folder (a rerun replaces all of them).
+RUN_FILES = ("timeline.jsonl", "summary.json", "dead_letter.jsonl", "report.html",
+             "reference.json.gz", "actions.jsonl")
+
+
+def clear_previous_run(out: Path, *, state: bool = False) -> None:
+    """Remove what an earlier replay left in ``out`` (and its ``state`` folder if asked)."""
+    import shutil
+
+    for name in RUN_FILES:
+        (out / name).unlink(missing_ok=True)
+    if state and (out / "state").is_dir():
+        shutil.rmtree(out / "state")
 
 
 def _progress(total: int, enabled: bool) -> Any:

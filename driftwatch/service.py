@@ -178,6 +178,8 @@ class Service:
         if self.checkpoints is not None:
             self.checkpoints.store.close()
         self._lock_file.release()
+        log.info("stopped%s", "" if final_checkpoint else
+                 " after an error; the last checkpoint stays and a restart resumes from it")
 
     # -- the loop -------------------------------------------------------------------------------
     def _loop(self) -> None:

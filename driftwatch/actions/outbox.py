@@ -268,8 +268,8 @@ class Outbox:
             rec = current[0]
             if expect is not None and rec.state not in expect:
                 raise ActionError(
-                    f"action {action_id} is {rec.state.value}, expected "
-                    + " or ".join(s.value for s in expect)
+                    f"action {action_id} {rec.state.sentence}; this needs it "
+                    + " or ".join(s.label for s in expect)
                 )
             sets: dict[str, Any] = {"updated_at": now, "next_attempt_at": next_attempt_at}
             if state is not None:
@@ -310,7 +310,7 @@ class Outbox:
                 raise ActionError(f"no action {action_id} in {self.path}")
             if rec[0].state is not ActionState.AWAITING_APPROVAL:
                 raise ActionError(
-                    f"action {action_id} is {rec[0].state.value}, not awaiting approval"
+                    f"action {action_id} {rec[0].state.sentence}: there is nothing to approve"
                 )
             started = db.execute(
                 "SELECT COUNT(*) FROM steps WHERE action_id = ? AND step NOT IN "
@@ -342,7 +342,8 @@ class Outbox:
         cleaned up by the executor)."""
         rec = self.get(action_id)
         if rec.state.is_final:
-            raise ActionError(f"action {action_id} is already {rec.state.value}")
+            raise ActionError(f"action {action_id} {rec.state.sentence}: there is nothing "
+                              "to cancel")
         out = self.update(
             action_id,
             state=ActionState.CANCELLED,

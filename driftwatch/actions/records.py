@@ -25,6 +25,38 @@ class ActionState(StrEnum):
     def is_final(self) -> bool:
         return self in (ActionState.SUCCEEDED, ActionState.FAILED, ActionState.CANCELLED)
 
+    @property
+    def label(self) -> str:
+        """The state in plain English: ``awaiting approval``, ``waiting to run``."""
+        return _LABELS[self]
+
+    @property
+    def sentence(self) -> str:
+        """What an action in this state is: ``has already succeeded``, ``is running``.
+
+        >>> f"action 3 {ActionState.SUCCEEDED.sentence}"
+        'action 3 has already succeeded'
+        """
+        return _SENTENCES[self]
+
+
+_LABELS = {
+    ActionState.PENDING: "waiting to run",
+    ActionState.AWAITING_APPROVAL: "awaiting approval",
+    ActionState.RUNNING: "running",
+    ActionState.SUCCEEDED: "succeeded",
+    ActionState.FAILED: "failed",
+    ActionState.CANCELLED: "cancelled",
+}
+_SENTENCES = {
+    ActionState.PENDING: "is waiting to run",
+    ActionState.AWAITING_APPROVAL: "is awaiting approval",
+    ActionState.RUNNING: "is running",
+    ActionState.SUCCEEDED: "has already succeeded",
+    ActionState.FAILED: "has failed",
+    ActionState.CANCELLED: "was cancelled",
+}
+
 
 @dataclass(frozen=True)
 class ActionRecord:

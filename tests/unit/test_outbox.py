@@ -199,7 +199,7 @@ def test_approval_is_recorded_with_the_approver_and_only_when_awaited(box: Outbo
     rec = box.approve(action_id, "ana.risk")
     assert rec.state is ActionState.PENDING and rec.approver == "ana.risk"
     assert rec.approved_at == 10_060.0
-    with pytest.raises(ActionError, match="not awaiting approval"):
+    with pytest.raises(ActionError, match="nothing to approve"):
         box.approve(other, "ana.risk")
     with pytest.raises(ActionError, match="approver"):
         box.approve(action_id, " ")
@@ -210,7 +210,7 @@ def test_cancel_finishes_an_action_and_cannot_be_undone(box: Outbox):
     action_id, _ = box.record(decision())
     rec = box.cancel(action_id, "ops", "false alarm")
     assert rec.state is ActionState.CANCELLED and "false alarm" in (rec.error or "")
-    with pytest.raises(ActionError, match="already cancelled"):
+    with pytest.raises(ActionError, match="was cancelled: there is nothing to cancel"):
         box.cancel(action_id, "ops")
 
 
