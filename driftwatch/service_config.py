@@ -28,6 +28,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from driftwatch.errors import ConfigError
 from driftwatch.policy.durations import parse_duration
+from driftwatch.service_pool_config import RayConfig, RaySpec, pool_backend, pool_ray_config
 from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
 
 __all__ = [
@@ -168,12 +169,13 @@ class _ActionsSpec(_Spec):
 
 
 class _PoolSpec(_Spec):
-    backend: Literal["local", "ray"] = "local"
+    backend: Annotated[Literal["local", "ray"], BeforeValidator(pool_backend)] = "local"
     gpus: int | list[str] | Literal["auto"] = "auto"
     reserve_fraction: float = Field(default=0.2, ge=0, le=1)
     offpeak: list[str] = []
     offpeak_tz: str = "UTC"
     offpeak_weekends: bool = True
+    ray: RaySpec = RaySpec()
 
 
 class _MetricsSpec(_Spec):
@@ -244,6 +246,11 @@ class PoolConfig:
     offpeak: tuple[str, ...]
     offpeak_tz: str = "UTC"
     offpeak_weekends: bool = True
+    ray: RayConfig | None = None  # set when backend is ray
+
+    def backend_options(self) -> dict[str, Any]:
+        """Keyword arguments of ``create_backend(backend, ...)``."""
+        return self.ray.backend_options() if self.ray is not None else {}
 
 
 @dataclass(frozen=True)
@@ -327,6 +334,9 @@ def parse_service_config(
         seen.add(m.name or "")
     s = spec.scheduler
     gpus = spec.pool.gpus
+    ray = pool_ray_config(doc, spec.pool.ray, backend=spec.pool.backend, gpus=gpus,
+                          reserve_fraction=spec.pool.reserve_fraction,
+                          given="ray" in spec.pool.model_fields_set, base_dir=base)
     return ServiceConfig(
         file=file,
         base_dir=base,
@@ -365,6 +375,7 @@ def parse_service_config(
             offpeak=tuple(spec.pool.offpeak),
             offpeak_tz=spec.pool.offpeak_tz,
             offpeak_weekends=spec.pool.offpeak_weekends,
+            ray=ray,
         ),
         feature_cap=spec.metrics.feature_cap,
         report_on_done=spec.report.on_done,
