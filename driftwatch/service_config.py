@@ -89,7 +89,7 @@ actions:
   # tracking_uri: http://mlflow:5000   # default: $MLFLOW_TRACKING_URI, else <state_dir>
 
 pool:
-  backend: local                 # local | ray
+  backend: local                 # local | ray  (Kubernetes: `driftwatch pool render`)
   gpus: 10                       # auto (nvidia-smi), a count, or a list of ids; the demo
                                  # uses 10 logical ids (2 reserved), so a machine without
                                  # GPUs still runs its CPU-only retraining job
@@ -97,6 +97,15 @@ pool:
   offpeak: []                    # e.g. ["22:00-06:00"]: deferrable jobs wait for these
   offpeak_tz: UTC
   offpeak_weekends: true
+  # ray:                         # only with backend: ray (README, "Scaling out")
+  #   address: http://ray-head:8265     # the dashboard's Job API, not host:6379
+  #   namespace: risk-prod              # keeps this daemon's Ray jobs apart from others'
+  #   resource: driftwatch_reserved_gpu # what the reserved node advertises instead of GPU
+  #   devices: [0, 1]                   # the reserved node's device ids (default 0, 1, ...)
+  #   runtime_env:                      # sent with every job
+  #     working_dir: jobs               # uploaded by Ray (relative to this file), or a URI
+  #     pip: ["lightgbm==4.3.0"]
+  #     env_vars: {MLFLOW_TRACKING_URI: "http://mlflow:5000"}
 
 metrics:
   feature_cap: 50                # per-feature series per model; the rest are counted as cut

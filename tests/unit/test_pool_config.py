@@ -139,3 +139,19 @@ def test_ray_view_names_what_keeps_the_reservation_from_holding():
     ]
     missing = RayView("http://h:8265", "dw_gpu", None, {}, nodes[:1]).problems()
     assert len(missing) == 1 and "no alive node advertises dw_gpu" in missing[0]
+
+
+def test_the_commented_ray_example_in_driftwatch_yaml_is_valid(tmp_path: Path):
+    from driftwatch.service_config import DEFAULT_CONFIG
+
+    lines = []
+    for line in DEFAULT_CONFIG.splitlines():
+        if line.startswith("  # ray:") or line.startswith("  #   "):
+            line = "  " + line[4:]
+        lines.append(line.replace("backend: local", "backend: ray"))
+    (tmp_path / "jobs").mkdir()
+    f = tmp_path / "driftwatch.yaml"
+    f.write_text("\n".join(lines) + "\n")
+    ray = load_service_config(f).pool.ray
+    assert ray is not None and ray.namespace == "risk-prod" and ray.devices == ("0", "1")
+    assert ray.runtime_env["working_dir"] == str(tmp_path / "jobs")
