@@ -2,8 +2,9 @@
 
 The cluster (``driftwatch.testing.ray_cluster``) is two ``ray start`` processes on loopback:
 a head with 8 logical GPUs anyone may use, and a reserved node whose 2 GPUs Ray knows only
-as ``driftwatch_reserved_gpu``. Jobs record what they saw and wait until the test releases
-them, so the order of events does not depend on timing.
+as ``driftwatch_reserved_gpu``. Two daemons' pools (their Ray backends built from a
+``driftwatch.yaml``) and someone else's jobs and task share it. Jobs record what they saw
+and wait until the test releases them, so the order of events does not depend on timing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pytest
 from driftwatch.cli import main
 from driftwatch.clock import SystemClock
 from driftwatch.gpupool import GpuPool, JobSpec, JobState, create_backend
+from driftwatch.service_config import load_service_config
 from driftwatch.testing.ray_cluster import RayCluster, ray_cluster
 
 if os.environ.get("CI") == "true":
@@ -44,6 +46,22 @@ go, give_up = os.path.join(out, name + ".go"), time.time() + 150
 while not os.path.exists(go) and time.time() < give_up:
     time.sleep(0.05)
 print("job", name, "done")
+"""
+
+#: Someone else's driver: one Ray task that asks for a plain GPU, and says where it ran.
+FOREIGN_TASK = r"""
+import json, os, ray
+ray.init()
+
+@ray.remote(num_gpus=1, num_cpus=0)
+def foreign_gpu_task(out):
+    node = ray.get_runtime_context().get_node_id()
+    with open(os.path.join(out, "task.tmp"), "w") as f:
+        json.dump({"node": node, "cuda": os.environ.get("CUDA_VISIBLE_DEVICES")}, f)
+    os.replace(os.path.join(out, "task.tmp"), os.path.join(out, "task.start"))
+    return node
+
+print("task ran on", ray.get(foreign_gpu_task.remote(os.environ["OUT"])))
 """
 
 
@@ -87,22 +105,35 @@ def test_ray_keeps_the_reserved_gpus_for_retraining(
     def node_of(sid: str) -> str:
         return str(until(lambda: ray_job(sid).driver_node_id))
 
-    def foreign(name: str, gpus: int) -> str:
+    def foreign(name: str, script: str, gpus: int = 0) -> str:
         """Someone else's job on the cluster: it asks Ray for plain GPUs."""
         return str(client.submit_job(
-            entrypoint=shlex.join([sys.executable, "-c", JOB]),
+            entrypoint=shlex.join([sys.executable, "-c", script]),
             submission_id=f"foreign-{name}-{uuid.uuid4().hex[:6]}",
             runtime_env={"env_vars": {"OUT": str(out), "NAME": name}},
             entrypoint_num_gpus=gpus))
 
+    def task_state() -> str | None:
+        from ray.util.state import list_tasks
+
+        tasks = list_tasks(address=cluster.address,
+                           filters=[("name", "=", "foreign_gpu_task")])
+        return str(tasks[-1].state) if tasks else None
+
     def pool(name: str) -> GpuPool:
-        backend = create_backend("ray", address=cluster.address, resource=cluster.resource,
-                                 namespace=name)
+        """A daemon's pool, its Ray backend built from a driftwatch.yaml as the daemon does."""
+        (tmp_path / f"{name}.yaml").write_text(
+            "models: [{connector: c.yaml, policy: p.yaml}]\n"
+            f"pool:\n  backend: ray\n  gpus: 10\n  ray:\n    address: {cluster.address}\n"
+            f"    namespace: {name}\n    resource: {cluster.resource}\n"
+            f"    runtime_env: {{env_vars: {{OUT: '{out}'}}}}\n")
+        cfg = load_service_config(tmp_path / f"{name}.yaml").pool
+        backend = create_backend(cfg.backend, **cfg.backend_options())
         return GpuPool(tmp_path / f"state-{name}" / "pool", clock=SystemClock(),
-                       backend=backend, gpus=10)
+                       backend=backend, gpus=cfg.gpus, reserve_fraction=cfg.reserve_fraction)
 
     def spec(name: str) -> JobSpec:
-        env = {"OUT": str(out), "NAME": name}
+        env = {"NAME": name}  # OUT comes from the configured runtime_env
         return JobSpec(name, [sys.executable, "-c", JOB], env=env, time_limit_s=300)
 
     def drive(*pools: GpuPool) -> Callable[[], None]:
@@ -118,12 +149,13 @@ def test_ray_keeps_the_reserved_gpus_for_retraining(
     pool_a, pool_b = pool("a"), pool("b")
     foreign_ids: list[str] = []
     try:
-        # Someone takes every plain GPU (the head's 8); their next GPU job has nowhere to go,
+        # Someone takes every plain GPU (the head's 8); their next GPU task has nowhere to go,
         # though the reserved node's 2 GPUs are idle: to Ray that node has no GPU.
-        foreign_ids.append(f_all := foreign("f_all", cluster.head_gpus))
+        foreign_ids.append(f_all := foreign("f_all", JOB, gpus=cluster.head_gpus))
         until(lambda: seen("f_all"))
         assert node_of(f_all) == cluster.head_node_id
-        foreign_ids.append(f_one := foreign("f_one", 1))
+        foreign_ids.append(foreign("f_task", FOREIGN_TASK))
+        assert until(task_state) == "PENDING_NODE_ASSIGNMENT"
 
         # driftwatch's retraining jobs land where the reserved resource is.
         a1, a2 = pool_a.submit(spec("a1")), pool_a.submit(spec("a2"))
@@ -132,7 +164,7 @@ def test_ray_keeps_the_reserved_gpus_for_retraining(
         assert {node_of(sid_of(pool_a, j)) for j in (a1, a2)} == {cluster.reserved_node_id}
         assert sorted(seen(n)["cuda"] for n in ("a1", "a2")) == ["0", "1"]  # type: ignore[index]
         assert seen("a1")["namespace"] == "a"  # type: ignore[index]
-        assert ray_job(f_one).status.value == "PENDING" and not seen("f_one")
+        assert task_state() == "PENDING_NODE_ASSIGNMENT" and not seen("task")
 
         # Another daemon's count says it has 2 free GPUs; Ray makes its job wait.
         b1 = pool_b.submit(spec("b1"))
@@ -170,14 +202,13 @@ def test_ray_keeps_the_reserved_gpus_for_retraining(
         until(lambda: pool_a.get(a1).state.is_final, tick=drive(pool_a, pool_b))
         until(lambda: seen("b1"), tick=drive(pool_a, pool_b))
         assert node_of(sid_of(pool_b, b1)) == cluster.reserved_node_id
-        assert ray_job(f_one).status.value == "PENDING" and not seen("f_one")
+        assert task_state() == "PENDING_NODE_ASSIGNMENT" and not seen("task")
 
-        # The foreign GPU job runs once a plain GPU is free: on the head, never the reserved node.
+        # The foreign GPU task runs once a plain GPU is free: on the head, never the reserved one.
         release("f_all")
-        until(lambda: seen("f_one"))
-        assert node_of(f_one) == cluster.head_node_id
+        assert until(lambda: seen("task"))["node"] == cluster.head_node_id
 
-        for name in ("a2", "b1", "f_one"):
+        for name in ("a2", "b1"):
             release(name)
         until(lambda: pool_a.get(a2).state.is_final and pool_b.get(b1).state.is_final,
               tick=drive(pool_a, pool_b))
@@ -186,7 +217,7 @@ def test_ray_keeps_the_reserved_gpus_for_retraining(
             assert (record.state, record.exit_code) == (JobState.SUCCEEDED, 0)
             assert "done" in Path(record.log_path or "").read_text()
     finally:
-        for name in ("a1", "a2", "b1", "f_all", "f_one"):
+        for name in ("a1", "a2", "b1", "f_all"):
             release(name)
         for sid in foreign_ids:
             client.stop_job(sid)
