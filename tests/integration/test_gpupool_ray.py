@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import socket
 import sys
 import time
 import uuid
@@ -228,3 +229,19 @@ def test_ray_keeps_the_reserved_gpus_for_retraining(
               tick=drive(pool_a, pool_b), timeout=60)
         pool_a.close()
         pool_b.close()
+
+
+def test_pool_status_says_when_ray_cannot_be_reached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "svc.yaml").write_text(
+        "models: [{connector: c.yaml, policy: p.yaml}]\n"
+        f"pool:\n  backend: ray\n  gpus: 10\n  ray: {{address: 'http://127.0.0.1:{port}'}}\n")
+    assert main(["pool", "status", "--config", "svc.yaml"]) == 1
+    captured = capsys.readouterr()
+    assert "2 reserved" in captured.out  # driftwatch's own part still prints
+    assert captured.err.startswith(f"error: Ray dashboard at http://127.0.0.1:{port}/")
