@@ -205,9 +205,9 @@ def run_pool_render(args: argparse.Namespace) -> int:
     if args.policy:
         if not args.image:
             raise PoolConfigError("--policy needs --image: the container that runs the job")
-        docs.append(render_job(_policy_job(args.policy), job_id=_policy_job_id(args.policy),
-                               image=args.image, namespace=args.namespace,
-                               checkpoint_claim=args.checkpoint_claim))
+        spec = _policy_job(args.policy)
+        docs.append(render_job(spec, job_id=spec.name, image=args.image,
+                               namespace=args.namespace, checkpoint_claim=args.checkpoint_claim))
     check_manifests(docs)
     text = to_yaml(docs)
     if args.out:
@@ -218,25 +218,28 @@ def run_pool_render(args: argparse.Namespace) -> int:
     return 0
 
 
-def _retrain_action(path: str) -> tuple[str, Any]:
+def _policy_job(path: str) -> Any:
+    """The :class:`~driftwatch.gpupool.JobSpec` of the policy's retrain action."""
+    from driftwatch.gpupool import JobSpec
     from driftwatch.policy.loader import load_policy
 
     policy = load_policy(path)
     for tier in ("severe", "moderate", "mild"):
-        action = getattr(policy.actions, tier, None)
-        if getattr(action, "type", None) == "retrain":
-            return policy.model.name, action
+        a = getattr(policy.actions, tier, None)
+        if getattr(a, "type", None) == "retrain":
+            name = _job_name(f"retrain-{policy.model.name}")
+            return JobSpec(name=name, argv=list(a.argv), gpus=max(1, a.gpus),
+                           time_limit_s=float(a.time_limit), retries=a.retries,
+                           severity=tier, deferrable=a.deferrable, preemptible=a.preemptible)
     raise PoolConfigError(f"{path}: the policy has no retrain action to render as a Job")
 
 
-def _policy_job_id(path: str) -> str:
-    return f"retrain-{_retrain_action(path)[0]}"
+def _job_name(text: str) -> str:
+    """A job name both the pool and Kubernetes accept.
 
+    >>> _job_name("retrain-Credit Risk_v2")
+    'retrain-credit-risk-v2'
+    """
+    from driftwatch.gpupool.kubernetes import k8s_name
 
-def _policy_job(path: str) -> Any:
-    from driftwatch.gpupool import JobSpec
-
-    model, a = _retrain_action(path)
-    return JobSpec(name=f"retrain-{model}"[:63], argv=list(a.argv), gpus=max(1, a.gpus),
-                   time_limit_s=float(a.time_limit), retries=a.retries, severity="severe",
-                   deferrable=a.deferrable, preemptible=a.preemptible)
+    return k8s_name(text)[:50].rstrip("-") or "retrain"
