@@ -137,12 +137,13 @@ def run_pool_status(args: argparse.Namespace) -> int:
     if args.json:
         doc = status.to_dict()
         if pool is not None and pool.ray is not None:
-            doc["ray"] = view.to_dict() if view is not None else {"error": unreachable}
+            doc["ray"] = (view.to_dict(status.reserved) if view is not None
+                          else {"error": unreachable})
         print(json.dumps(doc, indent=2, sort_keys=True, default=str))
         return 1 if unreachable else 0
     _print_pool(status)
     if view is not None:
-        _print_ray(view)
+        _print_ray(view, status.reserved)
     if unreachable:
         print(f"error: {unreachable}", file=sys.stderr)
         return 1
@@ -168,8 +169,8 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def _print_ray(view: Any) -> None:
-    doc = view.to_dict()
+def _print_ray(view: Any, reserved: int) -> None:
+    doc = view.to_dict(reserved)
     res = doc["reserved"]
     print(f"Ray at {view.address}" + (f" (namespace {view.namespace})" if view.namespace else ""))
     if view.resource:

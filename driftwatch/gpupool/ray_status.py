@@ -120,11 +120,19 @@ class RayView:
             if n.get("state") == "ALIVE" and (n.get("resources_total") or {}).get(self.resource)
         )
 
-    def problems(self) -> list[str]:
-        """What keeps Ray from enforcing the reservation, in words; empty when nothing."""
+    def problems(self, reserved: int | None = None) -> list[str]:
+        """What keeps Ray from enforcing the reservation, in words; empty when nothing.
+        ``reserved`` is the pool's own count, compared with what Ray advertises."""
         if self.resource is None:
             return ["no reserved resource configured: jobs ask Ray for GPU, nothing is reserved"]
         out = []
+        if reserved is not None and self.reserved_nodes and reserved != self.reserved_total:
+            out.append(
+                f"the pool reserves {reserved} GPUs, Ray advertises {self.reserved_total:g} "
+                f"{self.resource}: "
+                + ("jobs beyond that wait inside Ray" if reserved > self.reserved_total
+                   else "the rest stays idle")
+            )
         if not self.reserved_nodes:
             out.append(
                 f"no alive node advertises {self.resource}: retraining jobs cannot be placed "
@@ -140,7 +148,7 @@ class RayView:
                 )
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, reserved: int | None = None) -> dict[str, Any]:
         return {
             "address": self.address,
             "resource": self.resource,
@@ -170,5 +178,5 @@ class RayView:
                 for j in self.jobs
             ],
             "other_jobs": self.other_jobs,
-            "problems": self.problems(),
+            "problems": self.problems(reserved),
         }

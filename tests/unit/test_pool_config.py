@@ -137,6 +137,16 @@ def test_ray_view_names_what_keeps_the_reservation_from_holding():
         "node b advertises both GPU and driftwatch_reserved_gpu: other users' GPU tasks can "
         "take GPUs meant for retraining"
     ]
+    usage = {"driftwatch_reserved_gpu": (0.0, 2.0)}
+    fewer = RayView("http://h:8265", "driftwatch_reserved_gpu", None, usage, nodes[1:])
+    assert fewer.problems(reserved=2) == [
+        "node b advertises both GPU and driftwatch_reserved_gpu: other users' GPU tasks can "
+        "take GPUs meant for retraining"
+    ]
+    assert fewer.problems(reserved=4)[0] == (
+        "the pool reserves 4 GPUs, Ray advertises 2 driftwatch_reserved_gpu: jobs beyond that "
+        "wait inside Ray"
+    )
     missing = RayView("http://h:8265", "dw_gpu", None, {}, nodes[:1]).problems()
     assert len(missing) == 1 and "no alive node advertises dw_gpu" in missing[0]
 
