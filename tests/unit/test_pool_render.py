@@ -28,7 +28,13 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
 def problems(doc: Any) -> list[str]:
-    return [e.message for e in VALIDATOR.iter_errors(doc)]
+    out = [e.message for e in VALIDATOR.iter_errors(doc)]
+    if doc.get("kind") == "ClusterQueue":  # Kueue's CEL rule, beyond JSON Schema
+        for group in doc["spec"]["resourceGroups"]:
+            for flavor in group["flavors"]:
+                if [r["name"] for r in flavor["resources"]] != group["coveredResources"]:
+                    out.append(f"flavor {flavor['name']} must list {group['coveredResources']}")
+    return out
 
 
 def test_rendered_manifests_match_the_kubernetes_and_kueue_schemas(tmp_path: Path, capsys):
