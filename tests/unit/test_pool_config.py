@@ -165,3 +165,32 @@ def test_the_commented_ray_example_in_driftwatch_yaml_is_valid(tmp_path: Path):
     ray = load_service_config(f).pool.ray
     assert ray is not None and ray.namespace == "risk-prod" and ray.devices == ("0", "1")
     assert ray.runtime_env["working_dir"] == str(tmp_path / "jobs")
+
+
+def test_the_daemons_pool_talks_to_the_configured_ray(tmp_path: Path):
+    """ServiceActions builds its pool's backend from pool.ray: a job waits, queued, for the
+    Ray named in the file (nobody listens there), not for a local default."""
+    import socket
+
+    from prometheus_client import CollectorRegistry
+
+    from driftwatch.metrics import Metrics
+    from driftwatch.service_actions import ServiceActions
+
+    pytest.importorskip("ray")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    f = tmp_path / "svc.yaml"
+    f.write_text(MINIMAL + f"pool:\n  backend: ray\n  gpus: 10\n  ray:\n"
+                 f"    address: http://127.0.0.1:{port}\n    namespace: risk\n")
+    actions = ServiceActions(load_service_config(f), clock=ManualClock(0.0),
+                             metrics=Metrics(CollectorRegistry()))
+    try:
+        job = actions.pool.submit(JobSpec("retrain", ["python", "train.py"]))
+        assert actions.pool.dispatch() == []
+        record = actions.pool.get(job)
+        assert record.state.value == "queued" and record.attempts == 0
+        assert f"waiting for the backend: Ray at http://127.0.0.1:{port}" in (record.message or "")
+    finally:
+        actions.close()
