@@ -101,6 +101,7 @@ pool:
   #   address: http://ray-head:8265     # the dashboard's Job API, not host:6379
   #   namespace: risk-prod              # keeps this daemon's Ray jobs apart from others'
   #   resource: driftwatch_reserved_gpu # what the reserved node advertises instead of GPU
+  #                                     # (null: jobs ask for GPU, nothing reserved in Ray)
   #   devices: [0, 1]                   # the reserved node's device ids (default 0, 1, ...)
   #   runtime_env:                      # sent with every job
   #     working_dir: jobs               # uploaded by Ray (relative to this file), or a URI

@@ -114,11 +114,11 @@ class RayBackend(Backend):
     """Submits attempts to the Ray cluster whose dashboard (job server) is at ``address``.
 
     ``resource`` is the custom resource that holds the reserved share (``None``: ask Ray
-    for ``num_gpus``, nothing reserved in Ray); ``devices`` the reserved node's device ids
-    (see the module docstring). ``client`` replaces the ``JobSubmissionClient`` (for a
-    client with custom headers or TLS settings). ``entrypoint_num_cpus`` reserves CPUs for
-    the entrypoint as well. The client connects on first use; while Ray cannot be
-    reached, jobs stay queued.
+    for ``num_gpus``, nothing reserved in Ray, for a cluster that is all yours);
+    ``devices`` the reserved node's device ids (see the module docstring). ``client``
+    replaces the ``JobSubmissionClient`` (for a client with custom headers or TLS
+    settings). ``entrypoint_num_cpus`` reserves CPUs for the entrypoint as well. The
+    client connects on first use; while Ray cannot be reached, jobs stay queued.
     """
 
     name = "ray"
@@ -127,7 +127,7 @@ class RayBackend(Backend):
         self,
         address: str = DEFAULT_ADDRESS,
         *,
-        resource: str | None = None,
+        resource: str | None = POOL_RESOURCE,
         namespace: str | None = None,
         runtime_env: Mapping[str, Any] | None = None,
         devices: Sequence[str] | None = None,

@@ -101,8 +101,8 @@ def _started(tmp_path: Path, backend: RayBackend, gpus: int = 1) -> dict[str, An
 
 def test_jobs_ask_ray_for_the_reserved_resource_and_get_their_devices(tmp_path: Path):
     client = RecordingClient()
-    backend = RayBackend(
-        "http://h:8265", resource="driftwatch_reserved_gpu", namespace="risk",
+    backend = RayBackend(  # the default resource: driftwatch_reserved_gpu
+        "http://h:8265", namespace="risk",
         devices=["6", "7"], runtime_env={"pip": ["x"], "env_vars": {"A": "config", "B": "b"}},
         client=client,
     )
@@ -119,7 +119,7 @@ def test_jobs_ask_ray_for_the_reserved_resource_and_get_their_devices(tmp_path: 
 
 def test_without_a_resource_jobs_ask_ray_for_gpus_and_ray_picks_them(tmp_path: Path):
     client = RecordingClient()
-    (first,) = _started(tmp_path, RayBackend(client=client), gpus=2)[:1]
+    (first,) = _started(tmp_path, RayBackend(resource=None, client=client), gpus=2)[:1]
     assert first["entrypoint_num_gpus"] == 1 and "entrypoint_resources" not in first
     assert "CUDA_VISIBLE_DEVICES" not in first["runtime_env"]["env_vars"]
     assert first["submission_id"] == "driftwatch-000001-first-a1"
