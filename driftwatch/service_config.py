@@ -106,7 +106,7 @@ pool:
   #   runtime_env:                      # sent with every job
   #     working_dir: jobs               # uploaded by Ray (relative to this file), or a URI
   #     pip: ["lightgbm==4.3.0"]
-  #     env_vars: {MLFLOW_TRACKING_URI: "http://mlflow:5000"}
+  #     env_vars: {OMP_NUM_THREADS: "8"}  # the job's own variables win
 
 metrics:
   feature_cap: 50                # per-feature series per model; the rest are counted as cut

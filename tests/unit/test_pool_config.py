@@ -27,7 +27,7 @@ def test_ray_settings_reach_the_backend_with_paths_from_the_config_folder(tmp_pa
         "    address: https://ray-head.internal:8265\n    namespace: risk-prod\n"
         "    resource: dw_gpu\n    devices: [6, 7]\n    entrypoint_num_cpus: 2\n"
         "    runtime_env:\n      working_dir: jobs\n      pip: [lightgbm==4.3.0]\n"
-        "      env_vars: {MLFLOW_TRACKING_URI: 'http://mlflow:5000'}\n"
+        "      env_vars: {OMP_NUM_THREADS: '8'}\n"
     )
     options = load_service_config(f).pool.backend_options()
     assert options == {
@@ -39,7 +39,7 @@ def test_ray_settings_reach_the_backend_with_paths_from_the_config_folder(tmp_pa
         "runtime_env": {
             "working_dir": str(tmp_path / "jobs"),
             "pip": ["lightgbm==4.3.0"],
-            "env_vars": {"MLFLOW_TRACKING_URI": "http://mlflow:5000"},
+            "env_vars": {"OMP_NUM_THREADS": "8"},
         },
     }
 
