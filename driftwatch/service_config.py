@@ -28,7 +28,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from driftwatch.errors import ConfigError
 from driftwatch.policy.durations import parse_duration
-from driftwatch.service_pool_config import RayConfig, RaySpec, pool_backend, pool_ray_config
+from driftwatch.service_pool_config import PoolConfig, PoolSpec, pool_config
 from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
 
 __all__ = [
@@ -178,16 +178,6 @@ class _ActionsSpec(_Spec):
     tracking_uri: str | None = None
 
 
-class _PoolSpec(_Spec):
-    backend: Annotated[Literal["local", "ray"], BeforeValidator(pool_backend)] = "local"
-    gpus: int | list[str] | Literal["auto"] = "auto"
-    reserve_fraction: float = Field(default=0.2, ge=0, le=1)
-    offpeak: list[str] = []
-    offpeak_tz: str = "UTC"
-    offpeak_weekends: bool = True
-    ray: RaySpec = RaySpec()
-
-
 class _MetricsSpec(_Spec):
     feature_cap: int = Field(default=50, ge=1, le=1000)
 
@@ -206,7 +196,7 @@ class _ServiceSpec(_Spec):
     staleness: _StalenessSpec = _StalenessSpec()
     scheduler: _SchedulerSpec = _SchedulerSpec()
     actions: _ActionsSpec = _ActionsSpec()
-    pool: _PoolSpec = _PoolSpec()
+    pool: PoolSpec = PoolSpec()
     metrics: _MetricsSpec = _MetricsSpec()
     report: _ReportSpec = _ReportSpec()
 
@@ -246,21 +236,6 @@ class SchedulerConfig:
     reference_refresh_s: float
     offpeak_dispatch_s: float
     staleness_check_s: float
-
-
-@dataclass(frozen=True)
-class PoolConfig:
-    backend: str
-    gpus: int | tuple[str, ...] | None  # None: detect
-    reserve_fraction: float
-    offpeak: tuple[str, ...]
-    offpeak_tz: str = "UTC"
-    offpeak_weekends: bool = True
-    ray: RayConfig | None = None  # set when backend is ray
-
-    def backend_options(self) -> dict[str, Any]:
-        """Keyword arguments of ``create_backend(backend, ...)``."""
-        return self.ray.backend_options() if self.ray is not None else {}
 
 
 @dataclass(frozen=True)
@@ -343,10 +318,6 @@ def parse_service_config(
             raise doc.error(("models", i, "name"), f"model name {m.name!r} given twice")
         seen.add(m.name or "")
     s = spec.scheduler
-    gpus = spec.pool.gpus
-    ray = pool_ray_config(doc, spec.pool.ray, backend=spec.pool.backend, gpus=gpus,
-                          reserve_fraction=spec.pool.reserve_fraction,
-                          given="ray" in spec.pool.model_fields_set, base_dir=base)
     return ServiceConfig(
         file=file,
         base_dir=base,
@@ -378,15 +349,7 @@ def parse_service_config(
         ),
         execute_actions=spec.actions.execute,
         tracking_uri=spec.actions.tracking_uri,
-        pool=PoolConfig(
-            backend=spec.pool.backend,
-            gpus=None if gpus == "auto" else (tuple(gpus) if isinstance(gpus, list) else gpus),
-            reserve_fraction=spec.pool.reserve_fraction,
-            offpeak=tuple(spec.pool.offpeak),
-            offpeak_tz=spec.pool.offpeak_tz,
-            offpeak_weekends=spec.pool.offpeak_weekends,
-            ray=ray,
-        ),
+        pool=pool_config(doc, spec.pool, base_dir=base),
         feature_cap=spec.metrics.feature_cap,
         report_on_done=spec.report.on_done,
     )

@@ -1,4 +1,4 @@
-"""The pool's backend in ``driftwatch.yaml``, and its ``pool.ray`` section: where the Ray
+"""The ``pool`` section of ``driftwatch.yaml`` and its ``pool.ray`` part: where the Ray
 cluster is and how jobs ask it for the reserved share (see :mod:`driftwatch.gpupool.ray`
 for the topology). Kubernetes is not a backend: ``driftwatch pool render`` writes manifests.
 
@@ -22,19 +22,22 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from driftwatch.gpupool.base import RESERVED_ENV
 from driftwatch.gpupool.capacity import reserved_gpu_count
 from driftwatch.yamlio import LocatedDoc
 
 __all__ = [
+    "PoolConfig",
+    "PoolSpec",
     "RayConfig",
     "RaySpec",
     "RuntimeEnvSpec",
     "pool_backend",
+    "pool_config",
     "pool_ray_config",
     "ray_config",
 ]
@@ -168,6 +171,48 @@ def ray_config(spec: RaySpec, *, base_dir: Path) -> RayConfig:
         devices=tuple(str(d).strip() for d in spec.devices) if spec.devices else None,
         entrypoint_num_cpus=spec.entrypoint_num_cpus,
         runtime_env=env,
+    )
+
+
+class PoolSpec(_Spec):
+    backend: Annotated[Literal["local", "ray"], BeforeValidator(pool_backend)] = "local"
+    gpus: int | list[str] | Literal["auto"] = "auto"
+    reserve_fraction: float = Field(default=0.2, ge=0, le=1)
+    offpeak: list[str] = []
+    offpeak_tz: str = "UTC"
+    offpeak_weekends: bool = True
+    ray: RaySpec = RaySpec()
+
+
+@dataclass(frozen=True)
+class PoolConfig:
+    backend: str
+    gpus: int | tuple[str, ...] | None  # None: detect
+    reserve_fraction: float
+    offpeak: tuple[str, ...]
+    offpeak_tz: str = "UTC"
+    offpeak_weekends: bool = True
+    ray: RayConfig | None = None  # set when backend is ray
+
+    def backend_options(self) -> dict[str, Any]:
+        """Keyword arguments of ``create_backend(backend, ...)``."""
+        return self.ray.backend_options() if self.ray is not None else {}
+
+
+def pool_config(doc: LocatedDoc, spec: PoolSpec, *, base_dir: Path) -> PoolConfig:
+    """The validated ``pool`` section (paths in ``pool.ray`` taken from ``base_dir``)."""
+    gpus = spec.gpus
+    ray = pool_ray_config(doc, spec.ray, backend=spec.backend, gpus=gpus,
+                          reserve_fraction=spec.reserve_fraction,
+                          given="ray" in spec.model_fields_set, base_dir=base_dir)
+    return PoolConfig(
+        backend=spec.backend,
+        gpus=None if gpus == "auto" else (tuple(gpus) if isinstance(gpus, list) else gpus),
+        reserve_fraction=spec.reserve_fraction,
+        offpeak=tuple(spec.offpeak),
+        offpeak_tz=spec.offpeak_tz,
+        offpeak_weekends=spec.offpeak_weekends,
+        ray=ray,
     )
 
 
