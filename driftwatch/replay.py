@@ -22,7 +22,8 @@ import orjson
 
 from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
-from driftwatch.connectors.file import FileSource
+from driftwatch.connectors.file import FileSource, bind_inputs
+from driftwatch.connectors.probe import probe_inputs
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
@@ -173,18 +174,31 @@ def replay(
     state_dir: str | Path | None = None,
     on_window: Callable[[WindowResult], None] | None = None,
     keep_results: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> ReplayResult:
-    """Run a recording through the pipeline and write the timeline and summary."""
+    """Run a recording through the pipeline and write the timeline and summary.
+
+    Before reading, the first records of each stream are probed
+    (:func:`~driftwatch.connectors.probe.probe_inputs`): ``features: infer`` takes the
+    nested path where a feature sits, and each mapped field absent from most of them is
+    passed to ``warn`` (default: a ``warning:`` line on stderr) and, for features, becomes
+    the ``field_absent`` data-quality signal of every window.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     conn = connector if isinstance(connector, Connector) else load_connector(connector)
     pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
     monitor = build_monitor(pol, reference=reference)
+    bound = bind_inputs(conn, [Path(p) for p in inputs])
+    # the first records: where `features: infer` finds each feature, which paths match nothing
+    probe = probe_inputs(conn, monitor.profile.schema, bound)
+    conn = probe.connector
     schema = conn.schema_for(monitor.profile.schema)
+    for text in probe.warnings():
+        (warn or _stderr)(text)
+    monitor.absent_fields = probe.absent_features()
     dl = DeadLetterWriter(out / "dead_letter.jsonl")
-    source = FileSource.from_paths(
-        conn, schema, [Path(p) for p in inputs], batch_size=batch_size, dead_letter=dl
-    )
+    source = FileSource(conn, schema, batch_size=batch_size, dead_letter=dl, inputs=bound)
     result = ReplayResult(out_dir=out)
     actions = None
     if execute:
@@ -243,6 +257,10 @@ def replay(
 
         write_report(out, reference=monitor.profile)
     return result
+
+
+def _stderr(text: str) -> None:
+    print(f"warning: {text}", file=sys.stderr)
 
 
 def nothing_read_error(
