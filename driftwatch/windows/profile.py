@@ -124,7 +124,7 @@ def frame_batch(
     num = _numbers(df, schema.numeric)
     cat = (
         np.stack(
-            [schema.encode_categorical(j, df[c].to_numpy())
+            [schema.encode_categorical(j, df[c].to_numpy() if c in df.columns else [None] * n)
              for j, c in enumerate(schema.categorical)],
             axis=1,
         )
