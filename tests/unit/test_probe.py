@@ -86,7 +86,7 @@ actions: {mild: alert}
 """
 
 
-def _run(tmp: Path, features: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+def _write(tmp: Path, features: str) -> None:
     rng = np.random.default_rng(0)
     pd.DataFrame({"income": rng.lognormal(10, 1, 500), "purpose": rng.choice(["car", "home"], 500),
                   "score": rng.uniform(size=500)}).to_csv(tmp / "ref.csv", index=False)
@@ -97,6 +97,10 @@ def _run(tmp: Path, features: str, capsys: pytest.CaptureFixture[str]) -> tuple[
             fh.write(orjson.dumps({"id": f"a{i}", "ts": 1.7e9 + i, "score": 0.5,
                                    "applicant": {"income": float(rng.lognormal(10, 1))},
                                    "loan": {"purpose": ["car", "home"][i % 2]}}) + b"\n")
+
+
+def _run(tmp: Path, features: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    _write(tmp, features)
     rc = main(["replay", "--connector", str(tmp / "conn.yaml"), "--policy", str(tmp / "pol.yaml"),
                "--input", f"predictions={tmp / 'pred.jsonl'}", "--out", str(tmp / "out"),
                "--quiet", "--no-report"])
@@ -129,3 +133,26 @@ def test_a_mistyped_path_warns_at_start_and_raises_field_absent(
         assert (s["feature"], s["value"], s["details"]["path"]) == ("income", 1.0,
                                                                     "applicant.incme")
         assert any(r["signal"] == "field_absent" for r in rec["decision"]["reasons"])
+
+
+def test_the_daemon_probes_its_file_source_too(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from driftwatch.clock import ManualClock
+    from driftwatch.connectors.config import load_connector
+    from driftwatch.replay import build_monitor
+    from driftwatch.service_config import ModelConfig
+    from driftwatch.service_model import open_source
+
+    features = "{income: applicant.incme, purpose: loan.purpose}"
+    _write(tmp_path, features)
+    (tmp_path / "conn.yaml").write_text(CONNECTOR.replace("FEATURES", features).replace(
+        '"*.jsonl"', f'"{tmp_path}/pred.jsonl"'))
+    monitor = build_monitor(None, reference=tmp_path / "ref.csv")
+    cfg = ModelConfig(None, tmp_path / "conn.yaml", tmp_path / "pol.yaml", None, 0.0, None)
+    with caplog.at_level("WARNING"):
+        source, _ = open_source(load_connector(tmp_path / "conn.yaml"), monitor, cfg,
+                                tmp_path / "state", ManualClock())
+    assert monitor.absent_fields == {"income": (400, 400, "applicant.incme")}
+    assert "'income' (applicant.incme) is absent from 100% of the first 400" in caplog.text
+    source.close()
