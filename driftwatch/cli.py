@@ -94,6 +94,7 @@ _COMMAND_MODULES = (
     "driftwatch.policy.commands",
     "driftwatch.report.commands",
     "driftwatch.actions.commands",
+    "driftwatch.pool_commands",
     "driftwatch.connectors.commands",
     "driftwatch.service_commands",
     "driftwatch.completion",

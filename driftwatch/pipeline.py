@@ -101,6 +101,8 @@ class ModelMonitor:
         self.n_events = 0
         self.n_outcomes = 0
         self.bad_by_reason: dict[str, int] = {}
+        #: feature -> (absent, sampled, path) from a probe of the first records, if any
+        self.absent_fields: dict[str, tuple[int, int, str]] = {}
         self.running_retrains = 0
 
     # -- processing --------------------------------------------------------------------
@@ -224,6 +226,8 @@ class ModelMonitor:
             end_time=cw.end_time,
             config=self.detectors,
             calibrator=self.calibrator,
+            bad_records={"rejected": cw.sketch.n_bad},
+            absent_fields=self.absent_fields or None,
         )
         decision = None
         if self.policy is not None:

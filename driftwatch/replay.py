@@ -10,6 +10,7 @@ Outputs in ``out_dir``: ``timeline.jsonl`` (one line per window), ``summary.json
 
 from __future__ import annotations
 
+import gzip
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -21,9 +22,10 @@ import orjson
 
 from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
-from driftwatch.connectors.file import FileSource
+from driftwatch.connectors.file import FileSource, bind_inputs
+from driftwatch.connectors.probe import probe_inputs
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.errors import ConfigError
+from driftwatch.errors import ConfigError, SourceError
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
 from driftwatch.policy.loader import load_policy
@@ -38,6 +40,7 @@ __all__ = [
     "build_monitor",
     "clear_previous_run",
     "monitor_for",
+    "nothing_read_error",
     "replay",
     "summarise",
 ]
@@ -179,12 +182,19 @@ def replay(
     state_dir: str | Path | None = None,
     on_window: Callable[[WindowResult], None] | None = None,
     keep_results: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> ReplayResult:
     """Run a recording through the pipeline and write the timeline and summary.
 
     A previous run's files in ``out_dir`` are replaced whole (see :data:`RUN_FILES`), and
     so is its default ``state`` folder when ``execute`` runs without ``state_dir``: a
     rerun never appends to an old dead-letter file or finds old actions done.
+
+    Before reading, the first records of each stream are probed
+    (:func:`~driftwatch.connectors.probe.probe_inputs`): ``features: infer`` takes the
+    nested path where a feature sits, and each mapped field absent from most of them is
+    passed to ``warn`` (default: a ``warning:`` line on stderr) and, for features, becomes
+    the ``field_absent`` data-quality signal of every window.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -192,11 +202,16 @@ def replay(
     conn = connector if isinstance(connector, Connector) else load_connector(connector)
     pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
     monitor = build_monitor(pol, reference=reference)
+    bound = bind_inputs(conn, [Path(p) for p in inputs])
+    # the first records: where `features: infer` finds each feature, which paths match nothing
+    probe = probe_inputs(conn, monitor.profile.schema, bound)
+    conn = probe.connector
     schema = conn.schema_for(monitor.profile.schema)
+    for text in probe.warnings():
+        (warn or _stderr)(text)
+    monitor.absent_fields = probe.absent_features()
     dl = DeadLetterWriter(out / "dead_letter.jsonl")
-    source = FileSource.from_paths(
-        conn, schema, [Path(p) for p in inputs], batch_size=batch_size, dead_letter=dl
-    )
+    source = FileSource(conn, schema, batch_size=batch_size, dead_letter=dl, inputs=bound)
     result = ReplayResult(out_dir=out)
     actions = None
     if execute:
@@ -247,6 +262,9 @@ def replay(
     (out / "summary.json").write_bytes(
         orjson.dumps(result.summary, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
     )
+    if monitor.n_events == 0:  # nothing to measure: say why instead of an empty report
+        raise nothing_read_error(inputs, monitor.bad_by_reason, monitor.n_outcomes,
+                                 out / "dead_letter.jsonl")
     monitor.profile.save(out / "reference.json.gz")
     if report:
         from driftwatch.report import write_report
@@ -268,6 +286,55 @@ def clear_previous_run(out: Path, *, state: bool = False) -> None:
         (out / name).unlink(missing_ok=True)
     if state and (out / "state").is_dir():
         shutil.rmtree(out / "state")
+
+
+def _stderr(text: str) -> None:
+    print(f"warning: {text}", file=sys.stderr)
+
+
+def nothing_read_error(
+    inputs: Sequence[str | Path],
+    bad_by_reason: dict[str, int],
+    n_outcomes: int,
+    dead_letter: Path,
+) -> SourceError:
+    """The one-line error of a replay that read no prediction: files empty, every record
+    rejected (with the top reasons and the first detail), or outcomes only."""
+    names = ", ".join(str(p).split("=", 1)[-1] for p in inputs) or "no input"
+    bad = sum(bad_by_reason.values())
+    if bad:
+        top = sorted(bad_by_reason.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        first = ""
+        try:
+            with dead_letter.open("rb") as fh:
+                d = orjson.loads(fh.readline())
+            first = f"; first: {d.get('source')}:{d.get('position')}: {d.get('detail')}"
+        except (OSError, orjson.JSONDecodeError):
+            pass
+        hint = ""
+        if top[0][0] == "invalid_json" and any(_looks_like_csv(p) for p in inputs):
+            hint = " (the file looks like CSV: name it .csv or set format: csv in the connector)"
+        return SourceError(
+            f"every record was rejected ({bad} bad records: "
+            + ", ".join(f"{r} {n}" for r, n in top) + f"){first}{hint}; "
+            f"all of them are in {dead_letter}")
+    if n_outcomes:
+        return SourceError(f"no predictions in {names}: only {n_outcomes} outcomes were read; "
+                           "check the predictions stream's paths in the connector")
+    return SourceError(f"no records in {names}: the input is empty")
+
+
+def _looks_like_csv(path: str | Path) -> bool:
+    p = Path(str(path).split("=", 1)[-1])
+    try:
+        with p.open("rb") as fh:
+            head = fh.read(2)
+            fh.seek(0)
+            stream = gzip.GzipFile(fileobj=fh) if head == b"\x1f\x8b" else fh
+            head = stream.readline(4096)
+    except (OSError, EOFError):
+        return False
+    return not head.lstrip().startswith((b"{", b"[")) and head.count(b",") >= 1
 
 
 def _progress(total: int, enabled: bool) -> Any:

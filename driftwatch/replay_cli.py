@@ -11,7 +11,8 @@ from driftwatch.replay import replay
 __all__ = ["print_summary", "run_replay_command"]
 
 
-def print_summary(summary: dict, out=sys.stdout) -> None:  # type: ignore[no-untyped-def]
+def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-def]
+    out = out or sys.stdout  # looked up per call: a default bound at import goes stale
     w = summary["windows_per_tier"]
     print(f"model {summary['model']}: {summary['events']} events, "
           f"{summary['outcomes']} outcomes, {summary['bad_records']} bad records, "

@@ -6,12 +6,17 @@ on integer codes:
 * ``0 .. K-1``: the reference's top-K levels, in profile order;
 * ``K`` (:func:`other_code`): a level the reference saw but outside its top K;
 * ``K+1`` (:func:`unseen_code`): a level the reference never saw (a *new category*);
-* ``-1`` (:data:`MISSING`): null or absent.
+* ``-1`` (:data:`MISSING`): null, absent, or blank text.
+
+A value is matched by its text as :func:`level_text` writes it, the same on the reference
+table and on a decoded message: ``True`` is ``"true"``, ``1.0`` is ``"1"``.
 
 >>> s = FeatureSchema(numeric=("income",), categorical=("purpose",),
 ...                   levels=(("car", "home"),), other=(frozenset({"boat"}),))
->>> s.encode_categorical(0, ["home", "boat", "ufo", None]).tolist()
-[1, 2, 3, -1]
+>>> s.encode_categorical(0, ["home", "boat", "ufo", None, "", " "]).tolist()
+[1, 2, 3, -1, -1, -1]
+>>> [level_text(v) for v in (True, np.bool_(False), 2.0, np.int64(3), 0.5, "a")]
+['true', 'false', '2', '3', '0.5', 'a']
 """
 
 from __future__ import annotations
@@ -22,9 +27,33 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["MISSING", "FeatureSchema", "other_code", "unseen_code"]
+__all__ = ["MISSING", "FeatureSchema", "level_text", "level_texts", "other_code", "unseen_code"]
 
 MISSING = -1
+
+
+def level_text(v: object) -> str:
+    """Text of a scalar as a categorical level (and an id, a segment): booleans as
+    ``true``/``false``, integral floats without ``.0``; numpy scalars like Python ones."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool | np.bool_):
+        return "true" if v else "false"
+    if isinstance(v, float | np.floating) and float(v).is_integer():
+        return str(int(v))
+    if isinstance(v, np.integer):
+        return str(int(v))
+    return str(v)
+
+
+def level_texts(values: Sequence[object] | np.ndarray | pd.Series) -> pd.Series:
+    """:func:`level_text` of every value, ``None`` where null or blank (object Series)."""
+    s = pd.Series(values, dtype=object, copy=False)
+    missing = s.isna().to_numpy()
+    if pd.api.types.infer_dtype(s, skipna=True) not in ("string", "empty"):
+        s = s.map(level_text, na_action="ignore")
+    blank = s.where(~missing, "").str.strip().eq("").to_numpy()
+    return s.where(~blank, None)
 
 
 def other_code(n_levels: int) -> int:
@@ -82,9 +111,8 @@ class FeatureSchema:
         """Vectorised encoding of one categorical column to ``int32`` codes."""
         lookup = self._lookup[j]
         k = len(self.levels[j])
-        s = pd.Series(values, dtype=object, copy=False)
-        missing = s.isna().to_numpy()
-        as_str = s.where(missing, s.astype(str))
+        as_str = level_texts(values)
+        missing = as_str.isna().to_numpy()
         codes = as_str.map(lookup).to_numpy(dtype=np.float64, na_value=np.nan)
         out = np.where(np.isnan(codes), unseen_code(k), codes).astype(np.int32)
         out[missing] = MISSING

@@ -87,7 +87,8 @@ class ServiceActions:
         p = cfg.pool
         offpeak = OffPeakWindows(p.offpeak, weekends=p.offpeak_weekends, tz=p.offpeak_tz) \
             if p.offpeak else None
-        self.pool = GpuPool(state / "pool", clock=self.clock, backend=create_backend(p.backend),
+        backend = create_backend(p.backend, **p.backend_options())
+        self.pool = GpuPool(state / "pool", clock=self.clock, backend=backend,
                             gpus=p.gpus, reserve_fraction=p.reserve_fraction, offpeak=offpeak)
 
     def add_model(self, model: str, *, reference: str | None, cutoff: float | None,

@@ -28,6 +28,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from driftwatch.errors import ConfigError
 from driftwatch.policy.durations import parse_duration
+from driftwatch.service_pool_config import PoolConfig, PoolSpec, pool_config
 from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
 
 __all__ = [
@@ -88,7 +89,7 @@ actions:
   # tracking_uri: http://mlflow:5000   # default: $MLFLOW_TRACKING_URI, else <state_dir>
 
 pool:
-  backend: local                 # local | ray
+  backend: local                 # local | ray  (Kubernetes: `driftwatch pool render`)
   gpus: 10                       # auto (nvidia-smi), a count, or a list of ids; the demo
                                  # uses 10 logical ids (2 reserved), so a machine without
                                  # GPUs still runs its CPU-only retraining job
@@ -96,6 +97,16 @@ pool:
   offpeak: []                    # e.g. ["22:00-06:00"]: deferrable jobs wait for these
   offpeak_tz: UTC
   offpeak_weekends: true
+  # ray:                         # only with backend: ray (README, "Scaling out")
+  #   address: http://ray-head:8265     # the dashboard's Job API, not host:6379
+  #   namespace: risk-prod              # keeps this daemon's Ray jobs apart from others'
+  #   resource: driftwatch_reserved_gpu # what the reserved node advertises instead of GPU
+  #                                     # (null: jobs ask for GPU, nothing reserved in Ray)
+  #   devices: [0, 1]                   # the reserved node's device ids (default 0, 1, ...)
+  #   runtime_env:                      # sent with every job
+  #     working_dir: jobs               # uploaded by Ray (relative to this file), or a URI
+  #     pip: ["lightgbm==4.3.0"]
+  #     env_vars: {OMP_NUM_THREADS: "8"}  # the job's own variables win
 
 metrics:
   feature_cap: 50                # per-feature series per model; the rest are counted as cut
@@ -167,15 +178,6 @@ class _ActionsSpec(_Spec):
     tracking_uri: str | None = None
 
 
-class _PoolSpec(_Spec):
-    backend: Literal["local", "ray"] = "local"
-    gpus: int | list[str] | Literal["auto"] = "auto"
-    reserve_fraction: float = Field(default=0.2, ge=0, le=1)
-    offpeak: list[str] = []
-    offpeak_tz: str = "UTC"
-    offpeak_weekends: bool = True
-
-
 class _MetricsSpec(_Spec):
     feature_cap: int = Field(default=50, ge=1, le=1000)
 
@@ -194,7 +196,7 @@ class _ServiceSpec(_Spec):
     staleness: _StalenessSpec = _StalenessSpec()
     scheduler: _SchedulerSpec = _SchedulerSpec()
     actions: _ActionsSpec = _ActionsSpec()
-    pool: _PoolSpec = _PoolSpec()
+    pool: PoolSpec = PoolSpec()
     metrics: _MetricsSpec = _MetricsSpec()
     report: _ReportSpec = _ReportSpec()
 
@@ -234,16 +236,6 @@ class SchedulerConfig:
     reference_refresh_s: float
     offpeak_dispatch_s: float
     staleness_check_s: float
-
-
-@dataclass(frozen=True)
-class PoolConfig:
-    backend: str
-    gpus: int | tuple[str, ...] | None  # None: detect
-    reserve_fraction: float
-    offpeak: tuple[str, ...]
-    offpeak_tz: str = "UTC"
-    offpeak_weekends: bool = True
 
 
 @dataclass(frozen=True)
@@ -326,7 +318,6 @@ def parse_service_config(
             raise doc.error(("models", i, "name"), f"model name {m.name!r} given twice")
         seen.add(m.name or "")
     s = spec.scheduler
-    gpus = spec.pool.gpus
     return ServiceConfig(
         file=file,
         base_dir=base,
@@ -358,14 +349,7 @@ def parse_service_config(
         ),
         execute_actions=spec.actions.execute,
         tracking_uri=spec.actions.tracking_uri,
-        pool=PoolConfig(
-            backend=spec.pool.backend,
-            gpus=None if gpus == "auto" else (tuple(gpus) if isinstance(gpus, list) else gpus),
-            reserve_fraction=spec.pool.reserve_fraction,
-            offpeak=tuple(spec.pool.offpeak),
-            offpeak_tz=spec.pool.offpeak_tz,
-            offpeak_weekends=spec.pool.offpeak_weekends,
-        ),
+        pool=pool_config(doc, spec.pool, base_dir=base),
         feature_cap=spec.metrics.feature_cap,
         report_on_done=spec.report.on_done,
     )

@@ -67,12 +67,21 @@ def open_source(
         settings = KafkaSourceSettings.from_connector(connector, out_dir=out_dir)
         decoders = {s.name: Decoder(s, schema) for s in connector.streams}
         return KafkaSource(settings, decoders, clock=clock), None
-    from driftwatch.connectors.file import FileSource
+    from driftwatch.connectors.file import FileSource, discover_inputs
+    from driftwatch.connectors.probe import probe_inputs
 
+    inputs = discover_inputs(connector)
+    # as in replay: nested paths for `features: infer`, a word on fields that match nothing
+    probe = probe_inputs(connector, monitor.profile.schema, inputs)
+    for text in probe.warnings():
+        log.warning("model %s: %s", monitor.model, text)
+    monitor.absent_fields = probe.absent_features()
+    connector = probe.connector
+    schema = connector.schema_for(monitor.profile.schema)
     dl_path = connector.dead_letter_path(out_dir)
     dead = DeadLetterWriter(dl_path) if dl_path is not None else None
     size = cfg.batch_size or (500 if cfg.live_speed > 0 else 10_000)
-    files = FileSource(connector, schema, batch_size=size, dead_letter=dead)
+    files = FileSource(connector, schema, batch_size=size, dead_letter=dead, inputs=inputs)
     if cfg.live_speed > 0:
         return PacedSource(files, speed=cfg.live_speed, clock=clock), dead
     return files, dead

@@ -1,8 +1,9 @@
-"""``driftwatch actions ...``, ``driftwatch approve`` and ``driftwatch pool status``.
+"""``driftwatch actions ...`` and ``driftwatch approve``.
 
 These commands read and write the state directory of a daemon that may be running: they
-only touch the outbox (SQLite in WAL mode takes a second writer) and read the pool's
-state; the daemon's executor carries out an approval or a cancellation on its next pass.
+only touch the outbox (SQLite in WAL mode takes a second writer); the daemon's executor
+carries out an approval or a cancellation on its next pass. ``driftwatch pool`` lives in
+:mod:`driftwatch.pool_commands`.
 
 >>> import argparse
 >>> parser = argparse.ArgumentParser(prog="driftwatch")
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,16 +26,14 @@ from typing import Any
 
 from driftwatch.actions.outbox import OUTBOX_FILE, Outbox
 from driftwatch.clock import SystemClock
-from driftwatch.errors import ActionError, PoolError
+from driftwatch.errors import ActionError
 
 __all__ = [
     "add_commands",
-    "read_pool_status",
     "run_approve",
     "run_cancel",
     "run_export",
     "run_list",
-    "run_pool_status",
     "run_rollback",
     "run_show",
 ]
@@ -48,7 +46,7 @@ def _state(p: argparse.ArgumentParser) -> None:
 
 
 def add_commands(subparsers: Any) -> None:
-    """Add ``actions``, ``approve`` and ``pool`` to a CLI's subparsers."""
+    """Add ``actions`` and ``approve`` to a CLI's subparsers."""
     actions = subparsers.add_parser("actions", help="list, inspect, approve, cancel actions")
     sub = actions.add_subparsers(dest="actions_command", required=True)
     ls = sub.add_parser("list", help="actions, newest last")
@@ -80,20 +78,6 @@ def add_commands(subparsers: Any) -> None:
         _state(p)
 
     _approval(subparsers.add_parser("approve", help="approve an action (same as actions approve)"))
-
-    pool = subparsers.add_parser("pool", help="the GPU pool for retraining jobs")
-    psub = pool.add_subparsers(dest="pool_command", required=True)
-    st = psub.add_parser("status", help="capacity, reserved GPUs, queue and running jobs")
-    st.add_argument("--gpus", type=int, help="cluster GPUs (default: ask nvidia-smi)")
-    st.add_argument(
-        "--reserve-fraction",
-        type=float,
-        default=0.2,
-        help="share of the GPUs reserved for retraining (default 0.2)",
-    )
-    st.add_argument("--json", action="store_true", help="print JSON")
-    _state(st)
-    st.set_defaults(func=run_pool_status)
 
 
 def _approval(p: argparse.ArgumentParser) -> None:
@@ -260,59 +244,4 @@ def run_rollback(args: argparse.Namespace) -> int:
         f"{args.model}: champion is v{restored} again (the daemon adopts its reference profile "
         "on its next reference refresh)"
     )
-    return 0
-
-
-def _pool_db(state_dir: Path) -> Path | None:
-    for folder in (state_dir / "pool", state_dir / "gpupool", state_dir):
-        candidate = folder / "gpupool.sqlite3"
-        if candidate.exists():
-            return candidate
-    return None
-
-
-def read_pool_status(state_dir: str | Path, *, gpus: int | None, reserve_fraction: float) -> Any:
-    """The pool's :class:`~driftwatch.gpupool.PoolStatus`, read without taking the pool's
-    lock (a running daemon holds it)."""
-    from driftwatch.gpupool import JobRecord, PoolStatus, reserved_gpu_ids
-    from driftwatch.gpupool.capacity import resolve_gpu_ids
-
-    path = _pool_db(Path(state_dir))
-    gpu_ids = resolve_gpu_ids(gpus)
-    reserved = reserved_gpu_ids(gpu_ids, reserve_fraction)
-    if path is None:
-        return PoolStatus.of(gpu_ids, reserved, [], [])
-    try:
-        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-        try:
-            rows = db.execute("SELECT record FROM jobs ORDER BY seq").fetchall()
-        finally:
-            db.close()
-    except sqlite3.DatabaseError as exc:
-        raise PoolError(f"cannot read the pool state {path}: {exc}") from exc
-    records = [JobRecord.from_dict(json.loads(r[0])) for r in rows]
-    active = [r for r in records if not r.state.is_final]
-    recent = [r for r in reversed(records) if r.state.is_final][:20]
-    return PoolStatus.of(gpu_ids, reserved, active, recent)
-
-
-def run_pool_status(args: argparse.Namespace) -> int:
-    status = read_pool_status(
-        args.state_dir, gpus=args.gpus, reserve_fraction=args.reserve_fraction
-    )
-    if args.json:
-        print(json.dumps(status.to_dict(), indent=2, sort_keys=True, default=str))
-        return 0
-    print(
-        f"GPUs: {status.capacity} in the cluster, {status.reserved} reserved "
-        f"({', '.join(status.reserved_ids) or 'none'}), {status.in_use} in use, "
-        f"{status.free} free"
-    )
-    print(f"jobs: {status.running} running, {status.queued} queued, {status.deferred} deferred")
-    for r in status.jobs:
-        lease = ",".join(r.lease) or "-"
-        print(
-            f"  {r.job_id:<32} {r.state.value:<10} gpus={r.spec.gpus} lease={lease} "
-            f"attempts={r.attempts} key={r.key or '-'}"
-        )
     return 0

@@ -123,15 +123,23 @@ class Problems:
         return REASONS[int(self.code[i]) - 1]
 
 
-def numeric(raw: Raw, *, lenient: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def numeric(
+    raw: Raw, *, lenient: bool = False, bools: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(values, bad, null)``: float64 values (NaN where null or bad), rows whose value is
-    not a number, rows that are null/absent. With ``lenient`` (CSV) text is parsed."""
+    not a number, rows that are null/absent. With ``bools`` (a feature) a boolean is 0/1,
+    a flag typed numeric; ``lenient`` (CSV) parses text, and then ``true``/``false`` too.
+
+    >>> v, bad, null = numeric([1, 2.5, True, None, "x"], bools=True)
+    >>> v.tolist()[:3], bad.tolist(), null.tolist()
+    ([1.0, 2.5, 1.0], [False, False, False, False, True], [False, False, False, True, False])
+    """
     if is_arrow(raw):
-        return _numeric_arrow(_arrow(raw), lenient)
+        return _numeric_arrow(_arrow(raw), lenient, bools)
     vals: Sequence[Any] = raw  # type: ignore[assignment]
     n = len(vals)
     kinds = set(map(type, vals))
-    if kinds <= {int, float, type(None)}:
+    if kinds <= ({int, float, bool, type(None)} if bools else {int, float, type(None)}):
         out = np.array(vals, dtype=np.float64) if n else np.zeros(0)
         null = np.fromiter((v is None for v in vals), bool, n) if type(None) in kinds \
             else np.zeros(n, bool)
@@ -141,31 +149,39 @@ def numeric(raw: Raw, *, lenient: bool = False) -> tuple[np.ndarray, np.ndarray,
     null = np.zeros(n, bool)
     for i, v in enumerate(vals):
         t = type(v)
-        if t is float or t is int:
+        if t is float or t is int or (t is bool and bools):
             out[i] = v
         elif v is None:
             null[i] = True
         elif lenient and t is str:
-            out[i], bad[i], null[i] = _parse_number(v)
+            out[i], bad[i], null[i] = _parse_number(v, bools)
         else:
             bad[i] = True
     return out, bad, null
 
 
-def _parse_number(s: str) -> tuple[float, bool, bool]:
+_BOOL_TEXT = {"true": 1.0, "false": 0.0}
+
+
+def _parse_number(s: str, bools: bool = False) -> tuple[float, bool, bool]:
     if not s.strip():
         return np.nan, False, True
+    if bools and s.strip().lower() in _BOOL_TEXT:
+        return _BOOL_TEXT[s.strip().lower()], False, False
     try:
         return float(s), False, False
     except ValueError:
         return np.nan, True, False
 
 
-def _numeric_arrow(arr: pa.Array, lenient: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _numeric_arrow(
+    arr: pa.Array, lenient: bool, bools: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     t = arr.type
     null = arr.is_null().to_numpy(zero_copy_only=False)
     n = len(arr)
-    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+    if (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+            or (bools and pa.types.is_boolean(t))):
         vals = arr.cast(pa.float64()).to_numpy(zero_copy_only=False)
         return np.asarray(vals, dtype=np.float64), np.zeros(n, bool), null
     if pa.types.is_null(t):
@@ -175,7 +191,7 @@ def _numeric_arrow(arr: pa.Array, lenient: bool) -> tuple[np.ndarray, np.ndarray
             vals = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
             return np.asarray(vals, dtype=np.float64), np.zeros(n, bool), null
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return numeric(arr.to_pylist(), lenient=True)
+            return numeric(arr.to_pylist(), lenient=True, bools=bools)
     return np.full(n, np.nan), ~null, null
 
 

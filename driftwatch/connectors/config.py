@@ -102,9 +102,11 @@ class Connector:
     def schema_for(self, reference: FeatureSchema | None) -> FeatureSchema:
         """The feature schema decoding uses, checked against the reference profile's.
 
-        Features a stream maps explicitly must exist in the reference with the same kind;
-        ``features: infer`` takes all of them. The result keeps the reference's order and
-        levels. Without a reference every feature must be explicit with a ``type``.
+        Features a stream maps explicitly must exist in the reference with the same kind,
+        and every reference feature must be mapped by some stream (a column nobody maps
+        would be missing in every record); ``features: infer`` takes all of them. The
+        result is the reference's schema. Without a reference every feature must be
+        explicit with a ``type``.
         """
         wanted: dict[str, str | None] = {}
         infer = False
@@ -143,15 +145,18 @@ class Connector:
                 numeric=tuple(n for n, k in wanted.items() if k == "numeric"),
                 categorical=tuple(n for n, k in wanted.items() if k == "categorical"),
             )
-        if infer or set(wanted) == set(reference.names):
-            return reference
-        cats = [j for j, n in enumerate(reference.categorical) if n in wanted]
-        return FeatureSchema(
-            numeric=tuple(n for n in reference.numeric if n in wanted),
-            categorical=tuple(reference.categorical[j] for j in cats),
-            levels=tuple(reference.levels[j] for j in cats),
-            other=tuple(reference.other[j] for j in cats),
-        )
+        if not infer:
+            unmapped = [n for n in reference.names if n not in wanted]
+            if unmapped:
+                s = next((s for s in self.streams if s.features), self.streams[0])
+                raise self.error(
+                    ("source", "streams", s.name, "fields", "features"),
+                    f"the reference has feature columns this connector does not map: "
+                    f"{', '.join(unmapped)}", key=True,
+                    hint="map each under features (or write features: infer), or drop "
+                    "those columns from the reference table",
+                )
+        return reference
 
     def resolved(self, schema: FeatureSchema) -> Connector:
         """The same connector with every stream's features resolved against ``schema``."""

@@ -222,7 +222,7 @@ class Decoder:
         secs = self._times(cols, prob, timestamps, n)
         num = np.full((n, self.width[0]), np.nan)
         for j, name, _ in self._num:
-            num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient)
+            num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient, bools=True)
             prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}", "a number"))
         cat = np.full((n, self.width[1]), -1, dtype=np.int32)
         for j, name, _ in self._cat:

@@ -36,7 +36,7 @@ from driftwatch.connectors.readers import Chunk, FileReader, detect_format
 from driftwatch.errors import ConnectorError, SourceError
 from driftwatch.schema import FeatureSchema
 
-__all__ = ["FileInput", "FileSource"]
+__all__ = ["FileInput", "FileSource", "bind_inputs", "discover_inputs"]
 
 
 @dataclass(frozen=True)
@@ -209,6 +209,11 @@ def _key(path: Path, base: Path) -> str:
 
 def _resolve_format(s: StreamMapping, path: Path) -> str:
     return detect_format(path) if s.format == "auto" else s.format
+
+
+def discover_inputs(connector: Connector) -> list[FileInput]:
+    """The files of every stream's ``paths`` globs (what a source reads without inputs)."""
+    return _discover(connector)
 
 
 def _discover(connector: Connector) -> list[FileInput]:

@@ -10,7 +10,7 @@ and integral numbers lose their ``.0``, so ``1``, ``1.0`` and ``"1"`` all match 
 
 >>> m = StreamMapping(name="predictions", event_id=FieldPath.parse("id"),
 ...                   event_time=TimeField(FieldPath.parse("ts")), features=None)
->>> from driftwatch.schema import FeatureSchema
+>>> from driftwatch.schema import FeatureSchema, level_text
 >>> r = m.resolve(FeatureSchema(numeric=("income",), categorical=("purpose",)))
 >>> [(f.name, f.path.text, f.kind) for f in r.features]
 [('income', 'income', 'numeric'), ('purpose', 'purpose', 'categorical')]
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from driftwatch.schema import FeatureSchema
+from driftwatch.schema import FeatureSchema, level_text
 
 __all__ = [
     "DEFAULT_APPROVE",
@@ -49,14 +49,9 @@ DEFAULT_GOOD: tuple[Any, ...] = (0, False, "good")
 
 
 def as_text(v: Any) -> str:
-    """Text of a scalar as decoded fields carry it (ids, levels, versions, segments)."""
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
+    """Text of a scalar as decoded fields carry it (ids, levels, versions, segments): the
+    reference profile's :func:`~driftwatch.schema.level_text`, so levels match."""
+    return level_text(v)
 
 
 def value_key(v: Any) -> str:

@@ -73,6 +73,7 @@ def assess(
     config: DetectorConfig | None = None,
     calibrator: Calibrator | None = None,
     bad_records: Mapping[str, int] | None = None,
+    absent_fields: Mapping[str, tuple[int, int, str]] | None = None,
 ) -> Assessment:
     """Every selected signal for ``current`` measured against ``reference``.
 
@@ -94,6 +95,9 @@ def assess(
         rate statistics).
     bad_records
         Records rejected before the sketch, by reason; feeds ``bad_record_rate``.
+    absent_fields
+        Per feature: records of the run's first sample without its mapped path, records
+        sampled, and the path (:mod:`driftwatch.connectors.probe`); feeds ``field_absent``.
 
     Returns
     -------
@@ -116,7 +120,8 @@ def assess(
     signals: list[SignalResult] = []
     null = calibrator.thresholds(n_cur) if calibrator is not None and n_cur > 0 else None
 
-    quality, flags = quality_signals(prep, current, cfg, bad_records=bad_records)
+    quality, flags = quality_signals(prep, current, cfg, bad_records=bad_records,
+                                     absent_fields=absent_fields)
     if cfg.wants_group("data_quality"):
         keep = None if cfg.features is None else set(cfg.features)
         signals += [q for q in quality if keep is None or q.feature is None or q.feature in keep]

@@ -31,7 +31,7 @@ class SignalResult:
 
     ``signal`` names the statistic (``psi``, ``kl_cur_ref``, ``kl_ref_cur``, ``js``,
     ``hellinger``, ``chi2``, ``cramers_v``, ``ks``, ``wasserstein``, ``missing_rate``,
-    ``out_of_range``, ``new_category_rate``, ``bad_record_rate``, ``score_psi``,
+    ``out_of_range``, ``new_category_rate``, ``bad_record_rate``, ``field_absent``, ``score_psi``,
     ``variance_ratio``, ``mean_shift``, ``entropy``, ``approval_rate``, ``bad_rate``,
     ``auc``, ``gini``, ``ks_score``, ``calibration_ratio``, ``expected_loss`` ...).
     ``threshold`` is the detector's own (fixed or calibrated) alarm level, when it has one;

@@ -15,12 +15,13 @@ fixed indices: one vectorised gather for any leading shape (``[F, W]`` for a win
 True
 >>> geo.coarse_labels[0][0], geo.coarse_labels[0][-1]
 ('(-inf, 99.9]', 'missing')
+>>> len(geo.coarse_labels[0]) == geo.coarse_end.shape[1]  # one label per coarse column
+True
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 
 import numpy as np
 
@@ -29,17 +30,15 @@ from driftwatch.windows.layout import NumericLayout
 __all__ = ["BinGeometry", "hist_moments"]
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.6g}"
-
-
 @dataclass(frozen=True, eq=False)
 class BinGeometry:
     """Arrays derived from a numeric layout's edges (``C`` columns).
 
     ``coarse_end[C, Wc]``: exclusive fine-bin index where each coarse bin ends (padding
     columns repeat the last end, so they sum to zero); ``coarse_lo/hi[C, Wc-1]``: coarse
-    bin bounds (``-inf``/``inf`` at the ends, NaN on padding); ``fine_hi[C, Wf-1]`` upper
+    bin bounds (``-inf``/``inf`` at the ends, NaN on padding); ``coarse_labels``: the
+    layout's label of every coarse column (:meth:`NumericLayout.coarse_labels`, padding
+    included, missing last); ``fine_hi[C, Wf-1]`` upper
     edge of each finite-range fine bin; ``widths[C, Wf-1]``: width of each fine bin after
     clipping to the reference range ``[min, max]`` (the first and overflow bins have
     width 0); ``mid[C, Wf-1]``: a representative value per fine bin, its midpoint, except
@@ -64,12 +63,9 @@ class BinGeometry:
         c = len(layout.names)
         wf, wc = layout.fine_width, layout.coarse_width
         end = np.zeros((c, wc), dtype=np.intp)
-        clo = np.full((c, wc - 1), np.nan)
-        chi = np.full((c, wc - 1), np.nan)
         fine_hi = np.full((c, wf - 1), np.nan)
         widths = np.zeros((c, wf - 1))
         mid = np.zeros((c, wf - 1))
-        labels = []
         lo = np.zeros(c)
         hi = np.zeros(c)
         for j, (fe, ce) in enumerate(zip(layout.fine_edges, layout.coarse_edges, strict=True)):
@@ -81,12 +77,6 @@ class BinGeometry:
             end[j, :nc] = ends
             end[j, nc:-1] = ends[-1]
             end[j, -1] = wf - 1  # the missing column is summed separately
-            bounds = np.concatenate(([-np.inf], ce, [np.inf]))
-            clo[j, :nc] = bounds[:-1]
-            chi[j, :nc] = bounds[1:]
-            labels.append(
-                (*(f"({_fmt(a)}, {_fmt(b)}]" for a, b in pairwise(bounds)), "missing")
-            )
             fine_hi[j, :m] = fe
             fine_hi[j, m] = np.inf
             widths[j, 1:m] = np.diff(fe)
@@ -97,7 +87,8 @@ class BinGeometry:
                 mid[j, 1] = fe[1] - (fe[1] - fe[0]) / 4
                 mid[j, m - 1] = fe[m - 2] + (fe[m - 1] - fe[m - 2]) / 4
             lo[j], hi[j] = fe[0], fe[-1]
-        return cls(end, clo, chi, tuple(labels), fine_hi, widths, mid, lo, hi)
+        clo, chi = layout.coarse_bounds()
+        return cls(end, clo, chi, layout.coarse_labels(), fine_hi, widths, mid, lo, hi)
 
     def coarse(self, fine: np.ndarray) -> np.ndarray:
         """Coarse counts ``[..., C, Wc]`` (last column missing) from fine ``[..., C, Wf]``."""

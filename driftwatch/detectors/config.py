@@ -42,7 +42,8 @@ SIGNALS: Mapping[str, str] = MappingProxyType(
             "drift",
         ),
         **dict.fromkeys(
-            ("missing_rate", "out_of_range", "new_category_rate", "bad_record_rate"),
+            ("missing_rate", "out_of_range", "new_category_rate", "bad_record_rate",
+             "field_absent"),
             "data_quality",
         ),
         **dict.fromkeys(("score_psi", "variance_ratio", "mean_shift", "entropy"), "confidence"),
@@ -53,7 +54,7 @@ SIGNALS: Mapping[str, str] = MappingProxyType(
 
 #: Effect sizes. Drift: the statistic itself (``wasserstein`` in reference-sd units).
 #: ``missing_rate``: absolute increase over the reference share; ``out_of_range`` and
-#: ``new_category_rate``, ``bad_record_rate``: shares. ``variance_ratio``: ratio;
+#: ``new_category_rate``, ``bad_record_rate``, ``field_absent``: shares. ``variance_ratio``: ratio;
 #: ``mean_shift``: reference sds; ``entropy``, ``bad_rate``, ``expected_loss``: relative
 #: increase; ``calibration_ratio``: relative excess over 1; ``approval_rate``: absolute
 #: change; ``auc``, ``gini``, ``ks_score``: absolute drop.
@@ -71,6 +72,7 @@ DEFAULT_THRESHOLDS: Mapping[str, float] = MappingProxyType(
         "out_of_range": 0.01,
         "new_category_rate": 0.01,
         "bad_record_rate": 0.01,
+        "field_absent": 0.5,
         "score_psi": 0.1,
         "variance_ratio": 1.5,
         "mean_shift": 0.1,

@@ -163,7 +163,7 @@ def drift_signals(
                     row = {"bin": labels[j][b], "ref": e_raw[j][b], "cur": a_raw[j][b],
                            "psi": contrib_l[j][b]}
                     if lo_l is not None and hi_l is not None:
-                        last = b == len(labels[j]) - 1  # the missing bin
+                        last = b == valid.shape[1] - 1  # the missing bin
                         row["lo"] = None if last else edge(lo_l[j][b])
                         row["hi"] = None if last else edge(hi_l[j][b])
                     tops.append(row)

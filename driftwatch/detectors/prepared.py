@@ -14,6 +14,8 @@ as immutable once built.
 >>> prep = prepare(prof)
 >>> prepare(prof) is prep, prep.num_coarse.shape, prep.cat_labels[0]
 (True, (1, 11), ('a', 'b', 'other', 'unseen', 'missing'))
+>>> len(prep.cat_labels[0]) == prep.cat.shape[1]  # one label per count column
+True
 """
 
 from __future__ import annotations
@@ -123,7 +125,6 @@ def _build(profile: ReferenceProfile) -> PreparedReference:
     num_geo = BinGeometry.of(lay.numeric)
     score_geo = BinGeometry.of(lay.score)
     cl = lay.categorical
-    cat_labels = tuple((*lv, "other", "unseen", "missing") for lv in cl.levels)
     _, num_var, _ = hist_moments(sk.num_fine, num_geo.mid)
     _, _, s_kurt = hist_moments(sk.score_fine, score_geo.mid)
     # entropy of each fine score bin at its midpoint: the reference spread of entropy
@@ -144,7 +145,7 @@ def _build(profile: ReferenceProfile) -> PreparedReference:
         cat_names=cl.names,
         cat_valid=cl.valid(),
         cat=sk.cat,
-        cat_labels=cat_labels,
+        cat_labels=cl.column_labels(),
         score_geo=score_geo,
         score_coarse_valid=lay.score.coarse_valid(),
         score_fine=sk.score_fine,

@@ -12,6 +12,10 @@ Per feature (group ``data_quality``):
   unseen, other and missing counts.
 * ``bad_record_rate`` (model level): records rejected by decoding / validation, when the
   caller passes their counts.
+* ``field_absent`` (per feature, when the caller passes a probe of the first records):
+  the share of those records that lack the feature's mapped path altogether (absent, not
+  null): a mistyped path matches nothing, and the feature reads as missing everywhere.
+  Its threshold is the effect size alone (default 0.5); it flags the feature.
 
 Each threshold is ``baseline + max(effect, binomial margin)``: the effect size from the
 config and the ``1 - alpha`` binomial quantile at the window's size, so small windows do
@@ -106,8 +110,12 @@ def quality_signals(
     cfg: DetectorConfig,
     *,
     bad_records: Mapping[str, int] | None = None,
+    absent_fields: Mapping[str, tuple[int, int, str]] | None = None,
 ) -> tuple[list[SignalResult], QualityFlags]:
-    """All data-quality results for one window, and the per-feature fault flags."""
+    """All data-quality results for one window, and the per-feature fault flags.
+
+    ``absent_fields``: feature -> (records without its path, records looked at, path).
+    """
     n_ref, n_cur = prep.n, cur.n
     out: list[SignalResult] = []
     f_flag = np.zeros(len(prep.num_names), dtype=bool)
@@ -176,6 +184,21 @@ def quality_signals(
                      "ref_other_share": float(prep.cat[j, lay.other_col] / max(n_ref, 1)),
                      "features_flagged": n_flag},
                 ))
+    if absent_fields:
+        thr_a = cfg.threshold("field_absent")
+        for names, flags in ((prep.num_names, f_flag), (prep.cat_names, g_flag)):
+            for j, f in enumerate(names):
+                if f not in absent_fields:
+                    continue
+                k, n, path = absent_fields[f]
+                share = k / n if n else 0.0
+                flags[j] |= share > thr_a
+                if cfg.wants("field_absent"):
+                    out.append(SignalResult(
+                        "field_absent", "data_quality", share, f, thr_a, n_ref, n_cur, None,
+                        {"absent": k, "records": n, "path": path,
+                         "measured_on": "the first records of the run"},
+                    ))
     if bad_records is not None and cfg.wants("bad_record_rate"):
         bad = int(sum(bad_records.values()))
         total = bad + n_cur

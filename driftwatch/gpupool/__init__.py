@@ -16,9 +16,10 @@ windows given in a timezone:
 [True, False, True]
 
 Contracts live in :mod:`~driftwatch.gpupool.base`, backends in ``local`` (subprocesses,
-the default) and ``ray`` (Ray jobs), chosen by name through
-:func:`~driftwatch.gpupool.registry.create_backend`; :mod:`~driftwatch.gpupool.kubernetes`
-renders Job and Kueue manifests for clusters that schedule GPUs themselves.
+the default) and ``ray`` (Ray jobs, the reserved share held by a Ray custom resource),
+chosen by name through :func:`~driftwatch.gpupool.registry.create_backend`;
+:mod:`~driftwatch.gpupool.kubernetes` only renders Job and Kueue manifests
+(``driftwatch pool render``): driftwatch does not submit them.
 """
 
 from driftwatch.gpupool.base import (

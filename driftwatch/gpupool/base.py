@@ -263,6 +263,9 @@ class Launch:
     log_path: str
     checkpoint_dir: str
     working_dir: str | None = None
+    #: Position of each leased GPU among the pool's reserved ones (``(0,)`` for the first):
+    #: a backend that sees a node's reserved GPUs only as a count (Ray) maps it to devices.
+    slots: tuple[int, ...] = ()
 
     @property
     def gpus(self) -> int:

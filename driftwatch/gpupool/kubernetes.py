@@ -1,5 +1,8 @@
 """Kubernetes manifests for retraining jobs: rendered as plain dicts (and YAML), never applied.
 
+``driftwatch pool render`` writes them; driftwatch has no Kubernetes client and submits
+nothing: applying them (``kubectl apply -f``) and creating Jobs is the user's tooling.
+
 On Kubernetes the reserved share is a Kueue ``ClusterQueue`` whose ``nominalQuota`` for
 ``nvidia.com/gpu`` is the reserved count (same rule as the local pool), reached through a
 namespaced ``LocalQueue``. Each retraining job is a suspended ``batch/v1`` Job that Kueue

@@ -323,6 +323,7 @@ class GpuPool:
             log_path=str(log_path),
             checkpoint_dir=str(checkpoint_dir),
             working_dir=record.spec.working_dir,
+            slots=tuple(self.reserved_ids.index(g) for g in lease if g in self.reserved_ids),
         )
         started = record.evolve(
             attempts=attempt, started_at=now, log_path=str(log_path), **_FRESH_ATTEMPT

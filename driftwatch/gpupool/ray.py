@@ -1,39 +1,70 @@
 """The ``ray`` backend: each attempt is a job on a Ray cluster (Ray Job Submission API).
 
-For users past one machine. The pool still does the queueing and leasing, so no more than
-the reserved share is ever asked of Ray; each attempt is submitted with
-``entrypoint_num_gpus`` equal to its lease, so Ray places it on a node with free GPUs and
-sets ``CUDA_VISIBLE_DEVICES`` there. With ``resource=`` the attempt also asks for that
-many units of a custom resource: start the cluster with
-``ray start --resources '{"driftwatch_pool": 2}'`` (see :func:`pool_resources`) and Ray
-itself enforces the reserved share, even against another pool on the same cluster.
+For users past one machine. The pool still does the queueing and leasing; Ray enforces the
+reserved share. The reserved GPUs sit on nodes that advertise them *only* as a custom
+resource (``resource``, default ``driftwatch_reserved_gpu``), not as ``GPU``::
+
+    ray start --address HEAD:6379 --num-gpus 0 --resources '{"driftwatch_reserved_gpu": 2}'
+
+Each attempt asks Ray for that many units of the resource (``entrypoint_resources``), so it
+runs only where they are, and a job beyond what Ray has free waits inside Ray, whoever
+submitted it. Anyone else's task that asks for ``num_gpus`` is never placed on them: to
+Ray that node has no ``GPU``. Ray assigns devices only for ``GPU``, so this backend sets
+``CUDA_VISIBLE_DEVICES`` from the lease: the n-th reserved GPU of the pool is the n-th of
+``devices`` (default ``0, 1, …``) on the reserved node. That mapping holds for one reserved
+node carrying the whole reserved share, the supported topology. With ``resource=None`` an
+attempt asks for ``num_gpus`` instead and Ray picks any GPU: nothing is reserved in Ray.
 
 Ray's entrypoint is a shell command: the argv list is quoted with :func:`shlex.join`, so no
-argument is ever interpreted by the shell. The checkpoint directory is passed as is: on a
-cluster it must be on storage every node sees. The time limit counts from submission, so
-an attempt waiting inside Ray for a node uses its time too. Ray stays an optional
-dependency: ``pip install 'driftwatch[ray]'``.
+argument is ever interpreted by the shell. ``runtime_env`` (``working_dir``, ``pip``,
+``env_vars``) goes to Ray with every attempt; the pool's variables override its
+``env_vars``. ``namespace`` keeps two daemons on one cluster apart: it is part of every
+submission id (so neither adopts the other's attempts), filters ``driftwatch pool status``,
+and reaches the job as ``$DRIFTWATCH_RAY_NAMESPACE`` (a job that uses Ray itself passes it
+to ``ray.init(namespace=...)``; the Job API has no namespace of its own). The checkpoint
+directory is passed as is: on a cluster it must be on storage every node sees. The time
+limit counts from submission, so an attempt waiting inside Ray for a node uses its time
+too. Ray stays an optional dependency: ``pip install 'driftwatch[ray]'``.
 
 >>> pool_resources(10, 0.2)
-{'driftwatch_pool': 2}
+{'driftwatch_reserved_gpu': 2}
+>>> visible_devices((1,), devices=None), visible_devices((0, 1), devices=["6", "7"])
+('1', '6,7')
 """
 
 from __future__ import annotations
 
 import contextlib
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from driftwatch.gpupool.base import Backend, Exit, Launch
 from driftwatch.gpupool.capacity import DEFAULT_RESERVE_FRACTION, reserved_gpu_count
-from driftwatch.gpupool.errors import BackendUnavailableError, BackendUnreachableError
+from driftwatch.gpupool.errors import (
+    BackendUnavailableError,
+    BackendUnreachableError,
+    JobSpecError,
+    PoolConfigError,
+)
 
-__all__ = ["DEFAULT_ADDRESS", "POOL_RESOURCE", "RayBackend", "pool_resources", "submission_id"]
+__all__ = [
+    "DEFAULT_ADDRESS",
+    "NAMESPACE_ENV",
+    "POOL_RESOURCE",
+    "RUNTIME_ENV_KEYS",
+    "RayBackend",
+    "pool_resources",
+    "submission_id",
+    "visible_devices",
+]
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
-POOL_RESOURCE = "driftwatch_pool"
+POOL_RESOURCE = "driftwatch_reserved_gpu"
+NAMESPACE_ENV = "DRIFTWATCH_RAY_NAMESPACE"
+#: The parts of a Ray runtime environment driftwatch passes on.
+RUNTIME_ENV_KEYS = ("working_dir", "pip", "env_vars")
 _INSTALL_HINT = "the ray GPU pool backend needs Ray: pip install 'driftwatch[ray]'"
 _WAITING = frozenset({"PENDING", "RUNNING"})
 
@@ -43,19 +74,32 @@ def pool_resources(
     fraction: float = DEFAULT_RESERVE_FRACTION,
     name: str = POOL_RESOURCE,
 ) -> dict[str, int]:
-    """The custom resource to give the Ray head (``ray start --resources``) so that Ray
-    caps retraining at the reserved share."""
+    """The custom resource to give the reserved node (``ray start --num-gpus 0
+    --resources``) so that Ray caps retraining at the reserved share."""
     return {name: reserved_gpu_count(cluster_gpus, fraction)}
 
 
-def submission_id(job_id: str, attempt: int) -> str:
+def submission_id(job_id: str, attempt: int, namespace: str | None = None) -> str:
     """Ray submission id of one attempt; stable, so a resubmission after a crash is
     recognised instead of run twice.
 
-    >>> submission_id("000001-retrain", 2)
-    'driftwatch-000001-retrain-a2'
+    >>> submission_id("000001-retrain", 2), submission_id("000001-retrain", 2, "risk")
+    ('driftwatch-000001-retrain-a2', 'driftwatch-risk-000001-retrain-a2')
     """
-    return f"driftwatch-{job_id}-a{attempt}"
+    scope = f"{namespace}-" if namespace else ""
+    return f"driftwatch-{scope}{job_id}-a{attempt}"
+
+
+def visible_devices(slots: tuple[int, ...], devices: Sequence[str] | None) -> str:
+    """``CUDA_VISIBLE_DEVICES`` on the reserved node for the leased ``slots``."""
+    if devices is None:
+        return ",".join(str(s) for s in slots)
+    if any(s >= len(devices) for s in slots):
+        raise JobSpecError(
+            f"the lease takes reserved GPU #{max(slots) + 1}, but the Ray pool lists "
+            f"{len(devices)} devices: {', '.join(devices)}"
+        )
+    return ",".join(devices[s] for s in slots)
 
 
 def _job_submission_module() -> Any:
@@ -69,8 +113,11 @@ def _job_submission_module() -> Any:
 class RayBackend(Backend):
     """Submits attempts to the Ray cluster whose dashboard (job server) is at ``address``.
 
-    ``client`` replaces the ``JobSubmissionClient`` (for a client with custom headers or
-    TLS settings). ``entrypoint_num_cpus`` reserves CPUs for the entrypoint as well. The
+    ``resource`` is the custom resource that holds the reserved share (``None``: ask Ray
+    for ``num_gpus``, nothing reserved in Ray, for a cluster that is all yours);
+    ``devices`` the reserved node's device ids (see the module docstring). ``client``
+    replaces the ``JobSubmissionClient`` (for a client with custom headers or TLS
+    settings). ``entrypoint_num_cpus`` reserves CPUs for the entrypoint as well. The
     client connects on first use; while Ray cannot be reached, jobs stay queued.
     """
 
@@ -80,13 +127,25 @@ class RayBackend(Backend):
         self,
         address: str = DEFAULT_ADDRESS,
         *,
-        resource: str | None = None,
+        resource: str | None = POOL_RESOURCE,
+        namespace: str | None = None,
+        runtime_env: Mapping[str, Any] | None = None,
+        devices: Sequence[str] | None = None,
         entrypoint_num_cpus: float | None = None,
         client: Any = None,
     ) -> None:
+        unknown = sorted(set(runtime_env or {}) - set(RUNTIME_ENV_KEYS))
+        if unknown:
+            raise PoolConfigError(
+                f"runtime_env keys {', '.join(unknown)} are not passed on; "
+                f"valid: {', '.join(RUNTIME_ENV_KEYS)}"
+            )
         self._module = _job_submission_module() if client is None else None
         self.address = address
         self.resource = resource
+        self.namespace = namespace
+        self.runtime_env = dict(runtime_env or {})
+        self.devices = tuple(str(d) for d in devices) if devices is not None else None
         self.entrypoint_num_cpus = entrypoint_num_cpus
         self._client_instance = client
 
@@ -101,19 +160,19 @@ class RayBackend(Backend):
         return self._client_instance
 
     def start(self, launch: Launch) -> dict[str, Any]:
-        sid = submission_id(launch.job_id, launch.attempt)
-        command = shlex.join(launch.argv)
-        if launch.working_dir is not None:
-            command = f"cd {shlex.quote(launch.working_dir)} && {command}"
+        sid = submission_id(launch.job_id, launch.attempt, self.namespace)
         options: dict[str, Any] = {
-            "entrypoint": command,
+            "entrypoint": self._entrypoint(launch),
             "submission_id": sid,
-            "runtime_env": {"env_vars": dict(launch.env)},
+            "runtime_env": self._runtime_env(launch),
             "metadata": {"driftwatch_job_id": launch.job_id, "attempt": str(launch.attempt)},
-            "entrypoint_num_gpus": launch.gpus,
         }
+        if self.namespace:
+            options["metadata"]["driftwatch_namespace"] = self.namespace
         if self.resource is not None:
             options["entrypoint_resources"] = {self.resource: float(launch.gpus)}
+        else:
+            options["entrypoint_num_gpus"] = launch.gpus
         if self.entrypoint_num_cpus is not None:
             options["entrypoint_num_cpus"] = self.entrypoint_num_cpus
         try:
@@ -125,6 +184,22 @@ class RayBackend(Backend):
                 raise
             # An earlier daemon submitted this attempt but died before recording it: adopt.
         return {"backend": self.name, "submission_id": sid, "log_path": launch.log_path}
+
+    def _entrypoint(self, launch: Launch) -> str:
+        command = shlex.join(launch.argv)
+        if launch.working_dir is not None:
+            command = f"cd {shlex.quote(launch.working_dir)} && {command}"
+        return command
+
+    def _runtime_env(self, launch: Launch) -> dict[str, Any]:
+        env = {str(k): str(v) for k, v in (self.runtime_env.get("env_vars") or {}).items()}
+        env.update(launch.env)
+        if self.namespace:
+            env[NAMESPACE_ENV] = self.namespace
+        if self.resource is not None:  # Ray sets it only for GPUs it assigns itself
+            slots = launch.slots or tuple(range(launch.gpus))
+            env["CUDA_VISIBLE_DEVICES"] = visible_devices(slots, self.devices)
+        return {**self.runtime_env, "env_vars": env}
 
     def poll(self, handle: Mapping[str, Any]) -> Exit | None:
         sid = str(handle["submission_id"])

@@ -63,7 +63,7 @@ def _factory(name: str) -> BackendFactory:
     message = f"unknown GPU pool backend {name!r}; valid backends: {', '.join(backend_names())}"
     if name in ("kubernetes", "k8s"):
         message += (
-            " (Kubernetes jobs are rendered, not run: see "
-            "driftwatch.gpupool.kubernetes.render_job and render_queue)"
+            " (Kubernetes jobs are rendered, not run: `driftwatch pool render` writes the Job "
+            "and Kueue manifests, driftwatch does not submit them)"
         )
     raise UnknownBackendError(message)

@@ -75,6 +75,8 @@ DETECTORS: dict[str, DetectorInfo] = {
     "out_of_range": DetectorInfo("data_quality", _F),
     "new_category_rate": DetectorInfo("data_quality", _F),
     "bad_record_rate": DetectorInfo("data_quality", _M),
+    # share of the run's first records without the feature's mapped path (a wrong path)
+    "field_absent": DetectorInfo("data_quality", _F),
     # confidence: the model's own scores
     "score_psi": DetectorInfo("confidence", _M),
     "variance_ratio": DetectorInfo("confidence", _M),

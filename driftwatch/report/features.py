@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from driftwatch.detectors.bins import BinGeometry
 from driftwatch.report.bars import histogram, histogram_legend
 from driftwatch.report.html import Markup, el, fmt, join, pct, table
 from driftwatch.report.inputs import RunData, signal
@@ -37,6 +36,7 @@ from driftwatch.report.sections import (
     tier_badge,
 )
 from driftwatch.report.svg import short
+from driftwatch.windows.layout import CategoricalLayout
 
 __all__ = ["EPS", "MOVED", "Bins", "feature_bins", "features_section", "own_psi", "ranked_features"]
 
@@ -78,10 +78,10 @@ def _numeric_ref(run: RunData, name: str) -> tuple[list[int], list[str], list[st
         return None
     lay = prof.layout.numeric
     j = lay.names.index(name)
-    nc = int(lay.n_coarse[j])
+    keep = lay.coarse_valid()[j]  # the layout's own columns, padding left out
     row = prof.sketch.num_coarse()[j]
-    counts = [int(v) for v in row[:nc]] + [int(row[-1])]
-    labels = list(BinGeometry.of(lay).coarse_labels[j])
+    counts = [int(v) for v in row[keep]]
+    labels = [lab for lab, k in zip(lay.coarse_labels()[j], keep, strict=True) if k]
     edges = [short(float(e)) for e in lay.coarse_edges[j]]
     return counts, labels, edges
 
@@ -99,18 +99,19 @@ def feature_bins(run: RunData, rec: dict[str, Any], name: str) -> Bins | None:
         return Bins([f"bin {i + 1}" for i in range(len(cur) - 1)] + ["missing"], cur, None)
     levels: dict[str, int] = f.get("levels") or {}
     prof = run.reference
-    tail = ["other", "new (unseen)", "missing"]
     tail_cur = [int(f.get("other", 0)), int(f.get("unseen", 0)), int(f.get("missing", 0))]
     if prof is not None and name in prof.layout.categorical.names:
         cl = prof.layout.categorical
         j = cl.names.index(name)
         order = list(cl.levels[j])
+        keep = cl.valid()[j]  # the feature's levels and other/unseen/missing, no padding
         row = prof.sketch.cat[j]
-        ref = [int(row[k]) for k in range(len(order))]
-        ref += [int(row[cl.other_col]), int(row[cl.unseen_col]), int(row[cl.missing_col])]
         if set(order) == set(levels):
-            return Bins(order + tail, [int(levels[k]) for k in order] + tail_cur, ref)
-    return Bins(list(levels) + tail, [int(v) for v in levels.values()] + tail_cur, None)
+            labels = [lab for lab, k in zip(cl.column_labels()[j], keep, strict=True) if k]
+            return Bins(labels, [int(levels[k]) for k in order] + tail_cur,
+                        [int(v) for v in row[keep]])
+    lay = CategoricalLayout((name,), (tuple(levels),))  # no profile: the record's own levels
+    return Bins(list(lay.column_labels()[0]), [int(v) for v in levels.values()] + tail_cur, None)
 
 
 def _psi_at(run: RunData, rec: dict[str, Any], name: str) -> tuple[float | None, bool]:

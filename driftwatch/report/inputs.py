@@ -156,12 +156,16 @@ def _load_reference(out_dir: Path) -> ReferenceProfile | None:
 
 
 def load_run(out_dir: str | Path, *, reference: ReferenceProfile | None = None) -> RunData:
-    """Read an output folder; :class:`SourceError` when it holds no timeline."""
+    """Read an output folder; :class:`SourceError` when it holds no timeline, or one
+    without a window (nothing to report)."""
     out = Path(out_dir)
     tl = out / "timeline.jsonl"
     if not tl.is_file():
         raise SourceError(f"no timeline.jsonl in {out}: give a replay output folder")
     records = _read_jsonl(tl)
+    if not records:
+        raise SourceError(f"{tl} has no window: the replay read no prediction, "
+                          "so there is nothing to report")
     summary: dict[str, Any] = {}
     if (out / "summary.json").is_file():
         summary = orjson.loads((out / "summary.json").read_bytes())

@@ -16,7 +16,6 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from driftwatch.detectors.bins import BinGeometry
 from driftwatch.report.bars import columns, histogram, histogram_legend
 from driftwatch.report.charts import Band, Series
 from driftwatch.report.html import Markup, el, fmt, join, kv_table, pct, table
@@ -87,11 +86,11 @@ def _score_hist(run: RunData, rec: dict[str, Any]) -> Markup | None:
     ref = labels = None
     if prof is not None:
         lay = prof.layout.score
-        nc = int(lay.n_coarse[0])
+        keep = lay.coarse_valid()[0]  # the layout's own columns, padding left out
         row = prof.sketch.score_coarse()[0]
-        if nc + 1 == len(cur):
-            ref = [int(v) for v in row[:nc]] + [int(row[-1])]
-            labels = list(BinGeometry.of(lay).coarse_labels[0])
+        if int(keep.sum()) == len(cur):
+            ref = [int(v) for v in row[keep]]
+            labels = [lab for lab, k in zip(lay.coarse_labels()[0], keep, strict=True) if k]
     labels = labels or [f"bin {i + 1}" for i in range(len(cur) - 1)] + ["missing"]
     wid = rec.get("window_id")
     return el("figure", histogram_legend(ref is not None, f"window {wid}"),

@@ -17,7 +17,7 @@ from driftwatch.report.sections import Context, Section
 
 __all__ = ["quality_section", "reference_missing_share"]
 
-_DQ_SIGNALS = ("missing_rate", "out_of_range", "new_category_rate")
+_DQ_SIGNALS = ("missing_rate", "out_of_range", "new_category_rate", "field_absent")
 
 
 def reference_missing_share(run: RunData, name: str) -> float | None:

@@ -21,13 +21,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
 from driftwatch.schema import MISSING
 
-__all__ = ["CategoricalLayout", "NumericLayout"]
+__all__ = ["PAD", "CategoricalLayout", "NumericLayout", "level_label"]
+
+#: Label of a padding column (a column a narrower feature does not have; never counted).
+PAD = ""
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def level_label(level: str) -> str:
+    """How a categorical level is shown: itself, or ``'""'`` for the empty string."""
+    return level if level else '""'
 
 
 def _quantiles(col: np.ndarray, n_bins: int) -> np.ndarray:
@@ -227,6 +240,35 @@ class NumericLayout:
         v[:, -1] = True
         return v
 
+    def coarse_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bound of every coarse column but the missing one, ``[C, Wc-1]``:
+        ``-inf``/``inf`` at the open ends, NaN on padding."""
+        c, wc = len(self.names), self.coarse_width
+        lo = np.full((c, wc - 1), np.nan)
+        hi = np.full((c, wc - 1), np.nan)
+        for j, ce in enumerate(self.coarse_edges):
+            b = np.concatenate(([-np.inf], ce, [np.inf]))
+            lo[j, : len(b) - 1] = b[:-1]
+            hi[j, : len(b) - 1] = b[1:]
+        return lo, hi
+
+    def coarse_labels(self) -> tuple[tuple[str, ...], ...]:
+        """A label for every column of a coarse count row (``coarse_width`` per feature):
+        ``(lo, hi]`` per bin, :data:`PAD` on padding, ``missing`` last.
+
+        >>> lay = NumericLayout.fit(("x", "k"), np.c_[np.arange(100.0), np.full(100, 3.0)],
+        ...                         coarse_bins=2, fine_bins=4)
+        >>> lay.coarse_labels()
+        (('(-inf, 49.5]', '(49.5, inf)', 'missing'), ('(-inf, 3]', '(3, inf)', 'missing'))
+        """
+        out = []
+        for ce in self.coarse_edges:
+            b = np.concatenate(([-np.inf], ce, [np.inf]))
+            bins = [f"({_fmt(x)}, {_fmt(y)}]" for x, y in pairwise(b)]
+            bins[-1] = bins[-1][:-1] + ")"  # the overflow bin is open: (max, inf)
+            out.append((*bins, *([PAD] * (self.coarse_width - 1 - len(bins))), "missing"))
+        return tuple(out)
+
     def count(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Fine counts ``int64[C, fine_width]`` (last column missing), under and over counts."""
         values = np.asarray(values, dtype=np.float64)
@@ -292,6 +334,22 @@ class CategoricalLayout:
     @property
     def missing_col(self) -> int:
         return self.kmax + 2
+
+    def column_labels(self) -> tuple[tuple[str, ...], ...]:
+        """A label for every column of a count row (``width`` per feature): the levels,
+        :data:`PAD` on padding, then ``other``, ``unseen``, ``missing`` (in parentheses
+        when a level has the same name, so labels stay unique).
+
+        >>> CategoricalLayout(("flag", "p"), (("Y",), ("a", "other", "c"))).column_labels()
+        (('Y', '', '', 'other', 'unseen', 'missing'), ('a', 'other', 'c', '(other)', 'unseen', \
+'missing'))
+        """
+        out = []
+        for lv in self.levels:
+            names = {level_label(v) for v in lv}
+            tail = [t if t not in names else f"({t})" for t in ("other", "unseen", "missing")]
+            out.append((*map(level_label, lv), *([PAD] * (self.kmax - len(lv))), *tail))
+        return tuple(out)
 
     def valid(self) -> np.ndarray:
         """``bool[G, width]``: the feature's levels plus other/unseen/missing."""

@@ -38,7 +38,7 @@ import pandas as pd
 
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
 from driftwatch.errors import SourceError
-from driftwatch.schema import FeatureSchema
+from driftwatch.schema import FeatureSchema, level_texts
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "ReferenceProfile",
     "add_frame_labels",
     "frame_batch",
+    "is_numeric_column",
     "read_reference_table",
 ]
 
@@ -61,6 +62,37 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
         return pd.read_csv(p)
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference dataset {p}: {exc}") from exc
+
+
+def is_numeric_column(col: pd.Series) -> bool:
+    """Whether a reference column is a numeric feature when nobody said: numbers are,
+    booleans are not (a yes/no flag is two levels, not a 0/1 measurement).
+
+    >>> is_numeric_column(pd.Series([1.5, 2.0])), is_numeric_column(pd.Series([True, False]))
+    (True, False)
+    >>> is_numeric_column(pd.Series([True, None, False], dtype="boolean"))
+    False
+    """
+    return pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+
+
+def _numbers(df: pd.DataFrame, names: Sequence[str]) -> np.ndarray:
+    """``float64[n, C]`` of numeric features, booleans as 0/1, NaN where missing (and
+    throughout for a column the table lacks)."""
+    out = np.full((len(df), len(names)), np.nan)
+    for j, c in enumerate(names):
+        if c not in df.columns:
+            continue
+        col = df[c]
+        try:
+            if col.dtype == object:  # booleans with nulls, or numbers stored as text
+                col = pd.to_numeric(col.map(lambda v: float(v) if isinstance(v, bool) else v,
+                                            na_action="ignore"))
+            out[:, j] = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError) as exc:
+            raise SourceError(f"reference column {c!r} is a numeric feature but holds values "
+                              f"that are not numbers ({exc})") from exc
+    return out
 
 
 def _decisions(col: pd.Series | None, n: int) -> np.ndarray:
@@ -89,14 +121,10 @@ def frame_batch(
     and ``exposure`` columns; a column that is absent is missing throughout.
     """
     n = len(df)
-    num = (
-        df[list(schema.numeric)].to_numpy(dtype=np.float64, na_value=np.nan)
-        if schema.numeric
-        else np.zeros((n, 0))
-    )
+    num = _numbers(df, schema.numeric)
     cat = (
         np.stack(
-            [schema.encode_categorical(j, df[c].to_numpy())
+            [schema.encode_categorical(j, df[c].to_numpy() if c in df.columns else [None] * n)
              for j, c in enumerate(schema.categorical)],
             axis=1,
         )
@@ -162,13 +190,13 @@ class ReferenceProfile:
     ) -> ReferenceProfile:
         """Fit bins on ``df`` and sketch it.
 
-        Features not named are inferred from dtypes (numbers numeric, the rest categorical),
-        excluding the score/label/decision/exposure columns.
+        Features not named are inferred from dtypes (numbers numeric; booleans, text and
+        the rest categorical), excluding the score/label/decision/exposure columns.
         """
         special = {c for c in (score, label, decision, exposure) if c}
         if numeric is None and categorical is None:
             cols = [c for c in df.columns if c not in special]
-            numeric = [c for c in cols if pd.api.types.is_numeric_dtype(df[c])]
+            numeric = [c for c in cols if is_numeric_column(df[c])]
             categorical = [c for c in cols if c not in numeric]
         numeric, categorical = list(numeric or ()), list(categorical or ())
         missing = [c for c in numeric + categorical if c not in df.columns]
@@ -176,13 +204,13 @@ class ReferenceProfile:
             raise SourceError(f"reference dataset lacks feature columns: {', '.join(missing)}")
         levels, other = [], []
         for c in categorical:
-            vc = df[c].dropna().astype(str).value_counts(sort=False)
+            vc = level_texts(df[c]).dropna().value_counts(sort=False)
             # most frequent first, ties by name: deterministic across pandas versions
             order = sorted(vc.items(), key=lambda kv: (-kv[1], kv[0]))
             levels.append(tuple(k for k, _ in order[:top_k]))
             other.append(frozenset(k for k, _ in order[top_k:]))
         schema = FeatureSchema(tuple(numeric), tuple(categorical), tuple(levels), tuple(other))
-        num = df[numeric].to_numpy(dtype=np.float64, na_value=np.nan) if numeric else None
+        num = _numbers(df, numeric) if numeric else None
         sc = (
             df[score].to_numpy(dtype=np.float64, na_value=np.nan)
             if score and score in df.columns

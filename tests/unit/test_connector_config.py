@@ -185,10 +185,10 @@ def test_semantic_errors_are_located(old: str, new: str, message: str) -> None:
 
 
 def test_schema_for_checks_explicit_features_against_the_reference() -> None:
-    c = parse_connector(GOOD)
+    c = parse_connector(GOOD.replace("          purpose: loan.purpose\n",
+                                     "          purpose: loan.purpose\n          age: a.age\n"))
     schema = c.schema_for(REFERENCE)
-    assert schema.numeric == ("income",) and schema.categorical == ("purpose",)
-    assert schema.levels == (("car", "home"),)  # levels come from the reference
+    assert schema is REFERENCE  # names, kinds and levels come from the reference
     with pytest.raises(ConnectorError, match="feature 'incme' is not in the reference") as info:
         parse_connector(GOOD.replace("income: {path", "incme: {path")).schema_for(REFERENCE)
     assert info.value.hint == "did you mean 'income'?"
@@ -197,6 +197,17 @@ def test_schema_for_checks_explicit_features_against_the_reference() -> None:
         parse_connector(GOOD.replace("purpose: loan.purpose",
                                      "purpose: {path: loan.purpose, type: numeric}")
                         ).schema_for(REFERENCE)
+
+
+def test_a_reference_column_the_connector_does_not_map_is_a_located_error() -> None:
+    # it used to pass here and end in an IndexError when the first batch was sketched
+    with pytest.raises(ConnectorError) as info:
+        parse_connector(GOOD, file="c.yaml").schema_for(REFERENCE)
+    err = info.value
+    assert err.message == "the reference has feature columns this connector does not map: age"
+    assert err.hint == ("map each under features (or write features: infer), or drop those "
+                        "columns from the reference table")
+    assert (err.file, err.line) == ("c.yaml", where(GOOD, "features:")[0])
 
 
 def test_infer_takes_every_reference_feature_and_needs_a_reference() -> None:

@@ -114,6 +114,15 @@ def test_missing_values_are_missing_not_bad() -> None:
     assert np.isnan(batch.proba[-1]).all()
 
 
+def test_a_boolean_in_a_numeric_feature_is_zero_or_one() -> None:
+    # a flag typed numeric: every prediction used to be rejected as wrong_type
+    batch, bad = decode([rec(id=f"r{i}", a={"age": v, "income": 1.0})
+                         for i, v in enumerate([True, False, None])])
+    assert bad == []
+    age = batch.numeric[:, SCHEMA.numeric.index("age")]
+    assert age[:2].tolist() == [1.0, 0.0] and np.isnan(age[2])
+
+
 def test_categorical_codes_follow_the_schema() -> None:
     values = ["car", "home", "boat", "ufo", 7, True, None]
     batch, bad = decode([rec(id=f"r{i}", loan={"purpose": v}) for i, v in enumerate(values)])
@@ -171,7 +180,7 @@ def test_event_time_units(unit: str, value: Any, expected: float) -> None:
         (rec(a={"income": "52000"}), "wrong_type", "feature 'income' (a.income)"),
         (rec(a={"income": {"v": 1}}), "wrong_type", "an object"),
         (rec(a={"age": [41]}), "wrong_type", "feature 'age'"),
-        (rec(a={"age": True}), "wrong_type", "feature 'age'"),
+        (rec(a={"age": "old"}), "wrong_type", "feature 'age'"),
         (rec(a=5), "wrong_type", "not an object on the path"),
         (rec(loan={"purpose": ["car"]}), "wrong_type", "feature 'purpose'"),
         (rec(m={"score": "0.1"}), "wrong_type", "score (m.score)"),

@@ -112,7 +112,8 @@ def bad_time(r: dict[str, Any], rng: random.Random) -> tuple[bytes, Expect]:
 
 def wrong_type(r: dict[str, Any], rng: random.Random) -> tuple[bytes, Expect]:
     key = rng.choice(["applicant.income", "applicant.age", "loan.amount", "model.score"])
-    v = rng.choice(["abc", "1.5", {}, [1], True, False])
+    # a boolean feature typed numeric is 0/1, a boolean score is not a probability
+    v = rng.choice(["abc", "1.5", {}, [1], *((True, False) if key == "model.score" else ())])
     if rng.random() < 0.2:
         key, v = rng.choice(["applicant", "loan"]), rng.choice([5, "x", [1], True])
     return _dump(_with(r, key, v)), ("bad", "wrong_type")

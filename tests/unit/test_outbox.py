@@ -281,12 +281,6 @@ def test_cli_explains_an_empty_state_folder(tmp_path: Path):
         run_cli(["actions", "list", "--state-dir", str(tmp_path / "nothing")])
 
 
-def test_pool_status_reads_an_absent_pool_as_idle(tmp_path: Path, capsys):
-    assert run_cli(["pool", "status", "--gpus", "10", "--state-dir", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "10 in the cluster, 2 reserved (8, 9)" in out and "0 running" in out
-
-
 SCHEMA = FeatureSchema(
     numeric=("income",), categorical=("purpose",), levels=(("car", "home"),), other=()
 )
@@ -347,14 +341,3 @@ def test_cli_finds_actions_in_the_daemons_per_model_folders(tmp_path: Path, cloc
     listing = capsys.readouterr().out
     assert "fraud:moderate:7  (approved by ana" in listing
     assert "credit-risk:moderate:7" in listing
-
-
-def test_pool_status_shows_the_daemons_queue(tmp_path: Path, capsys):
-    from driftwatch.gpupool import GpuPool, JobSpec
-
-    pool = GpuPool(tmp_path / "pool", clock=ManualClock(0.0), gpus=10)
-    pool.submit(JobSpec(name="retrain-credit", argv=["python", "job.py"]), key="credit:severe:1")
-    pool.close()
-    assert run_cli(["pool", "status", "--gpus", "10", "--state-dir", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "1 queued" in out and "key=credit:severe:1" in out

@@ -1,0 +1,213 @@
+"""Look at the first records of a recording before replaying it.
+
+Two checks a user would otherwise learn about from 90 alerts: where ``features: infer``
+finds each reference feature (at the top level, or nested: ``income`` may sit at
+``applicant.income``), and which mapped fields are absent from most records (a mistyped
+path such as ``applicant.incme`` matches nothing, and every value comes out missing).
+
+>>> recs = [{"id": 1, "applicant": {"income": 5.0, "age": 30}, "purpose": "car"}] * 3
+>>> {k: p.text for k, p in infer_paths(["income", "age", "purpose"], recs).items()}
+{'income': 'applicant.income', 'age': 'applicant.age', 'purpose': 'purpose'}
+>>> absent_share(FieldPath.parse("applicant.incme"), recs)
+1.0
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+
+from driftwatch.connectors.config import Connector
+from driftwatch.connectors.mapping import FeatureField, FieldPath, StreamMapping
+from driftwatch.errors import ConnectorError
+from driftwatch.schema import FeatureSchema
+
+__all__ = [
+    "ABSENT_WARN",
+    "Probe",
+    "absent_share",
+    "infer_paths",
+    "probe_inputs",
+    "sample_records",
+]
+
+#: Records looked at per stream.
+SAMPLE = 1000
+#: A mapped field absent from more than this share of the first records gets a warning.
+ABSENT_WARN = 0.5
+
+_ABSENT = object()
+
+
+def _get(rec: Any, parts: Sequence[str]) -> Any:
+    for p in parts:
+        if type(rec) is not dict or p not in rec:
+            return _ABSENT
+        rec = rec[p]
+    return rec
+
+
+def _lookup(rec: Mapping[str, Any], path: FieldPath) -> Any:
+    """The value at ``path``: nested keys, or a flat column named like the dotted path."""
+    if path.text in rec:
+        return rec[path.text]
+    return _get(rec, path.parts)
+
+
+def absent_share(path: FieldPath, records: Sequence[Mapping[str, Any]]) -> float:
+    """Share of ``records`` without ``path`` (absent, not null); NaN without records."""
+    if not records:
+        return float("nan")
+    return sum(_lookup(r, path) is _ABSENT for r in records) / len(records)
+
+
+def _leaves(rec: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    for k, v in rec.items():
+        if type(v) is dict:
+            yield from _leaves(v, (*prefix, k))
+        else:
+            yield (*prefix, k)
+
+
+def infer_paths(
+    names: Sequence[str], records: Sequence[Mapping[str, Any]]
+) -> dict[str, FieldPath]:
+    """Where each feature sits: its own name if records carry it, else the one nested path
+    ending in that name (``applicant.income`` for ``income``). Features found nowhere keep
+    their name (the absent-field check then says so).
+
+    Raises
+    ------
+    ConnectorError
+        When a name ends several nested paths (``applicant.income``, ``co.income``).
+    """
+    seen: dict[str, set[tuple[str, ...]]] = {}
+    for r in records:
+        for leaf in _leaves(r):
+            seen.setdefault(leaf[-1], set()).add(leaf)
+    out = {}
+    for n in names:
+        own = FieldPath.parse(n)
+        if records and absent_share(own, records) < 1.0:
+            out[n] = own
+            continue
+        found = sorted(p for p in seen.get(n, ()) if len(p) > 1)
+        if len(found) > 1:
+            raise ConnectorError(
+                f"features: infer finds feature {n!r} at several paths: "
+                + ", ".join(".".join(p) for p in found),
+                hint=f"map it explicitly: {n}: {{path: {'.'.join(found[0])}}}")
+        out[n] = FieldPath(found[0]) if found else own
+    return out
+
+
+def sample_records(path: Path, fmt: str, n: int = SAMPLE) -> list[dict[str, Any]]:
+    """The first ``n`` readable records of a JSONL, CSV or Parquet file, as dicts (Kafka
+    recordings and unreadable lines are skipped: the replay reports those)."""
+    if fmt == "parquet":
+        pf = pq.ParquetFile(path)
+        batch = next(pf.iter_batches(batch_size=n), None)
+        return [] if batch is None else pa.Table.from_batches([batch]).to_pylist()
+    raw = path.open("rb")
+    with raw:
+        head = raw.read(2)
+        raw.seek(0)
+        f: Any = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
+        if fmt == "csv":
+            reader = pcsv.open_csv(f, read_options=pcsv.ReadOptions(block_size=1 << 20))
+            batch = next(iter(reader), None)
+            return [] if batch is None else batch.slice(0, n).to_pylist()
+        if fmt != "jsonl":
+            return []
+        out = []
+        for line in itertools.islice(f, n * 2):
+            try:
+                rec = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if type(rec) is dict:
+                out.append(rec)
+            if len(out) >= n:
+                break
+        return out
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The connector with inferred feature paths filled in, and what to warn about.
+
+    ``absent`` maps ``(stream, field)`` to the share of sampled records without it, for
+    the fields absent from more than :data:`ABSENT_WARN` of them.
+    """
+
+    connector: Connector
+    absent: dict[tuple[str, str], float]
+    sampled: dict[str, int]
+
+    def absent_features(self) -> dict[str, tuple[int, int, str]]:
+        """Feature -> (records without its path, records sampled, path), for the features
+        absent from most sampled records of the stream that maps them."""
+        out = {}
+        for (stream, key), share in sorted(self.absent.items()):
+            if not key.startswith("feature:"):
+                continue
+            s = next(x for x in self.connector.streams if x.name == stream)
+            n = self.sampled[stream]
+            out[key.removeprefix("feature:")] = (round(share * n), n, s.all_paths()[key].text)
+        return out
+
+    def warnings(self) -> list[str]:
+        out = []
+        for (stream, key), share in sorted(self.absent.items()):
+            s = next(x for x in self.connector.streams if x.name == stream)
+            path = s.all_paths()[key].text
+            what = key.removeprefix("feature:")
+            out.append(f"{what!r} ({path}) is absent from {share:.0%} of the first "
+                       f"{self.sampled[stream]} {stream} records: check its path")
+        return out
+
+
+def _stream_inputs(inputs: Sequence[Any], stream: str) -> list[Any]:
+    return [i for i in inputs if stream in i.streams and i.format != "kafka-recording"]
+
+
+def probe_inputs(
+    connector: Connector, reference: FeatureSchema | None, inputs: Sequence[Any],
+    *, n: int = SAMPLE,
+) -> Probe:
+    """Sample each stream's first input files (``FileInput`` s), infer the paths of
+    ``features: infer`` and measure which mapped fields are absent."""
+    streams: list[StreamMapping] = []
+    absent: dict[tuple[str, str], float] = {}
+    sampled: dict[str, int] = {}
+    for s in connector.streams:
+        recs: list[dict[str, Any]] = []
+        for inp in _stream_inputs(inputs, s.name):
+            recs += sample_records(inp.path, inp.format, n - len(recs))
+            if len(recs) >= n:
+                break
+        if s.features is None and reference is not None:
+            try:
+                paths = infer_paths(reference.names, recs)
+            except ConnectorError as exc:  # located at the stream's `features: infer`
+                raise connector.error(("source", "streams", s.name, "fields", "features"),
+                                      exc.message, hint=exc.hint) from exc
+            s = replace(s, features=tuple(FeatureField(name, p) for name, p in paths.items()))
+        streams.append(s)
+        if not recs:
+            continue
+        sampled[s.name] = len(recs)
+        for key, path in s.all_paths().items():
+            share = absent_share(path, recs)
+            if share > ABSENT_WARN:
+                absent[(s.name, key)] = share
+    return Probe(replace(connector, streams=tuple(streams)), absent, sampled)
