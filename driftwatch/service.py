@@ -94,15 +94,20 @@ class Service:
                 rt.source.interrupt()
 
     def run(self) -> int:
-        clean = False
+        clean = opened = False
         try:
             self._open()
+            opened = True
             self._loop()
             clean = True
             return 0
         finally:
             # after a failure the monitors may hold half a batch: the last checkpoint stays
             self._close(final_checkpoint=clean)
+            if opened:  # a start that failed says why in its own error, not "stopped"
+                log.info("stopped%s", "" if clean else
+                         " after an error; the last checkpoint stays and a restart resumes "
+                         "from it")
 
     def _open(self) -> None:
         cfg = self.config
@@ -178,8 +183,6 @@ class Service:
         if self.checkpoints is not None:
             self.checkpoints.store.close()
         self._lock_file.release()
-        log.info("stopped%s", "" if final_checkpoint else
-                 " after an error; the last checkpoint stays and a restart resumes from it")
 
     # -- the loop -------------------------------------------------------------------------------
     def _loop(self) -> None:
