@@ -26,11 +26,13 @@ from driftwatch.connectors.file import FileSource, bind_inputs
 from driftwatch.connectors.probe import probe_inputs
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
+from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
 from driftwatch.timeline import TimelineWriter, iso, window_record
+from driftwatch.windows.conventions import build_profile
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
@@ -74,13 +76,20 @@ def build_monitor(
     reference: str | Path | None = None,
     base_dir: Path | None = None,
     window: WindowSpec | None = None,
+    connector: Connector | None = None,
 ) -> ModelMonitor:
-    """A monitor for the policy's model, on its reference profile."""
+    """A monitor for the policy's model, on its reference profile.
+
+    A reference table is read with the policy's ``reference:`` conventions; features the
+    ``connector`` types explicitly get that type in the profile.
+    """
     ref = reference or (policy.model.reference if policy else None)
     if ref is None:
         raise ConfigError("no reference: give --reference or a policy whose model names one")
     ref_path = _resolve(str(ref), base_dir or Path.cwd())
-    return monitor_for(policy, ReferenceProfile.from_file(ref_path), window=window)
+    profile = build_profile(ref_path, policy.reference.conventions() if policy else None,
+                            kinds=connector.declared_kinds() if connector else None)
+    return monitor_for(policy, profile, window=window)
 
 
 def monitor_for(
@@ -201,7 +210,8 @@ def replay(
     clear_previous_run(out, state=execute and state_dir is None)
     conn = connector if isinstance(connector, Connector) else load_connector(connector)
     pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
-    monitor = build_monitor(pol, reference=reference)
+    check_reference(pol, connector=conn, reference=reference)
+    monitor = build_monitor(pol, reference=reference, connector=conn)
     bound = bind_inputs(conn, [Path(p) for p in inputs])
     # the first records: where `features: infer` finds each feature, which paths match nothing
     probe = probe_inputs(conn, monitor.profile.schema, bound)

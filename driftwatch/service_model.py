@@ -34,6 +34,7 @@ from driftwatch.replay import build_monitor, summarise
 from driftwatch.service_config import ModelConfig
 from driftwatch.state import OutputLog
 from driftwatch.timeline import window_record
+from driftwatch.windows.conventions import build_profile
 from driftwatch.windows.panes import PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
@@ -119,10 +120,11 @@ class ModelRuntime:
              clock: Clock) -> ModelRuntime:
         watcher = PolicyWatcher(_shown(cfg.policy))
         policy = watcher.policy
-        monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir)
+        connector = load_connector(cfg.connector, base_dir=base_dir)
+        monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir,
+                                connector=connector)
         name = cfg.name or monitor.model
         monitor.model = name
-        connector = load_connector(cfg.connector, base_dir=base_dir)
         out_dir = state_dir / "out" / name
         out_dir.mkdir(parents=True, exist_ok=True)
         source, dead = open_source(connector, monitor, cfg, out_dir, clock)
@@ -219,7 +221,9 @@ class ModelRuntime:
         if stamp is None or stamp == self._ref_stamp or self.reference_path is None:
             return None
         self._ref_stamp = stamp
-        profile = ReferenceProfile.from_file(self.reference_path)
+        policy = self.watcher.policy
+        profile = build_profile(self.reference_path, policy.reference.conventions(),
+                                kinds=self.connector.declared_kinds())
         if profile.fingerprint == self.monitor.profile.fingerprint:
             return None
         return profile

@@ -99,6 +99,15 @@ class Connector:
             return ConnectorError(message, file=self.file, **kw)
         return self.doc.error(path, message, cls=ConnectorError, **kw)  # type: ignore[return-value]
 
+    def declared_kinds(self) -> dict[str, str]:
+        """Feature name -> ``numeric`` | ``categorical`` where a stream writes ``type:``."""
+        out: dict[str, str] = {}
+        for s in self.streams:
+            for f in s.features or ():
+                if f.kind:
+                    out.setdefault(f.name, f.kind)
+        return out
+
     def schema_for(self, reference: FeatureSchema | None) -> FeatureSchema:
         """The feature schema decoding uses, checked against the reference profile's.
 

@@ -34,6 +34,7 @@ from driftwatch.policy.fields import (
     Threshold,
     TierName,
 )
+from driftwatch.policy.reference import ReferenceColumns
 from driftwatch.policy.tiers import Tier
 
 __all__ = [
@@ -242,6 +243,8 @@ class Policy(StrictModel):
     kind: Literal["DriftPolicy"]
     metadata: Metadata
     model: ModelRef
+    #: How the reference table's columns are read (score, label, decision, ignore).
+    reference: ReferenceColumns = Field(default_factory=ReferenceColumns)
     window: Window
     signals: list[SignalRule] = Field(min_length=1)
     combine: Combine = Field(default_factory=Combine)

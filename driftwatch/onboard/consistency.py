@@ -1,0 +1,172 @@
+"""Reference, connector and policy must agree on the columns: checked before anything runs.
+
+The reference table's columns are features unless the policy's ``reference:`` block names
+them (score, label, decision, exposure) or ignores them. A named column the table lacks, a
+feature the connector does not map, a connector feature the table lacks, or a
+``model.features`` entry that is no feature: each is a located error (``file:line:col`` in
+the policy or the connector) naming the columns, with a hint.
+
+>>> import pandas as pd, tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> pd.DataFrame({"x": [1.0], "score": [0.5]}).to_csv(d / "ref.csv", index=False)
+>>> reference_columns(d / "ref.csv")
+['x', 'score']
+>>> resolve_reference("nope.csv", d).name
+'nope.csv'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from driftwatch.connectors.config import Connector
+from driftwatch.errors import ConfigError, PolicyError, SourceError
+from driftwatch.policy.errors import PolicyErrors
+from driftwatch.policy.schema import Policy
+from driftwatch.windows.conventions import TableConventions
+from driftwatch.yamlio import LocatedDoc, PathT, load_yaml, nearest
+
+__all__ = ["check_reference", "reference_columns", "resolve_reference"]
+
+_ROLE_PATH: dict[str, PathT] = {
+    "score": ("reference", "score"),
+    "label": ("reference", "label"),
+    "decision": ("reference", "decision"),
+    "exposure": ("reference", "exposure"),
+    "ignore": ("reference", "ignore"),
+}
+
+
+def resolve_reference(path: str | Path, base: Path | None = None) -> Path:
+    """A reference path as replay opens it: absolute, or relative to ``base`` (the working
+    directory by default)."""
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return p
+    return (base or Path.cwd()) / p
+
+
+def reference_columns(path: Path) -> list[str]:
+    """The column names of a reference table (CSV, CSV.gz, Parquet) without reading it all;
+    for a saved profile (``.json`` / ``.json.gz``), its feature names."""
+    import pandas as pd
+
+    try:
+        if path.name.endswith((".json", ".json.gz")):
+            from driftwatch.windows.profile import ReferenceProfile
+
+            return list(ReferenceProfile.load(path).schema.names)
+        if path.name.endswith(".parquet"):
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        return [str(c) for c in pd.read_csv(path, nrows=0).columns]
+    except (OSError, ValueError) as exc:
+        raise SourceError(f"cannot read reference {path}: {exc}") from exc
+
+
+def _policy_doc(policy: Policy) -> LocatedDoc | None:
+    try:
+        return load_yaml(Path(policy.file))
+    except (OSError, ConfigError):
+        return None
+
+
+def _perr(doc: LocatedDoc | None, policy: Policy | None, path: PathT, msg: str,
+          hint: str | None = None, key: bool = False) -> PolicyError:
+    if doc is not None:
+        return doc.error(path, msg, hint=hint, key=key, cls=PolicyError)  # type: ignore[return-value]
+    return PolicyError(msg, file=policy.file if policy else None, hint=hint)
+
+
+def _listing(cols: Sequence[str], limit: int = 12) -> str:
+    shown = ", ".join(cols[:limit])
+    return shown + (f", ... ({len(cols)} in all)" if len(cols) > limit else "")
+
+
+def check_reference(
+    policy: Policy | None,
+    *,
+    connector: Connector | None = None,
+    reference: str | Path | None = None,
+    base_dir: Path | None = None,
+) -> list[str]:
+    """Open the reference and check it against the policy and the connector.
+
+    Returns the feature columns. Raises :class:`PolicyErrors` (policy problems, every one)
+    or :class:`~driftwatch.errors.ConnectorError` (the first connector problem).
+    """
+    doc = _policy_doc(policy) if policy is not None else None
+    ref = reference or (policy.model.reference if policy else None)
+    if ref is None:
+        raise ConfigError("no reference: give --reference or a policy whose model names one")
+    path = resolve_reference(str(ref), base_dir)
+    if not path.exists():
+        where: PathT = ("model", "reference")
+        msg = f"the reference {str(ref)!r} does not exist"
+        hint = (f"looked for {path}; a relative path is read from the working directory"
+                if reference is None else "check --reference")
+        if reference is None and policy is not None:
+            raise PolicyErrors([_perr(doc, policy, where, msg, hint)])
+        raise ConfigError(msg, hint=hint)
+    columns = reference_columns(path)
+    profile = path.name.endswith((".json", ".json.gz"))
+    tc = policy.reference.conventions() if policy is not None else TableConventions()
+    features = columns if profile else tc.feature_columns(columns)
+    errors: list[PolicyError] = []
+    if not profile:
+        for role, col in tc.missing_columns(columns).items():
+            errors.append(_perr(
+                doc, policy, _ROLE_PATH[role],
+                f"the reference {path.name} has no column {col!r} (the {role} column)",
+                hint=_near(col, columns)))
+    declared = policy.model.features if policy is not None else None
+    for i, f in enumerate(declared or []):
+        if f not in features:
+            errors.append(_perr(doc, policy, ("model", "features", i),
+                                f"feature {f!r} is not a feature column of the reference "
+                                f"{path.name}", hint=_near(f, features)))
+    if errors:
+        raise PolicyErrors(errors)
+    if connector is not None:
+        _check_connector(connector, features, tc, path.name)
+    return features
+
+
+def _near(name: str, choices: Sequence[str]) -> str:
+    guess = nearest(name, list(choices))
+    return f"did you mean {guess!r}?" if guess else "columns: " + _listing(list(choices))
+
+
+def _check_connector(conn: Connector, features: list[str], tc: TableConventions,
+                     ref_name: str) -> None:
+    mapped: dict[str, str] = {}
+    infer = False
+    for s in conn.streams:
+        if s.features is None:
+            infer = True
+            continue
+        for f in s.features:
+            mapped.setdefault(f.name, s.name)
+            if f.name not in features:
+                role = next((r for r, c in tc.named.items() if c == f.name), None)
+                if role is not None or f.name in tc.ignore:
+                    why = f"it is the reference's {role} column" if role else \
+                        "the policy's reference.ignore lists it"
+                    hint = f"{why}; remove it from features"
+                else:
+                    hint = _near(f.name, features)
+                raise conn.error(("source", "streams", s.name, "fields", "features", f.name),
+                                 f"feature {f.name!r} is not a feature column of the "
+                                 f"reference {ref_name}", key=True, hint=hint)
+    if infer or not mapped:
+        return
+    unmapped = [c for c in features if c not in mapped]
+    if unmapped:
+        s = next(s for s in conn.streams if s.features)
+        raise conn.error(("source", "streams", s.name, "fields", "features"),
+                         f"reference columns not mapped in the connector: {_listing(unmapped)}",
+                         key=True, hint="map each under features:, or list them under "
+                         "reference.ignore in the policy")
+

@@ -1,0 +1,93 @@
+"""The policy's ``reference:`` block: how the reference table's columns are read.
+
+``model.reference`` says where the table is; ``reference:`` says which of its columns are
+the score, the label, the decision and the exposure, and which to ignore. Every other
+column is a feature. Left out, the block means what driftwatch always assumed: columns
+named ``score`` (P(bad)), ``label`` and ``decision``.
+
+>>> r = ReferenceColumns.model_validate({
+...     "score": "p_good", "score_is": "p_good",
+...     "label": {"column": "outcome", "bad": ["bad"], "good": ["good"]},
+...     "decision": {"column": "decision", "approve": ["A"]}, "ignore": ["customer_id"]})
+>>> tc = r.conventions()
+>>> tc.score, tc.score_is, tc.label, tc.bad, tc.approve, tc.ignore
+('p_good', 'p_good', 'outcome', ('bad',), ('A',), ('customer_id',))
+>>> ReferenceColumns().conventions().score
+'score'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from driftwatch.policy.base import StrictModel
+from driftwatch.windows.conventions import (
+    DEFAULT_APPROVE,
+    DEFAULT_BAD,
+    DEFAULT_GOOD,
+    TableConventions,
+)
+
+__all__ = ["DecisionColumn", "LabelColumn", "ReferenceColumns"]
+
+Scalar = str | int | float | bool
+
+
+def _short(data: Any) -> Any:
+    return {"column": data} if isinstance(data, str) else data
+
+
+class LabelColumn(StrictModel):
+    """``label: outcome`` or ``label: {column: outcome, bad: [1, default], good: [0]}``."""
+
+    column: str = Field(min_length=1)
+    bad: list[Scalar] = Field(default_factory=lambda: list(DEFAULT_BAD), min_length=1)
+    good: list[Scalar] = Field(default_factory=lambda: list(DEFAULT_GOOD), min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _column(cls, data: Any) -> Any:
+        return _short(data)
+
+
+class DecisionColumn(StrictModel):
+    """``decision: decision`` or ``decision: {column: d, approve: [A], decline: [D]}``."""
+
+    column: str = Field(min_length=1)
+    approve: list[Scalar] = Field(default_factory=lambda: list(DEFAULT_APPROVE), min_length=1)
+    decline: list[Scalar] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _column(cls, data: Any) -> Any:
+        return _short(data)
+
+
+class ReferenceColumns(StrictModel):
+    #: The model's score column; ``score_is`` says what it is the probability of.
+    score: str | None = "score"
+    score_is: Literal["p_bad", "p_good"] = "p_bad"
+    label: LabelColumn | None = Field(default_factory=lambda: LabelColumn(column="label"))
+    decision: DecisionColumn | None = Field(
+        default_factory=lambda: DecisionColumn(column="decision"))
+    exposure: str | None = None
+    #: Columns that are neither features nor one of the above (ids, timestamps).
+    ignore: list[str] = Field(default_factory=list)
+
+    def conventions(self) -> TableConventions:
+        """The same, for the layers that read tables."""
+        lb, dc = self.label, self.decision
+        return TableConventions(
+            score=self.score,
+            score_is=self.score_is,
+            label=lb.column if lb else None,
+            bad=tuple(lb.bad) if lb else DEFAULT_BAD,
+            good=tuple(lb.good) if lb else DEFAULT_GOOD,
+            decision=dc.column if dc else None,
+            approve=tuple(dc.approve) if dc else DEFAULT_APPROVE,
+            decline=tuple(dc.decline) if dc and dc.decline is not None else None,
+            exposure=self.exposure,
+            ignore=tuple(self.ignore),
+        )

@@ -1,0 +1,214 @@
+"""How a reference table's columns are read: which is the score, the label, the decision.
+
+A policy's ``reference:`` block (:mod:`driftwatch.policy.reference`) becomes a
+:class:`TableConventions`; the defaults are the historic ones (columns named ``score``,
+``label`` and ``decision``; every other column is a feature). :meth:`TableConventions.prepare`
+turns a table into the canonical form :meth:`ReferenceProfile.build` reads: the score as
+P(bad) (``score_is: p_good`` becomes ``1 - score``), the label as 1.0 bad / 0.0 good / NaN,
+the decision as ``approve`` / ``decline`` / missing; ignored columns are dropped.
+
+>>> import pandas as pd
+>>> df = pd.DataFrame({"p": [0.9, 0.2], "y": ["good", "bad"], "d": ["A", "D"],
+...                    "x": [1.0, 2.0], "cust": ["c1", "c2"]})
+>>> tc = TableConventions(score="p", score_is="p_good", label="y", decision="d",
+...                       approve=("A",), ignore=("cust",))
+>>> tc.feature_columns(df.columns)
+['x']
+>>> out = tc.prepare(df)
+>>> out["p"].round(2).tolist(), out["y"].tolist(), out["d"].tolist()
+([0.1, 0.8], [0.0, 1.0], ['approve', 'decline'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from driftwatch.errors import SourceError
+
+__all__ = ["DEFAULT_APPROVE", "DEFAULT_BAD", "DEFAULT_GOOD", "SCORE_IS", "TableConventions",
+           "build_profile", "level_text",
+           "norm_value"]
+
+SCORE_IS = ("p_bad", "p_good")
+DEFAULT_BAD: tuple[Any, ...] = (1, True, "bad", "default")
+DEFAULT_GOOD: tuple[Any, ...] = (0, False, "good")
+DEFAULT_APPROVE: tuple[Any, ...] = ("approve", "approved", 1, True, "accept")
+_DEFAULT_DECLINE = ("decline", "declined", 0, False, "reject")
+
+
+def norm_value(v: Any) -> str:
+    """The key label and decision values are matched by (as the connector does).
+
+    >>> [norm_value(v) for v in ("Bad ", True, 1.0, 0)]
+    ['bad', 'true', '1', '0']
+    """
+    if isinstance(v, bool | np.bool_):
+        return "true" if v else "false"
+    if isinstance(v, float | np.floating) and float(v).is_integer():
+        return str(int(v))
+    return str(v).strip().lower()
+
+
+def level_text(v: Any) -> Any:
+    """A categorical value as the decoder writes it (``true``, ``3`` for ``3.0``); None stays.
+
+    >>> [level_text(v) for v in (True, 3.0, "a", None, 2.5)]
+    ['true', '3', 'a', None, '2.5']
+    """
+    if v is None or (not isinstance(v, list | dict | tuple) and pd.isna(v)):
+        return None
+    if isinstance(v, bool | np.bool_):
+        return "true" if v else "false"
+    if isinstance(v, float | np.floating) and float(v).is_integer():
+        return str(int(v))
+    if isinstance(v, np.integer):
+        return str(int(v))
+    return v if isinstance(v, str) else str(v)
+
+
+def _keys(values: Iterable[Any]) -> frozenset[str]:
+    return frozenset(norm_value(v) for v in values)
+
+
+def _mapped(col: pd.Series, table: Mapping[str, Any]) -> pd.Series:
+    keys = col.map(lambda v: None if pd.isna(v) else norm_value(v))
+    return keys.map(lambda k: table.get(k) if k is not None else None)
+
+
+@dataclass(frozen=True)
+class TableConventions:
+    """Which reference columns are not features, and how to read them."""
+
+    score: str | None = "score"
+    score_is: str = "p_bad"
+    label: str | None = "label"
+    bad: tuple[Any, ...] = DEFAULT_BAD
+    good: tuple[Any, ...] = DEFAULT_GOOD
+    decision: str | None = "decision"
+    approve: tuple[Any, ...] = DEFAULT_APPROVE
+    decline: tuple[Any, ...] | None = None
+    exposure: str | None = None
+    ignore: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.score_is not in SCORE_IS:
+            raise ValueError(f"score_is must be one of {', '.join(SCORE_IS)}: {self.score_is!r}")
+
+    @property
+    def named(self) -> dict[str, str]:
+        """Role -> column for the roles that name a column (score, label, ...)."""
+        roles = {"score": self.score, "label": self.label, "decision": self.decision,
+                 "exposure": self.exposure}
+        return {r: c for r, c in roles.items() if c}
+
+    def special(self) -> set[str]:
+        """Columns that are never features: the named roles and ``ignore``."""
+        return set(self.named.values()) | set(self.ignore)
+
+    def feature_columns(self, columns: Iterable[Any]) -> list[str]:
+        """Every column that is not special, in table order."""
+        special = self.special()
+        return [str(c) for c in columns if str(c) not in special]
+
+    def missing_columns(self, columns: Iterable[Any], *, defaults: bool = False) -> dict[str, str]:
+        """Named columns absent from the table (role -> column). A role left at its default
+        name may be absent (the table simply has none) unless ``defaults``."""
+        have = {str(c) for c in columns}
+        base = TableConventions()
+        out = {}
+        for role, col in self.named.items():
+            if col not in have and (defaults or getattr(base, role) != col):
+                out[role] = col
+        for col in self.ignore:
+            if col not in have:
+                out["ignore"] = col
+        return out
+
+    def prepare(self, df: pd.DataFrame) -> pd.DataFrame:
+        """The table in canonical form (see the module docstring); ``df`` is not changed."""
+        out = df.drop(columns=[c for c in self.ignore if c in df.columns])
+        if self.score and self.score in out.columns:
+            s = pd.to_numeric(out[self.score], errors="coerce").astype(np.float64)
+            out[self.score] = 1.0 - s if self.score_is == "p_good" else s
+        if self.label and self.label in out.columns:
+            table = {k: 0.0 for k in _keys(self.good)} | {k: 1.0 for k in _keys(self.bad)}
+            out[self.label] = _mapped(out[self.label], table).astype(np.float64)
+        if self.decision and self.decision in out.columns:
+            decline = _keys(self.decline) if self.decline is not None else None
+            if decline is None and self.approve == DEFAULT_APPROVE:
+                decline = _keys(_DEFAULT_DECLINE)
+            approve = _keys(self.approve)
+            keys = out[self.decision].map(lambda v: None if pd.isna(v) else norm_value(v))
+            out[self.decision] = keys.map(
+                lambda k: None if k is None else "approve" if k in approve
+                else ("decline" if decline is None or k in decline else None))
+        return out
+
+    def label_values(self, col: pd.Series) -> list[str]:
+        """Values of a label column that are neither bad nor good (at most 5)."""
+        known = _keys(self.bad) | _keys(self.good)
+        seen = sorted({norm_value(v) for v in col.dropna().unique()} - known)
+        return seen[:5]
+
+
+def build_profile(
+    source: str | Path | pd.DataFrame,
+    conventions: TableConventions | None = None,
+    *,
+    kinds: Mapping[str, str] | None = None,
+    meta: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """A :class:`~driftwatch.windows.profile.ReferenceProfile` from a table read with
+    ``conventions``. ``kinds`` (feature -> numeric | categorical) fixes the type of the
+    features it names (a connector's ``type:``); the others are inferred from dtypes.
+
+    A saved profile (``.json`` / ``.json.gz``) is loaded as it is.
+    """
+    from driftwatch.windows.profile import ReferenceProfile, read_reference_table
+
+    if not isinstance(source, pd.DataFrame):
+        p = Path(source)
+        if p.name.endswith((".json", ".json.gz")):
+            return ReferenceProfile.load(p)
+        df = read_reference_table(p)
+        meta = {"source": p.name, **(meta or {})}
+    else:
+        df = source
+    tc = conventions or TableConventions()
+    bad = tc.label_values(df[tc.label]) if tc.label and tc.label in df.columns else []
+    if bad:
+        raise SourceError(f"reference label column {tc.label!r} has values that are neither "
+                          f"bad nor good: {', '.join(bad)} (set reference.label bad/good in "
+                          "the policy)")
+    table = tc.prepare(df)
+    feats = tc.feature_columns(table.columns)
+    kinds = dict(kinds or {})
+    numeric: list[str] = []
+    categorical: list[str] = []
+    for c in feats:
+        kind = kinds.get(c) or (
+            "numeric" if pd.api.types.is_numeric_dtype(table[c])
+            and not pd.api.types.is_bool_dtype(table[c]) else "categorical")
+        (numeric if kind == "numeric" else categorical).append(c)
+    if numeric:
+        bad_num = [c for c in numeric if not pd.api.types.is_numeric_dtype(table[c])]
+        for c in bad_num:
+            conv = pd.to_numeric(table[c], errors="coerce")
+            if conv.notna().sum() < table[c].notna().sum():
+                raise SourceError(f"reference column {c!r} is declared numeric but holds text")
+            table[c] = conv
+        for c in numeric:
+            if pd.api.types.is_bool_dtype(table[c]):
+                table[c] = table[c].astype(np.float64)
+    for c in categorical:
+        table[c] = table[c].astype(object).map(level_text)
+    return ReferenceProfile.build(
+        table, numeric=numeric, categorical=categorical, score=tc.score, label=tc.label,
+        decision=tc.decision, exposure=tc.exposure, meta=meta, **kwargs)
