@@ -9,7 +9,7 @@ time. Nothing here reads a clock: the time of a decision is the window's end (ev
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -117,7 +117,17 @@ class ModelMonitor:
         outs = [b for b in polled.batches if len(b) and b.stream == OUTCOMES]
         pred = Batch.concat(preds) if preds else None
         out = Batch.concat(outs) if outs else None
+        if pred is not None and self.policy is not None \
+                and self.policy.reference.score_is == "p_good":
+            # the policy says the score is P(good): every stage measures P(bad)
+            pred = replace(pred, score=1.0 - pred.score)
         before_out, wm_pred, wm_out = self._placement(polled, pred, out)
+        if out is not None and np.isnan(out.event_time).any():
+            # outcomes without a time of their own (event_time: {source: arrival}) are
+            # stamped with the event time where they arrive in the stream
+            t = np.where(np.isnan(out.event_time) & np.isfinite(wm_out), wm_out,
+                         out.event_time)
+            out = replace(out, event_time=t)
         base = self.window.n_seen
         if pred is not None:
             self.n_events += len(pred)
@@ -135,7 +145,7 @@ class ModelMonitor:
         closed: list[ClosedWindow] = []
         if pred is not None:
             closed += self.window.add(pred)
-        if out is not None:
+        if out is not None and np.isfinite(out.event_time).any():
             closed += self.window.advance_to(float(np.nanmax(out.event_time)))
         if polled.bad:
             for rec in polled.bad:

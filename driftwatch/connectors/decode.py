@@ -277,6 +277,8 @@ class Decoder:
         self, cols: dict[str, Any], prob: Problems, timestamps: np.ndarray | None, n: int
     ) -> np.ndarray:
         t = self.mapping.event_time
+        if t.source == "arrival":  # stamped where it arrives (ModelMonitor.process)
+            return np.full(n, np.nan)
         if t.source == "kafka_timestamp":
             secs = np.full(n, np.nan) if timestamps is None else timestamps.astype(np.float64)
             prob.flag(~np.isfinite(secs), "missing_time", lambda i: "the record has no Kafka "

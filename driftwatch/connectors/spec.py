@@ -84,7 +84,7 @@ class PathSpec(_Short):
 class TimeSpec(_Short):
     path: str | None = None
     unit: Literal["auto", "s", "ms", "iso"] = "auto"
-    source: Literal["payload", "kafka_timestamp"] = "payload"
+    source: Literal["payload", "kafka_timestamp", "arrival"] = "payload"
 
 
 class FeatureSpec(_Short):

@@ -76,9 +76,13 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
     fld = s.fields
     fat: _PathT = (*at, "fields")
     t = fld.event_time
-    if (t.source == "kafka_timestamp") == (t.path is not None):
+    if (t.source != "payload") == (t.path is not None):
         raise _err(doc, (*fat, "event_time"), "event_time needs a path, or "
-                   "source: kafka_timestamp (not both)")
+                   "source: kafka_timestamp or arrival (not both)")
+    if t.source == "arrival" and role != "outcomes":
+        raise _err(doc, (*fat, "event_time", "source"), "source: arrival is for an outcomes "
+                   "stream", found=f"role {role!r}",
+                   hint="predictions need their event time: a path or kafka_timestamp")
     if t.source == "kafka_timestamp" and kind == "file" and s.format not in (
         "auto", "kafka-recording"
     ):

@@ -15,6 +15,9 @@ its ``uint64`` event key until its outcome arrives, then hands the pair on as
   ``max_orphans``), because the prediction stream may lag the outcome stream; a prediction
   that arrives later joins at once (``late_predictions``). ``orphan_outcomes`` counts the
   orphans finally given up (expired or evicted).
+* An outcome without an event time (NaN: a stream read with ``event_time: {source:
+  arrival}`` before any prediction set the watermark) joins with its prediction's time;
+  as an orphan it never expires by time (only by ``max_orphans``).
 * Declined applications never get an outcome (DOMAIN.md), so they are not held unless
   ``hold_declined``; they are counted in ``declined_skipped``.
 * ``invalid_predictions`` (no event time) and ``invalid_outcomes`` (no label).
@@ -166,6 +169,8 @@ class LabelJoiner:
 
     def _join(self, keys: np.ndarray, pred: dict[str, np.ndarray], label: np.ndarray,
               out_time: np.ndarray) -> Joined:
+        # an outcome without a time of its own arrives when its prediction does, at the latest
+        out_time = np.where(np.isnan(out_time), pred["time"], out_time)
         delay = out_time - pred["time"]
         self.counters["joined"] += int(keys.size)
         self.delays.add(delay)
