@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from driftwatch import __version__
 from driftwatch.errors import ConfigError, DriftwatchError
@@ -40,6 +41,53 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}: {len(prof.schema.numeric)} numeric, "
           f"{len(prof.schema.categorical)} categorical features, {prof.sketch.n} rows")
     return 0
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    from driftwatch.onboard.commands import run_init
+
+    return run_init(args)
+
+
+def _init_parser(sub: Any) -> None:
+    i = sub.add_parser(
+        "init", help="write a connector and a policy from a reference table and a sample",
+        description="Infer the fields of a reference table (CSV or Parquet) and a sample of "
+        "the live stream, then write a connector and a policy that list every feature. "
+        "Each decision is printed with its reason.")
+    i.add_argument("--reference", "-r", help="reference table (training sample): CSV or "
+                   "Parquet; relative paths are written as given")
+    i.add_argument("--sample", "-s", metavar="FILE",
+                   help="predictions sample: JSON lines, CSV or Parquet (gzip too)")
+    i.add_argument("--outcomes", metavar="FILE", help="outcomes sample (id and label)")
+    i.add_argument("--kafka-topic", metavar="TOPIC",
+                   help="read the predictions sample from this topic instead")
+    i.add_argument("--outcomes-topic", metavar="TOPIC", help="outcomes sample topic")
+    i.add_argument("--bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers")
+    i.add_argument("--model", "-m", default=None,
+                   help="model name (default: the reference file's stem)")
+    i.add_argument("--connector-out", metavar="FILE",
+                   help="connector to write (default: connectors/MODEL.yaml)")
+    i.add_argument("--policy-out", metavar="FILE",
+                   help="policy to write (default: policies/MODEL.yaml)")
+    i.add_argument("--force", action="store_true", help="overwrite existing files")
+    for role in ("id", "time", "score", "label", "decision", "exposure"):
+        i.add_argument(f"--{role}-field", metavar="NAME",
+                       help=f"the {role} field (column or dotted path) when ambiguous"
+                       + ("; 'none' for no exposure" if role == "exposure" else ""))
+    i.add_argument("--score-is", choices=("p_bad", "p_good"),
+                   help="what the score is the probability of (default: checked on labels)")
+    i.add_argument("--label-bad", action="append", default=[], metavar="VALUE",
+                   help="a label value meaning bad (repeatable)")
+    i.add_argument("--approve", action="append", default=[], metavar="VALUE",
+                   help="a decision value meaning approved (repeatable)")
+    i.add_argument("--ignore", action="append", default=[], metavar="COL",
+                   help="a reference column that is not a feature (repeatable)")
+    i.add_argument("--pane", type=int, default=1000, help="events per window pane")
+    i.add_argument("--rows", type=int, default=2000, help="sample records read")
+    i.add_argument("--example", metavar="DEST",
+                   help="write the bundled example connectors and policies to DEST instead")
+    i.set_defaults(func=_cmd_init)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,6 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--fine-bins", type=int, default=200, help="fine bins for KS/Wasserstein")
     pr.add_argument("--top-k", type=int, default=20, help="categorical levels kept")
     pr.set_defaults(func=_cmd_profile)
+
+    _init_parser(sub)
 
     for mod in _COMMAND_MODULES:
         try:

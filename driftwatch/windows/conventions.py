@@ -108,8 +108,9 @@ class TableConventions:
         return {r: c for r, c in roles.items() if c}
 
     def special(self) -> set[str]:
-        """Columns that are never features: the named roles and ``ignore``."""
-        return set(self.named.values()) | set(self.ignore)
+        """Columns that are never features: score, label, decision and ``ignore``. The
+        exposure column stays a feature (a loan amount usually is one) unless ignored."""
+        return {c for r, c in self.named.items() if r != "exposure"} | set(self.ignore)
 
     def feature_columns(self, columns: Iterable[Any]) -> list[str]:
         """Every column that is not special, in table order."""
@@ -132,7 +133,8 @@ class TableConventions:
 
     def prepare(self, df: pd.DataFrame) -> pd.DataFrame:
         """The table in canonical form (see the module docstring); ``df`` is not changed."""
-        out = df.drop(columns=[c for c in self.ignore if c in df.columns])
+        keep = set(self.named.values())  # an ignored exposure is still the exposure
+        out = df.drop(columns=[c for c in self.ignore if c in df.columns and c not in keep])
         if self.score and self.score in out.columns:
             s = pd.to_numeric(out[self.score], errors="coerce").astype(np.float64)
             out[self.score] = 1.0 - s if self.score_is == "p_good" else s

@@ -1,0 +1,82 @@
+"""``driftwatch init``: read the inputs, decide, print why, write two files.
+
+The parser lives in :mod:`driftwatch.cli`; this is what it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from driftwatch.errors import ConfigError
+from driftwatch.onboard.plan import Options, Sample, make_plan
+from driftwatch.onboard.sample import kafka_sample, read_sample
+from driftwatch.onboard.write import connector_yaml, policy_yaml, write_files
+
+__all__ = ["run_init"]
+
+
+def _sample(path: str | None, topic: str | None, bootstrap: str | None, rows: int,
+            what: str) -> Sample | None:
+    if path and topic:
+        raise ConfigError(f"give the {what} sample as a file or a Kafka topic, not both")
+    if topic:
+        if not bootstrap:
+            raise ConfigError(f"--{'kafka' if what == 'predictions' else 'outcomes'}-topic "
+                              "needs --bootstrap HOST:PORT")
+        return Sample(kafka_sample(topic, bootstrap, min(rows, 500)), f"topic {topic}",
+                      topic=topic)
+    if path:
+        return Sample(read_sample(path, rows), path, path=path)
+    return None
+
+
+def _examples(dest: str, out: TextIO) -> int:
+    try:
+        from driftwatch.bundled import write_examples  # type: ignore[import-not-found]
+    except ModuleNotFoundError:
+        raise ConfigError("the bundled examples are not part of this build") from None
+    written = write_examples(Path(dest))
+    print(f"wrote the examples to {dest}" if written is None else
+          "\n".join(f"wrote {p}" for p in written), file=out)
+    return 0
+
+
+def run_init(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+    """What ``driftwatch init`` does; returns the exit status."""
+    out = out or sys.stdout
+    if args.example:
+        return _examples(args.example, out)
+    if not args.reference or not (args.sample or args.kafka_topic):
+        raise ConfigError("driftwatch init needs --reference TABLE and --sample FILE (or "
+                          "--kafka-topic TOPIC --bootstrap HOST:PORT)")
+    from driftwatch.windows.profile import read_reference_table
+
+    ref_path = Path(args.reference)
+    if not ref_path.exists():
+        raise ConfigError(f"the reference {args.reference} does not exist")
+    ref = read_reference_table(ref_path)
+    if ref.empty:
+        raise ConfigError(f"the reference {args.reference} has no rows")
+    model = args.model or ref_path.name.split(".")[0]
+    preds = _sample(args.sample, args.kafka_topic, args.bootstrap, args.rows, "predictions")
+    assert preds is not None
+    outs = _sample(args.outcomes, args.outcomes_topic, args.bootstrap, args.rows, "outcomes")
+    opts = Options(
+        model=model, id_field=args.id_field, time_field=args.time_field,
+        score_field=args.score_field, label_field=args.label_field,
+        decision_field=args.decision_field, exposure_field=args.exposure_field,
+        score_is=args.score_is, label_bad=args.label_bad, approve=args.approve,
+        ignore=args.ignore)
+    plan = make_plan(ref, args.reference, preds, outs, opts)
+    conn_path = Path(args.connector_out or f"connectors/{model}.yaml")
+    pol_path = Path(args.policy_out or f"policies/{model}.yaml")
+    write_files({conn_path: connector_yaml(plan, args.reference, args.bootstrap),
+                 pol_path: policy_yaml(plan, args.pane)}, force=args.force)
+    for line in plan.lines:
+        print(line.rstrip(), file=out)
+    print(f"wrote {conn_path} and {pol_path}", file=out)
+    print(f"next: driftwatch policy check --connector {conn_path} {pol_path}", file=out)
+    return 0

@@ -1,0 +1,164 @@
+"""What the columns of a reference table and the fields of a stream sample are.
+
+Types come from the reference (the bins are fitted there): booleans and integers with at
+most :data:`MAX_INT_LEVELS` distinct values are categorical, other numbers numeric, text
+categorical. Roles (id, time, score, label, decision, exposure) are found by name and
+checked on the values; each finding comes with the reason it was made.
+
+>>> import pandas as pd
+>>> column_kind(pd.Series([True, False, None]))
+('categorical', 'boolean')
+>>> column_kind(pd.Series([0, 1, 1, 0]))
+('categorical', 'integer with 2 distinct values')
+>>> column_kind(pd.Series([0.5, 1.5, 2.25]))
+('numeric', 'numbers')
+>>> time_unit([1.7e9, 1.7e9 + 60]), time_unit(["2024-01-01T00:00:00Z"]), time_unit(["x"])
+('s', 'iso', None)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from driftwatch.errors import ConfigError
+
+__all__ = [
+    "BAD_WORDS",
+    "GOOD_WORDS",
+    "MAX_INT_LEVELS",
+    "Candidate",
+    "choose",
+    "column_kind",
+    "label_values",
+    "leaf",
+    "time_unit",
+]
+
+MAX_INT_LEVELS = 10
+BAD_WORDS = frozenset({"1", "true", "bad", "default", "defaulted", "fraud", "charged_off",
+                       "chargeoff", "delinquent", "yes", "y"})
+GOOD_WORDS = frozenset({"0", "false", "good", "paid", "repaid", "ok", "current", "no", "n",
+                        "performing", "legit"})
+
+
+def leaf(path: str) -> str:
+    """The last segment of a dotted path."""
+    return path.rsplit(".", 1)[-1]
+
+
+def _norm(v: Any) -> str:
+    from driftwatch.windows.conventions import norm_value
+
+    return norm_value(v)
+
+
+def _is_bool_like(s: pd.Series) -> bool:
+    vals = s.dropna()
+    if pd.api.types.is_bool_dtype(s):
+        return True
+    if vals.empty or not (pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s)):
+        return False
+    return all(isinstance(v, bool | np.bool_) or str(v).strip().lower() in ("true", "false")
+               for v in vals.unique())
+
+
+def column_kind(s: pd.Series) -> tuple[str, str]:
+    """``(numeric | categorical, why)`` for one reference column."""
+    if _is_bool_like(s):
+        return "categorical", "boolean"
+    vals = s.dropna()
+    if vals.empty:
+        return "numeric", "all missing"
+    if pd.api.types.is_numeric_dtype(s):
+        arr = vals.to_numpy(dtype=np.float64)
+        n = len(np.unique(arr))
+        if np.all(np.mod(arr, 1) == 0) and n <= MAX_INT_LEVELS:
+            return "categorical", f"integer with {n} distinct values"
+        return "numeric", "numbers"
+    n = vals.astype(str).nunique()
+    return "categorical", f"text with {n} levels"
+
+
+def time_unit(values: Sequence[Any]) -> str | None:
+    """``s``, ``ms`` or ``iso`` when every non-null value reads as an event time."""
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))]
+    if not vals:
+        return None
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
+        arr = np.asarray(vals, dtype=np.float64)
+        if np.all((arr > 9.4e8) & (arr < 4.2e9)):
+            return "s"
+        if np.all((arr > 9.4e11) & (arr < 4.2e12)):
+            return "ms"
+        return None
+    if all(isinstance(v, str) for v in vals):
+        parsed = pd.to_datetime(pd.Series(vals), errors="coerce", utc=True, format="ISO8601")
+        return "iso" if parsed.notna().all() else None
+    return None
+
+
+def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = ()
+                 ) -> tuple[list[Any], list[Any]]:
+    """``(bad, good)`` values of a label column with two distinct values (``where``: the
+    file, for the error)."""
+    distinct = sorted({v for v in values if v is not None and not pd.isna(v)}, key=str)
+    keys = {_norm(v): v for v in distinct}
+    if bad:
+        want = {_norm(b) for b in bad}
+        b = [v for k, v in keys.items() if k in want]
+        return b, [v for k, v in keys.items() if k not in want]
+    b = [v for k, v in keys.items() if k in BAD_WORDS]
+    g = [v for k, v in keys.items() if k in GOOD_WORDS]
+    if len(distinct) != 2 or len(b) != 1 or len(g) != 1:
+        raise ConfigError(
+            "cannot tell which label value is bad: values "
+            + ", ".join(repr(v) for v in distinct[:6]), file=where,
+            hint="pass --label-bad VALUE (repeat it for several)")
+    return b, g
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A field that may play a role: its name, how well the name fits, why it fits."""
+
+    name: str
+    rank: int  # 3: exact name, 2: a usual pattern, 1: a weaker one
+    why: str
+
+
+def name_rank(name: str, exact: Sequence[str], patterns: Sequence[str],
+              weak: Sequence[str] = ()) -> int:
+    """3 for an exact name, 2 for a pattern, 1 for a weak pattern, 0 otherwise."""
+    low = leaf(name).lower()
+    if low in exact or name.lower() in exact:
+        return 3
+    if any(re.fullmatch(p, low) for p in patterns):
+        return 2
+    if any(re.fullmatch(p, low) for p in weak):
+        return 1
+    return 0
+
+
+def choose(role: str, candidates: Sequence[Candidate], flag: str, where: str,
+           *, required: bool = False) -> Candidate | None:
+    """The best candidate for ``role`` in the file ``where``; two equally good ones are an
+    error naming both."""
+    if not candidates:
+        if required:
+            raise ConfigError(f"cannot find the {role} field", file=where,
+                              hint=f"pass {flag} NAME")
+        return None
+    best = max(c.rank for c in candidates)
+    top = [c for c in candidates if c.rank == best]
+    if len(top) > 1:
+        raise ConfigError(
+            f"the {role} is ambiguous: candidates "
+            + ", ".join(f"{c.name} ({c.why})" for c in top), file=where,
+            hint=f"pass {flag} NAME to say which")
+    return top[0]

@@ -1,0 +1,410 @@
+"""``driftwatch init``'s decisions: which field is what, with the reason for each.
+
+:func:`make_plan` reads a reference table and a stream sample (and optionally an
+outcomes sample) and returns a :class:`Plan`: the features with their types and paths,
+the id, time, score, label, decision and exposure fields, and the reference columns to
+ignore. :mod:`driftwatch.onboard.write` turns a plan into a connector and a policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from driftwatch.errors import ConfigError
+from driftwatch.onboard.infer import (
+    Candidate,
+    choose,
+    column_kind,
+    label_values,
+    leaf,
+    name_rank,
+    time_unit,
+)
+
+__all__ = ["Feature", "Options", "Plan", "Sample", "StreamPlan", "make_plan"]
+
+_ID = (("id", "event_id", "uuid", "request_id", "application_id", "transaction_id"),
+       (r".+_id", r".+id"), ())
+_TIME = (("ts", "time", "timestamp", "event_time", "datetime", "created_at"),
+         (r".+_ts", r".+_at", r".*time.*", r".*date.*"), ())
+_SCORE = (("score", "pd", "p_bad", "p_good", "prob", "probability", "proba", "prediction"),
+          (r".*score.*", r"p_.+", r"prob.*", r".+_prob", r"pd_.+"), ())
+_LABEL = (("label", "target", "y", "bad", "is_bad", "default", "defaulted", "outcome",
+           "fraud", "is_fraud", "chargeback"), (r".*default.*", r"is_.*bad", r".*label.*",
+                                                r".*target.*", r".*fraud.*"), ())
+_DECISION = (("decision", "approved", "approve", "approval"),
+             (r".*decision.*", r".*approv.*"), ())
+_EXPOSURE = (("exposure", "ead", "exposure_at_default"),
+             (r".*exposure.*",), (r".*amount", r".*balance"))
+_VERSION = (("model_version", "version"), (), ())
+_APPROVE = frozenset({"approve", "approved", "accept", "accepted", "a", "yes", "y", "true",
+                      "1", "ok"})
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Flat records of a stream and where they came from (a file, or a Kafka topic)."""
+
+    rows: list[dict[str, Any]]
+    name: str  # the file, or "topic T"
+    path: str | None = None  # a file path, for the connector's paths
+    topic: str | None = None
+
+    def paths(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for r in self.rows:
+            seen.update(dict.fromkeys(r))
+        return list(seen)
+
+    def values(self, path: str) -> list[Any]:
+        return [r.get(path) for r in self.rows]
+
+
+@dataclass
+class Options:
+    """What the user said (flags); None leaves it to the heuristics."""
+
+    model: str = "my-model"
+    id_field: str | None = None
+    time_field: str | None = None
+    score_field: str | None = None
+    label_field: str | None = None
+    decision_field: str | None = None
+    exposure_field: str | None = None
+    score_is: str | None = None
+    label_bad: list[str] = field(default_factory=list)
+    approve: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str  # the reference column
+    path: str  # the stream path
+    kind: str  # numeric | categorical
+    why: str
+
+
+@dataclass
+class StreamPlan:
+    name: str  # predictions | outcomes
+    sample: Sample
+    id_path: str
+    time_path: str | None  # None: time_source says where time comes from
+    time_unit: str = "auto"
+    time_source: str = "payload"  # payload | kafka_timestamp | arrival
+    score: str | None = None
+    decision: str | None = None
+    approve: list[Any] = field(default_factory=list)
+    exposure: str | None = None
+    model_version: str | None = None
+    label: str | None = None
+    bad: list[Any] = field(default_factory=list)
+    good: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    model: str
+    reference: str
+    features: list[Feature]
+    ignore: list[str]
+    predictions: StreamPlan
+    outcomes: StreamPlan | None
+    ref_score: str | None = None
+    score_is: str = "p_bad"
+    ref_label: str | None = None
+    ref_bad: list[Any] = field(default_factory=list)
+    ref_good: list[Any] = field(default_factory=list)
+    ref_decision: str | None = None
+    ref_approve: list[Any] = field(default_factory=list)
+    ref_exposure: str | None = None
+    lines: list[str] = field(default_factory=list)
+
+    def say(self, what: str, why: str) -> None:
+        self.lines.append(f"{what:<34} {why}")
+
+
+def _present(v: Any) -> bool:
+    return v is not None and not (isinstance(v, float) and np.isnan(v))
+
+
+def _candidates(names: Sequence[str], spec: tuple[Any, ...], check: Any) -> list[Candidate]:
+    out = []
+    for n in names:
+        rank = name_rank(n, *spec)
+        if rank:
+            why = check(n)
+            if why:
+                out.append(Candidate(n, rank, why))
+    return out
+
+
+def _given(flag: str, value: str, names: Sequence[str], where: str) -> str:
+    if value in names:
+        return value
+    by_leaf = [n for n in names if leaf(n) == value]
+    if len(by_leaf) == 1:
+        return by_leaf[0]
+    raise ConfigError(f"{flag} {value!r}: no such field", file=where,
+                      hint="fields: " + ", ".join(list(names)[:20]))
+
+
+def _match(col: str, paths: Sequence[str]) -> str | None:
+    """The stream path of reference column ``col``: the same path, or the one path whose
+    last segment (or whose path with '_' for '.') is the column's name."""
+    if col in paths:
+        return col
+    for test in (lambda p: leaf(p) == col, lambda p: p.replace(".", "_") == col):
+        hits = [p for p in paths if test(p)]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise ConfigError(f"reference column {col!r} matches several fields: "
+                              + ", ".join(hits), hint="rename the column as the full path")
+    return None
+
+
+def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, flag: str,
+          given: str | None, where: str, required: bool = False) -> Candidate | None:
+    if given is not None:
+        if given.lower() == "none" and not required:
+            return None
+        return Candidate(_given(flag, given, names, where), 4, f"from {flag}")
+    return choose(role, _candidates(names, spec, check), flag, where, required=required)
+
+
+def _unique_check(values_of: Any) -> Any:
+    def check(n: str) -> str | None:
+        vals = [v for v in values_of(n) if _present(v)]
+        if vals and len(vals) == len(values_of(n)) and len(set(map(str, vals))) == len(vals):
+            return "unique in the sample"
+        return None
+    return check
+
+
+def _time_check(values_of: Any) -> Any:
+    def check(n: str) -> str | None:
+        unit = time_unit(values_of(n))
+        return f"reads as event time ({unit})" if unit else None
+    return check
+
+
+def _score_check(values_of: Any) -> Any:
+    def check(n: str) -> str | None:
+        vals = [v for v in values_of(n) if _present(v)]
+        if not vals or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                               for v in vals):
+            return None
+        arr = np.asarray(vals, dtype=np.float64)
+        if arr.min() >= 0 and arr.max() <= 1 and len(np.unique(arr)) > 2:
+            return "numbers in [0, 1]"
+        return None
+    return check
+
+
+def _two_values(values_of: Any) -> Any:
+    def check(n: str) -> str | None:
+        k = len({str(v) for v in values_of(n) if _present(v)})
+        return "two distinct values" if k == 2 else None
+    return check
+
+
+def _decision_check(values_of: Any) -> Any:
+    from driftwatch.windows.conventions import norm_value
+
+    def check(n: str) -> str | None:
+        vals = {norm_value(v) for v in values_of(n) if _present(v)}
+        if 1 < len(vals) <= 5 and vals & _APPROVE:
+            return "a few values, one of them an approval"
+        return None
+    return check
+
+
+def _exposure_check(values_of: Any) -> Any:
+    def check(n: str) -> str | None:
+        vals = [v for v in values_of(n) if _present(v)]
+        ok = vals and all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+                          for v in vals)
+        return "non-negative amounts" if ok else None
+    return check
+
+
+def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sample | None,
+              opts: Options) -> Plan:
+    """Decide every field; raises :class:`~driftwatch.errors.ConfigError` when a role is
+    ambiguous or a column cannot be placed."""
+    cols = [str(c) for c in ref.columns]
+    ref_vals = lambda n: ref[n].tolist()  # noqa: E731
+    paths = sample.paths()
+    where = sample.name
+    # -- the reference's own roles
+    lab = _role("label column", _LABEL, cols, _two_values(ref_vals), "--label-field",
+                opts.label_field, reference)
+    sc = _role("score column", _SCORE, [c for c in cols if not lab or c != lab.name],
+               _score_check(ref_vals), "--score-field", opts.score_field, reference)
+    dec = _role("decision column", _DECISION, cols, _decision_check(ref_vals),
+                "--decision-field", opts.decision_field, reference)
+    plan = Plan(model=opts.model, reference=reference, features=[], ignore=[],
+                predictions=StreamPlan("predictions", sample, "", None), outcomes=None)
+    if lab:
+        plan.ref_label = lab.name
+        plan.ref_bad, plan.ref_good = label_values(ref[lab.name].tolist(), reference,
+                                                   opts.label_bad)
+        plan.say(f"label: {lab.name}", f"{lab.why}; bad = {plan.ref_bad}, good = "
+                 f"{plan.ref_good}")
+    else:
+        plan.say("label: none", "no two-valued column named like a label in the reference")
+    if sc:
+        plan.ref_score = sc.name
+        plan.score_is = opts.score_is or _score_is(ref, sc.name, plan)
+    if dec:
+        plan.ref_decision = dec.name
+        plan.ref_approve = _approve(ref[dec.name].tolist(), opts.approve)
+        plan.say(f"decision: {dec.name}", f"{dec.why}; approve = {plan.ref_approve}")
+    # -- the predictions stream
+    vals = sample.values
+    idc = _role("id", _ID, paths, _unique_check(vals), "--id-field", opts.id_field, where,
+                required=True)
+    assert idc is not None
+    sp = plan.predictions
+    sp.id_path = idc.name
+    plan.say(f"id: {idc.name}", idc.why)
+    tc = _role("event time", _TIME, [p for p in paths if p != idc.name], _time_check(vals),
+               "--time-field", opts.time_field, where, required=sample.topic is None)
+    if tc is None:
+        sp.time_source = "kafka_timestamp"
+        plan.say("event time: Kafka record timestamp", "no field reads as event time")
+    else:
+        sp.time_path, sp.time_unit = tc.name, time_unit(vals(tc.name)) or "auto"
+        plan.say(f"event time: {tc.name}", tc.why)
+    sp.score = _stream_of(plan.ref_score, paths) if plan.ref_score else None
+    if sp.score is None and plan.ref_score is None:
+        c = _role("score", _SCORE, paths, _score_check(vals), "--score-field", None, where)
+        sp.score = c.name if c else None
+    if sp.score:
+        plan.say(f"score: {sp.score}", f"P({'good' if plan.score_is == 'p_good' else 'bad'})"
+                 + (f"; reference column {plan.ref_score}" if plan.ref_score else ""))
+    else:
+        plan.say("score: none", "no field in [0, 1] named like a score")
+    if plan.ref_decision:
+        sp.decision = _stream_of(plan.ref_decision, paths)
+        sp.approve = plan.ref_approve
+    ex = _role("exposure", _EXPOSURE, paths, _exposure_check(vals), "--exposure-field",
+               opts.exposure_field, where)
+    if ex:
+        sp.exposure = ex.name
+        plan.ref_exposure = next((c for c in cols if _match(c, [ex.name])), None)
+        plan.say(f"exposure: {ex.name}", ex.why)
+    ver = [p for p in paths if name_rank(p, *_VERSION) == 3]
+    sp.model_version = ver[0] if ver else None
+    # -- reference columns that are not features
+    used = {idc.name, tc.name if tc else None, sp.score, sp.decision}
+    for c in cols:
+        if c in (plan.ref_label, plan.ref_score, plan.ref_decision):
+            continue
+        if c in opts.ignore:
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", "from --ignore")
+        elif _match(c, paths) in used or name_rank(c, *_ID) == 3 or name_rank(c, *_TIME) == 3:
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", "the id or time, not a feature")
+    # -- features: every other column, typed on the reference
+    missing = []
+    for c in cols:
+        if c in plan.ignore or c in (plan.ref_label, plan.ref_score, plan.ref_decision):
+            continue
+        p = _match(c, paths)
+        if p is None:
+            missing.append(c)
+            continue
+        kind, why = column_kind(ref[c])
+        plan.features.append(Feature(c, p, kind, why))
+    if missing:
+        raise ConfigError(
+            f"reference columns not found in the sample {where}: " + ", ".join(missing),
+            file=reference, hint="map their fields by name, or pass --ignore COL for columns "
+            "the live stream does not carry")
+    if not plan.features:
+        raise ConfigError("the reference has no feature columns", file=reference)
+    kinds = pd.Series([f.kind for f in plan.features]).value_counts().to_dict()
+    plan.say(f"features: {len(plan.features)}", ", ".join(f"{n} {k}" for k, n in
+                                                          sorted(kinds.items())))
+    for f in plan.features:
+        plan.say(f"  {f.name}: {f.kind}", f.why + (f" at {f.path}" if f.path != f.name
+                                                     else ""))
+    if outcomes is not None:
+        plan.outcomes = _outcomes(plan, outcomes, opts)
+    else:
+        plan.say("outcomes: none", "no outcomes sample; label-based metrics stay off")
+    return plan
+
+
+def _stream_of(col: str, paths: Sequence[str]) -> str | None:
+    return _match(col, paths)
+
+
+def _score_is(ref: pd.DataFrame, col: str, plan: Plan) -> str:
+    if plan.ref_label is None:
+        good_name = "good" in col.lower()
+        plan.say(f"score: {col}", "P(good): the name says good" if good_name
+                 else "P(bad): no label to check it against (--score-is to change)")
+        return "p_good" if good_name else "p_bad"
+    from driftwatch.windows.conventions import norm_value
+
+    y = ref[plan.ref_label].map(lambda v: norm_value(v) if _present(v) else None)
+    bad = {norm_value(v) for v in plan.ref_bad}
+    s = pd.to_numeric(ref[col], errors="coerce")
+    m_bad, m_good = s[y.isin(bad)].mean(), s[y.notna() & ~y.isin(bad)].mean()
+    is_good = bool(m_bad < m_good)
+    plan.say(f"score: {col}", f"P({'good' if is_good else 'bad'}): mean {m_bad:.3f} on bad "
+             f"rows, {m_good:.3f} on good ones")
+    return "p_good" if is_good else "p_bad"
+
+
+def _approve(values: list[Any], given: list[str]) -> list[Any]:
+    from driftwatch.windows.conventions import norm_value
+
+    distinct = sorted({v for v in values if _present(v)}, key=str)
+    want = {norm_value(g) for g in given} if given else _APPROVE
+    return [v for v in distinct if norm_value(v) in want]
+
+
+def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
+    paths, vals, where = s.paths(), s.values, s.name
+    pred_id = plan.predictions.id_path
+    id_path = pred_id if pred_id in paths else _match(leaf(pred_id), paths)
+    if id_path is None:
+        c = _role("outcomes id", _ID, paths, _unique_check(vals), "--id-field", None, where,
+                  required=True)
+        id_path = c.name if c else ""
+    out = StreamPlan("outcomes", s, id_path, None)
+    plan.say(f"outcomes id: {id_path}", "joins outcomes to predictions")
+    lab = None
+    if plan.ref_label:
+        lab = _match(plan.ref_label, paths)
+    if lab is None:
+        c = _role("outcomes label", _LABEL, [p for p in paths if p != id_path],
+                  _two_values(vals), "--label-field", None, where, required=True)
+        lab = c.name if c else None
+    assert lab is not None
+    out.label = lab
+    bad = opts.label_bad or [str(v) for v in plan.ref_bad]
+    out.bad, out.good = label_values(vals(lab), where, bad) if bad else label_values(
+        vals(lab), where)
+    plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
+    rest = [p for p in paths if p not in (id_path, lab)]
+    tc = _role("outcomes time", _TIME, rest, _time_check(vals), "--time-field", None, where)
+    if tc is None:
+        out.time_source = "arrival"
+        plan.say("outcomes time: arrival", "no field reads as a time: outcomes join by id "
+                 "where they arrive")
+    else:
+        out.time_path, out.time_unit = tc.name, time_unit(vals(tc.name)) or "auto"
+        plan.say(f"outcomes time: {tc.name}", tc.why)
+    return out

@@ -1,0 +1,175 @@
+"""A :class:`~driftwatch.onboard.plan.Plan` as a connector file and a policy file.
+
+The policy follows ``policies/template.yaml`` (PSI on every feature, a missing-rate gate,
+alerts only) with the reference's conventions and every feature written out, so a person
+reads what was decided and edits from there.
+
+>>> q("income"), q("yes"), q("a b"), q(1), q(True)
+('income', '"yes"', '"a b"', '1', 'true')
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from driftwatch.errors import ConfigError
+from driftwatch.onboard.plan import Plan, StreamPlan
+
+__all__ = ["connector_yaml", "policy_yaml", "q", "write_files"]
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
+_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
+
+
+def q(v: Any) -> str:
+    """A scalar as YAML, quoted only when it has to be."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return json.dumps(v)
+    s = str(v)
+    if _PLAIN.match(s) and s.lower() not in _WORDS:
+        return s
+    return json.dumps(s)
+
+
+def _list(values: Sequence[Any]) -> str:
+    return "[" + ", ".join(q(v) for v in values) + "]"
+
+
+def _stream(s: StreamPlan, plan: Plan) -> list[str]:
+    out = [f"    {s.name}:"]
+    if s.sample.topic is not None:
+        out.append(f"      topic: {q(s.sample.topic)}")
+    else:
+        out.append(f"      paths: [{q(s.sample.path)}]")
+    out.append("      fields:")
+    out.append(f"        event_id: {q(s.id_path)}")
+    if s.time_source == "payload":
+        out.append(f"        event_time: {{path: {q(s.time_path)}, unit: {s.time_unit}}}")
+    elif s.time_source == "arrival":
+        out.append("        event_time: {source: arrival}   # none in the data: joined by id "
+                   "where it arrives")
+    else:
+        out.append("        event_time: {source: kafka_timestamp}")
+    if s.name == "predictions":
+        out.append("        features:")
+        for f in plan.features:
+            out.append(f"          {q(f.name)}: {{path: {q(f.path)}, type: {f.kind}}}")
+        if s.score:
+            note = "   # P(good): the policy's reference.score_is turns it into P(bad)" \
+                if plan.score_is == "p_good" else ""
+            out.append(f"        score: {q(s.score)}{note}")
+        if s.model_version:
+            out.append(f"        model_version: {q(s.model_version)}")
+        if s.decision:
+            out.append(f"        decision: {{path: {q(s.decision)}, approve: "
+                       f"{_list(s.approve or ['approve'])}}}")
+        if s.exposure:
+            out.append(f"        exposure: {q(s.exposure)}")
+    if s.label:
+        out.append(f"        label: {{path: {q(s.label)}, bad: {_list(s.bad)}, good: "
+                   f"{_list(s.good)}}}")
+    return out
+
+
+def connector_yaml(plan: Plan, source: str, bootstrap: str | None = None) -> str:
+    """The connector: ``kind: file`` for file samples, ``kind: kafka`` (on ``bootstrap``)
+    for a topic."""
+    kafka = plan.predictions.sample.topic is not None
+    lines = [
+        f"# Written by driftwatch init from {source}; edit freely.",
+        "# Check it: driftwatch policy check --connector THIS_FILE POLICY",
+        "apiVersion: driftwatch/v1",
+        "kind: Connector",
+        "metadata:",
+        f"  name: {q(plan.model)}",
+        "source:",
+        f"  kind: {'kafka' if kafka else 'file'}",
+    ]
+    if kafka:
+        servers = _list((bootstrap or "${DRIFTWATCH_KAFKA_BOOTSTRAP}").split(","))
+        lines.append(f"  connection: {{bootstrap_servers: {servers}, group_id: "
+                     f"{q('driftwatch-' + plan.model)}}}")
+    lines.append("  streams:")
+    lines += _stream(plan.predictions, plan)
+    if plan.outcomes is not None:
+        lines += _stream(plan.outcomes, plan)
+    lines.append("dead_letter: {path: dead_letter.jsonl}")
+    return "\n".join(lines) + "\n"
+
+
+def _reference_block(plan: Plan) -> list[str]:
+    out = ["reference:                    # how the reference table's columns are read",
+           f"  score: {q(plan.ref_score) if plan.ref_score else 'null'}"]
+    out.append(f"  score_is: {plan.score_is}              # p_bad | p_good")
+    if plan.ref_label:
+        out.append(f"  label: {{column: {q(plan.ref_label)}, bad: {_list(plan.ref_bad)}, "
+                   f"good: {_list(plan.ref_good)}}}")
+    else:
+        out.append("  label: null")
+    if plan.ref_decision:
+        out.append(f"  decision: {{column: {q(plan.ref_decision)}, approve: "
+                   f"{_list(plan.ref_approve or ['approve'])}}}")
+    else:
+        out.append("  decision: null")
+    if plan.ref_exposure:
+        out.append(f"  exposure: {q(plan.ref_exposure)}")
+    out.append(f"  ignore: {_list(plan.ignore)}          # not features")
+    return out
+
+
+def policy_yaml(plan: Plan, pane: int) -> str:
+    """The policy, on the template's shape, with every feature listed."""
+    feats = "\n".join(f"    - {q(f.name)}" for f in plan.features)
+    lines = [
+        "# Written by driftwatch init; a minimal policy to edit (see policies/template.yaml).",
+        "# `driftwatch policy explain THIS_FILE` prints every default and what each tier does.",
+        "apiVersion: driftwatch/v1",
+        "kind: DriftPolicy",
+        "metadata:",
+        f"  name: {q(plan.model)}",
+        "model:",
+        f"  name: {q(plan.model)}",
+        f"  reference: {q(plan.reference)}",
+        "  features:                   # every feature the connector maps",
+        feats,
+        *_reference_block(plan),
+        "window:",
+        "  kind: count",
+        f"  pane: {pane}",
+        "  panes: 1",
+        "signals:",
+        "  # PSI per feature, binned on the reference: 0.10 some shift, 0.25 significant.",
+        "  - detector: psi",
+        "    features: all",
+        "    thresholds: {mild: 0.10, moderate: 0.25, severe: 0.50}",
+        "persistence: 2",
+        "data_quality:",
+        "  signals:",
+        "    - detector: missing_rate",
+        "      threshold: 0.05",
+        "actions:",
+        "  mild: none",
+        "  moderate: alert",
+        "  severe: {type: alert, channels: [ml-oncall]}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_files(files: dict[Path, str], *, force: bool) -> None:
+    """Write each file; an existing one is an error unless ``force`` (nothing is written
+    then)."""
+    if not force:
+        there = [str(p) for p in files if p.exists()]
+        if there:
+            raise ConfigError(f"{', '.join(there)} already exist" if len(there) > 1
+                              else f"{there[0]} already exists",
+                              hint="pass --force to overwrite")
+    for p, text in files.items():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
