@@ -71,6 +71,15 @@ def _isin(k: pa.Array, values: frozenset[str]) -> np.ndarray:
                         False).to_numpy(zero_copy_only=False)
 
 
+_PY_BOOLS = pa.array(["True", "TRUE", "False", "FALSE"], pa.string())
+
+
+def _bool_text(vals: pa.Array) -> pa.Array:
+    """``True``/``FALSE`` as the level text a boolean has (``true``/``false``)."""
+    hit = pc.fill_null(pc.is_in(vals, value_set=_PY_BOOLS), False)
+    return pc.if_else(hit, pc.utf8_lower(vals), vals) if pc.any(hit).as_py() else vals
+
+
 class Decoder:
     """Decodes one stream's records with its :class:`StreamMapping` into ``schema`` columns.
 
@@ -227,6 +236,8 @@ class Decoder:
         cat = np.full((n, self.width[1]), -1, dtype=np.int32)
         for j, name, _ in self._cat:
             vals, bad = texts(cols[f"feature:{name}"])
+            if lenient:  # CSV text: a pandas-written True/False is the boolean level
+                vals = _bool_text(vals)
             cat[:, j] = encode(vals, self._lookups[j], len(self.schema.levels[j]))
             prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}",
                                                "text or a number"))

@@ -69,7 +69,9 @@ def level_text(v: Any) -> Any:
         return str(int(v))
     if isinstance(v, np.integer):
         return str(int(v))
-    return v if isinstance(v, str) else str(v)
+    if isinstance(v, str):
+        return v.lower() if v in ("True", "TRUE", "False", "FALSE") else v
+    return str(v)
 
 
 def _keys(values: Iterable[Any]) -> frozenset[str]:
