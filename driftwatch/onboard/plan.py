@@ -304,14 +304,15 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     ver = [p for p in paths if name_rank(p, *_VERSION) == 3]
     sp.model_version = ver[0] if ver else None
     # -- reference columns that are not features
-    used = {idc.name, tc.name if tc else None, sp.score, sp.decision}
+    used = {p for p in (idc.name, tc.name if tc else None, sp.score, sp.decision) if p}
     for c in cols:
         if c in (plan.ref_label, plan.ref_score, plan.ref_decision):
             continue
         if c in opts.ignore:
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", "from --ignore")
-        elif _match(c, paths) in used or name_rank(c, *_ID) == 3 or name_rank(c, *_TIME) == 3:
+        elif ((_match(c, paths) or "") in used or name_rank(c, *_ID) == 3
+              or name_rank(c, *_TIME) == 3):
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", "the id or time, not a feature")
     # -- features: every other column, typed on the reference

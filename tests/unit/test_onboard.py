@@ -1,0 +1,303 @@
+"""``driftwatch init``, the policy's ``reference:`` block and the checks that tie the
+reference, the connector and the policy together: every bad case ends in the message a
+user sees, with a non-zero exit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from driftwatch.batch import Batch
+from driftwatch.cli import main
+from driftwatch.labels.joiner import LabelJoiner
+from driftwatch.onboard.infer import column_kind
+
+T0 = 1_700_000_000
+
+
+def _data(tmp: Path, n: int = 400, **extra: object) -> None:
+    rng = np.random.default_rng(0)
+    ref = pd.DataFrame({"income": rng.normal(50, 10, n).round(2),
+                        "region": rng.choice(["n", "s"], n),
+                        "score": rng.uniform(0, 1, n).round(4),
+                        "label": rng.integers(0, 2, n)})
+    for k, v in extra.items():
+        ref[k] = v
+    ref.to_csv(tmp / "ref.csv", index=False)
+    live = ref.drop(columns=["label"]).copy()
+    live.insert(0, "id", [f"e{i}" for i in range(n)])
+    live.insert(1, "ts", T0 + np.arange(n))
+    live.to_csv(tmp / "live.csv", index=False)
+
+
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def _init(capsys: pytest.CaptureFixture[str], *more: str) -> tuple[int, str, str]:
+    return _cli(["init", "--reference", "ref.csv", "--sample", "live.csv", "--model", "m",
+                 "--connector-out", "c.yaml", "--policy-out", "p.yaml", *more], capsys)
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+# -- init ------------------------------------------------------------------------------------
+
+
+def test_init_prints_one_line_per_decision_and_writes_checkable_files(work, capsys):
+    _data(work)
+    code, out, err = _init(capsys)
+    assert code == 0, err
+    assert "id: id" in out and "unique in the sample" in out
+    assert "event time: ts" in out and "reads as event time (s)" in out
+    assert "income: numeric" in out and "region: categorical" in out
+    assert "outcomes: none" in out
+    assert out.splitlines()[-2] == "wrote c.yaml and p.yaml"
+    code, checked, err = _cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert (code, checked) == (0, "ok p.yaml\n"), err
+
+
+def test_init_refuses_to_overwrite_unless_forced(work, capsys):
+    _data(work)
+    Path("p.yaml").write_text("mine\n")
+    code, _, err = _init(capsys)
+    assert code == 2
+    assert err == "error: <string>: p.yaml already exists\n  hint: pass --force to overwrite\n"
+    assert Path("p.yaml").read_text() == "mine\n" and not Path("c.yaml").exists()
+    assert _init(capsys, "--force")[0] == 0
+    assert yaml.safe_load(Path("p.yaml").read_text())["kind"] == "DriftPolicy"
+
+
+def test_an_ambiguous_score_lists_the_candidates_and_the_flag_settles_it(work, capsys):
+    _data(work)
+    ref = pd.read_csv("ref.csv").rename(columns={"score": "score_a"})
+    ref["score_b"] = ref["score_a"] / 2
+    ref.to_csv("ref.csv", index=False)
+    code, _, err = _init(capsys)
+    assert code == 2
+    assert err.splitlines() == [
+        "error: ref.csv: the score column is ambiguous: candidates score_a (numbers in "
+        "[0, 1]), score_b (numbers in [0, 1])",
+        "  hint: pass --score-field NAME to say which"]
+    code, out, err = _init(capsys, "--score-field", "score_a", "--ignore", "score_b")
+    assert code == 0, err
+    assert "score: score_a" in out
+
+
+def test_an_ambiguous_id_in_the_stream(work, capsys):
+    _data(work)
+    live = pd.read_csv("live.csv")
+    live.insert(0, "request_id", live["id"] + "x")
+    live.insert(0, "event_id", live["id"] + "y")
+    live.drop(columns=["id"]).to_csv("live.csv", index=False)
+    code, _, err = _init(capsys)
+    assert code == 2
+    assert "the id is ambiguous: candidates event_id (unique in the sample), request_id " \
+           "(unique in the sample)" in err
+    assert "hint: pass --id-field NAME to say which" in err
+    assert _init(capsys, "--id-field", "event_id")[0] == 0
+
+
+def test_a_reference_column_the_stream_lacks_is_named(work, capsys):
+    _data(work)
+    ref = pd.read_csv("ref.csv")
+    ref["branch_code"] = "b1"
+    ref.to_csv("ref.csv", index=False)
+    code, _, err = _init(capsys)
+    assert code == 2
+    assert err.splitlines() == [
+        "error: ref.csv: reference columns not found in the sample live.csv: branch_code",
+        "  hint: map their fields by name, or pass --ignore COL for columns the live stream "
+        "does not carry"]
+    code, out, _ = _init(capsys, "--ignore", "branch_code")
+    assert code == 0 and "ignore: branch_code" in out
+
+
+def test_labels_that_do_not_say_which_is_bad_need_a_flag(work, capsys):
+    _data(work)
+    ref = pd.read_csv("ref.csv")
+    ref["label"] = np.where(ref["label"] == 1, "X", "Z")
+    ref.to_csv("ref.csv", index=False)
+    code, _, err = _init(capsys)
+    assert code == 2
+    assert "cannot tell which label value is bad: values 'X', 'Z'" in err
+    code, _, err = _init(capsys, "--label-bad", "X")
+    assert code == 0, err
+    label = yaml.safe_load(Path("p.yaml").read_text())["reference"]["label"]
+    assert label == {"column": "label", "bad": ["X"], "good": ["Z"]}
+
+
+def test_types_booleans_and_few_valued_integers_are_categorical():
+    assert column_kind(pd.Series([True, False]))[0] == "categorical"
+    assert column_kind(pd.Series(["true", "False", None]))[0] == "categorical"
+    assert column_kind(pd.Series(np.arange(11)))[0] == "numeric"
+    assert column_kind(pd.Series(np.arange(10)))[0] == "categorical"
+    assert column_kind(pd.Series([1.0, 2.0, np.nan]))[0] == "categorical"
+
+
+# -- policy check opens the reference --------------------------------------------------------
+
+
+def _policy(tmp: Path, reference: str = "ref.csv", block: str = "", features: str = "") -> str:
+    text = (f"apiVersion: driftwatch/v1\nkind: DriftPolicy\nmetadata: {{name: m}}\n"
+            f"model:\n  name: m\n  reference: {reference}\n{features}{block}"
+            "window: {kind: count, pane: 100}\n"
+            "signals:\n  - detector: psi\n    thresholds: {mild: 0.1}\n")
+    (tmp / "p.yaml").write_text(text)
+    return "p.yaml"
+
+
+def test_policy_check_fails_when_the_reference_does_not_exist(work, capsys):
+    _policy(work, "data/nope.csv")
+    code, out, err = _cli(["policy", "check", "p.yaml"], capsys)
+    assert (code, out) == (1, "")
+    assert err.splitlines()[:3] == [
+        "p.yaml:6:14: the reference 'data/nope.csv' does not exist",
+        "  at model.reference",
+        f"  hint: looked for {work / 'data/nope.csv'}; a relative path is read from the "
+        "working directory"]
+    assert _cli(["policy", "check", "--no-reference", "p.yaml"], capsys)[:2] == (
+        0, "ok p.yaml\n")
+
+
+def test_replay_with_a_missing_reference_is_the_same_located_error(work, capsys):
+    _data(work)
+    assert _init(capsys)[0] == 0
+    Path("ref.csv").unlink()
+    code, _, err = _cli(["replay", "-q", "-c", "c.yaml", "-p", "p.yaml", "-i", "live.csv",
+                         "-o", "out"], capsys)
+    assert code == 2
+    assert err.startswith("error: p.yaml:")
+    assert "the reference 'ref.csv' does not exist" in err
+
+
+def test_unknown_score_is_is_located_with_a_suggestion(work, capsys):
+    _data(work)
+    _policy(work, block="reference:\n  score_is: p_godo\n")
+    code, _, err = _cli(["policy", "check", "p.yaml"], capsys)
+    assert code == 1
+    assert err.splitlines()[:3] == [
+        "p.yaml:8:13: expected 'p_bad' or 'p_good', found 'p_godo'",
+        "  at reference.score_is", "  hint: did you mean 'p_good'?"]
+
+
+def test_a_named_reference_column_the_table_lacks(work, capsys):
+    _data(work)
+    _policy(work, block="reference:\n  label: {column: defaulted, bad: [1], good: [0]}\n")
+    code, _, err = _cli(["policy", "check", "p.yaml"], capsys)
+    assert code == 1
+    assert err.splitlines()[0] == \
+        "p.yaml:8:10: the reference ref.csv has no column 'defaulted' (the label column)"
+    assert "hint: columns: income, region, score, label" in err
+
+
+def test_model_features_that_are_not_reference_features(work, capsys):
+    _data(work)
+    _policy(work, features="  features: [income, regoin, score]\n")
+    code, _, err = _cli(["policy", "check", "p.yaml"], capsys)
+    assert code == 1
+    lines = err.splitlines()
+    assert lines[0] == "p.yaml: 2 errors"
+    assert "p.yaml:7:22: feature 'regoin' is not a feature column of the reference ref.csv" \
+        in lines
+    assert "  hint: did you mean 'region'?" in lines
+    assert "p.yaml:7:30: feature 'score' is not a feature column of the reference ref.csv" \
+        in lines
+
+
+def _connector(tmp: Path, features: str) -> None:
+    (tmp / "c.yaml").write_text(
+        "apiVersion: driftwatch/v1\nkind: Connector\nmetadata: {name: c}\nsource:\n"
+        "  kind: file\n  streams:\n    predictions:\n      paths: [live.csv]\n"
+        "      fields:\n        event_id: id\n        event_time: ts\n"
+        f"        features:\n{features}        score: score\n")
+
+
+def test_a_reference_column_the_connector_does_not_map(work, capsys):
+    _data(work)
+    _policy(work)
+    _connector(work, "          income: {path: income, type: numeric}\n")
+    code, _, err = _cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert code == 1
+    assert err.splitlines()[:3] == [
+        "c.yaml:12:9: reference columns not mapped in the connector: region",
+        "  at source.streams.predictions.fields.features",
+        "  hint: map each under features:, or list them under reference.ignore in the policy"]
+    code, _, err2 = _cli(["replay", "-q", "-c", "c.yaml", "-p", "p.yaml", "-i", "live.csv",
+                          "-o", "out"], capsys)
+    assert code == 2 and err2 == "error: " + err
+    _policy(work, block="reference:\n  ignore: [region]\n")
+    assert _cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)[0] == 0
+
+
+def test_a_connector_feature_the_reference_lacks(work, capsys):
+    _data(work)
+    _policy(work)
+    _connector(work, "          income: {path: income, type: numeric}\n"
+                     "          regio: {path: region, type: categorical}\n"
+                     "          region: {path: region, type: categorical}\n")
+    code, _, err = _cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert code == 1
+    assert err.splitlines()[:3] == [
+        "c.yaml:14:11: feature 'regio' is not a feature column of the reference ref.csv",
+        "  at source.streams.predictions.fields.features.regio",
+        "  hint: did you mean 'region'?"]
+    _connector(work, "          income: {path: income, type: numeric}\n"
+                     "          region: {path: region, type: categorical}\n"
+                     "          score: {path: score, type: numeric}\n")
+    code, _, err = _cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert code == 1
+    assert "hint: it is the reference's score column; remove it from features" in err
+
+
+def test_reference_labels_neither_bad_nor_good_stop_the_replay(work, capsys):
+    _data(work)
+    assert _init(capsys)[0] == 0
+    ref = pd.read_csv("ref.csv")
+    ref.loc[:5, "label"] = 7
+    ref.to_csv("ref.csv", index=False)
+    code, _, err = _cli(["replay", "-q", "-c", "c.yaml", "-p", "p.yaml", "-i", "live.csv",
+                         "-o", "out"], capsys)
+    assert code == 1
+    assert err == ("error: reference label column 'label' has values that are neither bad "
+                   "nor good: 7 (set reference.label bad/good in the policy)\n")
+
+
+# -- outcomes without a timestamp -----------------------------------------------------------
+
+
+def test_arrival_time_is_only_for_outcomes(work, capsys):
+    _data(work)
+    _policy(work)
+    (work / "c.yaml").write_text(
+        "apiVersion: driftwatch/v1\nkind: Connector\nmetadata: {name: c}\nsource:\n"
+        "  kind: file\n  streams:\n    predictions:\n      paths: [live.csv]\n"
+        "      fields:\n        event_id: id\n        event_time: {source: arrival}\n"
+        "        features: infer\n")
+    code, _, err = _cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert code == 1
+    assert err.splitlines()[:2] == [
+        "c.yaml:11:30: source: arrival is for an outcomes stream, found role 'predictions'",
+        "  at source.streams.predictions.fields.event_time.source"]
+
+
+def test_an_outcome_without_time_joins_at_its_predictions_time():
+    j = LabelJoiner(ttl_seconds=86400.0, max_pending=100)
+    early = j.add_outcomes(Batch.build("outcomes", n=1, ids=["a"], label=[1.0],
+                                       event_time=[np.nan]))
+    assert len(early) == 0 and j.orphans_held == 1
+    j.expire(1e12)  # no time of its own: it does not expire by time
+    assert j.orphans_held == 1
+    got = j.add_predictions(Batch.build("predictions", n=1, ids=["a"], score=[0.3],
+                                        event_time=[500.0], decision=[1]))
+    assert got.outcome_time.tolist() == [500.0] and got.delay.tolist() == [0.0]
