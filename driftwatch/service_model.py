@@ -27,6 +27,7 @@ from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.errors import StateError
 from driftwatch.live_source import PacedSource
 from driftwatch.metrics_live import ModelSnapshot
+from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.schema import Policy
 from driftwatch.policy.watcher import PolicyWatcher
@@ -121,6 +122,7 @@ class ModelRuntime:
         watcher = PolicyWatcher(_shown(cfg.policy))
         policy = watcher.policy
         connector = load_connector(cfg.connector, base_dir=base_dir)
+        check_reference(policy, connector=connector, reference=cfg.reference, base_dir=base_dir)
         monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir,
                                 connector=connector)
         name = cfg.name or monitor.model
