@@ -55,6 +55,8 @@ class ReplayActions:
             on_promote=self._adopt,
         )
         df = read_reference_table(self.reference)
+        if monitor.policy is not None:  # the champion reads columns score, label, decision
+            df = monitor.policy.reference.conventions().canonical(df)
         ensure_champion(
             self.executor.env.registry, monitor.model, df, at=0.0, profile=monitor.profile
         )

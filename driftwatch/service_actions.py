@@ -160,8 +160,11 @@ class ServiceActions:
         from driftwatch.registry.bootstrap import ensure_champion
         from driftwatch.windows.profile import read_reference_table
 
-        info = ensure_champion(self.registry, ma.model, read_reference_table(ma.reference),
-                               at=self.clock.now(), profile=ma.profile)
+        df = read_reference_table(ma.reference)
+        if ma.policy is not None:  # the champion reads columns score, label, decision
+            df = ma.policy.reference.conventions().canonical(df)
+        info = ensure_champion(self.registry, ma.model, df, at=self.clock.now(),
+                               profile=ma.profile)
         ma.has_champion = True
         log.info("%s: champion is version %s", ma.model, info.version)
 

@@ -154,6 +154,21 @@ class TableConventions:
                 else ("decline" if decline is None or k in decline else None))
         return out
 
+    def canonical(self, df: pd.DataFrame) -> pd.DataFrame:
+        """:meth:`prepare`, then the score, label and decision columns renamed ``score``,
+        ``label`` and ``decision`` (for code that reads those names: the bootstrap
+        champion); a rename that would collide with a feature is left out.
+
+        >>> t = TableConventions(score="p", score_is="p_good", label="y")
+        >>> t.canonical(pd.DataFrame({"p": [0.8], "y": [1], "x": [2.0]})).columns.tolist()
+        ['score', 'label', 'x']
+        """
+        out = self.prepare(df)
+        names = {"score": self.score, "label": self.label, "decision": self.decision}
+        rename = {c: r for r, c in names.items()
+                  if c and c != r and c in out.columns and r not in out.columns}
+        return out.rename(columns=rename)
+
     def label_values(self, col: pd.Series) -> list[str]:
         """Values of a label column that are neither bad nor good (at most 5)."""
         known = _keys(self.bad) | _keys(self.good)

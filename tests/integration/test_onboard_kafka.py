@@ -1,0 +1,51 @@
+"""``driftwatch init`` reading its sample from a real Kafka topic."""
+
+from __future__ import annotations
+
+import numpy as np
+import orjson
+import pandas as pd
+import pytest
+import yaml
+from kafka import KafkaProducer
+
+from driftwatch.cli import main
+from driftwatch.connectors.config import load_connector
+
+pytestmark = pytest.mark.integration
+
+
+def test_init_samples_a_topic_and_writes_a_kafka_connector(kafka_endpoint, kafka_topic,
+                                                           tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    n = 300
+    ref = pd.DataFrame({"income": rng.normal(50, 10, n).round(2),
+                        "purpose": rng.choice(["car", "home"], n),
+                        "score": rng.uniform(0, 1, n).round(4)})
+    ref.to_csv("ref.csv", index=False)
+    topic = kafka_topic("init")
+    producer = KafkaProducer(bootstrap_servers=kafka_endpoint.bootstrap, acks="all")
+    for i, row in enumerate(ref.to_dict(orient="records")):
+        msg = {"key": {"app_id": f"a{i}"}, "applicant": {"income": row["income"]},
+               "loan": {"purpose": row["purpose"]}, "model": {"score": row["score"]}}
+        producer.send(topic, value=orjson.dumps(msg))
+    producer.flush()
+    producer.close()
+    code = main(["init", "--reference", "ref.csv", "--kafka-topic", topic, "--bootstrap",
+                 kafka_endpoint.bootstrap, "--model", "m", "--connector-out", "c.yaml",
+                 "--policy-out", "p.yaml", "--rows", "50"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "event time: Kafka record timestamp" in out and "id: key.app_id" in out
+    doc = yaml.safe_load((tmp_path / "c.yaml").read_text())
+    src = doc["source"]
+    assert src["kind"] == "kafka"
+    assert src["connection"]["bootstrap_servers"] == [kafka_endpoint.bootstrap]
+    pred = src["streams"]["predictions"]
+    assert pred["topic"] == topic
+    assert pred["fields"]["event_time"] == {"source": "kafka_timestamp"}
+    assert pred["fields"]["features"]["income"] == {"path": "applicant.income",
+                                                    "type": "numeric"}
+    assert load_connector("c.yaml").kind == "kafka"
+    assert main(["policy", "check", "--connector", "c.yaml", "p.yaml"]) == 0
