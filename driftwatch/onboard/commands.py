@@ -18,14 +18,18 @@ from driftwatch.onboard.write import connector_yaml, policy_yaml, write_files
 __all__ = ["run_init"]
 
 
+class _Usage(Exception):
+    """A command line that cannot work: printed as one line, exit status 2."""
+
+
 def _sample(path: str | None, topic: str | None, bootstrap: str | None, rows: int,
             what: str) -> Sample | None:
     if path and topic:
-        raise ConfigError(f"give the {what} sample as a file or a Kafka topic, not both")
+        raise _Usage(f"give the {what} sample as a file or a Kafka topic, not both")
     if topic:
         if not bootstrap:
-            raise ConfigError(f"--{'kafka' if what == 'predictions' else 'outcomes'}-topic "
-                              "needs --bootstrap HOST:PORT")
+            raise _Usage(f"--{'kafka' if what == 'predictions' else 'outcomes'}-topic "
+                         "needs --bootstrap HOST:PORT")
         return Sample(kafka_sample(topic, bootstrap, min(rows, 500)), f"topic {topic}",
                       topic=topic)
     if path:
@@ -37,29 +41,37 @@ def _examples(dest: str, out: TextIO) -> int:
     try:
         from driftwatch.bundled import write_examples  # type: ignore[import-not-found]
     except ModuleNotFoundError:
-        raise ConfigError("the bundled examples are not part of this build") from None
+        raise _Usage("the bundled examples are not part of this build") from None
     written = write_examples(Path(dest))
     print(f"wrote the examples to {dest}" if written is None else
           "\n".join(f"wrote {p}" for p in written), file=out)
     return 0
 
 
-def run_init(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+def run_init(args: argparse.Namespace, *, out: TextIO | None = None,
+             err: TextIO | None = None) -> int:
     """What ``driftwatch init`` does; returns the exit status."""
-    out = out or sys.stdout
+    try:
+        return _run(args, out or sys.stdout)
+    except _Usage as exc:
+        print(f"error: {exc}", file=err or sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
     if args.example:
         return _examples(args.example, out)
     if not args.reference or not (args.sample or args.kafka_topic):
-        raise ConfigError("driftwatch init needs --reference TABLE and --sample FILE (or "
-                          "--kafka-topic TOPIC --bootstrap HOST:PORT)")
+        raise _Usage("driftwatch init needs --reference TABLE and --sample FILE (or "
+                     "--kafka-topic TOPIC --bootstrap HOST:PORT)")
     from driftwatch.windows.profile import read_reference_table
 
     ref_path = Path(args.reference)
     if not ref_path.exists():
-        raise ConfigError(f"the reference {args.reference} does not exist")
+        raise _Usage(f"the reference {args.reference} does not exist")
     ref = read_reference_table(ref_path)
     if ref.empty:
-        raise ConfigError(f"the reference {args.reference} has no rows")
+        raise ConfigError("the reference has no rows", file=args.reference)
     model = args.model or ref_path.name.split(".")[0]
     preds = _sample(args.sample, args.kafka_topic, args.bootstrap, args.rows, "predictions")
     assert preds is not None

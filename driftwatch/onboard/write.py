@@ -167,8 +167,8 @@ def write_files(files: dict[Path, str], *, force: bool) -> None:
     if not force:
         there = [str(p) for p in files if p.exists()]
         if there:
-            raise ConfigError(f"{', '.join(there)} already exist" if len(there) > 1
-                              else f"{there[0]} already exists",
+            also = f" (so does {', '.join(there[1:])})" if len(there) > 1 else ""
+            raise ConfigError(f"the file already exists{also}", file=there[0],
                               hint="pass --force to overwrite")
     for p, text in files.items():
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -72,7 +72,7 @@ def test_init_refuses_to_overwrite_unless_forced(work, capsys):
     Path("p.yaml").write_text("mine\n")
     code, _, err = _init(capsys)
     assert code == 2
-    assert err == "error: <string>: p.yaml already exists\n  hint: pass --force to overwrite\n"
+    assert err == "error: p.yaml: the file already exists\n  hint: pass --force to overwrite\n"
     assert Path("p.yaml").read_text() == "mine\n" and not Path("c.yaml").exists()
     assert _init(capsys, "--force")[0] == 0
     assert yaml.safe_load(Path("p.yaml").read_text())["kind"] == "DriftPolicy"
@@ -301,3 +301,35 @@ def test_an_outcome_without_time_joins_at_its_predictions_time():
     got = j.add_predictions(Batch.build("predictions", n=1, ids=["a"], score=[0.3],
                                         event_time=[500.0], decision=[1]))
     assert got.outcome_time.tolist() == [500.0] and got.delay.tolist() == [0.0]
+
+
+def test_init_example_writes_the_bundled_examples(work, capsys):
+    try:
+        import driftwatch.bundled  # noqa: F401  (package data, when this build has them)
+    except ModuleNotFoundError:
+        code, _, err = _cli(["init", "--example", "ex"], capsys)
+        assert (code, err) == (2, "error: the bundled examples are not part of this build\n")
+        return
+    code, out, err = _cli(["init", "--example", "ex"], capsys)
+    assert code == 0, err
+    assert (work / "ex" / "policies" / "template.yaml").exists()
+    assert f"wrote {Path('ex') / 'policies' / 'template.yaml'}" in out.splitlines()
+
+
+def test_init_without_inputs_says_what_it_needs(work, capsys):
+    code, _, err = _cli(["init"], capsys)
+    assert (code, err) == (2, "error: driftwatch init needs --reference TABLE and --sample "
+                              "FILE (or --kafka-topic TOPIC --bootstrap HOST:PORT)\n")
+    code, _, err = _cli(["init", "--reference", "nope.csv", "--sample", "x.csv"], capsys)
+    assert (code, err) == (2, "error: the reference nope.csv does not exist\n")
+
+
+def test_an_empty_or_mislabelled_sample_is_one_line(work, capsys):
+    _data(work)
+    Path("empty.jsonl").write_text("")
+    code, _, err = _cli(["init", "--reference", "ref.csv", "--sample", "empty.jsonl"], capsys)
+    assert (code, err) == (1, "error: the sample empty.jsonl holds no records\n")
+    Path("csv.jsonl").write_text(Path("live.csv").read_text())
+    code, _, err = _cli(["init", "--reference", "ref.csv", "--sample", "csv.jsonl"], capsys)
+    assert code == 1
+    assert err.startswith("error: csv.jsonl:1: not a JSON line (") and "is it a CSV?" in err
