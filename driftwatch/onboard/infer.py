@@ -37,6 +37,7 @@ __all__ = [
     "column_kind",
     "label_values",
     "leaf",
+    "name_rank",
     "time_unit",
 ]
 

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from driftwatch.errors import ConfigError
@@ -25,26 +24,25 @@ from driftwatch.onboard.infer import (
     name_rank,
     time_unit,
 )
+from driftwatch.onboard.roles import (
+    APPROVE,
+    DECISION,
+    EXPOSURE,
+    ID,
+    LABEL,
+    SCORE,
+    TIME,
+    VERSION,
+    decision_check,
+    exposure_check,
+    present,
+    score_check,
+    time_check,
+    two_values,
+    unique_check,
+)
 
 __all__ = ["Feature", "Options", "Plan", "Sample", "StreamPlan", "make_plan"]
-
-_ID = (("id", "event_id", "uuid", "request_id", "application_id", "transaction_id"),
-       (r".+_id", r".+id"), ())
-_TIME = (("ts", "time", "timestamp", "event_time", "datetime", "created_at"),
-         (r".+_ts", r".+_at", r".*time.*", r".*date.*"), ())
-_SCORE = (("score", "pd", "p_bad", "p_good", "prob", "probability", "proba", "prediction"),
-          (r".*score.*", r"p_.+", r"prob.*", r".+_prob", r"pd_.+"), ())
-_LABEL = (("label", "target", "y", "bad", "is_bad", "default", "defaulted", "outcome",
-           "fraud", "is_fraud", "chargeback"), (r".*default.*", r"is_.*bad", r".*label.*",
-                                                r".*target.*", r".*fraud.*"), ())
-_DECISION = (("decision", "approved", "approve", "approval"),
-             (r".*decision.*", r".*approv.*"), ())
-_EXPOSURE = (("exposure", "ead", "exposure_at_default"),
-             (r".*exposure.*",), (r".*amount", r".*balance"))
-_VERSION = (("model_version", "version"), (), ())
-_APPROVE = frozenset({"approve", "approved", "accept", "accepted", "a", "yes", "y", "true",
-                      "1", "ok"})
-
 
 @dataclass(frozen=True)
 class Sample:
@@ -130,10 +128,6 @@ class Plan:
         self.lines.append(f"{what:<34} {why}")
 
 
-def _present(v: Any) -> bool:
-    return v is not None and not (isinstance(v, float) and np.isnan(v))
-
-
 def _candidates(names: Sequence[str], spec: tuple[Any, ...], check: Any) -> list[Candidate]:
     out = []
     for n in names:
@@ -179,62 +173,6 @@ def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, fl
     return choose(role, _candidates(names, spec, check), flag, where, required=required)
 
 
-def _unique_check(values_of: Any) -> Any:
-    def check(n: str) -> str | None:
-        vals = [v for v in values_of(n) if _present(v)]
-        if vals and len(vals) == len(values_of(n)) and len(set(map(str, vals))) == len(vals):
-            return "unique in the sample"
-        return None
-    return check
-
-
-def _time_check(values_of: Any) -> Any:
-    def check(n: str) -> str | None:
-        unit = time_unit(values_of(n))
-        return f"reads as event time ({unit})" if unit else None
-    return check
-
-
-def _score_check(values_of: Any) -> Any:
-    def check(n: str) -> str | None:
-        vals = [v for v in values_of(n) if _present(v)]
-        if not vals or not all(isinstance(v, int | float) and not isinstance(v, bool)
-                               for v in vals):
-            return None
-        arr = np.asarray(vals, dtype=np.float64)
-        if arr.min() >= 0 and arr.max() <= 1 and len(np.unique(arr)) > 2:
-            return "numbers in [0, 1]"
-        return None
-    return check
-
-
-def _two_values(values_of: Any) -> Any:
-    def check(n: str) -> str | None:
-        k = len({str(v) for v in values_of(n) if _present(v)})
-        return "two distinct values" if k == 2 else None
-    return check
-
-
-def _decision_check(values_of: Any) -> Any:
-    from driftwatch.windows.conventions import norm_value
-
-    def check(n: str) -> str | None:
-        vals = {norm_value(v) for v in values_of(n) if _present(v)}
-        if 1 < len(vals) <= 5 and vals & _APPROVE:
-            return "a few values, one of them an approval"
-        return None
-    return check
-
-
-def _exposure_check(values_of: Any) -> Any:
-    def check(n: str) -> str | None:
-        vals = [v for v in values_of(n) if _present(v)]
-        ok = vals and all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
-                          for v in vals)
-        return "non-negative amounts" if ok else None
-    return check
-
-
 def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sample | None,
               opts: Options) -> Plan:
     """Decide every field; raises :class:`~driftwatch.errors.ConfigError` when a role is
@@ -244,11 +182,11 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     paths = sample.paths()
     where = sample.name
     # -- the reference's own roles
-    lab = _role("label column", _LABEL, cols, _two_values(ref_vals), "--label-field",
+    lab = _role("label column", LABEL, cols, two_values(ref_vals), "--label-field",
                 opts.label_field, reference)
-    sc = _role("score column", _SCORE, [c for c in cols if not lab or c != lab.name],
-               _score_check(ref_vals), "--score-field", opts.score_field, reference)
-    dec = _role("decision column", _DECISION, cols, _decision_check(ref_vals),
+    sc = _role("score column", SCORE, [c for c in cols if not lab or c != lab.name],
+               score_check(ref_vals), "--score-field", opts.score_field, reference)
+    dec = _role("decision column", DECISION, cols, decision_check(ref_vals),
                 "--decision-field", opts.decision_field, reference)
     plan = Plan(model=opts.model, reference=reference, features=[], ignore=[],
                 predictions=StreamPlan("predictions", sample, "", None), outcomes=None)
@@ -269,13 +207,13 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         plan.say(f"decision: {dec.name}", f"{dec.why}; approve = {plan.ref_approve}")
     # -- the predictions stream
     vals = sample.values
-    idc = _role("id", _ID, paths, _unique_check(vals), "--id-field", opts.id_field, where,
+    idc = _role("id", ID, paths, unique_check(vals), "--id-field", opts.id_field, where,
                 required=True)
     assert idc is not None
     sp = plan.predictions
     sp.id_path = idc.name
     plan.say(f"id: {idc.name}", idc.why)
-    tc = _role("event time", _TIME, [p for p in paths if p != idc.name], _time_check(vals),
+    tc = _role("event time", TIME, [p for p in paths if p != idc.name], time_check(vals),
                "--time-field", opts.time_field, where, required=sample.topic is None)
     if tc is None:
         sp.time_source = "kafka_timestamp"
@@ -285,7 +223,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         plan.say(f"event time: {tc.name}", tc.why)
     sp.score = _stream_of(plan.ref_score, paths) if plan.ref_score else None
     if sp.score is None and plan.ref_score is None:
-        c = _role("score", _SCORE, paths, _score_check(vals), "--score-field", None, where)
+        c = _role("score", SCORE, paths, score_check(vals), "--score-field", None, where)
         sp.score = c.name if c else None
     if sp.score:
         plan.say(f"score: {sp.score}", f"P({'good' if plan.score_is == 'p_good' else 'bad'})"
@@ -295,13 +233,13 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     if plan.ref_decision:
         sp.decision = _stream_of(plan.ref_decision, paths)
         sp.approve = plan.ref_approve
-    ex = _role("exposure", _EXPOSURE, paths, _exposure_check(vals), "--exposure-field",
+    ex = _role("exposure", EXPOSURE, paths, exposure_check(vals), "--exposure-field",
                opts.exposure_field, where)
     if ex:
         sp.exposure = ex.name
         plan.ref_exposure = next((c for c in cols if _match(c, [ex.name])), None)
         plan.say(f"exposure: {ex.name}", ex.why)
-    ver = [p for p in paths if name_rank(p, *_VERSION) == 3]
+    ver = [p for p in paths if name_rank(p, *VERSION) == 3]
     sp.model_version = ver[0] if ver else None
     # -- reference columns that are not features
     used = {p for p in (idc.name, tc.name if tc else None, sp.score, sp.decision) if p}
@@ -311,8 +249,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         if c in opts.ignore:
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", "from --ignore")
-        elif ((_match(c, paths) or "") in used or name_rank(c, *_ID) == 3
-              or name_rank(c, *_TIME) == 3):
+        elif ((_match(c, paths) or "") in used or name_rank(c, *ID) == 3
+              or name_rank(c, *TIME) == 3):
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", "the id or time, not a feature")
     # -- features: every other column, typed on the reference
@@ -326,6 +264,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
             continue
         kind, why = column_kind(ref[c])
         plan.features.append(Feature(c, p, kind, why))
+        if kind == "numeric" and any(isinstance(v, str) for v in vals(p)):
+            plan.say(f"  warning: {c}", f"numbers in the reference, text at {p} in the "
+                     "sample: replay counts those records as wrong_type")
     if missing:
         raise ConfigError(
             f"reference columns not found in the sample {where}: " + ", ".join(missing),
@@ -358,7 +299,7 @@ def _score_is(ref: pd.DataFrame, col: str, plan: Plan) -> str:
         return "p_good" if good_name else "p_bad"
     from driftwatch.windows.conventions import norm_value
 
-    y = ref[plan.ref_label].map(lambda v: norm_value(v) if _present(v) else None)
+    y = ref[plan.ref_label].map(lambda v: norm_value(v) if present(v) else None)
     bad = {norm_value(v) for v in plan.ref_bad}
     s = pd.to_numeric(ref[col], errors="coerce")
     m_bad, m_good = s[y.isin(bad)].mean(), s[y.notna() & ~y.isin(bad)].mean()
@@ -371,8 +312,8 @@ def _score_is(ref: pd.DataFrame, col: str, plan: Plan) -> str:
 def _approve(values: list[Any], given: list[str]) -> list[Any]:
     from driftwatch.windows.conventions import norm_value
 
-    distinct = sorted({v for v in values if _present(v)}, key=str)
-    want = {norm_value(g) for g in given} if given else _APPROVE
+    distinct = sorted({v for v in values if present(v)}, key=str)
+    want = {norm_value(g) for g in given} if given else APPROVE
     return [v for v in distinct if norm_value(v) in want]
 
 
@@ -381,7 +322,7 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
     pred_id = plan.predictions.id_path
     id_path = pred_id if pred_id in paths else _match(leaf(pred_id), paths)
     if id_path is None:
-        c = _role("outcomes id", _ID, paths, _unique_check(vals), "--id-field", None, where,
+        c = _role("outcomes id", ID, paths, unique_check(vals), "--id-field", None, where,
                   required=True)
         id_path = c.name if c else ""
     out = StreamPlan("outcomes", s, id_path, None)
@@ -390,8 +331,8 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
     if plan.ref_label:
         lab = _match(plan.ref_label, paths)
     if lab is None:
-        c = _role("outcomes label", _LABEL, [p for p in paths if p != id_path],
-                  _two_values(vals), "--label-field", None, where, required=True)
+        c = _role("outcomes label", LABEL, [p for p in paths if p != id_path],
+                  two_values(vals), "--label-field", None, where, required=True)
         lab = c.name if c else None
     assert lab is not None
     out.label = lab
@@ -400,7 +341,7 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
         vals(lab), where)
     plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
     rest = [p for p in paths if p not in (id_path, lab)]
-    tc = _role("outcomes time", _TIME, rest, _time_check(vals), "--time-field", None, where)
+    tc = _role("outcomes time", TIME, rest, time_check(vals), "--time-field", None, where)
     if tc is None:
         out.time_source = "arrival"
         plan.say("outcomes time: arrival", "no field reads as a time: outcomes join by id "

@@ -333,3 +333,59 @@ def test_an_empty_or_mislabelled_sample_is_one_line(work, capsys):
     code, _, err = _cli(["init", "--reference", "ref.csv", "--sample", "csv.jsonl"], capsys)
     assert code == 1
     assert err.startswith("error: csv.jsonl:1: not a JSON line (") and "is it a CSV?" in err
+
+
+def test_a_numeric_feature_sent_as_text_is_warned_about(work, capsys):
+    _data(work)
+    live = pd.read_csv("live.csv")
+    live["income"] = live["income"].map(lambda v: f"{v:.2f} EUR")
+    live.to_csv("live.csv", index=False)
+    code, out, err = _init(capsys)
+    assert code == 0, err
+    assert "  warning: income" in out
+    assert "numbers in the reference, text at income in the sample: replay counts those " \
+           "records as wrong_type" in out
+
+
+def _monitor(policy_text: str | None = None):
+    from driftwatch.pipeline import ModelMonitor
+    from driftwatch.policy.loader import load_policy_text
+    from driftwatch.windows.panes import WindowSpec
+    from driftwatch.windows.profile import ReferenceProfile
+
+    rng = np.random.default_rng(0)
+    ref = pd.DataFrame({"x": rng.normal(0, 1, 200), "score": rng.uniform(0, 1, 200)})
+    prof = ReferenceProfile.build(ref, numeric=["x"])
+    pol = load_policy_text(policy_text) if policy_text else None
+    return ModelMonitor("m", prof, WindowSpec(kind="count", pane_size=1000), policy=pol)
+
+
+def test_outcomes_without_time_are_stamped_where_they_arrive_from_kafka():
+    from driftwatch.connectors.base import Polled
+
+    mon = _monitor()
+    preds = Batch.build("predictions", n=2, ids=["a", "b"], score=[0.2, 0.7],
+                        event_time=[100.0, 250.0], decision=[1, 1], numeric=[[0.0], [1.0]],
+                        n_numeric=1)
+    outs = Batch.build("outcomes", n=1, ids=["a"], label=[1.0], event_time=[np.nan])
+    mon.process(Polled(batches=[preds, outs]))  # Kafka: no order across topics
+    assert mon.joiner.stats()["joined"] == 1
+    # after the poll's predictions: the watermark there is 250, so the delay is 150
+    assert mon.joiner.delay_stats()["max"] == 150.0
+
+
+def test_a_p_good_policy_turns_live_scores_into_p_bad():
+    from driftwatch.connectors.base import Polled
+    from driftwatch.policy.watcher import MINIMAL
+
+    text = MINIMAL.replace("window:", "reference: {score_is: p_good}\nwindow:", 1)
+    mon = _monitor(text)
+    preds = Batch.build("predictions", n=2, ids=["a", "b"], score=[0.9, 0.6],
+                        event_time=[1.0, 2.0], decision=[1, 1], numeric=[[0.0], [1.0]],
+                        n_numeric=1)
+    mon.process(Polled(batches=[preds]))
+    outs = Batch.build("outcomes", n=2, ids=["a", "b"], label=[0.0, 1.0],
+                       event_time=[3.0, 4.0])
+    mon.process(Polled(batches=[outs]))
+    scores = sorted(mon.labelled_buffer.frame()["score"].round(6).tolist())
+    assert scores == [0.1, 0.4]

@@ -1,0 +1,97 @@
+"""The roles a field can play (id, time, score, label, decision, exposure): the names
+that suggest each, and the value checks a candidate must pass.
+
+>>> score_check(lambda n: [0.1, 0.5, 0.9])("p")
+'numbers in [0, 1]'
+>>> unique_check(lambda n: ["a", "a"])("id") is None
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from driftwatch.onboard.infer import time_unit
+
+__all__ = ["APPROVE", "DECISION", "EXPOSURE", "ID", "LABEL", "SCORE", "TIME", "VERSION",
+           "decision_check", "exposure_check", "present", "score_check", "time_check",
+           "two_values", "unique_check"]
+
+ID = (("id", "event_id", "uuid", "request_id", "application_id", "transaction_id"),
+       (r".+_id", r".+id"), ())
+TIME = (("ts", "time", "timestamp", "event_time", "datetime", "created_at"),
+         (r".+_ts", r".+_at", r".*time.*", r".*date.*"), ())
+SCORE = (("score", "pd", "p_bad", "p_good", "prob", "probability", "proba", "prediction"),
+          (r".*score.*", r"p_.+", r"prob.*", r".+_prob", r"pd_.+"), ())
+LABEL = (("label", "target", "y", "bad", "is_bad", "default", "defaulted", "outcome",
+           "fraud", "is_fraud", "chargeback"), (r".*default.*", r"is_.*bad", r".*label.*",
+                                                r".*target.*", r".*fraud.*"), ())
+DECISION = (("decision", "approved", "approve", "approval"),
+             (r".*decision.*", r".*approv.*"), ())
+EXPOSURE = (("exposure", "ead", "exposure_at_default"),
+             (r".*exposure.*",), (r".*amount", r".*balance"))
+VERSION = (("model_version", "version"), (), ())
+APPROVE = frozenset({"approve", "approved", "accept", "accepted", "a", "yes", "y", "true",
+                      "1", "ok"})
+
+
+def present(v: Any) -> bool:
+    return v is not None and not (isinstance(v, float) and np.isnan(v))
+
+
+def unique_check(values_of: Any) -> Any:
+    def check(n: str) -> str | None:
+        vals = [v for v in values_of(n) if present(v)]
+        if vals and len(vals) == len(values_of(n)) and len(set(map(str, vals))) == len(vals):
+            return "unique in the sample"
+        return None
+    return check
+
+
+def time_check(values_of: Any) -> Any:
+    def check(n: str) -> str | None:
+        unit = time_unit(values_of(n))
+        return f"reads as event time ({unit})" if unit else None
+    return check
+
+
+def score_check(values_of: Any) -> Any:
+    def check(n: str) -> str | None:
+        vals = [v for v in values_of(n) if present(v)]
+        if not vals or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                               for v in vals):
+            return None
+        arr = np.asarray(vals, dtype=np.float64)
+        if arr.min() >= 0 and arr.max() <= 1 and len(np.unique(arr)) > 2:
+            return "numbers in [0, 1]"
+        return None
+    return check
+
+
+def two_values(values_of: Any) -> Any:
+    def check(n: str) -> str | None:
+        k = len({str(v) for v in values_of(n) if present(v)})
+        return "two distinct values" if k == 2 else None
+    return check
+
+
+def decision_check(values_of: Any) -> Any:
+    from driftwatch.windows.conventions import norm_value
+
+    def check(n: str) -> str | None:
+        vals = {norm_value(v) for v in values_of(n) if present(v)}
+        if 1 < len(vals) <= 5 and vals & APPROVE:
+            return "a few values, one of them an approval"
+        return None
+    return check
+
+
+def exposure_check(values_of: Any) -> Any:
+    def check(n: str) -> str | None:
+        vals = [v for v in values_of(n) if present(v)]
+        ok = vals and all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+                          for v in vals)
+        return "non-negative amounts" if ok else None
+    return check
