@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -50,9 +50,11 @@ from driftwatch.errors import DataFrameError
 from driftwatch.pipeline import ModelMonitor, WindowResult
 from driftwatch.policy.decision import Decision, Reason
 from driftwatch.policy.loader import load_policy
+from driftwatch.policy.reference import ReferenceColumns
 from driftwatch.policy.schema import Policy
 from driftwatch.replay import monitor_for, summarise
 from driftwatch.timeline import window_record
+from driftwatch.windows.conventions import TableConventions, build_profile
 from driftwatch.windows.panes import ClosedWindow
 from driftwatch.windows.profile import (
     ReferenceProfile,
@@ -174,6 +176,8 @@ class Monitor:
                         "exposure": exposure, "time": time}
         self._records: list[dict[str, Any]] = []
         self._next_index = 0
+        #: The policy's reference: conventions, applied to every current DataFrame too.
+        self.conventions: TableConventions | None = None
 
     @classmethod
     def from_reference(
@@ -207,6 +211,17 @@ class Monitor:
         ``numeric`` / ``categorical`` list them.
         """
         pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
+        conv = None
+        if pol is not None and pol.reference != ReferenceColumns():
+            # the policy's reference: block names the columns (and P(good), label values)
+            if (score, label, decision, exposure, tuple(ignore)) != (
+                    "score", "label", "decision", None, ()):
+                raise DataFrameError("name the score, label, decision, exposure and ignored "
+                                     "columns in the policy's reference: block or as "
+                                     "arguments, not both")
+            conv = pol.reference.conventions()
+            score, label, decision, exposure = conv.score, conv.label, conv.decision, \
+                conv.exposure
         if isinstance(reference, str | Path):
             path = Path(reference)
             reference = (ReferenceProfile.load(path) if path.name.endswith((".json", ".json.gz"))
@@ -215,6 +230,13 @@ class Monitor:
             profile = reference
         else:
             df = _frame(reference, "reference")
+        if conv is not None and not isinstance(reference, ReferenceProfile):
+            kinds = {**dict.fromkeys(numeric or (), "numeric"),
+                     **dict.fromkeys(categorical or (), "categorical")}
+            ref_conv = replace(conv, ignore=(*conv.ignore, time)) if time else conv
+            profile = build_profile(df, ref_conv, kinds=kinds, bins=bins, fine_bins=fine_bins,
+                                    top_k=top_k, meta={"source": "DataFrame"})
+        elif not isinstance(reference, ReferenceProfile):
             unknown = [c for c in ignore if c not in df.columns]
             if unknown:
                 raise DataFrameError(f"the reference has no column {', '.join(map(repr, unknown))}"
@@ -235,8 +257,10 @@ class Monitor:
                 top_k=top_k, meta={"source": "DataFrame"},
             )
         pipeline = monitor_for(pol, profile, model=model, detectors=detectors)
-        return cls(pipeline, score=score, label=label, decision=decision, exposure=exposure,
-                   time=time)
+        mon = cls(pipeline, score=score, label=label, decision=decision, exposure=exposure,
+                  time=time)
+        mon.conventions = conv
+        return mon
 
     @property
     def profile(self) -> ReferenceProfile:
@@ -280,6 +304,8 @@ class Monitor:
                     f"column {c!r} is numeric in the reference but holds "
                     f"{df[c].dtype} values that are not numbers") from None
         c = self.columns
+        if self.conventions is not None:  # P(good) -> P(bad), labels -> 1/0, as the reference
+            df = self.conventions.prepare(df)
         batch = frame_batch(df, schema, score=c["score"], decision=c["decision"],
                             exposure=c["exposure"])
         sketch = Sketch.empty(self.profile.layout)

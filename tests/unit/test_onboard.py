@@ -389,3 +389,29 @@ def test_a_p_good_policy_turns_live_scores_into_p_bad():
     mon.process(Polled(batches=[outs]))
     scores = sorted(mon.labelled_buffer.frame()["score"].round(6).tolist())
     assert scores == [0.1, 0.4]
+
+
+def test_the_python_api_reads_the_policys_reference_block(work):
+    from driftwatch import Monitor
+    from driftwatch.policy.loader import load_policy_text
+    from driftwatch.policy.watcher import MINIMAL
+
+    rng = np.random.default_rng(3)
+
+    def frame(n: int) -> pd.DataFrame:
+        x = rng.normal(0, 1, n)
+        p_bad = 1 / (1 + np.exp(-(x - 1)))
+        return pd.DataFrame({"x": x, "p_good": 1 - p_bad, "cust": [f"c{i}" for i in range(n)],
+                             "y": np.where(rng.random(n) < p_bad, "bad", "good")})
+
+    text = MINIMAL.replace("window:", "reference:\n  score: p_good\n  score_is: p_good\n"
+                           "  label: {column: y, bad: [bad], good: [good]}\n"
+                           "  decision: null\n  ignore: [cust]\nwindow:", 1)
+    mon = Monitor.from_reference(frame(3000), policy=load_policy_text(text))
+    assert mon.features == ("x",)
+    res = mon.assess(frame(2000))
+    sig = res.signals.set_index("signal")["value"]
+    assert sig["score_psi"] < 0.05  # flipped on both sides alike
+    assert sig["auc"] > 0.6  # P(bad) ranks the bad ones first
+    with pytest.raises(Exception, match="not both"):
+        Monitor.from_reference(frame(100), policy=load_policy_text(text), label="y")
