@@ -34,7 +34,6 @@ _ROLE_PATH: dict[str, PathT] = {
     "label": ("reference", "label"),
     "decision": ("reference", "decision"),
     "exposure": ("reference", "exposure"),
-    "ignore": ("reference", "ignore"),
 }
 
 
@@ -116,10 +115,13 @@ def check_reference(
     features = columns if profile else tc.feature_columns(columns)
     errors: list[PolicyError] = []
     if not profile:
-        for role, col in tc.missing_columns(columns).items():
+        for role, col in tc.missing_columns(columns):
+            where_col = _ROLE_PATH[role] if role != "ignore" else (
+                "reference", "ignore", tc.ignore.index(col))
             errors.append(_perr(
-                doc, policy, _ROLE_PATH[role],
-                f"the reference {path.name} has no column {col!r} (the {role} column)",
+                doc, policy, where_col,
+                f"the reference {path.name} has no column {col!r} "
+                + (f"(the {role} column)" if role != "ignore" else "(in ignore)"),
                 hint=_near(col, columns)))
     declared = policy.model.features if policy is not None else None
     for i, f in enumerate(declared or []):

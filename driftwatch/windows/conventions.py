@@ -119,19 +119,14 @@ class TableConventions:
         special = self.special()
         return [str(c) for c in columns if str(c) not in special]
 
-    def missing_columns(self, columns: Iterable[Any], *, defaults: bool = False) -> dict[str, str]:
-        """Named columns absent from the table (role -> column). A role left at its default
-        name may be absent (the table simply has none) unless ``defaults``."""
+    def missing_columns(self, columns: Iterable[Any]) -> list[tuple[str, str]]:
+        """``(role, column)`` for each named column the table lacks. A role left at its
+        default name may be absent (the table simply has none)."""
         have = {str(c) for c in columns}
         base = TableConventions()
-        out = {}
-        for role, col in self.named.items():
-            if col not in have and (defaults or getattr(base, role) != col):
-                out[role] = col
-        for col in self.ignore:
-            if col not in have:
-                out["ignore"] = col
-        return out
+        out = [(role, col) for role, col in self.named.items()
+               if col not in have and getattr(base, role) != col]
+        return out + [("ignore", col) for col in self.ignore if col not in have]
 
     def prepare(self, df: pd.DataFrame) -> pd.DataFrame:
         """The table in canonical form (see the module docstring); ``df`` is not changed."""

@@ -415,3 +415,13 @@ def test_the_python_api_reads_the_policys_reference_block(work):
     assert sig["auc"] > 0.6  # P(bad) ranks the bad ones first
     with pytest.raises(Exception, match="not both"):
         Monitor.from_reference(frame(100), policy=load_policy_text(text), label="y")
+
+
+def test_every_ignored_column_the_table_lacks_is_named(work, capsys):
+    _data(work)
+    _policy(work, block="reference:\n  ignore: [cust_id, opened_at]\n")
+    code, _, err = _cli(["policy", "check", "p.yaml"], capsys)
+    assert code == 1
+    assert err.splitlines()[0] == "p.yaml: 2 errors"
+    assert "p.yaml:8:12: the reference ref.csv has no column 'cust_id' (in ignore)" in err
+    assert "p.yaml:8:21: the reference ref.csv has no column 'opened_at' (in ignore)" in err
