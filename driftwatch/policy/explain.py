@@ -22,6 +22,7 @@ import yaml
 
 from driftwatch.policy.catalog import DETECTORS
 from driftwatch.policy.durations import format_duration
+from driftwatch.policy.reference import describe_reference
 from driftwatch.policy.schema import Policy, SignalRule
 from driftwatch.policy.tiers import ACTION_TIERS, Tier
 
@@ -41,6 +42,7 @@ def explain_policy(policy: Policy) -> str:
     lines = [f"# effective policy {policy.metadata.name!r} from {policy.file}",
              effective_yaml(policy).rstrip(), "", "# What happens, tier by tier:"]
     lines += [f"#   {line}" for line in describe_tiers(policy)]
+    lines.append(f"#   {describe_reference(policy.reference)}")
     return "\n".join(lines) + "\n"
 
 

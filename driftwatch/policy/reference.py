@@ -14,6 +14,13 @@ named ``score`` (P(bad)), ``label`` and ``decision``.
 ('p_good', 'p_good', 'outcome', ('bad',), ('A',), ('customer_id',))
 >>> ReferenceColumns().conventions().score
 'score'
+>>> for part in describe_reference(r).split("; "): print(part)
+reference: score column 'p_good' is P(good), read as P(bad) = 1 - it (here and live)
+label column 'outcome' (bad: 'bad'
+good: 'good')
+decision column 'decision' (approve: 'A')
+ignored: 'customer_id'
+every other column is a feature.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from driftwatch.windows.conventions import (
     TableConventions,
 )
 
-__all__ = ["DecisionColumn", "LabelColumn", "ReferenceColumns"]
+__all__ = ["DecisionColumn", "LabelColumn", "ReferenceColumns", "describe_reference"]
 
 Scalar = str | int | float | bool
 
@@ -91,3 +98,29 @@ class ReferenceColumns(StrictModel):
             exposure=self.exposure,
             ignore=tuple(self.ignore),
         )
+
+
+def _values(vals: list[Scalar]) -> str:
+    return ", ".join(repr(v) if isinstance(v, str) else str(v).lower() for v in vals)
+
+
+def describe_reference(r: ReferenceColumns) -> str:
+    """One plain-English line: how ``policy explain`` says the reference is read."""
+    parts = []
+    if r.score is None:
+        parts.append("no score column")
+    elif r.score_is == "p_good":
+        parts.append(f"score column {r.score!r} is P(good), read as P(bad) = 1 - it "
+                     "(here and live)")
+    else:
+        parts.append(f"score column {r.score!r} is P(bad)")
+    parts.append(f"label column {r.label.column!r} (bad: {_values(r.label.bad)}; good: "
+                 f"{_values(r.label.good)})" if r.label else "no label column")
+    if r.decision:
+        parts.append(f"decision column {r.decision.column!r} (approve: "
+                     f"{_values(r.decision.approve)})")
+    if r.exposure:
+        parts.append(f"exposure column {r.exposure!r}")
+    if r.ignore:
+        parts.append("ignored: " + ", ".join(map(repr, r.ignore)))
+    return "reference: " + "; ".join(parts) + "; every other column is a feature."

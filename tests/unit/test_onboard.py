@@ -425,3 +425,26 @@ def test_every_ignored_column_the_table_lacks_is_named(work, capsys):
     assert err.splitlines()[0] == "p.yaml: 2 errors"
     assert "p.yaml:8:12: the reference ref.csv has no column 'cust_id' (in ignore)" in err
     assert "p.yaml:8:21: the reference ref.csv has no column 'opened_at' (in ignore)" in err
+
+
+def test_the_shipped_demo_policy_checks_against_its_reference_and_connectors(monkeypatch,
+                                                                             capsys):
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(root)
+    for conn in ("connectors/demo-file.yaml", "connectors/demo-kafka.yaml"):
+        code, out, err = _cli(["policy", "check", "--connector", conn,
+                               "policies/credit-risk-demo.yaml"], capsys)
+        assert (code, out) == (0, "ok policies/credit-risk-demo.yaml\n"), err
+    code, _, err = _cli(["policy", "check", "policies/template.yaml"], capsys)
+    assert code == 1 and "the reference 'data/reference.parquet' does not exist" in err
+
+
+def test_policy_explain_says_how_the_reference_is_read(work, capsys):
+    _policy(work, block="reference:\n  score: p\n  score_is: p_good\n  label: null\n"
+                        "  ignore: [cust]\n")
+    code, out, _ = _cli(["policy", "explain", "p.yaml"], capsys)
+    assert code == 0
+    assert out.splitlines()[-1] == (
+        "#   reference: score column 'p' is P(good), read as P(bad) = 1 - it (here and "
+        "live); no label column; decision column 'decision' (approve: 'approve', "
+        "'approved', 1, true, 'accept'); ignored: 'cust'; every other column is a feature.")
