@@ -342,7 +342,10 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
     plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
     rest = [p for p in paths if p not in (id_path, lab)]
     tc = _role("outcomes time", TIME, rest, time_check(vals), "--time-field", None, where)
-    if tc is None:
+    if tc is None and s.topic is not None:
+        out.time_source = "kafka_timestamp"
+        plan.say("outcomes time: Kafka record timestamp", "no field reads as a time")
+    elif tc is None:
         out.time_source = "arrival"
         plan.say("outcomes time: arrival", "no field reads as a time: outcomes join by id "
                  "where they arrive")
