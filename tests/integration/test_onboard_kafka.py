@@ -30,11 +30,15 @@ def test_init_samples_a_topic_and_writes_a_kafka_connector(kafka_endpoint, kafka
         msg = {"key": {"app_id": f"a{i}"}, "applicant": {"income": row["income"]},
                "loan": {"purpose": row["purpose"]}, "model": {"score": row["score"]}}
         producer.send(topic, value=orjson.dumps(msg))
+    outcomes = kafka_topic("init-outcomes")
+    for i in range(0, n, 3):
+        producer.send(outcomes, value=orjson.dumps(
+            {"key": {"app_id": f"a{i}"}, "outcome": "bad" if i % 2 else "good"}))
     producer.flush()
     producer.close()
     code = main(["init", "--reference", "ref.csv", "--kafka-topic", topic, "--bootstrap",
-                 kafka_endpoint.bootstrap, "--model", "m", "--connector-out", "c.yaml",
-                 "--policy-out", "p.yaml", "--rows", "50"])
+                 kafka_endpoint.bootstrap, "--outcomes-topic", outcomes, "--model", "m",
+                 "--connector-out", "c.yaml", "--policy-out", "p.yaml", "--rows", "50"])
     out = capsys.readouterr().out
     assert code == 0
     assert "event time: Kafka record timestamp" in out and "id: key.app_id" in out
@@ -47,5 +51,9 @@ def test_init_samples_a_topic_and_writes_a_kafka_connector(kafka_endpoint, kafka
     assert pred["fields"]["event_time"] == {"source": "kafka_timestamp"}
     assert pred["fields"]["features"]["income"] == {"path": "applicant.income",
                                                     "type": "numeric"}
+    out_fields = src["streams"]["outcomes"]["fields"]
+    assert src["streams"]["outcomes"]["topic"] == outcomes
+    assert out_fields["event_time"] == {"source": "kafka_timestamp"}
+    assert out_fields["label"] == {"path": "outcome", "bad": ["bad"], "good": ["good"]}
     assert load_connector("c.yaml").kind == "kafka"
     assert main(["policy", "check", "--connector", "c.yaml", "p.yaml"]) == 0
