@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from driftwatch.errors import SourceError
+from driftwatch.schema import level_text as schema_level_text
 
 __all__ = ["DEFAULT_APPROVE", "DEFAULT_BAD", "DEFAULT_GOOD", "SCORE_IS", "TableConventions",
            "build_profile", "level_text",
@@ -56,22 +57,17 @@ def norm_value(v: Any) -> str:
 
 
 def level_text(v: Any) -> Any:
-    """A categorical value as the decoder writes it (``true``, ``3`` for ``3.0``); None stays.
+    """A categorical value as the decoder writes it (:func:`driftwatch.schema.level_text`),
+    with a pandas-written ``True``/``FALSE`` read as the boolean; None stays None.
 
-    >>> [level_text(v) for v in (True, 3.0, "a", None, 2.5)]
-    ['true', '3', 'a', None, '2.5']
+    >>> [level_text(v) for v in (True, 3.0, "a", None, 2.5, "False")]
+    ['true', '3', 'a', None, '2.5', 'false']
     """
     if v is None or (not isinstance(v, list | dict | tuple) and pd.isna(v)):
         return None
-    if isinstance(v, bool | np.bool_):
-        return "true" if v else "false"
-    if isinstance(v, float | np.floating) and float(v).is_integer():
-        return str(int(v))
-    if isinstance(v, np.integer):
-        return str(int(v))
-    if isinstance(v, str):
-        return v.lower() if v in ("True", "TRUE", "False", "FALSE") else v
-    return str(v)
+    if isinstance(v, str) and v in ("True", "TRUE", "False", "FALSE"):
+        return v.lower()
+    return schema_level_text(v)
 
 
 def _keys(values: Iterable[Any]) -> frozenset[str]:
