@@ -19,6 +19,7 @@ separate *missing* column (the last one), never dropped.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from driftwatch.schema import MISSING
+from driftwatch.windows import kernel
 
 __all__ = ["PAD", "CategoricalLayout", "NumericLayout", "level_label"]
 
@@ -77,6 +79,7 @@ class _BinCounter:
     width: int  # output columns per feature (bins + missing)
     first: np.ndarray  # [C] first edge (reference minimum)
     last: np.ndarray  # [C] last edge (reference maximum)
+    fine_edges: tuple[np.ndarray, ...] = ()  # the unpadded edges, for the compiled kernel
 
     @classmethod
     def build(cls, edges: tuple[np.ndarray, ...], width: int) -> _BinCounter:
@@ -121,14 +124,30 @@ class _BinCounter:
             width,
             first_edge,
             last_edge,
+            tuple(edges),
         )
+
+    @functools.cached_property
+    def tables(self) -> kernel.BinTables:
+        """The same bins as lookup tables for the compiled kernel (built on first use)."""
+        c = len(self.fine_edges)
+        return kernel.BinTables.build(self.fine_edges, self.width, [self.width - 1] * c)
 
     def count(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``int64[C, width]`` counts (NaN in the last column), and the counts of values
-        below the first edge and above the last one (out of the reference range)."""
+        below the first edge and above the last one (out of the reference range).
+
+        The compiled kernel counts when it is in use; :meth:`count_numpy` otherwise."""
+        if kernel.kernel_name() == "numba":
+            return kernel.count_numeric(self.tables, x)
+        return self.count_numpy(x)
+
+    def count_numpy(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`count` in numpy only: the fallback, and the reference the kernel is
+        tested against."""
         c = x.shape[1]
         cells = _CELLS + 1
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):
             cell = (x - self.lo) * self.inv_width
             np.clip(cell, 0, _CELLS - 1, out=cell)
         np.copyto(cell, _CELLS, where=np.isnan(cell))

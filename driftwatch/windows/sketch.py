@@ -21,6 +21,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
+from driftwatch.windows import kernel
 from driftwatch.windows.layout import CategoricalLayout, NumericLayout
 
 __all__ = ["Sketch", "SketchLayout"]
@@ -74,6 +76,37 @@ class SketchLayout:
             ),
             score_center=float(finite.mean()) if finite.size else 0.0,
         )
+
+    @functools.cached_property
+    def fused_tables(self) -> tuple[kernel.BinTables, kernel.CategoricalTable]:
+        """Numeric features then the score as one block of kernel tables, and the
+        categorical lookup: what one fused counting pass over a batch reads."""
+        num, sc = self.numeric, self.score
+        width = max(num.fine_width, sc.fine_width)
+        miss = [num.fine_width - 1] * len(num.names) + [sc.fine_width - 1]
+        tables = kernel.BinTables.build((*num.fine_edges, *sc.fine_edges), width, miss)
+        cat = kernel.CategoricalTable.build([len(lv) for lv in self.categorical.levels])
+        return tables, cat
+
+    def count(
+        self, numeric: np.ndarray, codes: np.ndarray, score: np.ndarray
+    ) -> tuple[np.ndarray, ...]:
+        """Numeric fine, under, over counts, categorical counts, and the score's fine,
+        under, over counts of one batch: one compiled pass when the kernel is in use."""
+        if kernel.kernel_name() == "numpy" or len(score) == 0:
+            nf, nu, no = self.numeric.count(numeric)
+            cat = self.categorical.count(codes)
+            sf, su, so = self.score.count(score[:, None])
+            return nf, nu, no, cat, sf, su, so
+        tables, lut = self.fused_tables
+        f, g = len(self.numeric.names), len(self.categorical.names)
+        fine, under, over, cat = kernel.count_fused(
+            tables, np.asarray(numeric, dtype=np.float64).reshape(len(score), f), score,
+            lut, np.asarray(codes).reshape(len(score), g),
+        )
+        nw, sw = self.numeric.fine_width, self.score.fine_width
+        return (fine[:f, :nw], under[:f], over[:f], cat[:, : self.categorical.width],
+                fine[f:, :sw], under[f:], over[f:])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -189,14 +222,17 @@ class Sketch:
         if np.isfinite(t).any():
             self.t_min = min(self.t_min, float(np.nanmin(t)))
             self.t_max = max(self.t_max, float(np.nanmax(t)))
-        if lay.numeric.names:
-            fine, under, over = lay.numeric.count(batch.numeric)
-            self.num_fine += fine
-            self.num_under += under
-            self.num_over += over
-        if lay.categorical.names:
-            self.cat += lay.categorical.count(batch.categorical)
-        self._add_scores(batch.score)
+        fine, under, over, cat, sfine, sunder, sover = lay.count(
+            batch.numeric, batch.categorical, batch.score
+        )
+        self.num_fine += fine
+        self.num_under += under
+        self.num_over += over
+        self.cat += cat
+        self.score_fine += sfine
+        self.score_under += sunder
+        self.score_over += sover
+        self._add_moments(batch.score)
         d = batch.decision
         app = int(np.count_nonzero(d == DECISION_APPROVE))
         dec = int(np.count_nonzero(d == DECISION_DECLINE))
@@ -215,11 +251,7 @@ class Sketch:
             acc[0] += float(col[fin].sum())
             acc[1] += float(fin.sum())
 
-    def _add_scores(self, score: np.ndarray) -> None:
-        fine, under, over = self.layout.score.count(score[:, None])
-        self.score_fine += fine
-        self.score_under += under
-        self.score_over += over
+    def _add_moments(self, score: np.ndarray) -> None:
         s = score[np.isfinite(score)]
         if s.size:
             c = s - self.layout.score_center

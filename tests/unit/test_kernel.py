@@ -1,0 +1,140 @@
+"""The compiled counting kernel gives the numpy fallback's counts, on every feature kind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from driftwatch.windows import kernel
+from driftwatch.windows.layout import NumericLayout
+from driftwatch.windows.sketch import SketchLayout
+
+pytest.importorskip("numba")
+pytestmark = pytest.mark.skipif(
+    kernel.kernel_name() != "numba", reason="the compiled kernel is disabled"
+)
+
+KINDS = ("continuous", "integer", "wide_integer", "constant", "nan_heavy", "skewed", "tiny")
+
+
+def reference(kind: str, rng: np.random.Generator, n: int) -> np.ndarray:
+    if kind == "continuous":
+        return rng.normal(0, 1, n)
+    if kind == "integer":
+        return rng.poisson(3, n).astype(float)
+    if kind == "wide_integer":
+        return rng.integers(-50_000, 50_000, n).astype(float)
+    if kind == "constant":
+        return np.full(n, 7.0)
+    if kind == "nan_heavy":
+        v = rng.gamma(2.0, 1.0, n)
+        v[rng.uniform(size=n) < 0.8] = np.nan
+        return v
+    if kind == "skewed":
+        return rng.lognormal(10, 2.0, n)
+    return 1e-300 * rng.normal(0, 1, n)  # a range near the smallest floats
+
+
+def queries(ref: np.ndarray, edges: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
+    """Values from the reference, exactly on edges and one ulp beside them, out of range,
+    infinite and missing."""
+    finite = ref[np.isfinite(ref)]
+    pool = [
+        rng.choice(finite, n) if finite.size else np.zeros(n),
+        rng.choice(edges, n),
+        np.nextafter(rng.choice(edges, n), np.inf),
+        np.nextafter(rng.choice(edges, n), -np.inf),
+        rng.choice(np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e308, -1e308]), n),
+        rng.normal(0, 1, n) * (np.abs(finite).max() * 3 if finite.size else 1.0),
+    ]
+    pick = rng.integers(0, len(pool), n)
+    return np.choose(pick, pool)
+
+
+def truth(edges: np.ndarray, x: np.ndarray, width: int) -> np.ndarray:
+    """Ground truth, independent of both counters: ``searchsorted`` left, NaN missing."""
+    nan = np.isnan(x)
+    b = np.searchsorted(edges, x[~nan], side="left")
+    return np.bincount(b, minlength=width) + np.eye(width, dtype=np.int64)[-1] * nan.sum()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kinds=st.lists(st.sampled_from(KINDS), min_size=1, max_size=6),
+    seed=st.integers(0, 2**32 - 1),
+    rows=st.sampled_from([1, 7, 600, 5_000]),
+    fine_bins=st.sampled_from([10, 40, 200]),
+)
+def test_numeric_kernel_equals_fallback(kinds, seed, rows, fine_bins):
+    rng = np.random.default_rng(seed)
+    ref = np.stack([reference(k, rng, 2_000) for k in kinds], axis=1)
+    lay = NumericLayout.fit([f"x{j}" for j in range(len(kinds))], ref, coarse_bins=10,
+                            fine_bins=fine_bins)
+    x = np.stack([queries(ref[:, j], lay.fine_edges[j], rng, rows)
+                  for j in range(len(kinds))], axis=1)
+    counter = lay._counter
+    got = kernel.count_numeric(counter.tables, x)
+    want = counter.count_numpy(x)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    for j, e in enumerate(lay.fine_edges):
+        np.testing.assert_array_equal(got[0][j], truth(e, x[:, j], lay.fine_width))
+        assert got[1][j] == np.sum(x[:, j] < e[0]) and got[2][j] == np.sum(x[:, j] > e[-1])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    rows=st.sampled_from([0, 1, 50, 3_000]),
+    n_levels=st.lists(st.integers(0, 12), min_size=0, max_size=4),
+    kinds=st.lists(st.sampled_from(KINDS), min_size=0, max_size=4),
+)
+def test_fused_pass_equals_fallback(seed, rows, n_levels, kinds):
+    """Numeric, categorical (levels, other, unseen, missing, codes out of range) and score
+    counted in one pass equal the three numpy counters."""
+    rng = np.random.default_rng(seed)
+    ref = (np.stack([reference(k, rng, 1_000) for k in kinds], axis=1) if kinds
+           else np.empty((1_000, 0)))
+    lay = SketchLayout.fit(
+        numeric_names=tuple(f"x{j}" for j in range(len(kinds))), numeric=ref,
+        categorical_names=tuple(f"c{j}" for j in range(len(n_levels))),
+        levels=tuple(tuple(f"l{i}" for i in range(k)) for k in n_levels),
+        score=rng.beta(2, 5, 1_000),
+    )
+    x = (np.stack([queries(ref[:, j], lay.numeric.fine_edges[j], rng, rows)
+                   for j in range(len(kinds))], axis=1) if kinds else np.empty((rows, 0)))
+    codes = np.stack([rng.integers(-3, k + 5, rows) for k in n_levels], axis=1).astype(
+        np.int32) if n_levels else np.empty((rows, 0), np.int32)
+    score = queries(np.array([0.0, 1.0]), lay.score.fine_edges[0], rng, rows)
+    got = lay.count(x, codes, score)
+    none = (np.zeros((0, lay.numeric.fine_width), np.int64), np.zeros(0, np.int64),
+            np.zeros(0, np.int64))
+    num = lay.numeric._counter.count_numpy(x) if kinds else none
+    want = (*num, lay.categorical.count(codes), *lay.score._counter.count_numpy(score[:, None]))
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+
+
+def test_threads_split_rows_and_give_the_same_counts(monkeypatch):
+    """A batch large enough to be cut into chunks on several threads."""
+    rng = np.random.default_rng(3)
+    ref = np.stack([reference(k, rng, 5_000) for k in KINDS], axis=1)
+    lay = NumericLayout.fit([f"x{j}" for j in range(len(KINDS))], ref)
+    x = np.stack([queries(ref[:, j], lay.fine_edges[j], rng, 60_000)
+                  for j in range(len(KINDS))], axis=1)
+    want = lay._counter.count_numpy(x)
+    for threads in ("1", "3"):
+        monkeypatch.setenv("DRIFTWATCH_KERNEL_THREADS", threads)
+        assert len(kernel._chunks(len(x), x.shape[1])) == int(threads)
+        for g, w in zip(kernel.count_numeric(lay._counter.tables, x), want, strict=True):
+            np.testing.assert_array_equal(g, w)
+
+
+def test_integer_features_get_a_direct_table_and_continuous_ones_do_not():
+    rng = np.random.default_rng(0)
+    ref = np.stack([rng.poisson(3, 1_000).astype(float), rng.normal(0, 1, 1_000)], axis=1)
+    t = NumericLayout.fit(["count", "x"], ref)._counter.tables
+    assert t.ihi[0] >= t.ilo[0] and t.ihi[1] < t.ilo[1]
