@@ -1,12 +1,19 @@
 """Columnar rows keyed by ``uint64``, for bulk insert, lookup and delete without Python
 objects per row.
 
-Rows live in a few *runs*, each sorted by key with an ``alive`` mask (a log-structured
-merge): a batch becomes a new run, and the newest runs are merged while a run is no more
-than twice the size of the one after it, so there are ``O(log n)`` runs and every row is
-re-sorted ``O(log n)`` times. A lookup is one ``searchsorted`` per run; a delete clears
-``alive``; runs are compacted when half of the rows are dead. Memory is the columns'
-bytes plus one byte per row for ``alive``.
+Rows are appended in arrival order to typed columns with an ``alive`` mask; a
+:class:`~driftwatch.labels.hashindex.HashIndex` maps each key to its row, so a lookup costs
+a few vectorised probes whatever the store holds.
+
+Predictions arrive in (nearly) event-time order, so a ``time`` column gets a FIFO:
+the store keeps the running maximum of ``time`` in arrival order, and the few rows that
+arrived *late* (older than a row before them). The ``count`` oldest rows are then among
+the first ``count`` rows in arrival order plus the late ones, and the rows below a time
+are a prefix plus late ones: :meth:`~KeyStore.evict_oldest` and
+:meth:`~KeyStore.pop_where_below` look only there, instead of sorting every row on every
+call. Other columns are searched whole. Dead rows are dropped (and the rows put back in
+time order) when they outnumber the live ones. Memory is the columns' bytes, 9 bytes per
+row for ``alive`` and the running maximum, and 24 to 48 bytes per key for the index.
 
 >>> import numpy as np
 >>> s = KeyStore({"t": np.float64})
@@ -24,25 +31,17 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from driftwatch.errors import StateError
+from driftwatch.labels.hashindex import HashIndex
 
 __all__ = ["KeyStore"]
 
-
-@dataclass
-class _Run:
-    keys: np.ndarray  # uint64, sorted, unique among alive rows
-    cols: dict[str, np.ndarray]
-    alive: np.ndarray  # bool
-
-    @property
-    def n_alive(self) -> int:
-        return int(np.count_nonzero(self.alive))
+#: The column a payload written before rows were kept in arrival order is put back in.
+_TIME = "time"
 
 
 def _b64(a: np.ndarray) -> str:
@@ -54,150 +53,175 @@ class KeyStore:
 
     def __init__(self, columns: Mapping[str, Any]) -> None:
         self.dtypes = {k: np.dtype(v).newbyteorder("<") for k, v in columns.items()}
-        self._runs: list[_Run] = []
+        self._index = HashIndex()
+        self._keys = np.zeros(0, dtype=np.uint64)
+        self._cols = {k: np.zeros(0, dtype=dt) for k, dt in self.dtypes.items()}
+        self._live = np.zeros(0, dtype=bool)
+        self._n = 0  # rows appended (live or dead)
+        self._head = 0  # rows before it are all dead
         self._alive = 0
-        self._rows = 0
+        self._fifo = _TIME in self.dtypes and self.dtypes[_TIME].kind == "f"
+        self._cummax = np.zeros(0)  # running maximum of time, in arrival order
+        self._late = np.zeros(0, dtype=np.int64)  # rows with time below that maximum (or NaN)
 
     def __len__(self) -> int:
         return self._alive
 
     def __repr__(self) -> str:
-        return f"KeyStore(rows={self._alive}, runs={len(self._runs)})"
+        return f"KeyStore(rows={self._alive}, dead={self._n - self._alive})"
 
     # -- writes ----------------------------------------------------------------------------
     def insert(self, keys: np.ndarray, cols: Mapping[str, np.ndarray]) -> None:
         """Add rows; the caller guarantees their keys are unique and not already alive."""
         keys = np.asarray(keys, dtype=np.uint64)
-        if keys.size == 0:
+        n = keys.size
+        if n == 0:
             return
-        order = np.argsort(keys, kind="stable")
-        run = _Run(
-            keys[order],
-            {k: np.asarray(cols[k], dtype=dt)[order] for k, dt in self.dtypes.items()},
-            np.ones(keys.size, dtype=bool),
-        )
-        self._runs.append(run)
-        self._alive += keys.size
-        self._rows += keys.size
-        while len(self._runs) >= 2 and self._runs[-2].keys.size <= 2 * self._runs[-1].keys.size:
-            b, a = self._runs.pop(), self._runs.pop()
-            self._runs.append(self._merge([a, b]))
-        if self._rows > 2 * self._alive + 1024:
-            self.compact()
+        if self._n + n > self._keys.size:
+            self._grow(self._n + n)
+        a, b = self._n, self._n + n
+        self._keys[a:b] = keys
+        for k, dt in self.dtypes.items():
+            self._cols[k][a:b] = np.asarray(cols[k], dtype=dt)
+        if self._fifo:
+            self._note_times(a, b)
+        self._live[a:b] = True
+        self._index.insert(keys, np.arange(a, b, dtype=np.int64))
+        self._n = b
+        self._alive += n
 
-    def _merge(self, runs: list[_Run]) -> _Run:
-        keys = np.concatenate([r.keys[r.alive] for r in runs])
-        cols = {k: np.concatenate([r.cols[k][r.alive] for r in runs]) for k in self.dtypes}
-        order = np.argsort(keys, kind="stable")
-        self._rows -= sum(r.keys.size for r in runs) - keys.size
-        return _Run(keys[order], {k: v[order] for k, v in cols.items()},
-                    np.ones(keys.size, dtype=bool))
+    def _note_times(self, a: int, b: int) -> None:
+        t = self._cols[_TIME][a:b]
+        prev = self._cummax[a - 1] if a else -np.inf
+        run = np.fmax.accumulate(np.concatenate(([prev], t)))[1:]
+        self._cummax[a:b] = run
+        late = ~(t >= run)  # older than a row before it, or NaN
+        if late.any():
+            self._late = np.concatenate((self._late, a + np.flatnonzero(late)))
+
+    def _grow(self, need: int) -> None:
+        cap = max(need, 2 * self._keys.size, 1024)
+        self._keys = np.resize(self._keys, cap)
+        self._cols = {k: np.resize(v, cap) for k, v in self._cols.items()}
+        self._cummax = np.resize(self._cummax, cap)
+        live = np.zeros(cap, dtype=bool)
+        live[: self._n] = self._live[: self._n]
+        self._live = live
 
     def compact(self) -> None:
-        """Merge every run into one, dropping deleted rows."""
-        if self._runs:
-            self._runs = [self._merge(self._runs)]
+        """Drop deleted rows and renumber the index; rows go back in time order."""
+        keep = np.flatnonzero(self._live[: self._n])
+        if self._fifo and self._late.size:
+            keep = keep[np.argsort(self._cols[_TIME][keep], kind="stable")]
+        mapping = np.full(self._n, -1, dtype=np.int64)
+        mapping[keep] = np.arange(keep.size)
+        self._index.renumber(mapping)
+        m = keep.size
+        self._keys[:m] = self._keys[keep]
+        for v in self._cols.values():
+            v[:m] = v[keep]
+        self._live[:m] = True
+        self._live[m : self._n] = False
+        self._n, self._head = m, 0
+        if self._fifo:
+            self._late = np.zeros(0, dtype=np.int64)
+            self._note_times(0, m)
+
+    def _kill(self, rows: np.ndarray) -> None:
+        self._live[rows] = False
+        self._alive -= int(rows.size)
+        if self._head < self._n and not self._live[self._head]:
+            rest = self._live[self._head : self._n]
+            self._head += int(np.argmax(rest)) if rest.any() else rest.size
+        if self._n - self._alive > max(self._alive, 1024):
+            self.compact()
 
     # -- reads -----------------------------------------------------------------------------
-    def _locate(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        run_of = np.full(keys.size, -1, dtype=np.intp)
-        pos_of = np.zeros(keys.size, dtype=np.intp)
-        for i, r in enumerate(self._runs):
-            if r.keys.size == 0:
-                continue
-            pos = np.searchsorted(r.keys, keys)
-            pc = np.minimum(pos, r.keys.size - 1)
-            hit = (r.keys[pc] == keys) & r.alive[pc] & (run_of < 0)
-            run_of[hit] = i
-            pos_of[hit] = pc[hit]
-        return run_of, pos_of
-
     def contains(self, keys: np.ndarray) -> np.ndarray:
-        keys = np.asarray(keys, dtype=np.uint64)
-        return self._locate(keys)[0] >= 0
+        return self._index.lookup(np.asarray(keys, dtype=np.uint64)) >= 0
 
-    def _gather(self, run_of: np.ndarray, pos_of: np.ndarray, kill: bool) -> dict[str, np.ndarray]:
-        found = np.nonzero(run_of >= 0)[0]
-        out = {k: np.empty(found.size, dtype=dt) for k, dt in self.dtypes.items()}
-        for i, r in enumerate(self._runs):
-            sel = run_of[found] == i
-            if not sel.any():
-                continue
-            p = pos_of[found[sel]]
-            for k in self.dtypes:
-                out[k][sel] = r.cols[k][p]
-            if kill:
-                r.alive[p] = False
-        if kill:
-            self._alive -= found.size
+    def _rows_of(self, rows: np.ndarray, *, key: bool = False) -> dict[str, np.ndarray]:
+        out = {"key": self._keys[rows]} if key else {}
+        out.update({k: v[rows] for k, v in self._cols.items()})
         return out
 
     def get(self, keys: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """``found[len(keys)]`` and the found rows' columns, in query order."""
-        keys = np.asarray(keys, dtype=np.uint64)
-        run_of, pos_of = self._locate(keys)
-        return run_of >= 0, self._gather(run_of, pos_of, kill=False)
+        rows = self._index.lookup(np.asarray(keys, dtype=np.uint64))
+        found = rows >= 0
+        return found, self._rows_of(rows[found])
 
     def pop(self, keys: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Like :meth:`get`, and delete the found rows."""
-        keys = np.asarray(keys, dtype=np.uint64)
-        run_of, pos_of = self._locate(keys)
-        return run_of >= 0, self._gather(run_of, pos_of, kill=True)
+        rows = self._index.remove(np.asarray(keys, dtype=np.uint64))
+        found = rows >= 0
+        out = self._rows_of(rows[found])
+        self._kill(np.unique(rows[found]))
+        return found, out
+
+    def _take(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Delete and return these (live) rows, with their keys."""
+        out = self._rows_of(rows, key=True)
+        self._index.remove(out["key"])
+        self._kill(rows)
+        return out
+
+    def _late_live(self) -> np.ndarray:
+        """Late rows still alive (and the list trimmed to them)."""
+        if self._late.size:
+            self._late = self._late[self._live[self._late]]
+        return self._late
 
     def pop_where_below(self, column: str, limit: float) -> dict[str, np.ndarray]:
         """Delete and return the rows whose ``column`` is below ``limit`` (plus ``key``)."""
-        parts: list[dict[str, np.ndarray]] = []
-        for r in self._runs:
-            m = r.alive & (r.cols[column] < limit)
-            if m.any():
-                parts.append({"key": r.keys[m], **{k: v[m] for k, v in r.cols.items()}})
-                r.alive[m] = False
-                self._alive -= int(m.sum())
-        return self._concat(parts)
+        a, b = self._head, self._n
+        col = self._cols[column]
+        if column == _TIME and self._fifo:  # a prefix in arrival order, and late rows
+            cut = a + int(np.searchsorted(self._cummax[a:b], limit, side="left"))
+            late = self._late_live()
+            late = late[late >= cut]
+            rows = np.concatenate((a + np.flatnonzero(self._live[a:cut]), late))
+        else:
+            rows = a + np.flatnonzero(self._live[a:b])
+        return self._take(np.sort(rows[col[rows] < limit]))
 
     def evict_oldest(self, count: int, column: str) -> dict[str, np.ndarray]:
         """Delete and return the ``count`` rows with the smallest ``column`` values."""
-        if count <= 0 or not self._runs:
-            return self._concat([])
         count = min(count, self._alive)
-        idx = [np.nonzero(r.alive)[0] for r in self._runs]
-        vals = np.concatenate([r.cols[column][i] for r, i in zip(self._runs, idx, strict=True)])
-        which = np.concatenate([np.full(i.size, j) for j, i in enumerate(idx)])
-        pos = np.concatenate(idx)
-        if count < vals.size:
-            pick = np.argpartition(vals, count - 1)[:count]
+        if count <= 0:
+            return self._take(np.zeros(0, dtype=np.int64))
+        a, b = self._head, self._n
+        if column == _TIME and self._fifo:  # the first rows in arrival order, and late ones
+            span = count
+            while True:
+                first = a + np.flatnonzero(self._live[a : min(a + span, b)])
+                if first.size >= count or a + span >= b:
+                    break
+                span *= 2
+            late = self._late_live()
+            cand = np.union1d(first[:count], late)
         else:
-            pick = np.arange(vals.size)
-        parts = []
-        for j, r in enumerate(self._runs):
-            p = pos[pick[which[pick] == j]]
-            if p.size:
-                parts.append({"key": r.keys[p], **{k: v[p] for k, v in r.cols.items()}})
-                r.alive[p] = False
-        self._alive -= count
-        return self._concat(parts)
-
-    def _concat(self, parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-        names = {"key": np.dtype(np.uint64), **self.dtypes}
-        return {k: np.concatenate([p[k] for p in parts]) if parts else np.zeros(0, dt)
-                for k, dt in names.items()}
+            cand = a + np.flatnonzero(self._live[a:b])
+        if count < cand.size:
+            cand = np.sort(cand[np.argpartition(self._cols[column][cand], count - 1)[:count]])
+        return self._take(cand)
 
     # -- persistence -----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe: alive rows, sorted by key, each column as base64 little-endian bytes."""
-        self.compact()
-        empty = {k: np.zeros(0, dt) for k, dt in self.dtypes.items()}
-        run = self._runs[0] if self._runs else _Run(np.zeros(0, np.uint64), empty,
-                                                    np.zeros(0, bool))
+        """JSON-safe: alive rows in arrival order, each column as base64 little-endian bytes."""
+        rows = self._head + np.flatnonzero(self._live[self._head : self._n])
         return {
-            "n": int(run.keys.size),
+            "n": int(rows.size),
+            "order": "arrival",
             "dtypes": {k: dt.str for k, dt in self.dtypes.items()},
-            "key": _b64(run.keys.astype("<u8")),
-            "cols": {k: _b64(v.astype(self.dtypes[k])) for k, v in run.cols.items()},
+            "key": _b64(self._keys[rows].astype("<u8")),
+            "cols": {k: _b64(v[rows].astype(self.dtypes[k])) for k, v in self._cols.items()},
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> KeyStore:
+        """Read :meth:`to_dict`; also the older payload whose rows are sorted by key, which
+        is put back in ``time`` order when it has that column."""
         store = cls({k: np.dtype(v) for k, v in d["dtypes"].items()})
         keys = np.frombuffer(base64.b64decode(d["key"]), dtype="<u8").astype(np.uint64)
         cols = {
@@ -206,5 +230,10 @@ class KeyStore:
         }
         if keys.size != int(d["n"]) or any(c.size != keys.size for c in cols.values()):
             raise StateError("key store: column lengths do not match")
+        if set(cols) != set(store.dtypes):
+            raise StateError("key store: columns do not match their dtypes")
+        if d.get("order") != "arrival" and _TIME in cols:
+            order = np.argsort(cols[_TIME], kind="stable")
+            keys, cols = keys[order], {k: v[order] for k, v in cols.items()}
         store.insert(keys, cols)
         return store

@@ -1,0 +1,120 @@
+"""An open-addressing hash index from ``uint64`` keys to row numbers, in vectorised numpy.
+
+Every operation takes a whole batch of keys and probes all of them at once, one round per
+probe step (linear probing, load kept at most one half, so a few rounds). Deleted keys
+leave a tombstone that lookups step over and inserts reuse; the table is rebuilt when
+tombstones and live keys fill half of it. The keys are multiplied by a 64-bit odd
+constant before their top bits choose the slot, so keys that are not random (small
+integers in tests, sequential ids) spread as well as hashed ones.
+
+>>> import numpy as np
+>>> ix = HashIndex()
+>>> ix.insert(np.array([5, 1, 9], dtype=np.uint64), np.array([0, 1, 2]))
+>>> ix.lookup(np.array([9, 7, 5], dtype=np.uint64)).tolist()
+[2, -1, 0]
+>>> ix.remove(np.array([9], dtype=np.uint64)).tolist(), len(ix)
+([2], 2)
+>>> ix.lookup(np.array([9, 1], dtype=np.uint64)).tolist()
+[-1, 1]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["HashIndex"]
+
+_EMPTY = -1
+_TOMB = -2
+_MUL = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
+
+
+class HashIndex:
+    """``uint64`` key -> ``int64`` row (see the module docstring)."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self._alloc(capacity)
+
+    def _alloc(self, capacity: int) -> None:
+        cap = 1 << max(int(capacity) - 1, 1023).bit_length()
+        self._keys = np.zeros(cap, dtype=np.uint64)
+        self._rows = np.full(cap, _EMPTY, dtype=np.int64)
+        self._mask = cap - 1
+        self._shift = np.uint64(64 - (cap.bit_length() - 1))
+        self._live = 0
+        self._filled = 0  # live keys + tombstones
+
+    def __len__(self) -> int:
+        return self._live
+
+    @property
+    def capacity(self) -> int:
+        return int(self._rows.size)
+
+    def _slot(self, keys: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return ((keys * _MUL) >> self._shift).astype(np.int64)
+
+    def _probe(self, keys: np.ndarray) -> np.ndarray:
+        """Slot of each key, or -1 where it is absent."""
+        out = np.full(keys.size, -1, dtype=np.int64)
+        pend = np.arange(keys.size)
+        pos = self._slot(keys)
+        while pend.size:
+            r = self._rows[pos]
+            hit = (r >= 0) & (self._keys[pos] == keys[pend])
+            out[pend[hit]] = pos[hit]
+            go = (r != _EMPTY) & ~hit  # a tombstone or another key: step on
+            pend, pos = pend[go], (pos[go] + 1) & self._mask
+        return out
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        """Row of each key, ``-1`` where it is absent."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        slot = self._probe(keys)
+        return np.where(slot >= 0, self._rows[np.maximum(slot, 0)], -1)
+
+    def remove(self, keys: np.ndarray) -> np.ndarray:
+        """Delete the keys that are present; returns the row of each key (``-1``: absent)."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        slot = self._probe(keys)
+        rows = np.where(slot >= 0, self._rows[np.maximum(slot, 0)], -1)
+        hit = np.unique(slot[slot >= 0])
+        self._rows[hit] = _TOMB
+        self._live -= int(hit.size)
+        return rows
+
+    def insert(self, keys: np.ndarray, rows: np.ndarray) -> None:
+        """Add keys that are unique and not present, pointing at ``rows``."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        rows = np.asarray(rows, dtype=np.int64)
+        if keys.size == 0:
+            return
+        if 2 * (self._filled + keys.size) > self.capacity:
+            self._rebuild(keys.size)
+        pend = np.arange(keys.size)
+        pos = self._slot(keys)
+        while pend.size:
+            free = self._rows[pos] < 0
+            cand, at = pend[free], pos[free]
+            _, first = np.unique(at, return_index=True)  # one key per free slot per round
+            win, slot = cand[first], at[first]
+            self._filled += int(np.count_nonzero(self._rows[slot] == _EMPTY))
+            self._keys[slot] = keys[win]
+            self._rows[slot] = rows[win]
+            placed = np.zeros(keys.size, dtype=bool)
+            placed[win] = True
+            go = ~placed[pend]
+            pend, pos = pend[go], (pos[go] + 1) & self._mask
+        self._live += int(keys.size)
+
+    def _rebuild(self, more: int) -> None:
+        used = self._rows >= 0
+        keys, rows = self._keys[used], self._rows[used]
+        self._alloc(3 * (keys.size + more))
+        self.insert(keys, rows)
+
+    def renumber(self, mapping: np.ndarray) -> None:
+        """Point every key at ``mapping[old row]`` (after the rows were compacted)."""
+        used = self._rows >= 0
+        self._rows[used] = mapping[self._rows[used]]
