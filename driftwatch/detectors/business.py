@@ -37,10 +37,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.config import DetectorConfig
+from driftwatch.detectors.exact import beta_ppf, binom_isf, binom_sf
 from driftwatch.detectors.prepared import PreparedReference, approval_share
 from driftwatch.windows.sketch import Sketch
 
@@ -82,11 +83,11 @@ def business_signals(
         p: float | None = None
         if math.isfinite(ref):
             p0 = min(max(ref, 0.5 / max(int(prep.lab_n.sum()), 1)), 1.0)
-            margin = float(stats.binom.isf(alpha, n_lab, p0)) / n_lab - p0
+            margin = float(binom_isf(alpha, n_lab, p0)) / n_lab - p0
             thr = ref + max(cfg.threshold("bad_rate") * ref, margin)
-            p = float(stats.binom.sf(k - 1, n_lab, p0))
-        lo = float(stats.beta.ppf(alpha / 2, k, n_lab - k + 1)) if k > 0 else 0.0
-        hi = float(stats.beta.ppf(1 - alpha / 2, k + 1, n_lab - k)) if k < n_lab else 1.0
+            p = float(binom_sf(k - 1, n_lab, p0))
+        lo = float(beta_ppf(alpha / 2, k, n_lab - k + 1)) if k > 0 else 0.0
+        hi = float(beta_ppf(1 - alpha / 2, k + 1, n_lab - k)) if k < n_lab else 1.0
         out.append(SignalResult(
             "bad_rate", "business", rate, None, thr, int(prep.lab_n.sum()), n_lab, p,
             {"reference": ref, "abs_change": rate - ref, "rel_change": _rel(rate, ref),

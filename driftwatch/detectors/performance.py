@@ -35,10 +35,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.config import DetectorConfig
+from driftwatch.detectors.exact import beta_ppf, binom_isf, binom_sf
 from driftwatch.windows.sketch import Sketch
 
 __all__ = [
@@ -123,11 +124,11 @@ def calibration(
         return Calibration(nan, nan, nan, nan, nan, n_bad, pd_sum, n)
     p_bar = pd_sum / n
     ratio = n_bad / pd_sum
-    lo = stats.beta.ppf(alpha / 2, n_bad, n - n_bad + 1) if n_bad > 0 else 0.0
-    hi = stats.beta.ppf(1 - alpha / 2, n_bad + 1, n - n_bad) if n_bad < n else 1.0
+    lo = beta_ppf(alpha / 2, n_bad, n - n_bad + 1) if n_bad > 0 else 0.0
+    hi = beta_ppf(1 - alpha / 2, n_bad + 1, n - n_bad) if n_bad < n else 1.0
     p0 = min(p_bar * baseline, 1.0)
-    p_value = float(stats.binom.sf(n_bad - 1, n, p0))
-    crit = float(stats.binom.isf(alpha, n, p0)) / pd_sum
+    p_value = float(binom_sf(n_bad - 1, n, p0))
+    crit = float(binom_isf(alpha, n, p0)) / pd_sum
     return Calibration(
         ratio, float(lo) / p_bar, float(hi) / p_bar, p_value, crit, n_bad, pd_sum, n
     )

@@ -47,10 +47,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.config import DetectorConfig
+from driftwatch.detectors.exact import binom_isf, binom_sf
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.windows.sketch import Sketch
 
@@ -73,12 +73,12 @@ def _margin(n: int | np.ndarray, p0: np.ndarray, alpha: float) -> np.ndarray:
     """Excess share over ``p0`` that a binomial(n, p0) exceeds with probability alpha."""
     n = np.asarray(n)
     with np.errstate(invalid="ignore", divide="ignore"):
-        m = np.maximum(stats.binom.isf(alpha, n, p0) / n - p0, 0.0)
+        m = np.maximum(binom_isf(alpha, n, p0) / n - p0, 0.0)
     return np.where(n > 0, m, np.nan)
 
 
 def _pvalue(k: np.ndarray, n: int, p0: np.ndarray) -> np.ndarray:
-    return stats.binom.sf(k - 1, n, p0) if n > 0 else np.full(p0.shape, np.nan)
+    return binom_sf(k - 1, n, p0) if n > 0 else np.full(p0.shape, np.nan)
 
 
 def _missing(

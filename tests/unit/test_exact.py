@@ -1,0 +1,49 @@
+"""The bare-ufunc binomial and beta quantiles give scipy.stats' numbers exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from driftwatch.detectors import exact
+
+SHARES = st.one_of(st.sampled_from([0.0, 1.0, 1e-12, 0.5, 1 - 1e-9]),
+                   st.floats(1e-8, 1.0), st.floats(0.0, 0.05))
+QS = st.sampled_from([0.01, 0.005, 0.05, 0.001, 0.5, 1e-6, 0.995])
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return bool(np.all((a == b) | (np.isnan(a) & np.isnan(b))))
+
+
+@settings(max_examples=80, deadline=None)
+@given(q=QS, n=st.lists(st.integers(0, 3_000_000), min_size=1, max_size=30),
+       p=st.lists(SHARES, min_size=1, max_size=30))
+def test_binom_isf_equals_scipy_stats(q: float, n: list[int], p: list[float]) -> None:
+    m = min(len(n), len(p))
+    nn, pp = np.array(n[:m], dtype=float), np.array(p[:m])
+    exact._memo.clear()
+    assert _same(exact.binom_isf(q, nn, pp), stats.binom.isf(q, nn, pp))
+    assert _same(exact.binom_isf(q, nn, pp), stats.binom.isf(q, nn, pp))  # from the memo
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(0, 3_000_000), p=SHARES, frac=st.floats(-0.1, 1.1))
+def test_binom_sf_equals_scipy_stats(n: int, p: float, frac: float) -> None:
+    k = np.floor(frac * n) + np.array([-1.0, 0.0, 1.0])
+    assert _same(exact.binom_sf(k, n, p), stats.binom.sf(k, n, p))
+
+
+@settings(max_examples=80, deadline=None)
+@given(q=QS, a=st.integers(1, 200_000), b=st.integers(1, 2_000_000))
+def test_beta_ppf_equals_scipy_stats(q: float, a: int, b: int) -> None:
+    assert _same(exact.beta_ppf(q, a, b), stats.beta.ppf(q, a, b))
+
+
+def test_invalid_arguments_give_nan_like_scipy() -> None:
+    n, p = np.array([10.0, -1.0, 10.0, 2.5]), np.array([0.5, 0.5, 1.5, 0.5])
+    assert _same(exact.binom_isf(0.01, n, p), stats.binom.isf(0.01, n, p))
+    assert _same(exact.binom_sf(3, n, p), stats.binom.sf(3, n, p))
