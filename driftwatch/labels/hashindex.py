@@ -97,14 +97,14 @@ class HashIndex:
         while pend.size:
             free = self._rows[pos] < 0
             cand, at = pend[free], pos[free]
-            _, first = np.unique(at, return_index=True)  # one key per free slot per round
-            win, slot = cand[first], at[first]
+            # keys that want the same free slot: one write lands, the others step on
+            self._keys[at] = keys[cand]
+            won = self._keys[at] == keys[cand]
+            win, slot = cand[won], at[won]
             self._filled += int(np.count_nonzero(self._rows[slot] == _EMPTY))
-            self._keys[slot] = keys[win]
             self._rows[slot] = rows[win]
-            placed = np.zeros(keys.size, dtype=bool)
-            placed[win] = True
-            go = ~placed[pend]
+            go = np.ones(pend.size, dtype=bool)
+            go[np.flatnonzero(free)[won]] = False
             pend, pos = pend[go], (pos[go] + 1) & self._mask
         self._live += int(keys.size)
 
