@@ -201,6 +201,13 @@ class CategoricalTable:
         return cls(lut, kmax + 3)
 
 
+def _either_order(a: np.ndarray, dtype: type) -> np.ndarray:
+    """``a`` as is when it is contiguous by rows or by columns (the loop is compiled for
+    both; a frame's ``to_numpy`` is by columns), else a row-major copy."""
+    a = np.asarray(a, dtype=dtype)
+    return a if a.flags.c_contiguous or a.flags.f_contiguous else np.ascontiguousarray(a)
+
+
 def _chunks(n: int, per_row: int) -> list[tuple[int, int]]:
     tasks = min(_threads(), max(n * max(per_row, 1) // _MIN_VALUES_PER_TASK, 1))
     cuts = np.linspace(0, n, tasks + 1).astype(np.int64)
@@ -223,7 +230,7 @@ def count_fused(
     loop = _compiled.loop()
     if loop is None:
         raise RuntimeError("the compiled kernel is not in use (numba missing or disabled)")
-    x = np.ascontiguousarray(numeric, dtype=np.float64)
+    x = _either_order(numeric, np.float64)
     n = x.shape[0]
     s = np.zeros(0) if score is None else np.ascontiguousarray(score, dtype=np.float64)
     if cat is None or codes is None:
@@ -231,7 +238,7 @@ def count_fused(
         k = np.zeros((n, 0), dtype=np.int32)
     else:
         lut = cat.lut
-        k = np.ascontiguousarray(codes, dtype=np.int32)
+        k = _either_order(codes, np.int32)
     cw = 3 if cat is None else cat.width
     ncol = tables.n_columns
     g = lut.shape[0]

@@ -138,3 +138,16 @@ def test_integer_features_get_a_direct_table_and_continuous_ones_do_not():
     ref = np.stack([rng.poisson(3, 1_000).astype(float), rng.normal(0, 1, 1_000)], axis=1)
     t = NumericLayout.fit(["count", "x"], ref)._counter.tables
     assert t.ihi[0] >= t.ilo[0] and t.ihi[1] < t.ilo[1]
+
+
+def test_column_major_and_strided_inputs_count_the_same():
+    rng = np.random.default_rng(5)
+    ref = np.stack([reference(k, rng, 2_000) for k in KINDS], axis=1)
+    lay = NumericLayout.fit([f"x{j}" for j in range(len(KINDS))], ref)
+    x = np.stack([queries(ref[:, j], lay.fine_edges[j], rng, 3_000)
+                  for j in range(len(KINDS))], axis=1)
+    want = lay._counter.count_numpy(x)
+    wide = np.repeat(x, 2, axis=1)[:, ::2]  # neither row- nor column-contiguous
+    for arr in (np.asfortranarray(x), wide):
+        for g, w in zip(kernel.count_numeric(lay._counter.tables, arr), want, strict=True):
+            np.testing.assert_array_equal(g, w)
