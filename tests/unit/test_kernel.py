@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from driftwatch.windows import kernel
+from driftwatch.errors import ConfigError
+from driftwatch.windows import _compiled, kernel
 from driftwatch.windows.layout import NumericLayout
 from driftwatch.windows.sketch import SketchLayout
 
@@ -151,3 +152,19 @@ def test_column_major_and_strided_inputs_count_the_same():
     for arr in (np.asfortranarray(x), wide):
         for g, w in zip(kernel.count_numeric(lay._counter.tables, arr), want, strict=True):
             np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize(("value", "name"), [("numpy", "numpy"), ("numba", "numba"),
+                                             ("", "numba"), ("bogus", None)])
+def test_the_environment_chooses_the_kernel(monkeypatch, value, name):
+    monkeypatch.setenv("DRIFTWATCH_KERNEL", value)
+    _compiled.loop.cache_clear()
+    try:
+        if name is None:
+            with pytest.raises(ConfigError, match="DRIFTWATCH_KERNEL"):
+                kernel.kernel_name()
+        else:
+            assert kernel.kernel_name() == name
+    finally:
+        monkeypatch.undo()
+        _compiled.loop.cache_clear()
