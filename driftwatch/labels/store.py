@@ -12,8 +12,10 @@ the first ``count`` rows in arrival order plus the late ones, and the rows below
 are a prefix plus late ones: :meth:`~KeyStore.evict_oldest` and
 :meth:`~KeyStore.pop_where_below` look only there, instead of sorting every row on every
 call. Other columns are searched whole. Dead rows are dropped (and the rows put back in
-time order) when they outnumber the live ones. Memory is the columns' bytes, 9 bytes per
-row for ``alive`` and the running maximum, and 24 to 48 bytes per key for the index.
+time order) when they outnumber the live ones or the columns are full; the columns then
+grow to twice the live rows. Memory is at most twice the live rows' bytes (columns, plus 9
+bytes per row for ``alive`` and the running maximum) and 24 to 96 bytes per key for the
+index.
 
 >>> import numpy as np
 >>> s = KeyStore({"t": np.float64})
@@ -77,8 +79,10 @@ class KeyStore:
         n = keys.size
         if n == 0:
             return
-        if self._n + n > self._keys.size:
-            self._grow(self._n + n)
+        if self._n + n > self._keys.size:  # full: drop dead rows first, grow if need be
+            self.compact()
+            if self._n + n > self._keys.size:
+                self._grow(2 * (self._n + n))
         a, b = self._n, self._n + n
         self._keys[a:b] = keys
         for k, dt in self.dtypes.items():
@@ -100,7 +104,7 @@ class KeyStore:
             self._late = np.concatenate((self._late, a + np.flatnonzero(late)))
 
     def _grow(self, need: int) -> None:
-        cap = max(need, 2 * self._keys.size, 1024)
+        cap = max(need, 1024)
         self._keys = np.resize(self._keys, cap)
         self._cols = {k: np.resize(v, cap) for k, v in self._cols.items()}
         self._cummax = np.resize(self._cummax, cap)
