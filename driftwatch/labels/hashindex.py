@@ -1,9 +1,10 @@
 """An open-addressing hash index from ``uint64`` keys to row numbers, in vectorised numpy.
 
 Every operation takes a whole batch of keys and probes all of them at once, one round per
-probe step (linear probing, load kept at most one half, so a few rounds). Deleted keys
-leave a tombstone that lookups step over and inserts reuse; the table is rebuilt when
-tombstones and live keys fill half of it. The keys are multiplied by a 64-bit odd
+probe step (linear probing, so a few rounds). Deleted keys
+leave a tombstone that lookups step over and inserts reuse; the table is rebuilt (at
+twice the live keys, rounded up to a power of two) when tombstones and live keys fill 60%
+of it. The keys are multiplied by a 64-bit odd
 constant before their top bits choose the slot, so keys that are not random (small
 integers in tests, sequential ids) spread as well as hashed ones.
 
@@ -27,6 +28,7 @@ __all__ = ["HashIndex"]
 _EMPTY = -1
 _TOMB = -2
 _MUL = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
+_LOAD = 0.6  # live keys + tombstones per slot before a rebuild
 
 
 class HashIndex:
@@ -38,7 +40,7 @@ class HashIndex:
     def _alloc(self, capacity: int) -> None:
         cap = 1 << max(int(capacity) - 1, 1023).bit_length()
         self._keys = np.zeros(cap, dtype=np.uint64)
-        self._rows = np.full(cap, _EMPTY, dtype=np.int64)
+        self._rows = np.full(cap, _EMPTY, dtype=np.int32)  # rows < 2**31: 12 bytes a slot
         self._mask = cap - 1
         self._shift = np.uint64(64 - (cap.bit_length() - 1))
         self._live = 0
@@ -72,13 +74,13 @@ class HashIndex:
         """Row of each key, ``-1`` where it is absent."""
         keys = np.asarray(keys, dtype=np.uint64)
         slot = self._probe(keys)
-        return np.where(slot >= 0, self._rows[np.maximum(slot, 0)], -1)
+        return np.where(slot >= 0, self._rows[np.maximum(slot, 0)], -1).astype(np.int64)
 
     def remove(self, keys: np.ndarray) -> np.ndarray:
         """Delete the keys that are present; returns the row of each key (``-1``: absent)."""
         keys = np.asarray(keys, dtype=np.uint64)
         slot = self._probe(keys)
-        rows = np.where(slot >= 0, self._rows[np.maximum(slot, 0)], -1)
+        rows = np.where(slot >= 0, self._rows[np.maximum(slot, 0)], -1).astype(np.int64)
         hit = np.unique(slot[slot >= 0])
         self._rows[hit] = _TOMB
         self._live -= int(hit.size)
@@ -90,7 +92,7 @@ class HashIndex:
         rows = np.asarray(rows, dtype=np.int64)
         if keys.size == 0:
             return
-        if 2 * (self._filled + keys.size) > self.capacity:
+        if self._filled + keys.size > _LOAD * self.capacity:
             self._rebuild(keys.size)
         pend = np.arange(keys.size)
         pos = self._slot(keys)
@@ -111,7 +113,7 @@ class HashIndex:
     def _rebuild(self, more: int) -> None:
         used = self._rows >= 0
         keys, rows = self._keys[used], self._rows[used]
-        self._alloc(3 * (keys.size + more))
+        self._alloc(2 * (keys.size + more))
         self.insert(keys, rows)
 
     def renumber(self, mapping: np.ndarray) -> None:
