@@ -36,6 +36,7 @@ from driftwatch.service_actions import ServiceActions, labelled_buffer, shadow_d
 from driftwatch.service_checkpoint import Checkpoints
 from driftwatch.service_config import ServiceConfig
 from driftwatch.service_model import ModelRuntime
+from driftwatch.service_reload import refresh_policy
 from driftwatch.state import CheckpointStore, StateDirLock
 from driftwatch.timeline import iso
 
@@ -338,16 +339,8 @@ class Service:
 
     def _reload_policies(self) -> None:
         for rt in self.runtimes:
-            errors = rt.watcher.errors
-            policy = rt.watcher.check()
-            if rt.watcher.errors > errors:
-                self.metrics["policy_reload_errors_total"].labels(model=rt.name).inc()
-                log.error("%s: policy edit refused, the running policy is kept:\n%s",
-                          rt.name, rt.watcher.last_error)
+            policy = refresh_policy(rt.name, rt.watcher, self.metrics)
             if policy is not None:
-                self.metrics["policy_reloads_total"].labels(model=rt.name).inc()
-                log.info("%s: policy %s reloaded; it applies from the next window",
-                         rt.name, rt.config.policy)
                 self.inbox.post(lambda rt=rt, p=policy: self._apply_policy(rt, p))
 
     def _apply_policy(self, rt: ModelRuntime, policy: Any) -> None:
