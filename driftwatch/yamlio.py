@@ -70,17 +70,30 @@ def nearest(word: str, choices: Iterable[str]) -> str | None:
     return m[0] if m else None
 
 
-def render_excerpt(text: str, line: int, col: int, context: int = 0) -> str:
-    """The numbered source line(s) with a caret under ``col`` (both 1-based)."""
+def render_excerpt(text: str, line: int, col: int, context: int = 0, width: int = 100) -> str:
+    """The numbered source line(s) with a caret under ``col`` (both 1-based).
+
+    A line longer than ``width`` is cut around ``col`` (``...`` marks the cuts):
+
+    >>> print(render_excerpt("x" * 300 + " bad " + "y" * 300, 1, 302, width=20))
+        1 | ...xxxxxxxxx bad yyyyyy...
+          |              ^
+    """
     lines = text.splitlines()
     if not (1 <= line <= len(lines)):
         return ""
-    width = len(str(min(len(lines), line + context)))
+    num_w = len(str(min(len(lines), line + context)))
+    start = max(0, col - 1 - width // 2) if len(lines[line - 1]) > width else 0
     out = []
     for n in range(max(1, line - context), min(len(lines), line + context) + 1):
-        out.append(f"    {n:>{width}} | {lines[n - 1]}")
+        src = lines[n - 1]
+        if len(src) > width:
+            cut = src[start:start + width]
+            src = ("..." if start else "") + cut + ("..." if start + width < len(src) else "")
+        out.append(f"    {n:>{num_w}} | {src}")
         if n == line:
-            out.append(f"    {'':>{width}} | {' ' * (col - 1)}^")
+            shift = 3 if start else 0
+            out.append(f"    {'':>{num_w}} | {' ' * (col - 1 - start + shift)}^")
     return "\n".join(out)
 
 
@@ -230,8 +243,11 @@ def _syntax_error(exc: yaml.YAMLError, text: str, name: str) -> ConfigError:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         col = mark.column + 1 if mark else None
+        problem = exc.problem or "invalid YAML"
+        if exc.context and exc.context.startswith("expected"):  # "... a single document"
+            problem = f"{exc.context}, {problem}"
         return ConfigError(
-            f"YAML syntax error: {exc.problem or 'invalid YAML'}", file=name, line=line, col=col,
+            f"YAML syntax error: {problem}", file=name, line=line, col=col,
             excerpt=render_excerpt(text, line, col) if line and col else None)
     if isinstance(exc, yaml.reader.ReaderError) and isinstance(exc.position, int):
         pos = min(exc.position, len(text))
@@ -288,7 +304,8 @@ class _Walker:
                 if not isinstance(k_node, yaml.ScalarNode):
                     raise self.error(k_node, path, "a key must be a plain value, not a list or "
                                      "mapping", "write keys as names: `name: value`")
-                key = self.scalar(k_node)
+                merge = k_node.tag == "tag:yaml.org,2002:merge"
+                key = "<<" if merge else self.scalar(k_node)
                 if key == "<<":  # merge keys are not supported: keep policies explicit
                     raise ConfigError("YAML merge keys (<<) are not supported", file=doc.file,
                                       line=k_node.start_mark.line + 1,

@@ -126,9 +126,9 @@ def _window(w: Any, err: Err) -> None:
 def _in_range(value: Any, lo: float, hi: float, what: str, path: PathT, err: Err) -> None:
     if not _number(value) or lo <= value <= hi:
         return
-    span = f"at least {lo:g}" if hi == _INF else f"at most {hi:g}" if lo == -_INF \
-        else f"between {lo:g} and {hi:g}"
-    err(path, f"out of range: {what} lies {span}", found=f"{value:g}",
+    span = f"is at least {lo:g}" if hi == _INF else f"is at most {hi:g}" if lo == -_INF \
+        else f"lies between {lo:g} and {hi:g}"
+    err(path, f"out of range: {what} {span}", found=f"{value:g}",
         hint="a threshold outside that range is always or never reached")
 
 
