@@ -45,6 +45,7 @@ __all__ = [
     "CATALOGUE",
     "DEFAULT_FEATURE_CAP",
     "PROCESS_PREFIXES",
+    "WINDOW_ERROR_STAGES",
     "MetricSpec",
     "Metrics",
     "metric_names",
@@ -55,6 +56,8 @@ DEFAULT_FEATURE_CAP = 50
 _LABEL_CAP = 32  # distinct values of an open-ended label (reason, detector) per model
 OTHER = "other"
 TIERS = ("none", "mild", "moderate", "severe")
+#: The stages whose exceptions the daemon records and survives.
+WINDOW_ERROR_STAGES = ("detectors", "policy", "timeline", "ingest")
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     _M("driftwatch_restore_duration_seconds", "gauge",
        "Time the last start took to restore state from its checkpoint (0: nothing to restore).",
        live=True),
+    _M("driftwatch_window_errors_total", "counter",
+       "Windows or polls a stage raised on (detectors, policy, timeline, ingest); the "
+       "daemon records them and goes on.", ("model", "stage")),
     _M("driftwatch_policy_reloads_total", "counter", "Valid policy edits picked up.",
        ("model",)),
     _M("driftwatch_policy_reload_errors_total", "counter",
@@ -311,6 +317,8 @@ class Metrics:
                      "policy_reloads", "policy_reload_errors", "reference_refreshes"):
             self[name + "_total"].labels(model=model)
         self["bad_events_total"].labels(model=model, reason=OTHER)
+        for stage in WINDOW_ERROR_STAGES:
+            self["window_errors_total"].labels(model=model, stage=stage)
         self["tier"].labels(model=model).set(0)
         self["data_quality_fault"].labels(model=model).set(0)
         self["decisions_total"].labels(model=model, tier="none", action="none")
@@ -351,9 +359,17 @@ class Metrics:
             self["source_bytes_total"].labels(model=model).inc(nbytes)
         self["batch_duration_seconds"].labels(model=model).observe(max(0.0, seconds))
 
+    def record_error(self, model: str, stage: str) -> None:
+        """A stage raised on a window or a poll (``stage`` from WINDOW_ERROR_STAGES)."""
+        self["window_errors_total"].labels(
+            model=model, stage=stage if stage in WINDOW_ERROR_STAGES else OTHER).inc()
+
     def record_window(self, model: str, result: Any) -> None:
         """A closed window (:class:`driftwatch.pipeline.WindowResult`): counts and gauges."""
         self["windows_closed_total"].labels(model=model).inc()
+        error = getattr(result, "error", None)
+        if error is not None:
+            self.record_error(model, error.stage)
         self["window_events"].labels(model=model).set(result.assessment.n_events)
         features = self.features.get(model, frozenset())
         for s in result.assessment.signals:

@@ -220,6 +220,8 @@ class Service:
                 bad_reasons=(b.reason for b in polled.bad), nbytes=polled.bytes_read,
                 seconds=self.clock.monotonic() - t0)
             self.metrics.record_late(rt.name, rt.late_delta())
+        for err in rt.take_errors():
+            self.metrics.record_error(rt.name, err.stage)
         self._handle(rt, results)
         if rt.done:
             log.info("%s: recording consumed (%d events, %d windows)", rt.name,
@@ -230,6 +232,10 @@ class Service:
     def _handle(self, rt: ModelRuntime, results: list[WindowResult]) -> None:
         for res in results:
             self.metrics.record_window(rt.name, res)
+            if res.error is not None:  # recorded in the timeline and the metric; go on
+                log.error("%s: window %d: the %s stage failed (%s); recorded, the daemon "
+                          "goes on", rt.name, res.window.window_id, res.error.stage,
+                          res.error.message)
             d = res.decision
             if d is not None and d.action and self.actions is not None:
                 self.actions.submit(d, res)
