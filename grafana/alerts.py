@@ -133,7 +133,9 @@ def rule_groups(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[st
 
 def _render(text: str, labels: dict[str, str], value: str) -> str:
     """What Prometheus makes of the few template expressions these rules use."""
-    out = text.replace("{{ $labels.model }}", labels.get("model", ""))
+    out = text
+    for name, label in labels.items():
+        out = out.replace(f"{{{{ $labels.{name} }}}}", label)
     return out.replace("{{ $value | humanizeDuration }}", value).replace("{{ $value }}", value)
 
 
