@@ -32,7 +32,12 @@ from driftwatch.metrics import Metrics, register_process_collectors
 from driftwatch.metrics_live import LiveCollector, ServiceSnapshot
 from driftwatch.pipeline import WindowResult
 from driftwatch.scheduler import LoopInbox, ServiceScheduler
-from driftwatch.service_actions import ServiceActions, labelled_buffer, shadow_defaults
+from driftwatch.service_actions import (
+    ServiceActions,
+    labelled_buffer,
+    open_actions_note,
+    shadow_defaults,
+)
 from driftwatch.service_checkpoint import Checkpoints
 from driftwatch.service_config import ServiceConfig
 from driftwatch.service_model import ModelRuntime
@@ -193,6 +198,7 @@ class Service:
             active = [rt for rt in self.runtimes if not rt.done]
             if not active:
                 if self.exit_when_done:
+                    self._say_open_actions()
                     return
                 if not self._idle_logged:
                     self._idle_logged = True
@@ -207,6 +213,13 @@ class Service:
                 if self._stop.is_set():
                     break
                 self._step(rt, timeout)
+
+    def _say_open_actions(self) -> None:
+        if self.actions is not None:
+            note = open_actions_note(self.actions.open_actions(), execute=self.actions.execute,
+                                     state_dir=str(self.config.state_dir))
+            if note:
+                log.warning("%s", note)
 
     def _step(self, rt: ModelRuntime, timeout: float) -> None:
         polled = rt.source.poll(rt.batch_size, timeout)
