@@ -49,3 +49,24 @@ def test_stopping_with_open_actions_says_which_and_why() -> None:
     assert note == ("exiting with 12 actions recorded and not run (actions.execute is false): "
                     "ids 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ...")
     assert open_actions_note([], execute=True, state_dir="state") is None
+
+
+def test_compose_services_wait_for_healthy_dependencies() -> None:
+    import yaml
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    needed = set()
+    for name, svc in services.items():
+        deps = svc.get("depends_on", {})
+        assert isinstance(deps, dict), f"{name}: depends_on without conditions"
+        for dep, how in deps.items():
+            assert how == {"condition": "service_healthy"}, (name, dep)
+            needed.add(dep)
+    assert needed == {"kafka", "mlflow", "driftwatch", "prometheus"}
+    for dep in needed:
+        check = services[dep]["healthcheck"]
+        assert check["test"][0] in ("CMD", "CMD-SHELL") and check["retries"] >= 3, dep
+    # each check asks the port its service listens on
+    ports = {"kafka": "19092", "mlflow": "5000", "driftwatch": "9108", "prometheus": "9090"}
+    for dep, port in ports.items():
+        assert port in " ".join(services[dep]["healthcheck"]["test"]), dep
