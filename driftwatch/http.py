@@ -13,6 +13,9 @@ Admin calls need ``Authorization: Bearer <token>``; the token comes from an envi
 variable the config names. Without a configured token the admin API answers 403 (disabled);
 with a wrong or missing token, 401. Every admin call, refused or not, goes to the audit
 trail with who (client address, ``X-Driftwatch-Actor``), what, and the outcome.
+
+A connection that sends nothing for :data:`IDLE_TIMEOUT_S` is closed; a client that hangs up
+early is a debug line, not a traceback; a port already taken is a :class:`ServiceError`.
 """
 
 from __future__ import annotations

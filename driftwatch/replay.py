@@ -295,7 +295,11 @@ def replay(
     if report:
         from driftwatch.report import write_report
 
-        write_report(out, reference=monitor.profile)
+        try:
+            write_report(out, reference=monitor.profile)
+        except Exception as exc:  # the timeline and summary stand without the report
+            log.error("writing the report failed (%s: %s); the timeline and summary are "
+                      "complete", type(exc).__name__, exc)
     return result
 
 

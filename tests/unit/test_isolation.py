@@ -148,3 +148,22 @@ def test_the_metric_counts_each_failed_window_by_stage() -> None:
         return m["window_errors_total"].labels(model="credit", stage=stage)._value.get()
 
     assert (value("detectors"), value("ingest"), value("policy"), value("other")) == (1, 1, 0, 1)
+
+
+def test_a_report_that_fails_leaves_the_timeline_and_summary(
+    scenario: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import driftwatch.report
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise KeyError("score")
+
+    monkeypatch.setattr(driftwatch.report, "write_report", broken)
+    with caplog.at_level(logging.ERROR):
+        res = replay(CONNECTOR, [scenario / "predictions.jsonl.gz",
+                                 scenario / "outcomes.jsonl.gz"], tmp_path, policy=POLICY,
+                     reference=scenario / "reference.parquet", progress=False, report=True)
+    assert res.summary["windows"] == len(read_timeline(tmp_path / "timeline.jsonl")) > 0
+    assert (tmp_path / "summary.json").exists() and not (tmp_path / "report.html").exists()
+    assert "writing the report failed (KeyError: 'score')" in caplog.text
