@@ -111,3 +111,53 @@ def test_poison_messages_are_dead_lettered_and_the_daemon_goes_on(
                    lambda: metric(again, "driftwatch_source_done", model=MODEL) == 1.0)
     assert again.proc.poll() is None
     assert again.terminate() == 0
+
+
+def test_poison_messages_in_kafka_are_dead_lettered_and_a_restart_does_not_crash_loop(
+        tmp_path, kafka_endpoint, kafka_group, demo_recording, driftwatch_daemon,
+        service_config_factory):
+    """The same poisons (but the 2 MiB one, over the broker's message limit) on a topic."""
+    from driftwatch.testing.kafka import create_topic
+
+    from .test_kafka_crash import counted, kafka_connector, lines, produce
+
+    preds, outs = lines(demo_recording["predictions"]), lines(demo_recording["outcomes"])
+    extra = [(m, r) for m, r in _poisons(orjson.loads(preds[6000]))
+             if r != "message_too_large"]
+    for k, (line, _) in enumerate(extra):
+        preds.insert(6001 + 700 * k, line)
+    suffix = tmp_path.name[-12:].replace("_", "-").lower()
+    names = {"predictions": create_topic(kafka_endpoint.bootstrap, f"dw-poison-p-{suffix}"),
+             "outcomes": create_topic(kafka_endpoint.bootstrap, f"dw-poison-o-{suffix}")}
+    produce(kafka_endpoint.bootstrap, names["predictions"], preds)
+    produce(kafka_endpoint.bootstrap, names["outcomes"], outs)
+    conn = kafka_connector(tmp_path / "kafka.yaml", kafka_endpoint.bootstrap, names,
+                           kafka_group("poison"))
+    cfg = service_config_factory(tmp_path / "svc.yaml", conn, demo_recording["policy"],
+                                 reference=demo_recording["reference"], batch_size=250)
+    state = tmp_path / "state"
+    want = sorted(r for _, r in extra if r is not None)
+    n_good = len(preds) - len(want)
+
+    d = driftwatch_daemon(cfg, state)
+    d.wait_ready()
+    d.wait_for("every message read", lambda: counted(d)[:2] == (n_good, len(outs)),
+               timeout=240)
+    assert d.proc.poll() is None and "Traceback" not in d.log()
+    d.wait_for("the dead letters written", lambda: sorted(
+        x["reason"] for x in _dead(state)) == want)
+    windows = d.status()["models"][0]["windows"]
+    assert windows > 5
+    assert d.terminate() == 0
+
+    again = driftwatch_daemon(cfg, state)  # resumes from the checkpoint: nothing re-read
+    again.wait_ready()
+    assert counted(again)[:2] == (n_good, len(outs))
+    assert again.proc.poll() is None
+    assert sorted(x["reason"] for x in _dead(state)) == want  # not dead-lettered twice
+    assert again.terminate() == 0
+
+
+def _dead(state: Path) -> list[dict]:
+    path = state / "out" / MODEL / "dead_letter.jsonl"
+    return read_dead_letters(path) if path.exists() else []
