@@ -50,9 +50,18 @@ class Chunk:
 
 
 def _open_bytes(path: Path) -> tuple[IO[bytes], IO[bytes]]:
-    """``(stream, raw file)``: the stream decompresses gzip (found by its magic bytes)."""
+    """``(stream, raw file)``: the stream decompresses gzip (found by its magic bytes and a
+    header that reads as gzip; a text file whose first line happens to start with the two
+    magic bytes is read as it is, and that line is a bad record like any other)."""
     raw = open(path, "rb")  # noqa: SIM115 - owned by the reader, closed in close()
     if raw.read(2) == b"\x1f\x8b":
+        raw.seek(0)
+        probe = gzip.GzipFile(fileobj=raw, mode="rb")
+        try:
+            probe.peek(1)
+        except (OSError, EOFError, zlib.error):
+            raw.seek(0)
+            return raw, raw
         raw.seek(0)
         return gzip.GzipFile(fileobj=raw, mode="rb"), raw  # type: ignore[return-value]
     raw.seek(0)

@@ -145,3 +145,13 @@ def test_a_long_last_line_without_newline_is_dead_lettered(
     path.write_bytes(_rec(0) + b"\n" + b"{" + b"q" * (3 << 20))
     ids, bad, _ = _read_all(path, batch_size=10)
     assert ids == ["e0"] and bad == [("message_too_large", 2)]
+
+
+def test_a_text_line_that_starts_with_the_gzip_magic_is_a_bad_record(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b"\x1f\x8b not gzip at all\n" + _rec(1) + b"\n")
+    ids, bad, _ = _read_all(path, batch_size=10)
+    assert ids == ["e1"] and bad == [("invalid_json", 1)]
+    real = tmp_path / "r.jsonl.gz"
+    real.write_bytes(gzip.compress(_rec(0) + b"\n"))
+    assert _read_all(real, batch_size=10)[0] == ["e0"]
