@@ -267,6 +267,10 @@ def _compose(text: str, name: str, limits: YamlLimits) -> yaml.Node | None:
         _scan(text, name, limits, _FAST)
         return yaml.compose(text, Loader=_FAST)
     except yaml.YAMLError as fast:
+        if "nesting depth" in str(getattr(fast, "problem", "")):  # libyaml's own cap (1000)
+            raise _limit_error(name, text, getattr(fast, "problem_mark", None),
+                               f"nested deeper than {limits.max_depth} levels",
+                               _DEPTH_HINT) from None
         if _FAST is not yaml.SafeLoader:
             try:
                 _scan(text, name, limits, yaml.SafeLoader)
