@@ -370,9 +370,21 @@ class Metrics:
         error = getattr(result, "error", None)
         if error is not None:
             self.record_error(model, error.stage)
-        self["window_events"].labels(model=model).set(result.assessment.n_events)
+        a, d = result.assessment, result.decision
+        self.set_view(model, a.n_events, a.signals, d)
+        if d is not None:
+            self["decisions_total"].labels(model=model, tier=str(d.tier),
+                                           action=d.action or "none").inc()
+
+    def set_view(self, model: str, n_events: int, signals: Iterable[Any],
+                 decision: Any | None) -> None:
+        """The gauges of a model's last window: size, every signal's value, severities, tier
+        and data-quality state. After a restart they are set again from the last window
+        the checkpoint covers, so a scrape does not read tier 0 until the next window."""
+        signals = list(signals)
+        self["window_events"].labels(model=model).set(n_events)
         features = self.features.get(model, frozenset())
-        for s in result.assessment.signals:
+        for s in signals:
             value = float(s.value) if s.value is not None else math.nan
             det = self._capped(model, s.signal)
             if s.group == "drift":
@@ -390,11 +402,10 @@ class Metrics:
                 self["confidence_value"].labels(model=model, detector=det).set(value)
             else:  # business, performance
                 self["business_value"].labels(model=model, detector=det).set(value)
-        d = result.decision
+        d = decision
         if d is None:
             return
-        levels: dict[str, int] = {self._capped(model, s.signal): 0
-                                  for s in result.assessment.signals}
+        levels: dict[str, int] = {self._capped(model, s.signal): 0 for s in signals}
         for r in d.reasons:
             det = self._capped(model, r.signal)
             levels[det] = max(levels.get(det, 0), int(r.tier))
@@ -402,8 +413,6 @@ class Metrics:
             self["signal_severity"].labels(model=model, detector=det).set(level)
         self["tier"].labels(model=model).set(int(d.tier))
         self["data_quality_fault"].labels(model=model).set(1 if d.data_quality_fault else 0)
-        action = d.action or "none"
-        self["decisions_total"].labels(model=model, tier=str(d.tier), action=action).inc()
 
     def record_late(self, model: str, n: int) -> None:
         if n > 0:

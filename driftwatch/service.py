@@ -42,6 +42,7 @@ from driftwatch.service_checkpoint import Checkpoints
 from driftwatch.service_config import ServiceConfig
 from driftwatch.service_model import ModelRuntime
 from driftwatch.service_reload import refresh_policy
+from driftwatch.service_view import last_record, restore_view
 from driftwatch.state import CheckpointStore, StateDirLock
 from driftwatch.timeline import iso
 
@@ -161,7 +162,10 @@ class Service:
             log.warning("checkpoint holds model %r, which is no longer configured", name)
         for rt in self.runtimes:
             with self.lock:
-                self._handle(rt, rt.restore(saved.get(rt.name)))
+                results = rt.restore(saved.get(rt.name))
+                if saved.get(rt.name) is not None:  # the gauges of the last window it covers
+                    restore_view(self.metrics, rt.name, last_record(rt.timeline.path))
+                self._handle(rt, results)
         self._restore_s = self.clock.monotonic() - t0
         if cp is not None:
             self.checkpoints.restored(cp)
