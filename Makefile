@@ -1,6 +1,7 @@
 # The two commands of the README:
 #   make run    install, then run the main job on its embedded default
-#               (make run ARGS="--exit-when-done" passes options to driftwatch run)
+#               (make run ARGS="--exit-when-done" passes options to driftwatch run,
+#                make run PORT=9200 serves HTTP on another port)
 #   make test   install, then run the whole test suite (unit, integration, replay)
 PY ?= python3
 VENV := .venv
@@ -8,6 +9,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 TEST_STAMP := $(VENV)/.installed-test
 ARGS ?=
+PORT ?=
 # pip prints nothing (--quiet); setuptools' generic note about editable installs is muted
 PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet \
 	--disable-pip-version-check
@@ -38,7 +40,7 @@ system-deps:
 	bash scripts/system-deps.sh
 
 run: $(RUN_STAMP)
-	$(BIN)/driftwatch run $(ARGS)
+	$(BIN)/driftwatch run $(if $(PORT),--port $(PORT)) $(ARGS)
 
 test: $(TEST_STAMP) system-deps
 	bash scripts/test.sh

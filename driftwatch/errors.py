@@ -25,6 +25,7 @@ __all__ = [
     "MissingExtraError",
     "PolicyError",
     "PoolError",
+    "ServiceError",
     "SourceError",
     "StateError",
 ]
@@ -124,6 +125,10 @@ class DataFrameError(SourceError):
 
 class MissingExtraError(DriftwatchError, ModuleNotFoundError):
     """An optional dependency is not installed; the message names the extra to install."""
+
+
+class ServiceError(DriftwatchError):
+    """The daemon cannot start or serve (its HTTP port is taken, for instance)."""
 
 
 class StateError(DriftwatchError):

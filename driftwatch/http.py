@@ -13,14 +13,19 @@ Admin calls need ``Authorization: Bearer <token>``; the token comes from an envi
 variable the config names. Without a configured token the admin API answers 403 (disabled);
 with a wrong or missing token, 401. Every admin call, refused or not, goes to the audit
 trail with who (client address, ``X-Driftwatch-Actor``), what, and the outcome.
+
+A connection that sends nothing for :data:`IDLE_TIMEOUT_S` is closed; a client that hangs up
+early is a debug line, not a traceback; a port already taken is a :class:`ServiceError`.
 """
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
 import logging
 import mimetypes
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,7 +36,9 @@ from urllib.parse import unquote, urlsplit
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-__all__ = ["ADMIN_ACTIONS", "AdminResult", "Endpoints", "HttpServer"]
+from driftwatch.errors import ServiceError
+
+__all__ = ["ADMIN_ACTIONS", "IDLE_TIMEOUT_S", "AdminResult", "Endpoints", "HttpServer"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +51,9 @@ ADMIN_ACTIONS: Mapping[str, str] = {
     "rollback": "model",
 }
 _MAX_BODY = 64 * 1024
+#: Seconds a connection may sit without sending a request before it is closed (each held
+#: connection is a thread).
+IDLE_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,8 @@ class _Handler(BaseHTTPRequestHandler):
                                                     "/reports/", "/admin/<verb>/<arg>"]})
             else:
                 self._send_json(404, {"error": f"no such endpoint: {path}"})
+        except ConnectionError:  # the client left before the answer: nothing to tell it
+            self.close_connection = True
         except Exception:  # a broken page must not take the daemon down
             log.exception("GET %s failed", path)
             self._send_json(500, {"error": "internal error"})
@@ -148,7 +160,15 @@ class _Handler(BaseHTTPRequestHandler):
         if root is None or not root.is_dir():
             self._send_json(404, {"error": "no reports yet"})
             return
-        root = root.resolve()
+        if "\x00" in rel:
+            self._send_json(400, {"error": "bad path"})
+            return
+        try:
+            self._report_file(root.resolve(), rel)
+        except OSError:  # a name too long, a loop of links: not a report either
+            self._send_json(404, {"error": "not found"})
+
+    def _report_file(self, root: Path, rel: str) -> None:
         target = (root / rel).resolve()
         if not target.is_relative_to(root):
             self._send_json(404, {"error": "not found"})
@@ -241,12 +261,30 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(status, body, headers)
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up or stalls is routine: one debug line, no traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError):
+            log.debug("%s: connection dropped (%s)", client_address[0], type(exc).__name__)
+            return
+        log.error("%s: request failed (%s: %s)", client_address[0], type(exc).__name__, exc)
+
+
 class HttpServer:
     """A threading HTTP server on ``host:port`` (port 0: any free port, see :attr:`port`)."""
 
-    def __init__(self, endpoints: Endpoints, *, host: str = "127.0.0.1", port: int = 9108) -> None:
-        handler = type("DriftwatchHandler", (_Handler,), {"endpoints": endpoints})
-        self._server = ThreadingHTTPServer((host, port), handler)
+    def __init__(self, endpoints: Endpoints, *, host: str = "127.0.0.1", port: int = 9108,
+                 idle_timeout_s: float = IDLE_TIMEOUT_S) -> None:
+        handler = type("DriftwatchHandler", (_Handler,),
+                       {"endpoints": endpoints, "timeout": idle_timeout_s})
+        try:
+            self._server = _Server((host, port), handler)
+        except OSError as exc:  # a user's situation, not a bug: one line, no traceback
+            why = exc.strerror or str(exc)
+            hint = " (another driftwatch running? pass --port, or set http.port)" \
+                if exc.errno == errno.EADDRINUSE else ""
+            raise ServiceError(f"cannot listen on {host}:{port}: {why}{hint}") from None
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 

@@ -45,6 +45,7 @@ __all__ = [
     "CATALOGUE",
     "DEFAULT_FEATURE_CAP",
     "PROCESS_PREFIXES",
+    "WINDOW_ERROR_STAGES",
     "MetricSpec",
     "Metrics",
     "metric_names",
@@ -55,6 +56,8 @@ DEFAULT_FEATURE_CAP = 50
 _LABEL_CAP = 32  # distinct values of an open-ended label (reason, detector) per model
 OTHER = "other"
 TIERS = ("none", "mild", "moderate", "severe")
+#: The stages whose exceptions the daemon records and survives.
+WINDOW_ERROR_STAGES = ("detectors", "policy", "timeline", "ingest")
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     _M("driftwatch_restore_duration_seconds", "gauge",
        "Time the last start took to restore state from its checkpoint (0: nothing to restore).",
        live=True),
+    _M("driftwatch_window_errors_total", "counter",
+       "Windows or polls a stage raised on (detectors, policy, timeline, ingest); the "
+       "daemon records them and goes on.", ("model", "stage")),
     _M("driftwatch_policy_reloads_total", "counter", "Valid policy edits picked up.",
        ("model",)),
     _M("driftwatch_policy_reload_errors_total", "counter",
@@ -311,6 +317,8 @@ class Metrics:
                      "policy_reloads", "policy_reload_errors", "reference_refreshes"):
             self[name + "_total"].labels(model=model)
         self["bad_events_total"].labels(model=model, reason=OTHER)
+        for stage in WINDOW_ERROR_STAGES:
+            self["window_errors_total"].labels(model=model, stage=stage)
         self["tier"].labels(model=model).set(0)
         self["data_quality_fault"].labels(model=model).set(0)
         self["decisions_total"].labels(model=model, tier="none", action="none")
@@ -351,12 +359,32 @@ class Metrics:
             self["source_bytes_total"].labels(model=model).inc(nbytes)
         self["batch_duration_seconds"].labels(model=model).observe(max(0.0, seconds))
 
+    def record_error(self, model: str, stage: str) -> None:
+        """A stage raised on a window or a poll (``stage`` from WINDOW_ERROR_STAGES)."""
+        self["window_errors_total"].labels(
+            model=model, stage=stage if stage in WINDOW_ERROR_STAGES else OTHER).inc()
+
     def record_window(self, model: str, result: Any) -> None:
         """A closed window (:class:`driftwatch.pipeline.WindowResult`): counts and gauges."""
         self["windows_closed_total"].labels(model=model).inc()
-        self["window_events"].labels(model=model).set(result.assessment.n_events)
+        error = getattr(result, "error", None)
+        if error is not None:
+            self.record_error(model, error.stage)
+        a, d = result.assessment, result.decision
+        self.set_view(model, a.n_events, a.signals, d)
+        if d is not None:
+            self["decisions_total"].labels(model=model, tier=str(d.tier),
+                                           action=d.action or "none").inc()
+
+    def set_view(self, model: str, n_events: int, signals: Iterable[Any],
+                 decision: Any | None) -> None:
+        """The gauges of a model's last window: size, every signal's value, severities, tier
+        and data-quality state. After a restart they are set again from the last window
+        the checkpoint covers, so a scrape does not read tier 0 until the next window."""
+        signals = list(signals)
+        self["window_events"].labels(model=model).set(n_events)
         features = self.features.get(model, frozenset())
-        for s in result.assessment.signals:
+        for s in signals:
             value = float(s.value) if s.value is not None else math.nan
             det = self._capped(model, s.signal)
             if s.group == "drift":
@@ -374,11 +402,10 @@ class Metrics:
                 self["confidence_value"].labels(model=model, detector=det).set(value)
             else:  # business, performance
                 self["business_value"].labels(model=model, detector=det).set(value)
-        d = result.decision
+        d = decision
         if d is None:
             return
-        levels: dict[str, int] = {self._capped(model, s.signal): 0
-                                  for s in result.assessment.signals}
+        levels: dict[str, int] = {self._capped(model, s.signal): 0 for s in signals}
         for r in d.reasons:
             det = self._capped(model, r.signal)
             levels[det] = max(levels.get(det, 0), int(r.tier))
@@ -386,8 +413,6 @@ class Metrics:
             self["signal_severity"].labels(model=model, detector=det).set(level)
         self["tier"].labels(model=model).set(int(d.tier))
         self["data_quality_fault"].labels(model=model).set(1 if d.data_quality_fault else 0)
-        action = d.action or "none"
-        self["decisions_total"].labels(model=model, tier=str(d.tier), action=action).inc()
 
     def record_late(self, model: str, n: int) -> None:
         if n > 0:

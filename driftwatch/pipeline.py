@@ -4,6 +4,11 @@
 Prediction batches feed the label joiner and the pane window; outcome batches are joined
 to held predictions and their labelled statistics land in the window of the outcome's
 time. Nothing here reads a clock: the time of a decision is the window's end (event time).
+
+No input stops the monitor. An exception while assessing a window or deciding on it is
+kept in that window's result (``error``) and the next window goes on; one while taking in
+a poll is kept in :attr:`ModelMonitor.poll_errors` with the events of that poll (which
+may have been taken in part) for the caller to count and dead-letter.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from driftwatch.policy.state import EngineState
 from driftwatch.windows.panes import ClosedWindow, PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["ModelMonitor", "WindowResult", "window_spec_from_policy"]
+__all__ = ["ModelMonitor", "PollError", "StageError", "WindowResult", "window_spec_from_policy"]
 
 OUTCOMES = "outcomes"
 #: Default label-join settings: outcomes of credit decisions mature in 30-90+ days.
@@ -41,14 +46,42 @@ PENDING_FEATURE_ROWS = 200_000
 LABELLED_ROWS = 20_000
 
 
+@dataclass(frozen=True, slots=True)
+class StageError:
+    """An exception one stage raised: ``stage`` is ``detectors``, ``policy`` or ``ingest``."""
+
+    stage: str
+    message: str
+
+    @classmethod
+    def of(cls, stage: str, exc: BaseException) -> StageError:
+        return cls(stage, f"{type(exc).__name__}: {exc}"[:500])
+
+    def to_dict(self) -> dict[str, str]:
+        return {"stage": self.stage, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class PollError:
+    """A poll the monitor could not take in, with its events (for dead letters)."""
+
+    error: StageError
+    batches: tuple[Batch, ...]
+
+
 @dataclass
 class WindowResult:
-    """A closed window with what the detectors said and what the policy decided."""
+    """A closed window with what the detectors said and what the policy decided.
+
+    When a stage failed, ``error`` says which and why; the assessment then holds only the
+    signals computed before it (none if the detectors failed) and there is no decision.
+    """
 
     window: ClosedWindow
     assessment: Assessment
     decision: Decision | None = None
     labels: dict[str, Any] = field(default_factory=dict)
+    error: StageError | None = None
 
 
 def _rows_of(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -104,6 +137,17 @@ class ModelMonitor:
         #: feature -> (absent, sampled, path) from a probe of the first records, if any
         self.absent_fields: dict[str, tuple[int, int, str]] = {}
         self.running_retrains = 0
+        self.errors_by_stage: dict[str, int] = {}
+        #: Polls that raised while being taken in, since the caller last took them.
+        self.poll_errors: list[PollError] = []
+
+    def take_poll_errors(self) -> list[PollError]:
+        out, self.poll_errors = self.poll_errors, []
+        return out
+
+    def _count_error(self, err: StageError) -> StageError:
+        self.errors_by_stage[err.stage] = self.errors_by_stage.get(err.stage, 0) + 1
+        return err
 
     # -- processing --------------------------------------------------------------------
     def process(self, polled: Polled) -> list[WindowResult]:
@@ -112,7 +156,17 @@ class ModelMonitor:
         Joined outcomes are charged to the pane open where they sit in the merged
         (event-time) stream, so the windows do not depend on how the stream was cut into
         polls. Without a merged order (Kafka), they sit after the poll's predictions.
+        Never raises: a poll that cannot be taken in lands in :attr:`poll_errors`.
         """
+        try:
+            closed = self._take_in(polled)
+        except Exception as exc:  # one poison poll must not stop the model
+            err = self._count_error(StageError.of("ingest", exc))
+            self.poll_errors.append(PollError(err, tuple(b for b in polled.batches if len(b))))
+            return []
+        return [self._close(c) for c in closed]
+
+    def _take_in(self, polled: Polled) -> list[ClosedWindow]:
         preds = [b for b in polled.batches if len(b) and b.stream != OUTCOMES]
         outs = [b for b in polled.batches if len(b) and b.stream == OUTCOMES]
         pred = Batch.concat(preds) if preds else None
@@ -154,7 +208,7 @@ class ModelMonitor:
         if math.isfinite(self.window.watermark):
             self.joiner.expire(self.window.watermark)
             self.pending_features.expire(self.window.watermark - self.joiner.ttl)
-        return [self._close(c) for c in closed]
+        return closed
 
     def _placement(
         self, polled: Polled, pred: Batch | None, out: Batch | None
@@ -226,28 +280,40 @@ class ModelMonitor:
     def judge(self, cw: ClosedWindow) -> WindowResult:
         """Assess a closed window against the reference and let the policy decide on it
         (engine state carries over: persistence, hysteresis and cooldowns count windows
-        judged here in order). The Python API closes its own windows and calls this."""
-        a = assess(
-            self.profile,
-            cw.sketch,
-            model=self.model,
-            window_id=cw.window_id,
-            start_time=cw.start_time,
-            end_time=cw.end_time,
-            config=self.detectors,
-            calibrator=self.calibrator,
-            bad_records={"rejected": cw.sketch.n_bad},
-            absent_fields=self.absent_fields or None,
-        )
+        judged here in order). The Python API closes its own windows and calls this.
+        Never raises: a stage that does is kept in the result's ``error``."""
+        try:
+            a = assess(
+                self.profile,
+                cw.sketch,
+                model=self.model,
+                window_id=cw.window_id,
+                start_time=cw.start_time,
+                end_time=cw.end_time,
+                config=self.detectors,
+                calibrator=self.calibrator,
+                bad_records={"rejected": cw.sketch.n_bad},
+                absent_fields=self.absent_fields or None,
+            )
+        except Exception as exc:  # recorded in the window's result; the next window goes on
+            empty = Assessment(model=self.model, window_id=cw.window_id,
+                               start_time=cw.start_time, end_time=cw.end_time,
+                               n_events=int(cw.sketch.n))
+            return WindowResult(window=cw, assessment=empty,
+                                error=self._count_error(StageError.of("detectors", exc)))
         decision = None
         if self.policy is not None:
-            decision, self.engine_state = evaluate(
-                self.policy,
-                a,
-                self.engine_state,
-                now=cw.end_time,
-                running_retrains=self.running_retrains,
-            )
+            try:
+                decision, self.engine_state = evaluate(
+                    self.policy,
+                    a,
+                    self.engine_state,
+                    now=cw.end_time,
+                    running_retrains=self.running_retrains,
+                )
+            except Exception as exc:  # the engine state stays as it was before this window
+                return WindowResult(window=cw, assessment=a,
+                                    error=self._count_error(StageError.of("policy", exc)))
         return WindowResult(window=cw, assessment=a, decision=decision)
 
     # -- checkpoints -------------------------------------------------------------------
@@ -263,6 +329,7 @@ class ModelMonitor:
             "n_events": self.n_events,
             "n_outcomes": self.n_outcomes,
             "bad_by_reason": dict(sorted(self.bad_by_reason.items())),
+            "errors_by_stage": dict(sorted(self.errors_by_stage.items())),
         }
 
     def load_state(self, d: dict[str, Any]) -> None:
@@ -276,3 +343,4 @@ class ModelMonitor:
         self.n_events = int(d["n_events"])
         self.n_outcomes = int(d["n_outcomes"])
         self.bad_by_reason = dict(d["bad_by_reason"])
+        self.errors_by_stage = dict(d.get("errors_by_stage", {}))

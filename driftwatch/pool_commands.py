@@ -77,15 +77,26 @@ def _pool_db(state_dir: Path) -> Path | None:
     return None
 
 
-def read_pool_status(state_dir: str | Path, *, gpus: Any, reserve_fraction: float) -> Any:
+def read_pool_status(state_dir: str | Path, *, gpus: Any,
+                     reserve_fraction: float | None) -> Any:
     """The pool's :class:`~driftwatch.gpupool.PoolStatus`, read without taking the pool's
-    lock (a running daemon holds it). ``state_dir`` may be relative."""
+    lock (a running daemon holds it). ``state_dir`` may be relative. Without ``gpus`` and
+    ``reserve_fraction``, the GPUs are those the pool published when it started (a pool of
+    logical GPUs has none nvidia-smi could see)."""
     from driftwatch.gpupool import JobRecord, PoolStatus, reserved_gpu_ids
-    from driftwatch.gpupool.capacity import resolve_gpu_ids
+    from driftwatch.gpupool.capacity import DEFAULT_RESERVE_FRACTION, resolve_gpu_ids
+    from driftwatch.gpupool.published import read_capacity
 
     path = _pool_db(Path(state_dir).absolute())
-    gpu_ids = resolve_gpu_ids(gpus)
-    reserved = reserved_gpu_ids(gpu_ids, reserve_fraction)
+    published = read_capacity(path.parent) if path is not None else None
+    if published is not None and gpus is None and reserve_fraction is None:
+        gpu_ids, reserved = published
+    else:
+        if gpus is None and published is not None:
+            gpus = len(published[0])
+        gpu_ids = resolve_gpu_ids(gpus)
+        reserved = reserved_gpu_ids(gpu_ids, DEFAULT_RESERVE_FRACTION
+                                    if reserve_fraction is None else reserve_fraction)
     if path is None:
         return PoolStatus.of(gpu_ids, reserved, [], [])
     try:
@@ -102,7 +113,7 @@ def read_pool_status(state_dir: str | Path, *, gpus: Any, reserve_fraction: floa
     return PoolStatus.of(gpu_ids, reserved, active, recent)
 
 
-def _settings(args: argparse.Namespace) -> tuple[Path, Any, float, Any]:
+def _settings(args: argparse.Namespace) -> tuple[Path, Any, float | None, Any]:
     """State folder, GPUs, reserve fraction and pool config (None without --config)."""
     pool = None
     state = Path(args.state_dir or DEFAULT_STATE)
@@ -114,9 +125,9 @@ def _settings(args: argparse.Namespace) -> tuple[Path, Any, float, Any]:
         state = Path(args.state_dir) if args.state_dir else cfg.state_dir
     gpus = args.gpus if args.gpus is not None else (pool.gpus if pool else None)
     fraction = args.reserve_fraction
-    if fraction is None:
-        fraction = pool.reserve_fraction if pool else 0.2
-    return state, gpus, fraction, pool
+    if fraction is None and pool is not None:
+        fraction = pool.reserve_fraction
+    return state, gpus, fraction, pool  # None, None: what the running pool published
 
 
 def run_pool_status(args: argparse.Namespace) -> int:
@@ -194,6 +205,7 @@ def _print_ray(view: Any, reserved: int) -> None:
 
 
 def run_pool_render(args: argparse.Namespace) -> int:
+    from driftwatch.gpupool.capacity import DEFAULT_RESERVE_FRACTION
     from driftwatch.gpupool.kubernetes import check_manifests, render_job, render_queue, to_yaml
 
     _state, gpus, fraction, _pool = _settings(
@@ -202,7 +214,8 @@ def run_pool_render(args: argparse.Namespace) -> int:
     if not isinstance(gpus, int):
         raise PoolConfigError("pool render needs the Kubernetes cluster's GPU count: --gpus N "
                           "(or a config whose pool.gpus is a count)")
-    docs = render_queue(gpus, fraction, namespace=args.namespace)
+    docs = render_queue(gpus, DEFAULT_RESERVE_FRACTION if fraction is None else fraction,
+                        namespace=args.namespace)
     if args.policy:
         if not args.image:
             raise PoolConfigError("--policy needs --image: the container that runs the job")

@@ -11,6 +11,7 @@ Outputs in ``out_dir``: ``timeline.jsonl`` (one line per window), ``summary.json
 from __future__ import annotations
 
 import gzip
+import logging
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -26,12 +27,13 @@ from driftwatch.connectors.file import FileSource, bind_inputs
 from driftwatch.connectors.probe import probe_inputs
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
+from driftwatch.isolation import poison_records, timeline_record
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
-from driftwatch.timeline import TimelineWriter, iso, window_record
+from driftwatch.timeline import TimelineWriter, iso
 from driftwatch.windows.conventions import build_profile
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
@@ -49,6 +51,8 @@ __all__ = [
 
 DEFAULT_WINDOW = WindowSpec(kind="count", pane_size=5_000)
 _BULKY = ("signals", "features")
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -155,7 +159,10 @@ def summarise(records: Sequence[dict[str, Any]], monitor: ModelMonitor) -> dict[
                 limit = parse_duration(limit) if isinstance(limit, str) else limit
                 gpu_hours += float(s.get("gpus", 1)) * float(limit) / 3600
     j = monitor.joiner
+    errors = {"errors_by_stage": dict(sorted(monitor.errors_by_stage.items()))} \
+        if monitor.errors_by_stage else {}
     return {
+        **errors,
         "model": monitor.model,
         "reference": monitor.profile.fingerprint,
         "windows": len(records),
@@ -235,7 +242,11 @@ def replay(
 
         def emit(results: list[WindowResult]) -> None:
             for res in results:
-                rec = window_record(res)
+                rec = timeline_record(res)
+                if res.error is not None:
+                    log.error("window %d: the %s stage failed (%s); recorded, the replay "
+                              "goes on", res.window.window_id, res.error.stage,
+                              res.error.message)
                 tl.write(rec)
                 # the full records are on disk; memory keeps what summaries and
                 # expectations read, so a long replay does not grow with its windows
@@ -250,6 +261,11 @@ def replay(
         try:
             while (polled := source.poll(batch_size)) is not None:
                 emit(monitor.process(polled))
+                for err in monitor.take_poll_errors():
+                    bad = poison_records(err)
+                    dl.write(bad)
+                    log.error("a poll of %d events could not be processed (%s: %s); they "
+                              "are dead-lettered", len(bad), err.error.stage, err.error.message)
                 if actions is not None:
                     actions.step()
                 if bar is not None:
@@ -279,7 +295,11 @@ def replay(
     if report:
         from driftwatch.report import write_report
 
-        write_report(out, reference=monitor.profile)
+        try:
+            write_report(out, reference=monitor.profile)
+        except Exception as exc:  # the timeline and summary stand without the report
+            log.error("writing the report failed (%s: %s); the timeline and summary are "
+                      "complete", type(exc).__name__, exc)
     return result
 
 

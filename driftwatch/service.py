@@ -32,10 +32,17 @@ from driftwatch.metrics import Metrics, register_process_collectors
 from driftwatch.metrics_live import LiveCollector, ServiceSnapshot
 from driftwatch.pipeline import WindowResult
 from driftwatch.scheduler import LoopInbox, ServiceScheduler
-from driftwatch.service_actions import ServiceActions, labelled_buffer, shadow_defaults
+from driftwatch.service_actions import (
+    ServiceActions,
+    labelled_buffer,
+    open_actions_note,
+    shadow_defaults,
+)
 from driftwatch.service_checkpoint import Checkpoints
 from driftwatch.service_config import ServiceConfig
 from driftwatch.service_model import ModelRuntime
+from driftwatch.service_reload import refresh_policy
+from driftwatch.service_view import last_record, restore_view
 from driftwatch.state import CheckpointStore, StateDirLock
 from driftwatch.timeline import iso
 
@@ -155,7 +162,10 @@ class Service:
             log.warning("checkpoint holds model %r, which is no longer configured", name)
         for rt in self.runtimes:
             with self.lock:
-                self._handle(rt, rt.restore(saved.get(rt.name)))
+                results = rt.restore(saved.get(rt.name))
+                if saved.get(rt.name) is not None:  # the gauges of the last window it covers
+                    restore_view(self.metrics, rt.name, last_record(rt.timeline.path))
+                self._handle(rt, results)
         self._restore_s = self.clock.monotonic() - t0
         if cp is not None:
             self.checkpoints.restored(cp)
@@ -192,6 +202,7 @@ class Service:
             active = [rt for rt in self.runtimes if not rt.done]
             if not active:
                 if self.exit_when_done:
+                    self._say_open_actions()
                     return
                 if not self._idle_logged:
                     self._idle_logged = True
@@ -207,6 +218,13 @@ class Service:
                     break
                 self._step(rt, timeout)
 
+    def _say_open_actions(self) -> None:
+        if self.actions is not None:
+            note = open_actions_note(self.actions.open_actions(), execute=self.actions.execute,
+                                     state_dir=str(self.config.state_dir))
+            if note:
+                log.warning("%s", note)
+
     def _step(self, rt: ModelRuntime, timeout: float) -> None:
         polled = rt.source.poll(rt.batch_size, timeout)
         t0 = self.clock.monotonic()
@@ -219,6 +237,8 @@ class Service:
                 bad_reasons=(b.reason for b in polled.bad), nbytes=polled.bytes_read,
                 seconds=self.clock.monotonic() - t0)
             self.metrics.record_late(rt.name, rt.late_delta())
+        for err in rt.take_errors():
+            self.metrics.record_error(rt.name, err.stage)
         self._handle(rt, results)
         if rt.done:
             log.info("%s: recording consumed (%d events, %d windows)", rt.name,
@@ -229,6 +249,10 @@ class Service:
     def _handle(self, rt: ModelRuntime, results: list[WindowResult]) -> None:
         for res in results:
             self.metrics.record_window(rt.name, res)
+            if res.error is not None:  # recorded in the timeline and the metric; go on
+                log.error("%s: window %d: the %s stage failed (%s); recorded, the daemon "
+                          "goes on", rt.name, res.window.window_id, res.error.stage,
+                          res.error.message)
             d = res.decision
             if d is not None and d.action and self.actions is not None:
                 self.actions.submit(d, res)
@@ -338,16 +362,8 @@ class Service:
 
     def _reload_policies(self) -> None:
         for rt in self.runtimes:
-            errors = rt.watcher.errors
-            policy = rt.watcher.check()
-            if rt.watcher.errors > errors:
-                self.metrics["policy_reload_errors_total"].labels(model=rt.name).inc()
-                log.error("%s: policy edit refused, the running policy is kept:\n%s",
-                          rt.name, rt.watcher.last_error)
+            policy = refresh_policy(rt.name, rt.watcher, self.metrics)
             if policy is not None:
-                self.metrics["policy_reloads_total"].labels(model=rt.name).inc()
-                log.info("%s: policy %s reloaded; it applies from the next window",
-                         rt.name, rt.config.policy)
                 self.inbox.post(lambda rt=rt, p=policy: self._apply_policy(rt, p))
 
     def _apply_policy(self, rt: ModelRuntime, policy: Any) -> None:

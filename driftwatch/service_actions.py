@@ -36,6 +36,7 @@ __all__ = [
     "ModelActions",
     "ServiceActions",
     "labelled_buffer",
+    "open_actions_note",
     "retrain_settings",
     "shadow_defaults",
 ]
@@ -45,6 +46,33 @@ log = logging.getLogger(__name__)
 _FINAL = [ActionState.SUCCEEDED, ActionState.FAILED, ActionState.CANCELLED]
 #: ``on_promote(model, version, profile)``: the service adopts the new champion's reference.
 PromoteHook = Callable[[str, str, Any], None]
+
+
+_OPEN = [ActionState.PENDING, ActionState.AWAITING_APPROVAL, ActionState.RUNNING]
+
+
+def open_actions_note(records: list[Any], *, execute: bool, state_dir: str) -> str | None:
+    """What to tell someone whose daemon stops with actions not finished (None: none).
+
+    >>> from types import SimpleNamespace as R
+    >>> print(open_actions_note([R(id=3, state="awaiting_approval"), R(id=4, state="running"),
+    ...                          R(id=7, state="awaiting_approval")], execute=True,
+    ...                         state_dir="state"))
+    exiting with 3 actions not finished (2 awaiting approval, 1 running: ids 3, 4, 7); they \
+resume on the next start (driftwatch actions list --state-dir state)
+    """
+    if not records:
+        return None
+    ids = ", ".join(str(r.id) for r in records[:10]) + (", ..." if len(records) > 10 else "")
+    if not execute:
+        return (f"exiting with {len(records)} actions recorded and not run (actions.execute "
+                f"is false): ids {ids}")
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[str(r.state)] = counts.get(str(r.state), 0) + 1
+    parts = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in sorted(counts.items()))
+    return (f"exiting with {len(records)} actions not finished ({parts}: ids {ids}); they "
+            f"resume on the next start (driftwatch actions list --state-dir {state_dir})")
 
 
 @dataclass
@@ -283,6 +311,10 @@ class ServiceActions:
         verb, actor = str(entry["verb"]), str(entry.get("actor", ""))
         action_id = int(num) if num.isdigit() and _has(ma.outbox, int(num)) else None
         ma.outbox.log_admin(action_id, verb, actor, dict(entry))
+
+    def open_actions(self) -> list[Any]:
+        """Every model's actions that are pending, awaiting approval or running."""
+        return [r for ma in self.models.values() for r in ma.outbox.list(states=_OPEN)]
 
     def status(self) -> dict[str, Any]:
         return {

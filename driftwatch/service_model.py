@@ -25,16 +25,16 @@ from driftwatch.connectors.base import Polled, Source
 from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.errors import StateError
+from driftwatch.isolation import PROCESSING_ERROR, poison_records, timeline_record
 from driftwatch.live_source import PacedSource
 from driftwatch.metrics_live import ModelSnapshot
 from driftwatch.onboard.consistency import check_reference
-from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
+from driftwatch.pipeline import ModelMonitor, StageError, WindowResult, window_spec_from_policy
 from driftwatch.policy.schema import Policy
 from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor, summarise
 from driftwatch.service_config import ModelConfig
 from driftwatch.state import OutputLog
-from driftwatch.timeline import window_record
 from driftwatch.windows.conventions import build_profile
 from driftwatch.windows.panes import PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
@@ -115,6 +115,7 @@ class ModelRuntime:
     _ready: bool = False
     _lag: int = 0
     _ref_stamp: tuple[int, int] | None = None
+    errors: list[StageError] = field(default_factory=list)
 
     @classmethod
     def open(cls, cfg: ModelConfig, *, state_dir: Path, base_dir: Path,
@@ -161,8 +162,27 @@ class ModelRuntime:
         if polled.n_events or polled.bad:
             self.last_event_monotonic = self.clock.monotonic()
         results = self.monitor.process(polled)
+        self._poisoned()
         self.positions.update(polled.positions)
         return self._record(results)
+
+    def _poisoned(self) -> None:
+        """Dead-letter the events of polls the monitor could not take in, and say so."""
+        for err in self.monitor.take_poll_errors():
+            records = poison_records(err)
+            if self.dead_letter is not None:
+                self.dead_letter.write(records)
+            elif callable(getattr(self.source, "dead_letter", None)):
+                self.source.dead_letter(records)  # type: ignore[attr-defined]
+            self.errors.append(err.error)
+            log.error("%s: a poll of %d events could not be processed (%s: %s); they are "
+                      "dead-lettered as %s and the daemon goes on", self.name, len(records),
+                      err.error.stage, err.error.message, PROCESSING_ERROR)
+
+    def take_errors(self) -> list[StageError]:
+        """Poll errors since the last call (for metrics)."""
+        out, self.errors = self.errors, []
+        return out
 
     def commit(self, positions: Mapping[str, int]) -> tuple[str, int]:
         """Commit checkpointed positions to the source; ``(outcome, n)`` for metrics."""
@@ -180,7 +200,7 @@ class ModelRuntime:
 
     def _record(self, results: list[WindowResult]) -> list[WindowResult]:
         for res in results:
-            rec = window_record(res)
+            rec = timeline_record(res)
             self.timeline.write(orjson.dumps(rec, option=_OPTS))
             self.windows += 1
             self.tier = rec["tier"]

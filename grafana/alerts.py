@@ -116,6 +116,12 @@ def rule_groups(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[st
               "0m", "ticket", "Policy edit for {{ $labels.model }} refused",
               "The edited policy is invalid; the running policy is kept. The log names "
               "file:line:col.", b),
+        _rule("DriftwatchStageErrors",
+              "sum by (model, stage) (increase(driftwatch_window_errors_total[15m])) > 0",
+              "0m", "ticket", "The {{ $labels.stage }} stage raised on {{ $labels.model }}",
+              "A window or poll could not be processed. It is recorded (timeline error, log "
+              "line; a poll's events are dead-lettered as processing_error) and the daemon "
+              "goes on.", b),
         _rule("DriftwatchDown", 'up{job="driftwatch"} == 0', "2m", "page",
               "driftwatch is not answering scrapes",
               "Prometheus cannot scrape the daemon: it is down, or its HTTP port is "
@@ -127,7 +133,9 @@ def rule_groups(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[st
 
 def _render(text: str, labels: dict[str, str], value: str) -> str:
     """What Prometheus makes of the few template expressions these rules use."""
-    out = text.replace("{{ $labels.model }}", labels.get("model", ""))
+    out = text
+    for name, label in labels.items():
+        out = out.replace(f"{{{{ $labels.{name} }}}}", label)
     return out.replace("{{ $value | humanizeDuration }}", value).replace("{{ $value }}", value)
 
 
@@ -175,6 +183,9 @@ def rule_tests(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[str
                                     "29m", "31m", {}, "2"),
         "DriftwatchPolicyReloadFailed": (
             [('driftwatch_policy_reload_errors_total{model="m"}', "0 0 1 1")], "1m", "2m", m, ""),
+        "DriftwatchStageErrors": (
+            [('driftwatch_window_errors_total{model="m", stage="detectors"}', "0 0 1 1")],
+            "1m", "2m", {"model": "m", "stage": "detectors"}, ""),
         "DriftwatchDown": ([('up{job="driftwatch", instance="d:9108"}', "0x10")], "1m", "3m",
                            {"job": "driftwatch", "instance": "d:9108"}, ""),
     }

@@ -474,6 +474,11 @@ def operations() -> dict[str, Any]:
         ts("Scheduled job errors", [(f"sum by (job) (increase("
                                      f"driftwatch_scheduler_job_errors_total[{RI}]))", "{{job}}")],
            desc="Scheduled runs that raised (see the log)."),
+        ts("Stage errors (recorded, skipped)", [
+            (f"sum by (model, stage) (increase(driftwatch_window_errors_total{{{M}}}[{RI}]))",
+             "{{model}} {{stage}}")],
+           desc="Windows or polls a stage raised on; each is in the timeline (error), the log "
+                "and, for polls, the dead letters. The daemon goes on."),
         ts("Policy and reference reloads", [
             (f"sum by (model) (increase(driftwatch_policy_reloads_total{{{M}}}[{RI}]))",
              "{{model}} policy reloaded"),

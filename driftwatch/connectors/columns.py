@@ -51,6 +51,9 @@ REASONS = (
     "bad_label",
     "invalid_csv",  # files: a CSV row with the wrong number of fields
     "bad_envelope",  # files: a Kafka recording line without topic/partition/offset
+    "id_too_long",  # caps that keep a batch's memory bounded (see decode.py)
+    "text_too_long",
+    "message_too_large",
 )
 
 Raw = pa.Array | pa.ChunkedArray | list[Any]

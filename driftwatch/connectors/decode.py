@@ -3,9 +3,14 @@
 One :class:`Decoder` per stream. It takes JSON payloads (Kafka), whole JSONL blocks (files)
 or pyarrow tables (CSV, Parquet) and never raises for a bad record: each one comes back as
 a :class:`~driftwatch.connectors.base.BadRecord` with the first problem found, in this order:
-``invalid_json``, ``not_an_object``, ``missing_id``, ``missing_time`` / ``bad_time``,
-``wrong_type`` (features, then score, model version, decision, segment, exposure, metrics),
+``message_too_large`` (before parsing), ``invalid_json``, ``not_an_object``, ``missing_id``,
+``id_too_long``, ``missing_time`` / ``bad_time``, ``wrong_type`` (features, then score, model
+version, decision, segment, exposure, metrics), ``text_too_long`` (model version, segment),
 ``non_finite_score``, ``score_out_of_range``, ``bad_label``.
+
+Memory follows the caps, not the input: a message over :data:`MAX_MESSAGE_BYTES` is not
+parsed (its dead letter keeps its first :data:`KEPT_BYTES`), and an id or a text over
+:data:`MAX_TEXT_CHARS` never reaches a batch, whose text columns are fixed-width arrays.
 
 A missing feature is not a bad record: numeric features are NaN, categorical ones code -1.
 A stream that maps no features gets zero-width feature matrices; one that maps some gets
@@ -57,7 +62,15 @@ from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
 from driftwatch.connectors.mapping import FieldPath, StreamMapping
 from driftwatch.schema import FeatureSchema
 
-__all__ = ["Decoder"]
+__all__ = ["KEPT_BYTES", "MAX_MESSAGE_BYTES", "MAX_TEXT_CHARS", "Decoder"]
+
+#: A message larger than this is dead-lettered unparsed (``message_too_large``).
+MAX_MESSAGE_BYTES = 1 << 20
+#: The bytes of a too-large message its dead letter keeps.
+KEPT_BYTES = 1 << 16
+#: Longest event id, model version or segment (characters): a batch's text columns are
+#: fixed-width, so one 100,000-character id would make every row of its batch that wide.
+MAX_TEXT_CHARS = 256
 
 _Detail = Callable[[int], str]
 
@@ -184,6 +197,17 @@ class Decoder:
         timestamps: np.ndarray | None,
     ) -> tuple[Batch, list[BadRecord]]:
         ts = None if timestamps is None else np.asarray(timestamps, dtype=np.float64)
+        size = lines.ends - lines.starts
+        big = size > MAX_MESSAGE_BYTES
+        if big.any():  # refused unparsed; the rest is decoded as if they were not there
+            keep = np.flatnonzero(~big)
+            batch, bad = self._run(lines.subset(keep), positions[keep], source, partition,
+                                   None if ts is None else ts[keep])
+            huge = [BadRecord("message_too_large", f"{int(size[i])} bytes, over the "
+                              f"{MAX_MESSAGE_BYTES} byte limit", source, int(positions[i]),
+                              lines.raw(int(i))[:KEPT_BYTES], partition, self.mapping.name)
+                    for i in np.flatnonzero(big).tolist()]
+            return batch, sorted(bad + huge, key=lambda b: b.position)
         results = []
         for part in self._parser.parse(lines):
             rows = part.rows
@@ -228,6 +252,8 @@ class Decoder:
         prob.flag(no_id, "missing_id", lambda i: f"event_id ({m.event_id.text}) is "
                   + ("missing" if not ids[i].is_valid else "empty"))
         prob.flag(bad, "wrong_type", wrong("event_id", "event_id", "text or a number"))
+        prob.flag(_too_long(ids), "id_too_long", lambda i: f"event_id ({m.event_id.text}) "
+                  f"has {len(ids[i].as_py())} characters, over the {MAX_TEXT_CHARS} limit")
         secs = self._times(cols, prob, timestamps, n)
         num = np.full((n, self.width[0]), np.nan)
         for j, name, _ in self._num:
@@ -257,6 +283,9 @@ class Decoder:
             if getattr(m, key) is not None:
                 vals, bad = texts(cols[key])
                 prob.flag(bad, "wrong_type", wrong(key, key, "text or a number"))
+                prob.flag(_too_long(vals), "text_too_long",
+                          lambda i, k=key, v=vals: f"{k} has {len(v[i].as_py())} characters, "
+                          f"over the {MAX_TEXT_CHARS} limit")
                 extra[key] = pc.fill_null(vals, "").to_numpy(zero_copy_only=False)
         if m.decision is not None:
             extra["decision"] = self._decision(cols["decision"], prob, wrong)
@@ -356,6 +385,11 @@ class Decoder:
                   f"{sorted(lb.bad)} (bad) or {sorted(lb.good)} (good), found "
                   f"{describe(_value_at(raw, i))}")
         return out
+
+
+def _too_long(values: pa.Array) -> np.ndarray:
+    n = pc.fill_null(pc.utf8_length(values), 0)
+    return np.asarray(n.to_numpy(zero_copy_only=False)) > MAX_TEXT_CHARS
 
 
 def _table_column(table: pa.Table, path: FieldPath) -> pa.Array:

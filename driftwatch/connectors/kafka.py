@@ -373,6 +373,11 @@ class KafkaSource:
             self.stats.bad_by_reason[b.reason] = self.stats.bad_by_reason.get(b.reason, 0) + 1
         return polled
 
+    def dead_letter(self, records: Sequence[BadRecord]) -> None:
+        """Dead-letter records the run loop could not process (after decoding); like the
+        records that did not decode, they must be durable before the next commit."""
+        self._keep_dead_letters(list(records))
+
     def _keep_dead_letters(self, bad: list[BadRecord]) -> None:
         if self._dead is None:
             return

@@ -28,12 +28,15 @@ import pyarrow.parquet as pq
 
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import BadRecord
-from driftwatch.connectors.decode import Decoder
+from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.errors import SourceError
 
-__all__ = ["Chunk", "FileReader", "detect_format"]
+__all__ = ["MAX_BLOCK_BYTES", "Chunk", "FileReader", "detect_format"]
 
 _READ = 1 << 22
+#: Bytes of lines one block may hold: a batch stops short of its size rather than grow
+#: past this (ten thousand 1 MiB lines would otherwise be read at once).
+MAX_BLOCK_BYTES = 1 << 26
 _ENVELOPE = ("topic", "partition", "offset")
 
 
@@ -47,9 +50,18 @@ class Chunk:
 
 
 def _open_bytes(path: Path) -> tuple[IO[bytes], IO[bytes]]:
-    """``(stream, raw file)``: the stream decompresses gzip (found by its magic bytes)."""
+    """``(stream, raw file)``: the stream decompresses gzip (found by its magic bytes and a
+    header that reads as gzip; a text file whose first line happens to start with the two
+    magic bytes is read as it is, and that line is a bad record like any other)."""
     raw = open(path, "rb")  # noqa: SIM115 - owned by the reader, closed in close()
     if raw.read(2) == b"\x1f\x8b":
+        raw.seek(0)
+        probe = gzip.GzipFile(fileobj=raw, mode="rb")
+        try:
+            probe.peek(1)
+        except (OSError, EOFError, zlib.error):
+            raw.seek(0)
+            return raw, raw
         raw.seek(0)
         return gzip.GzipFile(fileobj=raw, mode="rb"), raw  # type: ignore[return-value]
     raw.seek(0)
@@ -199,9 +211,16 @@ class FileReader:
         found once per byte read, so a small batch size never rescans or copies the buffer.
         """
         want = n or self.batch_size
+        eof = False
         while len(self._nl) - self._nl_at < want:
+            if len(self._buf) - self._pos >= MAX_BLOCK_BYTES:
+                if len(self._nl) > self._nl_at:
+                    break  # a shorter block: its bytes, not its lines, are the bound
+                self._cut_long_line()
+                continue
             data = self._f.read(_READ)
             if not data:
+                eof = True
                 break
             rest = self._buf[self._pos :]
             found = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + len(rest)
@@ -209,10 +228,11 @@ class FileReader:
             self._buf, self._pos, self._nl_at = rest + data, 0, 0
         buf, pos = self._buf, self._pos
         have = len(self._nl) - self._nl_at
-        if have >= want:
-            end = int(self._nl[self._nl_at + want - 1]) + 1
-            self._nl_at += want
-            self._block_lines = want
+        if have >= want or (have and not eof):
+            take = min(have, want)
+            end = int(self._nl[self._nl_at + take - 1]) + 1
+            self._nl_at += take
+            self._block_lines = take
         else:
             end = len(buf)
             self._block_lines = have + (1 if end > pos and buf[-1:] != b"\n" else 0)
@@ -221,6 +241,20 @@ class FileReader:
         self.line += self._block_lines
         self._pos = end
         return buf[pos:end]
+
+    def _cut_long_line(self) -> None:
+        """The buffer holds one line longer than a block may be: keep its head (still over
+        the decoder's message cap, so it is dead-lettered as too large) and drop the rest
+        of it unread into memory."""
+        kept = self._buf[self._pos : self._pos + MAX_MESSAGE_BYTES + 1]
+        rest = b""
+        while data := self._f.read(_READ):
+            cut = data.find(b"\n")
+            if cut >= 0:
+                rest = data[cut:]
+                break
+        self._buf, self._pos, self._nl_at = kept + rest, 0, 0
+        self._nl = np.flatnonzero(np.frombuffer(self._buf, np.uint8) == 10)
 
     def _jsonl_chunk(self, block: bytes) -> Chunk:
         first = self.line - self._block_lines + 1

@@ -48,6 +48,7 @@ from driftwatch.gpupool.errors import (
 )
 from driftwatch.gpupool.offpeak import OffPeakWindows
 from driftwatch.gpupool.outcomes import fail_attempt, settle
+from driftwatch.gpupool.published import publish_capacity
 from driftwatch.gpupool.scheduling import plan_dispatch
 from driftwatch.gpupool.status import PoolStatus
 from driftwatch.gpupool.store import JobStore
@@ -105,6 +106,7 @@ class GpuPool:
             folder.mkdir(parents=True, exist_ok=True)
         self.gpu_ids = resolve_gpu_ids(gpus, detect)
         self.reserved_ids = reserved_gpu_ids(self.gpu_ids, reserve_fraction)
+        publish_capacity(self.state_dir, self.gpu_ids, self.reserved_ids)  # for pool status
         self.max_concurrent_jobs = max_concurrent_jobs
         self.offpeak = offpeak
         self.kill_grace_s = float(kill_grace_s)

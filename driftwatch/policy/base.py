@@ -8,8 +8,9 @@ __all__ = ["StrictModel"]
 
 
 class StrictModel(BaseModel):
-    """Strict (``"1"`` is not a number, ``1`` is not ``true``), closed and frozen."""
+    """Strict (``"1"`` is not a number, ``1`` is not ``true``), closed and frozen; a
+    number is finite (``.nan`` and ``.inf`` are refused)."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, strict=True, populate_by_name=True
+        extra="forbid", frozen=True, strict=True, populate_by_name=True, allow_inf_nan=False
     )

@@ -58,7 +58,7 @@ def check_files(paths: Iterable[str | Path], *, out: TextIO | None = None,
     ``model.features`` (and the ``connector``'s features when one is given); a missing
     reference is an error. Relative reference paths are read from the working directory.
 
-    Returns 0 when all are valid, 1 otherwise.
+    Returns 0 when all are valid, 1 when one is not, 2 when checking one failed.
     """
     out = out or sys.stdout
     err = err or sys.stderr
@@ -74,6 +74,10 @@ def check_files(paths: Iterable[str | Path], *, out: TextIO | None = None,
         except DriftwatchError as exc:  # a reference that cannot be read
             print(f"{path}: {exc}", file=err)
             status = 1
+        except Exception as exc:  # a bug of ours: say so in one line, check the other files
+            print(f"{path}: internal error while checking ({type(exc).__name__}: {exc}); "
+                  "please report it", file=err)
+            status = 2
         else:
             print(f"ok {path}", file=out)
     return status

@@ -23,6 +23,7 @@ from driftwatch.policy.durations import DURATION_HELP, format_duration, parse_du
 from driftwatch.yamlio import nearest
 
 __all__ = [
+    "MAX_DURATION_S",
     "Argv",
     "Calibrated",
     "DataQualityDetector",
@@ -38,6 +39,9 @@ __all__ = [
 ]
 
 TierName = Literal["mild", "moderate", "severe"]
+
+#: The longest duration a policy may write (ten years): longer ones mean a typo.
+MAX_DURATION_S = 3650 * 86400.0
 
 
 def fail(kind: str, message: str, hint: str | None = None) -> PydanticCustomError:
@@ -60,9 +64,13 @@ def _duration(value: Any) -> float:
             hint = f"write a unit: {value}s, or e.g. 15m, 1h, 7d"
         raise fail("duration", DURATION_HELP, hint)
     try:
-        return parse_duration(value)
+        seconds = parse_duration(value)
     except ValueError as exc:
         raise fail("duration", str(exc)) from None
+    if seconds > MAX_DURATION_S:
+        raise fail("duration", f"a duration of at most {format_duration(MAX_DURATION_S)}",
+                   "durations in a policy are minutes to months")
+    return seconds
 
 
 #: Seconds, written in the policy as ``15m``; dumped back in canonical form.

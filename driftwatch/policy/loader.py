@@ -38,13 +38,14 @@ from pydantic import ValidationError
 
 from driftwatch.errors import ConfigError, PolicyError
 from driftwatch.policy.checks import semantic_errors
+from driftwatch.policy.domains import domain_errors
 from driftwatch.policy.errors import PolicyErrors, describe
 from driftwatch.policy.schema import API_VERSION, KIND, Policy
 from driftwatch.policy.structure import structural_errors
 from driftwatch.policy.validation import validation_errors
 from driftwatch.yamlio import LocatedDoc, load_yaml
 
-__all__ = ["load_policy", "load_policy_text", "parse_policy"]
+__all__ = ["load_policy", "load_policy_bytes", "load_policy_text", "parse_policy"]
 
 
 def load_policy(path: str | Path) -> Policy:
@@ -57,7 +58,12 @@ def load_policy_text(text: str, *, file: str = "<string>") -> Policy:
     return _load(text, file)
 
 
-def _load(source: str | Path, file: str | None) -> Policy:
+def load_policy_bytes(data: bytes, *, file: str) -> Policy:
+    """Like :func:`load_policy` for a file's bytes already read (they must be UTF-8)."""
+    return _load(data, file)
+
+
+def _load(source: str | bytes | Path, file: str | None) -> Policy:
     try:
         doc = load_yaml(source, file=file)
     except ConfigError as exc:
@@ -80,6 +86,8 @@ def parse_policy(doc: LocatedDoc) -> Policy:
     except ValidationError as exc:
         errors += validation_errors(exc, doc, suggested)
     errors += semantic_errors(doc)
+    seen = {(e.line, e.col) for e in errors}  # a place already explained stays explained
+    errors += [e for e in domain_errors(doc) if (e.line, e.col) not in seen]
     if errors:
         errors.sort(key=lambda e: (e.line or 0, e.col or 0))
         raise PolicyErrors(errors)

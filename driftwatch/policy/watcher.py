@@ -20,9 +20,10 @@ import hashlib
 import os
 from pathlib import Path
 
-from driftwatch.errors import PolicyError
-from driftwatch.policy.loader import load_policy
+from driftwatch.errors import ConfigError, PolicyError
+from driftwatch.policy.loader import load_policy_bytes
 from driftwatch.policy.schema import Policy
+from driftwatch.yamlio import read_capped
 
 __all__ = ["MINIMAL", "PolicyWatcher"]
 
@@ -44,8 +45,10 @@ class PolicyWatcher:
     The first load happens in the constructor and raises if the file is invalid (a
     daemon must not start without a policy). Later, :meth:`check` returns the new
     policy after a valid edit, or None; a bad edit keeps the running policy, counts
-    ``errors`` and keeps the message in ``last_error``. The scheduler calls
-    :meth:`check` on its own timer; nothing here reads the clock.
+    ``errors`` and keeps the message in ``last_error``. Whatever the edit holds (bytes
+    that are not text, a file too large, an alias bomb, an unreadable or vanished file)
+    :meth:`check` never raises. The file is read once per change, under the size cap.
+    The scheduler calls :meth:`check` on its own timer; nothing here reads the clock.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -54,8 +57,12 @@ class PolicyWatcher:
         self.reloads = 0
         self.last_error: PolicyError | None = None
         self._stamp = self._stat()
-        self._digest = self._hash()
-        self.policy: Policy = load_policy(self.path)
+        try:
+            data = read_capped(self.path)
+        except ConfigError as exc:
+            raise exc.recast(PolicyError) from None
+        self._digest: str | None = hashlib.sha256(data).hexdigest()
+        self.policy: Policy = load_policy_bytes(data, file=str(self.path))
 
     def _stat(self) -> tuple[int, int] | None:
         try:
@@ -64,29 +71,35 @@ class PolicyWatcher:
             return None
         return (st.st_mtime_ns, st.st_size)
 
-    def _hash(self) -> str | None:
-        try:
-            return hashlib.sha256(self.path.read_bytes()).hexdigest()
-        except OSError:
-            return None
-
     def check(self) -> Policy | None:
         """The new policy if the file changed and is valid; otherwise None."""
         stamp = self._stat()
         if stamp == self._stamp:
             return None
         self._stamp = stamp
-        digest = self._hash()
+        try:
+            data = read_capped(self.path)
+        except ConfigError as exc:  # vanished, unreadable, too large
+            self._digest = None
+            return self._refuse(exc.recast(PolicyError))
+        digest = hashlib.sha256(data).hexdigest()
         if digest == self._digest:
             return None  # touched, not changed
         self._digest = digest
         try:
-            policy = load_policy(self.path)
+            policy = load_policy_bytes(data, file=str(self.path))
         except PolicyError as exc:
-            self.errors += 1
-            self.last_error = exc
-            return None
+            return self._refuse(exc)
+        except Exception as exc:  # a bug in a check must not stop the daemon
+            return self._refuse(PolicyError(
+                f"internal error while checking the policy ({type(exc).__name__}: {exc}); "
+                "the edit is refused", file=str(self.path)))
         self.policy = policy
         self.last_error = None
         self.reloads += 1
         return policy
+
+    def _refuse(self, exc: PolicyError) -> None:
+        self.errors += 1
+        self.last_error = exc
+        return None
