@@ -113,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the decided actions (default: dry run, actions only listed)")
     r.add_argument("--state-dir", default=None,
                    help="state folder for --execute (MLflow store, outbox, GPU pool)")
+    r.add_argument("--champion", metavar="URI",
+                   help="with --execute: your registered model, models:/NAME@champion "
+                        "(default: an empty registry gets the demo's river stand-in)")
+    r.add_argument("--champion-column", action="append", default=[], metavar="COL=FEATURE",
+                   help="read the champion's input column COL from connector feature FEATURE")
+    r.add_argument("--tracking-uri", metavar="URI",
+                   help="with --execute: MLflow tracking server (default: under --state-dir)")
     r.add_argument("--no-report", action="store_true", help="skip report.html")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     r.set_defaults(func=_cmd_replay)

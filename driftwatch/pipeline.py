@@ -14,6 +14,7 @@ may have been taken in part) for the caller to count and dead-letter.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -136,10 +137,20 @@ class ModelMonitor:
         self.bad_by_reason: dict[str, int] = {}
         #: feature -> (absent, sampled, path) from a probe of the first records, if any
         self.absent_fields: dict[str, tuple[int, int, str]] = {}
-        self.running_retrains = 0
         self.errors_by_stage: dict[str, int] = {}
         #: Polls that raised while being taken in, since the caller last took them.
         self.poll_errors: list[PollError] = []
+        #: How many retrainings of this model are active now (for the policy's
+        #: ``max_concurrent_retrains``); the actions layer sets it from the pool's job
+        #: records. Without it (actions listed, not run), no retraining is running.
+        self.retrains_running: Callable[[], int] | None = None
+        #: Called with every prediction batch as it arrives: challengers in shadow score
+        #: live traffic through it (the same hook in the daemon and in replay).
+        self.on_predictions: Callable[[Batch], None] | None = None
+
+    @property
+    def running_retrains(self) -> int:
+        return int(self.retrains_running()) if self.retrains_running is not None else 0
 
     def take_poll_errors(self) -> list[PollError]:
         out, self.poll_errors = self.poll_errors, []
@@ -186,6 +197,8 @@ class ModelMonitor:
         if pred is not None:
             self.n_events += len(pred)
             self.pending_features.add(pred)
+            if self.on_predictions is not None:
+                self.on_predictions(pred)
             late = self.joiner.add_predictions(pred)  # outcomes that arrived first
             if len(late.label):
                 row = _rows_of(pred.keys, late.keys)

@@ -199,6 +199,8 @@ def replay(
     on_window: Callable[[WindowResult], None] | None = None,
     keep_results: bool = False,
     warn: Callable[[str], None] | None = None,
+    champion: Any = None,
+    tracking_uri: str | None = None,
 ) -> ReplayResult:
     """Run a recording through the pipeline and write the timeline and summary.
 
@@ -211,6 +213,9 @@ def replay(
     nested path where a feature sits, and each mapped field absent from most of them is
     passed to ``warn`` (default: a ``warning:`` line on stderr) and, for features, becomes
     the ``field_absent`` data-quality signal of every window.
+
+    With ``execute``, ``champion`` (a :class:`~driftwatch.registry.scorers.ChampionRef`)
+    names the user's registered model; the monitored model takes its registered name.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -235,7 +240,10 @@ def replay(
         from driftwatch.replay_execute import ReplayActions
 
         ref = reference or (pol.model.reference if pol else None)
-        actions = ReplayActions(state_dir or out / "state", monitor, reference=str(ref))
+        if champion is not None:
+            monitor.model = champion.name
+        actions = ReplayActions(state_dir or out / "state", monitor, reference=str(ref),
+                                champion=champion, tracking_uri=tracking_uri)
     total = sum(Path(p).stat().st_size for p in inputs if Path(p).exists())
     bar = _progress(total, progress)
     with TimelineWriter(out / "timeline.jsonl") as tl:

@@ -29,10 +29,34 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
         print("  actions: none", file=out)
 
 
+def champion_ref(uri: str | None, columns: list[str]) -> object:
+    """``--champion`` and ``--champion-column COL=FEATURE`` as a ``ChampionRef`` (or None)."""
+    from driftwatch.errors import ConfigError
+
+    if uri is None:
+        if columns:
+            raise ConfigError("--champion-column needs --champion")
+        return None
+    from driftwatch.registry.scorers import ChampionRef
+
+    mapping = {}
+    for item in columns:
+        col, sep, feature = item.partition("=")
+        if not sep or not col or not feature:
+            raise ConfigError(f"--champion-column expects COL=FEATURE, found {item!r}")
+        mapping[col] = feature
+    return ChampionRef.parse(uri, mapping)
+
+
 def run_replay_command(args: argparse.Namespace) -> int:
+    from driftwatch.errors import ConfigError
     from driftwatch.policy.expect import parse_expectation
 
     expectations = [parse_expectation(e) for e in args.expect]
+    champion = champion_ref(getattr(args, "champion", None),
+                            getattr(args, "champion_column", []))
+    if champion is not None and not args.execute:
+        raise ConfigError("--champion names the model actions run on: add --execute")
     res = replay(
         args.connector,
         args.input,
@@ -44,6 +68,8 @@ def run_replay_command(args: argparse.Namespace) -> int:
         report=not args.no_report,
         execute=args.execute,
         state_dir=args.state_dir,
+        champion=champion,
+        tracking_uri=getattr(args, "tracking_uri", None),
     )
     print_summary(res.summary)
     out = Path(args.out)

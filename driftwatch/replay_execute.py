@@ -1,9 +1,17 @@
 """``driftwatch replay --execute``: run the decided actions while replaying.
 
 Embedded defaults, as in the daemon: the outbox and a local MLflow store under the state
-folder, and a local GPU pool (``gpus`` logical devices, 20% reserved for retraining;
-a CPU-only job still leases one). Time is the replay's event time for decisions and
-shadow deadlines, and the wall clock for the pool's real subprocesses.
+folder (or the tracking server ``tracking_uri``), and a local GPU pool (``gpus`` logical
+devices, 20% reserved for retraining; a CPU-only job still leases one). Time is the
+replay's event time for decisions and shadow deadlines, and the wall clock for the pool's
+real subprocesses.
+
+The champion is the user's registered model when ``champion`` names it
+(``models:/<name>@champion``; its signature's columns are checked against the connector's
+features first); without one, an empty registry gets the demo's river stand-in. Every
+prediction batch reaches the executor as it is read, so a challenger in shadow scores all
+live traffic, and the policy's ``limits.max_concurrent_retrains`` counts the pool's real
+jobs.
 """
 
 from __future__ import annotations
@@ -31,11 +39,12 @@ class ReplayActions:
         reference: str | Path,
         gpus: int = DEFAULT_GPUS,
         tracking_uri: str | None = None,
+        champion: Any = None,
     ) -> None:
         from driftwatch.actions.context import shadow_defaults
         from driftwatch.actions.executor import ActionExecutor
         from driftwatch.gpupool import GpuPool
-        from driftwatch.registry.bootstrap import ensure_champion
+        from driftwatch.registry.bootstrap import ensure_champion, require_champion
         from driftwatch.windows.profile import read_reference_table
 
         self.state_dir = Path(state_dir)
@@ -44,6 +53,7 @@ class ReplayActions:
         self.clock = EventTimeClock()
         self.reference = str(reference)
         self.pool = GpuPool(self.state_dir / "pool", clock=SystemClock(), gpus=gpus)
+        policy = monitor.policy
         self.executor = ActionExecutor.open(
             self.state_dir,
             clock=self.clock,
@@ -51,15 +61,30 @@ class ReplayActions:
             pool=self.pool,
             buffer=monitor.labelled_buffer,
             reference_path=self.reference,
-            shadow_defaults=shadow_defaults(monitor.policy),
+            cutoff=policy.model.approval_cutoff if policy is not None else None,
+            shadow_defaults=shadow_defaults(policy),
             on_promote=self._adopt,
+            columns=dict(champion.columns) if champion is not None else None,
+            max_concurrent_retrains=(
+                policy.limits.max_concurrent_retrains if policy is not None else None
+            ),
         )
-        df = read_reference_table(self.reference)
-        if monitor.policy is not None:  # the champion reads columns score, label, decision
-            df = monitor.policy.reference.conventions().canonical(df)
-        ensure_champion(
-            self.executor.env.registry, monitor.model, df, at=0.0, profile=monitor.profile
-        )
+        registry = self.executor.env.registry
+        if champion is not None:
+            require_champion(
+                registry, champion, monitor.profile.schema.names, self.executor.env.scorers()
+            )
+        else:
+            df = read_reference_table(self.reference)
+            if monitor.policy is not None:  # the stand-in reads columns score, label, decision
+                df = monitor.policy.reference.conventions().canonical(df)
+            ensure_champion(registry, monitor.model, df, at=0.0, profile=monitor.profile)
+        monitor.retrains_running = lambda: self.executor.active_retrains(monitor.model)
+        monitor.on_predictions = self._observe
+
+    def _observe(self, batch: Any) -> None:
+        """Live predictions to the challengers in shadow (the monitor's hook)."""
+        self.executor.observe_batch(self.monitor.model, self.monitor.profile.schema, batch)
 
     def _adopt(self, model: str, version: str, profile: Any) -> None:
         self.monitor.set_profile(profile)

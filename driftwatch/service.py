@@ -141,10 +141,11 @@ class Service:
         for rt in self.runtimes:
             self.actions.add_model(
                 rt.name, reference=str(rt.reference_path) if rt.reference_path else None,
-                cutoff=rt.monitor.detectors.approval_cutoff,
+                cutoff=_cutoff(rt.monitor),
                 shadow_defaults=shadow_defaults(rt.monitor.policy), buffer=None,
                 on_promote=self._on_promote, profile=rt.monitor.profile,
-                policy=rt.monitor.policy)
+                policy=rt.monitor.policy, champion=rt.config.champion)
+            self.actions.attach(rt.name, rt.monitor)
         self._restore()
         for rt in self.runtimes:  # restored monitors hold restored buffers
             self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))
@@ -370,7 +371,7 @@ class Service:
         with self.lock:
             self._handle(rt, rt.apply_policy(policy))
         if self.actions is not None:
-            self.actions.models[rt.name].policy = policy
+            self.actions.set_policy(rt.name, policy)
 
     def _refresh_references(self) -> None:
         for rt in self.runtimes:
@@ -404,3 +405,10 @@ class Service:
             {"pid": os.getpid(), "version": __version__, "models": [r.name for r in self.runtimes],
              "url": self.http.url if self.http else None}, option=orjson.OPT_INDENT_2))
         path.with_suffix(".tmp").replace(path)
+
+
+def _cutoff(monitor: Any) -> float | None:
+    """The approval cut-off shadows compare at: the policy's, else the detectors'."""
+    policy = monitor.policy
+    cut = getattr(getattr(policy, "model", None), "approval_cutoff", None)
+    return cut if cut is not None else monitor.detectors.approval_cutoff

@@ -86,6 +86,8 @@ class ModelActions:
     profile: Any = None  # the monitor's ReferenceProfile, logged with a bootstrap champion
     policy: Any = None  # the running policy (its retrain settings, for a manual retrain)
     has_champion: bool = False
+    champion: Any = None  # the user's model (a ChampionRef); None: the demo's stand-in
+    features: tuple[str, ...] = ()  # the connector's features, for the champion's columns
 
 
 class ServiceActions:
@@ -122,20 +124,55 @@ class ServiceActions:
     def add_model(self, model: str, *, reference: str | None, cutoff: float | None,
                   shadow_defaults: Mapping[str, Any], buffer: Any,
                   on_promote: PromoteHook | None, profile: Any = None,
-                  policy: Any = None) -> ModelActions:
+                  policy: Any = None, champion: Any = None) -> ModelActions:
         folder = self.config.state_dir / "models" / model
         outbox = Outbox(folder, clock=self.clock)
         executor = None
+        limits = getattr(policy, "limits", None)
         if self.execute:
             from driftwatch.actions.executor import ActionExecutor
 
             executor = ActionExecutor(
                 outbox, self.registry, self.pool, self.clock, buffer=buffer,
                 reference_path=reference, cutoff=cutoff, shadow_defaults=shadow_defaults,
-                on_promote=on_promote, drive_pool=False)
-        ma = ModelActions(model, outbox, executor, reference, profile, policy)
+                on_promote=on_promote, drive_pool=False,
+                columns=dict(champion.columns) if champion is not None else None,
+                max_concurrent_retrains=getattr(limits, "max_concurrent_retrains", None))
+        ma = ModelActions(model, outbox, executor, reference, profile, policy,
+                          champion=champion,
+                          features=tuple(profile.schema.names) if profile is not None else ())
         self.models[model] = ma
         return ma
+
+    def set_policy(self, model: str, policy: Any) -> None:
+        """A reloaded policy: its retrain settings and limits apply from now on."""
+        ma = self.models[model]
+        ma.policy = policy
+        limits = getattr(policy, "limits", None)
+        if ma.executor is not None and limits is not None:
+            ma.executor.env.max_concurrent_retrains = limits.max_concurrent_retrains
+            cut = getattr(getattr(policy, "model", None), "approval_cutoff", None)
+            if cut is not None:
+                ma.executor.env.cutoff = cut
+
+    def attach(self, model: str, monitor: Any) -> None:
+        """Give the model's monitor the executor's hooks: live prediction batches go to the
+        challengers in shadow, and ``max_concurrent_retrains`` counts the pool's jobs."""
+        ma = self.models[model]
+        if ma.executor is None:
+            return
+        executor = ma.executor
+
+        def observe(batch: Any) -> None:
+            with self._lock:  # the loop's thread; the scheduler runs actions meanwhile
+                executor.observe_batch(model, monitor.profile.schema, batch)
+
+        def running() -> int:
+            with self._lock:
+                return int(executor.active_retrains(model))
+
+        monitor.on_predictions = observe
+        monitor.retrains_running = running
 
     def set_buffer(self, model: str, buffer: Any) -> None:
         ma = self.models[model]
@@ -181,9 +218,20 @@ class ServiceActions:
             self._count_finished()
 
     def _ensure_champion(self, ma: ModelActions) -> None:
-        """An empty registry gets the production model as version 1 (``champion``), distilled
-        from the reference data, so shadows and rollbacks have something to compare with."""
-        if ma.has_champion or ma.reference is None:
+        """The user's champion (``champion:`` in the config) must exist and find its input
+        columns among the connector's features; without one, an empty registry gets the
+        demo's stand-in as version 1, distilled from the reference data."""
+        if ma.has_champion:
+            return
+        if ma.champion is not None:
+            from driftwatch.registry.bootstrap import require_champion
+
+            info = require_champion(self.registry, ma.champion, ma.features,
+                                    ma.executor.env.scorers())
+            ma.has_champion = True
+            log.info("%s: champion is %s (version %s)", ma.model, ma.champion.uri, info.version)
+            return
+        if ma.reference is None:
             return
         from driftwatch.registry.bootstrap import ensure_champion
         from driftwatch.windows.profile import read_reference_table

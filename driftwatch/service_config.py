@@ -139,11 +139,17 @@ class _LiveSpec(_Spec):
     speed: float = Field(default=0.0, ge=0)
 
 
+class _ChampionSpec(_Spec):
+    uri: str
+    columns: dict[str, str] = {}
+
+
 class _ModelSpec(_Spec):
     name: str | None = None
     connector: str
     policy: str
     reference: str | None = None
+    champion: str | _ChampionSpec | None = None
     live: _LiveSpec = _LiveSpec()
     batch_size: int | None = Field(default=None, ge=1, le=1_000_000)
 
@@ -210,6 +216,8 @@ class ModelConfig:
     reference: Path | None
     live_speed: float  # event seconds per wall second; 0 = as fast as the source goes
     batch_size: int | None  # None: 500 for a paced recording, else 10 000
+    #: the user's registered model (a ``ChampionRef``); None: the demo's river stand-in
+    champion: Any = None
 
 
 @dataclass(frozen=True)
@@ -313,10 +321,14 @@ def parse_service_config(
         return q if q.is_absolute() else base / q
 
     seen: set[str] = set()
+    champions: list[Any] = []
     for i, m in enumerate(spec.models):
-        if m.name and m.name in seen:
-            raise doc.error(("models", i, "name"), f"model name {m.name!r} given twice")
-        seen.add(m.name or "")
+        champion = _champion(doc, i, m)
+        champions.append(champion)
+        name = m.name or (champion.name if champion is not None else None)
+        if name and name in seen:
+            raise doc.error(("models", i, "name"), f"model name {name!r} given twice")
+        seen.add(name or "")
     s = spec.scheduler
     return ServiceConfig(
         file=file,
@@ -324,14 +336,15 @@ def parse_service_config(
         state_dir=path(spec.state_dir),
         models=tuple(
             ModelConfig(
-                name=m.name,
+                name=m.name or (c.name if c is not None else None),
                 connector=path(m.connector),
                 policy=path(m.policy),
                 reference=path(m.reference) if m.reference else None,
                 live_speed=float(m.live.speed),
                 batch_size=m.batch_size,
+                champion=c,
             )
-            for m in spec.models
+            for m, c in zip(spec.models, champions, strict=True)
         ),
         http=HttpConfig(spec.http.enabled, spec.http.host, spec.http.port,
                         spec.http.admin_token_env or None),
@@ -353,6 +366,27 @@ def parse_service_config(
         feature_cap=spec.metrics.feature_cap,
         report_on_done=spec.report.on_done,
     )
+
+
+def _champion(doc: LocatedDoc, i: int, m: _ModelSpec) -> Any:
+    """The model's ``champion`` as a ``ChampionRef`` (None: not given)."""
+    if m.champion is None:
+        return None
+    from driftwatch.registry.scorers import ChampionRef
+
+    spec = m.champion if isinstance(m.champion, _ChampionSpec) else _ChampionSpec(uri=m.champion)
+    where: tuple[Any, ...] = ("models", i, "champion")
+    try:
+        ref = ChampionRef.parse(spec.uri, spec.columns)
+    except ConfigError as exc:
+        loc = (*where, "uri") if isinstance(m.champion, _ChampionSpec) else where
+        raise doc.error(loc, exc.message, found=exc.found) from None
+    if m.name and m.name != ref.name:
+        raise doc.error(("models", i, "name"),
+                        f"model name {m.name!r} differs from the champion's registered name "
+                        f"{ref.name!r}: driftwatch acts on the registered model by its name",
+                        found=repr(m.name))
+    return ref
 
 
 def load_service_config(path: str | Path | None = None) -> ServiceConfig:

@@ -113,6 +113,27 @@ class ActionEnv:
     webhook_timeout: float = 3.0
     python: str = sys.executable
     default_learner: str = "StandardScaler|LogisticRegression"
+    #: model input column -> connector feature, for the user's champion (default: same name)
+    columns: Mapping[str, str] = field(default_factory=dict)
+    #: the policy's ``limits.max_concurrent_retrains`` (pool jobs of this model at a time)
+    max_concurrent_retrains: int | None = None
+    _scorers: Any = field(default=None, repr=False)
+
+    def scorers(self) -> Any:
+        """The :class:`~driftwatch.registry.scorers.ScorerCache` of this registry's versions
+        (downloaded once into ``<state>/model-cache``)."""
+        if self._scorers is None:
+            from driftwatch.registry.scorers import ScorerCache
+
+            self._scorers = ScorerCache(
+                self.registry, self.state_dir / "model-cache", columns=self.columns
+            )
+        return self._scorers
+
+    def scorer(self, model: str, version: str | int) -> Any:
+        """The :class:`~driftwatch.registry.scorer.Scorer` of a registered version, whatever
+        its flavour."""
+        return self.scorers().get(model, version)
 
     def action_dir(self, action_id: int) -> Path:
         """Files of one action (exports, candidate models) live here."""

@@ -31,7 +31,7 @@ import pandas as pd
 from driftwatch.actions.alert import run_alert
 from driftwatch.actions.context import ActionContext, ActionEnv, PromoteHook
 from driftwatch.actions.export import ensure_export
-from driftwatch.actions.labelled_buffer import LabelledBuffer
+from driftwatch.actions.labelled_buffer import LabelledBuffer, features_frame
 from driftwatch.actions.online_update import adopt_profile, run_online_update
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionRecord, ActionState
@@ -68,7 +68,10 @@ class ActionExecutor:
     """Runs the outbox's actions against the registry and the GPU pool (see module doc).
 
     ``buffer`` is the monitor's :class:`LabelledBuffer`; ``cutoff`` the approval cut-off
-    for shadow comparisons; ``shadow_defaults`` the policy's shadow settings (for the
+    for shadow comparisons (the policy's ``model.approval_cutoff``); ``columns`` maps the
+    champion's input columns to connector features; ``max_concurrent_retrains`` holds a
+    retraining's pool job back while that many of the model's jobs are active;
+    ``shadow_defaults`` the policy's shadow settings (for the
     shadow that follows a retraining); ``on_promote(model, version, profile)`` is called
     when a version becomes champion. ``crash_points`` default to ``$DRIFTWATCH_CRASH_AT``
     (a test hook, see :mod:`~driftwatch.actions.steps`).
@@ -92,6 +95,8 @@ class ActionExecutor:
         max_backoff_s: float = 600.0,
         webhook_timeout: float = 3.0,
         lock: bool = True,
+        columns: Mapping[str, str] | None = None,
+        max_concurrent_retrains: int | None = None,
     ) -> None:
         self.outbox = outbox
         self.clock = clock
@@ -106,6 +111,8 @@ class ActionExecutor:
             shadow_defaults=dict(shadow_defaults or {}),
             on_promote=on_promote,
             webhook_timeout=webhook_timeout,
+            columns=dict(columns or {}),
+            max_concurrent_retrains=max_concurrent_retrains,
         )
         self.crash = crash_points if crash_points is not None else CrashPoints.from_env()
         self.drive_pool = drive_pool
@@ -271,14 +278,57 @@ class ActionExecutor:
         self,
         model: str,
         frame: pd.DataFrame,
-        champion_score: np.ndarray,
+        champion_score: np.ndarray | None = None,
         exposure: np.ndarray | None = None,
-    ) -> None:
-        """Score live predictions with every challenger in shadow for ``model``."""
+        event_time: np.ndarray | None = None,
+    ) -> int:
+        """Score one batch of live predictions (connector features) with the champion and
+        every challenger in shadow for ``model``; returns the shadows that scored it."""
+        scored = 0
         for rec in self.outbox.list(states=[ActionState.RUNNING], model=model):
-            if rec.action == "shadow":
-                with contextlib.suppress(RegistryUnavailableError):
-                    observe_live(rec, self.env, self.outbox, frame, champion_score, exposure)
+            if rec.action != "shadow":
+                continue
+            try:
+                observe_live(rec, self.env, self.outbox, frame, champion_score, exposure,
+                             event_time)
+                scored += 1
+            except RegistryUnavailableError as exc:  # these rows go unscored, and say so
+                log.warning("shadow %d: %d live rows not scored: %s", rec.id, len(frame), exc)
+            except DriftwatchError as exc:
+                log.error("shadow %d: live rows not scored: %s", rec.id, exc)
+        return scored
+
+    def observe_batch(self, model: str, schema: Any, batch: Any) -> int:
+        """:meth:`observe_predictions` for a prediction :class:`~driftwatch.batch.Batch`
+        decoded on ``schema``; nothing is decoded while no shadow runs."""
+        if not len(batch) or not any(
+            r.action == "shadow"
+            for r in self.outbox.list(states=[ActionState.RUNNING], model=model)
+        ):
+            return 0
+        frame = features_frame(schema, batch)
+        return self.observe_predictions(
+            model, frame, batch.score, batch.exposure, batch.event_time
+        )
+
+    def active_retrains(self, model: str) -> int:
+        """Retrainings of ``model`` that hold or may soon hold a pool job: the pool's
+        queued and running jobs of the model, and its retrain actions not yet finished
+        (recorded, awaiting approval, or about to submit). Read from the pool's and the
+        outbox's durable records, so a restarted daemon counts the jobs it left running."""
+        open_actions = {
+            r.key for r in self.outbox.list(
+                states=[ActionState.PENDING, ActionState.RUNNING, ActionState.AWAITING_APPROVAL],
+                model=model)
+            if r.action == "retrain"
+        }
+        pool = self.env.pool
+        jobs: set[str] = set()
+        if pool is not None:
+            for job in pool.status().jobs:
+                if not job.state.is_final and (job.key or "").startswith(f"{model}:"):
+                    jobs.add(job.key or job.job_id)
+        return len(open_actions | jobs)
 
     def drain(
         self,

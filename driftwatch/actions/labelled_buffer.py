@@ -44,11 +44,38 @@ from driftwatch.batch import Batch
 from driftwatch.errors import StateError
 from driftwatch.schema import MISSING, FeatureSchema
 
-__all__ = ["OTHER_LEVEL", "UNSEEN_LEVEL", "LabelledBuffer"]
+__all__ = ["OTHER_LEVEL", "UNSEEN_LEVEL", "LabelledBuffer", "decode_levels", "features_frame"]
 
 OTHER_LEVEL = "__other__"
 UNSEEN_LEVEL = "__unseen__"
 _COLUMNS = ("label", "score", "event_time", "exposure", "decision")
+
+
+def decode_levels(schema: FeatureSchema, j: int, codes: np.ndarray) -> np.ndarray:
+    """Categorical codes of feature ``j`` back to level strings (see the module doc)."""
+    levels = schema.levels[j]
+    k = len(levels)
+    table = np.array([*levels, OTHER_LEVEL, UNSEEN_LEVEL, None], dtype=object)
+    return table[np.where(codes == MISSING, k + 2, np.clip(codes, 0, k + 1))]
+
+
+def features_frame(schema: FeatureSchema, batch: Batch) -> pd.DataFrame:
+    """A batch's features as a DataFrame of connector feature names (categoricals as
+    levels): what a model version scores live traffic on.
+
+    >>> from driftwatch.schema import FeatureSchema
+    >>> schema = FeatureSchema(numeric=("income",), categorical=("purpose",),
+    ...                        levels=(("car", "home"),))
+    >>> b = Batch.empty("predictions", n_numeric=1, n_categorical=1)
+    >>> list(features_frame(schema, b).columns)
+    ['income', 'purpose']
+    """
+    out: dict[str, Any] = {}
+    for j, name in enumerate(schema.numeric):
+        out[name] = np.asarray(batch.numeric[:, j], np.float64)
+    for j, name in enumerate(schema.categorical):
+        out[name] = decode_levels(schema, j, np.asarray(batch.categorical[:, j]))
+    return pd.DataFrame(out, index=pd.RangeIndex(len(batch)))
 
 
 class LabelledBuffer:
@@ -188,10 +215,7 @@ class LabelledBuffer:
         return pd.DataFrame(out)
 
     def _decode(self, j: int, codes: np.ndarray) -> np.ndarray:
-        levels = self.schema.levels[j]
-        k = len(levels)
-        table = np.array([*levels, OTHER_LEVEL, UNSEEN_LEVEL, None], dtype=object)
-        return table[np.where(codes == MISSING, k + 2, np.clip(codes, 0, k + 1))]
+        return decode_levels(self.schema, j, codes)
 
     def rebase(self, schema: FeatureSchema) -> LabelledBuffer:
         """The same rows encoded for another schema (a new reference profile's levels),

@@ -1,9 +1,13 @@
-"""Online update (mild drift): a river learner learns the recent labelled window.
+"""Online update (mild drift): the recent labelled window updates the champion.
 
-The learner comes from the policy's allow-list (``StandardScaler|LogisticRegression`` by
-default). When the champion is a river model with the same learner it is copied and goes
-on learning (a warm start); otherwise a fresh learner first learns a sample of the
-reference data. The window is learned in small chunks, each scored before it is learned
+Two methods (policy ``method``; ``auto`` picks by the champion). A champion that is not a
+river model (a scikit-learn, XGBoost, LightGBM or custom pyfunc) gets a recalibration
+layer on its score (:mod:`~driftwatch.actions.recalibrate`), registered as a version that
+wraps it. A river champion learns on: the learner comes from the policy's allow-list
+(``StandardScaler|LogisticRegression`` by default). When the champion is a river model
+with the same learner it is copied and goes on learning (a warm start); otherwise a fresh
+learner first learns a sample of the reference data. The window is learned in small
+chunks, each scored before it is learned
 (progressive validation), which gives an honest AUC and log loss of the updated model on
 data it had not seen, beside the champion's on the same rows.
 
@@ -23,6 +27,7 @@ import pandas as pd
 
 from driftwatch.actions.context import ActionContext, ActionEnv, parse_settings
 from driftwatch.actions.export import ensure_export, read_window
+from driftwatch.actions.recalibrate import recalibrated_candidate, river_champion
 from driftwatch.actions.records import ActionRecord
 from driftwatch.actions.scoring import auc_exact
 from driftwatch.actions.steps import Done, Result, StepRunner
@@ -117,7 +122,21 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
                 f"only {len(window)} labelled rows in the window, the policy needs {need}"
             )
         info = env.registry.by_alias(model_name, CHAMPION)
-        champion = env.registry.load_model(model_name, info.version) if info else None
+        champion = river_champion(env, model_name, info.version if info else None)
+        method = settings.method
+        if method == "auto":
+            method = "recalibrate" if info is not None and champion is None else "learner"
+        if method == "recalibrate":
+            if info is None:
+                raise ActionError(f"model {model_name!r} has no champion to recalibrate")
+            wrapped, metrics = recalibrated_candidate(env, model_name, info.version, window)
+            _write(candidate_path, wrapped)
+            return {
+                "parent_version": info.version,
+                "start": "recalibrate",
+                "learner": "LogitCalibrator",
+                "metrics": _clean(metrics),
+            }
         reference = _reference(env, context)
         numeric, categorical = _features(window, champion)
         model, start = build_candidate(
@@ -130,9 +149,7 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
         )
         metrics = learn_window(model, window)
         model.meta.update({"action_key": action.key, "start": start})
-        tmp = candidate_path.with_suffix(".tmp")
-        tmp.write_bytes(pickle.dumps(model))
-        tmp.replace(candidate_path)
+        _write(candidate_path, model)
         return {
             "parent_version": info.version if info else None,
             "start": start,
@@ -154,7 +171,7 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             profile=profile,
             metrics=metrics,
             params={
-                "learner": model.learner,
+                "learner": trained["learner"],
                 "start": trained["start"],
                 "tier": action.tier,
                 "action": "online_update",
@@ -189,6 +206,12 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             "metrics": trained["metrics"],
         }
     )
+
+
+def _write(path: Any, model: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(model))
+    tmp.replace(path)
 
 
 def adopt_profile(env: ActionEnv, model: str, version: str) -> dict[str, Any]:

@@ -3,8 +3,10 @@
 Steps: ``export`` (the labelled window, at submit) and ``training_data`` (reference rows
 plus the window in ``training.parquet``); ``submit_job`` (a :class:`JobSpec` from the
 policy's argv, GPUs, time limit, retries, deferrable and preemptible flags, submitted under
-the action key, so a resubmission finds the first job); then, on each ``run_pending``, the
-job's state. When it succeeds, ``find_version`` looks up the version the job registered
+the action key, so a resubmission finds the first job; while the policy's
+``max_concurrent_retrains`` jobs of the same model are active in the pool, it waits); then,
+on each ``run_pending``, the job's state. When it succeeds, ``find_version`` looks up the
+version the job registered
 with tag ``driftwatch.action_key``, ``challenger`` aliases it, and ``shadow`` records a
 follow-up shadow action (key ``<action key>:shadow``) that judges it on live outcomes:
 a retrained model never goes straight to production.
@@ -102,6 +104,15 @@ def run_retrain(action: ActionRecord, steps: StepRunner, env: ActionEnv, outbox:
         ),
     )
 
+    if steps.result("submit_job") is None:
+        busy = _busy_jobs(env, action)
+        limit = env.max_concurrent_retrains
+        if limit is not None and len(busy) >= limit:
+            return Waiting(
+                f"waits for a retraining slot: {len(busy)} of {limit} in use "
+                f"(job {', '.join(busy)})"
+            )
+
     def submit() -> dict[str, Any]:
         spec = build_job_spec(action, env, training["path"], str(window))
         return {"job_id": env.pool.submit(spec, key=action.key), "gpus": spec.gpus}  # type: ignore[union-attr]
@@ -172,6 +183,17 @@ def run_retrain(action: ActionRecord, steps: StepRunner, env: ActionEnv, outbox:
             "shadow_action_id": shadow["shadow_action_id"],
         }
     )
+
+
+def _busy_jobs(env: ActionEnv, action: ActionRecord) -> list[str]:
+    """Active pool jobs of the same model that belong to other actions."""
+    assert env.pool is not None
+    prefix = f"{action.model}:"
+    return [
+        j.job_id
+        for j in env.pool.status().jobs
+        if not j.state.is_final and (j.key or "").startswith(prefix) and j.key != action.key
+    ]
 
 
 def cancel_retrain(action: ActionRecord, env: ActionEnv, outbox: Outbox) -> dict[str, Any]:

@@ -24,9 +24,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BINS", "HIGHER_IS_BETTER", "ScoreStats", "auc_exact", "improvement"]
+__all__ = ["BINS", "HIGHER_IS_BETTER", "LIVE_BINS", "ScoreStats", "auc_exact", "improvement",
+           "score_psi"]
 
 BINS = 1000
+#: Bins of the live score histogram a shadow compares the two models' distributions on.
+LIVE_BINS = 100
 _EPS = 1e-12
 #: Metrics a shadow comparison may judge by, and which way is better.
 HIGHER_IS_BETTER: dict[str, bool] = {
@@ -71,8 +74,30 @@ def auc_exact(score: np.ndarray, label: np.ndarray) -> float:
     return float((ranks[label].sum() - n_bad * (n_bad + 1) / 2) / (n_bad * n_good))
 
 
-def _bin(score: np.ndarray) -> np.ndarray:
-    return np.clip((np.asarray(score) * BINS).astype(np.int64), 0, BINS - 1)
+def _bin(score: np.ndarray, bins: int = BINS) -> np.ndarray:
+    return np.clip((np.asarray(score) * bins).astype(np.int64), 0, bins - 1)
+
+
+def score_psi(expected: np.ndarray, actual: np.ndarray, *, groups: int = 10) -> float:
+    """PSI of ``actual`` against ``expected`` (fine histograms on the same bins), on about
+    ``groups`` bins cut at the deciles of ``expected``; shares floored at 1e-4.
+
+    >>> e = np.array([10, 10, 10, 10]); round(score_psi(e, e, groups=2), 6)
+    0.0
+    >>> round(score_psi(np.array([50, 50]), np.array([80, 20]), groups=2), 4)
+    0.4159
+    """
+    e, a = np.asarray(expected, np.float64), np.asarray(actual, np.float64)
+    if e.sum() <= 0 or a.sum() <= 0:
+        return math.nan
+    cum = np.cumsum(e) / e.sum()
+    group = np.minimum((cum * groups - 1e-9).astype(np.int64), groups - 1)
+    ge = np.bincount(group, weights=e, minlength=groups) / e.sum()
+    ga = np.bincount(group, weights=a, minlength=groups) / a.sum()
+    keep = (ge > 0) | (ga > 0)
+    ge, ga = np.maximum(ge[keep], 1e-4), np.maximum(ga[keep], 1e-4)
+    ge, ga = ge / ge.sum(), ga / ga.sum()
+    return float(((ga - ge) * np.log(ga / ge)).sum())
 
 
 @dataclass
@@ -88,6 +113,8 @@ class ScoreStats:
     live: int = 0
     approved_live: int = 0
     expected_loss_sum: float = 0.0
+    live_hist: np.ndarray = field(default_factory=lambda: np.zeros(LIVE_BINS, np.int64))
+    has_cutoff: bool = False
 
     @property
     def labelled(self) -> int:
@@ -107,12 +134,18 @@ class ScoreStats:
             self.approved_labelled += int(ok.sum())
             self.approved_bad += int((ok & y).sum())
 
-    def add_live(self, score: np.ndarray, exposure: np.ndarray | None, *, cutoff: float) -> None:
+    def add_live(
+        self, score: np.ndarray, exposure: np.ndarray | None, *, cutoff: float | None
+    ) -> None:
         p = np.clip(np.asarray(score, np.float64), 0.0, 1.0)
+        self.live += len(p)
+        self.live_hist += np.bincount(_bin(p, LIVE_BINS), minlength=LIVE_BINS)
+        if cutoff is None:
+            return
+        self.has_cutoff = True
         ex = np.ones(len(p)) if exposure is None else np.asarray(exposure, np.float64)
         ex = np.where(np.isfinite(ex), ex, 1.0)
         ok = p <= cutoff
-        self.live += len(p)
         self.approved_live += int(ok.sum())
         self.expected_loss_sum += float((p * ex)[ok].sum())
 
@@ -129,13 +162,18 @@ class ScoreStats:
         out.update(auc=auc, gini=2 * auc - 1, ks_score=ks)
         out["log_loss"] = self.log_loss_sum / n if n else math.nan
         out["brier"] = self.brier_sum / n if n else math.nan
-        if self.live:
+        out["live"] = float(self.live)
+        if self.live and self.has_cutoff:
             out["approval_rate"] = self.approved_live / self.live
             out["expected_loss"] = self.expected_loss_sum / self.live
-        elif self.approved_labelled or n:
+        elif self.approved_labelled:
             out["approval_rate"] = self.approved_labelled / n if n else math.nan
         if self.approved_labelled:
             out["bad_rate_approved"] = self.approved_bad / self.approved_labelled
+        if n:
+            # calibration: observed over expected bad rate on the labelled rows
+            expected = float(((np.arange(BINS) + 0.5) / BINS * (self.bad + self.good)).sum())
+            out["calibration_ratio"] = n_bad / expected if expected > 0 else math.nan
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,6 +183,8 @@ class ScoreStats:
         return {
             "bad": sparse(self.bad),
             "good": sparse(self.good),
+            "live_hist": sparse(self.live_hist),
+            "has_cutoff": self.has_cutoff,
             "log_loss_sum": self.log_loss_sum,
             "brier_sum": self.brier_sum,
             "approved_labelled": self.approved_labelled,
@@ -156,11 +196,12 @@ class ScoreStats:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ScoreStats:
-        def dense(m: dict[str, int]) -> np.ndarray:
-            a = np.zeros(BINS, np.int64)
+        def dense(m: dict[str, int], size: int = BINS) -> np.ndarray:
+            a = np.zeros(size, np.int64)
             for k, v in m.items():
                 a[int(k)] = v
             return a
 
-        scalars = {k: v for k, v in d.items() if k not in ("bad", "good")}
-        return cls(bad=dense(d["bad"]), good=dense(d["good"]), **scalars)
+        scalars = {k: v for k, v in d.items() if k not in ("bad", "good", "live_hist")}
+        return cls(bad=dense(d["bad"]), good=dense(d["good"]),
+                   live_hist=dense(d.get("live_hist", {}), LIVE_BINS), **scalars)

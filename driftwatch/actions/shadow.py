@@ -3,10 +3,13 @@ outcomes say which is better.
 
 Steps: ``challenger`` finds the model to test (the one named by the action's context, else
 the registry's ``challenger`` alias, else a new online update of the champion on the
-exported window, registered and aliased ``challenger``). Then, on every ``run_pending``,
-the labelled rows that joined since the last look are scored by the challenger (loaded
-through MLflow pyfunc, as every version is) and added to the :class:`ShadowEvaluation`
-stored with the action. Once it has a verdict: ``promote`` (alias swap, then the new
+exported window, a recalibration layer for a champion that is not a river model,
+registered and aliased ``challenger``). Every live prediction batch is scored by both
+versions as it arrives (:func:`observe_live`, called by the pipeline's prediction hook),
+and on every ``run_pending`` the labelled rows that joined since the last look are scored by
+both (any flavour, see :mod:`~driftwatch.registry.scorer`) and added to the
+:class:`ShadowEvaluation` stored with the action. Once it has a verdict: ``promote``
+(alias swap, then the new
 champion's reference profile goes to the monitor through the promote hook) after an
 approval when the policy asks for one, or ``discard`` (challenger alias removed, version
 tagged ``driftwatch.verdict=discarded``).
@@ -23,13 +26,16 @@ from driftwatch.actions.context import ActionContext, ActionEnv, parse_settings
 from driftwatch.actions.export import ensure_export, read_window
 from driftwatch.actions.online_update import adopt_profile, build_candidate, learn_window
 from driftwatch.actions.outbox import Outbox
+from driftwatch.actions.recalibrate import recalibrated_candidate, river_champion
 from driftwatch.actions.records import ActionRecord
 from driftwatch.actions.shadow_eval import ShadowEvaluation
 from driftwatch.actions.steps import Done, NeedsApproval, Result, StepRunner, Waiting
 from driftwatch.errors import ActionError
 from driftwatch.policy.actions import ShadowAction
 from driftwatch.registry.promotion import discard, make_challenger, promote
+from driftwatch.registry.retry import RegistryUnavailableError
 from driftwatch.registry.versions import CHALLENGER, CHAMPION
+from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = ["cancel_shadow", "observe_live", "run_shadow", "shadow_settings"]
 
@@ -115,24 +121,29 @@ def _challenger(action: ActionRecord, env: ActionEnv, context: ActionContext) ->
         if not export.exists():
             raise ActionError("no challenger in the registry and no labelled window to train one")
         window = read_window(export)
-        base = env.registry.load_model(model, champion.version)
-        candidate, start = build_candidate(
-            base,
-            action.settings.get("learner", env.default_learner),
-            window=window,
-            reference=None,
-            numeric=list(base.encoder.numeric),
-            categorical=list(base.encoder.categorical),
-        )
-        metrics = learn_window(candidate, window)
-        profile = env.registry.load_profile(model, champion.version)
+        base = river_champion(env, model, champion.version)
+        candidate: Any
+        if base is None:  # any other model: a recalibration layer is the challenger
+            candidate, metrics = recalibrated_candidate(env, model, champion.version, window)
+            learner, start = "LogitCalibrator", "recalibrate"
+        else:
+            candidate, start = build_candidate(
+                base,
+                action.settings.get("learner", env.default_learner),
+                window=window,
+                reference=None,
+                numeric=list(base.encoder.numeric),
+                categorical=list(base.encoder.categorical),
+            )
+            metrics = learn_window(candidate, window)
+            learner = candidate.learner
         existing = env.registry.publish(
             model,
             candidate,
             action_key=action.key,
-            profile=profile,
+            profile=_champion_profile(env, model, champion.version),
             metrics={k: v for k, v in metrics.items() if v == v},
-            params={"learner": candidate.learner, "start": start, "action": "shadow"},
+            params={"learner": learner, "start": start, "action": "shadow"},
             parent_version=champion.version,
             data_window=context.window_label,
         )
@@ -161,6 +172,31 @@ def _evaluation(
     )
 
 
+def _champion_profile(env: ActionEnv, model: str, version: str) -> Any:
+    """The champion's reference profile, else the configured reference's (a user's model
+    registered without one)."""
+    try:
+        return env.registry.load_profile(model, version)
+    except RegistryUnavailableError:
+        raise
+    except ActionError:
+        path = env.reference_path
+        return ReferenceProfile.from_file(path) if path else None
+
+
+def _champion_scores(
+    ev: ShadowEvaluation, env: ActionEnv, model: str, rows: pd.DataFrame,
+    logged: np.ndarray | None,
+) -> np.ndarray:
+    """The champion version's scores of ``rows`` (both models are scored alike); the
+    production scores logged with the rows when the version is unknown."""
+    if ev.champion_version is None:
+        if logged is None:
+            raise ActionError("the shadow has no champion version and no logged scores")
+        return np.asarray(logged, np.float64)
+    return env.scorer(model, ev.champion_version).score(rows)
+
+
 def _consume(ev: ShadowEvaluation, env: ActionEnv, model: str, version: str) -> None:
     """Score the labelled rows that joined since the last look."""
     buf = env.buffer
@@ -171,10 +207,9 @@ def _consume(ev: ShadowEvaluation, env: ActionEnv, model: str, version: str) -> 
         ev.missed += oldest - ev.last_seq - 1
     rows = buf.frame(after_seq=ev.last_seq)
     if len(rows):
-        challenger = env.registry.load_model(model, version)
-        ev.observe_labelled(
-            rows["score"].to_numpy(), challenger.predict_proba(rows), rows["label"].to_numpy()
-        )
+        champion = _champion_scores(ev, env, model, rows, rows["score"].to_numpy())
+        challenger = env.scorer(model, version).score(rows)
+        ev.observe_labelled(champion, challenger, rows["label"].to_numpy())
     ev.last_seq = buf.seq
 
 
@@ -183,19 +218,21 @@ def observe_live(
     env: ActionEnv,
     outbox: Outbox,
     frame: pd.DataFrame,
-    champion_score: np.ndarray,
+    champion_score: np.ndarray | None = None,
     exposure: np.ndarray | None = None,
+    event_time: np.ndarray | None = None,
 ) -> None:
-    """Score live (unlabelled) predictions with the challenger: approval rate and expected
-    loss at the cut-off, beside the champion's."""
+    """Score one batch of live predictions with both versions: approval rate and expected
+    loss at the cut-off, and the score distributions (for their PSI)."""
     stored = action.artifacts.get(SHADOW_KEY)
-    if not stored or env.cutoff is None:
+    if not stored or not len(frame):
         return
     ev = ShadowEvaluation.from_dict(stored)
     if ev.verdict is not None:
         return
-    challenger = env.registry.load_model(action.model, ev.challenger_version)
-    ev.observe_live(champion_score, challenger.predict_proba(frame), exposure)
+    champion = _champion_scores(ev, env, action.model, frame, champion_score)
+    challenger = env.scorer(action.model, ev.challenger_version).score(frame)
+    ev.observe_live(champion, challenger, exposure, event_time)
     outbox.update(action.id, artifacts={SHADOW_KEY: ev.to_dict()})
 
 

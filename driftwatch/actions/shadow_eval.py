@@ -1,8 +1,9 @@
 """The running champion-versus-challenger comparison of one shadow deployment.
 
-Both models are judged on the same joined outcomes: the champion by the scores it logged in
-production, the challenger by scoring the same features. Live (not yet labelled) traffic
-adds approval rate and expected loss at the cut-off. Once ``min_labelled`` outcomes are in,
+Both registered versions score the same rows: every live prediction as it arrives
+(approval rate and expected loss at the policy's cut-off, and the PSI of the challenger's
+score distribution against the champion's) and the same joined outcomes (Gini, AUC, KS,
+bad rate of the approved, calibration, log loss, Brier). Once ``min_labelled`` outcomes are in,
 the challenger wins if it beats the champion on ``metric`` by ``margin`` or more; a shadow
 that has not gathered enough outcomes within ``max_duration`` is discarded.
 
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from driftwatch.actions.scoring import HIGHER_IS_BETTER, ScoreStats, improvement
+from driftwatch.actions.scoring import HIGHER_IS_BETTER, ScoreStats, improvement, score_psi
 
 __all__ = ["ShadowEvaluation"]
 
@@ -52,6 +53,9 @@ class ShadowEvaluation:
     verdict: str | None = None
     decided_at: float | None = None
     reason: str = ""
+    #: event times of the first and last live prediction scored
+    first_live: float | None = None
+    last_live: float | None = None
 
     def __post_init__(self) -> None:
         if self.metric not in HIGHER_IS_BETTER:
@@ -77,18 +81,27 @@ class ShadowEvaluation:
         champion_score: np.ndarray,
         challenger_score: np.ndarray,
         exposure: np.ndarray | None = None,
+        event_time: np.ndarray | None = None,
     ) -> None:
         """Add live predictions (approval rate and expected loss need a cut-off)."""
-        if self.cutoff is None:
-            return
         c, s = np.asarray(champion_score, np.float64), np.asarray(challenger_score, np.float64)
         ok = np.isfinite(c) & np.isfinite(s)
         ex = None if exposure is None else np.asarray(exposure, np.float64)[ok]
         self.champion.add_live(c[ok], ex, cutoff=self.cutoff)
         self.challenger.add_live(s[ok], ex, cutoff=self.cutoff)
+        if event_time is not None and len(event_time):
+            t = np.asarray(event_time, np.float64)
+            lo, hi = float(np.nanmin(t)), float(np.nanmax(t))
+            self.first_live = lo if self.first_live is None else min(self.first_live, lo)
+            self.last_live = hi if self.last_live is None else max(self.last_live, hi)
 
     def metrics(self) -> dict[str, dict[str, float]]:
         return {"champion": self.champion.metrics(), "challenger": self.challenger.metrics()}
+
+    def score_psi(self) -> float:
+        """PSI of the challenger's live scores against the champion's, on the champion's
+        live deciles (NaN before any live traffic)."""
+        return score_psi(self.champion.live_hist, self.challenger.live_hist)
 
     def improvement(self) -> float:
         """Challenger minus champion on ``metric``, signed so that positive is better."""
@@ -122,6 +135,8 @@ class ShadowEvaluation:
         out["champion"] = self.champion.to_dict()
         out["challenger"] = self.challenger.to_dict()
         out["metrics"] = _finite(self.metrics())
+        psi = self.score_psi()
+        out["score_psi"] = psi if math.isfinite(psi) else None
         return out
 
     @classmethod

@@ -66,10 +66,15 @@ class AlertAction(_ActionBase):
 
 
 class OnlineUpdateAction(_ActionBase):
-    """A river learner learns the recent labelled window; opt-in for scorecards."""
+    """A river learner learns the recent labelled window, or a recalibration layer on the
+    champion's score does (``method``); opt-in for scorecards."""
 
     type: Literal["online_update"] = "online_update"
     require_approval: bool = False
+    #: ``learner``: the river champion learns on (or a fresh ``learner`` is trained);
+    #: ``recalibrate``: a logistic recalibration of the champion's score, any model;
+    #: ``auto``: learner for a river champion, recalibrate for any other.
+    method: Literal["auto", "learner", "recalibrate"] = "auto"
     learner: Learner = "StandardScaler|LogisticRegression"
     promote: Literal["challenger", "direct"] = "challenger"
     min_labelled: int = Field(default=0, ge=0)
@@ -88,7 +93,13 @@ class OnlineUpdateAction(_ActionBase):
 
     def summary(self) -> str:
         how = "as a challenger" if self.promote == "challenger" else "directly to production"
-        return f"update the model online with {self.learner} and promote it {how}"
+        what = {
+            "auto": f"with {self.learner} (a river champion) or a recalibration of its score "
+                    "(any other model)",
+            "learner": f"with {self.learner}",
+            "recalibrate": "by recalibrating its score (logistic on the score's logit)",
+        }[self.method]
+        return f"update the model online {what} and promote it {how}"
 
 
 class ShadowAction(_ActionBase):

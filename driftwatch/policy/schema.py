@@ -81,6 +81,9 @@ class ModelRef(StrictModel):
     reference: str = Field(min_length=1)
     #: Optional: the model's features, so the policy's feature names can be checked.
     features: list[str] | None = None
+    #: Optional: scores at or below it are approved (the credit policy's cut-off); shadow
+    #: comparisons give both models' approval rate and expected loss at it.
+    approval_cutoff: float | None = Field(default=None, ge=0, le=1)
 
 
 class Window(StrictModel):

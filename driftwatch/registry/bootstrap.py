@@ -1,6 +1,7 @@
-"""``ensure_champion``: give an empty registry its first champion.
+"""The champion: the user's registered model (``require_champion``), or, for the demo, a
+stand-in given to an empty registry (``ensure_champion``).
 
-The production model is registered as version 1 with alias ``champion``: a river logistic
+The stand-in is registered as version 1 with alias ``champion``: a river logistic
 pipeline distilled from the scores in the reference data (see
 :mod:`~driftwatch.registry.champion`), logged with the reference profile the monitor
 measures against. Later online updates start from it; a registry that already has a
@@ -16,10 +17,11 @@ import pandas as pd
 from driftwatch.errors import ActionError
 from driftwatch.registry.champion import distil_champion
 from driftwatch.registry.mlflow_registry import MlflowRegistry
+from driftwatch.registry.scorers import ChampionRef, ScorerCache
 from driftwatch.registry.versions import CHAMPION, TAG_ACTION_KEY, ModelVersionInfo
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["bootstrap_key", "ensure_champion"]
+__all__ = ["bootstrap_key", "ensure_champion", "require_champion"]
 
 
 def bootstrap_key(model: str) -> str:
@@ -70,3 +72,33 @@ def ensure_champion(
     )
     registry.set_alias(model, CHAMPION, info.version, at=at, by="bootstrap")
     return registry.get_version(model, info.version)
+
+
+def require_champion(
+    registry: MlflowRegistry,
+    ref: ChampionRef,
+    features: Sequence[str],
+    scorers: ScorerCache,
+) -> ModelVersionInfo:
+    """The user's champion named by ``ref``: it must exist, load, and find every input
+    column of its signature among the connector's ``features`` (a clear error otherwise)."""
+    info = registry.by_alias(ref.name, ref.alias)
+    if info is None:
+        known = registry.versions(ref.name) if _registered(registry, ref.name) else []
+        what = (
+            f"registered model {ref.name!r} has {len(known)} versions but none is aliased "
+            f"{ref.alias!r}: point the alias at the version in production"
+            if known
+            else f"no registered model {ref.name!r}"
+        )
+        raise ActionError(f"{ref.uri}: {what} (tracking URI {registry.tracking_uri})")
+    scorer = scorers.get(ref.name, info.version)
+    try:
+        scorer.check(features)
+    except ActionError as exc:
+        raise ActionError(f"{ref.uri}: {exc}") from None
+    return info
+
+
+def _registered(registry: MlflowRegistry, name: str) -> bool:
+    return bool(registry.client.search_registered_models(f"name = '{name}'"))

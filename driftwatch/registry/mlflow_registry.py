@@ -36,7 +36,7 @@ except ModuleNotFoundError as exc:  # an optional integration: say how to get it
     ) from exc
 
 from driftwatch.errors import ActionError
-from driftwatch.registry.pyfunc import load_river_model, save_river_model
+from driftwatch.registry.pyfunc import load_river_model, save_model
 from driftwatch.registry.retry import Retry
 from driftwatch.registry.river_model import RiverModel
 from driftwatch.registry.versions import (
@@ -141,7 +141,7 @@ class MlflowRegistry:
     def log_model(
         self,
         model_name: str,
-        model: RiverModel,
+        model: Any,
         *,
         action_key: str,
         profile: ReferenceProfile | None = None,
@@ -150,7 +150,8 @@ class MlflowRegistry:
         tags: Mapping[str, str] | None = None,
         run_name: str | None = None,
     ) -> str:
-        """One run holding the pyfunc model and the reference profile; returns its id.
+        """One run holding the pyfunc model (a :class:`RiverModel` or any pyfunc
+        ``PythonModel``) and the reference profile; returns its id.
 
         Runs of the same action left unfinished by a crash are marked ``KILLED`` first.
         """
@@ -179,7 +180,7 @@ class MlflowRegistry:
         )
         run_id = run.info.run_id
         with tempfile.TemporaryDirectory(prefix="driftwatch-model-") as tmp:
-            local = save_river_model(model, Path(tmp) / MODEL_ARTIFACT)
+            local = save_model(model, Path(tmp) / MODEL_ARTIFACT)
             self._call(
                 "log model", lambda: self.client.log_artifacts(run_id, str(local), MODEL_ARTIFACT)
             )
@@ -220,9 +221,11 @@ class MlflowRegistry:
         data_window: str | None = None,
         tags: Mapping[str, str] | None = None,
         description: str | None = None,
+        source: str | None = None,
     ) -> ModelVersionInfo:
-        """Register the run's model as a new version of ``model``; a second call with the
-        same ``action_key`` returns the version the first one made."""
+        """Register the run's model (``source``, default ``runs:/<run>/model``) as a new
+        version of ``model``; a second call with the same ``action_key`` returns the
+        version the first one made."""
         existing = self.find_version(model, action_key)
         if existing is not None:
             return existing
@@ -240,7 +243,7 @@ class MlflowRegistry:
             "create version",
             lambda: self.client.create_model_version(
                 model,
-                f"runs:/{run_id}/{MODEL_ARTIFACT}",
+                source or f"runs:/{run_id}/{MODEL_ARTIFACT}",
                 run_id=run_id,
                 tags=version_tags,
                 description=description,
@@ -251,7 +254,7 @@ class MlflowRegistry:
     def publish(
         self,
         model: str,
-        river_model: RiverModel,
+        river_model: Any,
         *,
         action_key: str,
         profile: ReferenceProfile | None = None,
@@ -259,6 +262,7 @@ class MlflowRegistry:
         params: Mapping[str, Any] | None = None,
         parent_version: str | None = None,
         data_window: str | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> ModelVersionInfo:
         """Log and register in one idempotent call (reuses a version or run of the key)."""
         existing = self.find_version(model, action_key)
@@ -278,6 +282,7 @@ class MlflowRegistry:
             action_key=action_key,
             parent_version=parent_version,
             data_window=data_window,
+            tags=tags,
         )
 
     def _ensure_registered_model(self, model: str) -> None:

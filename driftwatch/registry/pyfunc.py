@@ -1,7 +1,8 @@
-"""Every driftwatch model is an MLflow pyfunc wrapping a :class:`RiverModel`.
-
-Champion, online updates, retrained challengers: they all save and load the same way, so
-a shadow evaluation scores any of them alike. ``predict`` takes a DataFrame of raw features
+"""The models driftwatch itself makes are MLflow pyfuncs: a :class:`RiverModel` (the demo's
+stand-in champion, online updates, the demo's retrained challengers) or a recalibration layer
+(:mod:`~driftwatch.registry.recalibrated`). A user's own champion may be any flavour; see
+:mod:`~driftwatch.registry.scorer` for how every version is scored alike. ``predict``
+takes a DataFrame of raw features
 and returns the probability of the bad class, one per row.
 """
 
@@ -22,7 +23,7 @@ import pandas as pd
 from driftwatch.errors import ActionError
 from driftwatch.registry.river_model import RiverModel
 
-__all__ = ["PIP_REQUIREMENTS", "RiverPyfunc", "load_river_model", "save_river_model"]
+__all__ = ["PIP_REQUIREMENTS", "RiverPyfunc", "load_river_model", "save_model", "save_river_model"]
 
 #: Declared, not inferred: inferring requirements starts a subprocess on every save.
 PIP_REQUIREMENTS = ["driftwatch", "river==0.26.*", "pandas", "numpy"]
@@ -46,6 +47,17 @@ def save_river_model(model: RiverModel, path: str | os.PathLike[str]) -> Path:
     mlflow.pyfunc.save_model(
         path=str(out), python_model=RiverPyfunc(model), pip_requirements=PIP_REQUIREMENTS
     )
+    return out
+
+
+def save_model(model: object, path: str | os.PathLike[str]) -> Path:
+    """Write a :class:`RiverModel` or any pyfunc ``PythonModel`` as a model directory."""
+    if isinstance(model, RiverModel):
+        return save_river_model(model, path)
+    if not isinstance(model, mlflow.pyfunc.PythonModel):
+        raise ActionError(f"cannot save a {type(model).__name__} as an MLflow pyfunc model")
+    out = Path(path)
+    mlflow.pyfunc.save_model(path=str(out), python_model=model, pip_requirements=PIP_REQUIREMENTS)
     return out
 
 

@@ -1,0 +1,75 @@
+"""Online recalibration of any champion (the mild tier's update for a model that cannot learn).
+
+The champion version scores the exported labelled window; a
+:class:`~driftwatch.registry.recalibrated.LogitCalibrator` learns the first part of it (in
+window order) and is judged on the rest, against the champion on the same rows (log loss,
+Brier score, observed/expected bad rate). It then learns the rest too, and the result is a
+:class:`~driftwatch.registry.recalibrated.RecalibratedPyfunc` wrapping
+``models:/<name>/<champion version>``: a new version whose lineage names its parent.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from driftwatch.actions.context import ActionEnv
+from driftwatch.errors import ActionError
+from driftwatch.registry.recalibrated import LogitCalibrator, RecalibratedPyfunc
+
+__all__ = ["HOLDOUT", "calibration_metrics", "recalibrated_candidate", "river_champion"]
+
+#: The newest share of the window that judges the calibrator before it learns it.
+HOLDOUT = 0.3
+_EPS = 1e-12
+
+
+def calibration_metrics(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Log loss, Brier score and observed/expected bad rate of scores ``p``.
+
+    >>> m = calibration_metrics(np.array([0.2, 0.2]), np.array([0.0, 1.0]))
+    >>> round(m["log_loss"], 4), round(m["brier"], 2), m["calibration_ratio"]
+    (0.9163, 0.34, 2.5)
+    """
+    p, y = np.asarray(p, np.float64), np.asarray(y, np.float64)
+    if len(p) == 0:
+        return {"log_loss": math.nan, "brier": math.nan, "calibration_ratio": math.nan}
+    q = np.clip(p, _EPS, 1 - _EPS)
+    return {
+        "log_loss": float(-(y * np.log(q) + (1 - y) * np.log(1 - q)).mean()),
+        "brier": float(((p - y) ** 2).mean()),
+        "calibration_ratio": float(y.mean() / p.mean()) if p.mean() > 0 else math.nan,
+    }
+
+
+def recalibrated_candidate(
+    env: ActionEnv, model: str, champion_version: str, window: pd.DataFrame
+) -> tuple[RecalibratedPyfunc, dict[str, float]]:
+    """Fit a recalibration layer on ``window`` for ``model`` v``champion_version``."""
+    if "label" not in window.columns or not len(window):
+        raise ActionError("recalibration needs a labelled window, and the export is empty")
+    p = env.scorer(model, champion_version).score(window)
+    y = window["label"].to_numpy(np.float64)
+    ok = np.isfinite(p) & np.isfinite(y)
+    p, y = p[ok], y[ok]
+    cut = int(len(p) * (1 - HOLDOUT))
+    cal = LogitCalibrator()
+    cal.learn(p[:cut], y[:cut])
+    metrics: dict[str, float] = {"rows": float(len(p)), "holdout_rows": float(len(p) - cut)}
+    for who, scores in (("champion", p[cut:]), ("recalibrated", cal.transform(p[cut:]))):
+        for k, v in calibration_metrics(scores, y[cut:]).items():
+            metrics[f"{who}_holdout_{k}"] = v
+    cal.learn(p[cut:], y[cut:])
+    metrics.update({f"calibrator_{k}": v for k, v in cal.coefficients.items()})
+    return RecalibratedPyfunc(f"models:/{model}/{champion_version}", cal), metrics
+
+
+def river_champion(env: ActionEnv, model: str, version: str | None) -> Any:
+    """The champion's :class:`~driftwatch.registry.river_model.RiverModel` when it is one
+    (it can learn online itself), else None."""
+    if version is None:
+        return None
+    return env.scorer(model, version).meta.get("river")

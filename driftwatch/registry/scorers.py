@@ -1,0 +1,131 @@
+"""Registered versions as scorers, downloaded once and cached by version (versions never change).
+
+``models:/<name>@<alias>`` and ``models:/<name>/<version>`` name a version; the champion of a
+monitored model is named that way in the service configuration and on the replay command
+line. :class:`ChampionRef` is that name plus the mapping from model input columns to the
+connector's features.
+
+>>> ref = ChampionRef.parse("models:/credit-pd@champion", {"annual_income": "income"})
+>>> ref.name, ref.alias, dict(ref.columns)
+('credit-pd', 'champion', {'annual_income': 'income'})
+>>> ChampionRef.parse("credit-pd")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+driftwatch.errors.ConfigError: ...expected models:/<name>@champion, found 'credit-pd'
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from driftwatch.errors import ActionError, ConfigError
+from driftwatch.registry.scorer import Scorer, load_scorer
+from driftwatch.registry.versions import CHAMPION
+
+__all__ = ["ChampionRef", "ScorerCache", "parse_models_uri"]
+
+_URI = re.compile(r"models:/(?P<name>[^/@]+)(?:@(?P<alias>[\w.-]+)|/(?P<version>\d+))")
+
+
+def parse_models_uri(uri: str) -> tuple[str, str | None, str | None]:
+    """``(name, alias, version)`` of a ``models:/`` URI (one of alias, version is None).
+
+    >>> parse_models_uri("models:/pd/4"), parse_models_uri("models:/pd@champion")
+    (('pd', None, '4'), ('pd', 'champion', None))
+    """
+    m = _URI.fullmatch(str(uri).strip())
+    if m is None:
+        raise ConfigError("expected models:/<name>@champion", found=repr(uri))
+    return m["name"], m["alias"], m["version"]
+
+
+@dataclass(frozen=True)
+class ChampionRef:
+    """The user's production model: a registered model's ``champion`` alias."""
+
+    name: str
+    alias: str = CHAMPION
+    columns: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def uri(self) -> str:
+        return f"models:/{self.name}@{self.alias}"
+
+    @classmethod
+    def parse(cls, uri: str, columns: Mapping[str, str] | None = None) -> ChampionRef:
+        name, alias, _ = parse_models_uri(uri)
+        if alias != CHAMPION:
+            raise ConfigError(
+                f"name the champion by its alias, models:/{name}@{CHAMPION} (driftwatch moves "
+                f"the aliases {CHAMPION!r} and 'challenger')", found=repr(uri)
+            )
+        return cls(name, alias, dict(columns or {}))
+
+
+class ScorerCache:
+    """Scorers of one registry's versions, downloaded under ``cache_dir``."""
+
+    def __init__(
+        self, registry: Any, cache_dir: str | Path, columns: Mapping[str, str] | None = None
+    ) -> None:
+        self.registry = registry
+        self.cache_dir = Path(cache_dir)
+        self.columns = dict(columns or {})
+        self._loaded: dict[tuple[str, str], Scorer] = {}
+
+    def get(self, model: str, version: str | int) -> Scorer:
+        """The scorer of ``model`` version ``version``."""
+        key = (model, str(version))
+        if key not in self._loaded:
+            local = self._download(model, str(version))
+            self._loaded[key] = load_scorer(
+                local, name=model, version=str(version), columns=self.columns,
+                resolve=self.by_uri,
+            )
+        return self._loaded[key]
+
+    def by_uri(self, uri: str) -> Scorer:
+        name, alias, version = parse_models_uri(uri)
+        if version is None:
+            info = self.registry.by_alias(name, alias)
+            if info is None:
+                raise ActionError(f"{uri}: no version has alias {alias!r}")
+            version = info.version
+        return self.get(name, version)
+
+    def _download(self, model: str, version: str) -> Path:
+        from mlflow.artifacts import download_artifacts
+
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
+        dst = self.cache_dir / safe / version
+        if (dst / "MLmodel").exists():
+            return dst
+        tmp = dst.with_name(dst.name + ".partial")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        reg = self.registry
+        where = reg.retry.call(
+            lambda: reg.client.get_model_version_download_uri(model, version),
+            what=f"locate {model} v{version}",
+        )
+        path = reg.retry.call(
+            lambda: download_artifacts(
+                artifact_uri=where, dst_path=str(tmp), tracking_uri=reg.tracking_uri
+            ),
+            what=f"download {model} v{version}",
+        )
+        found = Path(path)
+        root = found if (found / "MLmodel").exists() else next(
+            (p.parent for p in tmp.rglob("MLmodel")), None)
+        if root is None:
+            raise ActionError(f"{model} v{version}: no MLmodel in what the registry holds")
+        shutil.rmtree(dst, ignore_errors=True)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(root), str(dst))
+        shutil.rmtree(tmp, ignore_errors=True)
+        return dst
