@@ -284,6 +284,7 @@ def replay(
             if actions is not None:
                 still_open = actions.finish()
                 result.open_actions = [r.id for r in still_open]
+                undecided = [_undecided(r) for r in still_open]
                 actions.export(out / "actions.jsonl")
         finally:
             if actions is not None:
@@ -293,6 +294,8 @@ def replay(
             if bar is not None:
                 bar.close()
     result.summary = summarise(result.records, monitor)
+    if actions is not None:
+        result.summary["undecided"] = undecided
     (out / "summary.json").write_bytes(
         orjson.dumps(result.summary, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
     )
@@ -373,6 +376,15 @@ def _looks_like_csv(path: str | Path) -> bool:
     except (OSError, EOFError):
         return False
     return not head.lstrip().startswith((b"{", b"[")) and head.count(b",") >= 1
+
+
+def _undecided(rec: Any) -> dict[str, Any]:
+    """An action still open when the recording ended, and why."""
+    why = rec.note or rec.state.value
+    if rec.action == "shadow":
+        why = f"{why} when the recording ended"
+    return {"id": rec.id, "action": rec.action, "key": rec.key, "state": rec.state.value,
+            "reason": why}
 
 
 def _progress(total: int, enabled: bool) -> Any:

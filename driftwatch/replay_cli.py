@@ -27,6 +27,8 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
               + f"; retraining at most {summary['retrain_gpu_hours_max']} GPU-hours", file=out)
     else:
         print("  actions: none", file=out)
+    for u in summary.get("undecided", ()):
+        print(f"  undecided: {u['action']} {u['id']} ({u['key']}): {u['reason']}", file=out)
 
 
 def champion_ref(uri: str | None, columns: list[str]) -> object:

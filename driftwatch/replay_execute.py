@@ -12,10 +12,19 @@ features first); without one, an empty registry gets the demo's river stand-in. 
 prediction batch reaches the executor as it is read, so a challenger in shadow scores all
 live traffic, and the policy's ``limits.max_concurrent_retrains`` counts the pool's real
 jobs.
+
+Retraining jobs run in wall time while the replay reads as fast as the CPU allows, so the
+replay *waits* where a job was queued: in event time a job takes no time, its model goes
+to shadow at the event time of the decision (plus the polls it took), and the shadow is
+judged on the outcomes that follow. A shadow still open when the recording ends is
+reported undecided, with the reason.
 """
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +33,12 @@ from driftwatch.pipeline import ModelMonitor, WindowResult
 
 __all__ = ["ReplayActions"]
 
+log = logging.getLogger(__name__)
+
 #: Logical GPUs of the embedded local pool (20% reserved: 2 for retraining).
 DEFAULT_GPUS = 10
+#: Longest wall time the replay waits for one poll's retraining jobs.
+MAX_JOB_WAIT_S = 3600.0
 
 
 class ReplayActions:
@@ -81,6 +94,10 @@ class ReplayActions:
             ensure_champion(registry, monitor.model, df, at=0.0, profile=monitor.profile)
         monitor.retrains_running = lambda: self.executor.active_retrains(monitor.model)
         monitor.on_predictions = self._observe
+        from driftwatch.actions.handoff import write_replay_state
+
+        write_replay_state(self.state_dir, model=monitor.model, tracking_uri=tracking_uri,
+                           columns=dict(champion.columns) if champion is not None else {})
 
     def _observe(self, batch: Any) -> None:
         """Live predictions to the challengers in shadow (the monitor's hook)."""
@@ -105,10 +122,33 @@ class ReplayActions:
         )
         self.executor.submit(d, ctx)
 
-    def step(self) -> None:
-        """Between polls: move pending actions on (training, pool jobs, shadows)."""
+    def step(
+        self,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Between polls: move pending actions on (training, pool jobs, shadows), waiting
+        for the pool's retraining jobs to end (see the module doc)."""
         self.executor.set_buffer(self.monitor.labelled_buffer)
         self.executor.run_pending()
+        deadline = monotonic() + MAX_JOB_WAIT_S
+        while self._jobs_running():
+            if monotonic() >= deadline:
+                log.warning("retraining jobs still running after %.0f s; replay goes on",
+                            MAX_JOB_WAIT_S)
+                return
+            sleep(0.25)
+            self.executor.run_pending()
+
+    def _jobs_running(self) -> bool:
+        from driftwatch.actions.records import ActionState
+
+        for rec in self.executor.outbox.list(states=[ActionState.RUNNING]):
+            job_id = rec.artifacts.get("job_id") if rec.action == "retrain" else None
+            if job_id and not self.pool.get(str(job_id)).state.is_final:
+                return True
+        return False
 
     def finish(self, timeout_s: float = 900.0) -> list[Any]:
         """At the end of the recording: wait for pool jobs; returns actions still open."""

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from driftwatch.actions.outbox import OUTBOX_FILE, Outbox
+from driftwatch.actions.records import ActionState
 from driftwatch.clock import SystemClock
 from driftwatch.errors import ActionError
 
@@ -190,10 +191,44 @@ def run_approve(args: argparse.Namespace) -> int:
     box, action_id = _find(args)
     try:
         rec = box.approve(action_id, args.by)
+        done = _carry_out(box, action_id)
     finally:
         box.close()
-    print(f"action {rec.id} ({rec.key}) approved by {args.by}; the daemon carries it out next")
-    return 0
+    if done is None:
+        print(f"action {rec.id} ({rec.key}) approved by {args.by}; the daemon carries it out "
+              "next")
+        return 0
+    verdict = done.outcome.get("verdict") or done.state.value
+    print(f"action {done.id} ({done.key}) approved by {args.by}: {verdict}"
+          + (f", champion is now v{done.outcome['version']}" if verdict == "promoted" else "")
+          + (f" ({done.error})" if done.error else ""))
+    return 0 if done.state is not ActionState.FAILED else 1
+
+
+def _carry_out(box: Outbox, action_id: int) -> Any:
+    """After ``replay --execute`` no daemon is left to act on an approval: an approved
+    shadow promotion or online update of a replay's state folder is carried out here (None
+    when a daemon owns the folder, or the action needs the GPU pool)."""
+    from driftwatch.actions.handoff import read_replay_state
+
+    saved = read_replay_state(box.state_dir)
+    rec = box.get(action_id)
+    if saved is None or rec.action not in ("shadow", "online_update"):
+        return None
+    from driftwatch.actions.executor import ActionExecutor
+    from driftwatch.errors import StateError
+    from driftwatch.registry.mlflow_registry import MlflowRegistry
+
+    registry = MlflowRegistry.from_uri(saved.get("tracking_uri"), box.state_dir)
+    try:
+        ex = ActionExecutor(box, registry, None, SystemClock(),
+                            columns=saved.get("columns") or None)
+    except StateError:  # a process runs actions on this folder: it carries this one out
+        return None
+    try:
+        return ex.run_one(action_id)
+    finally:
+        ex.close_lock()
 
 
 def run_cancel(args: argparse.Namespace) -> int:

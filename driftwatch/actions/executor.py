@@ -145,10 +145,14 @@ class ActionExecutor:
         self.env.buffer = buffer
 
     def close(self) -> None:
+        self.close_lock()
+        self.outbox.close()
+
+    def close_lock(self) -> None:
+        """Release the state folder's executor lock, leaving the outbox open."""
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = -1
-        self.outbox.close()
 
     # -- submitting ------------------------------------------------------------------
     def submit(
@@ -193,6 +197,13 @@ class ActionExecutor:
                 continue
             touched.append(self._run_one(rec))
         return touched
+
+    def run_one(self, action_id: int) -> ActionRecord:
+        """Move one action as far as it goes now (a person's approval carried out)."""
+        rec = self.outbox.get(action_id)
+        if rec.state not in _OPEN:
+            return rec
+        return self._run_one(rec)
 
     def resume(self) -> list[int]:
         """After a restart: run what was left unfinished; returns the ids found."""

@@ -1,0 +1,128 @@
+"""Any registered flavour scores connector features: scikit-learn, XGBoost, custom pyfunc,
+driftwatch's own river and recalibrated models. Models are saved to local folders (no
+tracking store), exactly as the registry hands them out after a download."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mlflow.pyfunc
+import mlflow.sklearn
+import numpy as np
+import pandas as pd
+import pytest
+from mlflow.models import infer_signature
+from sklearn.ensemble import HistGradientBoostingClassifier
+
+from driftwatch.errors import ActionError
+from driftwatch.registry.champion import distil_champion
+from driftwatch.registry.pyfunc import save_river_model
+from driftwatch.registry.recalibrated import LogitCalibrator, RecalibratedPyfunc
+from driftwatch.registry.scorer import Scorer, load_scorer
+
+
+def _data(n: int = 600, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    income = rng.lognormal(10.5, 0.5, n)
+    dti = rng.uniform(0, 0.6, n)
+    p = 1 / (1 + np.exp(-(-2.0 + 3.0 * dti - 0.00001 * income)))
+    return pd.DataFrame({"income": income, "debt_to_income": dti,
+                         "label": (rng.random(n) < p).astype(float), "score": p})
+
+
+@pytest.fixture(scope="module")
+def sklearn_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object, pd.DataFrame]:
+    df = _data()
+    x = df[["income", "debt_to_income"]].rename(columns={"income": "annual_income"})
+    model = HistGradientBoostingClassifier(max_iter=30, random_state=0).fit(x, df["label"])
+    path = tmp_path_factory.mktemp("sk") / "model"
+    mlflow.sklearn.save_model(
+        model, str(path), signature=infer_signature(x, model.predict_proba(x)[:, 1]),
+        serialization_format="cloudpickle",
+    )
+    return path, model, df
+
+
+def test_sklearn_scores_by_predict_proba_with_mapped_columns(sklearn_dir) -> None:
+    path, model, df = sklearn_dir
+    s = load_scorer(path, name="pd", version="1", columns={"annual_income": "income"})
+    assert s.flavor == "sklearn" and s.inputs == ("annual_income", "debt_to_income")
+    x = df[["income", "debt_to_income"]].rename(columns={"income": "annual_income"})
+    np.testing.assert_allclose(s.score(df), model.predict_proba(x)[:, 1])  # not class labels
+
+
+def test_a_column_the_connector_lacks_is_named(sklearn_dir) -> None:
+    path, _, df = sklearn_dir
+    s = load_scorer(path, name="pd", version="1")
+    with pytest.raises(ActionError, match="needs input column 'annual_income'.*features: "
+                                          "income, debt_to_income"):
+        s.score(df[["income", "debt_to_income"]])
+
+
+class _Custom(mlflow.pyfunc.PythonModel):
+    def predict(self, context, model_input, params=None):  # type: ignore[no-untyped-def]
+        p = 1 / (1 + np.exp(-(model_input["debt_to_income"].to_numpy() * 4 - 2)))
+        return pd.DataFrame({"good": 1 - p, "bad": p})
+
+
+def test_custom_pyfunc_with_a_signature(tmp_path: Path) -> None:
+    df = _data()
+    x = df[["debt_to_income"]]
+    path = tmp_path / "custom"
+    mlflow.pyfunc.save_model(str(path), python_model=_Custom(),
+                             signature=infer_signature(x, np.zeros(len(x))))
+    s = load_scorer(path, name="pd", version="2")
+    assert s.flavor == "pyfunc" and s.inputs == ("debt_to_income",)
+    expected = 1 / (1 + np.exp(-(df["debt_to_income"].to_numpy() * 4 - 2)))
+    np.testing.assert_allclose(s.score(df), expected)
+
+
+def test_a_custom_pyfunc_without_signature_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "nosig"
+    mlflow.pyfunc.save_model(str(path), python_model=_Custom())
+    with pytest.raises(ActionError, match="has no signature"):
+        load_scorer(path, name="pd", version="3")
+
+
+def test_xgboost_flavour_scores_by_predict_proba(tmp_path: Path) -> None:
+    xgboost = pytest.importorskip("xgboost")
+    import mlflow.xgboost
+
+    df = _data()
+    x = df[["income", "debt_to_income"]]
+    model = xgboost.XGBClassifier(n_estimators=20, max_depth=3).fit(x, df["label"])
+    path = tmp_path / "xgb"
+    mlflow.xgboost.save_model(model, str(path),
+                              signature=infer_signature(x, model.predict_proba(x)[:, 1]))
+    s = load_scorer(path, name="pd", version="4")
+    assert s.flavor == "xgboost"
+    np.testing.assert_allclose(s.score(df), model.predict_proba(x)[:, 1], rtol=1e-6)
+
+
+def test_river_model_reads_its_encoder_features(tmp_path: Path) -> None:
+    df = _data()
+    river = distil_champion(df, numeric=["income", "debt_to_income"])
+    save_river_model(river, tmp_path / "river")
+    s = load_scorer(tmp_path / "river", name="pd", version="5")
+    assert s.flavor == "river" and s.inputs == ("income", "debt_to_income")
+    np.testing.assert_allclose(s.score(df), river.predict_proba(df))
+
+
+def test_recalibrated_version_wraps_its_base_by_uri(tmp_path: Path) -> None:
+    df = _data()
+    base = Scorer("pd", "1", "custom", ("debt_to_income",),
+                  lambda x: np.clip(x["debt_to_income"].to_numpy(), 0.01, 0.99))
+    cal = LogitCalibrator()
+    cal.learn(base.score(df), df["label"].to_numpy())
+    path = tmp_path / "recal"
+    mlflow.pyfunc.save_model(str(path), python_model=RecalibratedPyfunc("models:/pd/1", cal))
+    asked: list[str] = []
+
+    def resolve(uri: str) -> Scorer:
+        asked.append(uri)
+        return base
+
+    s = load_scorer(path, name="pd", version="6", resolve=resolve)
+    assert asked == ["models:/pd/1"] and s.flavor == "recalibrated"
+    assert s.meta["base_version"] == "1"
+    np.testing.assert_allclose(s.score(df), cal.transform(base.score(df)))
