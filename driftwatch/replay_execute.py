@@ -162,7 +162,7 @@ class ReplayActions:
 
         out = Path(path)
         with out.open("wb") as fh:
-            for entry in AuditTrail(self.executor.outbox).entries():
+            for entry in AuditTrail(self.executor.outbox, self.pool).entries():
                 fh.write(
                     orjson.dumps(
                         entry,

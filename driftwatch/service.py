@@ -264,6 +264,8 @@ class Service:
             return
         self._reported.add(rt.name)
         try:
+            if self.actions is not None:  # what ran, from the outbox
+                self.actions.export(rt.name, rt.out_dir / "actions.jsonl")
             path = rt.write_report(generated_at=iso(self.clock.now()))
         except Exception:  # a report is a convenience; the daemon goes on
             log.exception("%s: writing the report failed", rt.name)

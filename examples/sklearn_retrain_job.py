@@ -124,7 +124,7 @@ def register(
         lambda: mlflow.sklearn.log_model(
             model, name="model", signature=signature, pip_requirements=["scikit-learn"],
             skops_trusted_types=TRUSTED_TYPES,
-        ).model_uri,
+        ),
         action_key=action_key, profile=profile, metrics=metrics,
         params={"learner": "HistGradientBoostingClassifier", "action": "retrain",
                 "job_id": os.environ.get("DRIFTWATCH_JOB_ID", "")},

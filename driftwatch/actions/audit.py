@@ -32,14 +32,34 @@ from driftwatch.actions.records import ActionRecord, ActionState
 
 __all__ = ["AuditTrail"]
 
+_SHADOW_KEYS = ("champion_version", "challenger_version", "metric", "margin", "min_labelled",
+                "max_duration", "cutoff", "verdict", "reason", "started_at", "decided_at",
+                "first_live", "last_live", "score_psi", "missed")
+
+
+def _shadow(rec: ActionRecord) -> dict[str, Any] | None:
+    """The shadow comparison as stored with the action, without its raw histograms."""
+    ev = rec.artifacts.get("shadow") if rec.action == "shadow" else None
+    if not ev:
+        return None
+    out = {k: ev.get(k) for k in _SHADOW_KEYS}
+    out["metrics"] = ev.get("metrics", {})
+    return out
+
 _MLFLOW_KEYS = ("version", "run_id", "previous", "parent_version")
 
 
 class AuditTrail:
-    """Queries over the outbox, shaped for people who review model changes."""
+    """Queries over the outbox, shaped for people who review model changes.
 
-    def __init__(self, outbox: Outbox) -> None:
+    With ``pool`` (the GPU pool), a retraining's entry also holds its job's record: state,
+    leased GPUs, attempts and times (``job``). A shadow's entry holds its comparison
+    (``shadow``): both versions' metrics on the same rows, the counts, the rule and verdict.
+    """
+
+    def __init__(self, outbox: Outbox, pool: Any = None) -> None:
         self.outbox = outbox
+        self.pool = pool
 
     def entries(
         self,
@@ -93,6 +113,8 @@ class AuditTrail:
             "error": rec.error,
             "note": rec.note,
             "parent_id": rec.parent_id,
+            "shadow": _shadow(rec),
+            "job": self._job(rec.artifacts.get("job_id")),
             "recorded_at": rec.created_at,
             "updated_at": rec.updated_at,
             "steps": [
@@ -102,6 +124,26 @@ class AuditTrail:
                 {"command": a.command, "actor": a.actor, "at": a.at, "detail": a.detail}
                 for a in self.outbox.admin_calls(rec.id)
             ],
+        }
+
+    def _job(self, job_id: Any) -> dict[str, Any] | None:
+        if job_id is None or self.pool is None:
+            return None
+        try:
+            job = self.pool.get(str(job_id))
+        except Exception:  # a pool that forgot the job: the entry still has its id
+            return None
+        return {
+            "job_id": job.job_id,
+            "state": job.state.value,
+            "gpus": list(job.lease) or None,
+            "attempts": job.attempts,
+            "submitted_at": job.submitted_at,
+            "started_at": job.started_at,
+            "ended_at": job.ended_at,
+            "exit_code": job.exit_code,
+            "time_limit_s": job.spec.time_limit_s,
+            "log_path": job.log_path,
         }
 
     def admin_calls(self) -> list[dict[str, Any]]:

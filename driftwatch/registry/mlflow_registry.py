@@ -222,6 +222,7 @@ class MlflowRegistry:
         tags: Mapping[str, str] | None = None,
         description: str | None = None,
         source: str | None = None,
+        model_id: str | None = None,
     ) -> ModelVersionInfo:
         """Register the run's model (``source``, default ``runs:/<run>/model``) as a new
         version of ``model``; a second call with the same ``action_key`` returns the
@@ -247,6 +248,7 @@ class MlflowRegistry:
                 run_id=run_id,
                 tags=version_tags,
                 description=description,
+                **({"model_id": model_id} if model_id else {}),
             ),
         )
         return ModelVersionInfo.of(mv)

@@ -11,7 +11,7 @@ Example (scikit-learn)::
 
     info = publish_flavour(
         registry, "credit-risk",
-        lambda: mlflow.sklearn.log_model(model, name="model", signature=sig).model_uri,
+        lambda: mlflow.sklearn.log_model(model, name="model", signature=sig),
         action_key=key, profile=profile, metrics={"holdout_auc": 0.81},
     )
 """
@@ -39,7 +39,7 @@ __all__ = ["publish_flavour"]
 def publish_flavour(
     registry: MlflowRegistry,
     model: str,
-    log_model: Callable[[], str],
+    log_model: Callable[[], Any],
     *,
     action_key: str,
     profile: ReferenceProfile | None = None,
@@ -48,8 +48,9 @@ def publish_flavour(
     parent_version: str | None = None,
     data_window: str | None = None,
 ) -> ModelVersionInfo:
-    """Run ``log_model()`` (it returns the logged model's URI) in a new run and register it
-    as a version of ``model`` tagged ``driftwatch.action_key=action_key``."""
+    """Run ``log_model()`` (a flavour's ``log_model``; it returns the ``ModelInfo``) in a new
+    run and register the logged model as a version of ``model`` tagged
+    ``driftwatch.action_key=action_key``."""
     import mlflow
 
     existing = registry.find_version(model, action_key)
@@ -60,7 +61,7 @@ def publish_flavour(
     exp = registry.experiment_id(model)
     with mlflow.start_run(experiment_id=exp, run_name=action_key.replace(":", "-")) as run:
         mlflow.set_tag(TAG_ACTION_KEY, action_key)
-        uri = log_model()
+        logged = log_model()
         if profile is not None:
             with tempfile.TemporaryDirectory(prefix="driftwatch-profile-") as tmp:
                 path = Path(tmp) / PROFILE_ARTIFACT
@@ -80,5 +81,6 @@ def publish_flavour(
         action_key=action_key,
         parent_version=parent_version,
         data_window=data_window,
-        source=uri,
+        source=logged.model_uri,
+        model_id=getattr(logged, "model_id", None),
     )

@@ -1,10 +1,11 @@
 """Model changes a decision asked for: shadow deployments and retraining jobs.
 
 What ran comes from the executed-action records (``actions.jsonl``, exported from the
-actions outbox and audit trail); a decision whose action did not run (a dry-run replay, or
-an action still waiting) shows what *would* run, from the decision's action settings,
-marked "not executed (dry run)". Field names of executed records are shown as recorded,
-so nothing the audit trail says is hidden or renamed.
+actions outbox and audit trail, by replay and by the daemon alike); a decision without one
+(a dry-run replay) shows what *would* run, from the decision's action settings, marked
+"not executed (dry run)". A shadow shows champion and challenger side by side (metrics,
+difference, counts, the rule and the verdict); a retraining its pool job (GPUs, attempts,
+queue and run times in human units) and the version it registered, with its lineage.
 
 >>> rule = shadow_rule({"metric": "gini", "margin": 0.01, "min_labelled": 2000,
 ...                     "max_duration": 1814400.0})
@@ -14,12 +15,13 @@ so nothing the audit trail says is hidden or renamed.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from driftwatch.report.html import Markup, el, fmt, join, kv_table, table
 from driftwatch.report.sections import Context, Section, tier_badge
 
-__all__ = ["retraining_section", "shadow_rule", "shadow_section"]
+__all__ = ["human_duration", "retraining_section", "shadow_rule", "shadow_section"]
 
 _DRY = "not executed (dry run)"
 
@@ -44,21 +46,6 @@ def shadow_rule(settings: dict[str, Any]) -> str:
     return rule
 
 
-def _scalar_items(rec: dict[str, Any], skip: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for k, v in rec.items():
-        if k in skip:
-            continue
-        if isinstance(v, dict):
-            out.extend((f"{k}.{k2}", v2 if isinstance(v2, int | float | str) else str(v2))
-                       for k2, v2 in v.items())
-        elif isinstance(v, list):
-            out.append((k, ", ".join(map(str, v))))
-        else:
-            out.append((k, v if isinstance(v, int | float | str) else str(v)))
-    return out
-
-
 def _decisions_with(ctx: Context, kinds: tuple[str, ...]) -> list[dict[str, Any]]:
     recs = [ctx.focus_record] if ctx.focus_record is not None else ctx.run.records
     return [r for r in recs if (r.get("decision") or {}).get("action") in kinds
@@ -67,26 +54,163 @@ def _decisions_with(ctx: Context, kinds: tuple[str, ...]) -> list[dict[str, Any]
 
 def _head(rec: dict[str, Any], status: str) -> Markup:
     d = rec.get("decision") or {}
-    tags = [el("span", status, class_="tag warn" if status == _DRY else "tag")]
+    warn = status.startswith("not executed") or status.startswith("recorded")
+    tags = [el("span", status, class_="tag warn" if warn else "tag")]
     if d.get("requires_approval"):
         tags.append(el("span", "promotion needs human approval", class_="tag"))
     return el("h3", f"Window {rec.get('window_id')} · {rec.get('end') or ''} ",
               tier_badge(str(rec.get("tier", "none"))), " ", *tags)
 
 
+def _status(executed: list[dict[str, Any]]) -> str:
+    """What the outbox says happened to the window's action."""
+    if not executed:
+        return _DRY
+    ex = executed[-1]
+    state = str(ex.get("state", "executed"))
+    steps = [s.get("step") for s in ex.get("steps") or ()]
+    if state in ("pending", "awaiting_approval") and not set(steps) - {"recorded", "export"}:
+        return "recorded, not run yet" + (" (awaiting approval)"
+                                          if state == "awaiting_approval" else "")
+    verdict = (ex.get("outcome") or {}).get("verdict")
+    if state == "awaiting_approval":
+        return "executed · awaiting approval"
+    return f"executed · {verdict or state.replace('_', ' ')}"
+
+
+def human_duration(seconds: Any) -> str:
+    """Seconds for people.
+
+    >>> human_duration(3.21), human_duration(250), human_duration(7500), human_duration(None)
+    ('3.2 s', '4 min 10 s', '2 h 5 min', '—')
+    >>> human_duration(3 * 86400 + 4 * 3600)
+    '3 d 4 h'
+    """
+    if not isinstance(seconds, int | float) or seconds != seconds:
+        return "—"
+    s = float(seconds)
+    if s < 60:
+        return f"{s:.1f} s"
+    for big, big_name, small, small_name in ((86400, "d", 3600, "h"), (3600, "h", 60, "min"),
+                                             (60, "min", 1, "s")):
+        if s >= big:
+            rest = int((s % big) // small)
+            return f"{int(s // big)} {big_name}" + (f" {rest} {small_name}" if rest else "")
+    return f"{s:.1f} s"  # pragma: no cover - every case returned above
+
+
+def _when(t: Any) -> str:
+    """Epoch seconds as UTC date and time."""
+    if not isinstance(t, int | float) or t != t:
+        return "—"
+    return datetime.fromtimestamp(float(t), tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+#: Rows of the champion-vs-challenger table, in reading order.
+_METRICS = (
+    ("live", "live predictions scored"),
+    ("approval_rate", "approval rate at the cut-off"),
+    ("expected_loss", "expected loss per application (PD × exposure, approved)"),
+    ("labelled", "joined outcomes"),
+    ("gini", "Gini"),
+    ("auc", "AUC"),
+    ("ks_score", "KS"),
+    ("bad_rate_approved", "bad rate of the approved"),
+    ("calibration_ratio", "calibration (observed / expected bad rate)"),
+    ("log_loss", "log loss"),
+    ("brier", "Brier score"),
+)
+
+
 def _compare(ex: dict[str, Any]) -> Markup | None:
-    champ, chall = ex.get("champion"), ex.get("challenger")
+    shadow = ex.get("shadow") or {}
+    metrics = shadow.get("metrics") or {}
+    champ = metrics.get("champion", ex.get("champion"))
+    chall = metrics.get("challenger", ex.get("challenger"))
     if not isinstance(champ, dict) or not isinstance(chall, dict):
         return None
-    keys = [k for k in champ if k in chall] + [k for k in chall if k not in champ]
+    known = [k for k, _ in _METRICS]
+    extra = [(k, k) for k in [*champ, *chall] if k not in known]
     rows = []
-    for k in keys:
-        a, b = champ.get(k), chall.get(k)
-        diff = b - a if isinstance(a, int | float) and isinstance(b, int | float) else ""
-        rows.append([k, a if isinstance(a, int | float) else str(a or "—"),
-                     b if isinstance(b, int | float) else str(b or "—"), diff])
-    return table(["on the same labelled events", "champion", "challenger", "difference"], rows,
-                 class_="champion-challenger")
+    for key, label in (*_METRICS, *dict(extra).items()):
+        a, b = champ.get(key), chall.get(key)
+        if a is None and b is None:
+            continue
+        num = isinstance(a, int | float) and isinstance(b, int | float)
+        rows.append([el("span", label, data_metric=key), a if a is not None else "—",
+                     b if b is not None else "—", (b - a) if num else "—"])
+    cv, hv = shadow.get("champion_version"), shadow.get("challenger_version")
+    head = ["metric (same rows for both)", f"champion v{cv}" if cv else "champion",
+            f"challenger v{hv}" if hv else "challenger", "challenger − champion"]
+    return table(head, rows, class_="champion-challenger")
+
+
+def _shadow_facts(ex: dict[str, Any]) -> Markup:
+    sh = ex.get("shadow") or {}
+    out = ex.get("outcome") or {}
+    items: list[tuple[str, Any]] = [("action", f"{ex.get('id', '—')} · {ex.get('key', '')}")]
+    if sh:
+        items.append(("score PSI, challenger vs champion (live traffic)",
+                      sh.get("score_psi") if sh.get("score_psi") is not None else "—"))
+        items.append(("approval cut-off", sh.get("cutoff") if sh.get("cutoff") is not None
+                      else "none configured (model.approval_cutoff)"))
+        items.append(("shadow period (live traffic, event time)",
+                      f"{_when(sh.get('first_live'))} to {_when(sh.get('last_live'))}"))
+    verdict = out.get("verdict") or (sh.get("verdict") if sh else None) or ex.get("status")
+    items.append(("verdict", verdict or "undecided"))
+    reason = out.get("reason") or (sh.get("reason") if sh else None) or ex.get("verdict")
+    if reason:
+        items.append(("by the rule", reason))
+    if ex.get("state") == "running":
+        items.append(("undecided", ex.get("note") or "waiting for outcomes"))
+    approver = ex.get("approver") or ex.get("approved_by")
+    if approver:
+        items.append(("approved by", approver))
+    if ex.get("error"):
+        items.append(("error", ex["error"]))
+    return kv_table(items, class_="shadow-run")
+
+
+def _lineage(ex: dict[str, Any]) -> list[tuple[str, Any]]:
+    ml = ex.get("mlflow") or {}
+    out: list[tuple[str, Any]] = []
+    if ml.get("version"):
+        out.append(("model version", f"v{ml['version']}"
+                    + (f" (parent v{ml['parent_version']})" if ml.get("parent_version") else "")))
+    if ml.get("run_id"):
+        out.append(("MLflow run", el("code", str(ml["run_id"]))))
+    return out
+
+
+def _retrain_facts(ex: dict[str, Any]) -> Markup:
+    job = ex.get("job") or {}
+    out = ex.get("outcome") or {}
+    items: list[tuple[str, Any]] = [("action", f"{ex.get('id', '—')} · {ex.get('key', '')}"),
+                                    ("state", str(ex.get("state", "—")).replace("_", " "))]
+    if job:
+        started, ended = job.get("started_at"), job.get("ended_at")
+        queued = (started - job["submitted_at"]) if isinstance(started, int | float) else None
+        ran = (ended - started) if isinstance(started, int | float) and isinstance(
+            ended, int | float) else None
+        items += [
+            ("pool job", el("code", str(job.get("job_id")))),
+            ("job state", str(job.get("state", "—")).replace("_", " ")),
+            ("GPUs leased", ", ".join(job.get("gpus") or []) or "released"),
+            ("attempts", job.get("attempts", 0)),
+            ("waited in the queue", human_duration(queued)),
+            ("ran for", human_duration(ran)),
+            ("time limit", human_duration(job.get("time_limit_s"))),
+        ]
+        if job.get("exit_code") is not None:
+            items.append(("exit code", job["exit_code"]))
+    elif ex.get("job_id"):
+        items.append(("pool job", el("code", str(ex["job_id"]))))
+    items += _lineage(ex)
+    if out.get("shadow_action_id") is not None:
+        items.append(("judged by shadow action", out["shadow_action_id"]))
+    if ex.get("error"):
+        items.append(("error", ex["error"]))
+    return kv_table(items, class_="retrain-run")
 
 
 def shadow_section(ctx: Context) -> Section | None:
@@ -98,22 +222,28 @@ def shadow_section(ctx: Context) -> Section | None:
         wid = rec.get("window_id")
         settings = (rec.get("decision") or {}).get("action_settings") or {}
         executed = [a for a in ctx.run.executed_for(wid) if a.get("action") == "shadow"]
-        parts: list[Any] = [_head(rec, "executed" if executed else _DRY),
-                            el("p", "Verdict rule: ", el("b", shadow_rule(settings)))]
+        status = _status(executed)
+        parts: list[Any] = [_head(rec, status)]
         for ex in executed:
+            rule = settings or {k: (ex.get("shadow") or {}).get(k) for k in
+                                ("metric", "margin", "min_labelled", "max_duration")}
+            parts.append(el("p", "Verdict rule: ", el("b", shadow_rule(
+                {k: v for k, v in rule.items() if v is not None}))))
             cmp_ = _compare(ex)
             if cmp_ is not None:
                 parts.append(cmp_)
-            parts.append(kv_table(_scalar_items(ex, ("champion", "challenger"))))
+            parts.append(_shadow_facts(ex))
+            parts.append(kv_table(_lineage(ex) or [("model version", "—")]))
         if not executed:
+            parts.append(el("p", "Verdict rule: ", el("b", shadow_rule(settings))))
             parts.append(el("p", "No challenger was scored: the replay ran actions as a dry run. "
                                  "Run with --execute to compare champion and challenger.",
                             class_="note"))
         blocks.append(el("div", *parts, class_="shadow", data_window=wid,
                          data_status="executed" if executed else "dry-run"))
     return Section("shadow", "Shadow deployments: champion vs challenger", join(blocks),
-                   "A challenger scores live traffic beside the champion and is promoted only "
-                   "if it wins on the same labelled applications.")
+                   "A challenger scores every live prediction beside the champion and is "
+                   "promoted only if it wins on the same labelled applications.")
 
 
 def retraining_section(ctx: Context) -> Section | None:
@@ -133,9 +263,9 @@ def retraining_section(ctx: Context) -> Section | None:
             ("deferrable to off-peak", s.get("deferrable", False)),
             ("preemptible (checkpoints)", s.get("preemptible", False)),
         ])
-        parts: list[Any] = [_head(rec, "executed" if executed else _DRY), planned]
+        parts: list[Any] = [_head(rec, _status(executed)), planned]
         for ex in executed:
-            parts.append(kv_table(_scalar_items(ex), class_="retrain-run"))
+            parts.append(_retrain_facts(ex))
         if not executed:
             parts.append(el("p", "No job was queued (dry run): no pool lease, duration or model "
                                  "version to show.", class_="note"))

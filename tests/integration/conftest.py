@@ -8,12 +8,16 @@ Each service's fixtures come from a factory in ``driftwatch.testing``; add other
 from __future__ import annotations
 
 from driftwatch.testing import kafka as kafka_testing
+from driftwatch.testing import mlflow_server as mlflow_testing
 
 # -- Kafka: a real KRaft broker, or the one named by $DRIFTWATCH_KAFKA_BOOTSTRAP -------------
 kafka_endpoint = kafka_testing.endpoint_fixture(num_partitions=1)
 kafka_topic = kafka_testing.topic_fixture()
 kafka_group = kafka_testing.group_fixture()
 kafka_broker_factory = kafka_testing.broker_factory_fixture()
+
+# -- MLflow: a real tracking server per test module --------------------------------------------
+mlflow_server = mlflow_testing.mlflow_server_fixture(scope="module")
 
 # -- driftwatch run: a demo recording and daemons started as real processes ---------------------
 import os  # noqa: E402 - this block is self-contained

@@ -1,21 +1,14 @@
 """driftwatch against a real ``mlflow server`` process on loopback.
 
-The server keeps its runs and registry in SQLite and serves artifacts itself
-(``--serve-artifacts``), as a team's shared tracking server would. Through it: the champion
+The server (fixture ``mlflow_server``, from :mod:`driftwatch.testing.mlflow_server`) keeps
+its runs and registry in SQLite and serves artifacts itself (``--serve-artifacts``), as a
+team's shared tracking server would. Through it: the champion
 is bootstrapped, an online update registers a challenger, a promotion and a rollback move
 the aliases, and every run holds its model and reference profile.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -50,75 +43,6 @@ from driftwatch.windows.profile import ReferenceProfile
 pytestmark = pytest.mark.integration
 
 MODEL = "credit-risk"
-STARTUP_TIMEOUT_S = 90.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2) as resp:
-            return resp.status == 200
-    except OSError:
-        return False
-
-
-@pytest.fixture(scope="module")
-def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """A real tracking server on a free loopback port; stopped (its whole process group)
-    when the module's tests are done."""
-    root = tmp_path_factory.mktemp("mlflow-server")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    argv = [
-        sys.executable,
-        "-m",
-        "mlflow",
-        "server",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        "1",
-        "--backend-store-uri",
-        f"sqlite:///{root / 'mlflow.db'}",
-        "--serve-artifacts",
-        "--artifacts-destination",
-        str(root / "artifacts"),
-    ]
-    log = open(root / "server.log", "wb")  # noqa: SIM115 - closed after the server stops
-    proc = subprocess.Popen(
-        argv, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True
-    )
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while not _healthy(url):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                tail = (root / "server.log").read_text(errors="replace")[-3000:]
-                pytest.fail(f"mlflow server did not come up on {url}:\n{tail}")
-            time.sleep(0.3)
-        yield url, root / "artifacts"
-    finally:
-        _stop(proc)
-        log.close()
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 @pytest.fixture

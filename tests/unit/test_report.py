@@ -165,10 +165,21 @@ def make_run(tmp: Path, prof: ReferenceProfile, *, executed: bool = True) -> Pat
                                  for d in range(6)]}
     (out / "summary.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_SORT_KEYS))
     if executed:
-        shadow = {"window_id": 3, "action": "shadow", "status": "promoted",
-                  "champion": {"gini": 0.41, "n_labelled": 2400},
-                  "challenger": {"gini": 0.45, "n_labelled": 2400},
-                  "verdict": "challenger wins by 0.04 >= 0.01", "approved_by": "risk-owner"}
+        # an audit-trail entry as replay and the daemon export it (actions.jsonl)
+        shadow = {"id": 7, "key": "credit:moderate:3", "window_id": 3, "action": "shadow",
+                  "state": "succeeded", "approver": "risk-owner",
+                  "steps": [{"step": "recorded"}, {"step": "challenger"}, {"step": "promote"}],
+                  "mlflow": {"version": "4", "parent_version": "2"},
+                  "outcome": {"verdict": "promoted", "version": "4",
+                              "reason": "challenger wins by 0.04 >= 0.01"},
+                  "shadow": {"champion_version": "2", "challenger_version": "4",
+                             "cutoff": 0.25, "score_psi": 0.031, "first_live": 1704300000.0,
+                             "last_live": 1704900000.0,
+                             "metrics": {"champion": {"gini": 0.41, "labelled": 2400.0,
+                                                      "live": 9000.0, "approval_rate": 0.81},
+                                         "challenger": {"gini": 0.45, "labelled": 2400.0,
+                                                        "live": 9000.0,
+                                                        "approval_rate": 0.78}}}}
         (out / "actions.jsonl").write_bytes(orjson.dumps(shadow) + b"\n")
     return out
 
@@ -303,6 +314,12 @@ def test_decision_report_focuses_on_one_window(run_dir: Path, profile: Reference
     # the executed shadow: champion and challenger side by side, and the verdict as recorded
     assert doc.find("table", class_="champion-challenger")
     assert "challenger wins by 0.04 >= 0.01" in text
+    assert "executed · promoted" in text and "not executed" not in text
+    assert "champion v2" in text and "challenger v4" in text
+    assert "approval rate at the cut-off" in text and "−0.03" in text.replace("-0.03", "−0.03")
+    shadow_html = html[html.index('<section id="shadow"'):]
+    shadow_html = shadow_html[: shadow_html.index("</section>")]
+    assert "{" not in shadow_html and "None" not in shadow_html  # no Python dicts or Nones
 
 
 def test_unexecuted_actions_say_dry_run(tmp_path: Path, profile: ReferenceProfile) -> None:
