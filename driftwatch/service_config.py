@@ -57,6 +57,8 @@ models:
   - connector: connectors/demo-file.yaml   # where events come from and how they map
     policy: policies/credit-risk-demo.yaml # what to do about drift (hot-reloaded)
     # reference: data/demo/reference.parquet   # default: the policy's model.reference
+    # champion: models:/credit-risk@champion   # your registered model (any MLflow flavour);
+    #                                          # without it the demo's river stand-in
     live:
       speed: 86400               # file sources: event seconds per wall second (0: no pacing);
                                  # one day per second plays the 140-day demo in ~2.5 min

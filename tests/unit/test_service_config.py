@@ -85,3 +85,28 @@ def test_unknown_key_suggests_the_nearest_one():
 def test_a_missing_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot read service config"):
         load_service_config(tmp_path / "nope.yaml")
+
+
+def test_champion_by_alias_with_column_map_names_the_model():
+    cfg = parse_service_config(
+        MINIMAL + "    champion:\n      uri: models:/credit-pd@champion\n"
+                  "      columns: {annual_income: income}\n")
+    ref = cfg.models[0].champion
+    assert (ref.name, ref.alias, dict(ref.columns)) == ("credit-pd", "champion",
+                                                        {"annual_income": "income"})
+    assert cfg.models[0].name == "credit-pd"  # the monitored model takes the registered name
+    short = parse_service_config(MINIMAL + "    champion: models:/credit-pd@champion\n")
+    assert short.models[0].champion == ref.__class__("credit-pd")
+
+
+@pytest.mark.parametrize(("text", "where", "what"), [
+    ("    champion: credit-pd\n", "d.yaml:4:15", "expected models:/<name>@champion, "
+                                                 "found 'credit-pd'"),
+    ("    champion: models:/credit-pd@prod\n", "d.yaml:4:15", "name the champion by its alias"),
+    ("    name: other\n    champion: models:/credit-pd@champion\n", "d.yaml:4:11",
+     "model name 'other' differs from the champion's registered name 'credit-pd'"),
+])
+def test_a_bad_champion_is_located(text, where, what):
+    with pytest.raises(ConfigError) as err:
+        parse_service_config(MINIMAL + text, file="d.yaml")
+    assert str(err.value).startswith(f"{where}: ") and what in str(err.value)
