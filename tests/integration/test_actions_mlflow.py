@@ -112,8 +112,10 @@ def test_a_winning_challenger_waits_for_approval_then_replaces_the_champion(setu
     ev = rec.artifacts["shadow"]["metrics"]
     assert ev["challenger"]["log_loss"] < ev["champion"]["log_loss"]
     assert ev["champion"]["labelled"] == 1200
-    # approval rate and expected loss at the cut-off come from the live traffic
-    champion_approves = float((live["score"] <= 0.25).mean())
+    # approval rate and expected loss at the cut-off come from the live traffic, both
+    # versions scoring the same rows
+    champion_approves = float((ex.env.scorer(MODEL, "1").score(live) <= 0.25).mean())
+    assert ev["champion"]["live"] == ev["challenger"]["live"] == len(live)
     assert ev["champion"]["approval_rate"] == pytest.approx(champion_approves)
     assert ev["challenger"]["approval_rate"] < ev["champion"]["approval_rate"]  # more cautious
     assert ev["challenger"]["expected_loss"] > 0
