@@ -12,6 +12,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 MODEL = "credit-risk"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _actions(state: Path) -> list[dict]:
@@ -25,11 +26,16 @@ def _actions(state: Path) -> list[dict]:
 
 
 def test_the_daemon_shadows_on_live_traffic_and_reports_what_ran(
-        tmp_path, demo_recording, driftwatch_daemon, service_config_factory):
-    # ten days of event time per second: the moderate episode's shadow runs for seconds
+        tmp_path, driftwatch_daemon, service_config_factory):
+    # the bundled recording (its moderate episode runs a shadow), ten days of event time
+    # per second: the shadow runs for a few seconds of wall time
+    connector = tmp_path / "demo-file.yaml"
+    connector.write_text((ROOT / "connectors/demo-file.yaml").read_text().replace(
+        "data/demo/", f"{ROOT / 'data/demo'}/"))
     cfg = service_config_factory(
-        tmp_path / "svc.yaml", demo_recording["connector"], demo_recording["policy"],
-        reference=demo_recording["reference"], execute=True, gpus=10, speed=864000.0)
+        tmp_path / "svc.yaml", connector,
+        ROOT / "policies/credit-risk-demo.yaml", reference=ROOT / "data/demo/reference.parquet",
+        execute=True, gpus=10, speed=864000.0)
     state = tmp_path / "state"
     d = driftwatch_daemon(cfg, state)
     d.wait_ready()
