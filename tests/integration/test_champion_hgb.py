@@ -234,3 +234,63 @@ def test_recalibration_beats_the_champion_on_the_following_window(
 
     before, after = miscalibration(champion.score(following)), miscalibration(recal.score(following))
     assert after < before / 3, (before, after)
+
+
+def test_an_xgboost_champion_is_shadowed_on_live_traffic_and_labels(
+    mlflow_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    """A second flavour through the same server: an XGBoost champion, a recalibrated
+    challenger made from it, both scoring live rows and joined outcomes."""
+    xgboost = pytest.importorskip("xgboost")
+    import mlflow.xgboost
+    from mlflow.models import infer_signature
+
+    from driftwatch.actions.context import ActionContext
+    from driftwatch.actions.executor import ActionExecutor
+    from driftwatch.actions.labelled_buffer import LabelledBuffer
+    from driftwatch.policy.decision import Decision
+    from driftwatch.policy.tiers import Tier
+    from driftwatch.registry.publish import publish_flavour
+    from driftwatch.windows.profile import ReferenceProfile
+
+    url, name = mlflow_server[0], "credit-pd-xgb"
+    reference = pd.read_parquet(ROOT / "data/demo/reference.parquet")
+    numeric = ["income", "loan_amount", "debt_to_income", "credit_history_months", "age",
+               "num_open_accounts", "utilization"]
+    x = reference[numeric].astype("float64")
+    model = xgboost.XGBClassifier(n_estimators=60, max_depth=3, learning_rate=0.1)
+    model.fit(x, reference["label"])
+    reg = MlflowRegistry(url)
+    info = publish_flavour(
+        reg, name,
+        lambda: mlflow.xgboost.log_model(
+            model, name="model", signature=infer_signature(x, model.predict_proba(x)[:, 1])),
+        action_key=f"{name}:first:0", profile=ReferenceProfile.build(reference))
+    reg.set_alias(name, CHAMPION, info.version, at=0.0, by="test")
+
+    profile = ReferenceProfile.build(reference)
+    buffer = LabelledBuffer(profile.schema, capacity=5000)
+    buffer.add_frame(reference.sample(3000, random_state=1))
+    clock = ManualClock(1_700_000_000.0)
+    ex = ActionExecutor(Outbox(tmp_path / "state", clock=clock), reg, None, clock,
+                        buffer=buffer, cutoff=0.25)
+    assert ex.env.scorer(name, info.version).flavor == "xgboost"
+    shadow = Decision(name, 7, clock.now(), Tier.MODERATE, Tier.MODERATE, action="shadow",
+                      action_settings={"type": "shadow", "min_labelled": 1000,
+                                       "metric": "log_loss", "margin": 0.0},
+                      requires_approval=True)
+    action_id = ex.submit(shadow, ActionContext(window_start=0.0, window_end=clock.now()))
+    [rec] = ex.run_pending()
+    assert rec.state.value == "running", rec.error
+    challenger = rec.artifacts["shadow"]["challenger_version"]
+    assert ex.env.scorer(name, challenger).flavor == "recalibrated"
+    live = reference.sample(2500, random_state=2).reset_index(drop=True)
+    assert ex.observe_predictions(name, live) == 1
+    buffer.add_frame(reference.sample(1500, random_state=3))
+    [rec] = ex.run_pending()
+    ev = ex.outbox.get(action_id).artifacts["shadow"]  # type: ignore[arg-type]
+    ex.close()
+    assert ev["champion"]["live"] == ev["challenger"]["live"] == 2500
+    assert ev["metrics"]["champion"]["labelled"] == 1500
+    assert ev["metrics"]["champion"]["approval_rate"] > 0.5
+    assert rec.state.value in ("awaiting_approval", "succeeded")
