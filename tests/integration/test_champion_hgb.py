@@ -232,7 +232,8 @@ def test_recalibration_beats_the_champion_on_the_following_window(
     def miscalibration(p: np.ndarray) -> float:  # |log(observed / expected bad rate)|
         return abs(float(np.log(y.mean() / p.mean())))
 
-    before, after = miscalibration(champion.score(following)), miscalibration(recal.score(following))
+    before = miscalibration(champion.score(following))
+    after = miscalibration(recal.score(following))
     assert after < before / 3, (before, after)
 
 

@@ -6,6 +6,7 @@ the executor and its MLflow store are real (embedded SQLite).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,7 @@ def test_five_severe_episodes_never_overlap_on_the_pool(tmp_path: Path, referenc
         backend.end_all()
     jobs = sorted((j for j in ex.env.pool.status().jobs), key=lambda j: j.started_at or 0)
     assert len(jobs) == 5 and all(j.state.is_final for j in jobs)
-    for before, after in zip(jobs, jobs[1:], strict=False):
+    for before, after in itertools.pairwise(jobs):
         assert before.ended_at is not None and after.started_at is not None
         assert after.started_at >= before.ended_at, (before.job_id, after.job_id)
     assert any(n.startswith("waits for a retraining slot: 1 of 1 in use") for n in notes)

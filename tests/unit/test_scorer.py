@@ -54,8 +54,8 @@ def test_sklearn_scores_by_predict_proba_with_mapped_columns(sklearn_dir) -> Non
 def test_a_column_the_connector_lacks_is_named(sklearn_dir) -> None:
     path, _, df = sklearn_dir
     s = load_scorer(path, name="pd", version="1")
-    with pytest.raises(ActionError, match="needs input column 'annual_income'.*features: "
-                                          "income, debt_to_income"):
+    with pytest.raises(ActionError, match=r"needs input column 'annual_income'.*features: "
+                                          r"income, debt_to_income"):
         s.score(df[["income", "debt_to_income"]])
 
 
