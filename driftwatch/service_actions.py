@@ -188,12 +188,15 @@ class ServiceActions:
                    "reference": ma.reference,
                    "extra": {"window_id": cw.window_id, "n_events": cw.n_events,
                              "partial": cw.partial}}
-        if ma.outbox.by_key(decision.key) is not None:
-            return False
-        if ma.executor is not None:
-            ma.executor.submit(decision, context)
-        else:
-            ma.outbox.record(decision, context)
+        # under the scheduler's lock: a run_pending between recording the action and
+        # exporting its window would export the same window file at the same time
+        with self._lock:
+            if ma.outbox.by_key(decision.key) is not None:
+                return False
+            if ma.executor is not None:
+                ma.executor.submit(decision, context)
+            else:
+                ma.outbox.record(decision, context)
         self.metrics.record_action(decision.model, str(decision.action), "submitted")
         log.info("%s: %s decided at window %d (tier %s)%s", decision.model, decision.action,
                  decision.window_id, decision.tier,
