@@ -11,14 +11,16 @@ Brier score, observed/expected bad rate). It then learns the rest too, and the r
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from driftwatch.actions.context import ActionEnv
 from driftwatch.errors import ActionError
-from driftwatch.registry.recalibrated import LogitCalibrator, RecalibratedPyfunc
+
+if TYPE_CHECKING:  # MLflow is a heavy import: only an action that recalibrates pays for it
+    from driftwatch.registry.recalibrated import RecalibratedPyfunc
 
 __all__ = ["HOLDOUT", "calibration_metrics", "recalibrated_candidate", "river_champion"]
 
@@ -49,6 +51,8 @@ def recalibrated_candidate(
     env: ActionEnv, model: str, champion_version: str, window: pd.DataFrame
 ) -> tuple[RecalibratedPyfunc, dict[str, float]]:
     """Fit a recalibration layer on ``window`` for ``model`` v``champion_version``."""
+    from driftwatch.registry.recalibrated import LogitCalibrator, RecalibratedPyfunc
+
     if "label" not in window.columns or not len(window):
         raise ActionError("recalibration needs a labelled window, and the export is empty")
     p = env.scorer(model, champion_version).score(window)
