@@ -81,9 +81,12 @@ def detect_format(path: Path) -> str:
             head = f.read(1 << 16)
     except (OSError, EOFError, zlib.error) as exc:
         raise SourceError(f"cannot read {path}: {exc}") from exc
-    if head.startswith(b"PAR1"):
+    named_json = name.endswith((".jsonl", ".json", ".ndjson"))
+    # a name that says JSON is JSON: a bad line that happens to start with b"PAR1" is a
+    # bad record to dead-letter, not a Parquet file that stops the source
+    if head.startswith(b"PAR1") and not named_json:
         return "parquet"
-    if not name.endswith((".jsonl", ".json", ".ndjson")) and not head.lstrip().startswith(b"{"):
+    if not named_json and not head.lstrip().startswith(b"{"):
         return "csv"
     for line in head.splitlines():
         if line.strip():
