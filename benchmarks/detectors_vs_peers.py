@@ -113,7 +113,7 @@ def run_driftwatch(ref: pd.DataFrame, cur: pd.DataFrame, repeat: int) -> dict:
     prepare(prof)
     t_profile = time.perf_counter() - t
     t = time.perf_counter()
-    cal = Calibrator(prof, np.random.default_rng(0), alpha=0.01)
+    cal = Calibrator(prof, np.random.default_rng(0), rates=(0.01,))
     cal.thresholds(len(cur))
     t_cal = time.perf_counter() - t
 

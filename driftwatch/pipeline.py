@@ -30,21 +30,25 @@ from driftwatch.labels.features import PendingFeatures
 from driftwatch.labels.joiner import Joined, LabelJoiner
 from driftwatch.policy.decision import Decision
 from driftwatch.policy.engine import evaluate
+from driftwatch.policy.levels import build_calibrator, detector_config
 from driftwatch.policy.schema import Policy
+from driftwatch.policy.settings import LabelSettings
 from driftwatch.policy.state import EngineState
 from driftwatch.windows.panes import ClosedWindow, PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["ModelMonitor", "PollError", "StageError", "WindowResult", "window_spec_from_policy"]
+__all__ = [
+    "ModelMonitor",
+    "PollError",
+    "StageError",
+    "WindowResult",
+    "window_size",
+    "window_spec_from_policy",
+]
 
 OUTCOMES = "outcomes"
-#: Default label-join settings: outcomes of credit decisions mature in 30-90+ days.
-LABEL_TTL_SECONDS = 120 * 86400.0
-MAX_PENDING_LABELS = 1_000_000
-#: Feature rows kept for predictions awaiting outcomes, and recent labelled rows kept
-#: for online updates and shadow evaluation.
-PENDING_FEATURE_ROWS = 200_000
-LABELLED_ROWS = 20_000
+#: Label-join settings without a policy (a policy's ``labels:`` section sets them).
+_LABELS = LabelSettings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,11 @@ def _rows_of(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return order[np.minimum(pos, len(keys) - 1)]
 
 
+def window_size(spec: WindowSpec) -> int | None:
+    """Events per full window of a count window (None for time windows)."""
+    return int(spec.pane_size * spec.panes) if spec.kind == "count" else None
+
+
 def window_spec_from_policy(policy: Policy) -> WindowSpec:
     """The policy's window settings as a :class:`WindowSpec`."""
     from driftwatch.policy.durations import parse_duration
@@ -124,13 +133,15 @@ class ModelMonitor:
         self.model = model
         self.profile = profile
         self.spec = spec
-        self.detectors = detectors or DetectorConfig()
+        self._detectors = detectors
         self.policy = policy
-        self.joiner = joiner or LabelJoiner(LABEL_TTL_SECONDS, MAX_PENDING_LABELS)
-        self.calibrator = calibrator
+        labels = policy.labels if policy is not None else _LABELS
+        self.joiner = joiner or LabelJoiner(labels.ttl, labels.max_pending)
+        self._fixed_calibrator = calibrator
+        self._calibrator: tuple[tuple[Any, ...], Calibrator | None] | None = None
         self.window = PaneWindow(profile.layout, spec)
-        self.pending_features = PendingFeatures(profile.schema, PENDING_FEATURE_ROWS)
-        self.labelled_buffer = LabelledBuffer(profile.schema, LABELLED_ROWS)
+        self.pending_features = PendingFeatures(profile.schema, labels.pending_feature_rows)
+        self.labelled_buffer = LabelledBuffer(profile.schema, labels.labelled_rows)
         self.engine_state = EngineState()
         self.n_events = 0
         self.n_outcomes = 0
@@ -159,6 +170,41 @@ class ModelMonitor:
     def _count_error(self, err: StageError) -> StageError:
         self.errors_by_stage[err.stage] = self.errors_by_stage.get(err.stage, 0) + 1
         return err
+
+    # -- settings ----------------------------------------------------------------------
+    @property
+    def detectors(self) -> DetectorConfig:
+        """The detectors' settings: given at construction, else the policy's."""
+        return self._detectors if self._detectors is not None else detector_config(self.policy)
+
+    @property
+    def calibrator(self) -> Calibrator | None:
+        """The calibrator for the current profile, policy rates and window size.
+
+        Built on first use and rebuilt when any of them changes (a promoted model's
+        profile, a hot-reloaded policy, a new window shape); its levels are cached per
+        window size inside it. None when the policy asks for no calibrated level.
+        """
+        if self._fixed_calibrator is not None:
+            return self._fixed_calibrator
+        if self.policy is None:
+            return None
+        cfg = self.detectors
+        size = window_size(self.spec)
+        # a policy is immutable: the same object means the same rates and settings
+        key = (self.profile, self.policy, cfg, size)
+        if self._calibrator is None or self._calibrator[0] != key:
+            built = build_calibrator(self.profile, self.policy, config=cfg,
+                                     sizes=() if size is None else (size,))
+            self._calibrator = (key, built)
+        return self._calibrator[1]
+
+    def apply_label_settings(self) -> None:
+        """Take the policy's TTL and pending cap (after a reload or a restored checkpoint)."""
+        if self.policy is None:
+            return
+        self.joiner.ttl = float(self.policy.labels.ttl)
+        self.joiner.max_pending = int(self.policy.labels.max_pending)
 
     # -- processing --------------------------------------------------------------------
     def process(self, polled: Polled) -> list[WindowResult]:
@@ -357,3 +403,4 @@ class ModelMonitor:
         self.n_outcomes = int(d["n_outcomes"])
         self.bad_by_reason = dict(d["bad_by_reason"])
         self.errors_by_stage = dict(d.get("errors_by_stage", {}))
+        self.apply_label_settings()

@@ -31,10 +31,10 @@ from driftwatch.isolation import poison_records, timeline_record
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
+from driftwatch.policy.levels import load_reference
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
 from driftwatch.timeline import TimelineWriter, iso
-from driftwatch.windows.conventions import build_profile
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
@@ -91,8 +91,8 @@ def build_monitor(
     if ref is None:
         raise ConfigError("no reference: give --reference or a policy whose model names one")
     ref_path = _resolve(str(ref), base_dir or Path.cwd())
-    profile = build_profile(ref_path, policy.reference.conventions() if policy else None,
-                            kinds=connector.declared_kinds() if connector else None)
+    profile = load_reference(ref_path, policy,
+                             kinds=connector.declared_kinds() if connector else None)
     return monitor_for(policy, profile, window=window)
 
 

@@ -30,12 +30,12 @@ from driftwatch.live_source import PacedSource
 from driftwatch.metrics_live import ModelSnapshot
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import ModelMonitor, StageError, WindowResult, window_spec_from_policy
+from driftwatch.policy.levels import load_reference
 from driftwatch.policy.schema import Policy
 from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor, summarise
 from driftwatch.service_config import ModelConfig
 from driftwatch.state import OutputLog
-from driftwatch.windows.conventions import build_profile
 from driftwatch.windows.panes import PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
@@ -221,6 +221,7 @@ class ModelRuntime:
         window (partial) and start panes of the new shape; window ids continue."""
         spec = window_spec_from_policy(policy)
         self.monitor.policy = policy
+        self.monitor.apply_label_settings()
         if spec == self.monitor.spec:
             return []
         return self._respec(spec)
@@ -244,8 +245,8 @@ class ModelRuntime:
             return None
         self._ref_stamp = stamp
         policy = self.watcher.policy
-        profile = build_profile(self.reference_path, policy.reference.conventions(),
-                                kinds=self.connector.declared_kinds())
+        profile = load_reference(self.reference_path, policy,
+                                 kinds=self.connector.declared_kinds())
         if profile.fingerprint == self.monitor.profile.fingerprint:
             return None
         return profile

@@ -42,6 +42,7 @@ from driftwatch.detectors.fdr import benjamini_hochberg
 from driftwatch.detectors.performance import performance_signals
 from driftwatch.detectors.prepared import prepare
 from driftwatch.detectors.quality import quality_signals
+from driftwatch.detectors.registry import rate_key
 from driftwatch.errors import DriftwatchError
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.windows.sketch import Sketch, SketchLayout
@@ -118,7 +119,10 @@ def assess(
     prep = prepare(reference)
     n_ref, n_cur = prep.n, current.n
     signals: list[SignalResult] = []
-    null = calibrator.thresholds(n_cur) if calibrator is not None and n_cur > 0 else None
+    levels = calibrator.levels(n_cur) if calibrator is not None and n_cur > 0 else {}
+    # the detector's own threshold uses its alpha (or the calibrator's largest rate)
+    null = levels.get(cfg.alpha) or (levels[calibrator.alpha] if levels else None)
+    by_rate = {rate_key(a): t for a, t in levels.items()}
 
     quality, flags = quality_signals(prep, current, cfg, bad_records=bad_records,
                                      absent_fields=absent_fields)
@@ -168,17 +172,16 @@ def assess(
                 ks_p_cut=ks_bh.p_cut if is_num and ks_bh is not None else None,
                 fine_hi=fine_hi,
                 bounds=bounds,
+                levels={k: (t.numeric if is_num else t.categorical) for k, t in by_rate.items()},
             )
             offset += f
         signals += drift
         signals += aggregate_signals(drift, cfg, n_ref, n_cur)
 
     if cfg.wants_group("confidence"):
-        signals += confidence_signals(
-            prep, current, cfg, score_psi_calibrated=None if null is None else null.score_psi
-        )
+        signals += confidence_signals(prep, current, cfg, null=null, levels=by_rate)
     if cfg.wants_group("business"):
-        signals += business_signals(prep, current, cfg)
+        signals += business_signals(prep, current, cfg, null=null, levels=by_rate)
     if cfg.wants_group("performance"):
         signals += performance_signals(prep.disc, prep.calibration_ratio, current, cfg,
                                        n_ref=int(prep.lab_n.sum()))

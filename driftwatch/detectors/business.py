@@ -35,14 +35,17 @@ Model-level, group ``business``:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 from scipy import special
 
 from driftwatch.detectors.base import SignalResult
+from driftwatch.detectors.calibrate import NullThresholds, model_levels
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.exact import beta_ppf, binom_isf, binom_sf
 from driftwatch.detectors.prepared import PreparedReference, approval_share
+from driftwatch.detectors.registry import THRESHOLD_EFFECT
 from driftwatch.windows.sketch import Sketch
 
 __all__ = ["business_signals"]
@@ -53,26 +56,39 @@ def _rel(cur: float, ref: float) -> float:
 
 
 def business_signals(
-    prep: PreparedReference, cur: Sketch, cfg: DetectorConfig
+    prep: PreparedReference,
+    cur: Sketch,
+    cfg: DetectorConfig,
+    *,
+    null: NullThresholds | None = None,
+    levels: Mapping[str, NullThresholds] | None = None,
 ) -> list[SignalResult]:
-    """``approval_rate``, ``bad_rate``, ``expected_loss`` and ``metric`` results."""
+    """``approval_rate``, ``bad_rate``, ``expected_loss`` and ``metric`` results.
+
+    ``null``/``levels``: calibrated levels of ``|abs_change|`` of the approval share (the
+    detector's own band uses ``null`` in place of its binomial margin)."""
     out: list[SignalResult] = []
     alpha = cfg.alpha
     if cfg.wants("approval_rate"):
         a_cur, n_cur, src = approval_share(cur, prep.score_geo, cfg.approval_cutoff)
         a_ref, n_ref, _ = prep.approval(cfg.approval_cutoff)
         if math.isfinite(a_cur):
+            ad: dict[str, object] = {THRESHOLD_EFFECT: cfg.threshold("approval_rate")}
+            own = model_levels(ad, "approval_rate", null, levels or {})
             band = cfg.threshold("approval_rate")
-            if math.isfinite(a_ref) and n_ref > 0:
+            if own is not None:
+                band = max(band, own)
+            elif math.isfinite(a_ref) and n_ref > 0:
                 se = math.sqrt(a_ref * (1 - a_ref) * (1 / n_cur + 1 / n_ref))
                 band = max(band, float(special.ndtri(1 - alpha / 2)) * se)
             lo, hi = a_ref - band, a_ref + band
+            ad.update({
+                "reference": a_ref, "abs_change": a_cur - a_ref,
+                "rel_change": _rel(a_cur, a_ref), "band_low": lo, "band_high": hi,
+                "outside_band": bool(math.isfinite(a_ref) and not lo <= a_cur <= hi),
+                "source": src})
             out.append(SignalResult(
-                "approval_rate", "business", a_cur, None, None, n_ref, n_cur, None,
-                {"reference": a_ref, "abs_change": a_cur - a_ref, "rel_change": _rel(a_cur, a_ref),
-                 "band_low": lo, "band_high": hi,
-                 "outside_band": bool(math.isfinite(a_ref) and not lo <= a_cur <= hi),
-                 "source": src},
+                "approval_rate", "business", a_cur, None, None, n_ref, n_cur, None, ad,
             ))
     n_lab = int(cur.lab_n.sum())
     if cfg.wants("bad_rate") and n_lab > 0 and n_lab >= cfg.min_labelled:

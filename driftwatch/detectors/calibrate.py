@@ -1,37 +1,41 @@
 """Thresholds that hold at any window size: each statistic's null distribution, resampled.
 
 Rules of thumb (PSI > 0.1) are not tests: on 500 events noise alone crosses them, and on
-1M events a negligible shift does. The :class:`Calibrator` estimates, for the actual
-window size ``n``, the distribution of every histogram statistic when nothing changed,
-and returns its ``1 - alpha`` quantile per feature.
+1M events they miss a shift a tenth of that size. The :class:`Calibrator` estimates, for
+the actual window size ``n``, the distribution of every calibratable statistic (see
+:data:`~driftwatch.detectors.registry.CALIBRATED`) when nothing changed, and returns its
+``1 - rate`` quantile per feature for each false-alarm rate asked for.
 
 **How.** The reference's fine-bin shares ``p`` (missing column included) stand in for the
-population. Each null draw is a *pair*: a reference ``R* ~ Multinomial(n_ref, p)`` and a
-window ``C* ~ Multinomial(n, p)``, so the null includes the reference's own sampling noise
-(with ``n`` far above ``n_ref`` it dominates: PSI's null scales like ``1/n + 1/n_ref``).
-Coarse counts are sums of fine counts, exactly as for a live window, and every statistic
-is computed by the same code (:func:`~driftwatch.detectors.drift.block_stats`), all
-features and draws at once. The false-alarm rate is per statistic and per feature; it
-holds on average over references drawn from the population (for one fixed reference and
-``n >> n_ref`` the reference's own error is a fixed offset, which the effect-size floor
-of :class:`~driftwatch.detectors.config.DetectorConfig` absorbs).
+population. Each null draw is a window ``C* ~ Multinomial(n, p)``. With
+``reference_noise=True`` (the default) it is a *pair*: a reference
+``R* ~ Multinomial(n_ref, p)`` is drawn too, so the null includes the reference's own
+sampling noise (the reference is a sample of the population, and with ``n`` far above
+``n_ref`` that noise dominates: PSI's null scales like ``1/n + 1/n_ref``); with
+``reference_noise=False`` the statistic is taken against the reference itself (the
+reference *is* the population: windows resampled from it). Coarse counts are sums of fine
+counts, exactly as for a live window, and every histogram statistic is computed by the
+same code (:func:`~driftwatch.detectors.drift.block_stats`), all features and draws at
+once. The score's PSI and variance ratio are resampled on the fine score histogram, and
+the approval share as a binomial on the reference's share (exact for a count of
+approvals).
 
-**Cache.** Sizes are rounded *down* to a grid of ``steps_per_octave`` points per doubling
-(default 4, i.e. at most 16% below ``n``); each grid size is resampled once, with its own
-stream derived from the seed drawn from the Generator given at construction (so results
-do not depend on the order of calls). The grid quantiles are then carried to ``n`` by the
-statistics' asymptotic rate, ``(1/n + 1/n_ref) / (1/g + 1/n_ref)`` for PSI and the KLs
-(chi-square-like), its square root for the distances (JS, Hellinger, KS, Wasserstein), and
-``sqrt((g + n_ref) / (n + n_ref))`` for Cramér's V (``sqrt(chi2 / N)``, ``N = n + n_ref``).
+**Cache.** Sizes named in ``sizes`` (a count window's length) are resampled exactly;
+other sizes are rounded *down* to a grid of ``steps_per_octave`` points per doubling
+(default 8, at most 9% below ``n``) and carried to ``n`` by the statistics' asymptotic
+rate ``v(n) = 1/n (+ 1/n_ref with reference noise)``: ``v(n)/v(g)`` for PSI and the KLs,
+its square root for the distances, the approval change and the log variance ratio, and the
+matching factors for chi-square and Cramér's V. Each size has its own random stream,
+derived from the seed drawn at construction, so results do not depend on call order.
 
 >>> import numpy as np, pandas as pd
 >>> from driftwatch.windows.profile import ReferenceProfile
 >>> rng = np.random.default_rng(1)
 >>> df = pd.DataFrame({"x": rng.normal(size=20_000), "score": rng.uniform(size=20_000)})
 >>> cal = Calibrator(ReferenceProfile.build(df, numeric=["x"]), np.random.default_rng(7),
-...                  alpha=0.01, n_draws=400)
+...                  rates=(0.01,), n_draws=400)
 >>> Calibrator.grid_size(1000), Calibrator.grid_size(1_000_000)
-(861, 881743)
+(939, 961548)
 >>> small, large = cal.thresholds(1000), cal.thresholds(1_000_000)
 >>> bool(small.numeric["psi"][0] > 10 * large.numeric["psi"][0] > 0)
 True
@@ -41,31 +45,35 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from driftwatch.detectors.bins import hist_moments
 from driftwatch.detectors.divergence import DEFAULT_EPS, divergences
 from driftwatch.detectors.drift import DRIFT_STATS, block_stats
 from driftwatch.detectors.fdr import BHResult, benjamini_hochberg
 from driftwatch.detectors.prepared import PreparedReference, prepare
+from driftwatch.detectors.registry import CALIBRATED_LEVELS, THRESHOLD_CALIBRATED
 from driftwatch.errors import ConfigError
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["BHResult", "Calibrator", "NullThresholds", "benjamini_hochberg"]
+__all__ = ["BHResult", "Calibrator", "NullThresholds", "benjamini_hochberg", "model_levels"]
 
 _CHUNK_ELEMENTS = 400_000  # draws x features x bins per step: bounds peak memory
 
-
-#: Statistics whose null scales like ``1/n + 1/n_ref`` (the others like its square root).
+#: Statistics whose null scales like ``v(n)`` (the distances like its square root).
 _QUADRATIC = frozenset({"psi", "kl_cur_ref", "kl_ref_cur", "score_psi"})
+#: Histogram statistics resampled per feature block (``chi2`` is the statistic itself).
+_BLOCK_STATS = (*DRIFT_STATS, "chi2")
 
 
 @dataclass(frozen=True, slots=True)
 class NullThresholds:
     """``1 - alpha`` null quantiles at window size ``n``: per statistic,
-    ``numeric[stat][F]``, ``categorical[stat][G]``, and ``score_psi``; ``grid`` is the size
+    ``numeric[stat][F]`` and ``categorical[stat][G]``; model-level ``score_psi``,
+    ``variance_ratio`` and ``approval_rate`` (of ``|abs_change|``); ``grid`` is the size
     that was resampled."""
 
     n: int
@@ -74,30 +82,69 @@ class NullThresholds:
     numeric: Mapping[str, np.ndarray]
     categorical: Mapping[str, np.ndarray]
     score_psi: float
+    variance_ratio: float = math.nan
+    approval_rate: float = math.nan
 
-    def rescaled(self, n: int, n_ref: int) -> NullThresholds:
-        """The same quantiles carried from ``self.n`` to ``n`` by the asymptotic rate."""
-        if n == self.n or self.n == 0:
-            return self
-        ratio = (1 / n + 1 / max(n_ref, 1)) / (1 / self.n + 1 / max(n_ref, 1))
-        factors = {"cramers_v": ((self.n + n_ref) / (n + n_ref)) ** 0.5}
+    def model(self, name: str) -> float | None:
+        """A model-level level by signal name (None when not calibrated)."""
+        v = getattr(self, name, None) if name in _MODEL else None
+        return float(v) if v is not None and math.isfinite(v) else None
 
-        def scale(d: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-            return {
-                k: v * (ratio if k in _QUADRATIC else factors.get(k, ratio**0.5))
-                for k, v in d.items()
-            }
 
-        return NullThresholds(n, self.grid, self.alpha, scale(self.numeric),
-                              scale(self.categorical), self.score_psi * ratio)
+_MODEL = ("score_psi", "variance_ratio", "approval_rate")
+
+
+def model_levels(
+    details: dict[str, object],
+    name: str,
+    null: NullThresholds | None,
+    levels: Mapping[str, NullThresholds],
+) -> float | None:
+    """Write a model-level signal's calibrated levels into ``details``; return the one at
+    the detector's own ``alpha`` (None when not calibrated)."""
+    own = null.model(name) if null is not None else None
+    if own is not None:
+        details[THRESHOLD_CALIBRATED] = own
+    table = {k: v for k, t in levels.items() if (v := t.model(name)) is not None}
+    if table:
+        details[CALIBRATED_LEVELS] = table
+    return own
+
+
+def _noise(n: float, n_ref: int, reference_noise: bool) -> float:
+    return 1 / n + (1 / max(n_ref, 1) if reference_noise else 0.0)
+
+
+def _rescale(t: NullThresholds, n: int, n_ref: int, reference_noise: bool) -> NullThresholds:
+    """The quantiles carried from ``t.n`` to ``n`` by the asymptotic rate."""
+    if n == t.n or t.n == 0:
+        return t
+    q = _noise(n, n_ref, reference_noise) / _noise(t.n, n_ref, reference_noise)
+    big = (t.n + n_ref) / (n + n_ref)  # total-count ratio N(g) / N(n)
+    # chi2 ~ (n n_ref / N) v(n) x chi2(dof): 1 with reference noise, n_ref / N without
+    chi = (n * n_ref / (n + n_ref) * _noise(n, n_ref, reference_noise)) / (
+        t.n * n_ref / (t.n + n_ref) * _noise(t.n, n_ref, reference_noise))
+    factors = {"chi2": chi, "cramers_v": math.sqrt(chi * big)}
+
+    def scale(d: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {
+            k: v * (q if k in _QUADRATIC else factors.get(k, math.sqrt(q)))
+            for k, v in d.items()
+        }
+
+    vr = t.variance_ratio
+    vr = math.exp(math.log(vr) * math.sqrt(q)) if vr > 0 and math.isfinite(vr) else vr
+    return NullThresholds(n, t.grid, t.alpha, scale(t.numeric), scale(t.categorical),
+                          t.score_psi * q, vr, t.approval_rate * math.sqrt(q))
 
 
 class Calibrator:
     """Null-distribution thresholds for one reference profile (see the module docstring).
 
-    ``rng`` seeds every resampling; ``alpha`` is the false-alarm rate per statistic and
-    feature; ``n_draws`` null windows per size (the quantile's own error at ``alpha=0.01``
-    with 1000 draws is about ±0.003 in false-alarm rate).
+    ``rng`` seeds every resampling; ``rates`` are the false-alarm rates (per statistic and
+    feature) to return levels for; ``n_draws`` null windows per size (the quantile's own
+    error at a rate of 0.01 with 1000 draws is about ±0.003 in false-alarm rate);
+    ``sizes`` window sizes resampled exactly (others go through the grid).
     """
 
     def __init__(
@@ -105,32 +152,47 @@ class Calibrator:
         reference: ReferenceProfile,
         rng: np.random.Generator,
         *,
-        alpha: float = 0.01,
+        rates: Sequence[float] = (0.01,),
         n_draws: int = 1000,
         eps: float = DEFAULT_EPS,
-        steps_per_octave: int = 4,
+        steps_per_octave: int = 8,
+        reference_noise: bool = True,
+        sizes: Sequence[int] = (),
+        approval_cutoff: float | None = None,
     ) -> None:
-        if not 0 < alpha < 1:
-            raise ConfigError("alpha must be in (0, 1)", found=repr(alpha))
-        if n_draws * alpha < 2:
-            raise ConfigError("n_draws too small for alpha", found=f"{n_draws} draws")
-        self.alpha = alpha
+        rates = tuple(sorted({float(r) for r in rates}, reverse=True))
+        if not rates or not all(0 < r < 1 for r in rates):
+            raise ConfigError("false-alarm rates must be in (0, 1)", found=repr(rates))
+        if n_draws * min(rates) < 2:
+            raise ConfigError("too few null draws for the smallest false-alarm rate",
+                              found=f"{n_draws} draws for rate {min(rates):g}",
+                              hint=f"use at least {math.ceil(2 / min(rates))} draws")
+        self.rates = rates
         self.n_draws = n_draws
         self.eps = eps
         self.steps = steps_per_octave
+        self.reference_noise = reference_noise
+        self.sizes = frozenset(int(n) for n in sizes if n > 0)
+        self.approval_cutoff = approval_cutoff
+        self.reference = reference
         self._prep: PreparedReference = prepare(reference)
         self.layout = reference.layout
         self._seed = int(rng.integers(0, 2**63 - 1))
-        self._cache: dict[int, NullThresholds] = {}
+        self._cache: dict[int, dict[float, NullThresholds]] = {}
+
+    @property
+    def alpha(self) -> float:
+        """The largest rate (the first tier's, usually)."""
+        return self.rates[0]
 
     def __repr__(self) -> str:
         return (
-            f"Calibrator(alpha={self.alpha}, n_draws={self.n_draws}, "
-            f"sizes_cached={sorted(self._cache)})"
+            f"Calibrator(rates={self.rates}, n_draws={self.n_draws}, "
+            f"reference_noise={self.reference_noise}, sizes_cached={sorted(self._cache)})"
         )
 
     @staticmethod
-    def grid_size(n: int, steps_per_octave: int = 4) -> int:
+    def grid_size(n: int, steps_per_octave: int = 8) -> int:
         """The largest grid size ``floor(2 ** (k / steps)) <= n``."""
         if n < 1:
             return 0
@@ -141,18 +203,31 @@ class Calibrator:
             g = math.floor(2 ** (k / steps_per_octave))
         return max(g, 1)
 
-    def thresholds(self, n: int) -> NullThresholds:
-        """Thresholds for a window of ``n`` events (resampled once per grid size)."""
-        g = self.grid_size(n, self.steps)
+    def size_for(self, n: int) -> int:
+        """The size actually resampled for a window of ``n`` events."""
+        return n if n in self.sizes else self.grid_size(n, self.steps)
+
+    def levels(self, n: int) -> dict[float, NullThresholds]:
+        """Thresholds at every rate for a window of ``n`` events (resampled once per size)."""
+        g = self.size_for(n)
         hit = self._cache.get(g)
         if hit is None:
             hit = self._compute(g)
             self._cache[g] = hit
-        return hit.rescaled(n, self._prep.n)
+        return {a: _rescale(t, n, self._prep.n, self.reference_noise) for a, t in hit.items()}
 
-    def threshold(self, statistic: str, n: int) -> np.ndarray:
+    def thresholds(self, n: int, rate: float | None = None) -> NullThresholds:
+        """Thresholds for a window of ``n`` events at ``rate`` (default: :attr:`alpha`)."""
+        rate = self.alpha if rate is None else float(rate)
+        lv = self.levels(n)
+        if rate not in lv:
+            raise ConfigError(f"no calibration for false-alarm rate {rate:g}",
+                              found=", ".join(f"{r:g}" for r in self.rates))
+        return lv[rate]
+
+    def threshold(self, statistic: str, n: int, rate: float | None = None) -> np.ndarray:
         """One statistic's thresholds for numeric then categorical features."""
-        t = self.thresholds(n)
+        t = self.thresholds(n, rate)
         parts = [d[statistic] for d in (t.numeric, t.categorical) if statistic in d]
         return np.concatenate(parts) if parts else np.zeros(0)
 
@@ -163,32 +238,48 @@ class Calibrator:
         rng = np.random.default_rng([self._seed, n])
         out: dict[str, dict[str, np.ndarray]] = {}
         geo = prep.num_geo
+
+        def stats(res) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+            d = {k: res.get(k) for k in DRIFT_STATS}
+            d["chi2"] = res.chi.stat
+            return {k: v for k, v in d.items() if v is not None}
+
         if prep.num_names:
             out["numeric"] = self._draw(
                 rng, prep.num_fine, n,
-                lambda r, c: block_stats(
+                lambda r, c: stats(block_stats(
                     geo.coarse(r), geo.coarse(c), prep.num_coarse_valid, self.eps,
                     ref_fine=r, cur_fine=c, widths=geo.widths, sd=prep.num_sd, p_values=False,
-                ),
+                )),
             )
         if prep.cat_names:
             out["categorical"] = self._draw(
                 rng, prep.cat, n,
-                lambda r, c: block_stats(r, c, prep.cat_valid, self.eps, p_values=False),
+                lambda r, c: stats(block_stats(r, c, prep.cat_valid, self.eps, p_values=False)),
             )
         if prep.n_score:
             sg = prep.score_geo
-            out["score"] = self._draw(
-                rng, prep.score_fine, n,
-                lambda r, c: {
-                    "score_psi": divergences(
-                        sg.coarse(r), sg.coarse(c), prep.score_coarse_valid, self.eps
-                    ).psi
-                },
-            )
+
+            def score(r: np.ndarray, c: np.ndarray) -> dict[str, np.ndarray]:
+                psi = divergences(sg.coarse(r), sg.coarse(c), prep.score_coarse_valid,
+                                  self.eps).psi
+                _, vr, _ = hist_moments(r, sg.mid)
+                _, vc, _ = hist_moments(c, sg.mid)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    return {"score_psi": psi, "variance_ratio": vc / vr}
+
+            out["score"] = self._draw(rng, prep.score_fine, n, score)
+        a_ref, n_app, _ = prep.approval(self.approval_cutoff)
+        if math.isfinite(a_ref) and n_app > 0:
+            cur = rng.binomial(n, a_ref, size=self.n_draws) / n
+            ref = (rng.binomial(n_app, a_ref, size=self.n_draws) / n_app
+                   if self.reference_noise else np.full(self.n_draws, a_ref))
+            out["approval"] = {"approval_rate": np.abs(cur - ref)[:, None]}
         return out
 
-    def _draw(self, rng: np.random.Generator, counts: np.ndarray, n: int, fn) -> dict:  # type: ignore[no-untyped-def]
+    def _draw(self, rng: np.random.Generator, counts: np.ndarray, n: int,
+              fn: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]]
+              ) -> dict[str, np.ndarray]:
         p = counts / np.maximum(counts.sum(axis=-1, keepdims=True), 1)
         f, w = counts.shape
         n_ref = int(counts[0].sum())
@@ -196,26 +287,21 @@ class Calibrator:
         acc: dict[str, list[np.ndarray]] = {}
         for start in range(0, self.n_draws, step):
             b = min(step, self.n_draws - start)
-            r = rng.multinomial(n_ref, p, size=(b, f))
             c = rng.multinomial(n, p, size=(b, f))
-            res = fn(r, c)
-            items = (
-                res.items()
-                if isinstance(res, dict)
-                else ((k, res.get(k)) for k in DRIFT_STATS)
-            )
-            for k, v in items:
-                if v is not None:
-                    acc.setdefault(k, []).append(v)
+            if self.reference_noise:
+                r = rng.multinomial(n_ref, p, size=(b, f))
+            else:
+                r = np.broadcast_to(counts, c.shape)
+            for k, v in fn(r, c).items():
+                acc.setdefault(k, []).append(v)
         return {k: np.concatenate(v, axis=0) for k, v in acc.items()}
 
-    def _compute(self, g: int) -> NullThresholds:
+    def _compute(self, g: int) -> dict[float, NullThresholds]:
         if g == 0:
-            return NullThresholds(0, 0, self.alpha, {}, {}, math.nan)
+            return {a: NullThresholds(0, 0, a, {}, {}, math.nan) for a in self.rates}
         samples = self.null_samples(g)
-        q = 1 - self.alpha
 
-        def quant(block: str) -> dict[str, np.ndarray]:
+        def quant(block: str, q: float) -> dict[str, np.ndarray]:
             out = {}
             for k, v in samples.get(block, {}).items():
                 with np.errstate(invalid="ignore"), warnings.catch_warnings():
@@ -223,12 +309,14 @@ class Calibrator:
                     out[k] = np.nanquantile(v, q, axis=0)
             return out
 
-        score = quant("score").get("score_psi")
-        return NullThresholds(
-            g,
-            g,
-            self.alpha,
-            quant("numeric"),
-            quant("categorical"),
-            float(score[0]) if score is not None else math.nan,
-        )
+        res = {}
+        for a in self.rates:
+            score = quant("score", 1 - a)
+            app = quant("approval", 1 - a).get("approval_rate")
+            res[a] = NullThresholds(
+                g, g, a, quant("numeric", 1 - a), quant("categorical", 1 - a),
+                float(score["score_psi"][0]) if "score_psi" in score else math.nan,
+                float(score["variance_ratio"][0]) if "variance_ratio" in score else math.nan,
+                float(app[0]) if app is not None else math.nan,
+            )
+        return res

@@ -35,14 +35,17 @@ Thresholds are ``max(effect, null quantile)`` as everywhere (see
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 from scipy import special
 
 from driftwatch.detectors.base import SignalResult
+from driftwatch.detectors.calibrate import NullThresholds, model_levels
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.divergence import divergences, psi_contributions, top_bins
 from driftwatch.detectors.prepared import PreparedReference
+from driftwatch.detectors.registry import THRESHOLD_EFFECT
 from driftwatch.windows.sketch import Sketch
 
 __all__ = ["confidence_signals", "log_variance_se"]
@@ -72,9 +75,15 @@ def confidence_signals(
     cur: Sketch,
     cfg: DetectorConfig,
     *,
-    score_psi_calibrated: float | None = None,
+    null: NullThresholds | None = None,
+    levels: Mapping[str, NullThresholds] | None = None,
 ) -> list[SignalResult]:
-    """``score_psi``, ``variance_ratio``, ``mean_shift`` and ``entropy`` for one window."""
+    """``score_psi``, ``variance_ratio``, ``mean_shift`` and ``entropy`` for one window.
+
+    ``null`` (levels at the detector's ``alpha``) raises ``score_psi``'s and
+    ``variance_ratio``'s thresholds; ``levels`` (by rate) go into their details.
+    """
+    levels = levels or {}
     out: list[SignalResult] = []
     n_ref, n_cur = prep.n_score, cur.n_score
     alpha = cfg.alpha
@@ -88,20 +97,19 @@ def confidence_signals(
         er = prep.score_coarse[0] / max(prep.score_coarse[0].sum(), 1)
         ar = cc[0] / max(cc[0].sum(), 1)
         eff = cfg.threshold("score_psi")
-        thr = eff if score_psi_calibrated is None else max(eff, score_psi_calibrated)
         details: dict[str, object] = {
             "eps": cfg.eps,
             "kl_cur_ref": float(d.kl_cur_ref[0]),
             "kl_ref_cur": float(d.kl_ref_cur[0]),
-            "threshold_effect": eff,
+            THRESHOLD_EFFECT: eff,
             "top_bins": [
                 {"bin": geo.coarse_labels[0][b], "ref": float(er[b]), "cur": float(ar[b]),
                  "psi": float(contrib[0, b])}
                 for b in top if valid[0, b]
             ],
         }
-        if score_psi_calibrated is not None:
-            details["threshold_calibrated"] = score_psi_calibrated
+        own = model_levels(details, "score_psi", null, levels)
+        thr = eff if own is None else max(eff, own)
         out.append(SignalResult("score_psi", "confidence", float(d.psi[0]), None, thr,
                                 prep.n, cur.n, None, details))
     if n_cur < 2 or n_ref < 2:
@@ -113,12 +121,15 @@ def confidence_signals(
         z2 = _z(1 - alpha / 2)
         lr = math.log(ratio) if ratio > 0 else -math.inf
         p = float(2 * special.ndtr(-abs(lr) / se)) if math.isfinite(lr) else 0.0
-        thr = max(cfg.threshold("variance_ratio"), math.exp(_z(1 - alpha) * se))
+        vd: dict[str, object] = {
+            "ci_low": ratio * math.exp(-z2 * se), "ci_high": ratio * math.exp(z2 * se),
+            "var_ref": v_ref, "var_cur": v_cur, "kurtosis_ref": prep.score_kurtosis,
+            "level": 1 - alpha, THRESHOLD_EFFECT: cfg.threshold("variance_ratio")}
+        own = model_levels(vd, "variance_ratio", null, levels)
+        sig = math.exp(_z(1 - alpha) * se) if own is None else own
+        thr = max(cfg.threshold("variance_ratio"), sig)
         out.append(SignalResult(
-            "variance_ratio", "confidence", ratio, None, thr, n_ref, n_cur, p,
-            {"ci_low": ratio * math.exp(-z2 * se), "ci_high": ratio * math.exp(z2 * se),
-             "var_ref": v_ref, "var_cur": v_cur, "kurtosis_ref": prep.score_kurtosis,
-             "level": 1 - alpha},
+            "variance_ratio", "confidence", ratio, None, thr, n_ref, n_cur, p, vd,
         ))
     if cfg.wants("mean_shift") and v_ref > 0:
         sd = math.sqrt(v_ref)

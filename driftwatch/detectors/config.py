@@ -29,67 +29,31 @@ from types import MappingProxyType
 
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.divergence import DEFAULT_EPS
+from driftwatch.detectors.registry import AGGREGATED
+from driftwatch.detectors.registry import SIGNALS as REGISTRY
 from driftwatch.errors import ConfigError
 
 __all__ = ["BELOW", "DEFAULT_THRESHOLDS", "SIGNALS", "TWO_SIDED", "DetectorConfig", "alarm"]
 
-#: Signal name -> group, for every signal ``assess`` can emit.
+#: Signal name -> group, for every per-window signal ``assess`` can emit (from the registry).
 SIGNALS: Mapping[str, str] = MappingProxyType(
-    {
-        **dict.fromkeys(
-            ("psi", "kl_cur_ref", "kl_ref_cur", "js", "hellinger", "chi2", "cramers_v",
-             "ks", "wasserstein"),
-            "drift",
-        ),
-        **dict.fromkeys(
-            ("missing_rate", "out_of_range", "new_category_rate", "bad_record_rate",
-             "field_absent"),
-            "data_quality",
-        ),
-        **dict.fromkeys(("score_psi", "variance_ratio", "mean_shift", "entropy"), "confidence"),
-        **dict.fromkeys(("approval_rate", "bad_rate", "expected_loss", "metric"), "business"),
-        **dict.fromkeys(("auc", "gini", "ks_score", "calibration_ratio"), "performance"),
-    }
+    {n: s.group for n, s in REGISTRY.items() if not n.endswith("_aggregate")}
 )
 
-#: Effect sizes. Drift: the statistic itself (``wasserstein`` in reference-sd units).
-#: ``missing_rate``: absolute increase over the reference share; ``out_of_range`` and
-#: ``new_category_rate``, ``bad_record_rate``, ``field_absent``: shares. ``variance_ratio``: ratio;
-#: ``mean_shift``: reference sds; ``entropy``, ``bad_rate``, ``expected_loss``: relative
-#: increase; ``calibration_ratio``: relative excess over 1; ``approval_rate``: absolute
-#: change; ``auc``, ``gini``, ``ks_score``: absolute drop.
+#: Effect sizes (from :data:`~driftwatch.detectors.registry.SIGNALS`). Drift: the
+#: statistic itself (``wasserstein`` in reference-sd units). ``missing_rate``: absolute
+#: increase over the reference share; ``out_of_range`` and ``new_category_rate``,
+#: ``bad_record_rate``: shares. ``variance_ratio``: ratio; ``mean_shift``: reference sds;
+#: ``entropy``, ``bad_rate``, ``expected_loss``: relative increase; ``calibration_ratio``:
+#: relative excess over 1; ``approval_rate``: absolute change; ``auc``, ``gini``,
+#: ``ks_score``: absolute drop.
 DEFAULT_THRESHOLDS: Mapping[str, float] = MappingProxyType(
-    {
-        "psi": 0.1,
-        "kl_cur_ref": 0.05,
-        "kl_ref_cur": 0.05,
-        "js": 0.1,
-        "hellinger": 0.1,
-        "cramers_v": 0.1,
-        "ks": 0.1,
-        "wasserstein": 0.1,
-        "missing_rate": 0.02,
-        "out_of_range": 0.01,
-        "new_category_rate": 0.01,
-        "bad_record_rate": 0.01,
-        "field_absent": 0.5,
-        "score_psi": 0.1,
-        "variance_ratio": 1.5,
-        "mean_shift": 0.1,
-        "entropy": 0.1,
-        "approval_rate": 0.05,
-        "bad_rate": 0.2,
-        "expected_loss": 0.2,
-        "auc": 0.03,
-        "gini": 0.06,
-        "ks_score": 0.05,
-        "calibration_ratio": 0.2,
-    }
+    {n: s.effect for n, s in REGISTRY.items() if s.effect is not None}
 )
 
 #: Signals whose ``threshold`` is a floor (worse when lower) and signals compared by
 #: absolute value; every other threshold is a ceiling (as in the policy catalog).
-BELOW = frozenset({"auc", "gini", "ks_score"})
+BELOW = frozenset(n for n, s in REGISTRY.items() if s.direction == "below")
 TWO_SIDED = frozenset({"mean_shift"})
 
 
@@ -116,7 +80,7 @@ def alarm(result: SignalResult) -> bool:
     return v > t
 
 
-_AGGREGATE = ("psi", "js", "hellinger", "ks", "wasserstein", "cramers_v")
+_AGGREGATE = AGGREGATED
 
 
 def _unknown(kind: str, name: str, valid: list[str]) -> ConfigError:

@@ -27,6 +27,7 @@ from driftwatch.detectors.categorical import ChiSquare, chi2_threshold, chi_squa
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.distances import Distance, ks_fine, wasserstein_fine
 from driftwatch.detectors.divergence import Divergences, divergences, psi_contributions, top_bins
+from driftwatch.detectors.registry import CALIBRATED_LEVELS, THRESHOLD_CALIBRATED, THRESHOLD_EFFECT
 
 __all__ = ["DRIFT_STATS", "BlockStats", "aggregate_signals", "block_stats", "drift_signals"]
 
@@ -111,8 +112,14 @@ def drift_signals(
     ks_p_cut: float | None = None,
     fine_hi: np.ndarray | None = None,
     bounds: tuple[np.ndarray, np.ndarray] | None = None,
+    levels: Mapping[str, Mapping[str, np.ndarray]] | None = None,
 ) -> list[SignalResult]:
     """Per-feature drift results for the features where ``report`` is True.
+
+    ``calibrated`` holds the null quantiles at the detector's ``alpha`` (they raise its
+    ``threshold`` and are written as ``threshold_calibrated``); ``levels`` those at every
+    false-alarm rate a policy asked for, by :func:`~driftwatch.detectors.registry.rate_key`
+    (written as ``calibrated_thresholds``, the table the policy engine reads).
 
     ``bounds`` (numeric blocks): coarse bin lower/upper edges ``[F, W-1]``, listed as
     ``lo``/``hi`` in ``top_bins`` (None for an open end and for the missing bin).
@@ -143,15 +150,23 @@ def drift_signals(
     if bounds is not None:
         lo_l, hi_l = bounds[0].tolist(), bounds[1].tolist()
     rep = report.tolist()
+    lv = {k: {st: a.tolist() for st, a in d.items()} for k, d in (levels or {}).items()}
+
+    def calibrated_levels(details: dict[str, object], name: str, j: int) -> None:
+        table = {k: float(d[name][j]) for k, d in lv.items() if name in d}
+        if table:
+            details[CALIBRATED_LEVELS] = table
+
     for j, feat in enumerate(names):
         if not rep[j]:
             continue
         common = {"data_quality_flag": qf[j]}
         for name, (t, cal) in thr.items():
             details: dict[str, object] = dict(common)
-            details["threshold_effect"] = cfg.threshold(name)
+            details[THRESHOLD_EFFECT] = cfg.threshold(name)
             if cal is not None:
-                details["threshold_calibrated"] = float(cal[j])
+                details[THRESHOLD_CALIBRATED] = float(cal[j])
+            calibrated_levels(details, name, j)
             p_value = None
             if name == "psi":
                 details["eps"] = cfg.eps
@@ -184,12 +199,17 @@ def drift_signals(
                              p_value, details)
             )
         if cfg.wants("chi2", "drift"):
+            chi_details: dict[str, object] = {
+                "dof": int(dof[j]), "p_adjusted": float(chi_adjusted[j]), "fdr": cfg.fdr,
+                **common}
+            chi_cal = None if calibrated is None else calibrated.get("chi2")
+            if chi_cal is not None:
+                chi_details[THRESHOLD_CALIBRATED] = float(chi_cal[j])
+            calibrated_levels(chi_details, "chi2", j)
             out.append(
                 SignalResult(
                     "chi2", "drift", float(stats.chi.stat[j]), feat, chi_thr[j], n_ref, n_cur,
-                    float(stats.chi.p_value[j]),
-                    {"dof": int(dof[j]), "p_adjusted": float(chi_adjusted[j]), "fdr": cfg.fdr,
-                     **common},
+                    float(stats.chi.p_value[j]), chi_details,
                 )
             )
     return out

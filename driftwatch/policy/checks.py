@@ -5,6 +5,7 @@ clear levels on the right side, features that exist, settings that fit their met
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -22,6 +23,7 @@ from driftwatch.policy.schema import (
     TierThresholds,
     Window,
 )
+from driftwatch.policy.settings import DetectorSettings
 from driftwatch.policy.tiers import ACTION_TIERS, Tier
 from driftwatch.yamlio import LocatedDoc, PathT, nearest
 
@@ -49,10 +51,13 @@ def semantic_errors(doc: LocatedDoc) -> list[PolicyError]:
     model = _valid(ModelRef, data.get("model"))
     declared = model.features if model is not None else None
     combine = _valid(Combine, data.get("combine", {}))
+    settings = _valid(DetectorSettings, data.get("detectors", {}))
     for i, item in enumerate(_items(data.get("signals"))):
         rule = _valid(SignalRule, item)
         if rule is not None:
             _signal(rule, ("signals", i), declared, err)
+            if settings is not None:
+                _draws(rule, settings, ("signals", i), err)
             if combine is not None and combine.method == "worst":
                 for name, used in (("weight", rule.weight != 1.0), ("weights", rule.weights)):
                     if used:
@@ -144,7 +149,42 @@ def _signal(rule: SignalRule, path: PathT, declared: list[str] | None, err: Any)
                 err(cp, f"the {t} clear level must be {side} its trigger {trig:g}",
                     found=f"{c:g}")
     _measure(rule.detector, rule.measure, path, err)
+    _calibrated(rule, path, err)
     _features(rule.detector, rule.features, rule.overrides, rule.weights, path, declared, err)
+
+
+def _draws(rule: SignalRule, settings: DetectorSettings, path: PathT, err: Any) -> None:
+    """The null resampling must see a rate's tail at least twice to place its level."""
+    draws = settings.calibration.draws
+    for th in (rule.thresholds, *rule.overrides.values()):
+        for t in ACTION_TIERS:
+            v = th.get(t)
+            if v is not None and not isinstance(v, float):
+                rate = v.calibrated.false_alarm_rate
+                if draws * rate < 2:
+                    err((*path, "thresholds", str(t), "calibrated", "false_alarm_rate"),
+                        f"false_alarm_rate {rate:g} needs at least {math.ceil(2 / rate)} "
+                        f"null draws", found=f"detectors.calibration.draws: {draws}",
+                        hint="raise detectors.calibration.draws or the rate")
+
+
+def _calibrated(rule: SignalRule, path: PathT, err: Any) -> None:
+    """A calibrated level exists only for some detectors, and for one measure."""
+    info = DETECTORS[rule.detector]
+    for where, th in (((*path, "thresholds"), rule.thresholds),
+                      *(((*path, "overrides", f), ov) for f, ov in rule.overrides.items())):
+        for t in ACTION_TIERS:
+            v = th.get(t)
+            if v is None or isinstance(v, float):
+                continue
+            if not info.calibrated:
+                ok = sorted(n for n, d in DETECTORS.items() if d.calibrated)
+                err((*where, str(t)), f"{rule.detector!r} has no calibrated level",
+                    hint="give a number, or calibrate one of: " + ", ".join(ok))
+            elif rule.measure != info.calibrated_measure:
+                err((*where, str(t)), f"a calibrated {rule.detector} level is of its "
+                    f"{info.calibrated_measure}, not its {rule.measure}",
+                    hint=f"write measure: {info.calibrated_measure} or a number")
 
 
 def _measure(detector: str, measure: str, path: PathT, err: Any) -> None:

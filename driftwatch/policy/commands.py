@@ -16,8 +16,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from driftwatch.errors import ConfigError, DriftwatchError, PolicyError
+from driftwatch.errors import ConfigError, DriftwatchError, PolicyError, SourceError
 from driftwatch.policy.explain import explain_policy
+from driftwatch.policy.levels import calibrated_table, load_reference
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
 
@@ -44,6 +45,12 @@ def add_commands(subparsers: Any) -> argparse.ArgumentParser:
         "explain", help="print the effective policy and what each tier will do"
     )
     explain.add_argument("file", metavar="FILE")
+    explain.add_argument("--reference", metavar="PATH",
+                         help="reference dataset or profile: print every calibrated level "
+                              "as a number")
+    explain.add_argument("--window-size", type=int, metavar="N",
+                         help="events per window for the calibrated levels (default: the "
+                              "policy's count window, panes x pane)")
     explain.set_defaults(func=run_explain)
     return policy
 
@@ -98,10 +105,26 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_explain(args: argparse.Namespace, *, out: TextIO | None = None,
                 err: TextIO | None = None) -> int:
+    err = err or sys.stderr
     try:
         policy = load_policy(args.file)
     except PolicyError as exc:
-        print(exc, file=err or sys.stderr)
+        print(exc, file=err)
         return 1
-    (out or sys.stdout).write(explain_policy(policy))
+    levels = None
+    reference = getattr(args, "reference", None)
+    n = getattr(args, "window_size", None)
+    if reference is not None:
+        w = policy.window
+        if n is None and w.kind == "count":
+            n = int(w.pane_size) * w.panes
+        if n is None or n < 1:
+            print("error: a time window has no fixed size: give --window-size N", file=err)
+            return 2
+        try:
+            levels = (n, calibrated_table(policy, load_reference(reference, policy), n))
+        except (ConfigError, SourceError) as exc:
+            print(f"error: {exc}", file=err)
+            return 2
+    (out or sys.stdout).write(explain_policy(policy, levels=levels))
     return 0

@@ -43,8 +43,12 @@ class Reason:
     kind: str = "trigger"
     #: What ``value`` is: the result's ``value`` or a change from its details.
     measure: str = "value"
+    #: Set when ``threshold`` is a calibrated level: the false-alarm rate it holds.
+    false_alarm_rate: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        extra = {} if self.false_alarm_rate is None else {
+            "false_alarm_rate": self.false_alarm_rate}
         return {
             "signal": self.signal,
             "group": self.group,
@@ -56,6 +60,7 @@ class Reason:
             "source": self.source,
             "kind": self.kind,
             "measure": self.measure,
+            **extra,
         }
 
     @classmethod

@@ -229,13 +229,14 @@ def _read(policy: Policy, rules: tuple[Rule, ...], signals: tuple[SignalResult, 
                     continue
                 if crosses(value, thr, rule.direction) and lv.tier > trig:
                     trig = lv.tier
-                    trig_reason = _reason(r, rule, value, thr, lv.tier, lv.source, "trigger")
+                    trig_reason = _reason(r, rule, value, thr, lv.tier, lv.source, "trigger",
+                                          lv.rate)
                 clr = lv.clear if lv.clear is not None else clear_level(thr, rule.direction,
                                                                         factor)
                 if crosses(value, clr, rule.direction) and lv.tier > hold:
                     hold = lv.tier
                     src = lv.clear_source or (factor_src if factor < 1 else lv.source)
-                    hold_reason = _reason(r, rule, value, clr, lv.tier, src, "hold")
+                    hold_reason = _reason(r, rule, value, clr, lv.tier, src, "hold", lv.rate)
             key = ("f", r.feature) if r.feature is not None else ("m", r.signal)
             unit = units.setdefault(key, _Unit())
             unit.trig = max(unit.trig, trig)
@@ -255,9 +256,9 @@ def _read(policy: Policy, rules: tuple[Rule, ...], signals: tuple[SignalResult, 
 
 
 def _reason(r: SignalResult, rule: Rule, value: float, threshold: float, tier: Tier,
-            source: str, kind: str) -> Reason:
+            source: str, kind: str, rate: float | None = None) -> Reason:
     return Reason(r.signal, r.group, r.feature, value, float(threshold), tier,
-                  rule.direction, source, kind, rule.measure)
+                  rule.direction, source, kind, rule.measure, rate)
 
 
 def _escalate(policy: Policy, tier: Tier, state: EngineState

@@ -7,11 +7,13 @@ plain-English line of what will happen.
 ...     "model": {"name": "credit", "reference": "ref.parquet"}, "window": {"pane": 500},
 ...     "signals": [{"detector": "gini", "thresholds": {"moderate": 0.5}}],
 ...     "actions": {"moderate": "alert"}})
->>> for line in describe_tiers(p): print(line)
+>>> for line in describe_tiers(p)[:4]: print(line)
 mild: never reached (no signal has a mild threshold and no escalation leads here).
 moderate: when any of: gini <= 0.5 (model); acts at once; then alert the log and metrics.
 severe: never reached (no signal has a severe threshold and no escalation leads here).
 data quality: no data-quality signals: the gate never closes.
+>>> [line.split(":")[0] for line in describe_tiers(p)[4:]]
+['detectors', 'labels']
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import yaml
 
 from driftwatch.policy.catalog import DETECTORS
 from driftwatch.policy.durations import format_duration
+from driftwatch.policy.levels import LevelTable
 from driftwatch.policy.reference import describe_reference
 from driftwatch.policy.schema import Policy, SignalRule
 from driftwatch.policy.tiers import ACTION_TIERS, Tier
@@ -37,22 +40,42 @@ def effective_yaml(policy: Policy) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-def explain_policy(policy: Policy) -> str:
-    """Effective YAML, then the plain-English lines as YAML comments."""
+def explain_policy(policy: Policy, *, levels: tuple[int, LevelTable] | None = None) -> str:
+    """Effective YAML, then the plain-English lines as YAML comments.
+
+    ``levels``: a window size and the calibrated levels at it
+    (:func:`~driftwatch.policy.levels.calibrated_table`), printed as numbers.
+    """
     lines = [f"# effective policy {policy.metadata.name!r} from {policy.file}",
              effective_yaml(policy).rstrip(), "", "# What happens, tier by tier:"]
-    lines += [f"#   {line}" for line in describe_tiers(policy)]
+    lines += [f"#   {line}" for line in describe_tiers(policy, levels=levels)]
     lines.append(f"#   {describe_reference(policy.reference)}")
     return "\n".join(lines) + "\n"
 
 
-def _level(value: Any) -> str:
+def _level(value: Any, rule: SignalRule | None = None, feature: str | None = None,
+           levels: tuple[int, LevelTable] | None = None) -> str:
     if isinstance(value, float):
         return f"{value:g}"
-    return f"its calibrated level ({value.calibrated.false_alarm_rate:g} false alarms)"
+    rate = value.calibrated.false_alarm_rate
+    text = f"its calibrated level ({rate:g} false alarms"
+    if levels is None or rule is None:
+        return text + ")"
+    n, table = levels
+    by_feat = table.get(rule.detector, {})
+    if DETECTORS[rule.detector].level == "model":
+        v = by_feat.get(None, {}).get(rate)
+        return text + (f"; {v:.4g} at {n} events)" if v is not None else
+                       f"; none at {n} events)")
+    feats = [feature] if feature is not None else (
+        list(by_feat) if rule.features == "all" else rule.features)
+    shown = [f"{f} {by_feat[f][rate]:.4g}" for f in feats if rate in by_feat.get(f, {})]
+    return text + (f"; at {n} events: " + ", ".join(shown) if shown else
+                   f"; no level at {n} events") + ")"
 
 
-def _trigger(rule: SignalRule, tier: Tier) -> str | None:
+def _trigger(rule: SignalRule, tier: Tier,
+             levels: tuple[int, LevelTable] | None = None) -> str | None:
     base = rule.thresholds.get(tier)
     op = _OPS[rule.direction]
     level = DETECTORS[rule.detector].level
@@ -61,16 +84,18 @@ def _trigger(rule: SignalRule, tier: Tier) -> str | None:
     name = rule.detector if rule.measure == "value" else f"{rule.detector} {rule.measure}"
     if rule.direction == "abs":
         name = f"|{name}|"
-    special = [f"{feat}: {_level(ov.get(tier))}" for feat, ov in rule.overrides.items()
-               if ov.get(tier) is not None]
+    special = [f"{feat}: {_level(ov.get(tier), rule, feat, levels)}"
+               for feat, ov in rule.overrides.items() if ov.get(tier) is not None]
     if base is None:
         return f"{name} {op} ({', '.join(special)})" if special else None
     counts = f"counts as {rule.weight:g}" if rule.weight != 1.0 else None
-    return f"{name} {op} {_level(base)} ({'; '.join(filter(None, [where, *special, counts]))})"
+    return (f"{name} {op} {_level(base, rule, None, levels)} "
+            f"({'; '.join(filter(None, [where, *special, counts]))})")
 
 
-def describe_tiers(policy: Policy) -> list[str]:
-    """One sentence per tier, then one for the data-quality gate."""
+def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = None
+                   ) -> list[str]:
+    """One sentence per tier, then one for the data-quality gate (and the detectors')."""
     out = []
     c = policy.combine
     how = {"worst": "when any of", "count": f"when at least {c.min_features} features or "
@@ -78,7 +103,7 @@ def describe_tiers(policy: Policy) -> list[str]:
            "weighted_vote": f"when features holding {c.quorum:.0%} of the weight reach it "
            "among"}[c.method]
     for tier in ACTION_TIERS:
-        triggers = [t for r in policy.signals if (t := _trigger(r, tier))]
+        triggers = [t for r in policy.signals if (t := _trigger(r, tier, levels))]
         escalations = [e for e in policy.escalation if Tier.parse(e.to) == tier]
         if not triggers and not escalations:
             out.append(f"{tier}: never reached (no signal has a {tier} threshold and no "
@@ -122,4 +147,23 @@ def describe_tiers(policy: Policy) -> list[str]:
     if policy.hysteresis.factor < 1:
         out.append(f"hysteresis: an active tier clears only past {policy.hysteresis.factor:.0%}"
                    " of its trigger level.")
+    out += _settings(policy)
+    return out
+
+
+def _settings(policy: Policy) -> list[str]:
+    d, lab = policy.detectors, policy.labels
+    cal = d.calibration
+    null = ("the reference and each window resampled (the reference is a sample)"
+            if cal.reference_noise else "windows resampled from the reference alone")
+    out = [f"detectors: PSI/KL empty-bin floor {d.eps:g}; Benjamini-Hochberg FDR {d.fdr:g} "
+           f"across features (chi2, ks p-values); own thresholds at {d.alpha:g} false "
+           f"alarms; label signals need {d.min_labelled} outcomes in a window; a dataset "
+           f"reference gets {d.bins} coarse and {d.fine_bins} fine bins, {d.top_k} levels."]
+    if policy.calibrated_rates():
+        out.append(f"calibrated levels: {cal.draws} null windows per window size, {null}; "
+                   "cached per reference and window size.")
+    out.append(f"labels: predictions wait {format_duration(lab.ttl)} for their outcome, at "
+               f"most {lab.max_pending} at a time; {lab.pending_feature_rows} feature rows "
+               f"and {lab.labelled_rows} labelled rows kept for updates.")
     return out

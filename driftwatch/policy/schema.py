@@ -35,6 +35,7 @@ from driftwatch.policy.fields import (
     TierName,
 )
 from driftwatch.policy.reference import ReferenceColumns
+from driftwatch.policy.settings import DetectorSettings, LabelSettings
 from driftwatch.policy.tiers import Tier
 
 __all__ = [
@@ -258,6 +259,8 @@ class Policy(StrictModel):
     data_quality: DataQualityGate = Field(default_factory=DataQualityGate)
     limits: Limits = Field(default_factory=Limits)
     actions: TierActions = Field(default_factory=TierActions)
+    detectors: DetectorSettings = Field(default_factory=DetectorSettings)
+    labels: LabelSettings = Field(default_factory=LabelSettings)
 
     _file: str = PrivateAttr(default="<policy>")
     _lines: dict[tuple[str | int, ...], int] = PrivateAttr(default_factory=dict)
@@ -286,8 +289,9 @@ class Policy(StrictModel):
     def calibrated_rates(self) -> dict[str, tuple[float, ...]]:
         """False-alarm rates each detector must calibrate for, e.g. ``{"ks": (0.01,)}``.
 
-        The detector reports the levels in ``details["calibrated_thresholds"]`` keyed
-        by ``format(rate, "g")``; see :func:`driftwatch.policy.severity.resolve`.
+        The detector reports the levels in ``details[CALIBRATED_LEVELS]`` keyed by
+        ``rate_key(rate)`` (:mod:`driftwatch.detectors.registry`); see
+        :func:`driftwatch.policy.severity.resolve`.
         """
         rates: dict[str, set[float]] = {}
         for rule in self.signals:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from driftwatch.detectors.base import SignalResult
+from driftwatch.detectors.registry import CALIBRATED_LEVELS, rate_key
 from driftwatch.policy.schema import Policy, SignalRule, TierThresholds
 from driftwatch.policy.tiers import ACTION_TIERS, Tier
 
@@ -147,14 +148,15 @@ def compile_rules(policy: Policy) -> tuple[Rule, ...]:
 def resolve(level: Level, result: SignalResult) -> float | None:
     """The threshold in force: fixed, or the detector's calibrated level for the rate.
 
-    A detector reports calibrated levels in ``details["calibrated_thresholds"]`` keyed
-    by the rate as text (``"0.01"``); failing that its own ``threshold`` is used.
+    A detector reports calibrated levels in ``details[CALIBRATED_LEVELS]`` keyed by
+    :func:`~driftwatch.detectors.registry.rate_key` (``"0.01"``). With no level for the
+    rate there is none (None): never the detector's rule-of-thumb threshold in disguise.
     """
     if level.fixed is not None:
         return level.fixed
-    table = result.details.get("calibrated_thresholds") or {}
-    value = table.get(format(level.rate, "g"), result.threshold)
-    return float(value) if value is not None and math.isfinite(value) else None
+    table = result.details.get(CALIBRATED_LEVELS) or {}
+    value = table.get(rate_key(level.rate or 0.0))
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
 def combine(severities: Sequence[Tier], weights: Sequence[float], method: str, *,

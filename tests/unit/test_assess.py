@@ -56,7 +56,7 @@ def prof() -> ReferenceProfile:
 
 @pytest.fixture(scope="module")
 def cal(prof) -> Calibrator:
-    return Calibrator(prof, np.random.default_rng(1), alpha=0.01, n_draws=1000)
+    return Calibrator(prof, np.random.default_rng(1), rates=(0.01,), n_draws=1000)
 
 
 def _sketch(prof, df: pd.DataFrame, *, labelled: bool = False) -> Sketch:

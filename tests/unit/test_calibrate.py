@@ -59,7 +59,7 @@ def setup() -> tuple[ReferenceProfile, Calibrator, np.ndarray, np.ndarray]:
     cols["c"] = rng.choice(list("abcde"), N_REF, p=CAT_P)
     prof = ReferenceProfile.build(pd.DataFrame(cols), numeric=[f"x{j}" for j in range(8)],
                                   categorical=["c"], top_k=3)
-    cal = Calibrator(prof, np.random.default_rng(11), alpha=ALPHA, n_draws=1000)
+    cal = Calibrator(prof, np.random.default_rng(11), rates=(ALPHA,), n_draws=1000)
     return prof, cal, _true_fine_mass(prof), _true_cat_mass(prof)
 
 
@@ -119,11 +119,11 @@ def test_thresholds_shrink_with_window_size_and_are_order_independent(setup) -> 
     t1k, t1m = cal.thresholds(1_000), cal.thresholds(1_000_000)
     assert np.all(t1k.numeric["psi"] > 5 * t1m.numeric["psi"])
     assert np.all(t1k.numeric["ks"] > t1m.numeric["ks"])
-    other = Calibrator(prof, np.random.default_rng(11), alpha=ALPHA, n_draws=1000)
+    other = Calibrator(prof, np.random.default_rng(11), rates=(ALPHA,), n_draws=1000)
     other.thresholds(1_000_000)  # other order, same seed: same values
     assert np.array_equal(other.thresholds(1_000).numeric["psi"], t1k.numeric["psi"])
-    assert cal.thresholds(900).grid == t1k.grid == 861  # one grid size, resampled once
-    assert Calibrator.grid_size(900) == Calibrator.grid_size(1_000) == 861
+    assert cal.thresholds(950).grid == t1k.grid == 939  # one grid size, resampled once
+    assert Calibrator.grid_size(950) == Calibrator.grid_size(1_000) == 939
 
 
 def test_psi_null_matches_its_chi_square_approximation(setup) -> None:
@@ -151,4 +151,4 @@ def test_calibrator_rejects_too_few_draws_for_alpha(setup) -> None:
     from driftwatch.errors import ConfigError
 
     with pytest.raises(ConfigError):
-        Calibrator(setup[0], np.random.default_rng(0), alpha=0.001, n_draws=100)
+        Calibrator(setup[0], np.random.default_rng(0), rates=(0.001,), n_draws=100)

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from driftwatch.detectors.base import Assessment, SignalResult
+from driftwatch.detectors.registry import CALIBRATED_LEVELS, rate_key
 from driftwatch.policy import Decision, EngineState, Tier, evaluate, load_policy_text
 
 HOUR = 3600.0
@@ -232,15 +233,17 @@ CALIBRATED = """signals:
 def test_calibrated_level_comes_from_the_detector():
     policy, _ = make(signals=CALIBRATED)
     table = SignalResult("ks", "drift", 0.06, "age",
-                         details={"calibrated_thresholds": {"0.01": 0.05}})
-    own = SignalResult("ks", "drift", 0.06, "age", threshold=0.08)
+                         details={CALIBRATED_LEVELS: {rate_key(0.01): 0.05}})
+    # the detector's own threshold is not a calibrated level: the tier is skipped, said so
+    own = SignalResult("ks", "drift", 0.06, "age", threshold=0.05)
     none = SignalResult("ks", "drift", 0.06, "age")
     (d1, d2, d3), _ = run(policy, [table, own, none])
     assert (str(d1.raw_tier), d1.reasons[0].threshold) == ("mild", 0.05)
-    assert d2.raw_tier == Tier.NONE
-    assert d3.raw_tier == Tier.NONE
-    assert d3.notes == ("ks[age]: no calibrated level for false_alarm_rate 0.01; "
-                        "tier mild skipped",)
+    assert d1.reasons[0].false_alarm_rate == 0.01
+    for d in (d2, d3):
+        assert d.raw_tier == Tier.NONE
+        assert d.notes == ("ks[age]: no calibrated level for false_alarm_rate 0.01; "
+                           "tier mild skipped",)
 
 
 # --- persistence ----------------------------------------------------------------------------

@@ -149,5 +149,5 @@ def test_the_demo_policy_decides_with_reasons_that_cite_its_lines():
     assert [(r.signal, r.feature, str(r.tier)) for r in d.reasons] == [
         ("psi", "debt_to_income", "severe"), ("psi", "utilization", "severe"),
         ("gini", None, "mild")]
-    assert policy.calibrated_rates() == {"ks": (0.01,)}
+    assert policy.calibrated_rates() == {"ks": (0.001,)}
     assert policy.window.pane_size == 1000

@@ -1,0 +1,149 @@
+"""From a policy's ``detectors:`` settings to the detectors' configuration, the reference
+profile's bins and the calibrated levels: one place, used by the pipeline (replay and the
+daemon alike) and by ``policy explain --reference``.
+
+>>> import numpy as np, pandas as pd
+>>> from driftwatch.policy.schema import Policy
+>>> from driftwatch.windows.conventions import build_profile
+from driftwatch.windows.profile import ReferenceProfile
+>>> p = Policy.model_validate({
+...     "apiVersion": "driftwatch/v1", "kind": "DriftPolicy", "metadata": {"name": "p"},
+...     "model": {"name": "m", "reference": "r.parquet"}, "window": {"pane": 1000},
+...     "signals": [{"detector": "ks",
+...                  "thresholds": {"mild": {"calibrated": {"false_alarm_rate": 0.01}}}}],
+...     "detectors": {"fdr": 0.05, "calibration": {"draws": 400}}})
+>>> detector_config(p).fdr, calibration_rates(p, detector_config(p))
+(0.05, (0.01,))
+>>> rng = np.random.default_rng(0)
+>>> prof = ReferenceProfile.build(pd.DataFrame({"x": rng.normal(size=5000)}), numeric=["x"])
+>>> table = calibrated_table(p, prof, 1000)
+>>> level = table["ks"]["x"][0.01]
+>>> bool(0.03 < level < 0.08), table == calibrated_table(p, prof, 1000)  # seeded by the profile
+(True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from driftwatch.detectors.calibrate import Calibrator, NullThresholds
+from driftwatch.detectors.config import DetectorConfig
+from driftwatch.detectors.registry import SIGNALS
+from driftwatch.errors import ConfigError
+from driftwatch.policy.schema import Policy
+from driftwatch.windows.conventions import build_profile
+from driftwatch.windows.profile import ReferenceProfile
+
+__all__ = [
+    "LevelTable",
+    "build_calibrator",
+    "calibrated_table",
+    "calibration_rates",
+    "detector_config",
+    "load_reference",
+]
+
+_DEFAULT = DetectorConfig()
+_BIN_SETTINGS = ("bins", "fine_bins", "top_k")
+
+#: ``{detector: {feature or None: {rate: level}}}``
+LevelTable = dict[str, dict[str | None, dict[float, float]]]
+
+
+def detector_config(policy: Policy | None) -> DetectorConfig:
+    """The policy's ``detectors:`` settings as a :class:`DetectorConfig` (cached on it)."""
+    if policy is None:
+        return _DEFAULT
+    cached = policy.cache.get("detector_config")
+    if cached is None:
+        d = policy.detectors
+        cached = DetectorConfig(eps=d.eps, alpha=d.alpha, fdr=d.fdr, min_labelled=d.min_labelled)
+        policy.cache["detector_config"] = cached
+    return cached  # type: ignore[no-any-return]
+
+
+def calibration_rates(policy: Policy | None, config: DetectorConfig) -> tuple[float, ...]:
+    """False-alarm rates to calibrate for: every rate the policy names, and the detectors'
+    own ``alpha``; empty when the policy asks for no calibrated level."""
+    if policy is None:
+        return ()
+    rates = {r for rs in policy.calibrated_rates().values() for r in rs}
+    return tuple(sorted(rates | {config.alpha}, reverse=True)) if rates else ()
+
+
+def build_calibrator(
+    profile: ReferenceProfile,
+    policy: Policy,
+    *,
+    config: DetectorConfig | None = None,
+    sizes: tuple[int, ...] = (),
+) -> Calibrator | None:
+    """A :class:`Calibrator` for the policy's rates, seeded from the profile's fingerprint:
+    the same reference gives the same levels in a replay and in the daemon, whatever the
+    wall clock. None when the policy asks for no calibrated level."""
+    cfg = config or detector_config(policy)
+    rates = calibration_rates(policy, cfg)
+    if not rates:
+        return None
+    cal = policy.detectors.calibration
+    rng = np.random.default_rng(int(profile.fingerprint, 16))
+    return Calibrator(profile, rng, rates=rates, n_draws=cal.draws, eps=cfg.eps,
+                      reference_noise=cal.reference_noise, sizes=sizes,
+                      approval_cutoff=cfg.approval_cutoff)
+
+
+def load_reference(path: str | Path, policy: Policy | None, *,
+                   kinds: Mapping[str, str] | None = None) -> ReferenceProfile:
+    """The reference profile at ``path``, read with the policy's ``reference:`` columns
+    and binned as its ``detectors:`` says (``kinds``: feature types a connector declares).
+
+    A dataset is binned with the policy's ``bins``/``fine_bins``/``top_k``; a saved
+    profile keeps its bins, and a policy that names other ones is refused (the windows
+    and the levels would be on bins nobody asked for).
+    """
+    path = Path(path)
+    d = policy.detectors if policy is not None else None
+    if not path.name.endswith((".json", ".json.gz")):
+        kw = {k: getattr(d, k) for k in _BIN_SETTINGS} if d is not None else {}
+        conv = policy.reference.conventions() if policy is not None else None
+        return build_profile(path, conv, kinds=kinds, **kw)  # type: ignore[no-any-return]
+    profile = ReferenceProfile.from_file(path)
+    for k in sorted(d.model_fields_set & set(_BIN_SETTINGS)) if d is not None else ():
+        have = profile.meta.get(k)
+        if have is not None and have != getattr(d, k):
+            raise ConfigError(f"the saved reference profile has {k}={have}, the policy asks "
+                              f"for {getattr(d, k)}", file=str(path),
+                              hint=f"rebuild the profile or remove detectors.{k}")
+    return profile
+
+
+def _levels_of(t: NullThresholds, detector: str,
+               names: tuple[tuple[str, ...], tuple[str, ...]]) -> dict[str | None, float]:
+    if SIGNALS[detector].level == "model":
+        v = t.model(detector)
+        return {} if v is None else {None: v}
+    out: dict[str | None, float] = {}
+    for block, feats in zip((t.numeric, t.categorical), names, strict=True):
+        arr = block.get(detector)
+        if arr is not None:
+            out.update({f: float(x) for f, x in zip(feats, arr, strict=True)
+                        if np.isfinite(x)})
+    return out
+
+
+def calibrated_table(policy: Policy, profile: ReferenceProfile, n: int) -> LevelTable:
+    """Every calibrated level the policy asks for, at a window of ``n`` events."""
+    cal = build_calibrator(profile, policy, sizes=(n,))
+    if cal is None or n < 1:
+        return {}
+    levels = cal.levels(n)
+    names = (profile.layout.numeric.names, profile.layout.categorical.names)
+    out: LevelTable = {}
+    for det, rates in policy.calibrated_rates().items():
+        for rate in rates:
+            for feat, v in _levels_of(levels[rate], det, names).items():
+                out.setdefault(det, {}).setdefault(feat, {})[rate] = v
+    return out
