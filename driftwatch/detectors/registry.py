@@ -81,9 +81,9 @@ def _specs() -> dict[str, SignalSpec]:
     s = [
         SignalSpec("psi", "drift", _F, "population stability index on reference deciles",
                    effect=0.1, calibrated=True),
-        SignalSpec("kl_cur_ref", "drift", _F, "KL(current || reference) on the same bins",
+        SignalSpec("kl_cur_ref", "drift", _F, "KL divergence of current from reference",
                    effect=0.05, calibrated=True),
-        SignalSpec("kl_ref_cur", "drift", _F, "KL(reference || current) on the same bins",
+        SignalSpec("kl_ref_cur", "drift", _F, "KL divergence of reference from current",
                    effect=0.05, calibrated=True),
         SignalSpec("js", "drift", _F, "Jensen-Shannon distance (base 2)", effect=0.1,
                    calibrated=True),

@@ -17,12 +17,21 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from driftwatch.errors import ConfigError, DriftwatchError, PolicyError, SourceError
+from driftwatch.policy.catalog import DETECTORS
 from driftwatch.policy.explain import explain_policy
 from driftwatch.policy.levels import calibrated_table, load_reference
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
 
-__all__ = ["add_commands", "check_files", "load_policy", "run_check", "run_explain"]
+__all__ = [
+    "add_commands",
+    "check_files",
+    "detector_table",
+    "load_policy",
+    "run_check",
+    "run_detectors",
+    "run_explain",
+]
 
 
 def add_commands(subparsers: Any) -> argparse.ArgumentParser:
@@ -52,6 +61,10 @@ def add_commands(subparsers: Any) -> argparse.ArgumentParser:
                          help="events per window for the calibrated levels (default: the "
                               "policy's count window, panes x pane)")
     explain.set_defaults(func=run_explain)
+    detectors = sub.add_parser(
+        "detectors", help="list every detector a policy may name (from the detectors' registry)"
+    )
+    detectors.set_defaults(func=run_detectors)
     return policy
 
 
@@ -97,6 +110,28 @@ def _check_reference(policy: Policy, connector: str | Path | None) -> None:
 
     conn = load_connector(connector) if connector is not None else None
     check_reference(policy, connector=conn)
+
+
+def detector_table() -> str:
+    """The detectors' registry as a Markdown table (what ``policy detectors`` prints).
+
+    >>> print(detector_table().splitlines()[2][:53])
+    | `psi` | drift | feature | above | value | 0.1 | yes
+    """
+    rows = ["| detector | group | per | worse when | compared by default | effect size "
+            "| calibrated | statistic |", "|---|---|---|---|---|---|---|---|"]
+    for name, s in DETECTORS.items():
+        cal = ("yes" if s.calibrated_measure == "value" else f"yes ({s.calibrated_measure})"
+               ) if s.calibrated else "no"
+        effect = "" if s.effect is None else f"{s.effect:g}"
+        rows.append(f"| `{name}` | {s.group} | {s.level} | {s.direction} | {s.measure} "
+                    f"| {effect} | {cal} | {s.statistic} |")
+    return "\n".join(rows) + "\n"
+
+
+def run_detectors(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+    (out or sys.stdout).write(detector_table())
+    return 0
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from driftwatch.detectors.registry import CALIBRATED_LEVELS
 from driftwatch.report.bars import histogram, histogram_legend
 from driftwatch.report.html import Markup, el, fmt, join, pct, table
 from driftwatch.report.inputs import RunData, signal
@@ -38,7 +39,8 @@ from driftwatch.report.sections import (
 from driftwatch.report.svg import short
 from driftwatch.windows.layout import CategoricalLayout
 
-__all__ = ["EPS", "MOVED", "Bins", "feature_bins", "features_section", "own_psi", "ranked_features"]
+__all__ = ["EPS", "MOVED", "Bins", "calibrated_text", "feature_bins", "features_section", "own_psi",
+           "ranked_features"]
 
 #: Share given to an empty bin when the report computes PSI itself.
 EPS = 1e-4
@@ -187,22 +189,37 @@ def _stats_rows(run: RunData, rec: dict[str, Any], name: str) -> list[list[Any]]
         r = fired.get(st)
         levels = policy_levels(run, st, name)
         if r is not None:
-            thr, by = r.get("threshold"), join(["policy ", tier_badge(str(r.get("tier")))])
+            rate = r.get("false_alarm_rate")
+            kind = "policy " if rate is None else f"policy, calibrated at {rate:g}, "
+            thr, by = r.get("threshold"), join([kind, tier_badge(str(r.get("tier")))])
         elif levels:
             thr, by = levels[0][1], join(["policy ", tier_badge(levels[0][0])])
         else:
             thr, by = s.get("threshold"), "detector"
         value = s.get("value")
         above = isinstance(thr, int | float) and isinstance(value, int | float) and value >= thr
-        rows.append([st, fmt(value), fmt(thr), by, fmt(s.get("p_value"), 3),
-                     "above" if above else ""])
+        rows.append([st, fmt(value), fmt(thr), by, calibrated_text(s.get("details")),
+                     fmt(s.get("p_value"), 3), "above" if above else ""])
     return rows
+
+
+def calibrated_text(details: Any) -> str:
+    """The calibrated levels a result carries, ``"0.0312 at 0.01"`` per false-alarm rate.
+
+    >>> calibrated_text({"calibrated_thresholds": {"0.01": 0.03121, "0.001": 0.0402}})
+    '0.03121 at 0.01; 0.0402 at 0.001'
+    >>> calibrated_text({})
+    '—'
+    """
+    table_ = (details or {}).get(CALIBRATED_LEVELS) or {}
+    return "; ".join(f"{fmt(v)} at {k}" for k, v in table_.items()) or "—"
 
 
 def _reason_rows(rec: dict[str, Any], name: str) -> list[list[Any]]:
     d = rec.get("decision") or {}
-    return [[r.get("signal"), fmt(r.get("value")), fmt(r.get("threshold")), reason_tier(r),
-             r.get("kind", ""), policy_line(r.get("source"))]
+    return [[r.get("signal"), fmt(r.get("value")), fmt(r.get("threshold")),
+             "—" if r.get("false_alarm_rate") is None else f"calibrated, {r['false_alarm_rate']:g}",
+             reason_tier(r), r.get("kind", ""), policy_line(r.get("source"))]
             for r in d.get("reasons") or () if r.get("feature") == name]
 
 
@@ -225,13 +242,14 @@ def _panel(ctx: Context, k: int, name: str, pos: int, psi: float | None, own: bo
     side: list[Any] = []
     stats = _stats_rows(run, rec, name)
     if stats:
-        cols = ["statistic", "value", "threshold", "set by", "p-value", "vs threshold"]
+        cols = ["statistic", "value", "threshold", "set by", "calibrated level (false alarms)",
+                "p-value", "vs threshold"]
         side.append(table(cols, stats, class_="stats"))
     reasons = _reason_rows(rec, name)
     if reasons:
         side.append(el("p", "Policy reasons on this feature:", class_="note"))
-        side.append(table(["signal", "value", "threshold", "tier", "kind", "policy line"],
-                          reasons))
+        side.append(table(["signal", "value", "threshold", "level", "tier", "kind",
+                           "policy line"], reasons))
     if moved_rows:
         side.append(el("p", "Bins that moved most (▲ in the plot):", class_="note"))
         side.append(table(["bin", "reference", "current", "PSI part"], moved_rows,

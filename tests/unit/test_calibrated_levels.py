@@ -170,3 +170,20 @@ def test_a_tenth_of_an_sd_in_two_features_at_100k_is_mild_only_when_calibrated()
     assert d_fix.tier == Tier.NONE and not d_fix.reasons
     ks = next(a.select(signal="ks", feature="f3"))
     assert 0.02 < ks.value < 0.1 and ks.details[CALIBRATED_LEVELS]["0.01"] < 0.01
+
+
+def test_the_report_prints_the_calibrated_levels_and_the_reasons_rate(profile, tmp_path) -> None:
+    from driftwatch.report import build_report, load_run
+    from driftwatch.timeline import TimelineWriter, window_record
+
+    policy = _policy(f"signals:\n  - detector: ks\n    thresholds: {{mild: {CAL}}}\n")
+    mon = ModelMonitor("credit", profile, WindowSpec(kind="count", pane_size=2000),
+                       policy=policy)
+    (res,) = mon.process(_polled(profile, _frame(np.random.default_rng(3), 2000, shift=0.3)))
+    with TimelineWriter(tmp_path / "timeline.jsonl") as tl:
+        tl.write(window_record(res))
+    html = build_report(load_run(tmp_path, reference=profile), generated_at="t")
+    ks = next(res.assessment.select(signal="ks", feature="x0"))
+    level = ks.details[CALIBRATED_LEVELS]["0.01"]
+    assert "calibrated level (false alarms)" in html
+    assert f"{level:.4g}"[:5] in html and "calibrated, 0.01" in html
