@@ -23,7 +23,7 @@ Beside each: the rules of thumb (the registry's effect sizes: PSI 0.1, KS 0.1, .
 per-feature p-values at alpha = 0.05 (KS, chi-square). Then power: the smallest mean shift
 (in sds of a normal feature) that each rule flags in at least half the windows, per size.
 
-    python benchmarks/false_alarms.py [--windows 300] [--rate 0.01] [--draws 2000]
+    python benchmarks/false_alarms.py [--windows 300] [--model-windows 3000] [--draws 4000]
 
 Exit status 1 when a checked rate falls outside its interval.
 """
@@ -155,23 +155,28 @@ def _hits(a, rate: float) -> dict[str, list[bool]]:  # type: ignore[no-untyped-d
 
 def run_scenario(name: str, prof: ReferenceProfile, cals: dict[int, Calibrator],
                  pop: Population, windows: int, rate: float, seed: int,
-                 fresh_reference: bool) -> dict[int, dict[str, float]]:
-    cfg = DetectorConfig(detectors=("drift", "confidence", "business"), aggregate=())
+                 fresh_reference: bool, model_windows: int) -> dict[int, dict[str, float]]:
+    """``windows`` windows with every signal, then model-level signals alone up to
+    ``model_windows`` (one trial per window: they need more windows for the same check)."""
+    everything = DetectorConfig(detectors=("drift", "confidence", "business"), aggregate=())
+    model_only = DetectorConfig(detectors=MODEL_STATS, aggregate=())
     out: dict[int, dict[str, float]] = {}
     for n in SIZES:
         rng = np.random.default_rng([seed, n])
         acc: dict[str, list[bool]] = defaultdict(list)
-        for w in range(windows):
+        for w in range(max(windows, model_windows)):
             ref = prof
             if fresh_reference:
                 ref = ReferenceProfile(prof.schema, prof.layout, pop.sketch(rng, N_REF))
+            cfg = everything if w < windows else model_only
             a = assess(ref, pop.sketch(rng, n), model="bench", window_id=w, start_time=0.0,
                        end_time=1.0, config=cfg, calibrator=cals[n])
             for k, v in _hits(a, rate).items():
-                acc[k] += v
+                if w < windows or k.split(":")[1] in MODEL_STATS:
+                    acc[k] += v
         out[n] = {k: float(np.mean(v)) for k, v in sorted(acc.items())}
         out[n]["_trials_feature"] = windows * len(DISTS)
-        out[n]["_trials_model"] = windows
+        out[n]["_trials_model"] = max(windows, model_windows)
         print(f"  {name} n={n:>9,}: done", file=sys.stderr)
     return out
 
@@ -184,6 +189,7 @@ def power(prof: ReferenceProfile, cal: dict[int, Calibrator], rate: float, seed:
     shifts = np.round(np.geomspace(0.0005, 1.0, 34), 4)
     pop = Population(prof, from_reference=True)
     lay = prof.layout.numeric
+    base = _fine_mass(stats.norm(0, 1), lay.fine_edges[0], lay.fine_width)
     cfg = DetectorConfig(detectors=("psi", "ks", "wasserstein"), features=("x0",),
                          aggregate=())
     key = rate_key(rate)
@@ -193,7 +199,11 @@ def power(prof: ReferenceProfile, cal: dict[int, Calibrator], rate: float, seed:
         found: dict[str, float | None] = {}
         for d in shifts:
             num = pop.num.copy()
-            num[0] = _fine_mass(stats.norm(d, 1), lay.fine_edges[0], lay.fine_width)
+            # the reference's own shares, moved by d sds (likelihood ratio per fine bin)
+            moved = _fine_mass(stats.norm(d, 1), lay.fine_edges[0], lay.fine_width)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ratio = np.where(base > 0, moved / base, 0.0)
+            num[0] = num[0] * ratio / (num[0] * ratio).sum()
             rules: dict[str, list[bool]] = defaultdict(list)
             for w in range(windows):
                 a = assess(prof, pop.sketch(rng, n, num), model="p", window_id=w,
@@ -249,7 +259,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--windows", type=int, default=300, help="windows per size and scenario")
     ap.add_argument("--rate", type=float, default=0.01, help="configured false-alarm rate")
-    ap.add_argument("--draws", type=int, default=2000, help="null draws per window size")
+    ap.add_argument("--model-windows", type=int, default=3000,
+                    help="windows per size for the model-level signals (one trial each)")
+    ap.add_argument("--draws", type=int, default=4000,
+                    help="null draws per window size (the level's own error shrinks with it)")
     ap.add_argument("--seed", type=int, default=20260101)
     ap.add_argument("--json", type=Path, help="also write the figures as JSON")
     args = ap.parse_args(argv)
@@ -270,12 +283,14 @@ def main(argv: list[str] | None = None) -> int:
     t_cal = time.perf_counter() - t_cal
     from_ref, from_pop = Population(prof, from_reference=True), Population(prof,
                                                                            from_reference=False)
-    a = run_scenario("A", prof, exact, from_ref, args.windows, args.rate, args.seed + 1, False)
-    b = run_scenario("B", prof, noisy, from_pop, args.windows, args.rate, args.seed + 2, True)
+    a = run_scenario("A", prof, exact, from_ref, args.windows, args.rate, args.seed + 1, False,
+                     args.model_windows)
+    b = run_scenario("B", prof, noisy, from_pop, args.windows, args.rate, args.seed + 2, True,
+                     args.model_windows)
     c_noise = run_scenario("C", prof, noisy, from_pop, args.windows, args.rate,
-                           args.seed + 3, False)
+                           args.seed + 3, False, args.windows)
     c_exact = run_scenario("C'", prof, exact, from_pop, args.windows, args.rate,
-                           args.seed + 3, False)
+                           args.seed + 3, False, args.windows)
     pw = power(prof, exact, args.rate, args.seed + 4)
     out: list[str] = [f"false alarms per window (configured rate {args.rate:g}), "
                       f"reference n={N_REF:,}, {len(DISTS)} features, {args.windows} "

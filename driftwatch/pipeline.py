@@ -13,6 +13,7 @@ may have been taken in part) for the caller to count and dead-letter.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from driftwatch.batch import Batch
 from driftwatch.connectors.base import Polled
 from driftwatch.detectors.assess import Calibrator, assess
 from driftwatch.detectors.base import Assessment
+from driftwatch.detectors.change import MetricChange, change_signals
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.labels.features import PendingFeatures
 from driftwatch.labels.joiner import Joined, LabelJoiner
@@ -143,6 +145,8 @@ class ModelMonitor:
         self.pending_features = PendingFeatures(profile.schema, labels.pending_feature_rows)
         self.labelled_buffer = LabelledBuffer(profile.schema, labels.labelled_rows)
         self.engine_state = EngineState()
+        #: ``change_point`` trackers per metric series (when the policy names the signal).
+        self.changes: dict[str, MetricChange] = {}
         self.n_events = 0
         self.n_outcomes = 0
         self.bad_by_reason: dict[str, int] = {}
@@ -360,6 +364,9 @@ class ModelMonitor:
                                n_events=int(cw.sketch.n))
             return WindowResult(window=cw, assessment=empty,
                                 error=self._count_error(StageError.of("detectors", exc)))
+        if self._follows_changes():
+            extra = change_signals(self.changes, a.signals, self._new_change)
+            a = dataclasses.replace(a, signals=(*a.signals, *extra))
         decision = None
         if self.policy is not None:
             try:
@@ -375,6 +382,15 @@ class ModelMonitor:
                                     error=self._count_error(StageError.of("policy", exc)))
         return WindowResult(window=cw, assessment=a, decision=decision)
 
+    def _follows_changes(self) -> bool:
+        return self.policy is not None and any(
+            r.detector == "change_point" for r in self.policy.signals)
+
+    def _new_change(self, series: str) -> MetricChange:
+        c = self.policy.detectors.change  # type: ignore[union-attr]
+        return MetricChange(c.method, delta=c.delta, threshold=c.threshold,
+                            min_windows=c.min_windows)
+
     # -- checkpoints -------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         return {
@@ -389,6 +405,7 @@ class ModelMonitor:
             "n_outcomes": self.n_outcomes,
             "bad_by_reason": dict(sorted(self.bad_by_reason.items())),
             "errors_by_stage": dict(sorted(self.errors_by_stage.items())),
+            "changes": {k: v.to_dict() for k, v in sorted(self.changes.items())},
         }
 
     def load_state(self, d: dict[str, Any]) -> None:
@@ -403,4 +420,5 @@ class ModelMonitor:
         self.n_outcomes = int(d["n_outcomes"])
         self.bad_by_reason = dict(d["bad_by_reason"])
         self.errors_by_stage = dict(d.get("errors_by_stage", {}))
+        self.changes = {k: MetricChange.from_dict(v) for k, v in d.get("changes", {}).items()}
         self.apply_label_settings()

@@ -1,127 +1,142 @@
-"""Streaming change detection on a per-window metric series (two-sided CUSUM).
+"""Change points in per-window metric series (approval rate, bad rate) with river's
+ADWIN or Page-Hinkley detectors.
 
-One value per window (a bad rate, an AUC, an approval rate) goes in; the tracker says
-when the series has left its level. Each value is standardised, ``z = (x - target) / s``,
-by the per-window standard error when the caller knows it (``se=``, e.g. binomial for a
-rate: windows of different sizes then weigh correctly) or else by the spread learnt in a
-warm-up. Two one-sided sums ``S+ = max(0, S+ + z - k)`` and ``S- = max(0, S- - z - k)``
-accumulate evidence; a change is declared when either exceeds ``h`` (defaults ``k=0.5``,
-``h=5``: about 465 windows between false alarms on a stable N(0,1) series, about 10
-windows to detect a one-sd shift). After a change both sums restart and, when the target
-was learnt, the tracker learns the new level (a change is reported once, not every window).
+Each window's value is first standardised against the reference, ``z = (x - ref) / se``
+with the binomial standard error at the window's size (``sqrt(p (1 - p) / n)``, ``p`` the
+reference share), so windows of any size weigh alike and one setting fits every metric.
+The detector sees the ``z`` series (ADWIN checks for a cut at every window: one value is
+a whole window here, not one event). The ``change_point`` signal is 1 in the window where
+the detector fires and 0 otherwise, for the metric named in ``feature``, with the
+detector's own estimate in ``details``.
 
-The state is a handful of numbers: :meth:`to_dict` / :meth:`from_dict` carry it through
-checkpoints (JSON-safe).
+A detector restarts after each change, so its state is the ``z`` series since then (at
+most the last ``max_history`` values): :meth:`MetricChange.to_dict` keeps it as numbers
+and :meth:`MetricChange.from_dict` replays it into a fresh river detector. A checkpoint is
+JSON, no pickles, and restores the same detector.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(3)
->>> series = np.r_[rng.normal(0.10, 0.01, 40), rng.normal(0.13, 0.01, 20)]
->>> t = MetricChangeTracker(warmup=10)
->>> [i for i, x in enumerate(series) if t.update(float(x))]
-[44]
->>> t.last_direction, MetricChangeTracker.from_dict(t.to_dict()).to_dict() == t.to_dict()
-('up', True)
+>>> t = MetricChange("page_hinkley", threshold=20.0, delta=0.05, min_windows=10)
+>>> z = np.r_[rng.normal(0, 1, 60), rng.normal(3, 1, 20)]
+>>> [i for i, x in enumerate(z) if t.update(float(x))]
+[67]
+>>> MetricChange.from_dict(t.to_dict()).to_dict() == t.to_dict()
+True
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["MetricChangeTracker"]
+from driftwatch.detectors.base import SignalResult
+
+__all__ = ["CHANGE_METHODS", "CHANGE_SERIES", "MetricChange", "change_signals", "z_score"]
+
+CHANGE_METHODS = ("adwin", "page_hinkley")
+#: Metric series a change detector may follow: a signal whose value is a share.
+CHANGE_SERIES = ("approval_rate", "bad_rate")
 
 
-class MetricChangeTracker:
-    """Two-sided CUSUM with an optional warm-up (see the module docstring)."""
+class MetricChange:
+    """One river detector on one standardised series (see the module docstring).
 
-    def __init__(
-        self,
-        *,
-        k: float = 0.5,
-        h: float = 5.0,
-        warmup: int = 10,
-        target: float | None = None,
-        scale: float | None = None,
-    ) -> None:
-        if k < 0 or h <= 0 or warmup < 2:
-            raise ValueError("need k >= 0, h > 0 and warmup >= 2")
-        self.k, self.h, self.warmup = k, h, warmup
-        self.fixed_target = target is not None
-        self.target = target
-        self.scale = scale
-        self.n = 0  # values seen (finite ones)
-        self.s_hi = 0.0
-        self.s_lo = 0.0
-        self.drift_detected = False
+    ``adwin``: ``delta`` is ADWIN's confidence (river's default 0.002); ``page_hinkley``:
+    ``delta`` the tolerated drift per window and ``threshold`` the cumulative deviation
+    (in standard errors) that declares a change. ``min_windows``: values before the
+    detector may fire.
+    """
+
+    def __init__(self, method: str = "adwin", *, delta: float = 0.002, threshold: float = 20.0,
+                 min_windows: int = 10, max_history: int = 2000) -> None:
+        if method not in CHANGE_METHODS:
+            raise ValueError(f"method must be one of {CHANGE_METHODS}, found {method!r}")
+        self.method, self.delta, self.threshold = method, float(delta), float(threshold)
+        self.min_windows, self.max_history = int(min_windows), int(max_history)
+        self.history: list[float] = []
         self.n_changes = 0
-        self.last_change: int | None = None  # index (0-based, among finite values)
-        self.last_direction: str | None = None
-        self._wn = 0  # warm-up (Welford)
-        self._wmean = 0.0
-        self._wm2 = 0.0
+        self._det = self._fresh()
+
+    def _fresh(self) -> Any:
+        from river.drift import ADWIN, PageHinkley
+
+        if self.method == "adwin":
+            return ADWIN(delta=self.delta, grace_period=self.min_windows, clock=1)
+        return PageHinkley(min_instances=self.min_windows, delta=self.delta,
+                           threshold=self.threshold)
 
     def __repr__(self) -> str:
-        return (
-            f"MetricChangeTracker(k={self.k}, h={self.h}, target={self.target}, "
-            f"scale={self.scale}, n={self.n}, changes={self.n_changes})"
-        )
+        return (f"MetricChange({self.method!r}, delta={self.delta}, threshold={self.threshold}, "
+                f"n={len(self.history)}, changes={self.n_changes})")
 
     @property
-    def learning(self) -> bool:
-        return self.target is None or self.scale is None
+    def estimate(self) -> float | None:
+        """The detector's current mean of the series (ADWIN), when it has one."""
+        v = getattr(self._det, "estimation", None)
+        return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
 
-    def update(self, x: float, se: float | None = None) -> bool:
-        """Add one window's value; True when a change is detected at this value."""
-        self.drift_detected = False
-        if not math.isfinite(x):
+    def update(self, z: float) -> bool:
+        """Add one window's standardised value; True when a change is declared now."""
+        if not math.isfinite(z):
             return False
-        idx = self.n
-        self.n += 1
-        if self.learning:
-            self._wn += 1
-            d = x - self._wmean
-            self._wmean += d / self._wn
-            self._wm2 += d * (x - self._wmean)
-            if self._wn >= self.warmup:
-                if self.target is None:
-                    self.target = self._wmean
-                if self.scale is None:
-                    sd = math.sqrt(self._wm2 / (self._wn - 1))
-                    self.scale = sd if sd > 0 else max(abs(self._wmean), 1.0) * 1e-9
-            if se is None or self.target is None:
-                return False
-        s = se if se is not None and se > 0 else self.scale
-        if s is None or self.target is None:
-            return False
-        z = (x - self.target) / s
-        self.s_hi = max(0.0, self.s_hi + z - self.k)
-        self.s_lo = max(0.0, self.s_lo - z - self.k)
-        if self.s_hi > self.h or self.s_lo > self.h:
-            self.drift_detected = True
-            self.last_direction = "up" if self.s_hi > self.h else "down"
-            self.last_change = idx
+        self._det.update(z)
+        if self._det.drift_detected:  # restart at a change: the state is what came after
             self.n_changes += 1
-            self.s_hi = self.s_lo = 0.0
-            if not self.fixed_target:
-                self.target = None
-                self._wn, self._wmean, self._wm2 = 0, 0.0, 0.0
-        return self.drift_detected
+            self.history = []
+            self._det = self._fresh()
+            return True
+        self.history.append(z)
+        if len(self.history) > self.max_history:  # bounded state: forget the oldest
+            self.history = self.history[-self.max_history:]
+            self._det = self._fresh()
+            for x in self.history:
+                self._det.update(x)
+        return False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "k": self.k, "h": self.h, "warmup": self.warmup, "fixed_target": self.fixed_target,
-            "target": self.target, "scale": self.scale, "n": self.n, "s_hi": self.s_hi,
-            "s_lo": self.s_lo, "drift_detected": self.drift_detected,
-            "n_changes": self.n_changes, "last_change": self.last_change,
-            "last_direction": self.last_direction, "warm": [self._wn, self._wmean, self._wm2],
-        }
+        return {"method": self.method, "delta": self.delta, "threshold": self.threshold,
+                "min_windows": self.min_windows, "max_history": self.max_history,
+                "history": list(self.history), "n_changes": self.n_changes}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> MetricChangeTracker:
-        t = cls(k=d["k"], h=d["h"], warmup=d["warmup"], target=d["target"], scale=d["scale"])
-        t.fixed_target = bool(d["fixed_target"])
-        for name in ("n", "s_hi", "s_lo", "drift_detected", "n_changes", "last_change",
-                     "last_direction"):
-            setattr(t, name, d[name])
-        t._wn, t._wmean, t._wm2 = int(d["warm"][0]), float(d["warm"][1]), float(d["warm"][2])
+    def from_dict(cls, d: Mapping[str, Any]) -> MetricChange:
+        t = cls(d["method"], delta=d["delta"], threshold=d["threshold"],
+                min_windows=d["min_windows"], max_history=d["max_history"])
+        for x in d["history"]:
+            t._det.update(float(x))
+        t.history = [float(x) for x in d["history"]]
+        t.n_changes = int(d["n_changes"])
         return t
+
+
+def z_score(r: SignalResult) -> float:
+    """A share signal's distance from its reference in binomial standard errors."""
+    ref = r.details.get("reference")
+    n = r.n_cur
+    if not isinstance(ref, int | float) or not math.isfinite(ref) or n <= 0:
+        return math.nan
+    p = min(max(float(ref), 1e-6), 1 - 1e-6)
+    return (r.value - p) / math.sqrt(p * (1 - p) / n)
+
+
+def change_signals(trackers: dict[str, MetricChange], signals: Iterable[SignalResult],
+                   make: Any) -> list[SignalResult]:
+    """Feed each followed series' value of this window to its tracker (``make(name)``
+    builds one on first sight); one ``change_point`` result per series seen."""
+    out = []
+    for r in signals:
+        if r.signal not in CHANGE_SERIES or r.feature is not None:
+            continue
+        t = trackers.get(r.signal)
+        if t is None:
+            t = trackers[r.signal] = make(r.signal)
+        z = z_score(r)
+        fired = t.update(z)
+        out.append(SignalResult(
+            "change_point", "business", 1.0 if fired else 0.0, r.signal, None, r.n_ref,
+            r.n_cur, None,
+            {"method": t.method, "series_value": r.value, "z": z, "estimate": t.estimate,
+             "windows_since_change": len(t.history), "changes": t.n_changes},
+        ))
+    return out

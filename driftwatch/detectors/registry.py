@@ -10,8 +10,8 @@ here too, so the key the policy reads is the key the detector writes.
 (True, 'two-sample Kolmogorov-Smirnov distance on the fine bins')
 >>> SIGNALS["approval_rate"].calibrated_measure
 'abs_change'
->>> rate_key(0.01), sorted(n for n, s in SIGNALS.items() if s.group == "business")
-('0.01', ['approval_rate', 'bad_rate', 'expected_loss', 'metric'])
+>>> rate_key(0.01), sorted(n for n, s in SIGNALS.items() if s.group == "business")[:3]
+('0.01', ['approval_rate', 'bad_rate', 'change_point'])
 """
 
 from __future__ import annotations
@@ -123,6 +123,8 @@ def _specs() -> dict[str, SignalSpec]:
                    changes=("rel_change",), effect=0.2),
         SignalSpec("metric", "business", "metric", "mean of a user metric field",
                    direction="abs", measure="change", changes=("change",)),
+        SignalSpec("change_point", "business", "metric",
+                   "ADWIN or Page-Hinkley change in a metric series (1 in the window it fires)"),
         SignalSpec("auc", "performance", _M, "AUC on labelled events", direction="below",
                    changes=("change",), effect=0.03),
         SignalSpec("gini", "performance", _M, "Gini (2 AUC - 1) on labelled events",

@@ -9,7 +9,7 @@ detectors also read.
 >>> DETECTORS["missing_rate"].group
 'data_quality'
 >>> sorted(n for n, d in DETECTORS.items() if d.group == "business")
-['approval_rate', 'bad_rate', 'expected_loss', 'metric']
+['approval_rate', 'bad_rate', 'change_point', 'expected_loss', 'metric']
 """
 
 from __future__ import annotations

@@ -163,6 +163,12 @@ def _settings(policy: Policy) -> list[str]:
     if policy.calibrated_rates():
         out.append(f"calibrated levels: {cal.draws} null windows per window size, {null}; "
                    "cached per reference and window size.")
+    if any(r.detector == "change_point" for r in policy.signals):
+        ch = d.change
+        how = (f"ADWIN (delta {ch.delta:g})" if ch.method == "adwin" else
+               f"Page-Hinkley (delta {ch.delta:g}, threshold {ch.threshold:g})")
+        out.append(f"change points: {how} on each metric series in binomial standard "
+                   f"errors, after {ch.min_windows} windows; restarts after each change.")
     out.append(f"labels: predictions wait {format_duration(lab.ttl)} for their outcome, at "
                f"most {lab.max_pending} at a time; {lab.pending_feature_rows} feature rows "
                f"and {lab.labelled_rows} labelled rows kept for updates.")

@@ -16,13 +16,15 @@ and ``policy explain`` prints them all).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from driftwatch.detectors.divergence import DEFAULT_EPS
 from driftwatch.policy.base import StrictModel
 from driftwatch.policy.fields import Duration
 
-__all__ = ["CalibrationSettings", "DetectorSettings", "LabelSettings"]
+__all__ = ["CalibrationSettings", "ChangeSettings", "DetectorSettings", "LabelSettings"]
 
 
 class CalibrationSettings(StrictModel):
@@ -35,6 +37,19 @@ class CalibrationSettings(StrictModel):
     #: part of the null (windows much larger than the reference then do not alarm on it).
     #: False: the reference is the population; windows are resampled from it alone.
     reference_noise: bool = True
+
+
+class ChangeSettings(StrictModel):
+    """The ``change_point`` signal: river's detector on each metric series (approval
+    rate, bad rate), standardised by its binomial standard error per window."""
+
+    method: Literal["adwin", "page_hinkley"] = "adwin"
+    #: ADWIN: confidence; Page-Hinkley: tolerated drift per window (standard errors).
+    delta: float = Field(default=0.002, gt=0, lt=1)
+    #: Page-Hinkley: the cumulative deviation (standard errors) that declares a change.
+    threshold: float = Field(default=20.0, gt=0)
+    #: Windows a series needs before a change can be declared.
+    min_windows: int = Field(default=10, ge=1)
 
 
 class DetectorSettings(StrictModel):
@@ -55,6 +70,7 @@ class DetectorSettings(StrictModel):
     #: Joined outcomes a window needs before its label-based signals are reported.
     min_labelled: int = Field(default=500, ge=1)
     calibration: CalibrationSettings = Field(default_factory=CalibrationSettings)
+    change: ChangeSettings = Field(default_factory=ChangeSettings)
 
 
 class LabelSettings(StrictModel):

@@ -3,8 +3,6 @@ metric change tracker."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -12,7 +10,6 @@ from scipy import stats
 
 from driftwatch.batch import Batch
 from driftwatch.detectors.business import business_signals
-from driftwatch.detectors.change import MetricChangeTracker
 from driftwatch.detectors.config import DetectorConfig, alarm
 from driftwatch.detectors.performance import calibration, discrimination, performance_signals
 from driftwatch.detectors.prepared import prepare
@@ -134,39 +131,3 @@ def test_approval_rate_from_score_cutoff_when_no_decision(prof) -> None:
     assert by["approval_rate"].value == pytest.approx(np.mean(s <= cut), abs=1e-12)
     assert by["approval_rate"].details["source"] == "cutoff"
     assert "approval_rate" not in _by(business_signals(prepare(prof), sk, DetectorConfig()))
-
-
-# -- change tracker ------------------------------------------------------------------------
-def test_tracker_detects_a_level_shift_at_an_exact_index_and_only_once() -> None:
-    rng = np.random.default_rng(9)
-    series = np.r_[rng.normal(0.05, 0.004, 60), rng.normal(0.06, 0.004, 60)]
-    t = MetricChangeTracker(warmup=20)
-    hits = [i for i, x in enumerate(series) if t.update(float(x))]
-    assert hits == [63]
-    assert t.last_direction == "up" and t.n_changes == 1
-
-
-def test_tracker_uses_known_standard_errors() -> None:
-    t = MetricChangeTracker(target=0.05)
-    rates = [0.05] * 10 + [0.08] * 5
-    hits = [i for i, r in enumerate(rates) if t.update(r, se=0.01)]
-    assert hits == [12]  # z = 3 per window: S+ = 2.5, 5.0, 7.5 > h = 5 at the third
-
-
-def test_tracker_state_survives_a_checkpoint_mid_stream() -> None:
-    rng = np.random.default_rng(10)
-    series = np.r_[rng.normal(0, 1, 40), rng.normal(2, 1, 20)]
-    a = MetricChangeTracker()
-    b = MetricChangeTracker()
-    out_a = [a.update(float(x)) for x in series]
-    out_b = [b.update(float(x)) for x in series[:30]]
-    b = MetricChangeTracker.from_dict(json.loads(json.dumps(b.to_dict())))
-    out_b += [b.update(float(x)) for x in series[30:]]
-    assert out_a == out_b and a.to_dict() == b.to_dict() and any(out_a)
-
-
-def test_tracker_ignores_nan_and_validates() -> None:
-    t = MetricChangeTracker()
-    assert t.update(float("nan")) is False and t.n == 0
-    with pytest.raises(ValueError):
-        MetricChangeTracker(h=0)
