@@ -90,10 +90,13 @@ def assess(
         Which detectors and features, epsilon, false-alarm rate, effect sizes
         (:class:`~driftwatch.detectors.config.DetectorConfig`; defaults when None).
     calibrator
-        Adds null-quantile thresholds for the histogram statistics at this window's size
-        (a :class:`~driftwatch.detectors.calibrate.Calibrator` on the same bins); without
-        it thresholds are the effect sizes (and the analytic margins of the moment and
-        rate statistics).
+        Adds null-quantile levels at this window's size (a
+        :class:`~driftwatch.detectors.calibrate.Calibrator` on the same bins): at the
+        config's ``alpha`` they raise each calibratable detector's ``threshold``, and at
+        every rate the calibrator holds they are written to ``details`` under
+        :data:`~driftwatch.detectors.registry.CALIBRATED_LEVELS` (what a policy's
+        calibrated thresholds read). Without it thresholds are the effect sizes (and the
+        analytic margins of the moment and rate statistics).
     bad_records
         Records rejected before the sketch, by reason; feeds ``bad_record_rate``.
     absent_fields
@@ -120,8 +123,10 @@ def assess(
     n_ref, n_cur = prep.n, current.n
     signals: list[SignalResult] = []
     levels = calibrator.levels(n_cur) if calibrator is not None and n_cur > 0 else {}
-    # the detector's own threshold uses its alpha (or the calibrator's largest rate)
-    null = levels.get(cfg.alpha) or (levels[calibrator.alpha] if levels else None)
+    # the detectors' own thresholds use their alpha (else the calibrator's largest rate)
+    null = levels.get(cfg.alpha)
+    if null is None and calibrator is not None and levels:
+        null = levels[calibrator.alpha]
     by_rate = {rate_key(a): t for a, t in levels.items()}
 
     quality, flags = quality_signals(prep, current, cfg, bad_records=bad_records,

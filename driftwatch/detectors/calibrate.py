@@ -59,9 +59,19 @@ from driftwatch.detectors.registry import CALIBRATED_LEVELS, THRESHOLD_CALIBRATE
 from driftwatch.errors import ConfigError
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["BHResult", "Calibrator", "NullThresholds", "benjamini_hochberg", "model_levels"]
+__all__ = [
+    "MODEL_DRAWS",
+    "BHResult",
+    "Calibrator",
+    "NullThresholds",
+    "benjamini_hochberg",
+    "model_levels",
+]
 
 _CHUNK_ELEMENTS = 400_000  # draws x features x bins per step: bounds peak memory
+#: Model-level statistics (one series each) are cheap to resample: at least this many
+#: draws, so their levels are as precise as the per-feature ones averaged over features.
+MODEL_DRAWS = 20_000
 
 #: Statistics whose null scales like ``v(n)`` (the distances like its square root).
 _QUADRATIC = frozenset({"psi", "kl_cur_ref", "kl_ref_cur", "score_psi"})
@@ -142,8 +152,9 @@ class Calibrator:
     """Null-distribution thresholds for one reference profile (see the module docstring).
 
     ``rng`` seeds every resampling; ``rates`` are the false-alarm rates (per statistic and
-    feature) to return levels for; ``n_draws`` null windows per size (the quantile's own
-    error at a rate of 0.01 with 1000 draws is about ±0.003 in false-alarm rate);
+    feature) to return levels for; ``n_draws`` null windows per size for the per-feature
+    statistics (the quantile's own error at a rate of 0.01 with 1000 draws is about
+    ±0.003 in false-alarm rate), and at least :data:`MODEL_DRAWS` for the model-level ones;
     ``sizes`` window sizes resampled exactly (others go through the grid).
     """
 
@@ -268,25 +279,32 @@ class Calibrator:
                 with np.errstate(invalid="ignore", divide="ignore"):
                     return {"score_psi": psi, "variance_ratio": vc / vr}
 
-            out["score"] = self._draw(rng, prep.score_fine, n, score)
+            out["score"] = self._draw(rng, prep.score_fine, n, score, self.model_draws)
         a_ref, n_app, _ = prep.approval(self.approval_cutoff)
         if math.isfinite(a_ref) and n_app > 0:
-            cur = rng.binomial(n, a_ref, size=self.n_draws) / n
-            ref = (rng.binomial(n_app, a_ref, size=self.n_draws) / n_app
-                   if self.reference_noise else np.full(self.n_draws, a_ref))
+            m = self.model_draws
+            cur = rng.binomial(n, a_ref, size=m) / n
+            ref = (rng.binomial(n_app, a_ref, size=m) / n_app
+                   if self.reference_noise else np.full(m, a_ref))
             out["approval"] = {"approval_rate": np.abs(cur - ref)[:, None]}
         return out
 
+    @property
+    def model_draws(self) -> int:
+        """Draws for the model-level statistics (score PSI, variance ratio, approval)."""
+        return max(self.n_draws, MODEL_DRAWS)
+
     def _draw(self, rng: np.random.Generator, counts: np.ndarray, n: int,
-              fn: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]]
-              ) -> dict[str, np.ndarray]:
+              fn: Callable[[np.ndarray, np.ndarray], dict[str, np.ndarray]],
+              draws: int | None = None) -> dict[str, np.ndarray]:
         p = counts / np.maximum(counts.sum(axis=-1, keepdims=True), 1)
         f, w = counts.shape
         n_ref = int(counts[0].sum())
         step = max(1, _CHUNK_ELEMENTS // max(f * w, 1))
+        total = self.n_draws if draws is None else draws
         acc: dict[str, list[np.ndarray]] = {}
-        for start in range(0, self.n_draws, step):
-            b = min(step, self.n_draws - start)
+        for start in range(0, total, step):
+            b = min(step, total - start)
             c = rng.multinomial(n, p, size=(b, f))
             if self.reference_noise:
                 r = rng.multinomial(n_ref, p, size=(b, f))
