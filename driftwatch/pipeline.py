@@ -203,6 +203,13 @@ class ModelMonitor:
             self._calibrator = (key, built)
         return self._calibrator[1]
 
+    def warm_up(self) -> None:
+        """Resample the calibrated levels of a count window now (the daemon calls this
+        before it serves HTTP: resampling holds the interpreter for a second or two)."""
+        cal, size = self.calibrator, window_size(self.spec)
+        if cal is not None and size is not None:
+            cal.levels(size)
+
     def apply_label_settings(self) -> None:
         """Take the policy's TTL and pending cap (after a reload or a restored checkpoint)."""
         if self.policy is None:

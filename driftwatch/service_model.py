@@ -126,6 +126,7 @@ class ModelRuntime:
         check_reference(policy, connector=connector, reference=cfg.reference, base_dir=base_dir)
         monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir,
                                 connector=connector)
+        monitor.warm_up()  # calibrated levels before the HTTP listener starts
         name = cfg.name or monitor.model
         monitor.model = name
         out_dir = state_dir / "out" / name

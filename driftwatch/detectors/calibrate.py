@@ -50,7 +50,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from driftwatch.detectors.bins import hist_moments
 from driftwatch.detectors.divergence import DEFAULT_EPS, divergences
 from driftwatch.detectors.drift import DRIFT_STATS, block_stats
 from driftwatch.detectors.fdr import BHResult, benjamini_hochberg
@@ -71,7 +70,7 @@ __all__ = [
 _CHUNK_ELEMENTS = 400_000  # draws x features x bins per step: bounds peak memory
 #: Model-level statistics (one series each) are cheap to resample: at least this many
 #: draws, so their levels are as precise as the per-feature ones averaged over features.
-MODEL_DRAWS = 20_000
+MODEL_DRAWS = 10_000
 
 #: Statistics whose null scales like ``v(n)`` (the distances like its square root).
 _QUADRATIC = frozenset({"psi", "kl_cur_ref", "kl_ref_cur", "score_psi"})
@@ -119,6 +118,20 @@ def model_levels(
     if table:
         details[CALIBRATED_LEVELS] = table
     return own
+
+
+def _hist_var(counts: np.ndarray, mid: np.ndarray) -> np.ndarray:
+    """Variance at the bins' representative points of counts ``[..., 1, W]`` (missing
+    column last, ignored), by two dot products (the same value as
+    :func:`~driftwatch.detectors.bins.hist_moments`, without its kurtosis)."""
+    w = np.asarray(counts[..., 0, :-1], dtype=np.float64)
+    x = mid[0]
+    n = w.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = (w @ x) / n
+        m2 = (w @ (x * x)) / n - m * m
+        return (np.where(n > 1, np.maximum(m2, 0.0) * n / np.maximum(n - 1, 1), np.nan))[
+            ..., None]
 
 
 def _noise(n: float, n_ref: int, reference_noise: bool) -> float:
@@ -215,8 +228,15 @@ class Calibrator:
         return max(g, 1)
 
     def size_for(self, n: int) -> int:
-        """The size actually resampled for a window of ``n`` events."""
-        return n if n in self.sizes else self.grid_size(n, self.steps)
+        """The size actually resampled for a window of ``n`` events: ``n`` itself when it is
+        one of ``sizes``; the smallest of ``sizes`` for a window below all of them (a count
+        window's first, partial windows, carried down by the asymptotic rate: one
+        resampling per reference); else the grid size under ``n``."""
+        if n in self.sizes:
+            return n
+        if self.sizes and n < min(self.sizes):
+            return min(self.sizes)
+        return self.grid_size(n, self.steps)
 
     def levels(self, n: int) -> dict[float, NullThresholds]:
         """Thresholds at every rate for a window of ``n`` events (resampled once per size)."""
@@ -274,10 +294,9 @@ class Calibrator:
             def score(r: np.ndarray, c: np.ndarray) -> dict[str, np.ndarray]:
                 psi = divergences(sg.coarse(r), sg.coarse(c), prep.score_coarse_valid,
                                   self.eps).psi
-                _, vr, _ = hist_moments(r, sg.mid)
-                _, vc, _ = hist_moments(c, sg.mid)
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    return {"score_psi": psi, "variance_ratio": vc / vr}
+                    return {"score_psi": psi,
+                            "variance_ratio": _hist_var(c, sg.mid) / _hist_var(r, sg.mid)}
 
             out["score"] = self._draw(rng, prep.score_fine, n, score, self.model_draws)
         a_ref, n_app, _ = prep.approval(self.approval_cutoff)

@@ -187,3 +187,15 @@ def test_the_report_prints_the_calibrated_levels_and_the_reasons_rate(profile, t
     level = ks.details[CALIBRATED_LEVELS]["0.01"]
     assert "calibrated level (false alarms)" in html
     assert f"{level:.4g}"[:5] in html and "calibrated, 0.01" in html
+
+
+def test_warm_up_resamples_the_count_window_once_and_partial_windows_reuse_it(profile) -> None:
+    policy = _policy(f"signals:\n  - detector: ks\n    thresholds: {{mild: {CAL}}}\n")
+    mon = ModelMonitor("credit", profile, WindowSpec(kind="count", pane_size=500, panes=4),
+                       policy=policy)
+    mon.warm_up()
+    cal = mon.calibrator
+    assert sorted(cal._cache) == [2000]
+    small = cal.thresholds(500).numeric["ks"]
+    assert sorted(cal._cache) == [2000]  # a warm-up window is carried down, not resampled
+    assert np.all(small > cal.thresholds(2000).numeric["ks"])
