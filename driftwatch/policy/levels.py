@@ -4,8 +4,7 @@ daemon alike) and by ``policy explain --reference``.
 
 >>> import numpy as np, pandas as pd
 >>> from driftwatch.policy.schema import Policy
->>> from driftwatch.windows.conventions import build_profile
-from driftwatch.windows.profile import ReferenceProfile
+>>> from driftwatch.windows.profile import ReferenceProfile
 >>> p = Policy.model_validate({
 ...     "apiVersion": "driftwatch/v1", "kind": "DriftPolicy", "metadata": {"name": "p"},
 ...     "model": {"name": "m", "reference": "r.parquet"}, "window": {"pane": 1000},
