@@ -19,7 +19,7 @@ __all__ = ["build_parser", "main"]
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from driftwatch.replay_cli import run_replay_command
+    from driftwatch.replay.cli import run_replay_command
 
     return run_replay_command(args)
 
@@ -151,11 +151,11 @@ _COMMAND_MODULES = (
     "driftwatch.policy.commands",
     "driftwatch.report.commands",
     "driftwatch.actions.commands",
-    "driftwatch.pool_commands",
+    "driftwatch.service.pool_commands",
     "driftwatch.connectors.commands",
-    "driftwatch.service_commands",
+    "driftwatch.service.commands",
     "driftwatch.completion",
-    "driftwatch.bundled_commands",
+    "driftwatch.replay.demo",
 )
 
 

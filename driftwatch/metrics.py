@@ -8,7 +8,7 @@ list, capped; features over the cap are counted in ``driftwatch_features_cut_tot
 small enumerations (``tier``, ``action``, ``outcome``, ``stream``, ``role``).
 
 Entries marked ``live`` (ages, readiness, lag, label joins, pool) are computed when
-Prometheus scrapes, by :class:`driftwatch.metrics_live.LiveCollector`; everything else is
+Prometheus scrapes, by :class:`driftwatch.service.metrics_live.LiveCollector`; everything else is
 pushed by the run loop through :class:`Metrics`.
 
 >>> from prometheus_client import CollectorRegistry

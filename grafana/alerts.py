@@ -37,7 +37,7 @@ class AlertThresholds:
 
     @classmethod
     def from_service_config(cls, cfg: Any) -> AlertThresholds:
-        """From a :class:`~driftwatch.service_config.ServiceConfig`."""
+        """From a :class:`~driftwatch.service.config.ServiceConfig`."""
         http = cfg.http
         return cls(float(cfg.checkpoint.max_age_s), float(cfg.stale_after_s),
                    f"http://{http.host}:{http.port}")

@@ -526,7 +526,7 @@ def build_rules(config: str | Path | None = None,
     """The texts of ``rules.yml`` and ``rules_test.yml`` for the configuration ``config``."""
     import yaml
 
-    from driftwatch.service_config import load_service_config
+    from driftwatch.service.config import load_service_config
 
     alerts = _alerts()
     path = Path(config) if config is not None else DEFAULT_CONFIG

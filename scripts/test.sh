@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 $BIN/ruff check driftwatch tests benchmarks scripts examples grafana
+$BIN/lint-imports --no-cache   # the layer contract in pyproject.toml
 $BIN/python -m pytest -p no:cacheprovider "$@"

@@ -3,7 +3,7 @@
 These commands read and write the state directory of a daemon that may be running: they
 only touch the outbox (SQLite in WAL mode takes a second writer); the daemon's executor
 carries out an approval or a cancellation on its next pass. ``driftwatch pool`` lives in
-:mod:`driftwatch.pool_commands`.
+:mod:`driftwatch.service.pool_commands`.
 
 >>> import argparse
 >>> parser = argparse.ArgumentParser(prog="driftwatch")

@@ -25,7 +25,7 @@ import pytest
 from driftwatch.cli import main
 from driftwatch.clock import SystemClock
 from driftwatch.gpupool import GpuPool, JobSpec, JobState, create_backend
-from driftwatch.service_config import load_service_config
+from driftwatch.service.config import load_service_config
 from driftwatch.testing.ray_cluster import RayCluster, ray_cluster
 
 if os.environ.get("CI") == "true":

@@ -26,8 +26,8 @@ from driftwatch.connectors.kafka_settings import KafkaSourceSettings
 from driftwatch.connectors.recorder import record
 from driftwatch.policy.loader import load_policy
 from driftwatch.replay import build_monitor, replay
+from driftwatch.replay.timeline import read_timeline, window_record
 from driftwatch.testing.generator import write_scenario
-from driftwatch.timeline import read_timeline, window_record
 
 pytestmark = pytest.mark.integration
 

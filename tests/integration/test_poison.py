@@ -17,7 +17,7 @@ import pytest
 
 from driftwatch.connectors.deadletter import read_dead_letters
 from driftwatch.replay import replay
-from driftwatch.timeline import read_timeline
+from driftwatch.replay.timeline import read_timeline
 
 from .test_service import MODEL, metric
 

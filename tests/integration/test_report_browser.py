@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from driftwatch.replay import replay
+from driftwatch.replay.timeline import read_timeline
 from driftwatch.report import MAX_BYTES, write_report
-from driftwatch.timeline import read_timeline
 from driftwatch.windows.profile import ReferenceProfile
 
 pytestmark = pytest.mark.integration

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from driftwatch.replay import replay
-from driftwatch.timeline import read_timeline
+from driftwatch.replay.timeline import read_timeline
 
 POLICY = "policies/credit-risk-demo.yaml"
 CONNECTOR = "connectors/demo-file.yaml"

@@ -27,9 +27,9 @@ from prometheus_client import CollectorRegistry
 
 from driftwatch.metrics import Metrics
 from driftwatch.replay import replay
+from driftwatch.replay.timeline import read_timeline
 from driftwatch.report.features import feature_bins
 from driftwatch.report.inputs import load_run
-from driftwatch.timeline import read_timeline
 from driftwatch.windows.layout import PAD
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.windows.sketch import Sketch

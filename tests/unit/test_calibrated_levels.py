@@ -173,8 +173,8 @@ def test_a_tenth_of_an_sd_in_two_features_at_100k_is_mild_only_when_calibrated()
 
 
 def test_the_report_prints_the_calibrated_levels_and_the_reasons_rate(profile, tmp_path) -> None:
+    from driftwatch.replay.timeline import TimelineWriter, window_record
     from driftwatch.report import build_report, load_run
-    from driftwatch.timeline import TimelineWriter, window_record
 
     policy = _policy(f"signals:\n  - detector: ks\n    thresholds: {{mild: {CAL}}}\n")
     mon = ModelMonitor("credit", profile, WindowSpec(kind="count", pane_size=2000),

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from driftwatch.errors import DriftwatchError, ServiceError
-from driftwatch.http import Endpoints, HttpServer
+from driftwatch.service.http import Endpoints, HttpServer
 
 
 @pytest.fixture
@@ -82,7 +82,7 @@ def test_an_idle_connection_is_closed_by_the_server(server: HttpServer) -> None:
 def test_a_client_that_hangs_up_early_logs_no_traceback(
         server: HttpServer, caplog: pytest.LogCaptureFixture,
         capsys: pytest.CaptureFixture[str]) -> None:
-    with caplog.at_level(logging.DEBUG, logger="driftwatch.http"):
+    with caplog.at_level(logging.DEBUG, logger="driftwatch.service.http"):
         for _ in range(20):
             s = socket.create_connection((server.host, server.port), timeout=10)
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from driftwatch import isolation, pipeline
 from driftwatch.connectors.deadletter import read_dead_letters
 from driftwatch.metrics import Metrics
 from driftwatch.policy import load_policy_text
 from driftwatch.policy.watcher import MINIMAL
-from driftwatch.replay import replay
+from driftwatch.replay import isolation as isolation
+from driftwatch.replay import pipeline, replay
+from driftwatch.replay.timeline import read_timeline
 from driftwatch.testing.generator import write_scenario
-from driftwatch.timeline import read_timeline
 from driftwatch.windows.panes import PaneWindow
 
 ROOT = Path(__file__).resolve().parents[2]

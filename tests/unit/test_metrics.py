@@ -13,9 +13,14 @@ from prometheus_client.parser import text_string_to_metric_families
 from driftwatch.clock import ManualClock
 from driftwatch.detectors.base import Assessment, SignalResult
 from driftwatch.metrics import CATALOGUE, Metrics
-from driftwatch.metrics_live import LiveCollector, ModelSnapshot, PoolSnapshot, ServiceSnapshot
 from driftwatch.policy.decision import Decision, Reason
 from driftwatch.policy.tiers import Tier
+from driftwatch.service.metrics_live import (
+    LiveCollector,
+    ModelSnapshot,
+    PoolSnapshot,
+    ServiceSnapshot,
+)
 
 FEATURES = ["income", "age", "purpose", "utilization"]
 UNITS = ("_total", "_seconds", "_bytes", "_ratio", "_gpus", "_jobs", "_events", "_messages")

@@ -13,11 +13,11 @@ import pytest
 
 from driftwatch import Monitor
 from driftwatch.errors import DataFrameError, DriftwatchError
-from driftwatch.monitor import SIGNAL_COLUMNS
 from driftwatch.policy.loader import load_policy_text
 from driftwatch.policy.schema import Policy
 from driftwatch.replay import replay
-from driftwatch.timeline import read_timeline
+from driftwatch.replay.monitor import SIGNAL_COLUMNS
+from driftwatch.replay.timeline import read_timeline
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "data" / "demo"

@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 from driftwatch.metrics import Metrics
 from driftwatch.policy import checks
 from driftwatch.policy.watcher import MINIMAL, PolicyWatcher
-from driftwatch.service_reload import refresh_policy
+from driftwatch.service.reload import refresh_policy
 
 
 def _text(text: str) -> Callable[[Path], None]:

@@ -13,7 +13,7 @@ from driftwatch.errors import ConfigError
 from driftwatch.gpupool import GpuPool, JobSpec
 from driftwatch.gpupool.ray import RayBackend
 from driftwatch.gpupool.ray_status import RayView
-from driftwatch.service_config import load_service_config, parse_service_config
+from driftwatch.service.config import load_service_config, parse_service_config
 
 MINIMAL = "models:\n  - connector: c.yaml\n    policy: p.yaml\n"
 
@@ -152,7 +152,7 @@ def test_ray_view_names_what_keeps_the_reservation_from_holding():
 
 
 def test_the_commented_ray_example_in_driftwatch_yaml_is_valid(tmp_path: Path):
-    from driftwatch.service_config import DEFAULT_CONFIG
+    from driftwatch.service.config import DEFAULT_CONFIG
 
     lines = []
     for line in DEFAULT_CONFIG.splitlines():
@@ -175,7 +175,7 @@ def test_the_daemons_pool_talks_to_the_configured_ray(tmp_path: Path):
     from prometheus_client import CollectorRegistry
 
     from driftwatch.metrics import Metrics
-    from driftwatch.service_actions import ServiceActions
+    from driftwatch.service.actions import ServiceActions
 
     pytest.importorskip("ray")
     with socket.socket() as s:

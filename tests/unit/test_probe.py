@@ -141,8 +141,8 @@ def test_the_daemon_probes_its_file_source_too(
     from driftwatch.clock import ManualClock
     from driftwatch.connectors.config import load_connector
     from driftwatch.replay import build_monitor
-    from driftwatch.service_config import ModelConfig
-    from driftwatch.service_model import open_source
+    from driftwatch.service.config import ModelConfig
+    from driftwatch.service.model import open_source
 
     features = "{income: applicant.incme, purpose: loan.purpose}"
     _write(tmp_path, features)

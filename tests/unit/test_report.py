@@ -1,4 +1,4 @@
-"""The HTML report, built from hand-made run folders that follow ``driftwatch/timeline.py``.
+"""The HTML report, built from hand-made run folders that follow ``driftwatch/replay/timeline.py``.
 
 Each test reads the report the way a reviewer (or a browser) would: which sections are
 there, what the plots' bars say, that odd feature names print as text, that the same run
@@ -20,9 +20,9 @@ import pytest
 from driftwatch.batch import Batch
 from driftwatch.detectors.bins import BinGeometry
 from driftwatch.errors import SourceError
+from driftwatch.replay.timeline import sketch_summary
 from driftwatch.report import ReportSizeError, build_report, load_run, write_report
 from driftwatch.report.commands import add_commands
-from driftwatch.timeline import sketch_summary
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.windows.sketch import Sketch
 

@@ -11,9 +11,9 @@ from driftwatch.metrics import Metrics
 from driftwatch.policy import load_policy_text
 from driftwatch.policy.watcher import MINIMAL
 from driftwatch.replay import replay
-from driftwatch.service_view import last_record, restore_view
+from driftwatch.replay.timeline import read_timeline
+from driftwatch.service.view import last_record, restore_view
 from driftwatch.testing.generator import write_scenario
-from driftwatch.timeline import read_timeline
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The gauges a window sets (the checkpoint covers them through the timeline).

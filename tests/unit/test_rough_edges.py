@@ -13,7 +13,7 @@ import pytest
 from driftwatch.cli import main
 from driftwatch.clock import SystemClock
 from driftwatch.gpupool.pool import GpuPool
-from driftwatch.service_actions import open_actions_note
+from driftwatch.service.actions import open_actions_note
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from driftwatch.errors import ConfigError
-from driftwatch.service_config import (
+from driftwatch.service.config import (
     DEFAULT_CONFIG,
     load_service_config,
     parse_service_config,

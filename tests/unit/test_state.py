@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from driftwatch.errors import StateError
-from driftwatch.service_checkpoint import CheckpointWriter
+from driftwatch.service.checkpoint import CheckpointWriter
 from driftwatch.state import CheckpointStore, OutputLog, StateDirLock
 
 

@@ -25,12 +25,12 @@ from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionState
 from driftwatch.clock import Clock
 from driftwatch.errors import ActionError, DriftwatchError
-from driftwatch.http import AdminResult
 from driftwatch.metrics import Metrics
-from driftwatch.metrics_live import PoolSnapshot
 from driftwatch.pipeline import WindowResult
 from driftwatch.policy.decision import Decision
-from driftwatch.service_config import ServiceConfig
+from driftwatch.service.config import ServiceConfig
+from driftwatch.service.http import AdminResult
+from driftwatch.service.metrics_live import PoolSnapshot
 
 __all__ = [
     "ModelActions",

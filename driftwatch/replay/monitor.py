@@ -53,7 +53,7 @@ from driftwatch.policy.loader import load_policy
 from driftwatch.policy.reference import ReferenceColumns
 from driftwatch.policy.schema import Policy
 from driftwatch.replay import monitor_for, summarise
-from driftwatch.timeline import window_record
+from driftwatch.replay.timeline import window_record
 from driftwatch.windows.conventions import TableConventions, build_profile
 from driftwatch.windows.panes import ClosedWindow
 from driftwatch.windows.profile import (

@@ -28,7 +28,7 @@ from driftwatch import __version__
 from driftwatch.clock import Clock
 from driftwatch.errors import StateError
 from driftwatch.metrics import Metrics
-from driftwatch.service_model import ModelRuntime
+from driftwatch.service.model import ModelRuntime
 from driftwatch.state import Checkpoint, CheckpointInfo, CheckpointStore, Encoded, encode_part
 
 __all__ = ["CheckpointWriter", "Checkpoints", "Durable"]

@@ -61,7 +61,7 @@ def replay_demo(out_dir: str | Path, *, progress: bool = True, report: bool = Tr
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from driftwatch.replay_cli import print_summary
+    from driftwatch.replay.cli import print_summary
 
     res = replay_demo(args.out, progress=not args.quiet, report=not args.no_report)
     print_summary(res.summary)

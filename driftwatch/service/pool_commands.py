@@ -118,7 +118,7 @@ def _settings(args: argparse.Namespace) -> tuple[Path, Any, float | None, Any]:
     pool = None
     state = Path(args.state_dir or DEFAULT_STATE)
     if args.config:
-        from driftwatch.service_config import load_service_config
+        from driftwatch.service.config import load_service_config
 
         cfg = load_service_config(args.config)
         pool = cfg.pool

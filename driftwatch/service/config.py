@@ -28,7 +28,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from driftwatch.errors import ConfigError
 from driftwatch.policy.durations import parse_duration
-from driftwatch.service_pool_config import PoolConfig, PoolSpec, pool_config
+from driftwatch.service.pool_config import PoolConfig, PoolSpec, pool_config
 from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
 
 __all__ = [

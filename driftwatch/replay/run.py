@@ -27,14 +27,14 @@ from driftwatch.connectors.file import FileSource, bind_inputs
 from driftwatch.connectors.probe import probe_inputs
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
-from driftwatch.isolation import poison_records, timeline_record
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
 from driftwatch.policy.levels import load_reference
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
-from driftwatch.timeline import TimelineWriter, iso
+from driftwatch.replay.isolation import poison_records, timeline_record
+from driftwatch.replay.timeline import TimelineWriter, iso
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
@@ -237,7 +237,7 @@ def replay(
     result = ReplayResult(out_dir=out)
     actions = None
     if execute:
-        from driftwatch.replay_execute import ReplayActions
+        from driftwatch.replay.execute import ReplayActions
 
         ref = reference or (pol.model.reference if pol else None)
         if champion is not None:

@@ -58,7 +58,7 @@ def _overrides(cfg: Any, args: argparse.Namespace) -> Any:
 
 def run_command(args: argparse.Namespace) -> int:
     from driftwatch.service import Service
-    from driftwatch.service_config import load_service_config
+    from driftwatch.service.config import load_service_config
 
     logging.basicConfig(level=getattr(logging, args.log_level), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

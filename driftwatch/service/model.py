@@ -25,16 +25,16 @@ from driftwatch.connectors.base import Polled, Source
 from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.errors import StateError
-from driftwatch.isolation import PROCESSING_ERROR, poison_records, timeline_record
-from driftwatch.live_source import PacedSource
-from driftwatch.metrics_live import ModelSnapshot
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import ModelMonitor, StageError, WindowResult, window_spec_from_policy
 from driftwatch.policy.levels import load_reference
 from driftwatch.policy.schema import Policy
 from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor, summarise
-from driftwatch.service_config import ModelConfig
+from driftwatch.replay.isolation import PROCESSING_ERROR, poison_records, timeline_record
+from driftwatch.service.config import ModelConfig
+from driftwatch.service.live_source import PacedSource
+from driftwatch.service.metrics_live import ModelSnapshot
 from driftwatch.state import OutputLog
 from driftwatch.windows.panes import PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile

@@ -26,25 +26,25 @@ from prometheus_client import CollectorRegistry
 from driftwatch import __version__
 from driftwatch.clock import Clock, SystemClock
 from driftwatch.errors import StateError
-from driftwatch.http import ADMIN_ACTIONS, Endpoints, HttpServer
-from driftwatch.live_source import PacedSource
 from driftwatch.metrics import Metrics, register_process_collectors
-from driftwatch.metrics_live import LiveCollector, ServiceSnapshot
 from driftwatch.pipeline import WindowResult
-from driftwatch.scheduler import LoopInbox, ServiceScheduler
-from driftwatch.service_actions import (
+from driftwatch.replay.timeline import iso
+from driftwatch.service.actions import (
     ServiceActions,
     labelled_buffer,
     open_actions_note,
     shadow_defaults,
 )
-from driftwatch.service_checkpoint import Checkpoints
-from driftwatch.service_config import ServiceConfig
-from driftwatch.service_model import ModelRuntime
-from driftwatch.service_reload import refresh_policy
-from driftwatch.service_view import last_record, restore_view
+from driftwatch.service.checkpoint import Checkpoints
+from driftwatch.service.config import ServiceConfig
+from driftwatch.service.http import ADMIN_ACTIONS, Endpoints, HttpServer
+from driftwatch.service.live_source import PacedSource
+from driftwatch.service.metrics_live import LiveCollector, ServiceSnapshot
+from driftwatch.service.model import ModelRuntime
+from driftwatch.service.reload import refresh_policy
+from driftwatch.service.scheduler import LoopInbox, ServiceScheduler
+from driftwatch.service.view import last_record, restore_view
 from driftwatch.state import CheckpointStore, StateDirLock
-from driftwatch.timeline import iso
 
 __all__ = ["Service"]
 

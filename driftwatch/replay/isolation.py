@@ -19,7 +19,7 @@ from typing import Any
 
 from driftwatch.connectors.base import BadRecord
 from driftwatch.pipeline import PollError, StageError, WindowResult
-from driftwatch.timeline import iso, window_record
+from driftwatch.replay.timeline import iso, window_record
 
 __all__ = ["PROCESSING_ERROR", "poison_records", "timeline_record"]
 
