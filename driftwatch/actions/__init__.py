@@ -8,8 +8,7 @@ commands that never touch MLflow do not pay for importing it.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from driftwatch.lazy import lazy_attributes
 
 __all__ = [
     "ActionContext",
@@ -36,7 +35,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'driftwatch.actions' has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
+__getattr__ = lazy_attributes(__name__, _WHERE)

@@ -29,7 +29,7 @@ from driftwatch.actions.context import ActionContext, ActionEnv, parse_settings
 from driftwatch.actions.export import ensure_export, read_window
 from driftwatch.actions.recalibrate import recalibrated_candidate, river_champion
 from driftwatch.actions.records import ActionRecord
-from driftwatch.actions.scoring import auc_exact
+from driftwatch.actions.scoring import auc_exact, log_loss_sum
 from driftwatch.actions.steps import Done, Result, StepRunner
 from driftwatch.errors import ActionError
 from driftwatch.registry.learners import normalise_learner
@@ -42,7 +42,6 @@ from driftwatch.windows.profile import ReferenceProfile, read_reference_table
 __all__ = ["build_candidate", "learn_window", "run_online_update"]
 
 _WARM_ROWS = 5000
-_EPS = 1e-12
 
 
 def learn_window(model: RiverModel, frame: pd.DataFrame, *, chunk: int = 16) -> dict[str, float]:
@@ -71,10 +70,7 @@ def learn_window(model: RiverModel, frame: pd.DataFrame, *, chunk: int = 16) -> 
 
 
 def _log_loss(p: np.ndarray, y: np.ndarray) -> float:
-    if len(p) == 0:
-        return math.nan
-    q = np.clip(p, _EPS, 1 - _EPS)
-    return float(-(y * np.log(q) + (1 - y) * np.log(1 - q)).mean())
+    return log_loss_sum(p, y) / len(p) if len(p) else math.nan
 
 
 def build_candidate(

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["BINS", "HIGHER_IS_BETTER", "LIVE_BINS", "ScoreStats", "auc_exact", "improvement",
+           "log_loss_sum",
            "score_psi"]
 
 BINS = 1000
@@ -39,6 +40,17 @@ HIGHER_IS_BETTER: dict[str, bool] = {
     "brier": False,
     "log_loss": False,
 }
+
+
+def log_loss_sum(score: np.ndarray, label: np.ndarray) -> float:
+    """``-Σ [y ln p + (1 - y) ln(1 - p)]`` with ``p`` clipped away from 0 and 1.
+
+    >>> round(log_loss_sum(np.array([0.5, 0.5]), np.array([1, 0])), 4)
+    1.3863
+    """
+    q = np.clip(np.asarray(score, np.float64), _EPS, 1 - _EPS)
+    y = np.asarray(label, np.float64) > 0.5
+    return float(-(y * np.log(q) + (~y) * np.log(1 - q)).sum())
 
 
 def improvement(metric: str, champion: float, challenger: float) -> float:
@@ -126,8 +138,7 @@ class ScoreStats:
         bins = _bin(p)
         self.bad += np.bincount(bins[y], minlength=BINS)
         self.good += np.bincount(bins[~y], minlength=BINS)
-        q = np.clip(p, _EPS, 1 - _EPS)
-        self.log_loss_sum += float(-(y * np.log(q) + (~y) * np.log(1 - q)).sum())
+        self.log_loss_sum += log_loss_sum(p, y)
         self.brier_sum += float(((p - y) ** 2).sum())
         if cutoff is not None:
             ok = p <= cutoff

@@ -5,8 +5,7 @@ Names are imported on first use (MLflow is a heavy import).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from driftwatch.lazy import lazy_attributes
 
 __all__ = [
     "FeatureEncoder",
@@ -31,7 +30,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'driftwatch.registry' has no attribute {name!r}")
-    return getattr(importlib.import_module(_WHERE[name]), name)
+__getattr__ = lazy_attributes(__name__, _WHERE)

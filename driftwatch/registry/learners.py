@@ -22,25 +22,31 @@ from typing import Any
 from river import compose, linear_model, preprocessing, tree
 
 from driftwatch.errors import ActionError
+from driftwatch.policy.catalog import LEARNER_ESTIMATORS, LEARNER_TRANSFORMERS
 
 __all__ = ["ESTIMATORS", "TRANSFORMERS", "build_learner", "normalise_learner", "supports_many"]
 
-#: Transformers. Categorical features reach the learner already one-hot encoded (see
+#: The names come from the policy catalogue (the one allow-list); here each gets its river
+#: class. Categorical features reach the learner already one-hot encoded (see
 #: :class:`~driftwatch.registry.river_model.FeatureEncoder`), so ``OneHotEncoder`` is a
 #: pass-through kept for policies that name it.
-TRANSFORMERS: dict[str, Callable[[], Any]] = {
-    "MaxAbsScaler": preprocessing.MaxAbsScaler,
-    "MinMaxScaler": preprocessing.MinMaxScaler,
+_SPECIAL: dict[str, Callable[[], Any]] = {
     "OneHotEncoder": lambda: compose.FuncTransformer(_identity),
-    "StandardScaler": preprocessing.StandardScaler,
-}
-ESTIMATORS: dict[str, Callable[[], Any]] = {
-    "ALMAClassifier": linear_model.ALMAClassifier,
     "HoeffdingTreeClassifier": lambda: tree.HoeffdingTreeClassifier(grace_period=100),
-    "LogisticRegression": linear_model.LogisticRegression,
-    "PAClassifier": linear_model.PAClassifier,
-    "Perceptron": linear_model.Perceptron,
 }
+
+
+def _factory(name: str) -> Callable[[], Any]:
+    if name in _SPECIAL:
+        return _SPECIAL[name]
+    for module in (preprocessing, linear_model, tree):
+        if hasattr(module, name):
+            return getattr(module, name)  # type: ignore[no-any-return]
+    raise ImportError(f"river has no learner step {name!r}")  # a catalogue typo: fail loud
+
+
+TRANSFORMERS: dict[str, Callable[[], Any]] = {n: _factory(n) for n in LEARNER_TRANSFORMERS}
+ESTIMATORS: dict[str, Callable[[], Any]] = {n: _factory(n) for n in LEARNER_ESTIMATORS}
 
 
 def _identity(x: dict[str, float]) -> dict[str, float]:

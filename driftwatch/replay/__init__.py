@@ -9,7 +9,7 @@ imported on first use.
 
 from __future__ import annotations
 
-from typing import Any
+from driftwatch.lazy import lazy_attributes
 
 __all__ = [
     "RUN_FILES",
@@ -23,9 +23,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from driftwatch.replay import run
-
-        return getattr(run, name)
-    raise AttributeError(f"module 'driftwatch.replay' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, dict.fromkeys(__all__, "driftwatch.replay.run"))

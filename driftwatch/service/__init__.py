@@ -11,14 +11,8 @@ One module per concern: :mod:`~driftwatch.service.config` (``driftwatch.yaml``),
 
 from __future__ import annotations
 
-from typing import Any
+from driftwatch.lazy import lazy_attributes
 
 __all__ = ["Service"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "Service":
-        from driftwatch.service.daemon import Service
-
-        return Service
-    raise AttributeError(f"module 'driftwatch.service' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, {"Service": "driftwatch.service.daemon"})

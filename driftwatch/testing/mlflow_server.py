@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,15 +23,12 @@ from typing import Any
 
 import pytest
 
+from driftwatch.testing.net import free_port
+
 __all__ = ["STARTUP_TIMEOUT_S", "mlflow_server_fixture", "start_mlflow_server", "stop"]
 
 STARTUP_TIMEOUT_S = 90.0
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _healthy(url: str) -> bool:
@@ -45,7 +41,7 @@ def _healthy(url: str) -> bool:
 
 def start_mlflow_server(root: Path) -> tuple[str, subprocess.Popen[bytes], Any]:
     """Start a server keeping its state in ``root``; returns its URL, process and log."""
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [
         sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),

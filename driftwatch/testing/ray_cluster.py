@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from driftwatch.testing.net import free_port
 
 __all__ = ["RayCluster", "ray_cluster", "ray_start_argv"]
 
@@ -46,11 +47,6 @@ class RayCluster:
     reserved_gpus: int
     head_gpus: int
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def ray_start_argv(
@@ -140,8 +136,8 @@ def ray_cluster(
         raise RuntimeError("the `ray` command is not installed: pip install 'driftwatch[ray]'")
     temp_dir = tempfile.mkdtemp(prefix="dwray")  # short: Ray puts unix sockets in it
     log = Path(temp_dir) / "ray-start.log"
-    gcs_port = _free_port()
-    head_ports = [_free_port() for _ in range(3)]
+    gcs_port = free_port()
+    head_ports = [free_port() for _ in range(3)]
     address = f"http://127.0.0.1:{head_ports[1]}"
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     procs: list[subprocess.Popen[bytes]] = []
@@ -153,7 +149,7 @@ def ray_cluster(
                 stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True))
             (head,) = _wait_nodes(address, 1, procs, log)
             procs.append(subprocess.Popen(
-                ray_start_argv(ray, head=False, gcs_port=gcs_port, ports=[_free_port()],
+                ray_start_argv(ray, head=False, gcs_port=gcs_port, ports=[free_port()],
                                temp_dir=temp_dir, gpus=0,
                                resources={resource: float(reserved_gpus)}),
                 stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True))

@@ -22,7 +22,6 @@ mlflow_server = mlflow_testing.mlflow_server_fixture(scope="module")
 # -- driftwatch run: a demo recording and daemons started as real processes ---------------------
 import os  # noqa: E402 - this block is self-contained
 import signal  # noqa: E402
-import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -54,11 +53,6 @@ def demo_recording(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     connector.write_text(text.replace("data/demo/", f"{out}/"), encoding="utf-8")
     return {**paths, "connector": connector, "policy": ROOT / "policies" / "credit-risk-demo.yaml"}
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def http_get(url: str, *, timeout: float = 5.0, headers: dict[str, str] | None = None,

@@ -28,6 +28,7 @@ from driftwatch.policy.loader import load_policy
 from driftwatch.replay import build_monitor, replay
 from driftwatch.replay.timeline import read_timeline, window_record
 from driftwatch.testing.generator import write_scenario
+from driftwatch.testing.timelines import assert_same_windows
 
 pytestmark = pytest.mark.integration
 
@@ -93,33 +94,6 @@ def _lines(path: Path) -> int:
         return sum(1 for line in fh if line.strip())
 
 
-def _assert_same_windows(got: list[dict], want: list[dict]) -> None:
-    assert len(got) == len(want)
-    for a, b in zip(got, want, strict=True):
-        for k in (
-            "window_id",
-            "first_index",
-            "last_index",
-            "start_time",
-            "end_time",
-            "n_events",
-            "features",
-            "partial",
-        ):
-            assert a[k] == b[k], (a["window_id"], k)
-        sa = [s for s in a["signals"] if s["group"] in FROM_PREDICTIONS]
-        sb = [s for s in b["signals"] if s["group"] in FROM_PREDICTIONS]
-        assert [(s["signal"], s["feature"]) for s in sa] == [
-            (s["signal"], s["feature"]) for s in sb
-        ]
-        for x, y in zip(sa, sb, strict=True):
-            assert x["value"] == pytest.approx(y["value"], rel=1e-12, abs=1e-12), (
-                a["window_id"],
-                x["signal"],
-                x["feature"],
-            )
-
-
 @pytest.mark.parametrize("client", ["kafka-python", "kcat"])
 def test_kafka_fed_windows_equal_the_replay(
     client, recording, kafka_endpoint, kafka_topic, kafka_group, tmp_path
@@ -141,7 +115,9 @@ def test_kafka_fed_windows_equal_the_replay(
             )
     expected = _lines(files["predictions"]) + _lines(files["outcomes"])
     got = _consume(conn, rec / "reference.parquet", expected)
-    _assert_same_windows(got, read_timeline(recording["timeline"]))
+    assert_same_windows(got, read_timeline(recording["timeline"]), keys=(
+        "window_id", "first_index", "last_index", "start_time", "end_time", "n_events",
+        "features", "partial"), groups=FROM_PREDICTIONS, rel=1e-12)
 
 
 def test_record_then_replay_gives_the_same_timeline(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -30,6 +29,7 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from driftwatch.metrics import CATALOGUE
+from driftwatch.testing.net import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -74,9 +74,7 @@ def annotation_queries() -> list[str]:
 class Prometheus:
     def __init__(self, tmp: Path, target: str):
         require(PROMETHEUS)
-        with socket.socket() as sock:  # a free loopback port
-            sock.bind(("127.0.0.1", 0))
-            self.port = int(sock.getsockname()[1])
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         shutil.copy(GRAFANA / "prometheus" / "rules.yml", tmp / "rules.yml")
         config = yaml.safe_load((GRAFANA / "prometheus" / "prometheus.yml").read_text())

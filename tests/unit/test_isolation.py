@@ -15,10 +15,10 @@ from prometheus_client import CollectorRegistry
 
 from driftwatch.connectors.deadletter import read_dead_letters
 from driftwatch.metrics import Metrics
+from driftwatch.pipeline import monitor as pipeline
 from driftwatch.policy import load_policy_text
 from driftwatch.policy.watcher import MINIMAL
-from driftwatch.replay import isolation as isolation
-from driftwatch.replay import pipeline, replay
+from driftwatch.replay import isolation, replay
 from driftwatch.replay.timeline import read_timeline
 from driftwatch.testing.generator import write_scenario
 from driftwatch.windows.panes import PaneWindow

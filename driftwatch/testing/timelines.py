@@ -1,0 +1,57 @@
+"""Compare two timelines window by window: what the regression and Kafka tests assert.
+
+Counts and sketches must be equal; signal values agree to ``rel`` (float sums differ in
+summation order across batch sizes and sources).
+
+>>> w = {"window_id": 0, "n_events": 5, "signals": [{"signal": "psi", "group": "drift",
+...      "feature": "x", "value": 0.1}]}
+>>> assert_same_windows([w], [dict(w)], keys=("window_id", "n_events"))
+>>> assert_same_windows([w], [dict(w, n_events=6)], keys=("n_events",))
+Traceback (most recent call last):
+...
+AssertionError: window 0: n_events 5 != 6
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["assert_same_windows"]
+
+
+def assert_same_windows(
+    got: Sequence[dict[str, Any]],
+    want: Sequence[dict[str, Any]],
+    *,
+    keys: Iterable[str],
+    groups: Iterable[str] | None = None,
+    rel: float = 1e-9,
+    abs_tol: float = 1e-12,
+) -> None:
+    """Assert ``got`` and ``want`` have the same windows: ``keys`` equal, and the same
+    signals (of ``groups``, all when None) with values equal to ``rel``/``abs_tol``."""
+    _check(len(got) == len(want), f"{len(got)} windows != {len(want)}")
+    keys = tuple(keys)
+    keep = None if groups is None else set(groups)
+    for a, b in zip(got, want, strict=True):
+        wid = a.get("window_id")
+        for k in keys:
+            _check(a[k] == b[k], f"window {wid}: {k} {a[k]!r} != {b[k]!r}")
+        sa = [s for s in a["signals"] if keep is None or s["group"] in keep]
+        sb = [s for s in b["signals"] if keep is None or s["group"] in keep]
+        _check([(s["signal"], s["feature"]) for s in sa]
+               == [(s["signal"], s["feature"]) for s in sb], f"window {wid}: other signals")
+        for x, y in zip(sa, sb, strict=True):
+            u, v = x["value"], y["value"]
+            same = (u == v or (isinstance(u, float) and isinstance(v, float) and (
+                (math.isnan(u) and math.isnan(v))
+                or math.isclose(u, v, rel_tol=rel, abs_tol=abs_tol))))
+            _check(same, f"window {wid}: {x['signal']}[{x['feature']}] {u!r} != {v!r}")
+
+
+def _check(ok: bool, message: str) -> None:
+    # raised, not asserted: the message stays the same under pytest's assert rewriting
+    if not ok:
+        raise AssertionError(message)
