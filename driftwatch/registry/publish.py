@@ -18,8 +18,10 @@ Example (scikit-learn)::
 
 from __future__ import annotations
 
+import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,40 @@ from driftwatch.registry.versions import (
 )
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["publish_flavour"]
+__all__ = ["pointed_at", "publish_flavour"]
+
+
+_URI_VARS = ("MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI")
+
+
+@contextmanager
+def pointed_at(registry: MlflowRegistry) -> Iterator[None]:
+    """MLflow's fluent API pointed at ``registry`` for the block, and put back after.
+
+    ``mlflow.set_tracking_uri`` also writes ``$MLFLOW_TRACKING_URI`` so that subprocesses
+    inherit it; left in place, every process this one starts later (a retraining job, a
+    daemon under test) would talk to this registry, even after it is gone.
+    """
+    import mlflow
+    from mlflow.tracking._model_registry import utils as registry_utils
+    from mlflow.tracking._tracking_service import utils as tracking_utils
+
+    env = {k: os.environ.get(k) for k in _URI_VARS}
+    globals_ = [(tracking_utils, "_tracking_uri"), (registry_utils, "_registry_uri")]
+    saved = [(m, a, getattr(m, a, None)) for m, a in globals_]
+    try:
+        mlflow.set_tracking_uri(registry.tracking_uri)
+        mlflow.set_registry_uri(registry.registry_uri)
+        yield
+    finally:
+        for m, a, v in saved:
+            if hasattr(m, a):
+                setattr(m, a, v)
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def publish_flavour(
@@ -56,10 +91,9 @@ def publish_flavour(
     existing = registry.find_version(model, action_key)
     if existing is not None:
         return existing
-    mlflow.set_tracking_uri(registry.tracking_uri)
-    mlflow.set_registry_uri(registry.registry_uri)
     exp = registry.experiment_id(model)
-    with mlflow.start_run(experiment_id=exp, run_name=action_key.replace(":", "-")) as run:
+    with pointed_at(registry), mlflow.start_run(
+            experiment_id=exp, run_name=action_key.replace(":", "-")) as run:
         mlflow.set_tag(TAG_ACTION_KEY, action_key)
         logged = log_model()
         if profile is not None:

@@ -126,3 +126,26 @@ def test_recalibrated_version_wraps_its_base_by_uri(tmp_path: Path) -> None:
     assert asked == ["models:/pd/1"] and s.flavor == "recalibrated"
     assert s.meta["base_version"] == "1"
     np.testing.assert_allclose(s.score(df), cal.transform(base.score(df)))
+
+
+def test_publishing_leaves_the_process_mlflow_uris_as_they_were(tmp_path, monkeypatch):
+    """mlflow.set_tracking_uri writes $MLFLOW_TRACKING_URI: a leak would point every later
+    subprocess (a retraining job, a daemon) at a registry that may be gone."""
+    import os
+    from types import SimpleNamespace
+
+    import mlflow
+
+    from driftwatch.registry.publish import pointed_at
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setenv("MLFLOW_REGISTRY_URI", "sqlite:///elsewhere.db")
+    before = mlflow.get_tracking_uri()
+    reg = SimpleNamespace(tracking_uri=f"sqlite:///{tmp_path / 'a.db'}",
+                          registry_uri=f"sqlite:///{tmp_path / 'a.db'}")
+    with pointed_at(reg):  # type: ignore[arg-type]
+        assert os.environ["MLFLOW_TRACKING_URI"] == reg.tracking_uri
+        assert mlflow.get_tracking_uri() == reg.tracking_uri
+    assert "MLFLOW_TRACKING_URI" not in os.environ
+    assert os.environ["MLFLOW_REGISTRY_URI"] == "sqlite:///elsewhere.db"
+    assert mlflow.get_tracking_uri() == before
