@@ -44,6 +44,7 @@ from driftwatch.windows import _compiled
 __all__ = [
     "BinTables",
     "CategoricalTable",
+    "cell_span",
     "count_fused",
     "count_numeric",
     "kernel_name",
@@ -149,6 +150,30 @@ class BinTables:
         return int(self.lo.size)
 
 
+def cell_span(e: np.ndarray, cells: int) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """Cut one column's central range into ``cells`` equal cells over its edges ``e``.
+
+    Returns the grid start, its inverse cell width, and per cell the first and one past
+    the last fine bin it may fall in (equal where a cell lies inside one bin). Shared by
+    the numpy counter and the compiled kernel, so both place values alike.
+    """
+    m = len(e)
+    a, b = (e[1], e[-2]) if m >= 4 else (e[0], e[-1])
+    step = (b - a) / cells if b > a else 1.0
+    bounds = a + step * np.arange(cells + 1)
+    slack = step * 1e-6  # far above the rounding error of the cell arithmetic
+    first = np.searchsorted(e, bounds[:-1] - slack, side="left")
+    last = np.searchsorted(e, bounds[1:] + slack, side="left")
+    # the end cells also hold everything beyond them, and are always placed
+    # exactly: that is where out-of-range values are counted
+    first[0], last[-1] = 0, m
+    first[-1] = min(first[-1], m - 1)
+    last[0] = max(last[0], 1)
+    if b <= a:  # a (nearly) constant reference: place every value exactly
+        first[:], last[:] = 0, m
+    return float(a), 1.0 / step, first, last
+
+
 def _grid(
     edges: Sequence[np.ndarray], ncell: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -164,18 +189,7 @@ def _grid(
         m = len(e)
         if m == 0:
             continue
-        a, b = (e[1], e[-2]) if m >= 4 else (e[0], e[-1])
-        step = (b - a) / ncell if b > a else 1.0
-        lo[j], inv[j] = a, 1.0 / step
-        bounds = a + step * np.arange(ncell + 1)
-        slack = step * 1e-6
-        first = np.searchsorted(e, bounds[:-1] - slack, side="left")
-        last = np.searchsorted(e, bounds[1:] + slack, side="left")
-        first[0], last[-1] = 0, m
-        first[-1] = min(first[-1], m - 1)
-        last[0] = max(last[0], 1)
-        if b <= a:  # a (nearly) constant reference: place every value exactly
-            first[:], last[:] = 0, m
+        lo[j], inv[j], first, last = cell_span(e, ncell)
         base[j, :ncell] = first
         crossed[j, :ncell] = last != first
     return lo, inv, base, crossed

@@ -88,21 +88,7 @@ class _BinCounter:
         base = np.zeros((c, cells + 1), dtype=np.intp)
         top = np.zeros((c, cells + 1), dtype=np.intp)  # one past the last possible bin
         for j, e in enumerate(edges):
-            m = len(e)
-            a, b = (e[1], e[-2]) if m >= 4 else (e[0], e[-1])
-            step = (b - a) / cells if b > a else 1.0
-            lo[j], inv[j] = a, 1.0 / step
-            bounds = a + step * np.arange(cells + 1)
-            slack = step * 1e-6  # far above the rounding error of the cell arithmetic
-            first = np.searchsorted(e, bounds[:-1] - slack, side="left")
-            last = np.searchsorted(e, bounds[1:] + slack, side="left")
-            # the end cells also hold everything beyond them, and are always placed
-            # exactly: that is where out-of-range values are counted
-            first[0], last[-1] = 0, m
-            first[-1] = min(first[-1], m - 1)
-            last[0] = max(last[0], 1)
-            if b <= a:  # a (nearly) constant reference: place every value exactly
-                first[:], last[:] = 0, m
+            lo[j], inv[j], first, last = kernel.cell_span(e, cells)
             base[j, :cells] = first
             top[j, :cells] = last
             base[j, cells] = top[j, cells] = width - 1  # NaN: the missing column
