@@ -55,7 +55,7 @@ def demo_recording(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 
-def http_get(url: str, *, timeout: float = 5.0, headers: dict[str, str] | None = None,
+def http_get(url: str, *, timeout: float = 30.0, headers: dict[str, str] | None = None,
              method: str = "GET", body: bytes | None = None) -> tuple[int, bytes]:
     req = urllib.request.Request(url, headers=headers or {}, method=method, data=body)
     try:

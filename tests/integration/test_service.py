@@ -85,7 +85,7 @@ def test_reports_are_served_and_nothing_else(finished):
     host, port = finished.url.removeprefix("http://").split(":")
     for path in ("/reports/../checkpoint.sqlite3", "/reports/%2e%2e/checkpoint.sqlite3",
                  f"/reports/{MODEL}/../../driftwatch.lock"):
-        conn = http.client.HTTPConnection(host, int(port), timeout=5)
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
         conn.request("GET", path)
         assert conn.getresponse().status == 404, path
         conn.close()
