@@ -6,9 +6,11 @@ p-values where ``k`` is the largest rank with ``p_(k) <= k q / m`` (``m`` = numb
 finite p-values; NaN means "no test" and is never rejected).
 
 ``p_cut`` is a level strictly between the largest rejected and the smallest kept p-value
-(their geometric mean, or ``q / m`` when nothing is rejected): a feature is rejected iff
-``p < p_cut``, so a per-feature statistic threshold (e.g. the chi-square quantile at
-``p_cut``) reproduces the BH decision with a strict ``value > threshold``.
+(their geometric mean, or ``q / m`` when nothing is rejected, or halfway from the largest
+to 1 when everything is): a feature is rejected iff ``p < p_cut``, so a per-feature
+statistic threshold (e.g. the chi-square quantile at ``p_cut``) reproduces the BH decision
+with a strict ``value > threshold``. ``p_cut`` is always a probability (at most 1), so a
+quantile taken at it is finite.
 
 >>> import numpy as np
 >>> r = benjamini_hochberg(np.array([0.001, 0.008, 0.039, 0.041, 0.6, np.nan]), 0.05)
@@ -18,6 +20,9 @@ finite p-values; NaN means "no test" and is never rejected).
 [0.005, 0.02, 0.051, 0.051, 0.6]
 >>> 0.008 < r.p_cut < 0.039
 True
+>>> every = benjamini_hochberg(np.array([1e-9, 1e-6]), 0.05)
+>>> every.rejected.tolist(), 1e-6 < every.p_cut <= 1.0
+([True, True], True)
 """
 
 from __future__ import annotations
@@ -61,7 +66,11 @@ def benjamini_hochberg(p: np.ndarray, q: float) -> BHResult:
     rej = pv <= largest
     rejected[ok] = rej
     kept = pv[~rej]
-    cut = float(np.sqrt(largest * kept.min())) if kept.size else float(np.nextafter(1.0, 2.0))
-    if largest == 0.0 and kept.size:
+    if not kept.size:
+        # everything rejected: any level above the largest p will do, but it must stay a
+        # probability (a quantile at a level past 1 is NaN, and NaN never alarms)
+        return BHResult(rejected, adjusted, float((largest + 1.0) / 2))
+    cut = float(np.sqrt(largest * kept.min()))
+    if largest == 0.0:
         cut = float(kept.min()) / 2
     return BHResult(rejected, adjusted, cut)
