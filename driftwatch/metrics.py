@@ -4,8 +4,11 @@
 end in ``_total``), kind, help text and label names. Dashboards, alert rules and tests are
 checked against it. Labels are bounded: ``model`` (configured), ``feature`` (the configured
 list, capped; features over the cap are counted in ``driftwatch_features_cut_total``),
-``detector``/``reason``/``job`` (capped per model, extra values fold into ``other``) and
-small enumerations (``tier``, ``action``, ``outcome``, ``stream``, ``role``).
+``detector``/``reason``/``job`` (capped per model, extra values fold into ``other``),
+``segment`` (the reference's top-K segment values and ``other``: at most 51),
+``false_alarm_rate`` (the rates a policy names, at most 8) and small enumerations
+(``tier``, ``action``, ``outcome``, ``stream``, ``role``). Per-window series a window does
+not measure (a segment under its ``min_events``) read NaN until one does.
 
 Entries marked ``live`` (ages, readiness, lag, label joins, pool) are computed when
 Prometheus scrapes, by :class:`driftwatch.service.metrics_live.LiveCollector`; everything else is
@@ -41,6 +44,8 @@ from prometheus_client import (
     ProcessCollector,
 )
 
+from driftwatch.detectors.registry import CALIBRATED_LEVELS
+
 __all__ = [
     "CATALOGUE",
     "DEFAULT_FEATURE_CAP",
@@ -54,6 +59,7 @@ __all__ = [
 
 DEFAULT_FEATURE_CAP = 50
 _LABEL_CAP = 32  # distinct values of an open-ended label (reason, detector) per model
+_SEGMENT_CAP = 51  # segments.top_k is at most 50, plus other
 OTHER = "other"
 TIERS = ("none", "mild", "moderate", "severe")
 #: The stages whose exceptions the daemon records and survives.
@@ -122,6 +128,19 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     _M("driftwatch_model_drift_score", "gauge",
        "Model-level drift statistic in the last closed window (e.g. score PSI).",
        ("model", "detector")),
+    _M("driftwatch_drift_level", "gauge",
+       "Calibrated level of a statistic in the last closed window: its null quantile at "
+       "the window's size for a false-alarm rate the policy names (compare with "
+       "driftwatch_feature_drift_score, or the model-level value when feature is empty).",
+       ("model", "feature", "detector", "false_alarm_rate")),
+    _M("driftwatch_segment_drift_score", "gauge",
+       "Drift statistic of a feature within one segment (top-K values of the reference's "
+       "segment column, then other) in the last closed window, against the same segment "
+       "of the reference.", ("model", "segment", "feature", "detector")),
+    _M("driftwatch_segment_drift_level", "gauge",
+       "Calibrated level of a segment's drift statistic (its own reference and window "
+       "sizes) for a false-alarm rate the policy names.",
+       ("model", "segment", "feature", "detector", "false_alarm_rate")),
     _M("driftwatch_data_quality_ratio", "gauge",
        "Data-quality share in the last closed window (missing, out of range, new category, "
        "bad records); feature is empty for model-level signals.",
@@ -274,6 +293,10 @@ class Metrics:
         self.features: dict[str, frozenset[str]] = {}
         self._reasons = _Capped()
         self._capped = _Capped()  # detector names
+        self._rates = _Capped(8)  # false-alarm rates (a policy names a few)
+        self._segments = _Capped(_SEGMENT_CAP)  # the reference's top-K + other
+        #: Per model, the per-window series last set (cleared when a window lacks them).
+        self._window_series: dict[str, set[tuple[str, tuple[str, ...]]]] = {}
         made: dict[str, Any] = {}
         for s in CATALOGUE:
             if s.live:
@@ -384,10 +407,20 @@ class Metrics:
         signals = list(signals)
         self["window_events"].labels(model=model).set(n_events)
         features = self.features.get(model, frozenset())
+        now: set[tuple[str, tuple[str, ...]]] = set()
         for s in signals:
             value = float(s.value) if s.value is not None else math.nan
             det = self._capped(model, s.signal)
-            if s.group == "drift":
+            if s.feature is not None and s.feature not in features:
+                pass  # over the feature cap
+            else:
+                self._levels(model, s, det, now)
+            if s.segment is not None:
+                if s.feature in features:
+                    key = (model, self._segments(model, s.segment), s.feature, det)
+                    self["segment_drift_score"].labels(*key).set(value)
+                    now.add(("segment_drift_score", key))
+            elif s.group == "drift":
                 if s.feature is None:
                     self["model_drift_score"].labels(model=model, detector=det).set(value)
                 elif s.feature in features:
@@ -402,6 +435,9 @@ class Metrics:
                 self["confidence_value"].labels(model=model, detector=det).set(value)
             else:  # business, performance
                 self["business_value"].labels(model=model, detector=det).set(value)
+        for name, key in self._window_series.get(model, set()) - now:
+            self[name].labels(*key).set(math.nan)  # not measured in this window
+        self._window_series[model] = now
         d = decision
         if d is None:
             return
@@ -413,6 +449,22 @@ class Metrics:
             self["signal_severity"].labels(model=model, detector=det).set(level)
         self["tier"].labels(model=model).set(int(d.tier))
         self["data_quality_fault"].labels(model=model).set(1 if d.data_quality_fault else 0)
+
+    def _levels(self, model: str, s: Any, det: str,
+                now: set[tuple[str, tuple[str, ...]]]) -> None:
+        """A signal's calibrated levels, one series per false-alarm rate."""
+        table = s.details.get(CALIBRATED_LEVELS) if isinstance(s.details, dict) else None
+        for rate, level in sorted((table or {}).items()):
+            if not isinstance(level, int | float):
+                continue
+            r = self._rates(model, str(rate))
+            if s.segment is None:
+                name, key = "drift_level", (model, s.feature or "", det, r)
+            else:
+                name = "segment_drift_level"
+                key = (model, self._segments(model, s.segment), s.feature or "", det, r)
+            self[name].labels(*key).set(float(level))
+            now.add((name, key))
 
     def record_late(self, model: str, n: int) -> None:
         if n > 0:

@@ -292,6 +292,23 @@ def feature_drift() -> dict[str, Any]:
            desc="Chi-square statistic on the coarse bins; it grows with the window size, so "
                 "it has its own axis (its decision uses the BH-adjusted p-value).",
            links=True),
+        ts("PSI and KS beside their calibrated levels", [
+            (f'driftwatch_feature_drift_score{{{M}, {F}, detector=~"psi|ks"}}',
+             "{{model}} {{feature}} {{detector}}"),
+            (f'driftwatch_drift_level{{{M}, {F}, detector=~"psi|ks"}}',
+             "{{model}} {{feature}} {{detector}} level ({{false_alarm_rate}})")],
+           desc="Each statistic with the level it must pass: its null quantile at the "
+                "window's actual size for the policy's false-alarm rate (a calibrated "
+                "threshold), so a value over its own line is an alarm.", w=24, links=True),
+        ts("Segments: PSI per feature", [
+            (f'driftwatch_segment_drift_score{{{M}, {F}, detector="psi"}}',
+             "{{model}} {{segment}} {{feature}}"),
+            (f'driftwatch_segment_drift_level{{{M}, {F}, detector="psi"}}',
+             "{{model}} {{segment}} {{feature}} level ({{false_alarm_rate}})")],
+           desc="PSI of each feature within each segment (the reference's most frequent "
+                "values of its segment column, then other) against the same segment of the "
+                "reference, with the segment's own calibrated level: a drift confined to "
+                "one channel shows here before the whole window moves.", w=24, links=True),
         panel("bargauge", "Top movers (PSI)",
               [(f'topk(10, driftwatch_feature_drift_score{{{M}, detector="psi"}})',
                 "{{model}} {{feature}}")],

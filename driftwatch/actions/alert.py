@@ -81,7 +81,8 @@ def _describe(r: dict[str, Any], level: str) -> str | None:
     if not (isinstance(v, int | float) and isinstance(t, int | float)):
         return None
     feat = f"[{r['feature']}]" if r.get("feature") else ""
-    return f"{r.get('signal')}{feat}={v:.4g} ({level} {t:.4g})"
+    seg = f" in segment={r['segment']}" if r.get("segment") else ""
+    return f"{r.get('signal')}{feat}{seg}={v:.4g} ({level} {t:.4g})"
 
 
 def alert_text(payload: dict[str, Any]) -> str:

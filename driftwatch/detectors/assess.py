@@ -28,26 +28,25 @@ numpy passes over ``features × bins``, independent of the number of events.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import numpy as np
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from driftwatch.detectors.base import Assessment, SignalResult
 from driftwatch.detectors.business import business_signals
 from driftwatch.detectors.calibrate import Calibrator
 from driftwatch.detectors.confidence import confidence_signals
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.drift import aggregate_signals, block_stats, drift_signals
-from driftwatch.detectors.fdr import benjamini_hochberg
+from driftwatch.detectors.drift import aggregate_signals
 from driftwatch.detectors.performance import performance_signals
 from driftwatch.detectors.prepared import prepare
 from driftwatch.detectors.quality import quality_signals
 from driftwatch.detectors.registry import rate_key
+from driftwatch.detectors.segments import DriftPart, family_drift
 from driftwatch.errors import DriftwatchError
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
-__all__ = ["assess"]
+__all__ = ["SegmentWindow", "assess", "segment_windows"]
 
 _DEFAULT = DetectorConfig()
 
@@ -56,11 +55,56 @@ def _same_layout(a: SketchLayout, b: SketchLayout) -> bool:
     return a is b or a.to_dict() == b.to_dict()
 
 
-def _report_mask(names: tuple[str, ...], cfg: DetectorConfig) -> np.ndarray:
-    if cfg.features is None:
-        return np.ones(len(names), dtype=bool)
-    wanted = set(cfg.features)
-    return np.array([n in wanted for n in names], dtype=bool)
+@dataclass(frozen=True)
+class SegmentWindow:
+    """One segment of a closed window: its name, the reference rows of that segment, the
+    window's events of that segment, and a calibrator on that reference (or None)."""
+
+    name: str
+    reference: ReferenceProfile
+    current: Sketch
+    calibrator: Calibrator | None = None
+
+
+def segment_windows(
+    reference: ReferenceProfile,
+    sketches: Sequence[Sketch] | None,
+    *,
+    min_events: int,
+    calibrator: Callable[[ReferenceProfile], Calibrator | None] | None = None,
+) -> list[SegmentWindow]:
+    """The segments of a closed window (``sketches`` in the reference's segment order)
+    that hold at least ``min_events`` events, in the window and in the reference;
+    ``calibrator`` gives each segment's reference its calibrator."""
+    refs = reference.segment_references()
+    if not sketches or not refs:
+        return []
+    out = []
+    for ref, cur in zip(refs, sketches, strict=True):
+        if cur.n < min_events or ref.sketch.n < min_events:
+            continue
+        cal = calibrator(ref) if calibrator is not None else None
+        out.append(SegmentWindow(str(ref.meta["segment"]), ref, cur, cal))
+    return out
+
+
+def _segment_parts(segments: Sequence[SegmentWindow], reference: ReferenceProfile,
+                   cfg: DetectorConfig) -> list[DriftPart]:
+    out = []
+    for seg in segments:
+        if not _same_layout(seg.current.layout, reference.layout) or not _same_layout(
+                seg.reference.layout, reference.layout):
+            raise DriftwatchError(f"segment {seg.name!r} is not on the reference's layout")
+        n = seg.current.n
+        if n == 0:
+            continue
+        levels = seg.calibrator.levels(n) if seg.calibrator is not None else {}
+        null = levels.get(cfg.alpha)
+        if null is None and seg.calibrator is not None and levels:
+            null = levels[seg.calibrator.alpha]
+        out.append(DriftPart(seg.name, prepare(seg.reference), seg.current, null,
+                             {rate_key(a): t for a, t in levels.items()}))
+    return out
 
 
 def assess(
@@ -75,6 +119,7 @@ def assess(
     calibrator: Calibrator | None = None,
     bad_records: Mapping[str, int] | None = None,
     absent_fields: Mapping[str, tuple[int, int, str]] | None = None,
+    segments: Sequence[SegmentWindow] = (),
 ) -> Assessment:
     """Every selected signal for ``current`` measured against ``reference``.
 
@@ -102,6 +147,11 @@ def assess(
     absent_fields
         Per feature: records of the run's first sample without its mapped path, records
         sampled, and the path (:mod:`driftwatch.connectors.probe`); feeds ``field_absent``.
+    segments
+        The window's segments (:class:`SegmentWindow`): each adds per-feature drift results
+        with ``segment`` set, measured against its own reference rows and levels; their
+        p-value tests join the whole window's in one BH family
+        (:mod:`driftwatch.detectors.segments`). Aggregates stay on the whole window.
 
     Returns
     -------
@@ -136,52 +186,10 @@ def assess(
         signals += [q for q in quality if keep is None or q.feature is None or q.feature in keep]
 
     if cfg.wants_group("drift") and n_cur > 0:
-        blocks = []
-        if prep.num_names:
-            geo = prep.num_geo
-            cc = geo.coarse(current.num_fine)
-            st = block_stats(prep.num_coarse, cc, prep.num_coarse_valid, cfg.eps,
-                             ref_fine=prep.num_fine, cur_fine=current.num_fine,
-                             widths=geo.widths, sd=prep.num_sd)
-            blocks.append((prep.num_names, st, prep.num_coarse, cc, prep.num_coarse_valid,
-                           geo.coarse_labels, flags.numeric, None if null is None else null.numeric,
-                           geo.fine_hi, (geo.coarse_lo, geo.coarse_hi)))
-        if prep.cat_names:
-            st = block_stats(prep.cat, current.cat, prep.cat_valid, cfg.eps)
-            blocks.append((prep.cat_names, st, prep.cat, current.cat, prep.cat_valid,
-                           prep.cat_labels, flags.categorical,
-                           None if null is None else null.categorical, None, None))
-        reports = [_report_mask(b[0], cfg) for b in blocks]
-        # BH over the features reported in this window, per test family
-        chi_p = np.concatenate(
-            [np.where(r, b[1].chi.p_value, np.nan) for b, r in zip(blocks, reports, strict=True)]
-            or [np.zeros(0)]
-        )
-        chi_bh = benjamini_hochberg(chi_p, cfg.fdr)
-        ks_bh = None
-        if prep.num_names and blocks[0][1].ks is not None:
-            ks_p = np.where(reports[0], blocks[0][1].ks.p_value, np.nan)  # type: ignore[union-attr]
-            ks_bh = benjamini_hochberg(ks_p, cfg.fdr)
-        drift: list[SignalResult] = []
-        offset = 0
-        for i, (b, rep) in enumerate(zip(blocks, reports, strict=True)):
-            names, st, rc, cc, valid, labels, qflag, cal, fine_hi, bounds = b
-            f = len(names)
-            is_num = i == 0 and bool(prep.num_names)
-            drift += drift_signals(
-                names, st, ref_coarse=rc, cur_coarse=cc, valid=valid, labels=labels,
-                n_ref=n_ref, n_cur=n_cur, cfg=cfg, calibrated=cal, report=rep,
-                quality_flag=qflag, chi_adjusted=chi_bh.adjusted[offset : offset + f],
-                chi_p_cut=chi_bh.p_cut,
-                ks_adjusted=ks_bh.adjusted if is_num and ks_bh is not None else None,
-                ks_p_cut=ks_bh.p_cut if is_num and ks_bh is not None else None,
-                fine_hi=fine_hi,
-                bounds=bounds,
-                levels={k: (t.numeric if is_num else t.categorical) for k, t in by_rate.items()},
-            )
-            offset += f
+        whole = DriftPart(None, prep, current, null, by_rate)
+        drift = family_drift([whole, *_segment_parts(segments, reference, cfg)], cfg, flags)
         signals += drift
-        signals += aggregate_signals(drift, cfg, n_ref, n_cur)
+        signals += aggregate_signals([r for r in drift if r.segment is None], cfg, n_ref, n_cur)
 
     if cfg.wants_group("confidence"):
         signals += confidence_signals(prep, current, cfg, null=null, levels=by_rate)

@@ -37,6 +37,7 @@ class SignalResult:
     ``threshold`` is the detector's own (fixed or calibrated) alarm level, when it has one;
     the policy engine applies the policy's tiers. ``p_value`` only for tests that have one.
     ``details`` holds what a person needs to act (bins that moved most, interval bounds).
+    ``segment`` names the segment the statistic was measured on (None: the whole window).
     """
 
     signal: str
@@ -48,6 +49,7 @@ class SignalResult:
     n_cur: int = 0
     p_value: float | None = None
     details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    segment: str | None = None
 
     @property
     def exceeds(self) -> bool:
@@ -56,8 +58,11 @@ class SignalResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        # by hand: dataclasses.asdict deep-copies every detail, and this runs per signal
+        # by hand: dataclasses.asdict deep-copies every detail, and this runs per signal;
+        # ``segment`` only when set, so whole-window records read as they always did
+        seg = {} if self.segment is None else {"segment": self.segment}
         return {
+            **seg,
             "signal": self.signal,
             "group": self.group,
             "value": self.value,
@@ -87,9 +92,14 @@ class Assessment:
     n_labelled: int = 0
 
     def select(
-        self, *, signal: str | None = None, group: str | None = None, feature: str | None = None
+        self, *, signal: str | None = None, group: str | None = None, feature: str | None = None,
+        segment: str | bool | None = False,
     ) -> Iterator[SignalResult]:
+        """Signals by name, group and feature; ``segment`` a name for that segment's,
+        None for the whole window's, and False (the default) for both."""
         for s in self.signals:
+            if segment is not False and s.segment != segment:
+                continue
             if signal is not None and s.signal != signal:
                 continue
             if group is not None and s.group != group:

@@ -168,7 +168,9 @@ class Calibrator:
     feature) to return levels for; ``n_draws`` null windows per size for the per-feature
     statistics (the quantile's own error at a rate of 0.01 with 1000 draws is about
     ±0.003 in false-alarm rate), and at least :data:`MODEL_DRAWS` for the model-level ones;
-    ``sizes`` window sizes resampled exactly (others go through the grid).
+    ``sizes`` window sizes resampled exactly (others go through the grid);
+    ``model_level=False`` resamples the per-feature statistics only (a segment's
+    calibrator: the model-level signals are measured on the whole window).
     """
 
     def __init__(
@@ -183,6 +185,7 @@ class Calibrator:
         reference_noise: bool = True,
         sizes: Sequence[int] = (),
         approval_cutoff: float | None = None,
+        model_level: bool = True,
     ) -> None:
         rates = tuple(sorted({float(r) for r in rates}, reverse=True))
         if not rates or not all(0 < r < 1 for r in rates):
@@ -198,6 +201,7 @@ class Calibrator:
         self.reference_noise = reference_noise
         self.sizes = frozenset(int(n) for n in sizes if n > 0)
         self.approval_cutoff = approval_cutoff
+        self.model_level = model_level
         self.reference = reference
         self._prep: PreparedReference = prepare(reference)
         self.layout = reference.layout
@@ -288,7 +292,7 @@ class Calibrator:
                 rng, prep.cat, n,
                 lambda r, c: stats(block_stats(r, c, prep.cat_valid, self.eps, p_values=False)),
             )
-        if prep.n_score:
+        if prep.n_score and self.model_level:
             sg = prep.score_geo
 
             def score(r: np.ndarray, c: np.ndarray) -> dict[str, np.ndarray]:
@@ -300,7 +304,7 @@ class Calibrator:
 
             out["score"] = self._draw(rng, prep.score_fine, n, score, self.model_draws)
         a_ref, n_app, _ = prep.approval(self.approval_cutoff)
-        if math.isfinite(a_ref) and n_app > 0:
+        if math.isfinite(a_ref) and n_app > 0 and self.model_level:
             m = self.model_draws
             cur = rng.binomial(n, a_ref, size=m) / n
             ref = (rng.binomial(n_app, a_ref, size=m) / n_app

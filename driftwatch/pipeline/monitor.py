@@ -24,7 +24,7 @@ import numpy as np
 from driftwatch.actions.labelled_buffer import LabelledBuffer
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import Polled
-from driftwatch.detectors.assess import Calibrator, assess
+from driftwatch.detectors.assess import Calibrator, assess, segment_windows
 from driftwatch.detectors.base import Assessment
 from driftwatch.detectors.change import MetricChange, change_signals
 from driftwatch.detectors.config import DetectorConfig
@@ -32,12 +32,14 @@ from driftwatch.labels.features import PendingFeatures
 from driftwatch.labels.joiner import Joined, LabelJoiner
 from driftwatch.policy.decision import Decision
 from driftwatch.policy.engine import evaluate
-from driftwatch.policy.levels import build_calibrator, detector_config
+from driftwatch.policy.levels import CalibratorCache, detector_config
 from driftwatch.policy.schema import Policy
+from driftwatch.policy.segments import SegmentSettings
 from driftwatch.policy.settings import LabelSettings
 from driftwatch.policy.state import EngineState
 from driftwatch.windows.panes import ClosedWindow, PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
+from driftwatch.windows.segments import SegmentCoder
 
 __all__ = [
     "ModelMonitor",
@@ -140,8 +142,10 @@ class ModelMonitor:
         labels = policy.labels if policy is not None else _LABELS
         self.joiner = joiner or LabelJoiner(labels.ttl, labels.max_pending)
         self._fixed_calibrator = calibrator
-        self._calibrator: tuple[tuple[Any, ...], Calibrator | None] | None = None
-        self.window = PaneWindow(profile.layout, spec)
+        #: Calibrators by reference, rates and window size: a hot reload that keeps the
+        #: rates, or a window size seen before, is not resampled again.
+        self.calibrators = CalibratorCache(capacity=64)
+        self.window = PaneWindow(profile.layout, spec, segments=self._segment_coder())
         self.pending_features = PendingFeatures(profile.schema, labels.pending_feature_rows)
         self.labelled_buffer = LabelledBuffer(profile.schema, labels.labelled_rows)
         self.engine_state = EngineState()
@@ -193,15 +197,9 @@ class ModelMonitor:
             return self._fixed_calibrator
         if self.policy is None:
             return None
-        cfg = self.detectors
         size = window_size(self.spec)
-        # a policy is immutable: the same object means the same rates and settings
-        key = (self.profile, self.policy, cfg, size)
-        if self._calibrator is None or self._calibrator[0] != key:
-            built = build_calibrator(self.profile, self.policy, config=cfg,
-                                     sizes=() if size is None else (size,))
-            self._calibrator = (key, built)
-        return self._calibrator[1]
+        return self.calibrators.get(self.profile, self.policy, config=self.detectors,
+                                    sizes=() if size is None else (size,))
 
     def warm_up(self) -> None:
         """Resample the calibrated levels of a count window now (the daemon calls this
@@ -209,6 +207,31 @@ class ModelMonitor:
         cal, size = self.calibrator, window_size(self.spec)
         if cal is not None and size is not None:
             cal.levels(size)
+            # each segment at its expected share of the window (a window near it falls
+            # on the same grid size)
+            for ref in self.profile.segment_references():
+                seg = self._segment_calibrator(ref)
+                n = int(size * ref.sketch.n / max(self.profile.sketch.n, 1))
+                if seg is not None and n >= self.segment_min_events:
+                    seg.levels(n)
+
+    # -- segments ----------------------------------------------------------------------
+    def _segment_coder(self) -> SegmentCoder | None:
+        segs = self.profile.segments
+        return None if segs is None else segs.coder
+
+    @property
+    def segment_min_events(self) -> int:
+        """Events a segment needs (window and reference) for signals of its own."""
+        return self.policy.segments.min_events if self.policy is not None \
+            else SegmentSettings().min_events
+
+    def _segment_calibrator(self, reference: ReferenceProfile) -> Calibrator | None:
+        """A segment's calibrator: on its own reference rows, at its own window sizes."""
+        if self._fixed_calibrator is not None or self.policy is None:
+            return None
+        return self.calibrators.get(reference, self.policy, config=self.detectors,
+                                    model_level=False)
 
     def apply_label_settings(self) -> None:
         """Take the policy's TTL and pending cap (after a reload or a restored checkpoint)."""
@@ -336,7 +359,8 @@ class ModelMonitor:
             return
         self.profile = profile
         # window ids stay unique across the swap
-        self.window = PaneWindow(profile.layout, self.spec, first_id=self.window.next_id)
+        self.window = PaneWindow(profile.layout, self.spec, first_id=self.window.next_id,
+                                 segments=self._segment_coder())
         self.pending_features = PendingFeatures(profile.schema, self.pending_features.capacity)
         self.labelled_buffer = self.labelled_buffer.rebase(profile.schema)
 
@@ -364,6 +388,9 @@ class ModelMonitor:
                 calibrator=self.calibrator,
                 bad_records={"rejected": cw.sketch.n_bad},
                 absent_fields=self.absent_fields or None,
+                segments=segment_windows(self.profile, cw.segments,
+                                         min_events=self.segment_min_events,
+                                         calibrator=self._segment_calibrator),
             )
         except Exception as exc:  # recorded in the window's result; the next window goes on
             empty = Assessment(model=self.model, window_id=cw.window_id,
@@ -416,7 +443,8 @@ class ModelMonitor:
         }
 
     def load_state(self, d: dict[str, Any]) -> None:
-        self.window = PaneWindow.from_dict(self.profile.layout, self.spec, d["window"])
+        self.window = PaneWindow.from_dict(self.profile.layout, self.spec, d["window"],
+                                           segments=self._segment_coder())
         self.joiner = LabelJoiner.from_dict(d["joiner"])
         self.engine_state = EngineState.from_dict(d["engine"])
         self.pending_features = PendingFeatures.from_dict(

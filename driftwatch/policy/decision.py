@@ -45,10 +45,14 @@ class Reason:
     measure: str = "value"
     #: Set when ``threshold`` is a calibrated level: the false-alarm rate it holds.
     false_alarm_rate: float | None = None
+    #: The segment the signal was measured on (None: the whole window).
+    segment: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        extra = {} if self.false_alarm_rate is None else {
+        extra: dict[str, Any] = {} if self.false_alarm_rate is None else {
             "false_alarm_rate": self.false_alarm_rate}
+        if self.segment is not None:
+            extra["segment"] = self.segment
         return {
             "signal": self.signal,
             "group": self.group,

@@ -4,7 +4,8 @@ Per window, in order:
 
 1. each signal the policy names gets a severity from its thresholds (direction,
    per-feature overrides, calibrated levels); a feature's severity is the worst of its
-   signals; :func:`~driftwatch.policy.severity.combine` makes one ``raw_tier``;
+   signals, on the whole window and in every segment;
+   :func:`~driftwatch.policy.severity.combine` makes one ``raw_tier``;
 2. hysteresis: an active tier stays while the signals still reach its clear levels;
 3. persistence: a tier counts only after ``persistence[tier]`` windows in a row;
 4. escalation: a tier held ``after`` windows in a row becomes the rule's ``to`` tier;
@@ -143,7 +144,8 @@ def evaluate(
 
     reasons = reading.reasons + (reading.holds if observed > reading.raw else [])
     reasons += esc_reasons + dq_reasons
-    reasons.sort(key=lambda r: (-int(r.tier), r.kind, r.signal, r.feature or ""))
+    reasons.sort(key=lambda r: (-int(r.tier), r.kind, r.signal, r.feature or "",
+                                r.segment or ""))
     decision = Decision(
         model=assessment.model,
         window_id=assessment.window_id,
@@ -258,7 +260,7 @@ def _read(policy: Policy, rules: tuple[Rule, ...], signals: tuple[SignalResult, 
 def _reason(r: SignalResult, rule: Rule, value: float, threshold: float, tier: Tier,
             source: str, kind: str, rate: float | None = None) -> Reason:
     return Reason(r.signal, r.group, r.feature, value, float(threshold), tier,
-                  rule.direction, source, kind, rule.measure, rate)
+                  rule.direction, source, kind, rule.measure, rate, r.segment)
 
 
 def _escalate(policy: Policy, tier: Tier, state: EngineState

@@ -13,7 +13,7 @@ moderate: when any of: gini <= 0.5 (model); acts at once; then alert the log and
 severe: never reached (no signal has a severe threshold and no escalation leads here).
 data quality: no data-quality signals: the gate never closes.
 >>> [line.split(":")[0] for line in describe_tiers(p)[4:]]
-['detectors', 'labels']
+['detectors', 'segments', 'labels']
 """
 
 from __future__ import annotations
@@ -169,6 +169,16 @@ def _settings(policy: Policy) -> list[str]:
                f"Page-Hinkley (delta {ch.delta:g}, threshold {ch.threshold:g})")
         out.append(f"change points: {how} on each metric series in binomial standard "
                    f"errors, after {ch.min_windows} windows; restarts after each change.")
+    seg = policy.segments
+    if policy.reference.segment:
+        out.append(f"segments: the {seg.top_k} most frequent values of reference column "
+                   f"{policy.reference.segment!r}, then 'other' (rarer, unseen and missing "
+                   f"values), each measured against its own part of the reference once it "
+                   f"has {seg.min_events} events there and in the window; its tests join "
+                   "the FDR family and its calibrated levels are drawn at its own sizes.")
+    else:
+        out.append(f"segments: none (reference.segment names no column; top_k "
+                   f"{seg.top_k}, min_events {seg.min_events} would apply).")
     out.append(f"labels: predictions wait {format_duration(lab.ttl)} for their outcome, at "
                f"most {lab.max_pending} at a time; {lab.pending_feature_rows} feature rows "
                f"and {lab.labelled_rows} labelled rows kept for updates.")

@@ -23,8 +23,10 @@ daemon alike) and by ``policy explain --reference``.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +39,7 @@ from driftwatch.windows.conventions import build_profile
 from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = [
+    "CalibratorCache",
     "LevelTable",
     "build_calibrator",
     "calibrated_table",
@@ -79,6 +82,7 @@ def build_calibrator(
     *,
     config: DetectorConfig | None = None,
     sizes: tuple[int, ...] = (),
+    model_level: bool = True,
 ) -> Calibrator | None:
     """A :class:`Calibrator` for the policy's rates, seeded from the profile's fingerprint:
     the same reference gives the same levels in a replay and in the daemon, whatever the
@@ -91,7 +95,59 @@ def build_calibrator(
     rng = np.random.default_rng(int(profile.fingerprint, 16))
     return Calibrator(profile, rng, rates=rates, n_draws=cal.draws, eps=cfg.eps,
                       reference_noise=cal.reference_noise, sizes=sizes,
-                      approval_cutoff=cfg.approval_cutoff)
+                      approval_cutoff=cfg.approval_cutoff, model_level=model_level)
+
+
+def calibration_key(profile: ReferenceProfile, policy: Policy, config: DetectorConfig,
+                    sizes: tuple[int, ...], model_level: bool = True) -> tuple[Any, ...] | None:
+    """What a calibrator's levels depend on: the reference, the rates and resampling
+    settings, the window sizes. Two policies that agree on these share levels whatever
+    else they change (tiers, actions, persistence). None: no calibrated level asked."""
+    rates = calibration_rates(policy, config)
+    if not rates:
+        return None
+    cal = policy.detectors.calibration
+    return (id(profile), rates, cal.draws, cal.reference_noise, config.eps,
+            config.approval_cutoff, tuple(sorted(sizes)), model_level)
+
+
+class CalibratorCache:
+    """Calibrators by :func:`calibration_key`, the most recent ``capacity`` kept.
+
+    A hot-reloaded policy is a new object; keyed on it, every reload resampled every
+    level again (seconds of a held interpreter per reload). Keyed on what the levels
+    depend on, a reload that leaves the rates alone reuses the levels already drawn, and
+    a window size seen before is not resampled twice. Entries hold their profile, so an
+    ``id`` in a key cannot be reused while the entry lives.
+    """
+
+    def __init__(self, capacity: int = 16) -> None:
+        self.capacity = int(capacity)
+        self._items: OrderedDict[tuple[Any, ...],
+                                 tuple[ReferenceProfile, Calibrator]] = OrderedDict()
+        #: Calibrators built (a reload that reuses one does not add to it).
+        self.built = 0
+
+    def get(self, profile: ReferenceProfile, policy: Policy, *,
+            config: DetectorConfig | None = None, sizes: tuple[int, ...] = (),
+            model_level: bool = True) -> Calibrator | None:
+        """The calibrator for ``profile`` under ``policy`` (built on first use)."""
+        cfg = config or detector_config(policy)
+        key = calibration_key(profile, policy, cfg, sizes, model_level)
+        if key is None:
+            return None
+        hit = self._items.get(key)
+        if hit is not None:
+            self._items.move_to_end(key)
+            return hit[1]
+        cal = build_calibrator(profile, policy, config=cfg, sizes=sizes,
+                               model_level=model_level)
+        assert cal is not None  # a key means there are rates
+        self.built += 1
+        self._items[key] = (profile, cal)
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)
+        return cal
 
 
 def load_reference(path: str | Path, policy: Policy | None, *,
@@ -107,6 +163,8 @@ def load_reference(path: str | Path, policy: Policy | None, *,
     d = policy.detectors if policy is not None else None
     if not path.name.endswith((".json", ".json.gz")):
         kw = {k: getattr(d, k) for k in _BIN_SETTINGS} if d is not None else {}
+        if policy is not None and policy.reference.segment:
+            kw["segment_top_k"] = policy.segments.top_k
         conv = policy.reference.conventions() if policy is not None else None
         return build_profile(path, conv, kinds=kinds, **kw)  # type: ignore[no-any-return]
     profile = ReferenceProfile.from_file(path)
@@ -116,6 +174,18 @@ def load_reference(path: str | Path, policy: Policy | None, *,
             raise ConfigError(f"the saved reference profile has {k}={have}, the policy asks "
                               f"for {getattr(d, k)}", file=str(path),
                               hint=f"rebuild the profile or remove detectors.{k}")
+    if policy is not None and policy.reference.segment and profile.segments is None:
+        raise ConfigError(f"the saved reference profile has no segments, the policy names "
+                          f"segment column {policy.reference.segment!r}", file=str(path),
+                          hint="rebuild the profile from the dataset or remove "
+                               "reference.segment")
+    if (policy is not None and profile.segments is not None
+            and "top_k" in policy.segments.model_fields_set
+            and profile.meta.get("segment_top_k") != policy.segments.top_k):
+        raise ConfigError(f"the saved reference profile keeps "
+                          f"{profile.meta.get('segment_top_k')} segment values, the policy "
+                          f"asks for {policy.segments.top_k}", file=str(path),
+                          hint="rebuild the profile or remove segments.top_k")
     return profile
 
 

@@ -82,6 +82,9 @@ class ReferenceColumns(StrictModel):
     exposure: str | None = None
     #: Columns that are neither features nor one of the above (ids, timestamps).
     ignore: list[str] = Field(default_factory=list)
+    #: The column holding each row's segment (the connector's ``segment`` field live):
+    #: its most frequent values get drift signals of their own (``segments:``).
+    segment: str | None = None
 
     def conventions(self) -> TableConventions:
         """The same, for the layers that read tables."""
@@ -97,6 +100,7 @@ class ReferenceColumns(StrictModel):
             decline=tuple(dc.decline) if dc and dc.decline is not None else None,
             exposure=self.exposure,
             ignore=tuple(self.ignore),
+            segment=self.segment,
         )
 
 
@@ -121,6 +125,8 @@ def describe_reference(r: ReferenceColumns) -> str:
                      f"{_values(r.decision.approve)})")
     if r.exposure:
         parts.append(f"exposure column {r.exposure!r}")
+    if r.segment:
+        parts.append(f"segment column {r.segment!r}")
     if r.ignore:
         parts.append("ignored: " + ", ".join(map(repr, r.ignore)))
     return "reference: " + "; ".join(parts) + "; every other column is a feature."

@@ -35,6 +35,7 @@ from driftwatch.policy.fields import (
     TierName,
 )
 from driftwatch.policy.reference import ReferenceColumns
+from driftwatch.policy.segments import SegmentSettings
 from driftwatch.policy.settings import DetectorSettings, LabelSettings
 from driftwatch.policy.tiers import Tier
 
@@ -261,6 +262,7 @@ class Policy(StrictModel):
     actions: TierActions = Field(default_factory=TierActions)
     detectors: DetectorSettings = Field(default_factory=DetectorSettings)
     labels: LabelSettings = Field(default_factory=LabelSettings)
+    segments: SegmentSettings = Field(default_factory=SegmentSettings)
 
     _file: str = PrivateAttr(default="<policy>")
     _lines: dict[tuple[str | int, ...], int] = PrivateAttr(default_factory=dict)

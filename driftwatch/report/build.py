@@ -37,6 +37,7 @@ from driftwatch.report.sections import (
     tier_badge,
     timeline_section,
 )
+from driftwatch.report.segments import segments_section
 from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = [
@@ -61,11 +62,13 @@ BUDGETS = (
 )
 
 #: Section builders in page order; their ids are stable: run-summary, timeline, features,
-#: data-quality, confidence, performance, shadow, retraining, reasons.
+#: segments (only with segment signals), data-quality, confidence, performance, shadow,
+#: retraining, reasons.
 SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     summary_section,
     timeline_section,
     features_section,
+    segments_section,
     quality_section,
     confidence_section,
     performance_section,

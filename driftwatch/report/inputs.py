@@ -41,9 +41,10 @@ TIER_ORDER = ("none", "mild", "moderate", "severe")
 
 
 def signal(rec: dict[str, Any], name: str, feature: str | None = None) -> dict[str, Any] | None:
-    """The record's signal ``name`` (on ``feature``; None: the model-level one)."""
+    """The record's signal ``name`` (on ``feature``; None: the model-level one), on the
+    whole window (segment signals are not the feature's)."""
     for s in rec.get("signals") or ():
-        if s.get("signal") == name and s.get("feature") == feature:
+        if s.get("signal") == name and s.get("feature") == feature and not s.get("segment"):
             return s
     return None
 
@@ -56,11 +57,11 @@ def value(rec: dict[str, Any], name: str, feature: str | None = None) -> float |
 
 
 def max_value(rec: dict[str, Any], name: str) -> float | None:
-    """The largest finite value of a per-feature signal across features."""
+    """The largest finite value of a per-feature signal across features (whole window)."""
     vals = [
         float(s["value"])
         for s in rec.get("signals") or ()
-        if s.get("signal") == name and s.get("feature") is not None
+        if s.get("signal") == name and s.get("feature") is not None and not s.get("segment")
         and isinstance(s.get("value"), int | float) and math.isfinite(s["value"])
     ]
     return max(vals) if vals else None

@@ -232,7 +232,8 @@ class ModelRuntime:
         d = self.monitor.window.to_dict()
         d.update(open=[], closed=[], count_pane=0)
         self.monitor.spec = spec
-        self.monitor.window = PaneWindow.from_dict(self.monitor.profile.layout, spec, d)
+        self.monitor.window = PaneWindow.from_dict(self.monitor.profile.layout, spec, d,
+                                                   segments=self.monitor.window.segments)
         log.info("%s: window settings changed; new windows from id %s", self.name,
                  d["next_id"])
         return self._record(closed)

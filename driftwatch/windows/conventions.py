@@ -93,6 +93,8 @@ class TableConventions:
     decline: tuple[Any, ...] | None = None
     exposure: str | None = None
     ignore: tuple[str, ...] = ()
+    #: The column holding each row's segment (the connector's ``segment`` field live).
+    segment: str | None = None
 
     def __post_init__(self) -> None:
         if self.score_is not in SCORE_IS:
@@ -102,7 +104,7 @@ class TableConventions:
     def named(self) -> dict[str, str]:
         """Role -> column for the roles that name a column (score, label, ...)."""
         roles = {"score": self.score, "label": self.label, "decision": self.decision,
-                 "exposure": self.exposure}
+                 "exposure": self.exposure, "segment": self.segment}
         return {r: c for r, c in roles.items() if c}
 
     def special(self) -> set[str]:
@@ -221,4 +223,4 @@ def build_profile(
         table[c] = table[c].astype(object).map(level_text)
     return ReferenceProfile.build(
         table, numeric=numeric, categorical=categorical, score=tc.score, label=tc.label,
-        decision=tc.decision, exposure=tc.exposure, meta=meta, **kwargs)
+        decision=tc.decision, exposure=tc.exposure, meta=meta, segment=tc.segment, **kwargs)

@@ -31,6 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from driftwatch.batch import Batch
+from driftwatch.windows.segments import SegmentCoder
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
 __all__ = ["ClosedWindow", "PaneWindow", "WindowSpec"]
@@ -75,6 +76,8 @@ class ClosedWindow:
     first_index: int
     last_index: int
     partial: bool = False
+    #: One sketch per segment (the coder's code order) when the window is segmented.
+    segments: tuple[Sketch, ...] | None = None
 
     @property
     def n_events(self) -> int:
@@ -87,6 +90,7 @@ class _Pane:
     sketch: Sketch
     first: int = -1  # first/last event index (arrival order) in the pane
     last: int = -1
+    segments: list[Sketch] | None = None  # per segment, when segmented
 
     def note(self, lo: int, hi: int) -> None:
         self.first = lo if self.first < 0 else min(self.first, lo)
@@ -94,11 +98,18 @@ class _Pane:
 
 
 class PaneWindow:
-    """Sliding or tumbling windows over count- or event-time panes."""
+    """Sliding or tumbling windows over count- or event-time panes.
 
-    def __init__(self, layout: SketchLayout, spec: WindowSpec, *, first_id: int = 0) -> None:
+    With a ``segments`` coder each pane also keeps one sketch per segment (the events of
+    that segment); a closed window carries their sums. Labels and bad records are counted
+    on the whole pane only.
+    """
+
+    def __init__(self, layout: SketchLayout, spec: WindowSpec, *, first_id: int = 0,
+                 segments: SegmentCoder | None = None) -> None:
         self.layout = layout
         self.spec = spec
+        self.segments = segments
         self._size, self._k = spec.effective
         self._open: dict[int, _Pane] = {}
         self._closed: deque[_Pane] = deque()
@@ -116,14 +127,27 @@ class PaneWindow:
     @property
     def nbytes(self) -> int:
         """Bytes held by the panes' sketches (open and kept for sliding sums)."""
-        return sum(p.sketch.nbytes for p in (*self._open.values(), *self._closed))
+        return sum(p.sketch.nbytes + sum(s.nbytes for s in p.segments or ())
+                   for p in (*self._open.values(), *self._closed))
 
     # -- helpers -----------------------------------------------------------------------
     def _pane(self, index: int) -> _Pane:
         p = self._open.get(index)
         if p is None:
-            p = self._open[index] = _Pane(index, Sketch.empty(self.layout))
+            p = self._open[index] = _Pane(index, Sketch.empty(self.layout),
+                                          segments=self._empty_segments())
         return p
+
+    def _empty_segments(self) -> list[Sketch] | None:
+        if self.segments is None:
+            return None
+        return [Sketch.empty(self.layout) for _ in range(len(self.segments))]
+
+    def _add_to(self, pane: _Pane, batch: Batch) -> None:
+        pane.sketch.add_batch(batch)
+        if pane.segments is not None and self.segments is not None:
+            for code, part in self.segments.split(batch):
+                pane.segments[code].add_batch(part)
 
     def _frontier(self, wm: float) -> float:
         """Panes with index below this are closed at watermark ``wm``."""
@@ -145,6 +169,11 @@ class PaneWindow:
         else:
             start, end = sk.t_min, sk.t_max
         firsts = [p.first for p in members if p.first >= 0]
+        segs = None
+        if self.segments is not None:
+            segs = tuple(
+                Sketch.sum(self.layout, (p.segments[k] for p in members if p.segments))
+                for k in range(len(self.segments)))
         out = ClosedWindow(
             window_id=self._next_id,
             sketch=sk,
@@ -153,6 +182,7 @@ class PaneWindow:
             first_index=min(firsts) if firsts else -1,
             last_index=max(p.last for p in members),
             partial=partial,
+            segments=segs,
         )
         self._next_id += 1
         return out
@@ -180,7 +210,7 @@ class PaneWindow:
             pane = self._pane(self._count_pane)
             room = size - pane.sketch.n
             stop = min(n, start + room)
-            pane.sketch.add_batch(batch.take(slice(start, stop)))
+            self._add_to(pane, batch.take(slice(start, stop)))
             pane.note(self.n_seen + start, self.n_seen + stop - 1)
             if pane.sketch.n >= size:
                 cw = self._emit(self._open.pop(self._count_pane))
@@ -211,7 +241,7 @@ class PaneWindow:
         for p in np.unique(pane_idx[keep]):
             m = keep & (pane_idx == p)
             pane = self._pane(int(p))
-            pane.sketch.add_batch(batch.take(m))
+            self._add_to(pane, batch.take(m))
             sel = idx_all[m]
             pane.note(int(sel[0]), int(sel[-1]))
         if n_late:  # charged to the oldest pane open when each late event arrived
@@ -297,13 +327,23 @@ class PaneWindow:
 
     # -- checkpoints -------------------------------------------------------------------
     def _pane_dict(self, p: _Pane) -> dict[str, Any]:
-        return {"index": p.index, "first": p.first, "last": p.last, "sketch": p.sketch.to_dict()}
+        out = {"index": p.index, "first": p.first, "last": p.last,
+               "sketch": p.sketch.to_dict()}
+        if p.segments is not None:
+            out["segments"] = [s.to_dict() for s in p.segments]
+        return out
 
-    def _pane_from(self, d: dict[str, Any]) -> _Pane:
-        return _Pane(d["index"], Sketch.from_dict(self.layout, d["sketch"]), d["first"], d["last"])
+    def _pane_from(self, d: dict[str, Any], same_segments: bool) -> _Pane:
+        segs = self._empty_segments()
+        if segs is not None and same_segments and d.get("segments") is not None:
+            segs = [Sketch.from_dict(self.layout, s) for s in d["segments"]]
+        return _Pane(d["index"], Sketch.from_dict(self.layout, d["sketch"]), d["first"],
+                     d["last"], segs)
 
     def to_dict(self) -> dict[str, Any]:
+        seg = {} if self.segments is None else {"segments": self.segments.to_dict()}
         return {
+            **seg,
             "open": [self._pane_dict(self._open[i]) for i in sorted(self._open)],
             "closed": [self._pane_dict(p) for p in self._closed],
             "watermark": None if math.isinf(self.watermark) else self.watermark,
@@ -314,10 +354,17 @@ class PaneWindow:
         }
 
     @classmethod
-    def from_dict(cls, layout: SketchLayout, spec: WindowSpec, d: dict[str, Any]) -> PaneWindow:
-        w = cls(layout, spec)
-        w._open = {p["index"]: w._pane_from(p) for p in d["open"]}
-        w._closed = deque(w._pane_from(p) for p in d["closed"])
+    def from_dict(cls, layout: SketchLayout, spec: WindowSpec, d: dict[str, Any], *,
+                  segments: SegmentCoder | None = None) -> PaneWindow:
+        """The window a :meth:`to_dict` saved. Segment sketches saved for the same segment
+        values come back; for other values (a rebuilt reference) the panes' segments start
+        empty, and the whole-window sketches are kept either way."""
+        w = cls(layout, spec, segments=segments)
+        saved = d.get("segments")
+        same = segments is not None and saved is not None \
+            and SegmentCoder.from_dict(saved) == segments
+        w._open = {p["index"]: w._pane_from(p, same) for p in d["open"]}
+        w._closed = deque(w._pane_from(p, same) for p in d["closed"])
         w.watermark = -math.inf if d["watermark"] is None else float(d["watermark"])
         w.n_seen = int(d["n_seen"])
         w.n_late = int(d["n_late"])

@@ -39,6 +39,7 @@ import pandas as pd
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
 from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema, level_texts
+from driftwatch.windows.segments import DEFAULT_TOP_K, SegmentProfile
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
 __all__ = [
@@ -165,12 +166,15 @@ def add_frame_labels(sketch: Sketch, df: pd.DataFrame, batch: Batch, label: str 
 
 @dataclass(eq=False)
 class ReferenceProfile:
-    """Schema (names, levels), bin layout and the reference sketch, plus provenance."""
+    """Schema (names, levels), bin layout and the reference sketch, plus provenance;
+    ``segments``: the sketch of each segment when the reference names a segment column
+    (:mod:`driftwatch.windows.segments`)."""
 
     schema: FeatureSchema
     layout: SketchLayout
     sketch: Sketch
     meta: dict[str, Any] = field(default_factory=dict)
+    segments: SegmentProfile | None = None
 
     @classmethod
     def build(
@@ -187,13 +191,18 @@ class ReferenceProfile:
         fine_bins: int = 200,
         top_k: int = 20,
         meta: dict[str, Any] | None = None,
+        segment: str | None = None,
+        segment_top_k: int = DEFAULT_TOP_K,
     ) -> ReferenceProfile:
         """Fit bins on ``df`` and sketch it.
 
         Features not named are inferred from dtypes (numbers numeric; booleans, text and
-        the rest categorical), excluding the score/label/decision/exposure columns.
+        the rest categorical), excluding the score/label/decision/exposure columns (and
+        ``segment``: its ``segment_top_k`` most frequent values get sketches of their own).
         """
-        special = {c for c in (score, label, decision, exposure) if c}
+        if segment is not None and segment not in df.columns:
+            raise SourceError(f"reference dataset lacks the segment column {segment!r}")
+        special = {c for c in (score, label, decision, exposure, segment) if c}
         if numeric is None and categorical is None:
             cols = [c for c in df.columns if c not in special]
             numeric = [c for c in cols if is_numeric_column(df[c])]
@@ -231,8 +240,26 @@ class ReferenceProfile:
         sketch.add_batch(batch)
         add_frame_labels(sketch, df, batch, label)
         info = {"rows": n, "bins": bins, "fine_bins": fine_bins, "top_k": top_k}
+        segs = None
+        if segment is not None:
+            segs = SegmentProfile.build(layout, batch, segment, df[segment].to_numpy(),
+                                        segment_top_k)
+            info["segment_top_k"] = int(segment_top_k)
         info.update(meta or {})
-        return cls(schema=schema, layout=layout, sketch=sketch, meta=info)
+        return cls(schema=schema, layout=layout, sketch=sketch, meta=info, segments=segs)
+
+    def segment_references(self) -> tuple[ReferenceProfile, ...]:
+        """One profile per segment (code order): this profile's bins, the segment's sketch.
+        Built once; empty when the reference has no segments."""
+        cached = self.__dict__.get("_segment_refs")
+        if cached is None:
+            segs = self.segments
+            cached = () if segs is None else tuple(
+                ReferenceProfile(self.schema, self.layout, sk,
+                                 {**self.meta, "rows": sk.n, "segment": name})
+                for name, sk in zip(segs.names, segs.sketches, strict=True))
+            self.__dict__["_segment_refs"] = cached
+        return cached  # type: ignore[no-any-return]
 
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> ReferenceProfile:
@@ -246,13 +273,16 @@ class ReferenceProfile:
 
     # -- persistence -------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "format": FORMAT_VERSION,
             "schema": self.schema.to_dict(),
             "layout": self.layout.to_dict(),
             "sketch": self.sketch.to_dict(),
             "meta": self.meta,
         }
+        if self.segments is not None:  # absent otherwise: older fingerprints stay as they were
+            out["segments"] = self.segments.to_dict()
+        return out
 
     def to_json(self) -> bytes:
         return orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)
@@ -272,6 +302,8 @@ class ReferenceProfile:
             layout=layout,
             sketch=Sketch.from_dict(layout, d["sketch"]),
             meta=dict(d.get("meta", {})),
+            segments=SegmentProfile.from_dict(layout, d["segments"]) if d.get("segments")
+            else None,
         )
 
     @classmethod

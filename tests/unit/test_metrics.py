@@ -54,7 +54,9 @@ def test_catalogue_names_follow_prometheus_conventions():
     assert unitless == {
         "driftwatch_source_ready", "driftwatch_source_done", "driftwatch_input_stale",
         "driftwatch_feature_drift_score", "driftwatch_model_drift_score",
-        "driftwatch_confidence_value", "driftwatch_business_value",
+        "driftwatch_drift_level", "driftwatch_segment_drift_score",
+        "driftwatch_segment_drift_level", "driftwatch_confidence_value",
+        "driftwatch_business_value",
         "driftwatch_signal_severity", "driftwatch_tier", "driftwatch_data_quality_fault",
         "driftwatch_shadow_active", "driftwatch_shadow_metric_value",
         "driftwatch_build_info",
@@ -77,8 +79,10 @@ def test_every_metric_has_a_series_before_the_first_event():
     m.register_model("credit", FEATURES)
     m.declare_jobs(["checkpoint"])
     m.declare_admin(["approve"])
+    levels = {"calibrated_thresholds": {"0.01": 0.03}}
     m.record_window("credit", window(
-        [SignalResult("psi", "drift", 0.1, feature="income"),
+        [SignalResult("psi", "drift", 0.1, feature="income", details=levels),
+         SignalResult("psi", "drift", 0.2, feature="income", details=levels, segment="web"),
          SignalResult("score_psi", "drift", 0.02),
          SignalResult("missing_rate", "data_quality", 0.0, feature="age"),
          SignalResult("variance_ratio", "confidence", 1.0),
@@ -193,3 +197,45 @@ def test_checkpoint_outcomes_are_counted(outcome):
     assert reg.get_sample_value("driftwatch_checkpoints_total", {"outcome": outcome}) == 1
     count = reg.get_sample_value("driftwatch_checkpoint_duration_seconds_count")
     assert count == (1 if outcome == "ok" else 0)
+
+
+def test_levels_sit_beside_their_statistics_and_segments_are_bounded():
+    reg = CollectorRegistry()
+    m = Metrics(reg, feature_cap=2)
+    m.register_model("credit", FEATURES)
+
+    def sig(value, feature=None, segment=None, signal="psi", levels=None):
+        details = {"calibrated_thresholds": levels or {"0.01": 0.03, "0.001": 0.05}}
+        return SignalResult(signal, "drift", value, feature=feature, details=details,
+                            segment=segment)
+
+    segments = [f"s{i}" for i in range(60)]  # more than any top_k gives: folded
+    values = [0.2 + i / 64 for i in range(60)]
+    m.record_window("credit", window(
+        [sig(0.1, "income"), sig(0.02, None, signal="score_psi", levels={"0.01": 0.01}),
+         sig(0.3, "purpose")]  # over the feature cap: no series
+        + [sig(v, "income", s) for v, s in zip(values, segments, strict=True)]))
+    get = reg.get_sample_value
+    assert get("driftwatch_drift_level", {"model": "credit", "feature": "income",
+                                          "detector": "psi", "false_alarm_rate": "0.001"}) == 0.05
+    assert get("driftwatch_drift_level", {"model": "credit", "feature": "",
+                                          "detector": "score_psi",
+                                          "false_alarm_rate": "0.01"}) == 0.01
+    assert get("driftwatch_segment_drift_score", {
+        "model": "credit", "segment": "s1", "feature": "income", "detector": "psi"}) == values[1]
+    assert get("driftwatch_segment_drift_level",
+               {"model": "credit", "segment": "s1", "feature": "income", "detector": "psi",
+                "false_alarm_rate": "0.01"}) == 0.03
+    # the whole window's gauge is the whole window's value, not a segment's
+    assert get("driftwatch_feature_drift_score",
+               {"model": "credit", "feature": "income", "detector": "psi"}) == 0.1
+    fam = scrape(reg)
+    seg = {x.labels["segment"] for x in fam["driftwatch_segment_drift_score"]}
+    assert len(seg) <= 52 and "other" in seg
+    assert not [x for x in fam["driftwatch_drift_level"] if x.labels["feature"] == "purpose"]
+    # a segment the next window does not measure reads NaN, not its old value
+    m.record_window("credit", window([sig(0.1, "income"), sig(0.4, "income", "s2")]))
+    assert math.isnan(get("driftwatch_segment_drift_score", {
+        "model": "credit", "segment": "s1", "feature": "income", "detector": "psi"}))
+    assert get("driftwatch_segment_drift_score", {
+        "model": "credit", "segment": "s2", "feature": "income", "detector": "psi"}) == 0.4
