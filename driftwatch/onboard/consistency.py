@@ -34,6 +34,7 @@ _ROLE_PATH: dict[str, PathT] = {
     "label": ("reference", "label"),
     "decision": ("reference", "decision"),
     "exposure": ("reference", "exposure"),
+    "segment": ("reference", "segment"),
 }
 
 
@@ -143,6 +144,16 @@ def _near(name: str, choices: Sequence[str]) -> str:
 
 def _check_connector(conn: Connector, features: list[str], tc: TableConventions,
                      ref_name: str) -> None:
+    if tc.segment and conn.streams and not any(s.segment is not None for s in conn.streams):
+        # every live event would land in 'other' and be measured against the reference's
+        # rarest values: a drift that is not there
+        s = next((s for s in conn.streams if s.features is not None or s.score is not None),
+                 conn.streams[0])
+        raise conn.error(("source", "streams", s.name, "fields"),
+                         f"the policy's reference.segment names column {tc.segment!r}, but "
+                         "no stream maps a segment field", key=True,
+                         hint="map it (segment: <path>) under fields, or remove "
+                              "reference.segment from the policy")
     mapped: dict[str, str] = {}
     infer = False
     for s in conn.streams:
