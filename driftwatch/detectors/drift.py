@@ -113,8 +113,10 @@ def drift_signals(
     fine_hi: np.ndarray | None = None,
     bounds: tuple[np.ndarray, np.ndarray] | None = None,
     levels: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+    segment: str | None = None,
 ) -> list[SignalResult]:
-    """Per-feature drift results for the features where ``report`` is True.
+    """Per-feature drift results for the features where ``report`` is True (on
+    ``segment`` when the counts are one segment's).
 
     ``calibrated`` holds the null quantiles at the detector's ``alpha`` (they raise its
     ``threshold`` and are written as ``threshold_calibrated``); ``levels`` those at every
@@ -196,7 +198,7 @@ def drift_signals(
                 details["bound_raw"] = float(stats.wasserstein.bound[j])
             out.append(
                 SignalResult(name, "drift", vals[name][j], feat, float(t[j]), n_ref, n_cur,
-                             p_value, details)
+                             p_value, details, segment)
             )
         if cfg.wants("chi2", "drift"):
             chi_details: dict[str, object] = {
@@ -209,7 +211,7 @@ def drift_signals(
             out.append(
                 SignalResult(
                     "chi2", "drift", float(stats.chi.stat[j]), feat, chi_thr[j], n_ref, n_cur,
-                    float(stats.chi.p_value[j]), chi_details,
+                    float(stats.chi.p_value[j]), chi_details, segment,
                 )
             )
     return out

@@ -141,10 +141,9 @@ def family_drift(parts: Sequence[DriftPart], cfg: DetectorConfig,
             bounds=(geo.coarse_lo, geo.coarse_hi) if geo is not None else None,
             levels={k: (t.numeric if b.numeric else t.categorical)
                     for k, t in part.levels.items()},
+            segment=part.segment,
         )
         chi_at += f
         ks_at += f if has_ks else 0
-        if part.segment is not None:
-            res = [dataclasses.replace(r, segment=part.segment) for r in res]
         out += res
     return out

@@ -81,12 +81,16 @@ class SegmentCoder:
         if len(batch) == 0:
             return
         codes = self.code(batch.segment)
-        present = np.unique(codes)
-        if present.size == 1:
-            yield int(present[0]), batch
+        if (codes == codes[0]).all():
+            yield int(codes[0]), batch
             return
-        for c in present:
-            yield int(c), batch.take(codes == c)
+        # one reordering copy, then a view per segment (not one masked copy each)
+        order = np.argsort(codes, kind="stable")
+        grouped = batch.take(order)
+        ranked = codes[order]
+        present = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+        for lo, hi in zip(present, np.r_[present[1:], len(ranked)], strict=True):
+            yield int(ranked[lo]), grouped.take(slice(int(lo), int(hi)))
 
     def to_dict(self) -> dict[str, Any]:
         return {"values": list(self.values)}
