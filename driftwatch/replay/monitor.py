@@ -62,6 +62,7 @@ from driftwatch.windows.profile import (
     frame_batch,
     read_reference_table,
 )
+from driftwatch.windows.segments import segment_sketches, segment_texts
 from driftwatch.windows.sketch import Sketch
 
 __all__ = ["SIGNAL_COLUMNS", "Monitor", "WindowVerdict"]
@@ -69,7 +70,7 @@ __all__ = ["SIGNAL_COLUMNS", "Monitor", "WindowVerdict"]
 #: Columns of :attr:`WindowVerdict.signals`, in order.
 SIGNAL_COLUMNS = (
     "signal", "feature", "group", "value", "threshold", "exceeds", "tier",
-    "p_value", "n_ref", "n_cur",
+    "p_value", "n_ref", "n_cur", "segment",
 )
 
 
@@ -97,7 +98,8 @@ class WindowVerdict:
     ``signals`` is a DataFrame with one row per signal (columns :data:`SIGNAL_COLUMNS`):
     ``threshold`` and ``exceeds`` are the detector's own alarm level, ``tier`` the tier
     the decision's reasons give that signal (``none`` when it is not among them); the
-    policy's thresholds are in ``reasons``. ``tier`` is the decided tier (after
+    policy's thresholds are in ``reasons``; ``segment`` names the segment a row was
+    measured on (None: the whole window). ``tier`` is the decided tier (after
     persistence, hysteresis and escalation), ``raw_tier`` what this window's signals reach
     on their own.
     """
@@ -132,7 +134,8 @@ class WindowVerdict:
 
     @property
     def signals(self) -> pd.DataFrame:
-        tiers = {(r.signal, r.feature): str(r.tier) for r in self.reasons if r.kind != "hold"}
+        tiers = {(r.signal, r.feature, r.segment): str(r.tier) for r in self.reasons
+                 if r.kind != "hold"}
         rows = [
             {
                 "signal": s.signal,
@@ -141,16 +144,18 @@ class WindowVerdict:
                 "value": s.value,
                 "threshold": s.threshold,
                 "exceeds": s.exceeds,
-                "tier": tiers.get((s.signal, s.feature), "none"),
+                "tier": tiers.get((s.signal, s.feature, s.segment), "none"),
                 "p_value": s.p_value,
                 "n_ref": s.n_ref,
                 "n_cur": s.n_cur,
+                "segment": s.segment,
             }
             for s in self.result.assessment.signals
         ]
         df = pd.DataFrame(rows, columns=list(SIGNAL_COLUMNS))
         # model-level signals have no feature: None, not a string dtype's NaN
         df["feature"] = pd.Series([r["feature"] for r in rows], dtype=object, index=df.index)
+        df["segment"] = pd.Series([r["segment"] for r in rows], dtype=object, index=df.index)
         return df
 
     def report(self, path: str | Path) -> Path:
@@ -290,7 +295,8 @@ class Monitor:
         # no time given: windows one second apart, in the order they were assessed
         return float(window_id), float(window_id)
 
-    def _sketch(self, df: pd.DataFrame) -> Sketch:
+    def _sketch(self, df: pd.DataFrame) -> tuple[Sketch, tuple[Sketch, ...] | None]:
+        """The window's sketch, and its segments' when the reference has segments."""
         schema = self.profile.schema
         if absent := [c for c in schema.names if c not in df.columns]:
             raise DataFrameError(
@@ -311,7 +317,14 @@ class Monitor:
         sketch = Sketch.empty(self.profile.layout)
         sketch.add_batch(batch)
         add_frame_labels(sketch, df, batch, c["label"])
-        return sketch
+        segs = self.profile.segments
+        if segs is None:
+            return sketch, None
+        if segs.column not in df.columns:
+            raise DataFrameError(f"the current DataFrame lacks the segment column "
+                                 f"{segs.column!r} of the reference")
+        batch = replace(batch, segment=segment_texts(df[segs.column].to_numpy()))
+        return sketch, segment_sketches(self.profile.layout, segs.coder, batch)
 
     def assess(self, current: pd.DataFrame, *,
                at: float | str | datetime | pd.Timestamp | None = None) -> WindowVerdict:
@@ -323,7 +336,7 @@ class Monitor:
         first two when the policy's cooldowns should count real time.
         """
         df = _frame(current, "current")
-        sketch = self._sketch(df)
+        sketch, segments = self._sketch(df)
         window_id = len(self._records)
         start, end = self._times(df, at, window_id)
         if not (math.isfinite(start) and math.isfinite(end)):
@@ -331,7 +344,8 @@ class Monitor:
         first = self._next_index
         self._next_index += len(df)
         cw = ClosedWindow(window_id=window_id, sketch=sketch, start_time=start, end_time=end,
-                          first_index=first, last_index=self._next_index - 1)
+                          first_index=first, last_index=self._next_index - 1,
+                          segments=segments)
         res = self.pipeline.judge(cw)
         self.pipeline.n_events += len(df)
         self._records.append(window_record(res))

@@ -32,7 +32,8 @@ from driftwatch.batch import Batch
 from driftwatch.schema import level_texts
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
-__all__ = ["DEFAULT_TOP_K", "OTHER", "SegmentCoder", "SegmentProfile"]
+__all__ = ["DEFAULT_TOP_K", "OTHER", "SegmentCoder", "SegmentProfile", "segment_sketches",
+           "segment_texts"]
 
 #: The bucket of every value outside the top-K (and of a missing segment).
 OTHER = "other"
@@ -115,7 +116,7 @@ class SegmentProfile:
         """Sketch each segment of a reference ``batch`` whose segment texts are ``texts``."""
         coder = SegmentCoder.top(texts, top_k)
         sketches = [Sketch.empty(layout) for _ in range(len(coder))]
-        codes = coder.code(_texts(texts))
+        codes = coder.code(segment_texts(texts))
         for c in range(len(coder)):
             rows = codes == c
             if rows.any():
@@ -140,6 +141,16 @@ class SegmentProfile:
         return cls(str(d["column"]), coder, sketches)
 
 
-def _texts(texts: Sequence[object] | np.ndarray) -> np.ndarray:
-    """Segment texts as a batch carries them: blank for a missing value."""
+def segment_texts(texts: Sequence[object] | np.ndarray) -> np.ndarray:
+    """Segment texts as a batch carries them (a table's column, say): blank for a
+    missing value."""
     return level_texts(texts).fillna("").to_numpy(dtype=str)
+
+
+def segment_sketches(layout: SketchLayout, coder: SegmentCoder,
+                     batch: Batch) -> tuple[Sketch, ...]:
+    """One sketch per segment (code order) of the events in ``batch``."""
+    out = [Sketch.empty(layout) for _ in range(len(coder))]
+    for code, rows in coder.split(batch):
+        out[code].add_batch(rows)
+    return tuple(out)

@@ -10,8 +10,9 @@ import orjson
 import pandas as pd
 import pytest
 
+from driftwatch import Monitor
 from driftwatch.connectors.config import parse_connector
-from driftwatch.errors import ConnectorError
+from driftwatch.errors import ConnectorError, DataFrameError
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.policy import load_policy_text
 from driftwatch.policy.explain import describe_tiers
@@ -109,3 +110,19 @@ def test_policy_explain_shows_the_segment_settings() -> None:
     (off,) = [x for x in describe_tiers(load_policy_text(plain, file="p.yaml"))
               if x.startswith("segments:")]
     assert off.startswith("segments: none")
+
+
+def test_the_python_api_splits_a_dataframe_by_segment(recording: Path) -> None:
+    policy = load_policy_text(POLICY, file="p.yaml")
+    mon = Monitor.from_reference(pd.read_parquet(recording / "reference.parquet"),
+                                 policy=policy)
+    rng = np.random.default_rng(12)
+    v = mon.assess(_rows(rng, 3000, (0.8, 0.1, 0.1)))
+    assert ("purpose", "web") in {(r.feature, r.segment) for r in v.reasons}
+    rows = v.signals[(v.signals["signal"] == "psi") & (v.signals["feature"] == "purpose")]
+    # broker (10%, in other) sits near min_events: measured or not, nothing else is
+    assert {"web", "branch"} <= set(rows["segment"].dropna()) <= {"web", "branch", "other"}
+    assert rows["segment"].isna().sum() == 1  # and the whole window's row
+    assert rows.set_index("segment", drop=False).loc["web", "tier"] == "mild"
+    with pytest.raises(DataFrameError, match="segment column 'channel'"):
+        mon.assess(_rows(rng, 3000, (0.5, 0.3, 0.2)).drop(columns="channel"))
