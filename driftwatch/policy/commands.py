@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from driftwatch.errors import ConfigError, DriftwatchError, PolicyError, SourceError
 from driftwatch.policy.catalog import DETECTORS
 from driftwatch.policy.explain import explain_policy
-from driftwatch.policy.levels import calibrated_table, load_reference
+from driftwatch.policy.levels import LevelTable, calibrated_table, load_reference, segment_tables
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
 
@@ -147,6 +147,7 @@ def run_explain(args: argparse.Namespace, *, out: TextIO | None = None,
         print(exc, file=err)
         return 1
     levels = None
+    segments: list[tuple[str, int, LevelTable]] = []
     reference = getattr(args, "reference", None)
     n = getattr(args, "window_size", None)
     if reference is not None:
@@ -157,9 +158,11 @@ def run_explain(args: argparse.Namespace, *, out: TextIO | None = None,
             print("error: a time window has no fixed size: give --window-size N", file=err)
             return 2
         try:
-            levels = (n, calibrated_table(policy, load_reference(reference, policy), n))
+            profile = load_reference(reference, policy)
+            levels = (n, calibrated_table(policy, profile, n))
+            segments = segment_tables(policy, profile, n)
         except (ConfigError, SourceError) as exc:
             print(f"error: {exc}", file=err)
             return 2
-    (out or sys.stdout).write(explain_policy(policy, levels=levels))
+    (out or sys.stdout).write(explain_policy(policy, levels=levels, segments=segments))
     return 0

@@ -18,6 +18,7 @@ data quality: no data-quality signals: the gate never closes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -29,7 +30,7 @@ from driftwatch.policy.reference import describe_reference
 from driftwatch.policy.schema import Policy, SignalRule
 from driftwatch.policy.tiers import ACTION_TIERS, Tier
 
-__all__ = ["describe_tiers", "effective_yaml", "explain_policy"]
+__all__ = ["describe_segment_levels", "describe_tiers", "effective_yaml", "explain_policy"]
 
 _OPS = {"above": ">=", "below": "<=", "abs": ">="}
 
@@ -40,17 +41,40 @@ def effective_yaml(policy: Policy) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
-def explain_policy(policy: Policy, *, levels: tuple[int, LevelTable] | None = None) -> str:
+def explain_policy(policy: Policy, *, levels: tuple[int, LevelTable] | None = None,
+                   segments: Sequence[tuple[str, int, LevelTable]] = ()) -> str:
     """Effective YAML, then the plain-English lines as YAML comments.
 
     ``levels``: a window size and the calibrated levels at it
-    (:func:`~driftwatch.policy.levels.calibrated_table`), printed as numbers.
+    (:func:`~driftwatch.policy.levels.calibrated_table`), printed as numbers;
+    ``segments``: each segment's own levels at its share of that window
+    (:func:`~driftwatch.policy.levels.segment_tables`).
     """
     lines = [f"# effective policy {policy.metadata.name!r} from {policy.file}",
              effective_yaml(policy).rstrip(), "", "# What happens, tier by tier:"]
     lines += [f"#   {line}" for line in describe_tiers(policy, levels=levels)]
+    lines += [f"#   {line}" for line in describe_segment_levels(segments)]
     lines.append(f"#   {describe_reference(policy.reference)}")
     return "\n".join(lines) + "\n"
+
+
+def describe_segment_levels(segments: Sequence[tuple[str, int, LevelTable]]) -> list[str]:
+    """One line per segment: its calibrated levels at its share of the window.
+
+    >>> describe_segment_levels([("web", 1800, {"psi": {"purpose": {0.01: 0.0062}}})])
+    ["segment 'web' (about 1800 events a window): psi at 0.01: purpose 0.0062."]
+    """
+    out = []
+    for name, n, table in segments:
+        parts = []
+        for det, feats in table.items():
+            rates = sorted({r for by in feats.values() for r in by}, reverse=True)
+            for rate in rates:
+                shown = ", ".join(f"{f} {by[rate]:.4g}" for f, by in feats.items()
+                                  if rate in by)
+                parts.append(f"{det} at {rate:g}: {shown}")
+        out.append(f"segment {name!r} (about {n} events a window): " + "; ".join(parts) + ".")
+    return out
 
 
 def _level(value: Any, rule: SignalRule | None = None, feature: str | None = None,

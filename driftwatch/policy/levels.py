@@ -46,6 +46,7 @@ __all__ = [
     "calibration_rates",
     "detector_config",
     "load_reference",
+    "segment_tables",
 ]
 
 _DEFAULT = DetectorConfig()
@@ -203,16 +204,37 @@ def _levels_of(t: NullThresholds, detector: str,
     return out
 
 
-def calibrated_table(policy: Policy, profile: ReferenceProfile, n: int) -> LevelTable:
-    """Every calibrated level the policy asks for, at a window of ``n`` events."""
-    cal = build_calibrator(profile, policy, sizes=(n,))
+def calibrated_table(policy: Policy, profile: ReferenceProfile, n: int, *,
+                     model_level: bool = True) -> LevelTable:
+    """Every calibrated level the policy asks for, at a window of ``n`` events
+    (``model_level=False``: the per-feature detectors only, as for a segment)."""
+    cal = build_calibrator(profile, policy, sizes=(n,), model_level=model_level)
     if cal is None or n < 1:
         return {}
     levels = cal.levels(n)
     names = (profile.layout.numeric.names, profile.layout.categorical.names)
     out: LevelTable = {}
     for det, rates in policy.calibrated_rates().items():
+        if not model_level and SIGNALS[det].level == "model":
+            continue
         for rate in rates:
             for feat, v in _levels_of(levels[rate], det, names).items():
                 out.setdefault(det, {}).setdefault(feat, {})[rate] = v
+    return out
+
+
+def segment_tables(policy: Policy, profile: ReferenceProfile, n: int
+                   ) -> list[tuple[str, int, LevelTable]]:
+    """Per segment with signals: its name, its events in a window of ``n`` at its
+    reference share, and its own calibrated levels there (per-feature detectors)."""
+    total = max(profile.sketch.n, 1)
+    least = policy.segments.min_events
+    out = []
+    for ref in profile.segment_references():
+        m = round(n * ref.sketch.n / total)
+        if m < least or ref.sketch.n < least:
+            continue
+        table = calibrated_table(policy, ref, m, model_level=False)
+        if table:
+            out.append((str(ref.meta["segment"]), m, table))
     return out

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -126,3 +127,23 @@ def test_the_python_api_splits_a_dataframe_by_segment(recording: Path) -> None:
     assert rows.set_index("segment", drop=False).loc["web", "tier"] == "mild"
     with pytest.raises(DataFrameError, match="segment column 'channel'"):
         mon.assess(_rows(rng, 3000, (0.5, 0.3, 0.2)).drop(columns="channel"))
+
+
+def test_policy_explain_with_a_reference_prints_each_segments_own_levels(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from driftwatch.cli import main
+
+    code = main(["policy", "explain", str(recording / "policy.yaml"), "--reference",
+                 str(recording / "reference.parquet")])
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = {ln.split("'")[1]: ln for ln in out.splitlines() if ln.startswith("#   segment '")}
+    assert set(lines) <= {"web", "branch", "other"} and {"web", "branch"} <= set(lines)
+    web = lines["web"]
+    share = re.search(r"about (\d+) events a window", web)
+    assert share and 1400 < int(share[1]) < 1650 and "psi at 0.01: x " in web  # half of 3000
+    level = float(web.split("purpose ")[1].rstrip("."))
+    whole_at = re.search(r"at 3000 events: x [\d.e-]+, purpose ([\d.e-]+)\)", out)
+    assert whole_at, out
+    whole = float(whole_at[1])
+    assert level > whole > 0  # a segment's level, at its own smaller size, sits higher
