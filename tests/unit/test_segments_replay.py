@@ -61,9 +61,9 @@ def _rows(rng: np.random.Generator, n: int, web_mix: tuple[float, ...]) -> pd.Da
                          "score": rng.uniform(size=n)})
 
 
-@pytest.fixture(scope="module")
-def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("channels")
+def write_recording(d: Path) -> Path:
+    """Reference, recording (a quiet window, then web alone moves), connector and policy
+    under ``d``; returns ``d``."""
     rng = np.random.default_rng(11)
     _rows(rng, 12_000, (0.5, 0.3, 0.2)).to_parquet(d / "reference.parquet")
     quiet = _rows(rng, 3000, (0.5, 0.3, 0.2))
@@ -77,6 +77,11 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (d / "channels.yaml").write_text(CONNECTOR.replace("SEGMENT", "        segment: channel\n"))
     (d / "policy.yaml").write_text(POLICY)
     return d
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_recording(tmp_path_factory.mktemp("channels"))
 
 
 def test_replay_names_the_channel_in_timeline_and_report(recording: Path) -> None:
