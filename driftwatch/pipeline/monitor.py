@@ -202,8 +202,9 @@ class ModelMonitor:
                                     sizes=() if size is None else (size,))
 
     def warm_up(self) -> None:
-        """Resample the calibrated levels of a count window now (the daemon calls this
-        before it serves HTTP: resampling holds the interpreter for a second or two)."""
+        """Resample the calibrated levels of a count window now, and each segment's at
+        its reference share of it (the daemon calls this before it serves HTTP:
+        resampling holds the interpreter for a second or two)."""
         cal, size = self.calibrator, window_size(self.spec)
         if cal is not None and size is not None:
             cal.levels(size)
