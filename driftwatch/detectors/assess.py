@@ -77,8 +77,8 @@ def segment_windows(
     that hold at least ``min_events`` events, in the window and in the reference;
     ``calibrator`` gives each segment's reference its calibrator."""
     refs = reference.segment_references()
-    if not sketches or not refs:
-        return []
+    if not sketches or len(refs) < 2:
+        return []  # one segment (every value in other) is the whole window again
     out = []
     for ref, cur in zip(refs, sketches, strict=True):
         if cur.n < min_events or ref.sketch.n < min_events:
