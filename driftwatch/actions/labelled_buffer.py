@@ -43,6 +43,7 @@ import pandas as pd
 from driftwatch.batch import Batch
 from driftwatch.errors import StateError
 from driftwatch.schema import MISSING, FeatureSchema
+from driftwatch.statetree import Appended, Capture, new_table_id
 
 __all__ = ["OTHER_LEVEL", "UNSEEN_LEVEL", "LabelledBuffer", "decode_levels", "features_frame"]
 
@@ -91,6 +92,7 @@ class LabelledBuffer:
         self._cols = {c: np.full(capacity, np.nan) for c in _COLUMNS}
         self._seq = np.zeros(capacity, dtype=np.int64)
         self.seq = 0  # rows ever added; the last row added has number ``seq``
+        self._table = new_table_id()  # rows are numbered by ``seq`` for good: one table
 
     def __len__(self) -> int:
         return min(self.seq, self.capacity)
@@ -235,9 +237,23 @@ class LabelledBuffer:
         return out
 
     # -- checkpoints -----------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
+    def _rows(self, a: int, b: int) -> dict[str, np.ndarray]:
+        """Copies of rows ``a`` to ``b - 1`` (0-based, as added; all still held)."""
+        slots = np.arange(a, b) % self.capacity
+        return {"numeric": self._numeric[slots], "categorical": self._categorical[slots],
+                **{k: self._cols[k][slots] for k in _COLUMNS}}
+
+    def to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
         """JSON-safe, rows oldest first; columns as base64 of little-endian arrays (a
-        checkpoint holds up to ``capacity`` rows: lists of floats were most of its bytes)."""
+        checkpoint holds up to ``capacity`` rows: lists of floats were most of its bytes).
+
+        With a ``capture`` (a binary checkpoint) the rows are an append-only table, of
+        which only those the checkpoint store lacks are copied."""
+        if capture is not None:
+            return {"capacity": self.capacity, "seq": self.seq,
+                    "features": list(self.schema.names),
+                    "rows": Appended.capture(capture, self._table, self.seq - len(self),
+                                             self.seq, self._rows)}
         idx = self._order(0)
         return {
             "capacity": self.capacity,
@@ -254,7 +270,21 @@ class LabelledBuffer:
         if list(d.get("features", [])) != list(schema.names):
             raise StateError("labelled buffer checkpoint has other features than the schema")
         buf = cls(schema, int(d["capacity"]))
-        n = int(d["rows"])
+        rows = d["rows"]
+        if isinstance(rows, Appended):  # a binary checkpoint: the same table goes on
+            n = rows.stop - rows.start
+            if int(d["seq"]) != rows.stop or n > buf.capacity:
+                raise StateError("labelled buffer checkpoint: rows do not match its counters")
+            c = rows.columns
+            buf.seq = rows.start
+            buf.add(numeric=c["numeric"].reshape(n, schema.n_numeric),
+                    categorical=c["categorical"].reshape(n, schema.n_categorical),
+                    **{k: c[k] for k in _COLUMNS})
+            if buf.seq != rows.stop:  # rows without a label were never added
+                raise StateError("labelled buffer checkpoint: rows without a label")
+            buf._table = rows.table
+            return buf
+        n = int(rows)
         num = _unb64(d["numeric"], "<f8").reshape(n, schema.n_numeric)
         cat = _unb64(d["categorical"], "<i4").reshape(n, schema.n_categorical)
         buf.seq = int(d["seq"]) - n

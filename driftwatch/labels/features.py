@@ -29,6 +29,7 @@ import numpy as np
 from driftwatch.batch import Batch
 from driftwatch.labels.store import KeyStore
 from driftwatch.schema import FeatureSchema
+from driftwatch.statetree import Capture
 
 __all__ = ["PendingFeatures"]
 
@@ -108,12 +109,13 @@ class PendingFeatures:
         gone = self._store.pop_where_below("time", before)
         return len(gone["time"])
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
+        """JSON-safe, or for a binary checkpoint with a ``capture``."""
         return {
             "capacity": self.capacity,
             "sample_rate": self.sample_rate,
             "evicted": self.evicted,
-            "store": self._store.to_dict(),
+            "store": self._store.to_dict(capture),
         }
 
     @classmethod

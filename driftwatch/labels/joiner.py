@@ -55,6 +55,7 @@ from driftwatch.batch import DECISION_DECLINE, Batch
 from driftwatch.errors import StateError
 from driftwatch.labels.cohorts import CohortStats, CohortTracker, DelayHistogram
 from driftwatch.labels.store import KeyStore
+from driftwatch.statetree import Capture
 
 __all__ = ["COUNTERS", "Joined", "LabelJoiner"]
 
@@ -269,7 +270,9 @@ class LabelJoiner:
         return {**self.counters, "backlog": self.backlog, "orphans_held": self.orphans_held}
 
     # -- persistence -----------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
+        """JSON-safe, or for a binary checkpoint with a ``capture`` (see
+        :meth:`KeyStore.to_dict`)."""
         return {
             "version": 1,
             "config": {"ttl_seconds": self.ttl, "max_pending": self.max_pending,
@@ -277,9 +280,9 @@ class LabelJoiner:
                        "remember_joined": self.remember_joined,
                        "hold_declined": self.hold_declined},
             "counters": dict(self.counters),
-            "pending": self._pending.to_dict(),
-            "orphans": self._orphans.to_dict(),
-            "joined": self._joined.to_dict(),
+            "pending": self._pending.to_dict(capture),
+            "orphans": self._orphans.to_dict(capture),
+            "joined": self._joined.to_dict(capture),
             "cohorts": self.cohorts.to_dict(),
             "delays": self.delays.to_dict(),
         }

@@ -39,6 +39,7 @@ import numpy as np
 
 from driftwatch.errors import StateError
 from driftwatch.labels.hashindex import HashIndex
+from driftwatch.statetree import Appended, Capture, new_table_id
 
 __all__ = ["KeyStore"]
 
@@ -65,6 +66,9 @@ class KeyStore:
         self._fifo = _TIME in self.dtypes and self.dtypes[_TIME].kind == "f"
         self._cummax = np.zeros(0)  # running maximum of time, in arrival order
         self._late = np.zeros(0, dtype=np.int64)  # rows with time below that maximum (or NaN)
+        self._table = new_table_id()  # checkpoints number rows in order of insertion
+        self._seqno = np.zeros(0, dtype=np.int64)  # each row's number in that order
+        self._next_seqno = 0
 
     def __len__(self) -> int:
         return self._alive
@@ -85,6 +89,8 @@ class KeyStore:
                 self._grow(2 * (self._n + n))
         a, b = self._n, self._n + n
         self._keys[a:b] = keys
+        self._seqno[a:b] = self._next_seqno + np.arange(n)
+        self._next_seqno += n
         for k, dt in self.dtypes.items():
             self._cols[k][a:b] = np.asarray(cols[k], dtype=dt)
         if self._fifo:
@@ -106,6 +112,7 @@ class KeyStore:
     def _grow(self, need: int) -> None:
         cap = max(need, 1024)
         self._keys = np.resize(self._keys, cap)
+        self._seqno = np.resize(self._seqno, cap)
         self._cols = {k: np.resize(v, cap) for k, v in self._cols.items()}
         self._cummax = np.resize(self._cummax, cap)
         live = np.zeros(cap, dtype=bool)
@@ -126,6 +133,7 @@ class KeyStore:
             v[:m] = v[keep]
         self._live[:m] = True
         self._live[m : self._n] = False
+        self._seqno[:m] = self._seqno[keep]
         self._n, self._head = m, 0
         if self._fifo:
             self._late = np.zeros(0, dtype=np.int64)
@@ -211,8 +219,38 @@ class KeyStore:
         return self._take(cand)
 
     # -- persistence -----------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe: alive rows in arrival order, each column as base64 little-endian bytes."""
+    def _live_rows(self) -> np.ndarray:
+        return self._head + np.flatnonzero(self._live[self._head : self._n])
+
+    def _numbered(self, a: int, b: int) -> dict[str, np.ndarray]:
+        """Rows numbered ``[a, b)`` in insertion order: the live ones, zeros for rows
+        deleted since (the checkpoint's ``order`` never names those)."""
+        rows = self._live_rows()
+        rows = rows[self._seqno[rows] >= a]
+        at = self._seqno[rows] - a
+        out = {"key": np.zeros(b - a, np.uint64),
+               **{k: np.zeros(b - a, dt) for k, dt in self.dtypes.items()}}
+        out["key"][at] = self._keys[rows]
+        for k, v in self._cols.items():
+            out[k][at] = v[rows]
+        return out
+
+    def to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
+        """JSON-safe: alive rows in arrival order, each column as base64 little-endian bytes.
+
+        With a ``capture`` (a binary checkpoint): rows numbered in insertion order, from
+        the oldest live one on, as an append-only table (only rows the checkpoint store
+        lacks are copied), and ``live``, the numbers of the live rows in arrival order."""
+        if capture is not None:
+            live = self._seqno[self._live_rows()]
+            lo = int(live.min()) if live.size else self._next_seqno
+            return {
+                "n": self._alive, "order": "arrival",
+                "dtypes": {k: dt.str for k, dt in self.dtypes.items()},
+                "rows": Appended.capture(capture, self._table, lo, self._next_seqno,
+                                         self._numbered),
+                "live": live,
+            }
         rows = self._head + np.flatnonzero(self._live[self._head : self._n])
         return {
             "n": int(rows.size),
@@ -227,6 +265,11 @@ class KeyStore:
         """Read :meth:`to_dict`; also the older payload whose rows are sorted by key, which
         is put back in ``time`` order when it has that column."""
         store = cls({k: np.dtype(v) for k, v in d["dtypes"].items()})
+        if isinstance(d.get("rows"), Appended):
+            store._restore(d["rows"], d["live"])
+            if store._alive != int(d["n"]):
+                raise StateError("key store: live rows do not match their count")
+            return store
         keys = np.frombuffer(base64.b64decode(d["key"]), dtype="<u8").astype(np.uint64)
         cols = {
             k: np.frombuffer(base64.b64decode(v), dtype=store.dtypes[k]).copy()
@@ -241,3 +284,17 @@ class KeyStore:
             keys, cols = keys[order], {k: v[order] for k, v in cols.items()}
         store.insert(keys, cols)
         return store
+
+    def _restore(self, t: Appended, live: np.ndarray) -> None:
+        """The live rows in their arrival order, numbered as when they were captured, so
+        the next checkpoint appends to the same table."""
+        if set(t.columns) != {"key", *self.dtypes}:
+            raise StateError("key store: columns do not match their dtypes")
+        live = np.asarray(live, dtype=np.int64)
+        if live.size and (live.min() < t.start or live.max() >= t.stop):
+            raise StateError("key store: live rows outside the stored table")
+        at = live - t.start
+        self.insert(t.columns["key"][at], {k: t.columns[k][at] for k in self.dtypes})
+        self._seqno[: live.size] = live
+        self._next_seqno = t.stop
+        self._table = t.table

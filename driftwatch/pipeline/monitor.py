@@ -37,6 +37,7 @@ from driftwatch.policy.schema import Policy
 from driftwatch.policy.segments import SegmentSettings
 from driftwatch.policy.settings import LabelSettings
 from driftwatch.policy.state import EngineState
+from driftwatch.statetree import Capture
 from driftwatch.windows.panes import ClosedWindow, PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.windows.segments import SegmentCoder
@@ -427,15 +428,17 @@ class ModelMonitor:
                             min_windows=c.min_windows)
 
     # -- checkpoints -------------------------------------------------------------------
-    def state_dict(self) -> dict[str, Any]:
+    def state_dict(self, capture: Capture | None = None) -> dict[str, Any]:
+        """This monitor's state: JSON-safe, or for a binary checkpoint when given the
+        store's ``capture`` (arrays stay arrays, append-only tables give new rows only)."""
         return {
             "model": self.model,
             "profile": self.profile.fingerprint,
-            "window": self.window.to_dict(),
-            "joiner": self.joiner.to_dict(),
+            "window": self.window.to_dict(arrays=capture is not None),
+            "joiner": self.joiner.to_dict(capture),
             "engine": self.engine_state.to_dict(),
-            "pending_features": self.pending_features.to_dict(),
-            "labelled_buffer": self.labelled_buffer.to_dict(),
+            "pending_features": self.pending_features.to_dict(capture),
+            "labelled_buffer": self.labelled_buffer.to_dict(capture),
             "n_events": self.n_events,
             "n_outcomes": self.n_outcomes,
             "bad_by_reason": dict(sorted(self.bad_by_reason.items())),

@@ -3,12 +3,14 @@
 ::
 
     loop thread:   for each model: sync its outputs, capture its state (under the lock)
-    writer thread:   encode that model's state          <- the loop goes on meanwhile
-    writer thread: write all parts in one transaction, fsync
+    writer thread:   write that model's part and new rows, fsync  <- the loop goes on
+    writer thread: write the manifest naming every part, fsync, rename: durable
     loop thread:   checkpoint durable -> source.commit(positions it covers)
 
-Models are captured one after the other, each once the writer has encoded the one
-before, so only one model's state is ever held twice in memory. Each model's part is
+Models are captured one after the other, each once the writer has written the one
+before, so only one model's state is ever held twice in memory. A capture copies only
+the rows of append-only tables (labelled buffer, joiner stores) that the store does not
+hold yet, so its cost follows what changed since the last checkpoint. Each model's part is
 consistent with its own positions and outputs, which is all a restore needs (models do
 not share sources). Offsets never move ahead of durable state (DESIGN invariant 3). At
 shutdown :meth:`Checkpoints.final` does it all in a row.
@@ -29,7 +31,7 @@ from driftwatch.clock import Clock
 from driftwatch.errors import StateError
 from driftwatch.metrics import Metrics
 from driftwatch.service.model import ModelRuntime
-from driftwatch.state import Checkpoint, CheckpointInfo, CheckpointStore, Encoded, encode_part
+from driftwatch.state import Checkpoint, CheckpointInfo, CheckpointStore, Staged
 
 __all__ = ["CheckpointWriter", "Checkpoints", "Durable"]
 
@@ -49,12 +51,13 @@ class CheckpointWriter:
     """Encodes and writes checkpoints on a background thread, one job at a time.
 
     The run loop captures one model's state at a time (under its lock) and hands it to
-    :meth:`encode`; while this thread turns it into JSON the loop goes on, and it captures
-    the next model only when the writer is free again, so at most one model's state
-    exists twice in memory. :meth:`save` then writes every encoded part as one checkpoint
-    (one SQLite transaction). Once it is durable, :meth:`completed` gives it back to the
-    loop, which then commits the positions it covers: offsets never move ahead of durable
-    state. A failed write is kept in :attr:`error` and its positions are never handed back.
+    :meth:`encode`; while this thread writes it to the store (a staged part, fsynced) the
+    loop goes on, and it captures the next model only when the writer is free again, so
+    at most one model's state exists twice in memory. :meth:`save` then writes the
+    manifest that makes every staged part one checkpoint. Once it is durable,
+    :meth:`completed` gives it back to the loop, which then commits the positions it
+    covers: offsets never move ahead of durable state. A failed write is kept in
+    :attr:`error` and its positions are never handed back.
     """
 
     def __init__(self, store: CheckpointStore, *, timer: Any = time.perf_counter) -> None:
@@ -63,7 +66,7 @@ class CheckpointWriter:
         self._cv = threading.Condition()
         self._job: tuple[Any, ...] | None = None
         self._busy = False
-        self._parts: dict[str, Encoded] = {}
+        self._parts: dict[str, Staged] = {}
         self._done: list[Durable] = []
         self.error: Exception | None = None
         self.failures = 0
@@ -86,7 +89,7 @@ class CheckpointWriter:
             return True
 
     def encode(self, name: str, state: Any) -> bool:
-        """Encode one model's captured state; False (nothing taken) while busy."""
+        """Stage one model's captured state; False (nothing taken) while busy."""
         return self._put(("encode", name, state))
 
     def save(self, positions: dict[str, dict[str, int]], *, now: float, started: float,
@@ -118,7 +121,7 @@ class CheckpointWriter:
             error: Exception | None = None
             try:
                 if job[0] == "encode":
-                    self._parts[job[1]] = encode_part(job[2])
+                    self._parts[job[1]] = self.store.stage(job[1], job[2])
                 else:
                     _, positions, now, meta, started = job
                     parts, self._parts = self._parts, {}
@@ -200,7 +203,7 @@ class Checkpoints:
         if self._round:
             rt = self._round.pop(0)
             with self.lock:
-                state = rt.state()
+                state = rt.state(self.store.capture(rt.name))
             self._positions[rt.name] = dict(state["positions"])
             self.writer.encode(rt.name, state)
             return True

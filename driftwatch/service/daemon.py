@@ -135,8 +135,9 @@ class Service:
             self.http = self._make_http()
             self.http.start()
             log.info("listening on %s", self.http.url)
-        store = CheckpointStore(state / "checkpoint.sqlite3", keep=cfg.checkpoint.keep,
-                                timer=self.clock.monotonic)
+        store = CheckpointStore(state / "checkpoints", keep=cfg.checkpoint.keep,
+                                timer=self.clock.monotonic,
+                                legacy=state / "checkpoint.sqlite3")
         self.checkpoints = Checkpoints(store, self.runtimes, self.lock, self.metrics, self.clock)
         for rt in self.runtimes:
             self.actions.add_model(
@@ -162,9 +163,11 @@ class Service:
         for name in sorted(set(saved) - {rt.name for rt in self.runtimes}):
             log.warning("checkpoint holds model %r, which is no longer configured", name)
         for rt in self.runtimes:
+            part = saved.get(rt.name)  # read once: a part is decoded on each access
             with self.lock:
-                results = rt.restore(saved.get(rt.name))
-                if saved.get(rt.name) is not None:  # the gauges of the last window it covers
+                results = rt.restore(part)
+                del part
+                if rt.name in saved:  # the gauges of the last window it covers
                     restore_view(self.metrics, rt.name, last_record(rt.timeline.path))
                 self._handle(rt, results)
         self._restore_s = self.clock.monotonic() - t0

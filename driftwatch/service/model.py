@@ -36,6 +36,7 @@ from driftwatch.service.config import ModelConfig
 from driftwatch.service.live_source import PacedSource
 from driftwatch.service.metrics_live import ModelSnapshot
 from driftwatch.state import OutputLog
+from driftwatch.statetree import Capture
 from driftwatch.windows.panes import PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
@@ -272,10 +273,11 @@ class ModelRuntime:
         return results
 
     # -- checkpoints ---------------------------------------------------------------------------
-    def state(self) -> dict[str, Any]:
-        """This model's part of a checkpoint; syncs the timeline first."""
+    def state(self, capture: Capture | None = None) -> dict[str, Any]:
+        """This model's part of a checkpoint; syncs the timeline first. ``capture`` is
+        what the checkpoint store holds already (a binary checkpoint)."""
         return {
-            "monitor": self.monitor.state_dict(),
+            "monitor": self.monitor.state_dict(capture),
             "window_spec": _spec_dict(self.monitor.spec),
             "positions": dict(self.positions),
             "timeline_bytes": self.timeline.sync(),

@@ -326,11 +326,11 @@ class PaneWindow:
         return out
 
     # -- checkpoints -------------------------------------------------------------------
-    def _pane_dict(self, p: _Pane) -> dict[str, Any]:
+    def _pane_dict(self, p: _Pane, arrays: bool = False) -> dict[str, Any]:
         out = {"index": p.index, "first": p.first, "last": p.last,
-               "sketch": p.sketch.to_dict()}
+               "sketch": p.sketch.to_dict(arrays=arrays)}
         if p.segments is not None:
-            out["segments"] = [s.to_dict() for s in p.segments]
+            out["segments"] = [s.to_dict(arrays=arrays) for s in p.segments]
         return out
 
     def _pane_from(self, d: dict[str, Any], same_segments: bool) -> _Pane:
@@ -340,12 +340,13 @@ class PaneWindow:
         return _Pane(d["index"], Sketch.from_dict(self.layout, d["sketch"]), d["first"],
                      d["last"], segs)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
+        """JSON-safe, or with sketch counts as numpy arrays when ``arrays``."""
         seg = {} if self.segments is None else {"segments": self.segments.to_dict()}
         return {
             **seg,
-            "open": [self._pane_dict(self._open[i]) for i in sorted(self._open)],
-            "closed": [self._pane_dict(p) for p in self._closed],
+            "open": [self._pane_dict(self._open[i], arrays) for i in sorted(self._open)],
+            "closed": [self._pane_dict(p, arrays) for p in self._closed],
             "watermark": None if math.isinf(self.watermark) else self.watermark,
             "n_seen": self.n_seen,
             "n_late": self.n_late,

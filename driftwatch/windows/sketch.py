@@ -337,8 +337,11 @@ class Sketch:
         return self.layout.score.coarse(self.score_fine)
 
     # -- serialisation -----------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {k: getattr(self, k).tolist() for k in _INT_ARRAYS}
+    def to_dict(self, *, arrays: bool = False) -> dict[str, Any]:
+        """JSON-safe, or with the count arrays as (copied) numpy arrays when ``arrays``
+        (for a binary checkpoint)."""
+        d: dict[str, Any] = {k: getattr(self, k).copy() if arrays else getattr(self, k).tolist()
+                             for k in _INT_ARRAYS}
         d.update({k: float(getattr(self, k)) for k in _FLOAT_FIELDS})
         d.update({k: int(getattr(self, k)) for k in _INT_FIELDS})
         d["t_min"] = None if math.isinf(self.t_min) else self.t_min

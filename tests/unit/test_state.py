@@ -1,16 +1,18 @@
-"""Checkpoints survive crashes, damaged rows fall back, outputs are cut back exactly."""
+"""Checkpoints survive crashes, damaged files fall back, outputs are cut back exactly."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
 
+import numpy as np
 import pytest
 
 from driftwatch.errors import StateError
@@ -19,13 +21,13 @@ from driftwatch.state import CheckpointStore, OutputLog, StateDirLock
 
 
 def test_a_checkpoint_reads_back_exactly_including_nan_and_infinity(tmp_path):
-    store = CheckpointStore(tmp_path / "cp.db")
+    store = CheckpointStore(tmp_path / "cp")
     state = {"credit": {"positions": {"topic:0": 41}, "moments": [math.nan, math.inf, -1.5],
                         "nested": {"bins": list(range(50))}}}
     info = store.save(state, now=1234.5, meta={"version": "x"})
     assert info.seq == 1 and info.size_bytes > 0
     store.close()
-    cp = CheckpointStore(tmp_path / "cp.db").load()  # a new process would open it afresh
+    cp = CheckpointStore(tmp_path / "cp").load()  # a new process would open it afresh
     assert cp is not None and cp.seq == 1 and cp.created == 1234.5 and cp.meta == {"version": "x"}
     assert list(cp.models) == ["credit"]
     got = cp.models["credit"]
@@ -35,48 +37,71 @@ def test_a_checkpoint_reads_back_exactly_including_nan_and_infinity(tmp_path):
 
 
 def test_only_the_last_checkpoints_are_kept_and_the_newest_wins(tmp_path):
-    store = CheckpointStore(tmp_path / "cp.db", keep=2)
+    store = CheckpointStore(tmp_path / "cp", keep=2)
     for i in range(5):
         store.save({"m": {"i": i}}, now=float(i))
-    rows = sqlite3.connect(tmp_path / "cp.db").execute(
-        "SELECT seq FROM checkpoints ORDER BY seq").fetchall()
-    assert rows == [(4,), (5,)]
+    assert CheckpointStore.manifest_seqs(tmp_path / "cp") == [5, 4]
+    assert sorted(p.suffix for p in (tmp_path / "cp").iterdir()) == [".json"] * 2 + [".part"] * 2
     assert store.load().models == {"m": {"i": 4}}
     store.save({"m": {"i": 5}}, now=5.0)
     assert store.seq == 6
 
 
+def _files_of_newest(folder):
+    seq = CheckpointStore.manifest_seqs(folder)[0]
+    body = (folder / f"cp-{seq:08d}.json").read_bytes().rsplit(b"\n", 2)[0]
+    (entry,) = json.loads(body)["models"].values()
+    return [folder / entry["part"]["file"]] + [folder / s["file"] for segs in
+                                              entry["tables"].values() for s in segs]
+
+
 def test_a_damaged_newest_checkpoint_falls_back_to_the_one_before(tmp_path):
-    store = CheckpointStore(tmp_path / "cp.db", keep=2)
+    store = CheckpointStore(tmp_path / "cp", keep=2)
     store.save({"m": {"i": 1}}, now=1.0)
     store.save({"m": {"i": 2}}, now=2.0)
-    db = sqlite3.connect(tmp_path / "cp.db")
-    db.execute("UPDATE parts SET payload = ? WHERE seq = 2", (b"garbage",))
-    db.commit()
+    part = _files_of_newest(tmp_path / "cp")[0]
+    raw = bytearray(part.read_bytes())
+    raw[20] ^= 0x01  # one flipped bit
+    part.write_bytes(bytes(raw))
     assert store.load().models == {"m": {"i": 1}}
-    db.execute("UPDATE parts SET payload = ? WHERE seq = 1", (b"garbage",))
-    db.commit()
+    (tmp_path / "cp" / "cp-00000001.json").write_bytes(b"garbage")
     with pytest.raises(StateError, match="no intact checkpoint"):
         store.load()
+
+
+def test_a_torn_part_or_an_unrenamed_manifest_is_never_read(tmp_path):
+    store = CheckpointStore(tmp_path / "cp", keep=3)
+    store.save({"m": {"i": 1, "x": np.arange(1000.0)}}, now=1.0)
+    store.save({"m": {"i": 2, "x": np.arange(1000.0)}}, now=2.0)
+    part = _files_of_newest(tmp_path / "cp")[0]
+    part.write_bytes(part.read_bytes()[:-100])  # cut short, as by a crash mid-write
+    (tmp_path / "cp" / "cp-00000003.tmp").write_bytes(b'{"format": 3, "se')  # never renamed
+    cp = CheckpointStore(tmp_path / "cp").load()
+    assert cp.seq == 1 and cp.models["m"]["i"] == 1
 
 
 def test_a_file_that_is_not_a_database_is_a_state_error(tmp_path):
     p = tmp_path / "cp.db"
     p.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StateError, match="not a usable checkpoint database"):
-        CheckpointStore(p).load()
+        CheckpointStore(tmp_path / "cp", legacy=p).load()
 
 
 def test_a_process_killed_while_checkpointing_leaves_a_whole_checkpoint(tmp_path):
     """SIGKILL in the middle of a stream of saves: the file opens, the newest row is whole."""
     script = textwrap.dedent(f"""
-        import sys
+        import numpy as np
         from driftwatch.state import CheckpointStore
-        store = CheckpointStore({str(tmp_path / "cp.db")!r})
+        from driftwatch.statetree import Appended
+        store = CheckpointStore({str(tmp_path / "cp")!r})
         big = list(range(200_000))
         i = 0
         while True:
-            store.save({{"m": {{"i": i, "big": big}}}}, now=float(i))
+            rows = Appended("t", 0, i + 1, store.capture("m").durable("t") or 0, {{}})
+            rows = Appended("t", 0, i + 1, rows.base,
+                            {{"v": np.arange(rows.base, i + 1) * 1e5 + np.zeros((1, 30))}})
+            store.save({{"m": {{"i": i, "big": big, "arr": np.arange(1e6) + i, "rows": rows}}}},
+                       now=float(i))
             if i == 3:
                 print("ready", flush=True)
             i += 1
@@ -85,9 +110,11 @@ def test_a_process_killed_while_checkpointing_leaves_a_whole_checkpoint(tmp_path
     assert proc.stdout.readline().strip() == "ready"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    cp = CheckpointStore(tmp_path / "cp.db").load()
-    assert cp is not None and cp.models["m"]["i"] == cp.seq - 1
-    assert len(cp.models["m"]["big"]) == 200_000
+    cp = CheckpointStore(tmp_path / "cp").load()
+    m = cp.models["m"]
+    assert cp is not None and m["i"] == cp.seq - 1
+    assert len(m["big"]) == 200_000 and m["arr"][0] == m["i"] and m["arr"].size == 10**6
+    assert m["rows"].columns["v"][:, 0].tolist() == [k * 1e5 for k in range(m["i"] + 1)]
 
 
 def test_output_log_is_cut_back_to_the_checkpointed_length(tmp_path):
@@ -120,7 +147,7 @@ def test_one_daemon_per_state_directory(tmp_path):
 
 
 def test_the_writer_makes_a_checkpoint_durable_before_handing_back_its_positions(tmp_path):
-    store = CheckpointStore(tmp_path / "cp.db")
+    store = CheckpointStore(tmp_path / "cp")
     writer = CheckpointWriter(store)
     for name, x in (("a", 1), ("b", float("nan"))):
         assert writer.encode(name, {"x": x})
@@ -130,14 +157,14 @@ def test_the_writer_makes_a_checkpoint_durable_before_handing_back_its_positions
     writer.wait()
     (done,) = writer.completed()
     assert done.positions == {"a": {"t:0": 7}, "b": {}} and done.info.seq == 1
-    models = CheckpointStore(tmp_path / "cp.db").load().models
+    models = CheckpointStore(tmp_path / "cp").load().models
     assert models["a"] == {"x": 1} and math.isnan(models["b"]["x"])
     assert writer.completed() == []  # handed back once
     writer.close()
 
 
 def test_the_writer_takes_one_job_at_a_time(tmp_path):
-    store = CheckpointStore(tmp_path / "cp.db")
+    store = CheckpointStore(tmp_path / "cp")
     gate = threading.Event()
     real_save = store.save
 
@@ -159,7 +186,7 @@ def test_the_writer_takes_one_job_at_a_time(tmp_path):
 
 
 def test_a_checkpoint_missing_a_model_is_never_written(tmp_path):
-    store = CheckpointStore(tmp_path / "cp.db")
+    store = CheckpointStore(tmp_path / "cp")
     writer = CheckpointWriter(store)
     writer.encode("a", {"x": 1})
     writer.wait()
@@ -171,13 +198,14 @@ def test_a_checkpoint_missing_a_model_is_never_written(tmp_path):
 
 
 def test_a_failed_write_commits_nothing(tmp_path):
-    store = CheckpointStore(tmp_path / "cp.db")
-    store.close()  # every save now fails
+    store = CheckpointStore(tmp_path / "cp")
+    shutil.rmtree(tmp_path / "cp")
+    (tmp_path / "cp").write_text("not a folder")  # every save now fails
     writer = CheckpointWriter(store)
     writer.encode("m", {})
     writer.wait()
     writer.save({"m": {"t:0": 9}}, now=1.0, started=0.0)
     writer.wait()
-    assert writer.completed() == [] and writer.failures == 1
+    assert writer.completed() == [] and writer.failures == 2  # the part, then the round
     assert isinstance(writer.error, StateError)
     writer.close()
