@@ -14,6 +14,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from driftwatch.state import CheckpointStore
+
 pytestmark = pytest.mark.integration
 
 MODEL = "credit-risk"
@@ -47,16 +49,8 @@ def decision_keys(state: Path) -> list[str]:
 
 
 def checkpoints(state: Path) -> int:
-    p = state / "checkpoint.sqlite3"
-    if not p.exists():
-        return 0
-    db = sqlite3.connect(p)
-    try:
-        return int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM checkpoints").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-    finally:
-        db.close()
+    seqs = CheckpointStore.manifest_seqs(state / "checkpoints")
+    return seqs[0] if seqs else 0
 
 
 @pytest.fixture(scope="module")
