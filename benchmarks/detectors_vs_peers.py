@@ -13,10 +13,12 @@ driftwatch's throughput as a share of this machine's memory bandwidth (numpy sum
 The peers are never driftwatch dependencies: the script makes its own virtual
 environment under ``.cache/bench-peers/`` (pip from the package index; pandas < 3, which
 Evidently needs) and runs each peer there as a subprocess that prints JSON. A peer that
-cannot be installed or run is reported and skipped.
+cannot be installed or run is reported and skipped. ``--peer-python`` (or the environment
+variable ``DRIFTWATCH_PEER_PYTHON``) names the interpreter of an environment where the
+peers are installed already; nothing is installed then, and ``--peers`` picks which run.
 
     python benchmarks/detectors_vs_peers.py [--rows 100000] [--repeat 5] [--no-peers]
-        [--data project continuous]
+        [--data project continuous] [--peer-python PY] [--peers nannyml evidently]
 """
 
 from __future__ import annotations
@@ -336,12 +338,22 @@ def main() -> None:
                     default=["project", "continuous"])
     ap.add_argument("--peer", choices=["evidently", "nannyml"])
     ap.add_argument("--data-dir")
+    ap.add_argument("--peer-python", type=Path,
+                    default=os.environ.get("DRIFTWATCH_PEER_PYTHON") or None,
+                    help="python of an environment with the peers installed (no install)")
+    ap.add_argument("--peers", nargs="*", choices=["nannyml", "evidently"],
+                    default=["nannyml", "evidently"])
     args = ap.parse_args()
     if args.peer:
         peer_main(args.peer, args.data_dir, args.repeat)
         return
     bw = _bandwidth()
-    py, status = (None, "skipped") if args.no_peers else ensure_peer_env()
+    if args.no_peers:
+        py, status = None, "skipped"
+    elif args.peer_python is not None:
+        py, status = Path(args.peer_python), "ok"
+    else:
+        py, status = ensure_peer_env()
     if status not in ("ok", "skipped"):
         print(f"peers not installed ({status}); reporting driftwatch alone", file=sys.stderr)
     for name in args.data:
@@ -354,7 +366,7 @@ def main() -> None:
         cur.to_parquet(data_dir / "cur.parquet")
         results = [run_driftwatch(ref, cur, args.repeat)]
         if py is not None and status == "ok":
-            for tool in ("nannyml", "evidently"):
+            for tool in args.peers:
                 results.append(run_peer(py, tool, data_dir, args.repeat))
         print(f"## {name} data\n")
         print(report(results, bw))
