@@ -276,12 +276,15 @@ class LabelledBuffer:
             if int(d["seq"]) != rows.stop or n > buf.capacity:
                 raise StateError("labelled buffer checkpoint: rows do not match its counters")
             c = rows.columns
-            buf.seq = rows.start
-            buf.add(numeric=c["numeric"].reshape(n, schema.n_numeric),
-                    categorical=c["categorical"].reshape(n, schema.n_categorical),
-                    **{k: c[k] for k in _COLUMNS})
-            if buf.seq != rows.stop:  # rows without a label were never added
+            if not np.isfinite(c["label"]).all():  # rows without a label are never added
                 raise StateError("labelled buffer checkpoint: rows without a label")
+            slots = (rows.start + np.arange(n)) % buf.capacity  # straight into the ring
+            buf._numeric[slots] = c["numeric"].reshape(n, schema.n_numeric)
+            buf._categorical[slots] = c["categorical"].reshape(n, schema.n_categorical)
+            for k in _COLUMNS:
+                buf._cols[k][slots] = c[k]
+            buf._seq[slots] = rows.start + 1 + np.arange(n)
+            buf.seq = rows.stop
             buf._table = rows.table
             return buf
         n = int(rows)

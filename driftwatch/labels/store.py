@@ -294,7 +294,16 @@ class KeyStore:
         if live.size and (live.min() < t.start or live.max() >= t.stop):
             raise StateError("key store: live rows outside the stored table")
         at = live - t.start
-        self.insert(t.columns["key"][at], {k: t.columns[k][at] for k in self.dtypes})
-        self._seqno[: live.size] = live
+        m = at.size
+        self._grow(2 * m)  # room to insert as much again before a compaction
+        np.take(t.columns["key"], at, out=self._keys[:m])
+        for k, dt in self.dtypes.items():
+            np.take(np.asarray(t.columns[k], dtype=dt), at, out=self._cols[k][:m])
+        self._seqno[:m] = live
+        self._live[:m] = True
+        self._n, self._head, self._alive = m, 0, m
+        if self._fifo:
+            self._note_times(0, m)
+        self._index.insert(self._keys[:m], np.arange(m, dtype=np.int64))
         self._next_seqno = t.stop
         self._table = t.table
