@@ -14,6 +14,13 @@ is the row up to which the store holds ``table``, or None. A table's id names on
 numbering of its rows; a component that renumbers them (compaction, a new schema) takes a
 new id (:func:`new_table_id`), and the store then starts that table afresh.
 
+Adding state to a checkpoint needs no change of format: a component's ``to_dict``
+takes ``capture: Capture | None = None``; with None it returns JSON-safe values as
+always, with a capture it may return arrays (copies: the writer thread encodes them
+while the loop goes on) and :class:`Appended` tables (``Appended.capture(capture, id,
+start, stop, rows)`` copies only the rows the store lacks); its ``from_dict`` accepts
+both forms. The monitor passes the capture down from ``ModelMonitor.state_dict``.
+
 :func:`pack` splits a tree into its JSON-safe skeleton, its arrays and its tables;
 :func:`unpack` puts them back (tables whole: ``base == start``).
 
