@@ -199,7 +199,9 @@ def test_a_table_the_store_does_not_hold_is_refused(tmp_path):
         store.save({"m": {"t": Appended("t", 0, 5, 3, {"v": np.ones(2)})}}, now=0.0)
 
 
-def test_a_monitor_restored_from_binary_checkpoints_goes_on_as_if_never_stopped(tmp_path):
+@pytest.mark.parametrize("segment", [None, "channel"])
+def test_a_monitor_restored_from_binary_checkpoints_goes_on_as_if_never_stopped(tmp_path,
+                                                                                  segment):
     import pandas as pd
 
     from driftwatch.batch import Batch
@@ -210,8 +212,9 @@ def test_a_monitor_restored_from_binary_checkpoints_goes_on_as_if_never_stopped(
 
     rng = np.random.default_rng(3)
     ref = pd.DataFrame({"x": rng.normal(size=5000), "c": rng.choice(["a", "b"], 5000),
-                        "score": rng.uniform(size=5000)})
-    prof = ReferenceProfile.build(ref, numeric=["x"], categorical=["c"])
+                        "score": rng.uniform(size=5000),
+                        "channel": rng.choice(["web", "app"], 5000)})
+    prof = ReferenceProfile.build(ref, numeric=["x"], categorical=["c"], segment=segment)
     spec = WindowSpec(kind="count", pane_size=200)
 
     def poll(i: int) -> Polled:
@@ -221,7 +224,8 @@ def test_a_monitor_restored_from_binary_checkpoints_goes_on_as_if_never_stopped(
                          event_time=np.arange(t0, t0 + 200, dtype=float),
                          numeric=rng.normal(size=(200, 1)),
                          categorical=rng.integers(-1, 2, (200, 1)).astype(np.int32),
-                         score=rng.uniform(size=200), decision=np.ones(200, np.int8))]
+                         score=rng.uniform(size=200), decision=np.ones(200, np.int8),
+                         segment=rng.choice(["web", "app"], 200))]
         if i >= 3:
             b.append(Batch.build("outcomes", n=150, ids=[f"e{(i - 3) * 200 + k}"
                                                          for k in range(150)],
@@ -242,7 +246,10 @@ def test_a_monitor_restored_from_binary_checkpoints_goes_on_as_if_never_stopped(
             store = CheckpointStore(tmp_path / "cp")
             restored = ModelMonitor("m", prof, spec)
             restored.load_state(store.load().models["m"])
-            assert json.dumps(restored.state_dict()) == json.dumps(b.state_dict())
+            saved = restored.state_dict()
+            assert json.dumps(saved) == json.dumps(b.state_dict())
+            panes = saved["window"]["open"] + saved["window"]["closed"]
+            assert all(("segments" in p) == (segment is not None) for p in panes) and panes
             b = restored
     assert json.dumps(out_b) == json.dumps(out_a)
     assert json.dumps(b.state_dict()) == json.dumps(a.state_dict())
