@@ -367,9 +367,9 @@ class ServiceActions:
         """Every model's actions that are pending, awaiting approval or running."""
         return [r for ma in self.models.values() for r in ma.outbox.list(states=_OPEN)]
 
-    def export(self, model: str, path: Any) -> None:
-        """The model's audit trail as ``actions.jsonl`` (what its report reads to tell
-        executed actions from decided ones)."""
+    def audit_entries(self, model: str) -> list[dict[str, Any]]:
+        """The model's audit trail, one entry per action, as ``actions.jsonl`` holds it
+        (JSON types); thread-safe."""
         import orjson
 
         from driftwatch.actions.audit import AuditTrail
@@ -377,6 +377,14 @@ class ServiceActions:
         ma = self.models[model]
         with self._lock:
             entries = AuditTrail(ma.outbox, self.pool).entries()
+        return [orjson.loads(orjson.dumps(e, option=orjson.OPT_NON_STR_KEYS)) for e in entries]
+
+    def export(self, model: str, path: Any) -> None:
+        """The model's audit trail as ``actions.jsonl`` (what its report reads to tell
+        executed actions from decided ones)."""
+        import orjson
+
+        entries = self.audit_entries(model)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(b"".join(orjson.dumps(
             e, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)

@@ -20,7 +20,7 @@ driftwatch.errors.ConfigError: d.yaml:2:5: unknown key 'conector'
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -37,6 +37,7 @@ __all__ = [
     "HttpConfig",
     "ModelConfig",
     "PoolConfig",
+    "ReportsConfig",
     "SchedulerConfig",
     "ServiceConfig",
     "load_service_config",
@@ -113,8 +114,12 @@ pool:
 metrics:
   feature_cap: 50                # per-feature series per model; the rest are counted as cut
 
-report:
+report:                          # served under /reports/ (index: newest first)
   on_done: true                  # write the report when a finite recording is consumed
+  on_decision: true              # one report per decision (tier above none, or an action)
+  rolling: 15m                   # rewrite <model>/report.html this often (null: never)
+  windows: 200                   # the most recent windows a live report covers
+  keep: 100                      # decision reports kept per model (the oldest are removed)
 """
 
 
@@ -192,6 +197,10 @@ class _MetricsSpec(_Spec):
 
 class _ReportSpec(_Spec):
     on_done: bool = True
+    on_decision: bool = True
+    rolling: _Dur | None = "15m"
+    windows: int = Field(default=200, ge=1, le=10_000)
+    keep: int = Field(default=100, ge=1, le=100_000)
 
 
 class _ServiceSpec(_Spec):
@@ -249,6 +258,16 @@ class SchedulerConfig:
 
 
 @dataclass(frozen=True)
+class ReportsConfig:
+    """Reports of a live daemon (``report:``): per decision, rolling, retention."""
+
+    on_decision: bool = True
+    rolling_s: float | None = 900.0  # None: no rolling report
+    windows: int = 200
+    keep: int = 100
+
+
+@dataclass(frozen=True)
 class ServiceConfig:
     file: str
     base_dir: Path
@@ -263,6 +282,7 @@ class ServiceConfig:
     pool: PoolConfig
     feature_cap: int
     report_on_done: bool
+    reports: ReportsConfig = field(default_factory=ReportsConfig)
 
 
 def _located(doc: LocatedDoc, exc: ValidationError) -> ConfigError:
@@ -367,6 +387,12 @@ def parse_service_config(
         pool=pool_config(doc, spec.pool, base_dir=base),
         feature_cap=spec.metrics.feature_cap,
         report_on_done=spec.report.on_done,
+        reports=ReportsConfig(
+            on_decision=spec.report.on_decision,
+            rolling_s=_duration(spec.report.rolling) if spec.report.rolling else None,
+            windows=spec.report.windows,
+            keep=spec.report.keep,
+        ),
     )
 
 

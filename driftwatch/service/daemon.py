@@ -38,6 +38,7 @@ from driftwatch.service.actions import (
 from driftwatch.service.checkpoint import Checkpoints
 from driftwatch.service.config import ServiceConfig
 from driftwatch.service.http import ADMIN_ACTIONS, Endpoints, HttpServer
+from driftwatch.service.live_reports import LiveReports, report_job
 from driftwatch.service.live_source import PacedSource
 from driftwatch.service.metrics_live import LiveCollector, ServiceSnapshot
 from driftwatch.service.model import ModelRuntime
@@ -51,7 +52,7 @@ __all__ = ["Service"]
 log = logging.getLogger(__name__)
 
 JOBS = ("checkpoint", "staleness", "actions", "policy_reload", "reference_refresh",
-        "offpeak_dispatch")
+        "offpeak_dispatch", "reports")
 
 
 class Service:
@@ -90,6 +91,7 @@ class Service:
         self.actions: ServiceActions | None = None
         self.http: HttpServer | None = None
         self.scheduler: ServiceScheduler | None = None
+        self.reports: LiveReports | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -147,6 +149,10 @@ class Service:
                 on_promote=self._on_promote, profile=rt.monitor.profile,
                 policy=rt.monitor.policy, champion=rt.config.champion)
             self.actions.attach(rt.name, rt.monitor)
+        rc = cfg.reports
+        self.reports = LiveReports(
+            state / "out", self.clock, windows=rc.windows, keep=rc.keep,
+            executed=self.actions.audit_entries if self.actions is not None else None)
         self._restore()
         for rt in self.runtimes:  # restored monitors hold restored buffers
             self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))
@@ -179,6 +185,8 @@ class Service:
         self._running = False
         if self.scheduler is not None:
             self.scheduler.shutdown(wait=True)
+        if self.reports is not None:
+            self.reports.close()
         if self.checkpoints is not None:
             if final_checkpoint:
                 self.inbox.drain()
@@ -260,8 +268,25 @@ class Service:
             d = res.decision
             if d is not None and d.action and self.actions is not None:
                 self.actions.submit(d, res)
+            if self.reports is not None and self.config.reports.on_decision:
+                self._submit_report(rt, res)
 
     # -- reports --------------------------------------------------------------------------------
+    def _submit_report(self, rt: ModelRuntime, res: WindowResult | None = None) -> None:
+        """A decision report (``res``) or the rolling one, written by the reports thread."""
+        try:
+            job = report_job(rt, res)
+        except OSError as exc:  # the timeline could not be synced: the checkpoint says so
+            log.warning("%s: no report this time (%s)", rt.name, exc)
+            return
+        if job is not None and self.reports is not None:
+            self.reports.submit(job)
+
+    def _rolling_reports(self) -> None:
+        """The scheduler's job: the loop takes what each rolling report needs."""
+        for rt in self.runtimes:
+            self.inbox.post(lambda rt=rt: self._submit_report(rt))
+
     def _report(self, rt: ModelRuntime) -> None:
         if not self.config.report_on_done or rt.name in self._reported:
             return
@@ -343,6 +368,8 @@ class Service:
         sched.add("staleness", s.staleness_check_s, self._check_staleness)
         sched.add("policy_reload", s.policy_reload_s, self._reload_policies)
         sched.add("reference_refresh", s.reference_refresh_s, self._refresh_references)
+        if self.config.reports.rolling_s:
+            sched.add("reports", self.config.reports.rolling_s, self._rolling_reports)
         if self.actions is not None:
             sched.add("actions", s.actions_s, self.actions.run_pending)
             sched.add("offpeak_dispatch", s.offpeak_dispatch_s, self.actions.dispatch)

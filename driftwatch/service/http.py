@@ -5,7 +5,8 @@
 ``GET /healthz``              200 while the process serves requests
 ``GET /readyz``               200 when sources are connected and the checkpoint is fresh
 ``GET /status``               JSON: models, current tiers, last decisions, GPU pool
-``GET /reports/...``          report files (HTML, plots) from the reports folder
+``GET /reports/...``          report files from the reports folder; a folder serves its
+                              ``index.html`` or ``report.html``, else a list, newest first
 ``POST /admin/<verb>/<arg>``  approve/cancel ``<id>``; retrain/promote/rollback ``<model>``
 ============================  ============================================================
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import hmac
+import html
 import json
 import logging
 import mimetypes
@@ -174,11 +176,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": "not found"})
             return
         if target.is_dir():
-            index = target / "report.html"
-            if index.is_file():
+            index = next((target / n for n in ("index.html", "report.html")
+                          if (target / n).is_file()), None)
+            if index is not None:
                 target = index
-            else:
-                items = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
+            else:  # newest first, temporary files of atomic writes left out
+                found = [p for p in target.iterdir() if not p.name.startswith(".")]
+                found.sort(key=lambda p: (p.stat().st_mtime_ns, p.name), reverse=True)
+                items = [html.escape(p.name + ("/" if p.is_dir() else ""), quote=True)
+                         for p in found]
                 links = "".join(f'<li><a href="{n}">{n}</a></li>' for n in items)
                 page = f"<!doctype html><title>driftwatch reports</title><ul>{links}</ul>"
                 self._send(200, page.encode(), "text/html; charset=utf-8")
