@@ -68,18 +68,23 @@ def _rule(name: str, expr: str, for_: str, severity: str, summary: str, descript
 def rule_groups(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[str, Any]:
     """The whole rules file as data: ``{"groups": [...]}``."""
     report = f"{t.report_base}/reports/{{{{ $labels.model }}}}/"
+    # the newest decision report: when a drift or data-quality alert fires, the decision
+    # that put the model there (the daemon writes one per decision as it is made)
+    decision = f"{report}decisions/latest.html"
     b = runbook_base
     drift = [
         _rule("DriftwatchDriftSevere", "max by (model) (driftwatch_tier) >= 3", "0m", "page",
               "Severe drift on {{ $labels.model }}",
               "The policy put {{ $labels.model }} at tier severe (retraining is queued or "
-              "waits for approval). Look at the drift report and the decision's reasons.",
-              b, report=report),
+              "waits for approval). The decision report gives its reasons with their numbers; "
+              "the rolling report the windows around it.",
+              b, report=report, decision_report=decision),
         _rule("DriftwatchDataQualityFault", "max by (model) (driftwatch_data_quality_fault) > 0",
               "0m", "page", "Data-quality fault on {{ $labels.model }}: model changes blocked",
               "Missing values, out-of-range values, new categories or bad records crossed "
               "the policy's data-quality limits. This is a broken feed, not drift: "
-              "retraining is blocked until it clears.", b, report=report),
+              "retraining is blocked until it clears.", b, report=report,
+              decision_report=decision),
     ]
     ops = [
         _rule("DriftwatchInputStale", "max by (model) (driftwatch_input_stale) > 0",

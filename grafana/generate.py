@@ -47,8 +47,13 @@ DIV = f'detector=~"{DIVERGENCES}"'
 DIST = f'detector=~"{DISTANCES}"'
 
 REPORT_LINK = {
-    "title": "Drift report for ${__field.labels.model}",
+    "title": "Drift report for ${__field.labels.model} (rolling)",
     "url": "${service_url}/reports/${__field.labels.model}/",
+    "targetBlank": True,
+}
+DECISION_LINK = {
+    "title": "Latest decision report for ${__field.labels.model}",
+    "url": "${service_url}/reports/${__field.labels.model}/decisions/latest.html",
     "targetBlank": True,
 }
 TIER_MAPPINGS = [
@@ -85,7 +90,7 @@ def panel(kind: str, title: str, exprs: Sequence[tuple[str, str]], *, desc: str,
         "thresholds": {"mode": "absolute",
                        "steps": steps or [{"color": "green", "value": None}]},
         "color": {"mode": "thresholds" if steps else "palette-classic"},
-        "links": [REPORT_LINK] if links else [],
+        "links": [REPORT_LINK, DECISION_LINK] if links else [],
     }
     if minv is not None:
         defaults["min"] = minv
@@ -190,14 +195,17 @@ def annotations() -> dict[str, Any]:
          "iconColor": "orange", "step": "30s",
          "expr": f"changes(driftwatch_tier{{{M}}}[1m]) > 0",
          "titleFormat": "{{model}}: tier changed",
-         "textFormat": "Report: ${service_url}/reports/{{model}}/",
+         "textFormat": "Report: ${service_url}/reports/{{model}}/ · decision reports, "
+                       "newest first: ${service_url}/reports/",
          "tagKeys": "model", "useValueForTime": False},
         {"name": "Actions decided", "datasource": DS, "enable": True, "hide": False,
          "iconColor": "red", "step": "30s",
          "expr": (f'sum by (model, tier, action) (increase(driftwatch_decisions_total'
                   f'{{{M}, action!="none"}}[1m])) > 0'),
          "titleFormat": "{{model}}: {{action}} ({{tier}})",
-         "textFormat": "Report: ${service_url}/reports/{{model}}/ · audit: /status",
+         "textFormat": "Decision report: ${service_url}/reports/{{model}}/decisions/"
+                       "latest.html (the newest; each decision's, newest first: "
+                       "${service_url}/reports/) · audit: /status",
          "tagKeys": "model,tier,action", "useValueForTime": False},
     ]}
 

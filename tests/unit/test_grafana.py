@@ -163,8 +163,22 @@ def test_decisions_link_to_their_reports():
     links = [link["url"] for p in dash["panels"]
              for link in p.get("fieldConfig", {}).get("defaults", {}).get("links", [])]
     assert "${service_url}/reports/${__field.labels.model}/" in links
+    assert "${service_url}/reports/${__field.labels.model}/decisions/latest.html" in links
     texts = [a.get("textFormat", "") for a in dash["annotations"]["list"]]
     assert any("/reports/{{model}}/" in t for t in texts)
+    decided = next(a for a in dash["annotations"]["list"] if a["name"] == "Actions decided")
+    assert "${service_url}/reports/{{model}}/decisions/latest.html" in decided["textFormat"]
+
+
+def test_drift_alerts_link_to_the_decision_report():
+    import yaml
+
+    rules = {r["alert"]: r for g in yaml.safe_load(
+        (GRAFANA / "prometheus" / "rules.yml").read_text())["groups"] for r in g["rules"]}
+    for name in ("DriftwatchDriftSevere", "DriftwatchDataQualityFault"):
+        ann = rules[name]["annotations"]
+        assert ann["report"].endswith("/reports/{{ $labels.model }}/")
+        assert ann["decision_report"] == ann["report"] + "decisions/latest.html"
 
 
 def test_every_metric_in_grafana_exists_and_every_metric_is_on_a_dashboard():
