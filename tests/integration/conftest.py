@@ -7,6 +7,7 @@ Each service's fixtures come from a factory in ``driftwatch.testing``; add other
 
 from __future__ import annotations
 
+from driftwatch.testing import chromium as chromium_testing
 from driftwatch.testing import kafka as kafka_testing
 from driftwatch.testing import mlflow_server as mlflow_testing
 
@@ -18,6 +19,9 @@ kafka_broker_factory = kafka_testing.broker_factory_fixture()
 
 # -- MLflow: a real tracking server per test module --------------------------------------------
 mlflow_server = mlflow_testing.mlflow_server_fixture(scope="module")
+
+# -- Chromium: one headless browser per session (Playwright, the system browser) ---------------
+browser = chromium_testing.browser_fixture(scope="session")
 
 # -- driftwatch run: a demo recording and daemons started as real processes ---------------------
 import os  # noqa: E402 - this block is self-contained

@@ -6,13 +6,12 @@ data (each bar's ``data-count`` is the count in the timeline's sketch summary or
 reference profile). Screenshots land in ``test-artifacts/`` for a human to look at.
 
 Needs the Debian ``chromium`` package (``make system-deps``) and Playwright for Python
-(the ``dev`` extra); Playwright drives the system browser, it downloads none.
+(the ``dev`` extra); Playwright drives the system browser, it downloads none (the
+``browser`` fixture: ``driftwatch.testing.chromium``, session-scoped in ``conftest.py``).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +20,13 @@ import pytest
 from driftwatch.replay import replay
 from driftwatch.replay.timeline import read_timeline
 from driftwatch.report import MAX_BYTES, write_report
+from driftwatch.testing.chromium import open_page
 from driftwatch.windows.profile import ReferenceProfile
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 ALWAYS = [
     "run-summary",
     "timeline",
@@ -97,35 +87,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"out": out, "profile": profile, "records": records, "path": path}
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        msg = f"{CHROMIUM} not found: run `make system-deps` (Debian package chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(msg)
-        pytest.skip(msg)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 def _open(browser: Any, path: Path) -> tuple[Any, list[str], list[str]]:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems: list[str] = []
-    fetched: list[str] = []
-    page.on(
-        "console",
-        lambda m: (
-            problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None
-        ),
-    )
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("request", lambda r: fetched.append(r.url))
-    page.goto(path.as_uri(), wait_until="load")
-    return page, problems, fetched
+    return open_page(browser, path.as_uri())
 
 
 def _expected_sections(decisions: list[dict[str, Any]]) -> list[str]:
