@@ -137,6 +137,7 @@ class AuditTrail:
             "job_id": job.job_id,
             "state": job.state.value,
             "gpus": list(job.lease) or None,
+            "gpus_requested": job.spec.gpus,
             "attempts": job.attempts,
             "submitted_at": job.submitted_at,
             "started_at": job.started_at,

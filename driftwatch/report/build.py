@@ -38,6 +38,7 @@ from driftwatch.report.sections import (
     timeline_section,
 )
 from driftwatch.report.segments import segments_section
+from driftwatch.report.versions import versions_section
 from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = [
@@ -63,7 +64,7 @@ BUDGETS = (
 
 #: Section builders in page order; their ids are stable: run-summary, timeline, features,
 #: segments (only with segment signals), data-quality, confidence, performance, shadow,
-#: retraining, reasons.
+#: retraining, versions (only with executed actions), reasons.
 SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     summary_section,
     timeline_section,
@@ -74,6 +75,7 @@ SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     performance_section,
     shadow_section,
     retraining_section,
+    versions_section,
     reasons_section,
 )
 

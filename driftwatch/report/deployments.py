@@ -137,12 +137,29 @@ def _compare(ex: dict[str, Any]) -> Markup | None:
         if a is None and b is None:
             continue
         num = isinstance(a, int | float) and isinstance(b, int | float)
-        rows.append([el("span", label, data_metric=key), a if a is not None else "—",
-                     b if b is not None else "—", (b - a) if num else "—"])
+        rows.append([el("span", label, data_metric=key), _exact(a), _exact(b),
+                     _exact(b - a) if num else "—"])
     cv, hv = shadow.get("champion_version"), shadow.get("challenger_version")
     head = ["metric (same rows for both)", f"champion v{cv}" if cv else "champion",
             f"challenger v{hv}" if hv else "challenger", "challenger − champion"]
     return table(head, rows, class_="champion-challenger")
+
+
+def _exact(v: Any) -> Any:
+    """A number for people, its recorded value in ``data-exact`` (and the tooltip)."""
+    if not isinstance(v, int | float) or isinstance(v, bool):
+        return "—" if v is None else v
+    raw = repr(v) if isinstance(v, float) else str(v)
+    return el("span", fmt(v), class_="num", title=raw, data_exact=raw)
+
+
+def _rule_of(ex: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """The rule the shadow was judged by: as stored with it (a retraining's follow-up
+    shadow has no shadow settings in its decision), else the decision's settings."""
+    sh = ex.get("shadow") or {}
+    keys = ("metric", "margin", "min_labelled", "max_duration")
+    stored = {k: sh[k] for k in keys if sh.get(k) is not None}
+    return stored if "metric" in stored else {k: v for k, v in settings.items() if k in keys}
 
 
 def _shadow_facts(ex: dict[str, Any]) -> Markup:
@@ -192,13 +209,17 @@ def _retrain_facts(ex: dict[str, Any]) -> Markup:
         queued = (started - job["submitted_at"]) if isinstance(started, int | float) else None
         ran = (ended - started) if isinstance(started, int | float) and isinstance(
             ended, int | float) else None
+        n = job.get("gpus_requested")
+        held = ", ".join(job.get("gpus") or [])
+        lease = f"{held} (held now)" if held else (
+            f"{n} GPU{'s' if n != 1 else ''}, released" if isinstance(n, int) else "released")
         items += [
             ("pool job", el("code", str(job.get("job_id")))),
             ("job state", str(job.get("state", "—")).replace("_", " ")),
-            ("GPUs leased", ", ".join(job.get("gpus") or []) or "released"),
+            ("GPU lease", lease),
             ("attempts", job.get("attempts", 0)),
             ("waited in the queue", human_duration(queued)),
-            ("ran for", human_duration(ran)),
+            ("ran for (lease held)", human_duration(ran)),
             ("time limit", human_duration(job.get("time_limit_s"))),
         ]
         if job.get("exit_code") is not None:
@@ -225,10 +246,7 @@ def shadow_section(ctx: Context) -> Section | None:
         status = _status(executed)
         parts: list[Any] = [_head(rec, status)]
         for ex in executed:
-            rule = settings or {k: (ex.get("shadow") or {}).get(k) for k in
-                                ("metric", "margin", "min_labelled", "max_duration")}
-            parts.append(el("p", "Verdict rule: ", el("b", shadow_rule(
-                {k: v for k, v in rule.items() if v is not None}))))
+            parts.append(el("p", "Verdict rule: ", el("b", shadow_rule(_rule_of(ex, settings)))))
             cmp_ = _compare(ex)
             if cmp_ is not None:
                 parts.append(cmp_)

@@ -179,6 +179,7 @@ table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}
 th,td{border-bottom:1px solid var(--line);padding:4px 10px;text-align:left;vertical-align:top}
 thead th{background:#f0f4f8;font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
+table.champion-challenger td:not(:first-child){text-align:right;font-variant-numeric:tabular-nums}
 table.kv th{font-weight:500;color:var(--muted)}
 code,.src{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
 table.reasons td.src{white-space:nowrap}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -98,6 +99,15 @@ def _records(state: Path) -> list:
         box.close()
 
 
+def _job(state: Path, job_id: str) -> dict:
+    db = sqlite3.connect(f"file:{state / 'pool' / 'gpupool.sqlite3'}?mode=ro", uri=True)
+    try:
+        (record,) = db.execute("SELECT record FROM jobs WHERE job_id = ?", (job_id,)).fetchone()
+    finally:
+        db.close()
+    return orjson.loads(record)
+
+
 def _predictions() -> pd.DataFrame:
     with gzip.open(ROOT / "data/demo/predictions.jsonl.gz") as fh:
         return pd.DataFrame({"ts": [orjson.loads(line)["ts"] for line in fh]})
@@ -130,6 +140,76 @@ def test_moderate_shadow_scores_every_live_prediction_of_its_period(executed) ->
     assert m["champion"]["approval_rate"] != m["challenger"]["approval_rate"]
     assert ev["score_psi"] is not None and ev["score_psi"] >= 0
     assert shadow.outcome["verdict"] in ("discarded", "promoted")
+
+
+# What the browser shows of the report's deployments: every shadow block's status and its
+# champion-vs-challenger table (recorded numbers from data-exact), retraining facts, versions.
+_READ_DEPLOYMENTS = """() => ({
+  shadows: [...document.querySelectorAll('#shadow div.shadow')].map(b => ({
+    window: Number(b.dataset.window), status: b.dataset.status,
+    tag: b.querySelector('h3 .tag').textContent,
+    head: [...b.querySelectorAll('table.champion-challenger th')].map(th => th.textContent),
+    rows: Object.fromEntries([...b.querySelectorAll('table.champion-challenger tbody tr')]
+      .map(tr => [tr.querySelector('[data-metric]').dataset.metric,
+                  [...tr.querySelectorAll('[data-exact]')].map(s => Number(s.dataset.exact))]))
+  })),
+  retrains: [...document.querySelectorAll('#retraining div.retrain')].map(b => ({
+    window: Number(b.dataset.window), status: b.dataset.status,
+    facts: Object.fromEntries([...b.querySelectorAll('table.retrain-run tr')].map(
+      tr => [tr.querySelector('th').textContent, tr.querySelector('td').textContent]))})),
+  versions: [...document.querySelectorAll('#versions [data-version]')].map(
+    s => s.dataset.version),
+})"""
+
+
+def test_the_executed_report_in_a_browser_holds_the_outbox_numbers(executed, browser) -> None:
+    """The report of the ``--execute`` run, opened in headless Chromium: each executed action
+    reads as executed, and each champion-vs-challenger table holds the numbers stored in the
+    outbox (read here straight from its tables, not from the report's export). Runs before
+    the approval test below changes the outbox."""
+    from driftwatch.report.deployments import human_duration
+    from driftwatch.testing.chromium import open_page
+
+    recs = _records(Path(executed["state"]))
+    path = Path(executed["out"]) / "report.html"
+    page, problems, fetched = open_page(browser, path.as_uri())
+    shown = page.evaluate(_READ_DEPLOYMENTS)
+    page.close()
+    assert problems == [] and fetched == [path.as_uri()]
+
+    shadows = [r for r in recs if r.action == "shadow" and r.artifacts.get("shadow")]
+    assert {s["window"] for s in shown["shadows"]} == {r.window_id for r in shadows}
+    for r in shadows:
+        (block,) = [s for s in shown["shadows"] if s["window"] == r.window_id]
+        ev = r.artifacts["shadow"]
+        assert block["status"] == "executed" and block["tag"].startswith("executed · ")
+        verdict = r.outcome.get("verdict") or r.state.value.replace("_", " ")
+        assert verdict.replace("_", " ") in block["tag"], (block["tag"], verdict)
+        assert block["head"][1:3] == [f"champion v{ev['champion_version']}",
+                                      f"challenger v{ev['challenger_version']}"]
+        champ, chall = ev["metrics"]["champion"], ev["metrics"]["challenger"]
+        want = {k: [champ[k], chall[k], chall[k] - champ[k]] for k in champ
+                if k in chall and champ[k] is not None and chall[k] is not None}
+        assert block["rows"] == want
+        assert block["rows"]["live"][0] == ev["champion"]["live"] > 0  # live traffic scored
+
+    (retrain,) = [r for r in recs if r.action == "retrain"]
+    (block,) = shown["retrains"]
+    assert block["window"] == retrain.window_id and block["status"] == "executed"
+    facts = block["facts"]
+    assert facts["state"] == "succeeded" and facts["model version"] == \
+        f"v{retrain.outcome['version']}"
+    assert facts["GPU lease"] == "1 GPU, released"
+    job = _job(Path(executed["state"]), retrain.artifacts["job_id"])  # the pool's own record
+    assert facts["ran for (lease held)"] == human_duration(job["ended_at"] - job["started_at"])
+    assert facts["waited in the queue"] == \
+        human_duration(job["started_at"] - job["submitted_at"])
+
+    made = {str(r.outcome["version"]) for r in recs
+            if r.action in ("online_update", "retrain") and r.state.value == "succeeded"}
+    judged = {str(r.artifacts["shadow"][k]) for r in shadows
+              for k in ("champion_version", "challenger_version")}
+    assert sorted(shown["versions"], key=int) == sorted(made | judged, key=int)
 
 
 def test_severe_retrain_is_judged_awaits_approval_and_is_promoted(executed) -> None:

@@ -233,7 +233,7 @@ def test_run_report_has_every_section_in_order(run_dir: Path, profile: Reference
     html = write_report(run_dir, reference=profile).read_text()
     ids = [a["id"] for a in Elements(html).find("section")]
     assert ids == ["run-summary", "timeline", "features", "data-quality", "confidence",
-                   "performance", "shadow", "retraining", "reasons"]
+                   "performance", "shadow", "retraining", "versions", "reasons"]
 
 
 def test_report_is_offline_and_scriptless(run_dir: Path, profile: ReferenceProfile) -> None:
@@ -409,3 +409,72 @@ def test_ranking_skips_windows_without_predictions(run_dir: Path, profile: Refer
     ranked = ranked_features(Context(run, None, Budget()))
     assert ranked and all(run.records[pos]["n_events"] > 0 for _, pos, _, _ in ranked)
     assert all(v is None or v < 9.0 for _, _, v, _ in ranked)
+
+
+def _retrain_and_its_shadow(out: Path) -> None:
+    """A retraining that ran on the pool, and the shadow that judged its version, as the
+    audit trail exports them (appended to the run's actions.jsonl)."""
+    retrain = {"id": 8, "key": "credit:severe:4", "window_id": 4, "action": "retrain",
+               "tier": "severe", "state": "succeeded", "steps": [{"step": "recorded"}],
+               "mlflow": {"version": "5", "run_id": "abc123"},
+               "outcome": {"alias": "challenger", "shadow_action_id": 9, "version": "5"},
+               "job": {"job_id": "000001-retrain-credit-4", "state": "succeeded",
+                       "gpus": None, "gpus_requested": 2, "attempts": 1,
+                       "submitted_at": 1_704_400_000.0, "started_at": 1_704_400_090.0,
+                       "ended_at": 1_704_407_590.0, "exit_code": 0, "time_limit_s": 7200.0}}
+    follow = {"id": 9, "key": "credit:severe:4:shadow", "window_id": 4, "action": "shadow",
+              "tier": "severe", "state": "succeeded", "parent_id": 8,
+              "steps": [{"step": "recorded"}, {"step": "challenger", "status": "done",
+                                                "detail": {"version": "5", "created": False}}],
+              "mlflow": {"version": "5"},
+              "outcome": {"verdict": "discarded", "reason": "no gain"},
+              "shadow": {"champion_version": "4", "challenger_version": "5", "metric": "gini",
+                         "margin": 0.02, "min_labelled": 1500, "max_duration": None,
+                         "metrics": {"champion": {"gini": 0.3887306988672263, "live": 10.0},
+                                     "challenger": {"gini": 0.3414695084431487,
+                                                    "live": 10.0}}}}
+    with (out / "actions.jsonl").open("ab") as fh:
+        fh.write(orjson.dumps(retrain) + b"\n" + orjson.dumps(follow) + b"\n")
+
+
+def test_versions_and_lineage_from_the_outbox(run_dir: Path, profile: ReferenceProfile) -> None:
+    _retrain_and_its_shadow(run_dir)
+    html = build_report(load_run(run_dir, reference=profile))
+    start = html.index('<section id="versions"')
+    part = Elements(html[start:html.index("</section>", start)])
+    text = " ".join(part.text)
+    assert [a["data-version"] for a in part.find("span") if "data-version" in a] == \
+        ["2", "4", "5"]
+    assert "retraining (action 8, window 4, severe)" in text
+    assert "the exported training snapshot" in text and "abc123" in text
+    assert "shadow 9 against v4: discarded" in text
+    assert "shadow (action" not in text  # shadow 9 judged the retrained v5, made none
+    assert "shadow 7 against v2: promoted, approved by risk-owner" in text
+    assert "v2 champion before this run" in text
+    assert "v4 registered before this run" in text  # the challenger shadow 7 promoted
+
+
+def test_retraining_shows_its_lease_and_times_in_human_units(
+        run_dir: Path, profile: ReferenceProfile) -> None:
+    _retrain_and_its_shadow(run_dir)
+    html = build_report(load_run(run_dir, reference=profile), decision=4)
+    text = " ".join(Elements(html).text)
+    assert "GPU lease 2 GPUs, released" in text
+    assert "waited in the queue 1 min 30 s" in text
+    assert "ran for (lease held) 2 h 5 min" in text and "time limit 2 h" in text
+    assert "1704400090" not in html  # no epoch seconds
+
+
+def test_a_retrainings_shadow_states_the_rule_it_was_judged_by(
+        run_dir: Path, profile: ReferenceProfile) -> None:
+    """The severe decision's settings are the retraining's; the rule is the shadow's own."""
+    _retrain_and_its_shadow(run_dir)
+    html = build_report(load_run(run_dir, reference=profile), decision=4)
+    start = html.index('<section id="shadow"')
+    part = Elements(html[start:html.index("</section>", start)])
+    text = " ".join(part.text)
+    assert ("after 1,500 labelled events, promote the challenger if its gini beats the "
+            "champion by 0.02 or more") in text
+    exact = [a["data-exact"] for a in part.find("span") if "data-exact" in a]
+    assert exact == ["10.0", "10.0", "0.0", "0.3887306988672263", "0.3414695084431487",
+                     repr(0.3414695084431487 - 0.3887306988672263)]
