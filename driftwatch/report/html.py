@@ -223,6 +223,7 @@ def page(title: str, header: Markup, nav: Markup, body: Markup, footer: Markup) 
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         '<meta name="generator" content="driftwatch report">'
+        '<link rel="icon" href="data:,">'  # served over HTTP, a page asks for no favicon
         f"<title>{esc(title)}</title><style>{_CSS.strip()}</style></head>\n"
         f"<body>{header}{nav}<main>\n{body}</main>{footer}</body></html>\n"
     )

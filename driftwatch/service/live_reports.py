@@ -11,10 +11,12 @@ What the reports folder (``<state>/out``, served under ``/reports/``) holds::
 The consume loop only takes what a report needs that it owns (the timeline's synced length,
 the monitor's counters, the reference profile) and hands a :class:`ReportJob` to one writer
 thread, which reads the timeline's tail, the audit trail (what the outbox says ran), builds
-the page and writes it atomically (a temporary file, then a rename). A report that cannot be
-written is a log line; the daemon goes on. At most ``keep`` decision reports per model stay
-on disk (the oldest are removed), and a report covers at most ``windows`` windows, so
-neither the disk nor the time to write one grows with the daemon's age.
+the page and writes it atomically (a temporary file, then a rename). A decision report made
+while its action was still open is written again by the next rolling run once the outbox
+says the action moved on. A report that cannot be written is a log line; the daemon goes on.
+At most ``keep`` decision reports per model stay on disk (the oldest are removed), and a
+report covers at most ``windows`` windows, so neither the disk nor the time to write one
+grows with the daemon's age.
 
 >>> entries = [{"window_id": w, "written": f"t{w}"} for w in (3, 9, 5)]
 >>> [e["window_id"] for e in newest_first(entries)]
@@ -55,6 +57,8 @@ log = logging.getLogger(__name__)
 #: Sub-folder of a model's reports folder that holds its decision reports.
 DECISIONS = "decisions"
 _MANIFEST = "reports.json"
+#: Outbox states after which an action may still change what its decision report says.
+_OPEN = ("pending", "running", "awaiting_approval")
 _BLOCK = 1 << 16
 
 
@@ -190,53 +194,86 @@ class LiveReports:
 
     def _write(self, job: ReportJob) -> Path | None:
         from driftwatch.replay.timeline import iso
-        from driftwatch.report import build_report
-
-        run = self._run(job)
-        if run is None:
-            return None
-        at = self.clock.now()
-        now = iso(at) or ""
-        d = job.decision
-        html = build_report(run, decision=None if d is None else int(d["window_id"]),
-                            generated_at=now)
-        model_dir = self.root / job.model
-        if d is None:
-            dest = model_dir / "report.html"
-        else:
-            dest = model_dir / DECISIONS / f"window-{int(d['window_id'])}.html"
-        _atomic_write(dest, html.encode("utf-8"))
-        self._record(job, dest, (at, now), run)
-        return dest
-
-    def _run(self, job: ReportJob) -> Any:
-        """The report's input: the timeline's tail (up to the decision), the outbox's
-        entries for those windows, the monitor's counters."""
-        from driftwatch.report import RunData
 
         timeline = job.out_dir / "timeline.jsonl"
         records = [orjson.loads(line) for line in tail_lines(timeline, job.upto, self.windows)]
-        if job.decision is not None:
-            wid = int(job.decision["window_id"])
-            cut = [i for i, r in enumerate(records) if r.get("window_id") == wid]
-            if not cut:
-                log.warning("%s: window %d is not in the timeline's last %d windows; no "
-                            "decision report", job.model, wid, self.windows)
-                return None
-            records = records[: cut[0] + 1]
         if not records:
             return None
         first = int(records[0].get("window_id", 0))
         executed = self.executed(job.model) if self.executed is not None else []
         executed = [e for e in executed if int(e.get("window_id") or 0) >= first]
+        at = self.clock.now()
+        now = iso(at) or ""
+        doc = self._manifest(job.model)
+        d = job.decision
+        if d is None:
+            dest = self._page(job, records, executed, None, now)
+            if dest is None:
+                return None
+            doc["rolling"] = {"file": "report.html", "written": now, "written_at": at,
+                              "first_window": first, "last_window": records[-1].get("window_id"),
+                              "end": records[-1].get("end"), "tier": records[-1].get("tier")}
+            doc["decisions"] = retained([self._refreshed(job, e, records, executed, (at, now))
+                                         for e in doc["decisions"]], keep=self.keep)
+            self._prune(job.model, doc["decisions"])  # a lowered `keep` applies here too
+        else:
+            wid = int(d["window_id"])
+            dest = self._page(job, records, executed, wid, now)
+            if dest is None:
+                return None
+            entry = {"window_id": wid, "tier": str(d.get("tier") or "none"),
+                     "action": d.get("action"), "end": d.get("end"), "written": now,
+                     "written_at": at, "file": f"{DECISIONS}/{dest.name}",
+                     "action_state": _state_of(executed, wid)}
+            others = [e for e in doc["decisions"] if e.get("window_id") != wid]
+            doc["decisions"] = retained([*others, entry], keep=self.keep)
+            self._prune(job.model, doc["decisions"])
+        self._save(job.model, doc)
+        return dest
+
+    def _page(self, job: ReportJob, records: list[dict[str, Any]],
+              executed: list[dict[str, Any]], window: int | None, now: str) -> Path | None:
+        """Write the rolling report (``window`` None) or ``window``'s decision report, made
+        from the windows up to it; None when the window is past the tail read."""
+        from driftwatch.report import RunData, build_report
+
+        if window is not None:
+            cut = [i for i, r in enumerate(records) if r.get("window_id") == window]
+            if not cut:
+                log.warning("%s: window %d is not in the timeline's last %d windows; no "
+                            "decision report", job.model, window, self.windows)
+                return None
+            records = records[: cut[0] + 1]
+        first = int(records[0].get("window_id", 0))
         summary = {**job.base, "windows": len(records)}
+        if first > 0:  # the daemon's totals would not match the windows shown: sum those
+            for k in ("events", "outcomes", "late_events"):
+                summary.pop(k, None)
         run = RunData(job.out_dir, records, summary, job.reference, executed,
                       {str(k): int(v) for k, v in (job.base.get("bad_by_reason") or {}).items()})
         if first > 0:
             run.warnings.append(f"live report: windows {first} to "
                                 f"{records[-1].get('window_id')}, the most recent "
                                 f"{len(records)}; earlier ones are in timeline.jsonl")
-        return run
+        html = build_report(run, decision=window, generated_at=now)
+        model_dir = self.root / job.model
+        dest = model_dir / "report.html" if window is None else \
+            model_dir / DECISIONS / f"window-{window}.html"
+        _atomic_write(dest, html.encode("utf-8"))
+        return dest
+
+    def _refreshed(self, job: ReportJob, entry: dict[str, Any], records: list[dict[str, Any]],
+                   executed: list[dict[str, Any]], when: tuple[float, str]) -> dict[str, Any]:
+        """A decision report whose action was still open is written again once the outbox
+        says it moved on (ran, waits for approval, failed), so it tells what ran."""
+        before = entry.get("action_state")
+        if before not in _OPEN:
+            return entry
+        wid = int(entry["window_id"])
+        now_state = _state_of(executed, wid)
+        if now_state == before or self._page(job, records, executed, wid, when[1]) is None:
+            return entry
+        return {**entry, "action_state": now_state, "written": when[1], "written_at": when[0]}
 
     # -- what the index lists --------------------------------------------------------------
     def _manifest(self, model: str) -> dict[str, Any]:
@@ -248,29 +285,12 @@ class LiveReports:
         return {"model": model, "rolling": doc.get("rolling"),
                 "decisions": list(doc.get("decisions") or ())}
 
-    def _record(self, job: ReportJob, dest: Path, when: tuple[float, str], run: Any) -> None:
-        at, now = when
-        doc = self._manifest(job.model)
-        recs = run.records
-        if job.decision is None:
-            doc["rolling"] = {"file": "report.html", "written": now, "written_at": at,
-                              "first_window": recs[0].get("window_id"),
-                              "last_window": recs[-1].get("window_id"),
-                              "end": recs[-1].get("end"), "tier": recs[-1].get("tier")}
-        else:
-            d = job.decision
-            entry = {"window_id": int(d["window_id"]), "tier": str(d.get("tier") or "none"),
-                     "action": d.get("action"), "end": d.get("end"), "written": now,
-                     "written_at": at,
-                     "file": f"{DECISIONS}/{dest.name}"}
-            others = [e for e in doc["decisions"] if e.get("window_id") != entry["window_id"]]
-            doc["decisions"] = retained([*others, entry], keep=self.keep)
-            self._prune(job.model, doc["decisions"])
-        _atomic_write(self.root / job.model / _MANIFEST,
+    def _save(self, model: str, doc: dict[str, Any]) -> None:
+        _atomic_write(self.root / model / _MANIFEST,
                       orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
         latest = newest_first(doc["decisions"])
         if latest:
-            _atomic_write(self.root / job.model / DECISIONS / "latest.html",
+            _atomic_write(self.root / model / DECISIONS / "latest.html",
                           _redirect(Path(latest[0]["file"]).name))
         _atomic_write(self.root / "index.html", index_page(self._manifests()).encode("utf-8"))
 
@@ -309,9 +329,17 @@ def report_job(rt: Any, result: Any = None) -> ReportJob | None:
                      decision=decision)
 
 
+def _state_of(executed: Sequence[Mapping[str, Any]], window: int) -> str | None:
+    """The outbox state of the window's (last) action; None when it has none."""
+    states = [str(e.get("state")) for e in executed if e.get("window_id") == window
+              and e.get("parent_id") is None]
+    return states[-1] if states else None
+
+
 def _redirect(target: str) -> bytes:
     t = escape(target, quote=True)
-    return (f'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; '
+    return (f'<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">'
+            f'<meta http-equiv="refresh" content="0; '
             f'url={t}"><title>latest decision report</title><a href="{t}">{t}</a>\n').encode()
 
 
@@ -345,7 +373,8 @@ def index_page(manifests: Sequence[Mapping[str, Any]]) -> str:
                 str(d.get("end") or ""), str(d.get("written")))))
     rows.sort(key=lambda x: x[0], reverse=True)
     body = "".join(r for _, r in rows) or '<tr><td colspan="7">no reports yet</td></tr>'
-    return ("<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>driftwatch "
+    return ("<!doctype html><html lang=\"en\"><meta charset=\"utf-8\">"
+            "<link rel=\"icon\" href=\"data:,\"><title>driftwatch "
             "reports</title><style>body{font:14px system-ui,sans-serif;margin:2em}"
             "td,th{padding:.2em .8em;text-align:left}</style><h1>driftwatch reports</h1>"
             "<p>Newest first. A decision report is written when the decision is made; the "

@@ -95,6 +95,7 @@ def test_windows_bound_what_a_report_reads(folder: Path, profile: ReferenceProfi
     assert path == folder / MODEL / "report.html"
     text = " ".join(Elements(path.read_text()).text)
     assert "live report: windows 4 to 5, the most recent 2" in text
+    assert "2,000 prediction events" in text  # the two windows shown, not the 6,000 in all
     # a decision older than the bound gets no report, and says why in the log
     assert reports.write(_job(folder, profile, 1)) is None
     assert not (folder / MODEL / "decisions" / "window-1.html").exists()
@@ -119,6 +120,34 @@ def test_retention_keeps_the_newest_and_latest_points_at_it(
     reports.write(_job(folder, profile, 5))
     manifest = orjson.loads((folder / MODEL / "reports.json").read_bytes())
     assert [d["window_id"] for d in manifest["decisions"]] == [5, 4]
+
+
+def test_a_decision_report_is_written_again_once_its_action_ran(
+        folder: Path, profile: ReferenceProfile) -> None:
+    trail = _executed(folder)(MODEL)
+    (shadow,) = trail
+    pending = {**shadow, "state": "pending", "steps": [{"step": "recorded"}], "outcome": {},
+               "shadow": None}
+    now: list[dict[str, Any]] = [pending]
+    clock = ManualClock(0.0)
+    reports = LiveReports(folder, clock, executed=lambda m: now)
+    path = reports.write(_job(folder, profile, 3))
+    doc = Elements(path.read_text())
+    assert "recorded, not run yet" in " ".join(doc.text)
+    (entry,) = orjson.loads((folder / MODEL / "reports.json").read_bytes())["decisions"]
+    assert entry["action_state"] == "pending"
+
+    clock.advance(60)
+    reports.write(_job(folder, profile, None))  # the outbox has not moved: nothing rewritten
+    assert "recorded, not run yet" in path.read_text()
+    now[:] = [shadow]  # the shadow ran and promoted its challenger
+    clock.advance(60)
+    reports.write(_job(folder, profile, None))
+    doc = Elements(path.read_text())
+    assert "executed · promoted" in " ".join(doc.text)
+    assert doc.find("table", class_="champion-challenger")
+    (entry,) = orjson.loads((folder / MODEL / "reports.json").read_bytes())["decisions"]
+    assert entry["action_state"] == "succeeded" and entry["written_at"] == 120.0
 
 
 class _Rows(HTMLParser):

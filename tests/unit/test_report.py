@@ -239,8 +239,10 @@ def test_run_report_has_every_section_in_order(run_dir: Path, profile: Reference
 def test_report_is_offline_and_scriptless(run_dir: Path, profile: ReferenceProfile) -> None:
     html = write_report(run_dir, reference=profile).read_text()
     doc = Elements(html)
-    assert not doc.find("script") and not doc.find("img") and not doc.find("link")
-    hrefs = [a["href"] for t, a in doc.tags if "href" in a]
+    assert not doc.find("script") and not doc.find("img")
+    # the one link says "no favicon", so a page served over HTTP asks for nothing else
+    assert [(a["rel"], a["href"]) for a in doc.find("link")] == [("icon", "data:,")]
+    hrefs = [a["href"] for t, a in doc.tags if "href" in a and t != "link"]
     assert hrefs and all(h.startswith("#") for h in hrefs)
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
 
