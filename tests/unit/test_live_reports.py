@@ -150,6 +150,17 @@ def test_a_decision_report_is_written_again_once_its_action_ran(
     assert entry["action_state"] == "succeeded" and entry["written_at"] == 120.0
 
 
+def test_a_lowered_keep_applies_at_the_next_rolling_run(
+        folder: Path, profile: ReferenceProfile) -> None:
+    clock = ManualClock(0.0)
+    for w in (2, 3, 4):
+        clock.advance(1.0)
+        LiveReports(folder, clock, keep=10).write(_job(folder, profile, w))
+    LiveReports(folder, clock, keep=1).write(_job(folder, profile, None))  # restarted
+    files = sorted(p.name for p in (folder / MODEL / "decisions").glob("window-*.html"))
+    assert files == ["window-4.html"]
+
+
 class _Rows(HTMLParser):
     def __init__(self, html: str) -> None:
         super().__init__()
