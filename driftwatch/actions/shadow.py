@@ -28,7 +28,7 @@ from driftwatch.actions.online_update import adopt_profile, build_candidate, lea
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.recalibrate import recalibrated_candidate, river_champion
 from driftwatch.actions.records import ActionRecord
-from driftwatch.actions.shadow_eval import ShadowEvaluation
+from driftwatch.actions.shadow_eval import SHADOW_KEY, ShadowEvaluation
 from driftwatch.actions.steps import Done, NeedsApproval, Result, StepRunner, Waiting
 from driftwatch.errors import ActionError
 from driftwatch.policy.actions import ShadowAction
@@ -39,7 +39,6 @@ from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = ["cancel_shadow", "observe_live", "run_shadow", "shadow_settings"]
 
-SHADOW_KEY = "shadow"
 
 
 def shadow_settings(settings: dict[str, Any], defaults: dict[str, Any]) -> ShadowAction:

@@ -30,7 +30,10 @@ import numpy as np
 
 from driftwatch.actions.scoring import HIGHER_IS_BETTER, ScoreStats, improvement, score_psi
 
-__all__ = ["ShadowEvaluation"]
+__all__ = ["SHADOW_KEY", "ShadowEvaluation"]
+
+#: Where a shadow action keeps its evaluation in the outbox record's artifacts.
+SHADOW_KEY = "shadow"
 
 
 @dataclass

@@ -408,8 +408,8 @@ class ServiceActions:
 
     def shadow_snapshots(self) -> dict[str, dict[str, Any]]:
         """Per model with a shadow running: fields of :class:`~driftwatch.metrics.ModelSnapshot`."""
-        from driftwatch.actions.shadow import SHADOW_KEY
-        from driftwatch.actions.shadow_eval import ShadowEvaluation
+        # The light module only: a scrape must never wait on importing MLflow.
+        from driftwatch.actions.shadow_eval import SHADOW_KEY, ShadowEvaluation
 
         out: dict[str, dict[str, Any]] = {}
         for m, ma in self.models.items():
