@@ -21,6 +21,7 @@ StoreCheck(complete=False, rows=0, why='no MLflow tables')
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import sqlite3
@@ -49,16 +50,18 @@ class StoreCheck:
     why: str = ""
 
 
+@functools.cache  # alembic reads every migration script to find it
 def _head_revision() -> str:
     from mlflow.store.db.utils import _get_latest_schema_revision
 
     return str(_get_latest_schema_revision())
 
 
-def _expected_tables() -> set[str]:
+@functools.cache
+def _expected_tables() -> frozenset[str]:
     from mlflow.store.db.utils import Base  # importing utils registers every ORM table
 
-    return set(Base.metadata.tables)
+    return frozenset(Base.metadata.tables)
 
 
 def inspect_store(db: Path, *, head: str | None = None,
