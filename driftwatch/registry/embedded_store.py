@@ -25,9 +25,9 @@ import functools
 import logging
 import os
 import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from driftwatch.errors import StateError
 
@@ -96,16 +96,37 @@ def inspect_store(db: Path, *, head: str | None = None,
     return StoreCheck(True, rows)
 
 
-def create_store(path: Path, artifact_root: Path) -> None:
-    """Build a complete MLflow store at ``path`` (MLflow's own tables and migrations)."""
+def create_store(path: Path, artifact_root: Path, *, durable: bool = True) -> None:
+    """Build a complete MLflow store at ``path`` (MLflow's own tables and migrations).
+
+    ``durable=False`` (for a temporary file that is fsynced whole and renamed afterwards)
+    skips SQLite's fsync per migration and keeps its journal in memory: half the time, and
+    a crash only loses a file that was going to be thrown away."""
     from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
 
-    store = SqlAlchemyStore(f"sqlite:///{path.as_posix()}", artifact_root.as_uri())
-    store.engine.dispose()
+    target = str(path.absolute())
+
+    def fast(dbapi_conn: Any, _record: Any) -> None:
+        if not isinstance(dbapi_conn, sqlite3.Connection):
+            return
+        files = [row[2] for row in dbapi_conn.execute("PRAGMA database_list")]
+        if target in files:
+            dbapi_conn.execute("PRAGMA synchronous=OFF")
+            dbapi_conn.execute("PRAGMA journal_mode=MEMORY")
+
+    if not durable:
+        event.listen(Engine, "connect", fast)
+    try:
+        store = SqlAlchemyStore(f"sqlite:///{path.as_posix()}", artifact_root.as_uri())
+        store.engine.dispose()
+    finally:
+        if not durable:
+            event.remove(Engine, "connect", fast)
 
 
-def ensure_store(db: str | Path, *, artifact_root: str | Path | None = None,
-                 create: Callable[[Path, Path], None] = create_store) -> Path:
+def ensure_store(db: str | Path, *, artifact_root: str | Path | None = None) -> Path:
     """Make ``db`` a complete MLflow store (see module doc); returns its path."""
     db = Path(db).absolute()
     root = Path(artifact_root).absolute() if artifact_root else db.parent / "mlruns"
@@ -126,7 +147,7 @@ def ensure_store(db: str | Path, *, artifact_root: str | Path | None = None,
                     "%s", db, check.why, aside.name)
     tmp = db.with_name(f"{db.name}{_CREATING}{os.getpid()}")
     _unlink(tmp)
-    create(tmp, root)
+    create_store(tmp, root, durable=False)
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, db)

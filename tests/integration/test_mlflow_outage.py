@@ -97,7 +97,7 @@ def _config(tmp_path: Path, url: str, webhook: str) -> Path:
         "http: {port: 0}\n"
         "checkpoint: {interval: 1s, max_age: 1m}\n"
         "scheduler: {actions: 1s, policy_reload: 1s, staleness_check: 1s}\n"
-        f"actions: {{execute: true, tracking_uri: '{url}', mlflow_timeout: 2s,\n"
+        f"actions: {{execute: true, tracking_uri: '{url}', mlflow_timeout: 30s,\n"
         "  mlflow_attempts: 1, retry_backoff: 1s, retry_backoff_max: 2s, shutdown_grace: 3s}\n"
         "pool: {gpus: 0}\n")
     return cfg
@@ -137,7 +137,8 @@ def test_mlflow_killed_mid_action_alerts_go_on_sigterm_is_bounded_the_action_run
         down = d.wait_for("/readyz naming MLflow as down",
                           lambda: (m := _mlflow(d)).get("state") == "down" and m, timeout=60)
         assert down["code"] == 200 and not down["critical"] and down["reason"]
-        code, metrics = d.get("/metrics")
+        status, metrics = d.get("/metrics")
+        assert status == 200
         assert b'driftwatch_dependency_up{dependency="mlflow"} 0.0' in metrics
 
         open_before = {k for k, s in _rows(state, "SELECT key, state FROM actions WHERE "
