@@ -68,13 +68,17 @@ def test_a_kill_at_any_point_of_creation_leaves_a_store_the_next_start_can_use(
     for i in range(TRIES):
         state = tmp_path / f"try{i}"
         state.mkdir()
-        target = ensure_store if i % 2 == 0 else create_store  # driftwatch's way, MLflow's
-        p = forks.Process(target=target, args=(state / "mlflow.db", state / "mlruns"))
+        # driftwatch's way (whole, then renamed), MLflow's own (in place)
+        target = ensure_store if i % 2 == 0 else create_store
+        args = (state / "mlflow.db",) if target is ensure_store else (state / "mlflow.db",
+                                                                       state / "mlruns")
+        p = forks.Process(target=target, args=args)
         p.start()
         time.sleep(rng.uniform(0.0, span))
         if p.is_alive():
             os.kill(p.pid, signal.SIGKILL)
         p.join(30)
+        assert p.exitcode in (0, -signal.SIGKILL), (i, p.exitcode)  # killed, or it finished
         db = state / "mlflow.db"
         if not db.exists():
             outcomes["absent"] += 1
