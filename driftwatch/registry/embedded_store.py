@@ -133,6 +133,7 @@ def ensure_store(db: str | Path, *, artifact_root: str | Path | None = None) -> 
     db.parent.mkdir(parents=True, exist_ok=True)
     _remove_leftovers(db)
     if db.exists():
+        _recover(db)
         check = inspect_store(db)
         if check.complete:
             return db
@@ -142,7 +143,10 @@ def ensure_store(db: str | Path, *, artifact_root: str | Path | None = None) -> 
                 "rows of runs, models or experiments; it is left as it is. Back it up, then "
                 f"run `mlflow db upgrade sqlite:///{db}`, or move it away to start afresh")
         aside = db.with_name(db.name + ".incomplete")
-        os.replace(db, aside)
+        for suffix in ("", "-journal", "-wal", "-shm"):  # a journal left beside the new
+            old = db.with_name(db.name + suffix)         # file would be "rolled back" into it
+            if old.exists():
+                os.replace(old, aside.with_name(aside.name + suffix))
         log.warning("%s was incomplete (%s) and held no data: rebuilt, the old file kept as "
                     "%s", db, check.why, aside.name)
     tmp = db.with_name(f"{db.name}{_CREATING}{os.getpid()}")
@@ -153,6 +157,21 @@ def ensure_store(db: str | Path, *, artifact_root: str | Path | None = None) -> 
     os.replace(tmp, db)
     _fsync_dir(db.parent)
     return db
+
+
+def _recover(db: Path) -> None:
+    """SQLite's own crash recovery: opening the file read-write rolls back a hot journal
+    that a killed writer left, so what is inspected is the last committed state."""
+    try:
+        con = sqlite3.connect(db, timeout=5.0)
+    except sqlite3.Error:
+        return
+    try:
+        con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError:
+        pass  # not a database (a torn first page): inspect_store says so
+    finally:
+        con.close()
 
 
 def _remove_leftovers(db: Path) -> None:
