@@ -208,6 +208,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
        "Seconds since the last durable checkpoint (since start when there is none).",
        live=True),
     _M("driftwatch_checkpoint_size_bytes", "gauge", "Size of the last checkpoint.", live=True),
+    _M("driftwatch_dependency_up", "gauge",
+       "1 while a dependency (kafka, mlflow, ...) answers, 0 while it is down, NaN until "
+       "its state is known.", ("dependency",), live=True),
     _M("driftwatch_restore_duration_seconds", "gauge",
        "Time the last start took to restore state from its checkpoint (0: nothing to restore).",
        live=True),

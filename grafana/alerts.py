@@ -96,6 +96,12 @@ def rule_groups(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[st
               "max by (model) (driftwatch_source_ready == 0 and driftwatch_source_done == 0)",
               "5m", "ticket", "Source of {{ $labels.model }} is not connected",
               "The daemon keeps retrying with backoff; nothing is lost meanwhile.", b),
+        _rule("DriftwatchDependencyDown",
+              "max by (dependency) (driftwatch_dependency_up == 0)", "10m", "ticket",
+              "driftwatch cannot reach {{ $labels.dependency }}",
+              "A dependency has been down for 10 minutes; /readyz says why. While MLflow "
+              "is down, actions that need it wait and retry with backoff; alerts, webhooks "
+              "and monitoring go on.", b),
         _rule("DriftwatchCheckpointTooOld",
               f"max(driftwatch_checkpoint_age_seconds) > {round(t.checkpoint_max_age_s)}",
               "0m", "page",
@@ -174,6 +180,10 @@ def rule_tests(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[str
                                       ('driftwatch_source_ready{model="done"}', "0x10"),
                                       ('driftwatch_source_done{model="done"}', "1x10")],
                                      "4m", "6m", m, ""),
+        "DriftwatchDependencyDown": ([('driftwatch_dependency_up{dependency="mlflow"}',
+                                       "0x20"),
+                                      ('driftwatch_dependency_up{dependency="kafka"}', "1x20")],
+                                     "9m", "11m", {"dependency": "mlflow"}, ""),
         "DriftwatchCheckpointTooOld": (
             [("driftwatch_checkpoint_age_seconds", f"{age} {age + 60} {age + 60}")],
             "0m", "1m", {}, _humanize_duration(age + 60)),

@@ -488,6 +488,10 @@ def operations() -> dict[str, Any]:
            desc="Finished retraining jobs by outcome in the last hour, and how many jobs run "
                 "on average (job-seconds per second)."),
         row("Service"),
+        stat("Dependencies up", [("driftwatch_dependency_up", "{{dependency}}")],
+             desc="1 while a dependency (kafka, mlflow) answers, 0 while it is down: "
+                  "/readyz says why. Actions that need MLflow wait; alerts go on.",
+             steps=[{"color": "red", "value": None}, {"color": "green", "value": 1}]),
         ts("Scheduled job time (p95)", [
             (f"histogram_quantile(0.95, sum by (job, le) (rate("
              f"driftwatch_scheduler_job_duration_seconds_bucket[{RI}])))", "{{job}}")],

@@ -21,7 +21,7 @@ import fcntl
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from driftwatch.actions.alert import run_alert
+from driftwatch.actions.backoff import Backoff
 from driftwatch.actions.context import ActionContext, ActionEnv, PromoteHook
 from driftwatch.actions.export import ensure_export
 from driftwatch.actions.labelled_buffer import LabelledBuffer, features_frame
@@ -48,7 +49,7 @@ from driftwatch.registry.retry import RegistryUnavailableError
 if TYPE_CHECKING:
     from driftwatch.gpupool import GpuPool
 
-__all__ = ["ACTIONS", "ActionExecutor"]
+__all__ = ["ACTIONS", "NEEDS_MLFLOW", "ActionExecutor"]
 
 log = logging.getLogger("driftwatch.actions")
 
@@ -60,6 +61,9 @@ ACTIONS: dict[str, Handler] = {
     "alert": lambda a, s, e, o: run_alert(a, s, e),
 }
 _LEARNS = ("online_update", "shadow", "retrain")
+#: the actions that talk to the MLflow registry; alerts and webhooks do not, and run
+#: whatever state MLflow is in
+NEEDS_MLFLOW = frozenset(_LEARNS)
 _APPROVE_FIRST = ("online_update", "retrain")  # shadow: approval gates the promotion
 _OPEN = [ActionState.PENDING, ActionState.RUNNING]
 
@@ -116,8 +120,7 @@ class ActionExecutor:
         )
         self.crash = crash_points if crash_points is not None else CrashPoints.from_env()
         self.drive_pool = drive_pool
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
+        self.backoff = Backoff(backoff_s, max(backoff_s, max_backoff_s))
         self._lock_fd = _lock(outbox.state_dir / "executor.lock") if lock else -1
 
     @classmethod
@@ -183,16 +186,25 @@ class ActionExecutor:
         return action_id
 
     # -- running ---------------------------------------------------------------------
-    def run_pending(self) -> list[ActionRecord]:
-        """Move every unfinished action as far as it goes now; returns those it touched."""
+    def run_pending(self, kinds: Collection[str] | None = None) -> list[ActionRecord]:
+        """Move every unfinished action as far as it goes now; returns those it touched.
+
+        ``kinds`` limits the pass to those action types (the daemon runs alerts apart
+        from the actions that need MLflow, so an outage never holds an alert back); the
+        pool and the clean-up of cancelled actions are driven only by a pass that
+        includes an action that needs MLflow."""
+        registry_work = kinds is None or bool(NEEDS_MLFLOW.intersection(kinds))
         pool = self.env.pool
-        if pool is not None and self.drive_pool:
+        if registry_work and pool is not None and self.drive_pool:
             pool.poll()
             pool.dispatch()
-        self._clean_up_cancelled()
+        if registry_work:
+            self._clean_up_cancelled()
         now = self.clock.now()
         touched = []
         for rec in self.outbox.unfinished():
+            if kinds is not None and rec.action not in kinds:
+                continue
             if rec.next_attempt_at is not None and rec.next_attempt_at > now:
                 continue
             touched.append(self._run_one(rec))
@@ -219,11 +231,12 @@ class ActionExecutor:
             result = ACTIONS[rec.action](rec, steps, self.env, self.outbox)
         except RegistryUnavailableError as exc:
             attempts = rec.attempts + 1
-            delay = min(self.backoff_s * 2 ** (attempts - 1), self.max_backoff_s)
-            log.warning("action %d waits for MLflow (attempt %d): %s", rec.id, attempts, exc)
+            retry_at = self.backoff.retry_at(self.clock.now(), attempts)
+            log.warning("action %d waits for MLflow (attempt %d, next in %.0fs): %s", rec.id,
+                        attempts, retry_at - self.clock.now(), exc)
             steps.note("mlflow_unavailable", {"error": str(exc), "attempt": attempts})
             return self.outbox.update(
-                rec.id, attempts=attempts, note=str(exc), next_attempt_at=self.clock.now() + delay
+                rec.id, attempts=attempts, note=str(exc), next_attempt_at=retry_at
             )
         except Exception as exc:  # one broken action must not stop the others
             if not isinstance(exc, DriftwatchError):
@@ -312,14 +325,18 @@ class ActionExecutor:
     def observe_batch(self, model: str, schema: Any, batch: Any) -> int:
         """:meth:`observe_predictions` for a prediction :class:`~driftwatch.batch.Batch`
         decoded on ``schema``; nothing is decoded while no shadow runs."""
-        if not len(batch) or not any(
-            r.action == "shadow"
-            for r in self.outbox.list(states=[ActionState.RUNNING], model=model)
-        ):
+        if not len(batch) or not self.shadows_running(model):
             return 0
         frame = features_frame(schema, batch)
         return self.observe_predictions(
             model, frame, batch.score, batch.exposure, batch.event_time
+        )
+
+    def shadows_running(self, model: str) -> bool:
+        """Whether a shadow of ``model`` scores live traffic now (an outbox read)."""
+        return any(
+            r.action == "shadow"
+            for r in self.outbox.list(states=[ActionState.RUNNING], model=model)
         )
 
     def active_retrains(self, model: str) -> int:

@@ -21,6 +21,7 @@ temporary name and renamed, so a reader never sees half a file.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,10 @@ from driftwatch.errors import ActionError
 from driftwatch.windows.profile import read_reference_table
 
 __all__ = ["ensure_export", "export_training", "export_window", "read_window", "write_parquet"]
+
+# the run loop exports at submit while the action thread may resume the same action: one
+# export at a time, and the second finds the first's result
+_EXPORTING = threading.Lock()
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path) -> dict[str, Any]:
@@ -60,12 +65,13 @@ def export_window(buffer: LabelledBuffer, path: str | Path) -> dict[str, Any]:
 def ensure_export(action: ActionRecord, steps: StepRunner, env: ActionEnv) -> dict[str, Any] | None:
     """The action's exported window (step ``export``): the one written at submit, or, when
     the process died before that, the buffer as it is now. None without a buffer."""
-    done = steps.result("export")
-    if done is not None or env.buffer is None:
-        return done
-    buffer = env.buffer
-    path = env.action_dir(action.id) / "window.parquet"
-    return steps.run("export", lambda: export_window(buffer, path))
+    with _EXPORTING:
+        done = steps.result("export")
+        if done is not None or env.buffer is None:
+            return done
+        buffer = env.buffer
+        path = env.action_dir(action.id) / "window.parquet"
+        return steps.run("export", lambda: export_window(buffer, path))
 
 
 def read_window(path: str | Path) -> pd.DataFrame:

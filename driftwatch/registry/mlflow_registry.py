@@ -12,9 +12,12 @@ through a bounded :class:`~driftwatch.registry.retry.Retry`; an outage surfaces 
 :class:`~driftwatch.registry.retry.RegistryUnavailableError` and the action waits.
 
 The embedded default keeps everything in the state directory: ``sqlite:///<state>/mlflow.db``
-for runs and the registry, artifacts under ``<state>/mlruns``. A tracking server works by URI
-(``http://127.0.0.1:5000``); for it, set ``MLFLOW_HTTP_REQUEST_MAX_RETRIES`` low so that the
-retry here, not the HTTP client's, paces a retry.
+for runs and the registry, artifacts under ``<state>/mlruns``; it is created whole or not at
+all (:mod:`~driftwatch.registry.embedded_store`) before the first call. A tracking server
+works by URI (``http://127.0.0.1:5000``); the daemon bounds the HTTP client's own timeout and
+retries (``MLFLOW_HTTP_REQUEST_TIMEOUT``, ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``, set from
+``actions.mlflow_timeout`` and ``actions.mlflow_http_retries``) so that the retry here, not
+the HTTP client's, paces a retry.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ except ModuleNotFoundError as exc:  # an optional integration: say how to get it
     ) from exc
 
 from driftwatch.errors import ActionError
+from driftwatch.registry.embedded_store import ensure_store
 from driftwatch.registry.pyfunc import load_river_model, save_model
 from driftwatch.registry.retry import Retry
 from driftwatch.registry.river_model import RiverModel
@@ -86,11 +90,14 @@ class MlflowRegistry:
         os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
         self._client: MlflowClient | None = None
         self._models: dict[tuple[str, str], RiverModel] = {}
+        #: the embedded store's file, created whole before the first call (None: a server)
+        self.embedded_db: Path | None = None
 
     @property
     def client(self) -> MlflowClient:
         """The MLflow client, made on first use (opening a SQLite store takes seconds)."""
         if self._client is None:
+            self.ensure_store()
             self._client = MlflowClient(
                 tracking_uri=self.tracking_uri, registry_uri=self.registry_uri
             )
@@ -101,7 +108,15 @@ class MlflowRegistry:
         """The embedded default: SQLite store and artifacts in ``state_dir``."""
         state = Path(state_dir).absolute()
         state.mkdir(parents=True, exist_ok=True)
-        return cls(embedded_tracking_uri(state), artifact_root=state / "mlruns", **kwargs)
+        reg = cls(embedded_tracking_uri(state), artifact_root=state / "mlruns", **kwargs)
+        reg.embedded_db = state / "mlflow.db"
+        return reg
+
+    def ensure_store(self) -> None:
+        """Create the embedded store whole, or repair one a killed creation left (once);
+        a no-op for a tracking server. Raises StateError for a broken store with data."""
+        if self.embedded_db is not None and self._client is None:
+            ensure_store(self.embedded_db, artifact_root=self.artifact_root)
 
     @classmethod
     def from_uri(cls, uri: str | None, state_dir: str | Path, **kwargs: Any) -> MlflowRegistry:

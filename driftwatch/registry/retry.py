@@ -4,7 +4,9 @@ A call that fails for a transient reason (connection refused, timeout, 5xx, a lo
 SQLite file) is tried again after a growing pause, at most ``attempts`` times; then
 :class:`RegistryUnavailableError` says the store is down, and the caller (the action
 executor) keeps the action pending for later. Any other error passes straight through.
-The pause is an injected ``sleep`` so tests do not wait.
+The pause is an injected ``sleep`` so tests do not wait. An ``observer`` hears the outcome
+of every call: ``None`` when the store answered (even with an error of the request's own),
+the last error when it could not be reached (the daemon's readiness model listens).
 
 >>> calls = []
 >>> def flaky():
@@ -25,14 +27,16 @@ ZeroDivisionError: division by zero
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from driftwatch.errors import ActionError
 
-__all__ = ["RegistryUnavailableError", "Retry", "is_transient"]
+__all__ = ["HTTP_TIMEOUT_ENV", "RegistryUnavailableError", "Retry", "bound_http_client",
+           "is_transient"]
 
 T = TypeVar("T")
 
@@ -81,22 +85,67 @@ class Retry:
     base_delay: float = 0.5
     max_delay: float = 5.0
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    observer: Callable[[BaseException | None], None] | None = field(default=None, repr=False)
 
     def call(self, fn: Callable[[], T], *, what: str = "MLflow call") -> T:
         delay = self.base_delay
         for attempt in range(1, max(1, self.attempts) + 1):
             try:
-                return fn()
+                out = fn()
             except Exception as exc:
                 if not is_transient(exc):
+                    self._observe(None)
                     raise
                 if attempt >= self.attempts:
-                    raise RegistryUnavailableError(
+                    error = RegistryUnavailableError(
                         f"{what}: MLflow unreachable after {attempt} attempts: {_first_line(exc)}"
-                    ) from exc
+                    )
+                    self._observe(error)
+                    raise error from exc
                 self.sleep(delay)
                 delay = min(delay * 2, self.max_delay)
+                continue
+            self._observe(None)
+            return out
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _observe(self, error: BaseException | None) -> None:
+        if self.observer is not None:
+            self.observer(error)
+
+
+
+HTTP_TIMEOUT_ENV = "MLFLOW_HTTP_REQUEST_TIMEOUT"
+HTTP_RETRIES_ENV = "MLFLOW_HTTP_REQUEST_MAX_RETRIES"
+
+
+def bound_http_client(timeout_s: float, retries: int,
+                      environ: MutableMapping[str, str] | None = None) -> Callable[[], None]:
+    """Bound MLflow's REST client: ``timeout_s`` per request and ``retries`` of its own
+    (its defaults, 120 s and 7 retries with backoff, hold a call for minutes). MLflow reads
+    both variables at each request; returns a function that puts the old values back.
+
+    >>> env = {HTTP_RETRIES_ENV: "7"}
+    >>> restore = bound_http_client(2.5, 0, env)
+    >>> env[HTTP_TIMEOUT_ENV], env[HTTP_RETRIES_ENV]
+    ('3', '0')
+    >>> restore(); env
+    {'MLFLOW_HTTP_REQUEST_MAX_RETRIES': '7'}
+    """
+    env = os.environ if environ is None else environ
+    old = {k: env.get(k) for k in (HTTP_TIMEOUT_ENV, HTTP_RETRIES_ENV)}
+    # MLflow parses the timeout as an int: round up so a bound is never shorter than asked
+    env[HTTP_TIMEOUT_ENV] = str(max(1, int(-(-timeout_s // 1))))
+    env[HTTP_RETRIES_ENV] = str(int(retries))
+
+    def restore() -> None:
+        for k, v in old.items():
+            if v is None:
+                env.pop(k, None)
+            else:
+                env[k] = v
+
+    return restore
 
 
 def _first_line(exc: BaseException) -> str:

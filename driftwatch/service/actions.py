@@ -6,9 +6,18 @@ the MLflow store (``<state>/mlruns`` unless a tracking URI is set) and the GPU p
 (``<state>/pool``) are shared. The run loop hands each decision that names an action to
 :meth:`ServiceActions.submit`, which writes it to the outbox (durable, idempotent by
 ``model:tier:window_id``) before anything runs (invariant 4): a decision made again after a
-crash is a no-op. The scheduler calls :meth:`run_pending` and :meth:`dispatch`; HTTP calls
-:meth:`admin` and :meth:`audit`. With ``actions.execute: false`` decisions are recorded
-and nothing runs.
+crash is a no-op. With ``actions.execute: false`` decisions are recorded and nothing runs.
+
+Nothing here that may wait on MLflow runs in the loop's thread. :meth:`start` opens two
+:class:`~driftwatch.service.lanes.Lane` threads: ``mlflow`` runs the actions that need the
+registry (online updates, shadows, retrainings), drives the GPU pool and scores live
+batches for shadows (handed over from the loop, never waited for); ``alerts`` runs alerts
+and webhooks, so an MLflow outage never holds one back. Every MLflow call is bounded
+(``actions.mlflow_timeout``, ``mlflow_http_retries``, ``mlflow_attempts``); an action that
+finds MLflow down backs off (``retry_backoff`` doubling to ``retry_backoff_max``) and the
+``mlflow`` dependency reads down. :meth:`stop` gives a call in flight ``shutdown_grace``,
+then abandons it: its action stays open in the outbox. HTTP calls :meth:`admin` and
+:meth:`audit`.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from driftwatch.actions.backoff import Backoff
 from driftwatch.actions.context import shadow_defaults
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionState
@@ -29,6 +39,7 @@ from driftwatch.metrics import Metrics
 from driftwatch.pipeline import WindowResult
 from driftwatch.policy.decision import Decision
 from driftwatch.service.config import ServiceConfig
+from driftwatch.service.dependencies import Dependencies
 from driftwatch.service.http import AdminResult
 from driftwatch.service.metrics_live import PoolSnapshot
 
@@ -93,27 +104,46 @@ class ModelActions:
 class ServiceActions:
     """Outboxes, executors and the pool behind the few calls the service makes."""
 
-    def __init__(self, config: ServiceConfig, *, clock: Clock, metrics: Metrics) -> None:
+    def __init__(self, config: ServiceConfig, *, clock: Clock, metrics: Metrics,
+                 dependencies: Dependencies | None = None) -> None:
         self.config = config
         self.clock = clock
         self.metrics = metrics
+        self.deps = dependencies if dependencies is not None else Dependencies(clock)
         self.execute = config.execute_actions
         self.models: dict[str, ModelActions] = {}
         self._seen_final: set[tuple[str, int]] = set()
         self._seen_jobs: set[str] = set()
-        self._lock = threading.Lock()  # scheduler runs vs. HTTP admin calls
+        # the mlflow lane vs. HTTP admin calls; never taken in the loop's thread
+        self._lock = threading.Lock()
+        self._count_lock = threading.Lock()  # both lanes count what finished
         self.registry: Any = None
         self.pool: Any = None
+        self.lanes: dict[str, Any] = {}  # name -> driftwatch.service.lanes.Lane
+        self.abandoned = False  # a lane was still in a call at stop
+        self._restore_env: Any = None
+        lim = config.mlflow
+        self.backoff = Backoff(lim.backoff_s, lim.backoff_max_s)
+        self._champion_wait: dict[str, tuple[int, float]] = {}  # model -> (failures, at)
+        self._dropped = 0
         if self.execute:
             self._open_registry_and_pool()
 
     def _open_registry_and_pool(self) -> None:
         from driftwatch.gpupool import GpuPool, OffPeakWindows, create_backend
         from driftwatch.registry.mlflow_registry import MlflowRegistry
+        from driftwatch.registry.retry import Retry, bound_http_client
 
         cfg, state = self.config, self.config.state_dir
         uri = cfg.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or None
-        self.registry = MlflowRegistry.from_uri(uri, state)
+        lim = cfg.mlflow
+        self._restore_env = bound_http_client(lim.timeout_s, lim.http_retries)
+        self.deps.declare("mlflow", critical=False)
+        self.registry = MlflowRegistry.from_uri(
+            uri, state, retry=Retry(attempts=lim.attempts, observer=self._observe_mlflow))
+        # the embedded store is created whole (or repaired) now: local, a second at most;
+        # a broken store that holds data stops the start with what to do
+        self.registry.ensure_store()
         p = cfg.pool
         offpeak = OffPeakWindows(p.offpeak, weekends=p.offpeak_weekends, tz=p.offpeak_tz) \
             if p.offpeak else None
@@ -137,7 +167,8 @@ class ServiceActions:
                 reference_path=reference, cutoff=cutoff, shadow_defaults=shadow_defaults,
                 on_promote=on_promote, drive_pool=False,
                 columns=dict(champion.columns) if champion is not None else None,
-                max_concurrent_retrains=getattr(limits, "max_concurrent_retrains", None))
+                max_concurrent_retrains=getattr(limits, "max_concurrent_retrains", None),
+                backoff_s=self.backoff.initial_s, max_backoff_s=self.backoff.max_s)
         ma = ModelActions(model, outbox, executor, reference, profile, policy,
                           champion=champion,
                           features=tuple(profile.schema.names) if profile is not None else ())
@@ -163,13 +194,25 @@ class ServiceActions:
             return
         executor = ma.executor
 
-        def observe(batch: Any) -> None:
-            with self._lock:  # the loop's thread; the scheduler runs actions meanwhile
-                executor.observe_batch(model, monitor.profile.schema, batch)
-
-        def running() -> int:
+        def score(schema: Any, batch: Any) -> None:
             with self._lock:
-                return int(executor.active_retrains(model))
+                executor.observe_batch(model, schema, batch)
+
+        def observe(batch: Any) -> None:  # the loop's thread: hand over, never wait
+            if not len(batch) or not executor.shadows_running(model):
+                return
+            schema = monitor.profile.schema
+            lane = self.lanes.get("mlflow")
+            if lane is None:
+                score(schema, batch)
+            elif not lane.post(lambda: score(schema, batch)):
+                self._dropped += 1
+                if self._dropped in (1, 10, 100) or self._dropped % 1000 == 0:
+                    log.warning("%s: the shadow scorer is busy (MLflow slow or down?): %d "
+                                "live batches left unscored so far", model, self._dropped)
+
+        def running() -> int:  # outbox and pool are thread-safe: no lock to wait for
+            return int(executor.active_retrains(model))
 
         monitor.on_predictions = observe
         monitor.retrains_running = running
@@ -188,25 +231,77 @@ class ServiceActions:
                    "reference": ma.reference,
                    "extra": {"window_id": cw.window_id, "n_events": cw.n_events,
                              "partial": cw.partial}}
-        # under the scheduler's lock: a run_pending between recording the action and
-        # exporting its window would export the same window file at the same time
-        with self._lock:
-            if ma.outbox.by_key(decision.key) is not None:
-                return False
-            if ma.executor is not None:
-                ma.executor.submit(decision, context)
-            else:
-                ma.outbox.record(decision, context)
+        # no lock the mlflow lane holds: the outbox is idempotent by key and thread-safe,
+        # and an export runs once (its own lock) even when the lane resumes the action
+        if ma.outbox.by_key(decision.key) is not None:
+            return False
+        if ma.executor is not None:
+            ma.executor.submit(decision, context)
+            if str(decision.action) == "alert" and "alerts" in self.lanes:
+                self.lanes["alerts"].kick("alerts")
+        else:
+            ma.outbox.record(decision, context)
         self.metrics.record_action(decision.model, str(decision.action), "submitted")
         log.info("%s: %s decided at window %d (tier %s)%s", decision.model, decision.action,
                  decision.window_id, decision.tier,
                  ", awaiting approval" if decision.requires_approval else "")
         return True
 
-    # -- the scheduler's side -------------------------------------------------------------------
+    # -- the lanes' side -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the ``mlflow`` and ``alerts`` lanes (nothing runs without actions.execute)."""
+        if not self.execute or self.lanes:
+            return
+        from driftwatch.service.lanes import Lane
+
+        s = self.config.scheduler
+        report = self.metrics.record_job
+        self.lanes = {
+            "mlflow": Lane("mlflow", [("actions", s.actions_s, self.run_registry_actions),
+                                      ("offpeak_dispatch", s.offpeak_dispatch_s,
+                                       self.dispatch)], clock=self.clock, report=report),
+            "alerts": Lane("alerts", [("alerts", s.actions_s, self.run_alerts)],
+                           clock=self.clock, report=report),
+        }
+        for lane in self.lanes.values():
+            lane.start()
+
+    def request_stop(self) -> None:
+        for lane in self.lanes.values():
+            lane.request_stop()
+
+    def stop(self, timeout_s: float | None = None) -> bool:
+        """Stop the lanes within ``timeout_s`` (default ``actions.shutdown_grace``) in all;
+        False when one was abandoned inside a call."""
+        grace = self.config.mlflow.shutdown_grace_s if timeout_s is None else timeout_s
+        deadline = self.clock.monotonic() + grace
+        self.request_stop()
+        for lane in self.lanes.values():
+            if not lane.stop(max(0.0, deadline - self.clock.monotonic())):
+                self.abandoned = True
+        return not self.abandoned
+
     def run_pending(self) -> None:
-        """Drive the pool, advance every model's pending actions, count what finished.
-        After a restart this is also the resume: finished steps are skipped."""
+        """Alerts, then the actions that need MLflow (both lanes' work, in the caller's
+        thread: tests and tools). After a restart this is also the resume."""
+        self.run_alerts()
+        self.run_registry_actions()
+
+    def run_alerts(self) -> None:
+        """Advance every model's alerts and webhooks; MLflow's state does not matter."""
+        for ma in self.models.values():
+            if ma.executor is not None:
+                try:
+                    ma.executor.run_pending(kinds=("alert",))
+                except DriftwatchError as exc:  # logged; the next run tries again
+                    log.error("%s: alerts: %s", ma.model, exc)
+        self._count_finished()
+
+    def run_registry_actions(self) -> None:
+        """Drive the pool, advance every model's actions that need MLflow, count what
+        finished. An outage backs the model's actions off; it never raises."""
+        from driftwatch.actions.executor import NEEDS_MLFLOW
+
         with self._lock:
             if self.pool is not None:
                 self.pool.poll()
@@ -214,11 +309,34 @@ class ServiceActions:
             for ma in self.models.values():
                 if ma.executor is not None:
                     try:
-                        self._ensure_champion(ma)
-                        ma.executor.run_pending()
+                        if self._champion_ready(ma):
+                            ma.executor.run_pending(kinds=NEEDS_MLFLOW)
                     except DriftwatchError as exc:  # logged; the next run tries again
                         log.error("%s: actions: %s", ma.model, exc)
             self._count_finished()
+
+    def _observe_mlflow(self, error: BaseException | None) -> None:
+        self.deps.mark("mlflow", error is None, str(error) if error is not None else "")
+
+    def _champion_ready(self, ma: ModelActions) -> bool:
+        """The champion check, backed off like an action while MLflow is down."""
+        from driftwatch.registry.retry import RegistryUnavailableError
+
+        failures, at = self._champion_wait.get(ma.model, (0, 0.0))
+        now = self.clock.now()
+        if at > now:
+            return False
+        try:
+            self._ensure_champion(ma)
+        except RegistryUnavailableError as exc:
+            failures += 1
+            retry_at = self.backoff.retry_at(now, failures)
+            self._champion_wait[ma.model] = (failures, retry_at)
+            log.warning("%s: actions that need MLflow wait %.0fs (attempt %d): %s",
+                        ma.model, retry_at - now, failures, exc)
+            return False
+        self._champion_wait.pop(ma.model, None)
+        return True
 
     def _ensure_champion(self, ma: ModelActions) -> None:
         """The user's champion (``champion:`` in the config) must exist and find its input
@@ -254,6 +372,10 @@ class ServiceActions:
                 self.pool.dispatch()
 
     def _count_finished(self) -> None:
+        with self._count_lock:
+            self._count_finished_locked()
+
+    def _count_finished_locked(self) -> None:
         for ma in self.models.values():
             for rec in ma.outbox.list(states=_FINAL):
                 if (ma.model, rec.id) not in self._seen_final:
@@ -375,8 +497,7 @@ class ServiceActions:
         from driftwatch.actions.audit import AuditTrail
 
         ma = self.models[model]
-        with self._lock:
-            entries = AuditTrail(ma.outbox, self.pool).entries()
+        entries = AuditTrail(ma.outbox, self.pool).entries()  # thread-safe reads, no lock
         return [orjson.loads(orjson.dumps(e, option=orjson.OPT_NON_STR_KEYS)) for e in entries]
 
     def export(self, model: str, path: Any) -> None:
@@ -425,10 +546,17 @@ class ServiceActions:
         return out
 
     def close(self) -> None:
-        for ma in self.models.values():
-            (ma.executor or ma.outbox).close()
-        if self.pool is not None:
-            self.pool.close()
+        if self.abandoned:  # a lane may still write: the process exit closes the files
+            log.info("outboxes left open for the abandoned action thread; the next start "
+                     "resumes its action")
+        else:
+            for ma in self.models.values():
+                (ma.executor or ma.outbox).close()
+            if self.pool is not None:
+                self.pool.close()
+        if self._restore_env is not None:
+            self._restore_env()
+            self._restore_env = None
 
 
 def _has(outbox: Outbox, action_id: int) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -78,4 +79,11 @@ def run_command(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    return service.run()
+    code = service.run()
+    if service.actions is not None and service.actions.abandoned:
+        # an action thread is still inside an MLflow call, and libraries' worker threads
+        # (joined at interpreter exit) may be too: leave now, the outbox resumes it
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(code)
+    return code

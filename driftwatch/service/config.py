@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_CONFIG",
     "CheckpointConfig",
     "HttpConfig",
+    "MlflowLimits",
     "ModelConfig",
     "PoolConfig",
     "ReportsConfig",
@@ -90,6 +91,12 @@ scheduler:                       # wall-clock work (APScheduler)
 actions:
   execute: true                  # run decided actions (false: decide and record only)
   # tracking_uri: http://mlflow:5000   # default: $MLFLOW_TRACKING_URI, else <state_dir>
+  mlflow_timeout: 10s            # per HTTP request to MLflow (MLFLOW_HTTP_REQUEST_TIMEOUT)
+  mlflow_http_retries: 0         # its HTTP client's own retries (..._MAX_RETRIES)
+  mlflow_attempts: 2             # tries per MLflow call before the action backs off
+  retry_backoff: 30s             # an action waiting for MLflow tries again after this,
+  retry_backoff_max: 10m         # doubling up to this; alerts and webhooks never wait
+  shutdown_grace: 5s             # on SIGTERM, how long an MLflow call in flight may finish
 
 pool:
   backend: local                 # local | ray  (Kubernetes: `driftwatch pool render`)
@@ -189,6 +196,12 @@ class _SchedulerSpec(_Spec):
 class _ActionsSpec(_Spec):
     execute: bool = True
     tracking_uri: str | None = None
+    mlflow_timeout: _Dur = "10s"
+    mlflow_http_retries: int = Field(default=0, ge=0, le=10)
+    mlflow_attempts: int = Field(default=2, ge=1, le=10)
+    retry_backoff: _Dur = "30s"
+    retry_backoff_max: _Dur = "10m"
+    shutdown_grace: _Dur = "5s"
 
 
 class _MetricsSpec(_Spec):
@@ -268,6 +281,18 @@ class ReportsConfig:
 
 
 @dataclass(frozen=True)
+class MlflowLimits:
+    """How long the daemon lets MLflow hold an action (``actions:`` keys, in seconds)."""
+
+    timeout_s: float = 10.0  # one HTTP request
+    http_retries: int = 0  # the HTTP client's own retries of one request
+    attempts: int = 2  # driftwatch's tries of one call before the action backs off
+    backoff_s: float = 30.0  # first wait of an action after an outage; doubles
+    backoff_max_s: float = 600.0
+    shutdown_grace_s: float = 5.0  # how long shutdown waits for a call in flight
+
+
+@dataclass(frozen=True)
 class ServiceConfig:
     file: str
     base_dir: Path
@@ -283,6 +308,7 @@ class ServiceConfig:
     feature_cap: int
     report_on_done: bool
     reports: ReportsConfig = field(default_factory=ReportsConfig)
+    mlflow: MlflowLimits = MlflowLimits()
 
 
 def _located(doc: LocatedDoc, exc: ValidationError) -> ConfigError:
@@ -352,6 +378,20 @@ def parse_service_config(
             raise doc.error(("models", i, "name"), f"model name {name!r} given twice")
         seen.add(name or "")
     s = spec.scheduler
+    a = spec.actions
+    limits = MlflowLimits(
+        timeout_s=_duration(a.mlflow_timeout), http_retries=a.mlflow_http_retries,
+        attempts=a.mlflow_attempts, backoff_s=_duration(a.retry_backoff),
+        backoff_max_s=_duration(a.retry_backoff_max),
+        shutdown_grace_s=_duration(a.shutdown_grace))
+    for key, value in (("mlflow_timeout", limits.timeout_s), ("retry_backoff", limits.backoff_s)):
+        if value <= 0:
+            raise doc.error(("actions", key), "expected a positive duration",
+                            found=getattr(a, key))
+    if limits.backoff_max_s < limits.backoff_s:
+        raise doc.error(("actions", "retry_backoff_max"),
+                        f"must not be shorter than retry_backoff ({a.retry_backoff})",
+                        found=a.retry_backoff_max)
     return ServiceConfig(
         file=file,
         base_dir=base,
@@ -393,6 +433,7 @@ def parse_service_config(
             windows=spec.report.windows,
             keep=spec.report.keep,
         ),
+        mlflow=limits,
     )
 
 

@@ -7,8 +7,12 @@ The consume loop runs in the main thread and is the only code that touches the m
 
 APScheduler jobs request checkpoints, watch for stale input, drive actions and the GPU
 pool, reload policies and references; what they would change in a monitor is handed to the
-loop. HTTP reads snapshots taken under the loop's lock. SIGTERM/SIGINT: the batch in hand
-is finished, a final checkpoint written, offsets committed, exit 0.
+loop. Actions run in their own threads (:mod:`~driftwatch.service.lanes`), so no MLflow
+call is ever waited for here. HTTP reads snapshots taken under the loop's lock; ``/readyz``
+names each dependency's state (:mod:`~driftwatch.service.dependencies`). SIGTERM/SIGINT:
+the batch in hand is finished, a final checkpoint written, offsets committed, and an action
+still inside an MLflow call after ``actions.shutdown_grace`` is abandoned (it stays open in
+the outbox); exit 0.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from driftwatch.service.actions import (
 )
 from driftwatch.service.checkpoint import Checkpoints
 from driftwatch.service.config import ServiceConfig
+from driftwatch.service.dependencies import Dependencies
 from driftwatch.service.http import ADMIN_ACTIONS, Endpoints, HttpServer
 from driftwatch.service.live_reports import LiveReports, report_job
 from driftwatch.service.live_source import PacedSource
@@ -51,7 +56,7 @@ __all__ = ["Service"]
 
 log = logging.getLogger(__name__)
 
-JOBS = ("checkpoint", "staleness", "actions", "policy_reload", "reference_refresh",
+JOBS = ("checkpoint", "staleness", "actions", "alerts", "policy_reload", "reference_refresh",
         "offpeak_dispatch", "reports")
 
 
@@ -77,6 +82,7 @@ class Service:
                                version=__version__)
         register_process_collectors(self.registry)
         self.inbox = LoopInbox()
+        self.deps = Dependencies(self.clock)  # what /readyz and driftwatch_dependency_up say
         self.runtimes: list[ModelRuntime] = []
         self.lock = threading.RLock()  # held by the loop while it changes a monitor
         self._stop = threading.Event()
@@ -122,7 +128,8 @@ class Service:
         cfg = self.config
         self._lock_file.acquire()
         state = cfg.state_dir
-        self.actions = ServiceActions(cfg, clock=self.clock, metrics=self.metrics)
+        self.actions = ServiceActions(cfg, clock=self.clock, metrics=self.metrics,
+                                      dependencies=self.deps)
         for mc in cfg.models:
             rt = ModelRuntime.open(mc, state_dir=state, base_dir=cfg.base_dir, clock=self.clock)
             if any(r.name == rt.name for r in self.runtimes):
@@ -130,6 +137,8 @@ class Service:
                                  "each a distinct `name`")
             self.runtimes.append(rt)
             self.metrics.register_model(rt.name, rt.monitor.profile.schema.names)
+        if any(rt.connector.kind == "kafka" for rt in self.runtimes):
+            self.deps.declare("kafka", probe=self._kafka_up)
         self.metrics.declare_jobs(JOBS)
         self.metrics.declare_admin(ADMIN_ACTIONS)
         self.registry.register(LiveCollector(self.snapshot, self.clock))
@@ -159,6 +168,7 @@ class Service:
         self._write_service_file()
         self.scheduler = self._make_scheduler()
         self.scheduler.start()
+        self.actions.start()
         self._running = True
 
     def _restore(self) -> None:
@@ -183,6 +193,8 @@ class Service:
 
     def _close(self, *, final_checkpoint: bool) -> None:
         self._running = False
+        if self.actions is not None:  # no new action work; what runs ends meanwhile
+            self.actions.request_stop()
         if self.scheduler is not None:
             self.scheduler.shutdown(wait=True)
         if self.reports is not None:
@@ -199,6 +211,7 @@ class Service:
             except Exception:
                 log.exception("closing %s failed", rt.name)
         if self.actions is not None:
+            self.actions.stop()  # bounded: a call still in flight is abandoned
             self.actions.close()
         if self.http is not None:
             self.http.stop()
@@ -315,7 +328,8 @@ class Service:
             started_monotonic=self._started, models=models,
             checkpoint_monotonic=cp.last_monotonic if cp else None,
             checkpoint_bytes=cp.size_bytes if cp else 0,
-            restore_seconds=self._restore_s, stale_after_s=self.config.stale_after_s, **kw)
+            restore_seconds=self._restore_s, stale_after_s=self.config.stale_after_s,
+            dependencies=self.deps.gauges(), **kw)
 
     def ready(self) -> tuple[bool, dict[str, Any]]:
         now = self.clock.monotonic()
@@ -324,9 +338,16 @@ class Service:
         age = now - since
         fresh = age <= self.config.checkpoint.max_age_s
         sources = {rt.name: rt.ready or rt.done for rt in self.runtimes}
-        ok = self._running and fresh and all(sources.values())
+        ok = self._running and fresh and all(sources.values()) and self.deps.ready()
         return ok, {"running": self._running, "checkpoint_age_seconds": round(age, 3),
-                    "checkpoint_fresh": fresh, "sources": sources}
+                    "checkpoint_fresh": fresh, "sources": sources,
+                    "dependencies": self.deps.to_dict()}
+
+    def _kafka_up(self) -> tuple[bool | None, str]:
+        kafka = [rt for rt in self.runtimes if rt.connector.kind == "kafka" and not rt.done]
+        down = [rt.name for rt in kafka if not rt.ready]
+        return not down, ("no broker connection or no partitions assigned for "
+                          + ", ".join(down)) if down else ""
 
     def status(self) -> dict[str, Any]:
         ok, details = self.ready()
@@ -370,10 +391,7 @@ class Service:
         sched.add("reference_refresh", s.reference_refresh_s, self._refresh_references)
         if self.config.reports.rolling_s:
             sched.add("reports", self.config.reports.rolling_s, self._rolling_reports)
-        if self.actions is not None:
-            sched.add("actions", s.actions_s, self.actions.run_pending)
-            sched.add("offpeak_dispatch", s.offpeak_dispatch_s, self.actions.dispatch)
-        return sched
+        return sched  # actions and off-peak dispatch run in the actions' own threads
 
     def _request_checkpoint(self) -> None:
         if self.checkpoints is not None:

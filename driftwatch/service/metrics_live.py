@@ -80,6 +80,8 @@ class ServiceSnapshot:
     stale_after_s: float = math.inf
     pool: PoolSnapshot = field(default_factory=PoolSnapshot)
     shadow_metric_names: tuple[str, ...] = ("gini", "auc", "ks_score", "brier")
+    #: 1 (up), 0 (down) or NaN (not known yet) per declared dependency (kafka, mlflow, ...)
+    dependencies: Mapping[str, float] = field(default_factory=dict)
 
 
 class LiveCollector(Collector):
@@ -112,6 +114,8 @@ class LiveCollector(Collector):
         add("driftwatch_pool_in_use_gpus", p.in_use)
         add("driftwatch_pool_queued_jobs", p.queued)
         add("driftwatch_pool_running_jobs", p.running)
+        for name, up in sorted(snap.dependencies.items()):
+            add("driftwatch_dependency_up", up, name)
         for m in snap.models:
             self._model(m, snap, now, add, fam)
         yield from fam.values()

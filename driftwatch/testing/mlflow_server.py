@@ -39,16 +39,18 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def start_mlflow_server(root: Path) -> tuple[str, subprocess.Popen[bytes], Any]:
-    """Start a server keeping its state in ``root``; returns its URL, process and log."""
-    port = free_port()
+def start_mlflow_server(root: Path, port: int | None = None
+                        ) -> tuple[str, subprocess.Popen[bytes], Any]:
+    """Start a server keeping its state in ``root`` (on ``port``, default a free one: pass
+    the first one's to restart it where clients look); returns its URL, process and log."""
+    port = port or free_port()
     url = f"http://127.0.0.1:{port}"
     argv = [
         sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
         "--workers", "1", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
         "--serve-artifacts", "--artifacts-destination", str(root / "artifacts"),
     ]
-    log = open(root / "server.log", "wb")  # noqa: SIM115 - closed after the server stops
+    log = open(root / "server.log", "ab")  # noqa: SIM115 - closed after the server stops
     proc = subprocess.Popen(
         argv, stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True
     )

@@ -27,15 +27,16 @@ def _actions(state: Path) -> list[dict]:
 
 def test_the_daemon_shadows_on_live_traffic_and_reports_what_ran(
         tmp_path, driftwatch_daemon, service_config_factory):
-    # the bundled recording (its moderate episode runs a shadow), ten days of event time
-    # per second: the shadow runs for a few seconds of wall time
+    # the bundled recording (its moderate episode runs a shadow), a day of event time per
+    # second: the consume loop never waits for the actions' thread, so the recording must
+    # outlast the online updates queued before the shadow, or no live row is left to score
     connector = tmp_path / "demo-file.yaml"
     connector.write_text((ROOT / "connectors/demo-file.yaml").read_text().replace(
         "data/demo/", f"{ROOT / 'data/demo'}/"))
     cfg = service_config_factory(
         tmp_path / "svc.yaml", connector,
         ROOT / "policies/credit-risk-demo.yaml", reference=ROOT / "data/demo/reference.parquet",
-        execute=True, gpus=10, speed=864000.0)
+        execute=True, gpus=10, speed=86400.0)
     state = tmp_path / "state"
     d = driftwatch_daemon(cfg, state)
     d.wait_ready()

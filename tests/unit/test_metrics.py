@@ -59,7 +59,7 @@ def test_catalogue_names_follow_prometheus_conventions():
         "driftwatch_business_value",
         "driftwatch_signal_severity", "driftwatch_tier", "driftwatch_data_quality_fault",
         "driftwatch_shadow_active", "driftwatch_shadow_metric_value",
-        "driftwatch_build_info",
+        "driftwatch_build_info", "driftwatch_dependency_up",
     }
 
 
@@ -88,7 +88,9 @@ def test_every_metric_has_a_series_before_the_first_event():
          SignalResult("variance_ratio", "confidence", 1.0),
          SignalResult("gini", "business", 0.6)],
         Decision(model="credit", window_id=3, time=60.0, tier=Tier.NONE, raw_tier=Tier.NONE)))
-    snap = ServiceSnapshot(started_monotonic=0.0, models=(ModelSnapshot("credit"),))
+    # a daemon declares its dependencies at start (state unknown, NaN, until first seen)
+    snap = ServiceSnapshot(started_monotonic=0.0, models=(ModelSnapshot("credit"),),
+                           dependencies={"mlflow": math.nan})
     reg.register(LiveCollector(lambda: snap, ManualClock(5.0)))
     families = scrape(reg)
     missing = [s.name for s in CATALOGUE
