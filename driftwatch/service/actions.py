@@ -31,6 +31,7 @@ from driftwatch.policy.decision import Decision
 from driftwatch.service.config import ServiceConfig
 from driftwatch.service.http import AdminResult
 from driftwatch.service.metrics_live import PoolSnapshot
+from driftwatch.state import write_fault
 
 __all__ = [
     "ModelActions",
@@ -93,8 +94,10 @@ class ModelActions:
 class ServiceActions:
     """Outboxes, executors and the pool behind the few calls the service makes."""
 
-    def __init__(self, config: ServiceConfig, *, clock: Clock, metrics: Metrics) -> None:
+    def __init__(self, config: ServiceConfig, *, clock: Clock, metrics: Metrics,
+                 disk: Any = None) -> None:
         self.config = config
+        self.disk = disk  # a StateDisk: actions wait while the state folder refuses writes
         self.clock = clock
         self.metrics = metrics
         self.execute = config.execute_actions
@@ -191,7 +194,10 @@ class ServiceActions:
         # under the scheduler's lock: a run_pending between recording the action and
         # exporting its window would export the same window file at the same time
         with self._lock:
-            if ma.outbox.by_key(decision.key) is not None:
+            existing = ma.outbox.by_key(decision.key)
+            if existing is not None:  # made again after a restart: its window, if unwritten
+                if ma.executor is not None:
+                    ma.executor.export_recorded(existing)
                 return False
             if ma.executor is not None:
                 ma.executor.submit(decision, context)
@@ -207,18 +213,29 @@ class ServiceActions:
     def run_pending(self) -> None:
         """Drive the pool, advance every model's pending actions, count what finished.
         After a restart this is also the resume: finished steps are skipped."""
+        if self.disk is not None and not self.disk.writable:
+            return  # the loop probes the folder; actions go on once it resumes
         with self._lock:
-            if self.pool is not None:
-                self.pool.poll()
-                self.pool.dispatch()
-            for ma in self.models.values():
-                if ma.executor is not None:
-                    try:
-                        self._ensure_champion(ma)
-                        ma.executor.run_pending()
-                    except DriftwatchError as exc:  # logged; the next run tries again
-                        log.error("%s: actions: %s", ma.model, exc)
-            self._count_finished()
+            try:
+                self._run_pending()
+            except Exception as exc:  # a full or read-only state folder: wait, then go on
+                if self.disk is None or not self.disk.failed(exc, where="actions"):
+                    raise
+
+    def _run_pending(self) -> None:
+        if self.pool is not None:
+            self.pool.poll()
+            self.pool.dispatch()
+        for ma in self.models.values():
+            if ma.executor is not None:
+                try:
+                    self._ensure_champion(ma)
+                    ma.executor.run_pending()
+                except DriftwatchError as exc:  # logged; the next run tries again
+                    if write_fault(exc) is not None:
+                        raise
+                    log.error("%s: actions: %s", ma.model, exc)
+        self._count_finished()
 
     def _ensure_champion(self, ma: ModelActions) -> None:
         """The user's champion (``champion:`` in the config) must exist and find its input

@@ -37,6 +37,7 @@ from driftwatch.service.actions import (
 )
 from driftwatch.service.checkpoint import Checkpoints
 from driftwatch.service.config import ServiceConfig
+from driftwatch.service.disk import StateDisk
 from driftwatch.service.http import ADMIN_ACTIONS, Endpoints, HttpServer
 from driftwatch.service.live_reports import LiveReports, report_job
 from driftwatch.service.live_source import PacedSource
@@ -87,6 +88,8 @@ class Service:
         self._reported: set[str] = set()
         self._idle_logged = False
         self._lock_file = StateDirLock(config.state_dir)
+        self.disk = StateDisk(config.state_dir, clock=self.clock, metrics=self.metrics)
+        self._rewind_due = False  # paused on a disk fault: go back to the checkpoint
         self.checkpoints: Checkpoints | None = None
         self.actions: ServiceActions | None = None
         self.http: HttpServer | None = None
@@ -122,7 +125,8 @@ class Service:
         cfg = self.config
         self._lock_file.acquire()
         state = cfg.state_dir
-        self.actions = ServiceActions(cfg, clock=self.clock, metrics=self.metrics)
+        self.actions = ServiceActions(cfg, clock=self.clock, metrics=self.metrics,
+                                      disk=self.disk)
         for mc in cfg.models:
             rt = ModelRuntime.open(mc, state_dir=state, base_dir=cfg.base_dir, clock=self.clock)
             if any(r.name == rt.name for r in self.runtimes):
@@ -140,7 +144,9 @@ class Service:
         store = CheckpointStore(state / "checkpoints", keep=cfg.checkpoint.keep,
                                 timer=self.clock.monotonic,
                                 legacy=state / "checkpoint.sqlite3")
-        self.checkpoints = Checkpoints(store, self.runtimes, self.lock, self.metrics, self.clock)
+        self.checkpoints = Checkpoints(store, self.runtimes, self.lock, self.metrics, self.clock,
+                                       on_fault=lambda exc: self.disk.failed(
+                                           exc, where="checkpoint"))
         for rt in self.runtimes:
             self.actions.add_model(
                 rt.name, reference=str(rt.reference_path) if rt.reference_path else None,
@@ -188,7 +194,11 @@ class Service:
         if self.reports is not None:
             self.reports.close()
         if self.checkpoints is not None:
-            if final_checkpoint:
+            self.checkpoints.on_fault = None  # stopping: a failure is just reported
+            if final_checkpoint and self._rewind_due:
+                log.warning("the state folder refused writes: no final checkpoint; the last "
+                            "durable one stays and a restart resumes from it")
+            elif final_checkpoint:
                 self.inbox.drain()
                 if not self.checkpoints.final():
                     log.error("the final checkpoint failed; the previous one stays")
@@ -209,26 +219,90 @@ class Service:
     # -- the loop -------------------------------------------------------------------------------
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self.inbox.drain()
-            self.checkpoints.tick()  # type: ignore[union-attr]
-            active = [rt for rt in self.runtimes if not rt.done]
-            if not active:
-                if self.exit_when_done:
-                    self._say_open_actions()
-                    return
-                if not self._idle_logged:
-                    self._idle_logged = True
-                    where = self.http.url if self.http else "(HTTP disabled)"
-                    log.info("every source is consumed; serving %s/metrics and /reports/ "
-                             "until SIGTERM or Ctrl-C", where)
-                self.inbox.wake.wait(0.5)
-                self.inbox.wake.clear()
+            if self._rewind_due or not self.disk.writable:
+                self._paused()
                 continue
-            timeout = 0.5 if len(active) == 1 else 0.1
-            for rt in active:
-                if self._stop.is_set():
-                    break
-                self._step(rt, timeout)
+            try:
+                if not self._once():
+                    return
+            except Exception as exc:
+                if not self.disk.failed(exc, where=_where(exc)):
+                    raise
+
+    def _once(self) -> bool:
+        """One pass of the loop; False when it is time to return."""
+        self.inbox.drain()
+        self.checkpoints.tick()  # type: ignore[union-attr]
+        active = [rt for rt in self.runtimes if not rt.done]
+        if not active:
+            if self.exit_when_done:
+                self._say_open_actions()
+                return False
+            if not self._idle_logged:
+                self._idle_logged = True
+                where = self.http.url if self.http else "(HTTP disabled)"
+                log.info("every source is consumed; serving %s/metrics and /reports/ "
+                         "until SIGTERM or Ctrl-C", where)
+            self.inbox.wake.wait(0.5)
+            self.inbox.wake.clear()
+            return True
+        timeout = 0.5 if len(active) == 1 else 0.1
+        for rt in active:
+            if self._stop.is_set() or not self.disk.writable:
+                break
+            self._step(rt, timeout)
+        return True
+
+    # -- a full or read-only state folder -------------------------------------------------------
+    def _paused(self) -> None:
+        """Consume and commit nothing; probe the folder with backoff; once it takes writes,
+        go back to the last durable checkpoint (what a restart would do) and go on. What
+        the monitors took in since that checkpoint is dropped and read again, so nothing
+        is lost or counted twice (offsets were never committed past it)."""
+        assert self.checkpoints is not None
+        if not self._rewind_due:
+            self._rewind_due = True
+            self.checkpoints.abandon()
+        if not self.disk.retry_due():
+            self._stop.wait(min(0.5, max(0.01, self.disk.seconds_to_retry())))
+            return
+        if not self.disk.probe():
+            return
+        try:
+            self._rewind()
+        except Exception as exc:
+            if not self.disk.failed(exc, where=f"resume ({_where(exc)})"):
+                raise
+            return
+        self._rewind_due = False
+        self.disk.recovered()
+
+    def _rewind(self) -> None:
+        """Every model back to the newest durable checkpoint, with a fresh source."""
+        assert self.checkpoints is not None
+        self.checkpoints.writer.wait()
+        self.checkpoints.commit_durable()  # one that became durable before the fault
+        if not self.disk.writable:
+            raise StateError("the checkpoint writer failed again")
+        cp = self.checkpoints.store.load()
+        saved = cp.models if cp is not None else {}
+        for i, old in enumerate(list(self.runtimes)):
+            old.discard()
+            rt = ModelRuntime.open(old.config, state_dir=self.config.state_dir,
+                                   base_dir=self.config.base_dir, clock=self.clock)
+            with self.lock:
+                self.runtimes[i] = rt
+                results = rt.restore(saved.get(rt.name))
+                if saved.get(rt.name) is not None:
+                    restore_view(self.metrics, rt.name, last_record(rt.timeline.path))
+            if self.actions is not None:
+                self.actions.attach(rt.name, rt.monitor)
+                self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))
+            self._handle(rt, results)
+        if cp is not None:
+            self.checkpoints.restored(cp)
+        log.info("resumed from checkpoint %s", cp.seq if cp is not None else "(none: from "
+                 "the start)")
 
     def _say_open_actions(self) -> None:
         if self.actions is not None:
@@ -324,9 +398,11 @@ class Service:
         age = now - since
         fresh = age <= self.config.checkpoint.max_age_s
         sources = {rt.name: rt.ready or rt.done for rt in self.runtimes}
-        ok = self._running and fresh and all(sources.values())
+        writable, why = self.disk.readiness()
+        ok = self._running and fresh and all(sources.values()) and writable
         return ok, {"running": self._running, "checkpoint_age_seconds": round(age, 3),
-                    "checkpoint_fresh": fresh, "sources": sources}
+                    "checkpoint_fresh": fresh, "sources": sources,
+                    "state_writable": writable, "state_reason": why}
 
     def status(self) -> dict[str, Any]:
         ok, details = self.ready()
@@ -437,6 +513,14 @@ class Service:
             {"pid": os.getpid(), "version": __version__, "models": [r.name for r in self.runtimes],
              "url": self.http.url if self.http else None}, option=orjson.OPT_INDENT_2))
         path.with_suffix(".tmp").replace(path)
+
+
+def _where(exc: BaseException) -> str:
+    """Which write failed, for the log and ``/readyz`` (the file when the OS names it)."""
+    while exc.__cause__ is not None and not getattr(exc, "filename", None):
+        exc = exc.__cause__
+    name = getattr(exc, "filename", None)
+    return f"writing {name}" if name else type(exc).__name__
 
 
 def _cutoff(monitor: Any) -> float | None:

@@ -388,6 +388,17 @@ class ModelRuntime:
             if self.dead_letter is not None:
                 self.dead_letter.close()
 
+    def discard(self) -> None:
+        """Close without writing anything more: the daemon goes back to its checkpoint
+        (the state folder refused a write) and opens this model again."""
+        if self.dead_letter is not None:
+            self.dead_letter.discard()
+        try:
+            self.source.close()
+        except Exception as exc:  # this runtime is dropped either way
+            log.debug("%s: closing the source of a dropped runtime: %s", self.name, exc)
+        self.timeline.close()
+
 
 def _shown(path: Path) -> Path:
     """Relative to the working directory when under it: decisions cite ``file:line`` the
