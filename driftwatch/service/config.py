@@ -74,6 +74,8 @@ checkpoint:
   interval: 10s                  # and always on shutdown
   max_age: 2m                    # older than this: /readyz fails, CheckpointTooOld fires
   keep: 2
+  disk_retry_max: 1m             # state folder full or read-only: consumption pauses and
+                                 # a write is retried (1s, 2s, 4s ... at most this apart)
 
 staleness:
   after: 5m                      # no events for this long: input stale (alarm, alert)
@@ -172,6 +174,7 @@ class _CheckpointSpec(_Spec):
     interval: _Dur = "10s"
     max_age: _Dur = "2m"
     keep: int = Field(default=2, ge=1, le=100)
+    disk_retry_max: _Dur = "1m"
 
 class _StalenessSpec(_Spec):
     after: _Dur = "5m"
@@ -244,6 +247,7 @@ class CheckpointConfig:
     interval_s: float
     max_age_s: float
     keep: int
+    disk_retry_max_s: float = 60.0  # longest wait between retries on a full/read-only disk
 
 
 @dataclass(frozen=True)
@@ -371,7 +375,8 @@ def parse_service_config(
         http=HttpConfig(spec.http.enabled, spec.http.host, spec.http.port,
                         spec.http.admin_token_env or None),
         checkpoint=CheckpointConfig(_duration(spec.checkpoint.interval),
-                                    _duration(spec.checkpoint.max_age), spec.checkpoint.keep),
+                                    _duration(spec.checkpoint.max_age), spec.checkpoint.keep,
+                                    _duration(spec.checkpoint.disk_retry_max)),
         stale_after_s=_duration(spec.staleness.after),
         scheduler=SchedulerConfig(
             misfire_grace_time_s=_duration(s.misfire_grace_time),

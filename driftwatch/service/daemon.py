@@ -88,7 +88,8 @@ class Service:
         self._reported: set[str] = set()
         self._idle_logged = False
         self._lock_file = StateDirLock(config.state_dir)
-        self.disk = StateDisk(config.state_dir, clock=self.clock, metrics=self.metrics)
+        self.disk = StateDisk(config.state_dir, clock=self.clock, metrics=self.metrics,
+                              max_retry_s=config.checkpoint.disk_retry_max_s)
         self._rewind_due = False  # paused on a disk fault: go back to the checkpoint
         self.checkpoints: Checkpoints | None = None
         self.actions: ServiceActions | None = None
@@ -282,8 +283,6 @@ class Service:
         assert self.checkpoints is not None
         self.checkpoints.writer.wait()
         self.checkpoints.commit_durable()  # one that became durable before the fault
-        if not self.disk.writable:
-            raise StateError("the checkpoint writer failed again")
         cp = self.checkpoints.store.load()
         saved = cp.models if cp is not None else {}
         for i, old in enumerate(list(self.runtimes)):
