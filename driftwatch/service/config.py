@@ -2,7 +2,8 @@
 
 A file names one or more models, each with its connector, policy and (optionally) reference;
 everything else has a default. Relative paths are taken from the config file's folder (the
-working directory for the embedded default). Durations are strings (``30s``, ``5m``, ``1h``).
+working directory for the embedded default); the file globs inside a connector start at the
+working directory, as in ``replay``. Durations are strings (``30s``, ``5m``, ``1h``).
 
 >>> cfg = parse_service_config(DEFAULT_CONFIG)
 >>> cfg.http.host, cfg.http.port, cfg.models[0].connector.name

@@ -40,7 +40,7 @@ from driftwatch.statetree import Capture
 from driftwatch.windows.panes import PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime"]
+__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime", "model_connector"]
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,13 @@ def open_source(
     return files, dead
 
 
+def model_connector(cfg: ModelConfig) -> Connector:
+    """The model's connector. Its file (``connector:``) was found from the config file's
+    folder; the globs in it start at the working directory, as the connector docs say
+    and as ``replay`` reads the same connector."""
+    return load_connector(cfg.connector)
+
+
 @dataclass
 class ModelRuntime:
     """Source + monitor + outputs of one model (see the module docstring)."""
@@ -123,7 +130,7 @@ class ModelRuntime:
              clock: Clock) -> ModelRuntime:
         watcher = PolicyWatcher(_shown(cfg.policy))
         policy = watcher.policy
-        connector = load_connector(cfg.connector, base_dir=base_dir)
+        connector = model_connector(cfg)
         check_reference(policy, connector=connector, reference=cfg.reference, base_dir=base_dir)
         monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir,
                                 connector=connector)

@@ -137,7 +137,7 @@ def test_full_state_folder_pauses_consumption_and_resumes_without_loss(
         assert _metric(d, "driftwatch_state_writable") == 1.0
 
         fs.fill()
-        code, why = d.wait_for("/readyz to fail", lambda: (r := _ready(d))[0] == 503 and r,
+        _, why = d.wait_for("/readyz to fail", lambda: (r := _ready(d))[0] == 503 and r,
                                timeout=60)
         assert why["state_writable"] is False, why
         assert "state folder full" in why["state_reason"], why
