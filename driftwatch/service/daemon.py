@@ -44,6 +44,7 @@ from driftwatch.service.live_source import PacedSource
 from driftwatch.service.metrics_live import LiveCollector, ServiceSnapshot
 from driftwatch.service.model import ModelRuntime
 from driftwatch.service.reload import refresh_policy
+from driftwatch.service.resume import fault_site, rewind_runtimes, wait_for_disk
 from driftwatch.service.scheduler import LoopInbox, ServiceScheduler
 from driftwatch.service.view import last_record, restore_view
 from driftwatch.state import CheckpointStore, StateDirLock
@@ -227,7 +228,7 @@ class Service:
                 if not self._once():
                     return
             except Exception as exc:
-                if not self.disk.failed(exc, where=_where(exc)):
+                if not self.disk.failed(exc, where=fault_site(exc)):
                     raise
 
     def _once(self) -> bool:
@@ -256,52 +257,24 @@ class Service:
 
     # -- a full or read-only state folder -------------------------------------------------------
     def _paused(self) -> None:
-        """Consume and commit nothing; probe the folder with backoff; once it takes writes,
-        go back to the last durable checkpoint (what a restart would do) and go on. What
-        the monitors took in since that checkpoint is dropped and read again, so nothing
-        is lost or counted twice (offsets were never committed past it)."""
+        """Consume and commit nothing; probe with backoff; resume from the checkpoint
+        (:func:`~driftwatch.service.resume.wait_for_disk`)."""
         assert self.checkpoints is not None
         if not self._rewind_due:
             self._rewind_due = True
             self.checkpoints.abandon()
-        if not self.disk.retry_due():
-            self._stop.wait(min(0.5, max(0.01, self.disk.seconds_to_retry())))
-            return
-        if not self.disk.probe():
-            return
-        try:
-            self._rewind()
-        except Exception as exc:
-            if not self.disk.failed(exc, where=f"resume ({_where(exc)})"):
-                raise
-            return
-        self._rewind_due = False
-        self.disk.recovered()
+        if wait_for_disk(self.disk, self._stop, self._rewind):
+            self._rewind_due = False
 
     def _rewind(self) -> None:
         """Every model back to the newest durable checkpoint, with a fresh source."""
         assert self.checkpoints is not None
-        self.checkpoints.writer.wait()
-        self.checkpoints.commit_durable()  # one that became durable before the fault
-        cp = self.checkpoints.store.load()
-        saved = cp.models if cp is not None else {}
-        for i, old in enumerate(list(self.runtimes)):
-            old.discard()
-            rt = ModelRuntime.open(old.config, state_dir=self.config.state_dir,
-                                   base_dir=self.config.base_dir, clock=self.clock)
-            with self.lock:
-                self.runtimes[i] = rt
-                results = rt.restore(saved.get(rt.name))
-                if saved.get(rt.name) is not None:
-                    restore_view(self.metrics, rt.name, last_record(rt.timeline.path))
+        for rt, results in rewind_runtimes(self.checkpoints, self.runtimes, self.lock,
+                                           self.metrics, self.config, self.clock):
             if self.actions is not None:
                 self.actions.attach(rt.name, rt.monitor)
                 self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))
             self._handle(rt, results)
-        if cp is not None:
-            self.checkpoints.restored(cp)
-        log.info("resumed from checkpoint %s", cp.seq if cp is not None else "(none: from "
-                 "the start)")
 
     def _say_open_actions(self) -> None:
         if self.actions is not None:
@@ -512,14 +485,6 @@ class Service:
             {"pid": os.getpid(), "version": __version__, "models": [r.name for r in self.runtimes],
              "url": self.http.url if self.http else None}, option=orjson.OPT_INDENT_2))
         path.with_suffix(".tmp").replace(path)
-
-
-def _where(exc: BaseException) -> str:
-    """Which write failed, for the log and ``/readyz`` (the file when the OS names it)."""
-    while exc.__cause__ is not None and not getattr(exc, "filename", None):
-        exc = exc.__cause__
-    name = getattr(exc, "filename", None)
-    return f"writing {name}" if name else type(exc).__name__
 
 
 def _cutoff(monitor: Any) -> float | None:

@@ -3,7 +3,8 @@
 ============================  ============================================================
 ``GET /metrics``              Prometheus exposition of the injected registry
 ``GET /healthz``              200 while the process serves requests
-``GET /readyz``               200 when sources are connected and the checkpoint is fresh
+``GET /readyz``               200 when sources are connected, the checkpoint is fresh and
+                              the state folder takes writes; else 503 and why
 ``GET /status``               JSON: models, current tiers, last decisions, GPU pool
 ``GET /reports/...``          report files from the reports folder; a folder serves its
                               ``index.html`` or ``report.html``, else a list, newest first
