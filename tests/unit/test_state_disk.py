@@ -126,3 +126,24 @@ def test_a_probe_the_disk_refuses_counts_as_a_failed_retry(tmp_path, monkeypatch
     assert reg.get_sample_value("driftwatch_state_write_failures_total",
                                 {"reason": "full"}) == 2.0
     assert list(tmp_path.iterdir()) == []  # no probe file left behind
+
+
+def test_an_action_the_disk_refuses_waits_instead_of_failing(tmp_path, monkeypatch):
+    from driftwatch.actions import executor as executor_module
+    from driftwatch.actions.executor import ActionExecutor
+    from driftwatch.actions.outbox import Outbox
+    from driftwatch.actions.records import ActionState
+    from driftwatch.policy.decision import Decision
+    from driftwatch.policy.tiers import Tier
+
+    box = Outbox(tmp_path, clock=ManualClock(0.0))
+    ex = ActionExecutor(box, None, None, ManualClock(0.0), lock=False)
+    action_id = ex.submit(Decision("m", 1, 0.0, Tier.MILD, Tier.MILD, action="alert"), {})
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setitem(executor_module.ACTIONS, "alert", full)
+    with pytest.raises(OSError):  # to the service, which pauses
+        ex.run_pending()
+    assert box.get(action_id).state is ActionState.PENDING  # not failed: it runs later
