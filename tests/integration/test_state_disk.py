@@ -130,6 +130,9 @@ def test_full_state_folder_pauses_consumption_and_resumes_without_loss(
     with small_fs(work / "state", size="48m") as fs:
         d = driftwatch_daemon(cfg, fs.root, prefix=fs.prefix, reader=fs.read_bytes,
                               log_dir=work)
+        # beside it, an uninterrupted daemon reads the same topics: what to compare with
+        r = driftwatch_daemon(_config(ref, bootstrap, topics, kafka_group("disk-ref"),
+                                      demo_recording, service_config_factory), ref / "state")
         d.wait_ready()
         d.wait_for("the first half counted",
                    lambda: _counted(d)[:2] == (half_p, half_o), timeout=120)
@@ -144,9 +147,6 @@ def test_full_state_folder_pauses_consumption_and_resumes_without_loss(
         assert _metric(d, "driftwatch_state_writable") == 0.0
         _produce(bootstrap, topics["predictions"], preds[half_p:])
         _produce(bootstrap, topics["outcomes"], outs[half_o:])
-        # meanwhile an uninterrupted daemon reads the same topics: what to compare with
-        r = driftwatch_daemon(_config(ref, bootstrap, topics, kafka_group("disk-ref"),
-                                      demo_recording, service_config_factory), ref / "state")
         paused_at, commits = _counted(d), _commits(d)
         failures = _metric(d, "driftwatch_state_write_failures_total", reason="full")
         # two more refused retries (2 s apart at most): the rest was produced
