@@ -72,12 +72,14 @@ def _view(timeline: bytes) -> list[tuple]:
 
 
 def _counted(daemon) -> tuple[int, int, int]:
-    (m,) = daemon.status()["models"]
+    code, body = daemon.get("/status", timeout=60)
+    assert code == 200, body
+    (m,) = orjson.loads(body)["models"]
     return m["events"], m["outcomes"], m["labels"].get("joined", 0)
 
 
 def _metric(daemon, name: str, **labels: str) -> float:
-    code, body = daemon.get("/metrics")
+    code, body = daemon.get("/metrics", timeout=60)  # a loaded CI machine is slow to answer
     assert code == 200
     for fam in text_string_to_metric_families(body.decode()):
         for s in fam.samples:
@@ -103,7 +105,7 @@ def _config(work: Path, bootstrap: str, topics: dict[str, str], group: str, demo
 
 
 def _ready(daemon) -> tuple[int, dict]:
-    code, body = daemon.get("/readyz")
+    code, body = daemon.get("/readyz", timeout=60)
     return code, orjson.loads(body)
 
 
