@@ -1,12 +1,13 @@
 """A state folder that fills up and is freed again: the Kafka-fed daemon pauses and resumes.
 
 The state folder sits on a small tmpfs (see :mod:`smallfs`). The daemon consumes the first
-half of (most of) the demo recording from a real broker; the test fills the tmpfs, produces the
-second half, and checks that the daemon stopped: ``/readyz`` is 503 and names the full
-state folder, ``driftwatch_state_writable`` is 0, and while its retries keep failing it
-counts and commits nothing more. Then the filler is deleted; the daemon resumes by itself
-from its last durable checkpoint, reads the rest, and ends with exactly the counts and the
-per-window view of an uninterrupted daemon that read the same topics.
+half of (most of) the demo recording from a real broker; the test fills the tmpfs and
+produces the second half, and checks that the daemon stopped at its first refused write:
+``/readyz`` is 503 and names the full state folder, ``driftwatch_state_writable`` is 0,
+and while its retries keep failing it counts and commits nothing more. Then the filler is
+deleted; the daemon resumes by itself from its last durable checkpoint, reads the rest, and
+ends with exactly the counts and the per-window view of an uninterrupted daemon that read
+the same topics.
 """
 
 from __future__ import annotations
@@ -135,24 +136,25 @@ def test_full_state_folder_pauses_consumption_and_resumes_without_loss(
         # beside it, an uninterrupted daemon reads the same topics: what to compare with
         r = driftwatch_daemon(_config(ref, bootstrap, topics, kafka_group("disk-ref"),
                                       demo_recording, service_config_factory), ref / "state")
-        d.wait_ready()
+        d.wait_ready(timeout=180)  # a loaded machine starts Python slowly
         d.wait_for("the first half counted",
                    lambda: _counted(d)[:2] == (half_p, half_o), timeout=120)
         assert _ready(d)[0] == 200
         assert _metric(d, "driftwatch_state_writable") == 1.0
 
         fs.fill()
+        # at rest the daemon rewrites space it already holds (SQLite reuses its pages):
+        # new events make it write new lines and grow its checkpoint
+        _produce(bootstrap, topics["predictions"], preds[half_p:])
+        _produce(bootstrap, topics["outcomes"], outs[half_o:])
         _, why = d.wait_for("/readyz to fail", lambda: (r := _ready(d))[0] == 503 and r,
-                               timeout=60)
+                            timeout=60)
         assert why["state_writable"] is False, why
         assert "state folder full" in why["state_reason"], why
         assert _metric(d, "driftwatch_state_writable") == 0.0
-        _produce(bootstrap, topics["predictions"], preds[half_p:])
-        _produce(bootstrap, topics["outcomes"], outs[half_o:])
         paused_at, commits = _counted(d), _commits(d)
         failures = _metric(d, "driftwatch_state_write_failures_total", reason="full")
-        # two more refused retries (2 s apart at most): the rest was produced
-        # meanwhile, and nothing was read or committed
+        # two more refused retries (2 s apart at most), and nothing read or committed
         d.wait_for("failed retries", lambda: _metric(
             d, "driftwatch_state_write_failures_total", reason="full") >= failures + 2,
             timeout=60)
@@ -172,7 +174,7 @@ def test_full_state_folder_pauses_consumption_and_resumes_without_loss(
         assert d.log().count("state folder writable again") == 1
         view = _view(fs.read_bytes(fs.root / "out" / MODEL / "timeline.jsonl"))
 
-    r.wait_ready()
+    r.wait_ready(timeout=180)
     r.wait_for("every message counted",
                lambda: _counted(r)[:2] == (len(preds), len(outs)), timeout=120)
     expected = _counted(r)
