@@ -143,8 +143,8 @@ def test_full_state_folder_pauses_consumption_and_resumes_without_loss(
         assert _metric(d, "driftwatch_state_writable") == 1.0
 
         fs.fill()
-        # at rest the daemon rewrites space it already holds (SQLite reuses its pages):
-        # new events make it write new lines and grow its checkpoint
+        # a daemon at rest may need no new blocks (the outbox reuses its SQLite pages):
+        # new events make it write timeline lines and new checkpoint segments
         _produce(bootstrap, topics["predictions"], preds[half_p:])
         _produce(bootstrap, topics["outcomes"], outs[half_o:])
         _, why = d.wait_for("/readyz to fail", lambda: (r := _ready(d))[0] == 503 and r,
