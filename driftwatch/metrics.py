@@ -214,6 +214,11 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     _M("driftwatch_restore_duration_seconds", "gauge",
        "Time the last start took to restore state from its checkpoint (0: nothing to restore).",
        live=True),
+    _M("driftwatch_state_writable", "gauge",
+       "1 while the state folder takes writes; 0 while it is full or read-only and "
+       "consumption is paused.", ()),
+    _M("driftwatch_state_write_failures_total", "counter",
+       "Writes to the state folder that failed, by reason (full, read_only).", ("reason",)),
     _M("driftwatch_window_errors_total", "counter",
        "Windows or polls a stage raised on (detectors, policy, timeline, ingest); the "
        "daemon records them and goes on.", ("model", "stage")),
@@ -316,6 +321,9 @@ class Metrics:
         made["driftwatch_build_info"].labels(version=version or "unknown").set(1)
         for outcome in ("ok", "error"):
             self["checkpoints_total"].labels(outcome=outcome)
+        self["state_writable"].set(1)
+        for reason in ("full", "read_only"):
+            self["state_write_failures_total"].labels(reason=reason)
         for outcome in ("succeeded", "failed", "timed_out", "cancelled"):
             self["pool_job_duration_seconds"].labels(outcome=outcome)
 

@@ -41,8 +41,10 @@ True
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import sqlite3
 from pathlib import Path
 from typing import IO
 
@@ -56,7 +58,46 @@ __all__ = [
     "OutputLog",
     "Staged",
     "StateDirLock",
+    "write_fault",
 ]
+
+#: errno -> why a write to the state folder failed: it is full, or it may not be written
+_FAULTS = {errno.ENOSPC: "full", errno.EDQUOT: "full",
+           errno.EROFS: "read_only", errno.EACCES: "read_only", errno.EPERM: "read_only"}
+#: the same, as SQLite and Arrow say it (they do not always keep the errno)
+_FAULT_TEXT = (("database or disk is full", "full"), ("no space left", "full"),
+               ("disk quota exceeded", "full"), ("readonly database", "read_only"),
+               ("read-only file system", "read_only"), ("permission denied", "read_only"))
+
+
+def write_fault(exc: BaseException | None) -> str | None:
+    """``"full"`` or ``"read_only"`` when ``exc`` (or an exception it was raised from)
+    says the disk refused a write for lack of room or permission, else None: what the
+    daemon waits out instead of stopping.
+
+    >>> write_fault(OSError(errno.ENOSPC, "No space left on device"))
+    'full'
+    >>> try:
+    ...     raise StateError("outbox not written") from sqlite3.OperationalError(
+    ...         "attempt to write a readonly database")
+    ... except StateError as err:
+    ...     write_fault(err)
+    'read_only'
+    >>> write_fault(ValueError("bad value")) is None
+    True
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _FAULTS:
+            return _FAULTS[exc.errno]
+        if isinstance(exc, (OSError, sqlite3.Error)):
+            text = str(exc).lower()
+            for words, kind in _FAULT_TEXT:
+                if words in text:
+                    return kind
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 class OutputLog:
@@ -70,20 +111,23 @@ class OutputLog:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[bytes] = self.path.open("ab")
+        # unbuffered: a write the disk refuses fails at once, and nothing is left in a
+        # buffer for a later flush to write behind the checkpoint's back
+        self._fh: IO[bytes] = self.path.open("ab", buffering=0)
 
     def write(self, data: bytes) -> None:
-        self._fh.write(data)
+        view = memoryview(data)
+        while view:
+            n = self._fh.write(view)
+            view = view[n or 0:]
 
     def sync(self) -> int:
-        """Flush and fsync; returns the file's length (what the checkpoint records)."""
-        self._fh.flush()
+        """Fsync; returns the file's length (what the checkpoint records)."""
         os.fsync(self._fh.fileno())
         return self._fh.tell()
 
     def truncate(self, length: int) -> None:
         """Cut the file back to ``length`` bytes (a checkpoint's record of it)."""
-        self._fh.flush()
         size = self.path.stat().st_size
         if length > size:
             raise StateError(
@@ -95,7 +139,6 @@ class OutputLog:
 
     def close(self) -> None:
         if not self._fh.closed:
-            self._fh.flush()
             self._fh.close()
 
 

@@ -110,6 +110,12 @@ def rule_groups(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[st
               "everything since the last one. The limit is checkpoint.max_age = "
               f"{_duration(t.checkpoint_max_age_s)}, where /readyz fails too. Check disk "
               'space and driftwatch_checkpoints_total{outcome="error"}.', b),
+        _rule("DriftwatchStateNotWritable", "max(driftwatch_state_writable) == 0", "2m", "page",
+              "driftwatch's state folder refuses writes; consumption is paused",
+              "The state folder is full or read-only: nothing is read or committed until a "
+              "write works again, then the daemon resumes by itself from its last "
+              "checkpoint. /readyz names the reason; see "
+              "driftwatch_state_write_failures_total.", b),
         _rule("DriftwatchRetrainingFailed",
               'sum by (model) (increase(driftwatch_actions_total{action="retrain", '
               'outcome="failed"}[1h])) > 0', "0m", "ticket",
@@ -187,6 +193,8 @@ def rule_tests(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[str
         "DriftwatchCheckpointTooOld": (
             [("driftwatch_checkpoint_age_seconds", f"{age} {age + 60} {age + 60}")],
             "0m", "1m", {}, _humanize_duration(age + 60)),
+        "DriftwatchStateNotWritable": ([("driftwatch_state_writable", "1 0 0 0 0")],
+                                       "2m", "3m", {}, ""),
         "DriftwatchRetrainingFailed": (
             [('driftwatch_actions_total{model="m", action="retrain", outcome="failed"}',
               "0 0 1 1"),

@@ -462,6 +462,14 @@ def operations() -> dict[str, Any]:
         stat("Checkpoints written (1h)", [("sum by (outcome) (increase("
                                            "driftwatch_checkpoints_total[1h]))", "{{outcome}}")],
              desc="Checkpoints per outcome, last hour."),
+        stat("State folder writable", [("driftwatch_state_writable", "writable")],
+             desc="0: the state folder is full or read-only and consumption is paused "
+                  "(/readyz says why); it resumes by itself.",
+             steps=[{"color": "red", "value": None}, {"color": "green", "value": 1}]),
+        stat("State write failures (1h)", [("sum by (reason) (increase("
+                                            "driftwatch_state_write_failures_total[1h]))",
+                                            "{{reason}}")],
+             desc="Writes to the state folder refused, by reason (full, read_only)."),
         ts("Checkpoint duration (p95)", [
             (f"histogram_quantile(0.95, sum by (le) (rate("
              f"driftwatch_checkpoint_duration_seconds_bucket[{RI}])))", "p95"),

@@ -31,7 +31,7 @@ import pandas as pd
 from driftwatch.actions.alert import run_alert
 from driftwatch.actions.backoff import Backoff
 from driftwatch.actions.context import ActionContext, ActionEnv, PromoteHook
-from driftwatch.actions.export import ensure_export
+from driftwatch.actions.export import ROWS_KEY, ExportPending, ensure_export, window_rows
 from driftwatch.actions.labelled_buffer import LabelledBuffer, features_frame
 from driftwatch.actions.online_update import adopt_profile, run_online_update
 from driftwatch.actions.outbox import Outbox
@@ -45,6 +45,7 @@ from driftwatch.policy.decision import Decision
 from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.promotion import rollback
 from driftwatch.registry.retry import RegistryUnavailableError
+from driftwatch.state import write_fault
 
 if TYPE_CHECKING:
     from driftwatch.gpupool import GpuPool
@@ -171,6 +172,8 @@ class ActionExecutor:
         if kind not in ACTIONS:
             raise ActionError(f"unknown action {kind!r}; valid: {', '.join(ACTIONS)}")
         ctx = context.to_dict() if isinstance(context, ActionContext) else dict(context or {})
+        if kind in _LEARNS and self.env.buffer is not None:  # the rows it learns from
+            ctx[ROWS_KEY] = window_rows(self.env.buffer)
         state = (
             ActionState.AWAITING_APPROVAL
             if decision.requires_approval and kind in _APPROVE_FIRST
@@ -180,10 +183,21 @@ class ActionExecutor:
         self.crash.at("recorded")
         if created:
             log.info("action %d recorded: %s %s", action_id, kind, decision.key)
-            if kind in _LEARNS:  # fix the data it learns from now, not when it runs
-                steps = StepRunner(self.outbox, action_id, self.crash)
-                ensure_export(self.outbox.get(action_id), steps, self.env)
+        if kind in _LEARNS:  # fix the data it learns from now, not when it runs
+            self.export_recorded(self.outbox.get(action_id))
         return action_id
+
+    def export_recorded(self, rec: ActionRecord) -> None:
+        """Write the window of an action that learns if it is not written yet: at submit,
+        or when the same decision is made again after a restart (the buffer then holds
+        the action's rows again). Waits quietly while the buffer is not that far."""
+        if rec.action not in _LEARNS or rec.state.is_final:
+            return
+        steps = StepRunner(self.outbox, rec.id, self.crash)
+        if steps.result("export") is not None:
+            return
+        with contextlib.suppress(ExportPending):
+            ensure_export(rec, steps, self.env)
 
     # -- running ---------------------------------------------------------------------
     def run_pending(self, kinds: Collection[str] | None = None) -> list[ActionRecord]:
@@ -229,6 +243,10 @@ class ActionExecutor:
         steps = StepRunner(self.outbox, rec.id, self.crash)
         try:
             result = ACTIONS[rec.action](rec, steps, self.env, self.outbox)
+        except ExportPending as exc:  # after a restart: the rows are read again soon
+            if rec.note != str(exc):
+                return self.outbox.update(rec.id, note=str(exc))
+            return rec
         except RegistryUnavailableError as exc:
             attempts = rec.attempts + 1
             retry_at = self.backoff.retry_at(self.clock.now(), attempts)
@@ -239,6 +257,8 @@ class ActionExecutor:
                 rec.id, attempts=attempts, note=str(exc), next_attempt_at=retry_at
             )
         except Exception as exc:  # one broken action must not stop the others
+            if write_fault(exc) is not None:  # the disk, not the action: it waits as it is
+                raise
             if not isinstance(exc, DriftwatchError):
                 log.exception("action %d (%s) crashed", rec.id, rec.key)
             message = (

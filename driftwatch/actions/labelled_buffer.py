@@ -35,6 +35,7 @@ True
 from __future__ import annotations
 
 import base64
+import threading
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,8 @@ class LabelledBuffer:
         self._seq = np.zeros(capacity, dtype=np.int64)
         self.seq = 0  # rows ever added; the last row added has number ``seq``
         self._table = new_table_id()  # rows are numbered by ``seq`` for good: one table
+        # the run loop adds while an action's thread reads (an export, a shadow's rows)
+        self._lock = threading.RLock()
 
     def __len__(self) -> int:
         return min(self.seq, self.capacity)
@@ -111,6 +114,12 @@ class LabelledBuffer:
     ) -> None:
         """Append joined rows (``numeric[n, F]``, ``categorical[n, G]`` codes, outcomes).
         Rows without a label (NaN) are skipped."""
+        with self._lock:
+            self._add(numeric, categorical, label, score, event_time, exposure, decision)
+
+    def _add(self, numeric: np.ndarray, categorical: np.ndarray, label: np.ndarray,
+             score: np.ndarray, event_time: np.ndarray | None, exposure: np.ndarray | None,
+             decision: np.ndarray | None) -> None:
         label = np.asarray(label, dtype=np.float64)
         keep = np.isfinite(label)
         n_all = len(label)
@@ -203,6 +212,10 @@ class LabelledBuffer:
     def frame(self, *, after_seq: int = 0, last: int | None = None) -> pd.DataFrame:
         """Rows oldest first: one column per feature (categoricals as level strings) plus
         ``label``, ``score``, ``event_time``, ``exposure``, ``decision`` and ``seq``."""
+        with self._lock:
+            return self._frame(after_seq, last)
+
+    def _frame(self, after_seq: int, last: int | None) -> pd.DataFrame:
         idx = self._order(after_seq)
         if last is not None:
             idx = idx[max(0, len(idx) - last) :]
@@ -244,6 +257,11 @@ class LabelledBuffer:
                 **{k: self._cols[k][slots] for k in _COLUMNS}}
 
     def to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
+        """See :meth:`_to_dict` (under the lock: the loop may be adding rows)."""
+        with self._lock:
+            return self._to_dict(capture)
+
+    def _to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
         """JSON-safe, rows oldest first; columns as base64 of little-endian arrays (a
         checkpoint holds up to ``capacity`` rows: lists of floats were most of its bytes).
 

@@ -89,7 +89,8 @@ class Outbox:
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite ends it by itself on a full disk
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
 

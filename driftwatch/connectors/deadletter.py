@@ -20,6 +20,7 @@ flushes before a checkpoint, so a checkpoint never covers a record the file lack
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -93,6 +94,16 @@ class DeadLetterWriter:
         self.flush()
         if self._f is not None:
             self._f.close()
+            self._f = None
+
+    def discard(self) -> None:
+        """Drop what is buffered and close without writing it (the events behind these
+        lines are read again from a checkpoint, and dead-lettered again then)."""
+        self._buf.clear()
+        if self._f is not None:
+            # what a refused write left in the file's buffer is dropped
+            with contextlib.suppress(OSError):
+                self._f.close()
             self._f = None
 
     def __enter__(self) -> DeadLetterWriter:

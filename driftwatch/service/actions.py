@@ -42,6 +42,7 @@ from driftwatch.service.config import ServiceConfig
 from driftwatch.service.dependencies import Dependencies
 from driftwatch.service.http import AdminResult
 from driftwatch.service.metrics_live import PoolSnapshot
+from driftwatch.state import write_fault
 
 __all__ = [
     "ModelActions",
@@ -105,8 +106,9 @@ class ServiceActions:
     """Outboxes, executors and the pool behind the few calls the service makes."""
 
     def __init__(self, config: ServiceConfig, *, clock: Clock, metrics: Metrics,
-                 dependencies: Dependencies | None = None) -> None:
+                 dependencies: Dependencies | None = None, disk: Any = None) -> None:
         self.config = config
+        self.disk = disk  # a StateDisk: actions wait while the state folder refuses writes
         self.clock = clock
         self.metrics = metrics
         self.deps = dependencies if dependencies is not None else Dependencies(clock)
@@ -233,7 +235,10 @@ class ServiceActions:
                              "partial": cw.partial}}
         # no lock the mlflow lane holds: the outbox is idempotent by key and thread-safe,
         # and an export runs once (its own lock) even when the lane resumes the action
-        if ma.outbox.by_key(decision.key) is not None:
+        existing = ma.outbox.by_key(decision.key)
+        if existing is not None:  # made again after a restart: its window, if unwritten
+            if ma.executor is not None:
+                ma.executor.export_recorded(existing)
             return False
         if ma.executor is not None:
             ma.executor.submit(decision, context)
@@ -287,33 +292,54 @@ class ServiceActions:
         self.run_alerts()
         self.run_registry_actions()
 
+    def _while_writable(self, where: str, work: Callable[[], None]) -> None:
+        """Run ``work`` unless the state folder refuses writes; a write it refuses pauses
+        the actions (the loop probes the folder, actions go on once it resumes)."""
+        if self.disk is not None and not self.disk.writable:
+            return
+        try:
+            work()
+        except Exception as exc:  # a full or read-only state folder: wait, then go on
+            if self.disk is None or not self.disk.failed(exc, where=where):
+                raise
+
     def run_alerts(self) -> None:
         """Advance every model's alerts and webhooks; MLflow's state does not matter."""
+        self._while_writable("actions", self._run_alerts)
+
+    def _run_alerts(self) -> None:
         for ma in self.models.values():
             if ma.executor is not None:
                 try:
                     ma.executor.run_pending(kinds=("alert",))
                 except DriftwatchError as exc:  # logged; the next run tries again
+                    if write_fault(exc) is not None:
+                        raise
                     log.error("%s: alerts: %s", ma.model, exc)
         self._count_finished()
 
     def run_registry_actions(self) -> None:
         """Drive the pool, advance every model's actions that need MLflow, count what
         finished. An outage backs the model's actions off; it never raises."""
+        with self._lock:
+            self._while_writable("actions", self._run_registry_actions)
+
+    def _run_registry_actions(self) -> None:
         from driftwatch.actions.executor import NEEDS_MLFLOW
 
-        with self._lock:
-            if self.pool is not None:
-                self.pool.poll()
-                self.pool.dispatch()
-            for ma in self.models.values():
-                if ma.executor is not None:
-                    try:
-                        if self._champion_ready(ma):
-                            ma.executor.run_pending(kinds=NEEDS_MLFLOW)
-                    except DriftwatchError as exc:  # logged; the next run tries again
-                        log.error("%s: actions: %s", ma.model, exc)
-            self._count_finished()
+        if self.pool is not None:
+            self.pool.poll()
+            self.pool.dispatch()
+        for ma in self.models.values():
+            if ma.executor is not None:
+                try:
+                    if self._champion_ready(ma):
+                        ma.executor.run_pending(kinds=NEEDS_MLFLOW)
+                except DriftwatchError as exc:  # logged; the next run tries again
+                    if write_fault(exc) is not None:
+                        raise
+                    log.error("%s: actions: %s", ma.model, exc)
+        self._count_finished()
 
     def _observe_mlflow(self, error: BaseException | None) -> None:
         self.deps.mark("mlflow", error is None, str(error) if error is not None else "")

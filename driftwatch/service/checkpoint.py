@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,6 +143,12 @@ class CheckpointWriter:
                 self._busy = False
                 self._cv.notify_all()
 
+    def discard(self) -> None:
+        """Wait for what is in flight, then forget encoded parts of an unfinished round."""
+        self.wait()
+        with self._cv:
+            self._parts = {}
+
     def close(self) -> None:
         """Finish what is in flight, then stop the thread."""
         with self._cv:
@@ -155,8 +161,10 @@ class Checkpoints:
     """Checkpoints of every model in one store; ``due`` is set by the scheduler."""
 
     def __init__(self, store: CheckpointStore, runtimes: Sequence[ModelRuntime],
-                 lock: threading.RLock, metrics: Metrics, clock: Clock) -> None:
+                 lock: threading.RLock, metrics: Metrics, clock: Clock,
+                 on_fault: Callable[[BaseException], bool] | None = None) -> None:
         self.store = store
+        self.on_fault = on_fault  # a full or read-only disk: the daemon pauses (True)
         self.runtimes = runtimes
         self.lock = lock
         self.metrics = metrics
@@ -217,7 +225,9 @@ class Checkpoints:
         if self.writer.failures > self._failures:
             self._failures = self.writer.failures
             self.metrics.record_checkpoint(0.0, ok=False)
-            log.error("checkpoint failed, offsets not committed: %s", self.writer.error)
+            err = self.writer.error
+            if err is None or self.on_fault is None or not self.on_fault(err):
+                log.error("checkpoint failed, offsets not committed: %s", err)
         for done in self.writer.completed():
             self.metrics.record_checkpoint(done.seconds)
             self.last_monotonic = self.clock.monotonic()
@@ -240,6 +250,13 @@ class Checkpoints:
         self.commit_durable()
         self.writer.close()
         return ok
+
+    def abandon(self) -> None:
+        """Drop the round under way (the state folder refused a write): the next round
+        captures every model again."""
+        self.writer.discard()
+        self._round, self._positions = None, {}
+        self._failures = self.writer.failures
 
     def close(self) -> None:
         self.writer.close()

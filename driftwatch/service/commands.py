@@ -26,7 +26,9 @@ def add_commands(subparsers: Any) -> None:
         "run", help="run the daemon (default: the demo recording, streamed live)",
         description=__doc__.split("\n\n")[1].replace("``", "") if __doc__ else None)
     p.add_argument("--config", "-c", metavar="FILE",
-                   help="service configuration (default: the embedded demo configuration)")
+                   help="service configuration (default: the embedded demo configuration); "
+                        "paths in it start at its folder, file globs inside connectors at "
+                        "the working directory")
     p.add_argument("--state-dir", metavar="DIR", help="override state_dir")
     p.add_argument("--host", help="override http.host (default 127.0.0.1)")
     p.add_argument("--port", type=int, help="override http.port (0: any free port)")

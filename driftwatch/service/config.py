@@ -2,7 +2,8 @@
 
 A file names one or more models, each with its connector, policy and (optionally) reference;
 everything else has a default. Relative paths are taken from the config file's folder (the
-working directory for the embedded default). Durations are strings (``30s``, ``5m``, ``1h``).
+working directory for the embedded default); the file globs inside a connector start at the
+working directory, as in ``replay``. Durations are strings (``30s``, ``5m``, ``1h``).
 
 >>> cfg = parse_service_config(DEFAULT_CONFIG)
 >>> cfg.http.host, cfg.http.port, cfg.models[0].connector.name
@@ -75,6 +76,8 @@ checkpoint:
   interval: 10s                  # and always on shutdown
   max_age: 2m                    # older than this: /readyz fails, CheckpointTooOld fires
   keep: 2
+  disk_retry_max: 1m             # state folder full or read-only: consumption pauses and
+                                 # a write is retried (1s, 2s, 4s ... at most this apart)
 
 staleness:
   after: 5m                      # no events for this long: input stale (alarm, alert)
@@ -179,6 +182,7 @@ class _CheckpointSpec(_Spec):
     interval: _Dur = "10s"
     max_age: _Dur = "2m"
     keep: int = Field(default=2, ge=1, le=100)
+    disk_retry_max: _Dur = "1m"
 
 class _StalenessSpec(_Spec):
     after: _Dur = "5m"
@@ -257,6 +261,7 @@ class CheckpointConfig:
     interval_s: float
     max_age_s: float
     keep: int
+    disk_retry_max_s: float = 60.0  # longest wait between retries on a full/read-only disk
 
 
 @dataclass(frozen=True)
@@ -411,7 +416,8 @@ def parse_service_config(
         http=HttpConfig(spec.http.enabled, spec.http.host, spec.http.port,
                         spec.http.admin_token_env or None),
         checkpoint=CheckpointConfig(_duration(spec.checkpoint.interval),
-                                    _duration(spec.checkpoint.max_age), spec.checkpoint.keep),
+                                    _duration(spec.checkpoint.max_age), spec.checkpoint.keep,
+                                    _duration(spec.checkpoint.disk_retry_max)),
         stale_after_s=_duration(spec.staleness.after),
         scheduler=SchedulerConfig(
             misfire_grace_time_s=_duration(s.misfire_grace_time),

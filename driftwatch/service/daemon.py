@@ -42,12 +42,14 @@ from driftwatch.service.actions import (
 from driftwatch.service.checkpoint import Checkpoints
 from driftwatch.service.config import ServiceConfig
 from driftwatch.service.dependencies import Dependencies
+from driftwatch.service.disk import StateDisk
 from driftwatch.service.http import ADMIN_ACTIONS, Endpoints, HttpServer
 from driftwatch.service.live_reports import LiveReports, report_job
 from driftwatch.service.live_source import PacedSource
 from driftwatch.service.metrics_live import LiveCollector, ServiceSnapshot
 from driftwatch.service.model import ModelRuntime
 from driftwatch.service.reload import refresh_policy
+from driftwatch.service.resume import fault_site, rewind_runtimes, wait_for_disk
 from driftwatch.service.scheduler import LoopInbox, ServiceScheduler
 from driftwatch.service.view import last_record, restore_view
 from driftwatch.state import CheckpointStore, StateDirLock
@@ -93,6 +95,10 @@ class Service:
         self._reported: set[str] = set()
         self._idle_logged = False
         self._lock_file = StateDirLock(config.state_dir)
+        self.disk = StateDisk(config.state_dir, clock=self.clock, metrics=self.metrics,
+                              max_retry_s=config.checkpoint.disk_retry_max_s)
+        self.deps.declare("state_dir", probe=self._state_dir_up)
+        self._rewind_due = False  # paused on a disk fault: go back to the checkpoint
         self.checkpoints: Checkpoints | None = None
         self.actions: ServiceActions | None = None
         self.http: HttpServer | None = None
@@ -129,7 +135,7 @@ class Service:
         self._lock_file.acquire()
         state = cfg.state_dir
         self.actions = ServiceActions(cfg, clock=self.clock, metrics=self.metrics,
-                                      dependencies=self.deps)
+                                      dependencies=self.deps, disk=self.disk)
         for mc in cfg.models:
             rt = ModelRuntime.open(mc, state_dir=state, base_dir=cfg.base_dir, clock=self.clock)
             if any(r.name == rt.name for r in self.runtimes):
@@ -149,7 +155,9 @@ class Service:
         store = CheckpointStore(state / "checkpoints", keep=cfg.checkpoint.keep,
                                 timer=self.clock.monotonic,
                                 legacy=state / "checkpoint.sqlite3")
-        self.checkpoints = Checkpoints(store, self.runtimes, self.lock, self.metrics, self.clock)
+        self.checkpoints = Checkpoints(store, self.runtimes, self.lock, self.metrics, self.clock,
+                                       on_fault=lambda exc: self.disk.failed(
+                                           exc, where="checkpoint"))
         for rt in self.runtimes:
             self.actions.add_model(
                 rt.name, reference=str(rt.reference_path) if rt.reference_path else None,
@@ -200,7 +208,11 @@ class Service:
         if self.reports is not None:
             self.reports.close()
         if self.checkpoints is not None:
-            if final_checkpoint:
+            self.checkpoints.on_fault = None  # stopping: a failure is just reported
+            if final_checkpoint and self._rewind_due:
+                log.warning("the state folder refused writes: no final checkpoint; the last "
+                            "durable one stays and a restart resumes from it")
+            elif final_checkpoint:
                 self.inbox.drain()
                 if not self.checkpoints.final():
                     log.error("the final checkpoint failed; the previous one stays")
@@ -222,26 +234,60 @@ class Service:
     # -- the loop -------------------------------------------------------------------------------
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self.inbox.drain()
-            self.checkpoints.tick()  # type: ignore[union-attr]
-            active = [rt for rt in self.runtimes if not rt.done]
-            if not active:
-                if self.exit_when_done:
-                    self._say_open_actions()
-                    return
-                if not self._idle_logged:
-                    self._idle_logged = True
-                    where = self.http.url if self.http else "(HTTP disabled)"
-                    log.info("every source is consumed; serving %s/metrics and /reports/ "
-                             "until SIGTERM or Ctrl-C", where)
-                self.inbox.wake.wait(0.5)
-                self.inbox.wake.clear()
+            if self._rewind_due or not self.disk.writable:
+                self._paused()
                 continue
-            timeout = 0.5 if len(active) == 1 else 0.1
-            for rt in active:
-                if self._stop.is_set():
-                    break
-                self._step(rt, timeout)
+            try:
+                if not self._once():
+                    return
+            except Exception as exc:
+                if not self.disk.failed(exc, where=fault_site(exc)):
+                    raise
+
+    def _once(self) -> bool:
+        """One pass of the loop; False when it is time to return."""
+        self.inbox.drain()
+        self.checkpoints.tick()  # type: ignore[union-attr]
+        active = [rt for rt in self.runtimes if not rt.done]
+        if not active:
+            if self.exit_when_done:
+                self._say_open_actions()
+                return False
+            if not self._idle_logged:
+                self._idle_logged = True
+                where = self.http.url if self.http else "(HTTP disabled)"
+                log.info("every source is consumed; serving %s/metrics and /reports/ "
+                         "until SIGTERM or Ctrl-C", where)
+            self.inbox.wake.wait(0.5)
+            self.inbox.wake.clear()
+            return True
+        timeout = 0.5 if len(active) == 1 else 0.1
+        for rt in active:
+            if self._stop.is_set() or not self.disk.writable:
+                break
+            self._step(rt, timeout)
+        return True
+
+    # -- a full or read-only state folder -------------------------------------------------------
+    def _paused(self) -> None:
+        """Consume and commit nothing; probe with backoff; resume from the checkpoint
+        (:func:`~driftwatch.service.resume.wait_for_disk`)."""
+        assert self.checkpoints is not None
+        if not self._rewind_due:
+            self._rewind_due = True
+            self.checkpoints.abandon()
+        if wait_for_disk(self.disk, self._stop, self._rewind):
+            self._rewind_due = False
+
+    def _rewind(self) -> None:
+        """Every model back to the newest durable checkpoint, with a fresh source."""
+        assert self.checkpoints is not None
+        for rt, results in rewind_runtimes(self.checkpoints, self.runtimes, self.lock,
+                                           self.metrics, self.config, self.clock):
+            if self.actions is not None:
+                self.actions.attach(rt.name, rt.monitor)
+                self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))
+            self._handle(rt, results)
 
     def _say_open_actions(self) -> None:
         if self.actions is not None:
@@ -338,10 +384,16 @@ class Service:
         age = now - since
         fresh = age <= self.config.checkpoint.max_age_s
         sources = {rt.name: rt.ready or rt.done for rt in self.runtimes}
-        ok = self._running and fresh and all(sources.values()) and self.deps.ready()
+        writable, why = self.disk.readiness()
+        ok = self._running and fresh and all(sources.values()) and writable and self.deps.ready()
         return ok, {"running": self._running, "checkpoint_age_seconds": round(age, 3),
                     "checkpoint_fresh": fresh, "sources": sources,
+                    "state_writable": writable, "state_reason": why,
                     "dependencies": self.deps.to_dict()}
+
+    def _state_dir_up(self) -> tuple[bool | None, str]:
+        writable, why = self.disk.readiness()
+        return writable, why or ""
 
     def _kafka_up(self) -> tuple[bool | None, str]:
         kafka = [rt for rt in self.runtimes if rt.connector.kind == "kafka" and not rt.done]

@@ -3,8 +3,9 @@
 ============================  ============================================================
 ``GET /metrics``              Prometheus exposition of the injected registry
 ``GET /healthz``              200 while the process serves requests
-``GET /readyz``               200 when sources are connected, the checkpoint is fresh and no
-                              critical dependency is down; JSON per dependency
+``GET /readyz``               200 when sources are connected, the checkpoint is fresh, the
+                              state folder takes writes and no critical dependency is down;
+                              else 503; JSON per dependency and why
 ``GET /status``               JSON: models, current tiers, last decisions, GPU pool
 ``GET /reports/...``          report files from the reports folder; a folder serves its
                               ``index.html`` or ``report.html``, else a list, newest first

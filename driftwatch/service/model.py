@@ -40,7 +40,7 @@ from driftwatch.statetree import Capture
 from driftwatch.windows.panes import PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime"]
+__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime", "model_connector"]
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,13 @@ def open_source(
     return files, dead
 
 
+def model_connector(cfg: ModelConfig) -> Connector:
+    """The model's connector. Its file (``connector:``) was found from the config file's
+    folder; the globs in it start at the working directory, as the connector docs say
+    and as ``replay`` reads the same connector."""
+    return load_connector(cfg.connector)
+
+
 @dataclass
 class ModelRuntime:
     """Source + monitor + outputs of one model (see the module docstring)."""
@@ -123,7 +130,7 @@ class ModelRuntime:
              clock: Clock) -> ModelRuntime:
         watcher = PolicyWatcher(_shown(cfg.policy))
         policy = watcher.policy
-        connector = load_connector(cfg.connector, base_dir=base_dir)
+        connector = model_connector(cfg)
         check_reference(policy, connector=connector, reference=cfg.reference, base_dir=base_dir)
         monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir,
                                 connector=connector)
@@ -387,6 +394,17 @@ class ModelRuntime:
             self.timeline.close()
             if self.dead_letter is not None:
                 self.dead_letter.close()
+
+    def discard(self) -> None:
+        """Close without writing anything more: the daemon goes back to its checkpoint
+        (the state folder refused a write) and opens this model again."""
+        if self.dead_letter is not None:
+            self.dead_letter.discard()
+        try:
+            self.source.close()
+        except Exception as exc:  # this runtime is dropped either way
+            log.debug("%s: closing the source of a dropped runtime: %s", self.name, exc)
+        self.timeline.close()
 
 
 def _shown(path: Path) -> Path:

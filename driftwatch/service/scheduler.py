@@ -30,6 +30,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from driftwatch.clock import Clock, SystemClock
+from driftwatch.state import write_fault
 
 __all__ = ["JobReport", "LoopInbox", "ServiceScheduler"]
 
@@ -60,7 +61,9 @@ class LoopInbox:
                 return n
             try:
                 fn()
-            except Exception:  # one failed hand-off must not stop the loop
+            except Exception as exc:  # one failed hand-off must not stop the loop
+                if write_fault(exc) is not None:  # the state folder's: the loop pauses
+                    raise
                 log.exception("work handed to the loop failed")
             n += 1
 

@@ -72,12 +72,16 @@ def http_get(url: str, *, timeout: float = 30.0, headers: dict[str, str] | None 
 class Daemon:
     """One ``driftwatch run`` process writing its log next to its state directory."""
 
-    def __init__(self, config: Path, state_dir: Path, args: list[str], env: dict[str, str]):
+    def __init__(self, config: Path, state_dir: Path, args: list[str], env: dict[str, str],
+                 prefix: tuple[str, ...] = (), reader: Callable[[Path], bytes] = Path.read_bytes,
+                 log_dir: Path | None = None):
         self.state_dir = state_dir
-        self.log_path = state_dir.parent / f"{state_dir.name}-{time.monotonic_ns()}.log"
+        self.read_bytes = reader  # how the test reads the daemon's files (a mount namespace)
+        where = log_dir or state_dir.parent
+        self.log_path = where / f"{state_dir.name}-{time.monotonic_ns()}.log"
         self._log = self.log_path.open("wb")
-        cmd = [*DRIFTWATCH, "run", "--config", str(config), "--state-dir", str(state_dir),
-               *args]
+        cmd = [*prefix, *DRIFTWATCH, "run", "--config", str(config), "--state-dir",
+               str(state_dir), *args]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=self._log,
                                      stderr=subprocess.STDOUT)
         self.url = ""
@@ -106,7 +110,7 @@ class Daemon:
 
         def up() -> str | None:
             try:
-                d = orjson.loads(info.read_bytes())
+                d = orjson.loads(self.read_bytes(info))
             except (OSError, orjson.JSONDecodeError):
                 return None
             return d["url"] if d.get("pid") == self.proc.pid else None
@@ -148,10 +152,10 @@ def _daemons() -> Iterator[Callable[..., Daemon]]:
     started: list[Daemon] = []
 
     def start(config: Path, state_dir: Path, *args: str, env: dict[str, str] | None = None,
-              ) -> Daemon:
+              **kw: Any) -> Daemon:
         full = {k: v for k, v in os.environ.items() if k != "DRIFTWATCH_ADMIN_TOKEN"}
         full.update(env or {})
-        d = Daemon(Path(config), Path(state_dir), list(args), full)
+        d = Daemon(Path(config), Path(state_dir), list(args), full, **kw)
         started.append(d)
         return d
 

@@ -59,7 +59,7 @@ def test_catalogue_names_follow_prometheus_conventions():
         "driftwatch_business_value",
         "driftwatch_signal_severity", "driftwatch_tier", "driftwatch_data_quality_fault",
         "driftwatch_shadow_active", "driftwatch_shadow_metric_value",
-        "driftwatch_build_info", "driftwatch_dependency_up",
+        "driftwatch_build_info", "driftwatch_dependency_up", "driftwatch_state_writable",
     }
 
 

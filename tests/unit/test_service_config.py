@@ -110,3 +110,37 @@ def test_a_bad_champion_is_located(text, where, what):
     with pytest.raises(ConfigError) as err:
         parse_service_config(MINIMAL + text, file="d.yaml")
     assert str(err.value).startswith(f"{where}: ") and what in str(err.value)
+
+
+def test_connector_globs_start_at_the_working_directory_as_documented(tmp_path, monkeypatch):
+    """``run --config DIR/x.yaml``: the connector file is found from DIR, the files its
+    globs name from the working directory (connectors/README.md), as ``replay`` reads
+    them; a same-named file under DIR is not the one read."""
+    from driftwatch.connectors.file import discover_inputs
+    from driftwatch.service.model import model_connector
+
+    conf, work = tmp_path / "conf", tmp_path / "work"
+    for base in (conf, work):
+        (base / "data").mkdir(parents=True)
+        for name in ("p.jsonl", "o.jsonl"):
+            (base / "data" / name).write_text("{}\n")
+    text = (ROOT / "connectors" / "demo-file.yaml").read_text(encoding="utf-8")
+    (conf / "conn.yaml").write_text(
+        text.replace("data/demo/predictions.jsonl.gz", "data/p.jsonl")
+        .replace("data/demo/outcomes.jsonl.gz", "data/o.jsonl"), encoding="utf-8")
+    (conf / "svc.yaml").write_text("models:\n  - connector: conn.yaml\n    policy: p.yaml\n")
+    monkeypatch.chdir(work)
+    cfg = load_service_config(conf / "svc.yaml")
+    assert cfg.models[0].connector == conf.resolve() / "conn.yaml"
+    files = {Path(i.path).resolve() for i in discover_inputs(model_connector(cfg.models[0]))}
+    assert files == {work.resolve() / "data" / n for n in ("p.jsonl", "o.jsonl")}
+
+
+def test_run_help_says_where_relative_paths_start(capsys):
+    from driftwatch.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "paths in it start at its folder" in text
+    assert "globs inside connectors at the working directory" in text
