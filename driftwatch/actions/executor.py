@@ -37,6 +37,7 @@ from driftwatch.actions.online_update import adopt_profile, run_online_update
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionRecord, ActionState
 from driftwatch.actions.retrain import cancel_retrain, run_retrain
+from driftwatch.actions.retrain_limits import RetrainLimits
 from driftwatch.actions.shadow import cancel_shadow, observe_live, run_shadow
 from driftwatch.actions.steps import CrashPoints, Done, NeedsApproval, StepRunner, Waiting
 from driftwatch.clock import Clock
@@ -74,7 +75,9 @@ class ActionExecutor:
     ``buffer`` is the monitor's :class:`LabelledBuffer`; ``cutoff`` the approval cut-off
     for shadow comparisons (the policy's ``model.approval_cutoff``); ``columns`` maps the
     champion's input columns to connector features; ``max_concurrent_retrains`` holds a
-    retraining's pool job back while that many of the model's jobs are active;
+    retraining's pool job back while that many of the model's jobs are active, and
+    ``retrain_limits`` (:mod:`~driftwatch.actions.retrain_limits`) while the pool's job
+    records show the policy's per-day limit or a cooldown reached;
     ``shadow_defaults`` the policy's shadow settings (for the
     shadow that follows a retraining); ``on_promote(model, version, profile)`` is called
     when a version becomes champion. ``crash_points`` default to ``$DRIFTWATCH_CRASH_AT``
@@ -101,6 +104,7 @@ class ActionExecutor:
         lock: bool = True,
         columns: Mapping[str, str] | None = None,
         max_concurrent_retrains: int | None = None,
+        retrain_limits: RetrainLimits | None = None,
     ) -> None:
         self.outbox = outbox
         self.clock = clock
@@ -117,6 +121,7 @@ class ActionExecutor:
             webhook_timeout=webhook_timeout,
             columns=dict(columns or {}),
             max_concurrent_retrains=max_concurrent_retrains,
+            retrain_limits=retrain_limits,
         )
         self.crash = crash_points if crash_points is not None else CrashPoints.from_env()
         self.drive_pool = drive_pool

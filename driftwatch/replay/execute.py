@@ -56,6 +56,7 @@ class ReplayActions:
     ) -> None:
         from driftwatch.actions.context import shadow_defaults
         from driftwatch.actions.executor import ActionExecutor
+        from driftwatch.actions.retrain_limits import RetrainLimits
         from driftwatch.gpupool import GpuPool
         from driftwatch.registry.bootstrap import ensure_champion, require_champion
         from driftwatch.windows.profile import read_reference_table
@@ -81,6 +82,7 @@ class ReplayActions:
             max_concurrent_retrains=(
                 policy.limits.max_concurrent_retrains if policy is not None else None
             ),
+            retrain_limits=RetrainLimits.from_policy(policy) if policy is not None else None,
         )
         registry = self.executor.env.registry
         if champion is not None:

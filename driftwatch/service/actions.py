@@ -168,7 +168,8 @@ class ServiceActions:
                 on_promote=on_promote, drive_pool=False,
                 columns=dict(champion.columns) if champion is not None else None,
                 max_concurrent_retrains=getattr(limits, "max_concurrent_retrains", None),
-                backoff_s=self.backoff.initial_s, max_backoff_s=self.backoff.max_s)
+                backoff_s=self.backoff.initial_s, max_backoff_s=self.backoff.max_s,
+                retrain_limits=_retrain_limits(policy))
         ma = ModelActions(model, outbox, executor, reference, profile, policy,
                           champion=champion,
                           features=tuple(profile.schema.names) if profile is not None else ())
@@ -182,6 +183,7 @@ class ServiceActions:
         limits = getattr(policy, "limits", None)
         if ma.executor is not None and limits is not None:
             ma.executor.env.max_concurrent_retrains = limits.max_concurrent_retrains
+            ma.executor.env.retrain_limits = _retrain_limits(policy)
             cut = getattr(getattr(policy, "model", None), "approval_cutoff", None)
             if cut is not None:
                 ma.executor.env.cutoff = cut
@@ -584,3 +586,12 @@ def retrain_settings(policy: Any) -> dict[str, Any] | None:
         if getattr(action, "type", None) == "retrain":
             return dict(action.model_dump(mode="json", by_alias=True))
     return None
+
+
+def _retrain_limits(policy: Any) -> Any:
+    """The policy's per-day limits and cooldowns, for the pool's job records."""
+    if policy is None or getattr(policy, "limits", None) is None:
+        return None
+    from driftwatch.actions.retrain_limits import RetrainLimits
+
+    return RetrainLimits.from_policy(policy)
