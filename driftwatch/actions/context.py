@@ -120,6 +120,8 @@ class ActionEnv:
     max_concurrent_retrains: int | None = None
     #: the policy's per-day limits and cooldowns, checked against the pool's job records
     retrain_limits: RetrainLimits | None = None
+    #: the monitor's lineage and index after the last live prediction batch seen
+    live_position: tuple[str | None, int] | None = None
     _scorers: Any = field(default=None, repr=False)
 
     def scorers(self) -> Any:

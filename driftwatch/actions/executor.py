@@ -310,16 +310,23 @@ class ActionExecutor:
         champion_score: np.ndarray | None = None,
         exposure: np.ndarray | None = None,
         event_time: np.ndarray | None = None,
+        first_index: int | None = None,
+        lineage: str | None = None,
     ) -> int:
         """Score one batch of live predictions (connector features) with the champion and
-        every challenger in shadow for ``model``; returns the shadows that scored it."""
+        every challenger in shadow for ``model``; returns the shadows that scored it.
+        ``first_index``: the index of the batch's first prediction in monitor ``lineage``
+        (checkpointed with the consumed offsets), so a batch re-read after a restart counts
+        once."""
         scored = 0
+        if first_index is not None:
+            self.env.live_position = (lineage, first_index + len(frame))
         for rec in self.outbox.list(states=[ActionState.RUNNING], model=model):
             if rec.action != "shadow":
                 continue
             try:
                 observe_live(rec, self.env, self.outbox, frame, champion_score, exposure,
-                             event_time)
+                             event_time, first_index, lineage)
                 scored += 1
             except RegistryUnavailableError as exc:  # these rows go unscored, and say so
                 log.warning("shadow %d: %d live rows not scored: %s", rec.id, len(frame), exc)
@@ -327,14 +334,19 @@ class ActionExecutor:
                 log.error("shadow %d: live rows not scored: %s", rec.id, exc)
         return scored
 
-    def observe_batch(self, model: str, schema: Any, batch: Any) -> int:
+    def observe_batch(
+        self, model: str, schema: Any, batch: Any, first_index: int | None = None,
+        lineage: str | None = None,
+    ) -> int:
         """:meth:`observe_predictions` for a prediction :class:`~driftwatch.batch.Batch`
         decoded on ``schema``; nothing is decoded while no shadow runs."""
+        if first_index is not None:
+            self.env.live_position = (lineage, first_index + len(batch))
         if not len(batch) or not self.shadows_running(model):
             return 0
         frame = features_frame(schema, batch)
         return self.observe_predictions(
-            model, frame, batch.score, batch.exposure, batch.event_time
+            model, frame, batch.score, batch.exposure, batch.event_time, first_index, lineage
         )
 
     def shadows_running(self, model: str) -> bool:

@@ -103,7 +103,9 @@ class ReplayActions:
 
     def _observe(self, batch: Any) -> None:
         """Live predictions to the challengers in shadow (the monitor's hook)."""
-        self.executor.observe_batch(self.monitor.model, self.monitor.profile.schema, batch)
+        m = self.monitor
+        self.executor.observe_batch(m.model, m.profile.schema, batch, m.n_events - len(batch),
+                                    m.lineage)
 
     def _adopt(self, model: str, version: str, profile: Any) -> None:
         self.monitor.set_profile(profile)

@@ -196,18 +196,22 @@ class ServiceActions:
             return
         executor = ma.executor
 
-        def score(schema: Any, batch: Any) -> None:
+        def score(schema: Any, batch: Any, first: int, lineage: str) -> None:
             with self._lock:
-                executor.observe_batch(model, schema, batch)
+                executor.observe_batch(model, schema, batch, first, lineage)
 
         def observe(batch: Any) -> None:  # the loop's thread: hand over, never wait
+            # the monitor has counted the batch: its first event's index (checkpointed with
+            # the offsets) and lineage, taken now, let a re-read batch count once
+            first, lineage = monitor.n_events - len(batch), monitor.lineage
+            executor.env.live_position = (lineage, monitor.n_events)  # where new shadows start
             if not len(batch) or not executor.shadows_running(model):
                 return
             schema = monitor.profile.schema
             lane = self.lanes.get("mlflow")
             if lane is None:
-                score(schema, batch)
-            elif not lane.post(lambda: score(schema, batch)):
+                score(schema, batch, first, lineage)
+            elif not lane.post(lambda: score(schema, batch, first, lineage)):
                 self._dropped += 1
                 if self._dropped in (1, 10, 100) or self._dropped % 1000 == 0:
                     log.warning("%s: the shadow scorer is busy (MLflow slow or down?): %d "
