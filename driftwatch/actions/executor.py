@@ -39,7 +39,14 @@ from driftwatch.actions.records import ActionRecord, ActionState
 from driftwatch.actions.retrain import cancel_retrain, run_retrain
 from driftwatch.actions.retrain_limits import RetrainLimits
 from driftwatch.actions.shadow import cancel_shadow, observe_live, run_shadow
-from driftwatch.actions.steps import CrashPoints, Done, NeedsApproval, StepRunner, Waiting
+from driftwatch.actions.steps import (
+    CrashPoints,
+    Done,
+    HeldBack,
+    NeedsApproval,
+    StepRunner,
+    Waiting,
+)
 from driftwatch.clock import Clock
 from driftwatch.errors import ActionError, DriftwatchError, StateError
 from driftwatch.policy.decision import Decision
@@ -257,6 +264,10 @@ class ActionExecutor:
             return self._finish(rec.id, ActionState.SUCCEEDED, outcome=result.outcome, note="")
         if isinstance(result, NeedsApproval):
             return self._move(rec.id, ActionState.AWAITING_APPROVAL, note=result.note)
+        if isinstance(result, HeldBack):
+            log.warning("action %d (%s) held back: %s", rec.id, rec.key, result.reason)
+            return self._finish(rec.id, ActionState.CANCELLED, note=result.reason,
+                                outcome={"held_back": result.reason})
         assert isinstance(result, Waiting)
         return self._move(
             rec.id, ActionState.RUNNING, note=result.note, next_attempt_at=result.retry_at

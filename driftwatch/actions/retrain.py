@@ -29,7 +29,7 @@ from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionRecord
 from driftwatch.actions.retrain_limits import DECIDED_AT_ENV, held_back, past_jobs
 from driftwatch.actions.shadow import shadow_settings
-from driftwatch.actions.steps import Done, Result, StepRunner, Waiting
+from driftwatch.actions.steps import Done, HeldBack, Result, StepRunner, Waiting
 from driftwatch.errors import ActionError
 from driftwatch.policy.decision import Decision
 from driftwatch.registry.promotion import make_challenger
@@ -114,11 +114,11 @@ def run_retrain(action: ActionRecord, steps: StepRunner, env: ActionEnv, outbox:
                 f"waits for a retraining slot: {len(busy)} of {limit} in use "
                 f"(job {', '.join(busy)})"
             )
-        if env.retrain_limits is not None:
+        if env.retrain_limits is not None:  # measured at decision times, as the engine does
             jobs = past_jobs(env.pool.status().jobs, action.model, exclude_key=action.key)
-            held = held_back(env.retrain_limits, jobs, tier=action.tier, now=env.clock.now())
+            held = held_back(env.retrain_limits, jobs, tier=action.tier, now=action.decided_at)
             if held is not None:
-                return Waiting(f"held back by the pool's job records: {held[0]}", held[1])
+                return HeldBack(f"held back by the pool's job records: {held}")
 
     def submit() -> dict[str, Any]:
         spec = build_job_spec(action, env, training["path"], str(window))

@@ -3,20 +3,22 @@
 The policy engine holds them in its checkpointed state; the pool's job records hold them
 too, and those outlive a lost or fresh checkpoint, a second process on the same pool or a
 replay on a daemon's state folder. Before a retraining submits its job, the model's other
-jobs in the pool (each carries the event time of the decision that asked for it,
-``$DRIFTWATCH_DECIDED_AT`` in its spec) are counted against the policy: at most
-``limits.max_actions_per_day[tier]`` jobs of a tier decided in any 24 hours, and none while
-the ``cooldown`` of a job at that tier or above runs. A job without that variable (one
-submitted by hand) is not counted.
+jobs in the pool (each carries the time of the decision that asked for it,
+``$DRIFTWATCH_DECIDED_AT`` in its spec) are counted against the policy at the time of the
+retraining's own decision, as the engine counts (event time in a replay and a daemon
+alike): at most ``limits.max_actions_per_day[tier]`` jobs of a tier decided in any 24
+hours, and none while the ``cooldown`` of a job at that tier or above runs. A retraining
+held back ends cancelled, saying why, as the engine would have suppressed it. A job without
+that variable (one submitted by hand) is not counted.
 
 >>> limits = RetrainLimits(per_day={"severe": 1}, cooldown={"severe": 14 * DAY_S})
 >>> jobs = [PastJob("credit:severe:9", "severe", decided_at=0.0)]
->>> print(held_back(limits, jobs, tier="severe", now=3 * DAY_S)[0])  # doctest: +ELLIPSIS
-cooldown: job credit:severe:9 (severe) was decided 3.0 days ago; ... cooldown.severe is 14.0 days
+>>> print(held_back(limits, jobs, tier="severe", now=3 * DAY_S))  # doctest: +ELLIPSIS
+cooldown: job credit:severe:9 (severe) was decided 3.0 days before; ... is 14.0 days
 >>> held_back(limits, jobs, tier="severe", now=15 * DAY_S) is None
 True
->>> held_back(RetrainLimits(per_day={"severe": 1}), jobs, tier="severe", now=0.5 * DAY_S)[1]
-86400.0
+>>> print(held_back(RetrainLimits(per_day={"severe": 1}), jobs, tier="severe", now=3600.0))
+1 severe retraining job(s) decided in the 24 hours before; limits.max_actions_per_day.severe is 1
 """
 
 from __future__ import annotations
@@ -79,27 +81,20 @@ def past_jobs(records: Iterable[Any], model: str, *, exclude_key: str) -> list[P
 
 def held_back(
     limits: RetrainLimits, jobs: Sequence[PastJob], *, tier: str, now: float
-) -> tuple[str, float] | None:
-    """Why a retraining at ``tier`` may not submit at ``now``, and when to look again
-    (event time); None when the pool's records allow it."""
+) -> str | None:
+    """Why a retraining at ``tier`` decided at ``now`` may not run; None when the pool's
+    records allow it."""
     rank = _RANK.get(tier, 3)
-    until, why = -1.0, ""
-    for j in jobs:
+    for j in sorted(jobs, key=lambda j: -j.decided_at):
         wait = limits.cooldown.get(j.tier, 0.0)
-        ends = j.decided_at + wait
-        if _RANK.get(j.tier, 3) >= rank and j.decided_at <= now < ends and ends > until:
-            until = ends
-            why = (f"cooldown: job {j.key} ({j.tier}) was decided "
-                   f"{(now - j.decided_at) / DAY_S:.1f} days ago; the policy's "
-                   f"cooldown.{j.tier} is {wait / DAY_S:.1f} days")
-    if why:
-        return why, until
+        if _RANK.get(j.tier, 3) >= rank and j.decided_at <= now < j.decided_at + wait:
+            return (f"cooldown: job {j.key} ({j.tier}) was decided "
+                    f"{(now - j.decided_at) / DAY_S:.1f} days before; the policy's "
+                    f"cooldown.{j.tier} is {wait / DAY_S:.1f} days")
     limit = limits.per_day.get(tier)
     if limit is not None:
-        recent = sorted(j.decided_at for j in jobs
-                        if j.tier == tier and now - DAY_S < j.decided_at <= now)
+        recent = [j for j in jobs if j.tier == tier and now - DAY_S < j.decided_at <= now]
         if len(recent) >= limit:
-            return (f"{len(recent)} {tier} retraining job(s) decided in the last 24 hours; the "
-                    f"policy's limits.max_actions_per_day.{tier} is {limit}",
-                    recent[len(recent) - limit] + DAY_S)
+            return (f"{len(recent)} {tier} retraining job(s) decided in the 24 hours before; "
+                    f"limits.max_actions_per_day.{tier} is {limit}")
     return None

@@ -160,23 +160,21 @@ def test_the_per_day_limit_is_read_from_the_pools_records_after_a_restart(
     (job,) = ex.env.pool.status().jobs  # type: ignore[union-attr]
     assert float(job.spec.env[DECIDED_AT_ENV]) == t0  # the decision's time, in the record
 
+    # a restarted daemon whose engine forgot the first one decides again 3 hours later
     ex = _restart(ex, state, clock, backend, reference, limits)
     clock.set(t0 + 3 * 3600)
-    second = ex.submit(_severe(9, clock.now()))
+    second = ex.submit(_severe(9, t0 + 3 * 3600))
     ex.run_pending()
     rec = ex.outbox.get(second)
-    assert rec is not None and rec.state is ActionState.RUNNING
+    assert rec is not None and rec.state is ActionState.CANCELLED
     assert rec.note == ("held back by the pool's job records: 1 severe retraining job(s) "
-                        "decided in the last 24 hours; the policy's "
-                        "limits.max_actions_per_day.severe is 1")
-    assert rec.next_attempt_at == t0 + DAY
+                        "decided in the 24 hours before; limits.max_actions_per_day.severe is 1")
+    assert rec.outcome == {"held_back": rec.note}
     assert _keys(ex) == [f"{MODEL}:severe:3"]
-    clock.set(t0 + DAY - 1)
+    third = ex.submit(_severe(20, t0 + DAY))  # the first job's day is over
     ex.run_pending()
-    assert _keys(ex) == [f"{MODEL}:severe:3"]
-    clock.set(t0 + DAY)  # the first job's day is over
-    ex.run_pending()
-    assert _keys(ex) == [f"{MODEL}:severe:3", f"{MODEL}:severe:9"]
+    assert ex.outbox.get(third).state is ActionState.RUNNING  # type: ignore[union-attr]
+    assert _keys(ex) == [f"{MODEL}:severe:20", f"{MODEL}:severe:3"]
     ex.close()
 
 
@@ -194,19 +192,17 @@ def test_a_cooldown_is_read_from_the_pools_records_after_a_restart(
     ex.run_pending()
 
     ex = _restart(ex, state, clock, backend, reference, limits)
-    clock.set(t0 + 3 * DAY)
-    second = ex.submit(_severe(9, clock.now()))
+    second = ex.submit(_severe(9, t0 + 3 * DAY))
     ex.run_pending()
     rec = ex.outbox.get(second)
-    assert rec is not None and rec.state is ActionState.RUNNING
+    assert rec is not None and rec.state is ActionState.CANCELLED
     assert rec.note == ("held back by the pool's job records: cooldown: job credit-risk:severe:3 "
-                        "(severe) was decided 3.0 days ago; the policy's cooldown.severe is "
+                        "(severe) was decided 3.0 days before; the policy's cooldown.severe is "
                         "14.0 days")
-    assert rec.next_attempt_at == t0 + 14 * DAY
     assert _keys(ex) == [f"{MODEL}:severe:3"]
-    clock.set(t0 + 14 * DAY)
+    ex.submit(_severe(30, t0 + 14 * DAY))
     ex.run_pending()
-    assert _keys(ex) == [f"{MODEL}:severe:3", f"{MODEL}:severe:9"]
+    assert _keys(ex) == [f"{MODEL}:severe:3", f"{MODEL}:severe:30"]
     ex.close()
 
 
