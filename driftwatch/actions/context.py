@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from driftwatch.actions.labelled_buffer import LabelledBuffer
+from driftwatch.actions.retrain_limits import RetrainLimits
 from driftwatch.clock import Clock
 from driftwatch.errors import ActionError
 from driftwatch.policy.actions import ACTION_MODELS
@@ -117,6 +118,10 @@ class ActionEnv:
     columns: Mapping[str, str] = field(default_factory=dict)
     #: the policy's ``limits.max_concurrent_retrains`` (pool jobs of this model at a time)
     max_concurrent_retrains: int | None = None
+    #: the policy's per-day limits and cooldowns, checked against the pool's job records
+    retrain_limits: RetrainLimits | None = None
+    #: the monitor's lineage and index after the last live prediction batch seen
+    live_position: tuple[str | None, int] | None = None
     _scorers: Any = field(default=None, repr=False)
 
     def scorers(self) -> Any:

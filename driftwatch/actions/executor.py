@@ -37,8 +37,16 @@ from driftwatch.actions.online_update import adopt_profile, run_online_update
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionRecord, ActionState
 from driftwatch.actions.retrain import cancel_retrain, run_retrain
+from driftwatch.actions.retrain_limits import RetrainLimits
 from driftwatch.actions.shadow import cancel_shadow, observe_live, run_shadow
-from driftwatch.actions.steps import CrashPoints, Done, NeedsApproval, StepRunner, Waiting
+from driftwatch.actions.steps import (
+    CrashPoints,
+    Done,
+    HeldBack,
+    NeedsApproval,
+    StepRunner,
+    Waiting,
+)
 from driftwatch.clock import Clock
 from driftwatch.errors import ActionError, DriftwatchError, StateError
 from driftwatch.policy.decision import Decision
@@ -75,7 +83,9 @@ class ActionExecutor:
     ``buffer`` is the monitor's :class:`LabelledBuffer`; ``cutoff`` the approval cut-off
     for shadow comparisons (the policy's ``model.approval_cutoff``); ``columns`` maps the
     champion's input columns to connector features; ``max_concurrent_retrains`` holds a
-    retraining's pool job back while that many of the model's jobs are active;
+    retraining's pool job back while that many of the model's jobs are active, and
+    ``retrain_limits`` (:mod:`~driftwatch.actions.retrain_limits`) while the pool's job
+    records show the policy's per-day limit or a cooldown reached;
     ``shadow_defaults`` the policy's shadow settings (for the
     shadow that follows a retraining); ``on_promote(model, version, profile)`` is called
     when a version becomes champion. ``crash_points`` default to ``$DRIFTWATCH_CRASH_AT``
@@ -102,6 +112,7 @@ class ActionExecutor:
         lock: bool = True,
         columns: Mapping[str, str] | None = None,
         max_concurrent_retrains: int | None = None,
+        retrain_limits: RetrainLimits | None = None,
     ) -> None:
         self.outbox = outbox
         self.clock = clock
@@ -118,6 +129,7 @@ class ActionExecutor:
             webhook_timeout=webhook_timeout,
             columns=dict(columns or {}),
             max_concurrent_retrains=max_concurrent_retrains,
+            retrain_limits=retrain_limits,
         )
         self.crash = crash_points if crash_points is not None else CrashPoints.from_env()
         self.drive_pool = drive_pool
@@ -272,6 +284,10 @@ class ActionExecutor:
             return self._finish(rec.id, ActionState.SUCCEEDED, outcome=result.outcome, note="")
         if isinstance(result, NeedsApproval):
             return self._move(rec.id, ActionState.AWAITING_APPROVAL, note=result.note)
+        if isinstance(result, HeldBack):
+            log.warning("action %d (%s) held back: %s", rec.id, rec.key, result.reason)
+            return self._finish(rec.id, ActionState.CANCELLED, note=result.reason,
+                                outcome={"held_back": result.reason})
         assert isinstance(result, Waiting)
         return self._move(
             rec.id, ActionState.RUNNING, note=result.note, next_attempt_at=result.retry_at
@@ -325,16 +341,23 @@ class ActionExecutor:
         champion_score: np.ndarray | None = None,
         exposure: np.ndarray | None = None,
         event_time: np.ndarray | None = None,
+        first_index: int | None = None,
+        lineage: str | None = None,
     ) -> int:
         """Score one batch of live predictions (connector features) with the champion and
-        every challenger in shadow for ``model``; returns the shadows that scored it."""
+        every challenger in shadow for ``model``; returns the shadows that scored it.
+        ``first_index``: the index of the batch's first prediction in monitor ``lineage``
+        (checkpointed with the consumed offsets), so a batch re-read after a restart counts
+        once."""
         scored = 0
+        if first_index is not None:
+            self.env.live_position = (lineage, first_index + len(frame))
         for rec in self.outbox.list(states=[ActionState.RUNNING], model=model):
             if rec.action != "shadow":
                 continue
             try:
                 observe_live(rec, self.env, self.outbox, frame, champion_score, exposure,
-                             event_time)
+                             event_time, first_index, lineage)
                 scored += 1
             except RegistryUnavailableError as exc:  # these rows go unscored, and say so
                 log.warning("shadow %d: %d live rows not scored: %s", rec.id, len(frame), exc)
@@ -342,14 +365,19 @@ class ActionExecutor:
                 log.error("shadow %d: live rows not scored: %s", rec.id, exc)
         return scored
 
-    def observe_batch(self, model: str, schema: Any, batch: Any) -> int:
+    def observe_batch(
+        self, model: str, schema: Any, batch: Any, first_index: int | None = None,
+        lineage: str | None = None,
+    ) -> int:
         """:meth:`observe_predictions` for a prediction :class:`~driftwatch.batch.Batch`
         decoded on ``schema``; nothing is decoded while no shadow runs."""
+        if first_index is not None:
+            self.env.live_position = (lineage, first_index + len(batch))
         if not len(batch) or not self.shadows_running(model):
             return 0
         frame = features_frame(schema, batch)
         return self.observe_predictions(
-            model, frame, batch.score, batch.exposure, batch.event_time
+            model, frame, batch.score, batch.exposure, batch.event_time, first_index, lineage
         )
 
     def shadows_running(self, model: str) -> bool:

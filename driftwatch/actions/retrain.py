@@ -27,8 +27,9 @@ from driftwatch.actions.context import ActionContext, ActionEnv, parse_settings
 from driftwatch.actions.export import ensure_export, export_training
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionRecord
+from driftwatch.actions.retrain_limits import DECIDED_AT_ENV, held_back, past_jobs
 from driftwatch.actions.shadow import shadow_settings
-from driftwatch.actions.steps import Done, Result, StepRunner, Waiting
+from driftwatch.actions.steps import Done, HeldBack, Result, StepRunner, Waiting
 from driftwatch.errors import ActionError
 from driftwatch.policy.decision import Decision
 from driftwatch.registry.promotion import make_challenger
@@ -71,6 +72,7 @@ def build_job_spec(action: ActionRecord, env: ActionEnv, training: str, window: 
         "DRIFTWATCH_PARENT_VERSION": champion.version if champion else "",
         "DRIFTWATCH_DATA_WINDOW": context.window_label or "",
         "MLFLOW_TRACKING_URI": env.registry.tracking_uri,
+        DECIDED_AT_ENV: repr(float(action.decided_at)),  # the pool's records keep the limits
         "PYTHONPATH": path,  # the job imports the daemon's driftwatch, installed or not
     }
     name = _NAME_BAD.sub("-", f"retrain-{action.model}-{action.window_id}")[:63].strip("-.")
@@ -112,6 +114,11 @@ def run_retrain(action: ActionRecord, steps: StepRunner, env: ActionEnv, outbox:
                 f"waits for a retraining slot: {len(busy)} of {limit} in use "
                 f"(job {', '.join(busy)})"
             )
+        if env.retrain_limits is not None:  # measured at decision times, as the engine does
+            jobs = past_jobs(env.pool.status().jobs, action.model, exclude_key=action.key)
+            held = held_back(env.retrain_limits, jobs, tier=action.tier, now=action.decided_at)
+            if held is not None:
+                return HeldBack(f"held back by the pool's job records: {held}")
 
     def submit() -> dict[str, Any]:
         spec = build_job_spec(action, env, training["path"], str(window))

@@ -168,6 +168,9 @@ def _evaluation(
         cutoff=env.cutoff,
         # only outcomes that joined after the challenger was made count: it never saw them
         last_seq=env.buffer.seq if env.buffer is not None else 0,
+        # and live rows from the monitor's next prediction on (None: not known yet)
+        live_through=env.live_position[1] if env.live_position else None,
+        live_lineage=env.live_position[0] if env.live_position else None,
     )
 
 
@@ -220,18 +223,35 @@ def observe_live(
     champion_score: np.ndarray | None = None,
     exposure: np.ndarray | None = None,
     event_time: np.ndarray | None = None,
+    first_index: int | None = None,
+    lineage: str | None = None,
 ) -> None:
     """Score one batch of live predictions with both versions: approval rate and expected
-    loss at the cut-off, and the score distributions (for their PSI)."""
+    loss at the cut-off, and the score distributions (for their PSI).
+
+    ``first_index`` is the index of the batch's first prediction in monitor ``lineage``:
+    rows the shadow counted before a restart (the monitor re-reads what its checkpoint had
+    not covered) are skipped, and the counts and that mark are written in one update.
+    """
     stored = action.artifacts.get(SHADOW_KEY)
     if not stored or not len(frame):
         return
     ev = ShadowEvaluation.from_dict(stored)
     if ev.verdict is not None:
         return
+    skip = ev.unseen(first_index, len(frame), lineage)
+    if skip == len(frame):
+        return
+    if skip:
+        frame = frame.iloc[skip:].reset_index(drop=True)
+        champion_score, exposure, event_time = (
+            None if a is None else np.asarray(a)[skip:]
+            for a in (champion_score, exposure, event_time))
+        first_index = None if first_index is None else first_index + skip
     champion = _champion_scores(ev, env, action.model, frame, champion_score)
     challenger = env.scorer(action.model, ev.challenger_version).score(frame)
     ev.observe_live(champion, challenger, exposure, event_time)
+    ev.mark_live(first_index, len(frame), lineage)
     outbox.update(action.id, artifacts={SHADOW_KEY: ev.to_dict()})
 
 

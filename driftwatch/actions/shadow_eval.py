@@ -18,6 +18,18 @@ that has not gathered enough outcomes within ``max_duration`` is discarded.
 0.25
 >>> ShadowEvaluation.from_dict(ev.to_dict()).to_dict() == ev.to_dict()
 True
+
+Live rows are counted once: ``live_through`` is the monitor's prediction index up to which
+they were counted, stored with the counts; a restarted monitor re-reads the events after
+its checkpoint with the same indices (and the same ``lineage``), and those already counted
+are skipped. A monitor of another lineage (started afresh) counts from its own indices.
+
+>>> ev.mark_live(0, 500, "run-a"); ev.live_through
+500
+>>> ev.unseen(400, 200, "run-a")  # a re-read batch of 200: its first 100 rows were counted
+100
+>>> ev.unseen(0, 200, "run-b")
+0
 """
 
 from __future__ import annotations
@@ -59,6 +71,10 @@ class ShadowEvaluation:
     #: event times of the first and last live prediction scored
     first_live: float | None = None
     last_live: float | None = None
+    #: the monitor's prediction index (exclusive) up to which live rows are counted
+    live_through: int | None = None
+    #: the monitor lineage those indices belong to
+    live_lineage: str | None = None
 
     def __post_init__(self) -> None:
         if self.metric not in HIGHER_IS_BETTER:
@@ -97,6 +113,22 @@ class ShadowEvaluation:
             lo, hi = float(np.nanmin(t)), float(np.nanmax(t))
             self.first_live = lo if self.first_live is None else min(self.first_live, lo)
             self.last_live = hi if self.last_live is None else max(self.last_live, hi)
+
+    def unseen(self, first_index: int | None, n: int, lineage: str | None = None) -> int:
+        """How many leading rows of a batch of ``n`` live predictions starting at index
+        ``first_index`` of monitor ``lineage`` were counted already (``n``: all of them)."""
+        if first_index is None or self.live_through is None or lineage != self.live_lineage:
+            return 0
+        return min(n, max(0, self.live_through - first_index))
+
+    def mark_live(self, first_index: int | None, n: int, lineage: str | None = None) -> None:
+        """Rows ``first_index .. first_index + n - 1`` of monitor ``lineage`` are counted."""
+        if first_index is None:
+            return
+        if lineage != self.live_lineage or self.live_through is None:
+            self.live_through, self.live_lineage = first_index + n, lineage
+        else:
+            self.live_through = max(self.live_through, first_index + n)
 
     def metrics(self) -> dict[str, dict[str, float]]:
         return {"champion": self.champion.metrics(), "challenger": self.challenger.metrics()}

@@ -120,4 +120,12 @@ class NeedsApproval:
     note: str
 
 
-Result = Done | Waiting | NeedsApproval
+@dataclass(frozen=True)
+class HeldBack:
+    """The action must not run (a limit of the policy holds it back): it ends cancelled,
+    ``reason`` in its note and outcome."""
+
+    reason: str
+
+
+Result = Done | Waiting | NeedsApproval | HeldBack

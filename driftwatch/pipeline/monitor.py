@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -134,8 +135,12 @@ class ModelMonitor:
         policy: Policy | None = None,
         joiner: LabelJoiner | None = None,
         calibrator: Calibrator | None = None,
+        lineage: str | None = None,
     ) -> None:
         self.model = model
+        #: Names this monitor's run of events: a fresh monitor gets a new one, a restored
+        #: checkpoint brings its own back, so event indices of one lineage are comparable.
+        self.lineage = lineage if lineage is not None else uuid.uuid4().hex
         self.profile = profile
         self.spec = spec
         self._detectors = detectors
@@ -165,7 +170,9 @@ class ModelMonitor:
         #: records. Without it (actions listed, not run), no retraining is running.
         self.retrains_running: Callable[[], int] | None = None
         #: Called with every prediction batch as it arrives: challengers in shadow score
-        #: live traffic through it (the same hook in the daemon and in replay).
+        #: live traffic through it (the same hook in the daemon and in replay). It runs
+        #: after :attr:`n_events` counts the batch, so the batch holds the events
+        #: ``n_events - len(batch)`` to ``n_events - 1`` (indices a checkpoint restores).
         self.on_predictions: Callable[[Batch], None] | None = None
 
     @property
@@ -440,6 +447,7 @@ class ModelMonitor:
             "pending_features": self.pending_features.to_dict(capture),
             "labelled_buffer": self.labelled_buffer.to_dict(capture),
             "n_events": self.n_events,
+            "lineage": self.lineage,
             "n_outcomes": self.n_outcomes,
             "bad_by_reason": dict(sorted(self.bad_by_reason.items())),
             "errors_by_stage": dict(sorted(self.errors_by_stage.items())),
@@ -456,6 +464,7 @@ class ModelMonitor:
         )
         self.labelled_buffer = LabelledBuffer.from_dict(self.profile.schema, d["labelled_buffer"])
         self.n_events = int(d["n_events"])
+        self.lineage = str(d.get("lineage") or self.lineage)
         self.n_outcomes = int(d["n_outcomes"])
         self.bad_by_reason = dict(d["bad_by_reason"])
         self.errors_by_stage = dict(d.get("errors_by_stage", {}))

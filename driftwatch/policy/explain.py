@@ -13,7 +13,12 @@ moderate: when any of: gini <= 0.5 (model); acts at once; then alert the log and
 severe: never reached (no signal has a severe threshold and no escalation leads here).
 data quality: no data-quality signals: the gate never closes.
 >>> [line.split(":")[0] for line in describe_tiers(p)[4:]]
-['detectors', 'segments', 'labels']
+['approval cut-off', 'limits', 'detectors', 'segments', 'labels']
+>>> print(describe_tiers(p)[5])  # doctest: +NORMALIZE_WHITESPACE
+limits: actions per tier in any 24 hours: mild no limit (default), moderate no limit
+(default), severe no limit (default); retraining jobs at a time: 1 (default 1); the
+GPU pool's job records count too (retraining concurrency, per-day limit and cooldown), so a
+restart does not reset them.
 """
 
 from __future__ import annotations
@@ -171,7 +176,28 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
     if policy.hysteresis.factor < 1:
         out.append(f"hysteresis: an active tier clears only past {policy.hysteresis.factor:.0%}"
                    " of its trigger level.")
+    out += _cutoff_and_limits(policy)
     out += _settings(policy)
+    return out
+
+
+def _cutoff_and_limits(policy: Policy) -> list[str]:
+    cut = policy.model.approval_cutoff
+    out = [f"approval cut-off: scores at or below {cut:g} are approved; shadows compare both "
+           "models' approval rate and expected loss at it." if cut is not None else
+           "approval cut-off: none (model.approval_cutoff, default none): shadows compare no "
+           "approval rate or expected loss."]
+    lim, set_ = policy.limits, policy.limits.model_fields_set
+    per_day = lim.max_actions_per_day
+    given = per_day.model_fields_set if "max_actions_per_day" in set_ else set()
+    days = ", ".join(
+        f"{t} " + ("no limit" if per_day.get(t) is None else str(per_day.get(t)))
+        + ("" if str(t) in given else " (default)") for t in ACTION_TIERS)
+    default = Policy.model_fields["limits"].default_factory().max_concurrent_retrains  # type: ignore[misc]
+    out.append(f"limits: actions per tier in any 24 hours: {days}; retraining jobs at a time: "
+               f"{lim.max_concurrent_retrains} (default {default}); the GPU pool's job "
+               "records count too (retraining concurrency, per-day limit and cooldown), so a "
+               "restart does not reset them.")
     return out
 
 

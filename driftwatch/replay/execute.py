@@ -56,6 +56,7 @@ class ReplayActions:
     ) -> None:
         from driftwatch.actions.context import shadow_defaults
         from driftwatch.actions.executor import ActionExecutor
+        from driftwatch.actions.retrain_limits import RetrainLimits
         from driftwatch.gpupool import GpuPool
         from driftwatch.registry.bootstrap import ensure_champion, require_champion
         from driftwatch.windows.profile import read_reference_table
@@ -81,6 +82,7 @@ class ReplayActions:
             max_concurrent_retrains=(
                 policy.limits.max_concurrent_retrains if policy is not None else None
             ),
+            retrain_limits=RetrainLimits.from_policy(policy) if policy is not None else None,
         )
         registry = self.executor.env.registry
         if champion is not None:
@@ -101,7 +103,9 @@ class ReplayActions:
 
     def _observe(self, batch: Any) -> None:
         """Live predictions to the challengers in shadow (the monitor's hook)."""
-        self.executor.observe_batch(self.monitor.model, self.monitor.profile.schema, batch)
+        m = self.monitor
+        self.executor.observe_batch(m.model, m.profile.schema, batch, m.n_events - len(batch),
+                                    m.lineage)
 
     def _adopt(self, model: str, version: str, profile: Any) -> None:
         self.monitor.set_profile(profile)

@@ -170,7 +170,8 @@ class ServiceActions:
                 on_promote=on_promote, drive_pool=False,
                 columns=dict(champion.columns) if champion is not None else None,
                 max_concurrent_retrains=getattr(limits, "max_concurrent_retrains", None),
-                backoff_s=self.backoff.initial_s, max_backoff_s=self.backoff.max_s)
+                backoff_s=self.backoff.initial_s, max_backoff_s=self.backoff.max_s,
+                retrain_limits=_retrain_limits(policy))
         ma = ModelActions(model, outbox, executor, reference, profile, policy,
                           champion=champion,
                           features=tuple(profile.schema.names) if profile is not None else ())
@@ -184,6 +185,7 @@ class ServiceActions:
         limits = getattr(policy, "limits", None)
         if ma.executor is not None and limits is not None:
             ma.executor.env.max_concurrent_retrains = limits.max_concurrent_retrains
+            ma.executor.env.retrain_limits = _retrain_limits(policy)
             cut = getattr(getattr(policy, "model", None), "approval_cutoff", None)
             if cut is not None:
                 ma.executor.env.cutoff = cut
@@ -196,18 +198,22 @@ class ServiceActions:
             return
         executor = ma.executor
 
-        def score(schema: Any, batch: Any) -> None:
+        def score(schema: Any, batch: Any, first: int, lineage: str) -> None:
             with self._lock:
-                executor.observe_batch(model, schema, batch)
+                executor.observe_batch(model, schema, batch, first, lineage)
 
         def observe(batch: Any) -> None:  # the loop's thread: hand over, never wait
+            # the monitor has counted the batch: its first event's index (checkpointed with
+            # the offsets) and lineage, taken now, let a re-read batch count once
+            first, lineage = monitor.n_events - len(batch), monitor.lineage
+            executor.env.live_position = (lineage, monitor.n_events)  # where new shadows start
             if not len(batch) or not executor.shadows_running(model):
                 return
             schema = monitor.profile.schema
             lane = self.lanes.get("mlflow")
             if lane is None:
-                score(schema, batch)
-            elif not lane.post(lambda: score(schema, batch)):
+                score(schema, batch, first, lineage)
+            elif not lane.post(lambda: score(schema, batch, first, lineage)):
                 self._dropped += 1
                 if self._dropped in (1, 10, 100) or self._dropped % 1000 == 0:
                     log.warning("%s: the shadow scorer is busy (MLflow slow or down?): %d "
@@ -610,3 +616,12 @@ def retrain_settings(policy: Any) -> dict[str, Any] | None:
         if getattr(action, "type", None) == "retrain":
             return dict(action.model_dump(mode="json", by_alias=True))
     return None
+
+
+def _retrain_limits(policy: Any) -> Any:
+    """The policy's per-day limits and cooldowns, for the pool's job records."""
+    if policy is None or getattr(policy, "limits", None) is None:
+        return None
+    from driftwatch.actions.retrain_limits import RetrainLimits
+
+    return RetrainLimits.from_policy(policy)

@@ -377,6 +377,12 @@ def parse_service_config(
     champions: list[Any] = []
     for i, m in enumerate(spec.models):
         champion = _champion(doc, i, m)
+        if champion is not None and not spec.actions.execute:
+            # record-only: nothing would load, check or score the champion
+            raise doc.error(("models", i, "champion"),
+                            "a champion is only loaded when actions run: with actions.execute: "
+                            "false driftwatch decides and records only; remove champion: "
+                            "(name: sets the model's name) or set actions.execute: true")
         champions.append(champion)
         name = m.name or (champion.name if champion is not None else None)
         if name and name in seen:

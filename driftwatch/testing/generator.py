@@ -31,7 +31,13 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from driftwatch.testing.scenarios import DAY, Effects, ScenarioPlan, scenario_plan
+from driftwatch.testing.scenarios import (
+    DAY,
+    HISTORY_PIVOT,
+    Effects,
+    ScenarioPlan,
+    scenario_plan,
+)
 
 __all__ = [
     "CATEGORICAL",
@@ -89,6 +95,12 @@ def _effect_arrays(plan: ScenarioPlan, ts: np.ndarray) -> dict[str, np.ndarray]:
             v = getattr(ep.effects, f.name)
             if v:
                 out[f.name][m] = v
+    for start, eff in plan.lasting:
+        m = ts >= start
+        for f in fields(Effects):
+            v = getattr(eff, f.name)
+            if v:
+                out[f.name][m] += v
     return out
 
 
@@ -202,7 +214,8 @@ def generate(
     dti_seen = np.where(lost, np.round(rng.beta(2.2, 5.5, n) + 0.1, 3), f["debt_to_income"])
     z = champion_logit(f, dti_seen)
     score = np.round(_sigmoid(z), 5)
-    true_pd = _sigmoid(z + eff["concept"])
+    history = np.log1p(f["credit_history_months"]) - HISTORY_PIVOT
+    true_pd = _sigmoid(z + eff["concept"] - eff["history_weight"] * history)
     channel = _choice(rng, np.tile([0.45, 0.25, 0.20, 0.10], (n, 1)))
     approved = score < CUTOFF
     delay = rng.uniform(delay_days[0] * DAY, delay_days[1] * DAY, n)

@@ -28,6 +28,7 @@ from typing import Any
 __all__ = [
     "DAY",
     "DEFAULT_START",
+    "HISTORY_PIVOT",
     "SCENARIOS",
     "Effects",
     "Episode",
@@ -36,6 +37,8 @@ __all__ = [
 ]
 
 DAY = 86_400
+#: log1p(credit history months) of the quiet population's mean applicant (about 12 years)
+HISTORY_PIVOT = 5.0
 DEFAULT_START = 1_704_067_200  # 2024-01-01T00:00:00Z
 
 SCENARIOS = ("concept", "demo", "feed_fault", "large", "quiet")
@@ -49,7 +52,10 @@ class Effects:
     those features' means; ``purpose_tilt`` moves weight to debt consolidation and
     business loans; ``thin_file`` is the share of young, thin-file applicants (it spreads the
     scores); ``concept`` is added to the TRUE default log-odds only (the model does not see
-    it); ``dti_missing`` is the share of ``debt_to_income`` values the feed loses.
+    it); ``dti_missing`` is the share of ``debt_to_income`` values the feed loses;
+    ``history_weight`` is added to the TRUE default log-odds per unit of
+    ``log1p(credit_history_months)`` below :data:`HISTORY_PIVOT` (short histories default more
+    than the model says: a change of ranking, which only a model learned on outcomes sees).
     """
 
     income_shift: float = 0.0
@@ -59,6 +65,7 @@ class Effects:
     thin_file: float = 0.0
     concept: float = 0.0
     dti_missing: float = 0.0
+    history_weight: float = 0.0
 
 
 def _utc(t: float) -> str:
@@ -88,13 +95,16 @@ class Episode:
 
 @dataclass(frozen=True)
 class ScenarioPlan:
-    """A scenario: its time span, event count and episodes (sorted, non-overlapping)."""
+    """A scenario: its time span, event count and episodes (sorted, non-overlapping), and
+    ``lasting`` changes of the world: effects from a time on to the end, added to the
+    episodes' (a regime that does not go back)."""
 
     name: str
     start: float
     days: float
     n_events: int
     episodes: tuple[Episode, ...] = field(default=())
+    lasting: tuple[tuple[float, Effects], ...] = field(default=())
 
     @property
     def end(self) -> float:
@@ -116,6 +126,11 @@ class ScenarioPlan:
             "days": self.days,
             "n_events": self.n_events,
             "episodes": [e.to_dict() for e in self.episodes],
+            "lasting": [
+                {"start": t, "start_utc": _utc(t),
+                 "effects": {k: v for k, v in asdict(eff).items() if v}}
+                for t, eff in self.lasting
+            ],
         }
 
 
@@ -143,6 +158,10 @@ _DEMO = (
       "score"),
      "large shift and a broken business metric: the true bad rate rises past the model's"),
 )  # fmt: skip
+# From the moderate episode on, short credit histories default more than the scorecard
+# says and do not go back: its ranking weakens, worst in the severe episode's flood of thin
+# files, and a model retrained on the outcomes that have matured by then ranks better.
+_DEMO_LASTING = ((62, Effects(history_weight=1.5)),)
 
 
 def _episodes(spec: tuple, start: float, days: float, base_days: float) -> tuple[Episode, ...]:
@@ -164,7 +183,8 @@ def scenario_plan(
     """The plan of a named scenario; ``n_events`` and ``days`` override its defaults.
 
     ``demo`` (90k events, 140 days): quiet, then mild, moderate, a feed fault and severe
-    episodes with quiet gaps. ``quiet``: no drift. ``concept``: features unchanged, the true
+    episodes with quiet gaps, and from the moderate episode on a lasting change of who
+    defaults (``history_weight``). ``quiet``: no drift. ``concept``: features unchanged, the true
     default rate rises from 45% of the span on. ``feed_fault``: a data-quality fault only.
     ``large``: the demo's shape with 1M events (for benchmarks).
     """
@@ -173,7 +193,8 @@ def scenario_plan(
     if name in ("demo", "large"):
         d = days or _DEMO_DAYS
         n = n_events or (90_000 if name == "demo" else 1_000_000)
-        return ScenarioPlan(name, start, d, n, _episodes(_DEMO, start, d, _DEMO_DAYS))
+        lasting = tuple((start + d0 * d / _DEMO_DAYS * DAY, eff) for d0, eff in _DEMO_LASTING)
+        return ScenarioPlan(name, start, d, n, _episodes(_DEMO, start, d, _DEMO_DAYS), lasting)
     if name == "quiet":
         return ScenarioPlan(name, start, days or 60.0, n_events or 40_000)
     if name == "concept":

@@ -127,8 +127,9 @@ def test_the_champion_is_the_registered_hgb_and_repairs_wrap_it(executed) -> Non
 
 
 def test_moderate_shadow_scores_every_live_prediction_of_its_period(executed) -> None:
-    (shadow,) = [r for r in _records(Path(executed["state"]))
-                 if r.action == "shadow" and r.tier == "moderate"]
+    # the first moderate episode's shadow (a later one judges the retrained challenger)
+    shadow = next(r for r in _records(Path(executed["state"]))
+                  if r.action == "shadow" and r.tier == "moderate")
     ev = shadow.artifacts["shadow"]
     ts = _predictions()["ts"]
     in_period = int(((ts >= ev["first_live"]) & (ts <= ev["last_live"])).sum())
@@ -317,13 +318,29 @@ def test_recalibration_beats_the_champion_on_the_following_window(
     assert after < before / 3, (before, after)
 
 
-def test_an_xgboost_champion_is_shadowed_on_live_traffic_and_labels(
-    mlflow_server: tuple[str, Path], tmp_path: Path
+def _booster(flavour: str) -> tuple[object, object]:
+    """A gradient-boosting classifier of ``flavour`` and the MLflow module that logs it."""
+    pytest.importorskip(flavour)
+    if flavour == "xgboost":
+        import mlflow.xgboost
+        import xgboost
+
+        return (xgboost.XGBClassifier(n_estimators=60, max_depth=3, learning_rate=0.1),
+                mlflow.xgboost)
+    import lightgbm
+    import mlflow.lightgbm
+
+    return (lightgbm.LGBMClassifier(n_estimators=60, max_depth=3, learning_rate=0.1,
+                                    verbose=-1), mlflow.lightgbm)
+
+
+@pytest.mark.parametrize("flavour", ["xgboost", "lightgbm"])
+def test_a_boosted_champion_is_shadowed_on_live_traffic_and_labels(
+    mlflow_server: tuple[str, Path], tmp_path: Path, flavour: str
 ) -> None:
-    """A second flavour through the same server: an XGBoost champion, a recalibrated
-    challenger made from it, both scoring live rows and joined outcomes."""
-    xgboost = pytest.importorskip("xgboost")
-    import mlflow.xgboost
+    """Flavours beside scikit-learn through the same server (optional extras): an XGBoost or
+    LightGBM champion, a recalibrated challenger made from it, both scoring live rows and
+    joined outcomes."""
     from mlflow.models import infer_signature
 
     from driftwatch.actions.context import ActionContext
@@ -334,18 +351,19 @@ def test_an_xgboost_champion_is_shadowed_on_live_traffic_and_labels(
     from driftwatch.registry.publish import publish_flavour
     from driftwatch.windows.profile import ReferenceProfile
 
-    url, name = mlflow_server[0], "credit-pd-xgb"
+    model, module = _booster(flavour)
+    url, name = mlflow_server[0], f"credit-pd-{flavour}"
     reference = pd.read_parquet(ROOT / "data/demo/reference.parquet")
     numeric = ["income", "loan_amount", "debt_to_income", "credit_history_months", "age",
                "num_open_accounts", "utilization"]
     x = reference[numeric].astype("float64")
-    model = xgboost.XGBClassifier(n_estimators=60, max_depth=3, learning_rate=0.1)
-    model.fit(x, reference["label"])
+    model.fit(x, reference["label"])  # type: ignore[attr-defined]
+    proba = model.predict_proba(x)[:, 1]  # type: ignore[attr-defined]
     reg = MlflowRegistry(url)
     info = publish_flavour(
         reg, name,
-        lambda: mlflow.xgboost.log_model(
-            model, name="model", signature=infer_signature(x, model.predict_proba(x)[:, 1])),
+        lambda: module.log_model(  # type: ignore[attr-defined]
+            model, name="model", signature=infer_signature(x, proba)),
         action_key=f"{name}:first:0", profile=ReferenceProfile.build(reference))
     reg.set_alias(name, CHAMPION, info.version, at=0.0, by="test")
 
@@ -355,7 +373,7 @@ def test_an_xgboost_champion_is_shadowed_on_live_traffic_and_labels(
     clock = ManualClock(1_700_000_000.0)
     ex = ActionExecutor(Outbox(tmp_path / "state", clock=clock), reg, None, clock,
                         buffer=buffer, cutoff=0.25)
-    assert ex.env.scorer(name, info.version).flavor == "xgboost"
+    assert ex.env.scorer(name, info.version).flavor == flavour
     shadow = Decision(name, 7, clock.now(), Tier.MODERATE, Tier.MODERATE, action="shadow",
                       action_settings={"type": "shadow", "min_labelled": 1000,
                                        "metric": "log_loss", "margin": 0.0},

@@ -1,42 +1,122 @@
-"""The demo recording with ``--execute`` on the embedded defaults: every tier repairs.
+"""The README tour's "Repair for real" commands, run as written, on the embedded defaults.
 
-Mild drift makes an online-updated model version, moderate a challenger that is judged
-on outcomes (promoted or discarded by the rule), severe a retraining job on the local
-GPU pool whose model goes to shadow; the MLflow registry and the audit trail show it all.
+The commands come from the tour's step 4 ``sh`` block (continuation lines joined, split like
+a shell would) and run in a scratch folder holding the checkout's connectors, policies,
+data and examples, with a ``.venv/bin/driftwatch`` that runs this checkout's command line.
+Mild drift makes online-updated model versions, moderate a challenger judged on outcomes,
+severe a retraining job on the local GPU pool whose model goes to shadow, wins on the
+outcomes that follow, waits for approval and is promoted by the tour's ``approve``; the
+MLflow registry and the audit trail show it all.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
+from driftwatch.actions.outbox import Outbox
+from driftwatch.clock import ManualClock
 from driftwatch.registry.mlflow_registry import MlflowRegistry
-from driftwatch.replay import replay
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def tour_commands() -> list[list[str]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    step = text.split("**4. Repair for real.**", 1)[1].split("\n**5.", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", step, re.S)
+    assert block, "step 4 has no sh block"
+    joined = block.group(1).replace("\\\n", " ")
+    return [shlex.split(line) for line in joined.splitlines() if line.strip()]
+
+
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("execute")
-    replay(
-        ROOT / "connectors/demo-file.yaml",
-        [ROOT / "data/demo/predictions.jsonl.gz", ROOT / "data/demo/outcomes.jsonl.gz"],
-        out,
-        policy=ROOT / "policies/credit-risk-demo.yaml",
-        reference=ROOT / "data/demo/reference.parquet",
-        progress=False,
-        execute=True,
-    )
-    return out
+def tour(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    work = tmp_path_factory.mktemp("tour")
+    for name in ("connectors", "policies", "data", "examples"):
+        (work / name).symlink_to(ROOT / name)
+    exe = work / ".venv" / "bin" / "driftwatch"
+    exe.parent.mkdir(parents=True)
+    exe.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m driftwatch.cli \"$@\"\n")
+    exe.chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runs = []
+    for cmd in tour_commands():
+        res = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
+                             timeout=900, check=False)
+        runs.append((cmd, res))
+    return {"out": work / "out" / "exec", "runs": runs}
+
+
+@pytest.fixture(scope="module")
+def executed(tour: dict) -> Path:
+    (cmd, res) = tour["runs"][0]
+    assert cmd[1:3] == ["replay", "--execute"] and res.returncode == 0, res.stderr[-3000:]
+    return tour["out"]
 
 
 def _actions(out: Path) -> list[dict]:
     return [orjson.loads(line) for line in (out / "actions.jsonl").read_bytes().splitlines()]
+
+
+def _records(state: Path) -> list:
+    box = Outbox(state, clock=ManualClock(0.0))
+    try:
+        return box.list()
+    finally:
+        box.close()
+
+
+def test_the_tour_is_replay_list_list_approve() -> None:
+    cmds = tour_commands()
+    assert [c[1:3] for c in cmds] == [["replay", "--execute"], ["actions", "list"],
+                                      ["actions", "list"], ["approve", cmds[3][2]]]
+
+
+def test_the_tours_approve_promotes_the_retrained_model(tour: dict, executed: Path) -> None:
+    """The id the README approves is the retrained model's shadow, listed as awaiting
+    approval; approving it promotes that version and adopts its reference profile."""
+    (_, listed), (_, waiting), (approve_cmd, approved) = tour["runs"][1:]
+    assert listed.returncode == waiting.returncode == 0
+    action_id = int(approve_cmd[2])
+    acts = {a["id"]: a for a in _actions(executed)}
+    follow = acts[action_id]
+    assert follow["action"] == "shadow" and acts[follow["parent_id"]]["action"] == "retrain"
+    assert follow["state"] == "awaiting_approval"
+    assert re.search(rf"^\s+{action_id}\s+awaiting_approval\s+shadow", waiting.stdout, re.M)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    version = follow["mlflow"]["version"]
+    assert f"champion is now v{version}" in approved.stdout
+    reg = MlflowRegistry.from_uri(None, executed / "state")
+    champion = reg.by_alias("credit-risk", "champion")
+    assert champion is not None and champion.version == version
+    promoted = next(r for r in _records(executed / "state") if r.id == action_id)
+    assert promoted.state.value == "succeeded" and promoted.approver == "alice"
+    assert promoted.outcome["verdict"] == "promoted"
+    profile = reg.load_profile("credit-risk", version)
+    assert promoted.outcome["profile_fingerprint"] == profile.fingerprint
+    # judged on enough outcomes that followed it, and better on the policy's metric
+    ev = promoted.artifacts["shadow"]
+    assert ev["metrics"]["challenger"]["labelled"] >= ev["min_labelled"]
+    assert ev["metrics"]["challenger"]["gini"] >= ev["metrics"]["champion"]["gini"] + ev["margin"]
+
+
+def test_a_shadow_open_at_the_end_is_reported_undecided(tour: dict, executed: Path) -> None:
+    replay_out = tour["runs"][0][1].stdout
+    still = [a for a in _actions(executed) if a["state"] in ("running", "pending")]
+    assert still  # the demo's last moderate shadow starts days before the recording ends
+    for a in still:
+        assert re.search(rf"undecided: {a['action']} {a['id']} \({re.escape(a['key'])}\): .+",
+                         replay_out), replay_out
 
 
 def test_each_tier_ran_its_action_once_per_episode(executed: Path) -> None:
@@ -48,9 +128,10 @@ def test_each_tier_ran_its_action_once_per_episode(executed: Path) -> None:
     assert online and all(a["state"] == "succeeded" for a in online)
     assert all(a["mlflow"]["parent_version"] == "1" and a["mlflow"]["version"] for a in online)
     # moderate: a challenger judged on outcomes, with a verdict by the policy's rule
+    # (the first one, made before the new regime's outcomes matured, loses)
     moderate = [a for a in by_kind["shadow"] if a["tier"] == "moderate"]
-    assert len(moderate) == 1 and moderate[0]["state"] == "succeeded"
-    assert moderate[0]["outcome"]["verdict"] in ("promoted", "discarded", "awaiting_approval")
+    assert moderate[0]["state"] == "succeeded"
+    assert moderate[0]["outcome"]["verdict"] == "discarded"
     # severe: a real job on the pool registered a model, which went to shadow
     (retrain,) = by_kind["retrain"]
     assert retrain["state"] == "succeeded" and retrain["job_id"]

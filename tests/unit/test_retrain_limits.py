@@ -1,4 +1,5 @@
-"""``limits.max_concurrent_retrains`` is enforced from the pool's job records, across restarts.
+"""``limits.max_concurrent_retrains``, per-day limits and cooldowns are enforced from the
+pool's job records, across restarts.
 
 The pool runs on a scripted backend (a job ends when the test says so) and a ManualClock;
 the executor and its MLflow store are real (embedded SQLite).
@@ -17,6 +18,7 @@ import pytest
 from driftwatch.actions.executor import ActionExecutor
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionState
+from driftwatch.actions.retrain_limits import DECIDED_AT_ENV, RetrainLimits
 from driftwatch.clock import ManualClock
 from driftwatch.gpupool import Backend, Exit, GpuPool, Launch
 from driftwatch.pipeline import ModelMonitor
@@ -60,10 +62,11 @@ def reference(tmp_path: Path) -> Path:
 
 
 def _executor(state: Path, clock: ManualClock, backend: Backend, reference: Path,
-              limit: int) -> ActionExecutor:
+              limit: int, limits: RetrainLimits | None = None) -> ActionExecutor:
     pool = GpuPool(state / "pool", clock=clock, backend=backend, gpus=10)
     return ActionExecutor(Outbox(state, clock=clock), MlflowRegistry.embedded(state), pool,
-                          clock, reference_path=str(reference), max_concurrent_retrains=limit)
+                          clock, reference_path=str(reference), max_concurrent_retrains=limit,
+                          retrain_limits=limits)
 
 
 def _severe(window: int, at: float) -> Decision:
@@ -130,3 +133,83 @@ def test_a_restarted_daemon_counts_the_job_it_left_running(
     jobs = ex2.env.pool.status().jobs  # type: ignore[union-attr]
     assert sorted(j.key for j in jobs) == [f"{MODEL}:severe:3", f"{MODEL}:severe:9"]
     ex2.close()
+
+
+def _restart(ex: ActionExecutor, state: Path, clock: ManualClock, backend: Backend,
+             reference: Path, limits: RetrainLimits) -> ActionExecutor:
+    """Close ``ex`` and open a new executor on the same folders (a restarted daemon, whose
+    policy engine starts from nothing)."""
+    ex.env.pool.close()  # type: ignore[union-attr]
+    ex.close()
+    return _executor(state, clock, backend, reference, limit=5, limits=limits)
+
+
+def _keys(ex: ActionExecutor) -> list[str]:
+    return sorted(j.key or "" for j in ex.env.pool.status().jobs)  # type: ignore[union-attr]
+
+
+def test_the_per_day_limit_is_read_from_the_pools_records_after_a_restart(
+    tmp_path: Path, reference: Path
+) -> None:
+    t0 = 1_700_000_000.0
+    clock, backend, state = ManualClock(t0), Scripted(), tmp_path / "state"
+    limits = RetrainLimits(per_day={"severe": 1})
+    ex = _executor(state, clock, backend, reference, limit=5, limits=limits)
+    ex.submit(_severe(3, t0))
+    ex.run_pending()
+    (job,) = ex.env.pool.status().jobs  # type: ignore[union-attr]
+    assert float(job.spec.env[DECIDED_AT_ENV]) == t0  # the decision's time, in the record
+
+    # a restarted daemon whose engine forgot the first one decides again 3 hours later
+    ex = _restart(ex, state, clock, backend, reference, limits)
+    clock.set(t0 + 3 * 3600)
+    second = ex.submit(_severe(9, t0 + 3 * 3600))
+    ex.run_pending()
+    rec = ex.outbox.get(second)
+    assert rec is not None and rec.state is ActionState.CANCELLED
+    assert rec.note == ("held back by the pool's job records: 1 severe retraining job(s) "
+                        "decided in the 24 hours before; limits.max_actions_per_day.severe is 1")
+    assert rec.outcome == {"held_back": rec.note}
+    assert _keys(ex) == [f"{MODEL}:severe:3"]
+    third = ex.submit(_severe(20, t0 + DAY))  # the first job's day is over
+    ex.run_pending()
+    assert ex.outbox.get(third).state is ActionState.RUNNING  # type: ignore[union-attr]
+    assert _keys(ex) == [f"{MODEL}:severe:20", f"{MODEL}:severe:3"]
+    ex.close()
+
+
+def test_a_cooldown_is_read_from_the_pools_records_after_a_restart(
+    tmp_path: Path, reference: Path
+) -> None:
+    t0 = 1_700_000_000.0
+    clock, backend, state = ManualClock(t0), Scripted(), tmp_path / "state"
+    limits = RetrainLimits(cooldown={"severe": 14 * DAY})
+    ex = _executor(state, clock, backend, reference, limit=5, limits=limits)
+    ex.submit(_severe(3, t0))
+    ex.run_pending()
+    backend.end_all()  # the job ends (it registered no version: the action fails)
+    clock.advance(60.0)
+    ex.run_pending()
+
+    ex = _restart(ex, state, clock, backend, reference, limits)
+    second = ex.submit(_severe(9, t0 + 3 * DAY))
+    ex.run_pending()
+    rec = ex.outbox.get(second)
+    assert rec is not None and rec.state is ActionState.CANCELLED
+    assert rec.note == ("held back by the pool's job records: cooldown: job credit-risk:severe:3 "
+                        "(severe) was decided 3.0 days before; the policy's cooldown.severe is "
+                        "14.0 days")
+    assert _keys(ex) == [f"{MODEL}:severe:3"]
+    ex.submit(_severe(30, t0 + 14 * DAY))
+    ex.run_pending()
+    assert _keys(ex) == [f"{MODEL}:severe:3", f"{MODEL}:severe:30"]
+    ex.close()
+
+
+def test_the_limits_come_from_the_policy() -> None:
+    from driftwatch.policy.loader import load_policy
+
+    policy = load_policy(Path(__file__).resolve().parents[2] / "policies/credit-risk-demo.yaml")
+    limits = RetrainLimits.from_policy(policy)
+    assert limits.per_day == {"mild": 4, "moderate": 1, "severe": 1}
+    assert limits.cooldown == {"mild": 7 * DAY, "moderate": 21 * DAY, "severe": 14 * DAY}

@@ -105,6 +105,8 @@ def test_champion_by_alias_with_column_map_names_the_model():
     ("    champion: models:/credit-pd@prod\n", "d.yaml:4:15", "name the champion by its alias"),
     ("    name: other\n    champion: models:/credit-pd@champion\n", "d.yaml:4:11",
      "model name 'other' differs from the champion's registered name 'credit-pd'"),
+    ("    champion: models:/credit-pd@champion\nactions: {execute: false}\n", "d.yaml:4:15",
+     "a champion is only loaded when actions run: with actions.execute: false"),
 ])
 def test_a_bad_champion_is_located(text, where, what):
     with pytest.raises(ConfigError) as err:
