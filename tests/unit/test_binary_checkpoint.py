@@ -234,9 +234,9 @@ def test_a_monitor_restored_from_binary_checkpoints_goes_on_as_if_never_stopped(
         return Polled(batches=b)
 
     polls = [poll(i) for i in range(20)]
-    a = ModelMonitor("m", prof, spec)
+    a = ModelMonitor("m", prof, spec, lineage="one")
     out_a = [r.assessment.to_dict() for p in polls for r in a.process(p)]
-    b = ModelMonitor("m", prof, spec)
+    b = ModelMonitor("m", prof, spec, lineage="one")
     store = CheckpointStore(tmp_path / "cp")
     out_b = []
     for i, p in enumerate(polls):
@@ -244,7 +244,7 @@ def test_a_monitor_restored_from_binary_checkpoints_goes_on_as_if_never_stopped(
         if i in (6, 7, 12):  # checkpoint, restore into a new monitor, go on from it
             store.save({"m": b.state_dict(store.capture("m"))}, now=float(i))
             store = CheckpointStore(tmp_path / "cp")
-            restored = ModelMonitor("m", prof, spec)
+            restored = ModelMonitor("m", prof, spec, lineage="one")
             restored.load_state(store.load().models["m"])
             saved = restored.state_dict()
             assert json.dumps(saved) == json.dumps(b.state_dict())
