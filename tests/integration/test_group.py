@@ -1,0 +1,188 @@
+"""Instances of ``driftwatch run`` in one consumer group give the replay's timeline.
+
+One recording (predictions and outcomes, both keyed by the application id) is produced to
+two 16-partition topics. One, two and four real daemons in one consumer group sketch their
+partitions, publish pane sketches to the pane log, and the decider of the model merges
+them; the union of their timelines must be the replay's windows (bounds, sketches, every
+signal, tiers and decisions), each window written by one instance only, and each decided
+action in exactly one outbox. Then the same with an instance SIGKILLed mid-stream and
+restarted, and with an instance added mid-stream.
+
+The last windows of the replay close only at the end of the files (a flush); a live group
+closes a pane once every partition has passed it, so the expected windows are those that
+end before the slowest partition's watermark.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import sqlite3
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+
+from driftwatch.replay import replay
+from driftwatch.replay.timeline import read_timeline
+from driftwatch.testing.generator import write_scenario
+from driftwatch.testing.kafka import create_topic
+from driftwatch.testing.timelines import assert_same_windows
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+PARTITIONS = 16
+PANE_S = 7 * 86_400.0
+KEYS = ("window_id", "first_index", "last_index", "start_time", "end_time", "n_events",
+        "n_bad", "n_late", "n_labelled", "n_labelled_bad", "features", "partial", "tier",
+        "decision")
+
+
+def _lines(path: Path) -> list[bytes]:
+    with gzip.open(path, "rb") as fh:
+        return [line for line in fh if line.strip()]
+
+
+def _partition(line: bytes) -> int:
+    return zlib.crc32(orjson.loads(line)["application_id"].encode()) % PARTITIONS
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("group")
+    write_scenario("demo", out, seed=5, n_events=8_000, reference_rows=6_000)
+    text = (ROOT / "policies" / "credit-risk-demo.yaml").read_text(encoding="utf-8")
+    start, end = text.index("window:\n"), text.index("mode: sliding")
+    policy = out / "policy.yaml"  # event-time panes: a group merges them by pane
+    policy.write_text(text[:start] + "window:\n  kind: time\n  pane: 7d\n  panes: 4\n  "
+                      + text[end:], encoding="utf-8")
+    replay(ROOT / "connectors" / "demo-file.yaml",
+           [out / "predictions.jsonl.gz", out / "outcomes.jsonl.gz"], out / "replay",
+           policy=policy, reference=out / "reference.parquet", progress=False, report=False)
+    lines = {s: _lines(out / f"{s}.jsonl.gz") for s in ("predictions", "outcomes")}
+    # the slowest partition's watermark: panes ending after it stay open in a live group
+    field = {"predictions": "ts", "outcomes": "outcome_ts"}
+    last: dict[tuple[str, int], float] = {}
+    for s, ls in lines.items():
+        for line in ls:
+            key = (s, _partition(line))
+            last[key] = max(last.get(key, -math.inf), float(orjson.loads(line)[field[s]]))
+    closable = math.floor(min(last.values()) / PANE_S) * PANE_S
+    want = [r for r in read_timeline(out / "replay" / "timeline.jsonl")
+            if r["end_time"] <= closable]
+    return {"dir": out, "policy": policy, "lines": lines, "want": want}
+
+
+@pytest.fixture(scope="module")
+def topics(recording, kafka_endpoint) -> dict[str, str]:
+    tag = time.monotonic_ns()
+    names = {s: create_topic(kafka_endpoint.bootstrap, f"group-{s}-{tag}", PARTITIONS)
+             for s in ("predictions", "outcomes")}
+    _produce(kafka_endpoint.bootstrap, names, recording["lines"], slice(None))
+    return names
+
+
+def _produce(bootstrap: str, topics: dict[str, str], lines: dict[str, list[bytes]],
+             part: slice) -> None:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=[bootstrap], acks="all", linger_ms=20)
+    try:
+        for stream, ls in lines.items():
+            for line in ls[part]:
+                key = orjson.loads(line)["application_id"].encode()
+                producer.send(topics[stream], key=key, value=line.rstrip(b"\n"),
+                              partition=zlib.crc32(key) % PARTITIONS)
+        producer.flush(60)
+    finally:
+        producer.close()
+
+
+def _config(tmp: Path, bootstrap: str, topics: dict[str, str], group: str, recording: dict,
+            service_config_factory: Callable[..., Path]) -> Path:
+    text = (ROOT / "connectors" / "demo-kafka.yaml").read_text(encoding="utf-8")
+    text = (text.replace("${DRIFTWATCH_KAFKA_BOOTSTRAP}", bootstrap)
+            .replace("credit.predictions", topics["predictions"])
+            .replace("credit.outcomes", topics["outcomes"])
+            .replace("driftwatch-credit-demo", group)
+            .replace("topic: credit.dead-letter\n", "")
+            .replace("    security_protocol: PLAINTEXT\n",
+                     "    security_protocol: PLAINTEXT\n    session_timeout_ms: 6000\n"))
+    connector = tmp / "connector.yaml"
+    connector.write_text(text, encoding="utf-8")
+    return service_config_factory(
+        tmp / "driftwatch.yaml", connector, recording["policy"],
+        reference=recording["dir"] / "reference.parquet", batch_size=400,
+        extra=f"group: {{enabled: true, topic: {group}.panes}}\n")
+
+
+class Group:
+    """Daemons of one group; their timelines and outboxes read together."""
+
+    def __init__(self, tmp: Path, config: Path, start: Callable[..., object]) -> None:
+        self.tmp, self.config, self._start = tmp, config, start
+        self.daemons: dict[str, object] = {}
+
+    def start(self, name: str) -> object:
+        d = self._start(self.config, self.tmp / name)
+        self.daemons[name] = d
+        return d
+
+    def records(self) -> list[dict]:
+        out = []
+        for path in sorted(self.tmp.glob("*/out/*/timeline.jsonl")):
+            out += [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
+        return out
+
+    def actions(self) -> list[tuple[str, int, str]]:
+        rows = []
+        for db in sorted(self.tmp.glob("*/models/*/outbox.sqlite3")):
+            con = sqlite3.connect(db)
+            try:
+                rows += con.execute("SELECT key, window_id, action FROM actions").fetchall()
+            finally:
+                con.close()
+        return rows
+
+    def wait_windows(self, n: int, timeout: float = 90.0) -> None:
+        any_daemon = next(iter(self.daemons.values()))
+        any_daemon.wait_for(f"{n} windows", lambda: len({r["window_id"] for r in
+                                                         self.records()}) >= n, timeout)
+
+    def stop(self) -> None:
+        for d in self.daemons.values():
+            if d.proc.poll() is None:
+                assert d.terminate() == 0, d.log()[-3000:]
+
+
+def _check(group: Group, want: list[dict]) -> None:
+    got = group.records()
+    ids = [r["window_id"] for r in got]
+    assert len(ids) == len(set(ids)), f"a window was written twice: {sorted(ids)}"
+    got.sort(key=lambda r: r["window_id"])
+    assert_same_windows(got, want, keys=KEYS, rel=1e-9)
+    decided = sorted((r["window_id"], r["decision"]["action"]) for r in want
+                     if r["decision"] and r["decision"].get("action"))
+    acted = group.actions()
+    assert len({k for k, _, _ in acted}) == len(acted)
+    assert sorted((w, a) for _, w, a in acted) == decided
+    assert decided, "the recording decides no action: the test would prove nothing"
+
+
+@pytest.mark.parametrize("instances", [1, 2, 4])
+def test_instances_give_the_replay_timeline(
+    instances, recording, topics, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon,
+    service_config_factory,
+) -> None:
+    config = _config(tmp_path, kafka_endpoint.bootstrap, topics, kafka_group(), recording,
+                     service_config_factory)
+    group = Group(tmp_path, config, driftwatch_daemon)
+    for i in range(instances):
+        group.start(f"i{i}")
+    group.wait_windows(len(recording["want"]))
+    group.stop()
+    _check(group, recording["want"])
