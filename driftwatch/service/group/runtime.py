@@ -13,7 +13,8 @@ Ordering, per instance (DESIGN invariant 3)::
     poll -> panes and marks to the log
     decider: merge -> judge -> leader state to the log, durable -> timeline, actions
     checkpoint: partition states (+ offsets they cover) to the log, durable -> commit
-    revoked: the same checkpoint for those partitions before the group moves them
+    revoked: the same for those partitions (durable) before the group moves them;
+             their next owner seeks to the offsets that state covers
 """
 
 from __future__ import annotations
@@ -234,8 +235,9 @@ class GroupRuntime(ModelRuntime):
     def _revoked(self, tps: set[Any]) -> None:
         preds = {tp.partition for tp in tps if tp.topic == self.topics["predictions"]}
         gone = sorted(p for p in preds if p in self.parts)
+        # durable in the log before the group moves them; the next owner seeks to the
+        # offsets this state covers (a consumer cannot commit inside its own callback)
         positions = self._publish(gone, leader=self.leader in preds and self.deciding)
-        self.source.commit(positions)
         for p in gone:
             del self.parts[p]
         if self.leader in preds:

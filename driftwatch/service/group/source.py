@@ -5,7 +5,7 @@ stay one per topic partition (``Batch.source`` is ``topic:partition``) and whose
 rebalance callbacks first hand the partitions to the group runtime: on assignment it
 restores their state from the pane log (and the offsets that state covers, which the
 source then seeks to); on revocation it publishes their state, waits until it is durable
-and commits the offsets it covers, so the next owner starts exactly there.
+and the next owner seeks to the offsets that state covers.
 Partitions are assigned by range, so partition *p* of the predictions and of the outcomes
 topic always go to the same instance and joins stay local.
 """
@@ -55,7 +55,7 @@ class GroupSource(KafkaSource):
         super()._on_assigned(assigned)
 
     def _on_revoked(self, revoked: set[Any]) -> None:
-        self._group_revoked(revoked)  # state durable and offsets committed first
+        self._group_revoked(revoked)  # their state durable in the pane log first
         super()._on_revoked(revoked)
 
     def _decode(self, records: Mapping[Any, Sequence[Any]]) -> Polled:
