@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import signal
 import sqlite3
 import time
 import zlib
@@ -80,11 +81,15 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"dir": out, "policy": policy, "lines": lines, "want": want}
 
 
+def _topics(bootstrap: str) -> dict[str, str]:
+    tag = time.monotonic_ns()
+    return {s: create_topic(bootstrap, f"group-{s}-{tag}", PARTITIONS)
+            for s in ("predictions", "outcomes")}
+
+
 @pytest.fixture(scope="module")
 def topics(recording, kafka_endpoint) -> dict[str, str]:
-    tag = time.monotonic_ns()
-    names = {s: create_topic(kafka_endpoint.bootstrap, f"group-{s}-{tag}", PARTITIONS)
-             for s in ("predictions", "outcomes")}
+    names = _topics(kafka_endpoint.bootstrap)
     _produce(kafka_endpoint.bootstrap, names, recording["lines"], slice(None))
     return names
 
@@ -156,10 +161,19 @@ class Group:
         any_daemon.wait_for(f"{n} windows", lambda: len({r["window_id"] for r in
                                                          self.records()}) >= n, timeout)
 
+    def decider(self) -> str:
+        """The name of the instance that decides now."""
+        for name, d in self.daemons.items():
+            if d.proc.poll() is None and d.status()["models"][0]["group"]["deciding"]:
+                return name
+        raise AssertionError("no instance decides")
+
     def stop(self) -> None:
-        for d in self.daemons.values():
-            if d.proc.poll() is None:
-                assert d.terminate() == 0, d.log()[-3000:]
+        live = [d for d in self.daemons.values() if d.proc.poll() is None]
+        for d in live:  # all at once: one rebalance, not one per instance
+            d.proc.send_signal(signal.SIGTERM)
+        for d in live:
+            assert d.wait_exit() == 0, d.log()[-3000:]
 
 
 def _check(group: Group, want: list[dict]) -> None:
@@ -186,6 +200,50 @@ def test_instances_give_the_replay_timeline(
     group = Group(tmp_path, config, driftwatch_daemon)
     for i in range(instances):
         group.start(f"i{i}")
+    group.wait_windows(len(recording["want"]))
+    group.stop()
+    _check(group, recording["want"])
+
+
+def _half(recording: dict, first: bool) -> dict[str, list[bytes]]:
+    return {s: ls[: len(ls) // 2] if first else ls[len(ls) // 2:]
+            for s, ls in recording["lines"].items()}
+
+
+def test_the_decider_killed_mid_stream_and_restarted(
+    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+) -> None:
+    """SIGKILL the instance that decides: its partitions and the decision move to the
+    other one (from the pane log), and it rejoins on restart; nothing lost or doubled."""
+    boot = kafka_endpoint.bootstrap
+    topics = _topics(boot)
+    _produce(boot, topics, _half(recording, True), slice(None))
+    group = Group(tmp_path, _config(tmp_path, boot, topics, kafka_group(), recording,
+                                    service_config_factory), driftwatch_daemon)
+    for name in ("a", "b"):
+        group.start(name).wait_ready()
+    group.wait_windows(3)
+    victim = group.decider()
+    group.daemons[victim].kill()
+    _produce(boot, topics, _half(recording, False), slice(None))
+    group.start(victim)
+    group.wait_windows(len(recording["want"]))
+    group.stop()
+    _check(group, recording["want"])
+
+
+def test_an_instance_added_mid_stream(
+    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+) -> None:
+    boot = kafka_endpoint.bootstrap
+    topics = _topics(boot)
+    _produce(boot, topics, _half(recording, True), slice(None))
+    group = Group(tmp_path, _config(tmp_path, boot, topics, kafka_group(), recording,
+                                    service_config_factory), driftwatch_daemon)
+    group.start("a")
+    group.wait_windows(3)
+    group.start("b").wait_ready()
+    _produce(boot, topics, _half(recording, False), slice(None))
     group.wait_windows(len(recording["want"]))
     group.stop()
     _check(group, recording["want"])

@@ -167,10 +167,15 @@ class GroupRuntime(ModelRuntime):
             cw = self.monitor.window.close_merged(k, sk, first=first, last=last)
             if cw is not None:
                 results.append(self.monitor.judge(cw))
-        if results:  # durable before the timeline and the actions see them
-            self.pane_log.put("leader", self._leader_dict())
-            self.pane_log.flush()
-        return self._record(results)
+        if not results:
+            return []
+        # durable in the log before the timeline and the actions see them: a crash from
+        # here to the sync below loses these lines (never writes them twice)
+        self.pane_log.put("leader", self._leader_dict())
+        self.pane_log.flush()
+        self._record(results)
+        self.timeline.sync()
+        return results
 
     def _note(self, e: LogEntry) -> None:
         if e.kind == "state" and e.partition is not None:
