@@ -143,7 +143,8 @@ class Group:
     def records(self) -> list[dict]:
         out = []
         for path in sorted(self.tmp.glob("*/out/*/timeline.jsonl")):
-            out += [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
+            lines = path.read_bytes().split(b"\n")[:-1]  # not a line being written
+            out += [orjson.loads(x) for x in lines if x.strip()]
         return out
 
     def actions(self) -> list[tuple[str, int, str]]:
@@ -161,12 +162,20 @@ class Group:
         any_daemon.wait_for(f"{n} windows", lambda: len({r["window_id"] for r in
                                                          self.records()}) >= n, timeout)
 
-    def decider(self) -> str:
-        """The name of the instance that decides now."""
+    def decider(self) -> str | None:
+        """The name of the instance that decides now (None: none, mid-rebalance)."""
         for name, d in self.daemons.items():
             if d.proc.poll() is None and d.status()["models"][0]["group"]["deciding"]:
                 return name
-        raise AssertionError("no instance decides")
+        return None
+
+    def wait_assigned(self, *names: str) -> None:
+        """Until each of ``names`` owns partitions (the group has rebalanced to them)."""
+        for name in names:
+            d = self.daemons[name]
+            d.wait_ready()
+            d.wait_for(f"partitions for {name}",
+                       lambda d=d: d.status()["models"][0]["group"]["partitions"], 90.0)
 
     def stop(self) -> None:
         live = [d for d in self.daemons.values() if d.proc.poll() is None]
@@ -221,12 +230,17 @@ def test_the_decider_killed_mid_stream_and_restarted(
     group = Group(tmp_path, _config(tmp_path, boot, topics, kafka_group(), recording,
                                     service_config_factory), driftwatch_daemon)
     for name in ("a", "b"):
-        group.start(name).wait_ready()
+        group.start(name)
+    group.wait_assigned("a", "b")
     group.wait_windows(3)
-    victim = group.decider()
+    victim = group.daemons["a"].wait_for("a decider", group.decider)
     group.daemons[victim].kill()
-    _produce(boot, topics, _half(recording, False), slice(None))
+    survivor = "b" if victim == "a" else "a"
+    group.daemons[survivor].wait_for("the survivor to decide",
+                                     lambda: group.decider() == survivor, 90.0)
     group.start(victim)
+    group.wait_assigned(victim)
+    _produce(boot, topics, _half(recording, False), slice(None))
     group.wait_windows(len(recording["want"]))
     group.stop()
     _check(group, recording["want"])
@@ -242,7 +256,8 @@ def test_an_instance_added_mid_stream(
                                     service_config_factory), driftwatch_daemon)
     group.start("a")
     group.wait_windows(3)
-    group.start("b").wait_ready()
+    group.start("b")
+    group.wait_assigned("b")
     _produce(boot, topics, _half(recording, False), slice(None))
     group.wait_windows(len(recording["want"]))
     group.stop()

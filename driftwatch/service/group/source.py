@@ -2,10 +2,10 @@
 
 :class:`GroupSource` is a :class:`~driftwatch.connectors.kafka.KafkaSource` whose batches
 stay one per topic partition (``Batch.source`` is ``topic:partition``) and whose
-rebalance callbacks first hand the partitions to the group runtime: on assignment it
-restores their state from the pane log (and the offsets that state covers, which the
-source then seeks to); on revocation it publishes their state, waits until it is durable
-and the next owner seeks to the offsets that state covers.
+rebalance hands the partitions to the group runtime: on assignment it restores their
+state from the pane log (and the offsets that state covers, which the source then seeks
+to); on revocation it publishes their state and waits until it is durable, before the
+group moves them; the next owner seeks to the offsets that state covers.
 Partitions are assigned by range, so partition *p* of the predictions and of the outcomes
 topic always go to the same instance and joins stay local.
 """
@@ -41,7 +41,14 @@ def partition_of(source: str) -> int:
 
 
 class GroupSource(KafkaSource):
-    """A KafkaSource for a group member (see the module docstring)."""
+    """A KafkaSource for a group member (see the module docstring).
+
+    kafka-python runs rebalance callbacks on its network thread, where nothing may wait on
+    a client: a revocation only publishes and flushes (the pane log's producer has its own
+    thread); newly assigned partitions are restored in the loop thread, at the start of
+    the poll that assigned them, and their records of that poll are read again from the
+    restored offsets.
+    """
 
     def __init__(self, settings: KafkaSourceSettings, decoders: Mapping[str, RecordDecoder], *,
                  clock: Clock, on_assigned: Hook, on_revoked: Hook) -> None:
@@ -49,16 +56,28 @@ class GroupSource(KafkaSource):
             "partition_assignment_strategy": [RangePartitionAssignor]})
         self._group_assigned = on_assigned
         self._group_revoked = on_revoked
+        self._fresh: set[Any] = set()
 
     def _on_assigned(self, assigned: set[Any]) -> None:
-        self._group_assigned(assigned)  # restores state, seeks through :meth:`seek`
         super()._on_assigned(assigned)
+        self._fresh |= set(assigned)
 
     def _on_revoked(self, revoked: set[Any]) -> None:
+        self._fresh -= set(revoked)
         self._group_revoked(revoked)  # their state durable in the pane log first
         super()._on_revoked(revoked)
 
     def _decode(self, records: Mapping[Any, Sequence[Any]]) -> Polled:
+        if self._fresh:
+            fresh, self._fresh = self._fresh, set()
+            self._group_assigned(fresh)  # restores their state, seeks through seek()
+            keep = {}
+            for tp, recs in records.items():
+                want = self._positions.get(tp)
+                if tp not in fresh or not recs or want is None or want == recs[0].offset:
+                    keep[tp] = recs
+                # else: sought to the restored offset, read again from there
+            records = keep
         out = Polled()
         for tp, recs in records.items():
             one = super()._decode({tp: recs})
