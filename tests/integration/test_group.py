@@ -262,3 +262,18 @@ def test_an_instance_added_mid_stream(
     group.wait_windows(len(recording["want"]))
     group.stop()
     _check(group, recording["want"])
+
+
+def test_outcomes_not_co_partitioned_are_refused(
+    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+) -> None:
+    boot = kafka_endpoint.bootstrap
+    tag = time.monotonic_ns()
+    topics = {"predictions": create_topic(boot, f"group-p16-{tag}", PARTITIONS),
+              "outcomes": create_topic(boot, f"group-o8-{tag}", 8)}
+    config = _config(tmp_path, boot, topics, kafka_group(), recording, service_config_factory)
+    d = driftwatch_daemon(config, tmp_path / "state")
+    assert d.wait_exit() != 0
+    last = d.log().strip().splitlines()[-1]
+    assert "co-partitioned" in last and "has 8 partitions" in last, d.log()[-2000:]
+    assert "Traceback" not in d.log()

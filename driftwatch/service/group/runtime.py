@@ -29,7 +29,7 @@ from driftwatch.batch import Batch
 from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.config import load_connector
-from driftwatch.errors import ConfigError
+from driftwatch.errors import ConfigError, ServiceError
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import WindowResult
 from driftwatch.policy.state import EngineState
@@ -72,14 +72,14 @@ class GroupRuntime(ModelRuntime):
         if connector.kind != "kafka":
             raise ConfigError(f"group: model {cfg.name or policy.model.name!r} reads "
                               f"{connector.kind} input; a consumer group needs a Kafka "
-                              "connector")
+                              "connector", file=str(cfg.connector))
         check_reference(policy, connector=connector, reference=cfg.reference, base_dir=base_dir)
         monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir,
                                 connector=connector)
         if monitor.spec.kind != "time":
-            raise ConfigError(f"group: {watcher.path}: window.kind is {monitor.spec.kind!r}; "
-                              "instances in a group need event-time panes (kind: time), "
-                              "since count panes depend on one arrival order")
+            raise ConfigError(f"group: window.kind is {monitor.spec.kind!r}; instances in a "
+                              "group need event-time panes (kind: time), since count panes "
+                              "depend on one arrival order", file=str(watcher.path))
         monitor.warm_up()
         name = cfg.name or monitor.model
         monitor.model = name
@@ -91,7 +91,11 @@ class GroupRuntime(ModelRuntime):
         settings = KafkaSourceSettings.from_connector(connector, out_dir=out_dir)
         topics = {t.stream: t.name for t in settings.topics}
         pane_log = PaneLog(settings.connection.client_config(), group.topic, name)
-        n = _co_partitioned(pane_log, topics)
+        try:
+            n = _co_partitioned(pane_log, topics)
+        except ServiceError:
+            pane_log.close()
+            raise
         ref = cfg.reference or (Path(policy.model.reference) if policy.model.reference else None)
         rt = cls(name=name, config=cfg, connector=connector, watcher=watcher, monitor=monitor,
                  source=None, out_dir=out_dir,  # type: ignore[arg-type]
@@ -313,15 +317,15 @@ def _co_partitioned(pane_log: PaneLog, topics: dict[str, str]) -> int:
     """The partition count of the predictions topic, once the outcomes topic matches it."""
     pred = topics.get("predictions")
     if pred is None:
-        raise ConfigError("group: the connector has no predictions stream")
+        raise ServiceError("group: the connector has no predictions stream")
     n = pane_log.partitions(pred)
     if n == 0:
-        raise ConfigError(f"group: topic {pred!r} does not exist")
+        raise ServiceError(f"group: topic {pred!r} does not exist")
     out = topics.get(OUTCOMES)
     if out is not None:
         k = pane_log.partitions(out)
         if k != n:
-            raise ConfigError(
+            raise ServiceError(
                 f"group: outcomes topic {out!r} has {k} partitions and predictions topic "
                 f"{pred!r} has {n}; outcomes must be co-partitioned with their predictions "
                 "(same partition count, both keyed by the event id)")
