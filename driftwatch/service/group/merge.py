@@ -55,6 +55,8 @@ class PaneMerger:
         self.next_pane: int | None = None
         #: events in the panes merged so far (event ranks: a pane's first/last index)
         self.n_before = 0
+        #: ``(partition, pane)`` of the sketches merged since the caller last took them
+        self.merged: list[tuple[int, int]] = []
 
     def add_pane(self, partition: int, pane: int, sketch: Sketch) -> None:
         if self.next_pane is not None and pane < self.next_pane:
@@ -80,6 +82,7 @@ class PaneMerger:
         out = []
         for k in sorted(k for k in self.pending if k < below):
             parts = self.pending.pop(k)
+            self.merged += [(p, k) for p in sorted(parts)]
             sk = Sketch.sum(self.layout, (parts[p] for p in sorted(parts)))
             n = int(sk.n) + int(sk.n_late)
             first, last = (self.n_before, self.n_before + n - 1) if sk.n else (-1, -1)

@@ -5,7 +5,8 @@ model's name), so a reader sees them in the order each instance wrote them: a pa
 before the mark that covers it, a partition's state after the panes it has closed.
 Keys are ``model/kind/...`` and values the checkpoint encoding (compressed JSON); keys
 repeat only for a newer version of the same thing (a mark, a state, a re-published
-pane), so the topic can be compacted.
+pane), so the topic can be compacted; the decider writes a tombstone for each pane it has
+merged, so compaction also drops those.
 
 ==========================  ==============================================================
 key                          value
@@ -123,6 +124,12 @@ class PaneLog:
         self._futures.append(self.producer.send(
             self.topic, key=make_key(self.model, kind, partition, pane),
             value=bytes(encode_part(value)),
+            partition=self.tp.partition))
+
+    def forget(self, partition: int, pane: int) -> None:
+        """A tombstone for a merged pane: compaction then drops it from the topic."""
+        self._futures.append(self.producer.send(
+            self.topic, key=make_key(self.model, "pane", partition, pane), value=None,
             partition=self.tp.partition))
 
     def flush(self, timeout_s: float = 30.0) -> None:

@@ -20,6 +20,7 @@ Ordering, per instance (DESIGN invariant 3)::
 from __future__ import annotations
 
 import logging
+import threading
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -62,6 +63,7 @@ class GroupRuntime(ModelRuntime):
     merger: PaneMerger | None = None
     _states: dict[int, dict[str, Any]] = field(default_factory=dict)
     _leader_state: dict[str, Any] | None = None
+    _guard: Any = field(default_factory=threading.RLock)
 
     @classmethod
     def open_group(cls, cfg: ModelConfig, group: GroupConfig, *, state_dir: Path,
@@ -123,11 +125,11 @@ class GroupRuntime(ModelRuntime):
     def process(self, polled: Polled | None) -> list[WindowResult]:
         self._ready = bool(getattr(self.source, "ready", True))
         self._lag = int(getattr(self.source.stats, "lag_total", 0) or 0)
-        if polled is not None and (polled.n_events or polled.bad):
-            self.last_event_monotonic = self.clock.monotonic()
-            self._take(polled)
-            self.positions.update(polled.positions)
-        return self._decide()
+        with self._guard:  # a revocation (on Kafka's thread) waits for this poll
+            if polled is not None and (polled.n_events or polled.bad):
+                self.last_event_monotonic = self.clock.monotonic()
+                self._take(polled)
+            return self._decide()
 
     def _take(self, polled: Polled) -> None:
         m = self.monitor
@@ -160,6 +162,9 @@ class GroupRuntime(ModelRuntime):
                 self.pane_log.put("pane", {"sketch": sk.to_dict()}, partition=p, pane=k)
             if part.frontier != before and part.frontier is not None:
                 self.pane_log.put("mark", {"frontier": part.frontier}, partition=p)
+        for key, offset in polled.positions.items():  # processed: what a state covers
+            if partition_of(key) in self.parts:
+                self.positions[key] = offset
 
     def _decide(self) -> list[WindowResult]:
         if self.merger is None:
@@ -176,6 +181,9 @@ class GroupRuntime(ModelRuntime):
         # durable in the log before the timeline and the actions see them: a crash from
         # here to the sync below loses these lines (never writes them twice)
         self.pane_log.put("leader", self._leader_dict())
+        for part, pane in self.merger.merged:
+            self.pane_log.forget(part, pane)
+        self.merger.merged.clear()
         self.pane_log.flush()
         self._record(results)
         self.timeline.sync()
@@ -223,6 +231,10 @@ class GroupRuntime(ModelRuntime):
                  self.merger.next_pane)
 
     def _assigned(self, tps: set[Any]) -> None:
+        with self._guard:
+            self._assign(tps)
+
+    def _assign(self, tps: set[Any]) -> None:
         preds = {tp.partition for tp in tps if tp.topic == self.topics["predictions"]}
         outs = {tp.partition for tp in tps if tp.topic == self.topics.get(OUTCOMES)}
         if OUTCOMES in self.topics and outs != preds:
@@ -235,6 +247,7 @@ class GroupRuntime(ModelRuntime):
             st = self._states.get(p)
             if st is not None:
                 part.load(st["panes"])
+                self.positions.update(st["positions"])
                 self.source.seek(st["positions"])
             self.parts[p] = part
         if self.leader in preds:
@@ -242,6 +255,11 @@ class GroupRuntime(ModelRuntime):
         log.info("%s: assigned partitions %s", self.name, sorted(preds))
 
     def _revoked(self, tps: set[Any]) -> None:
+        # kafka-python calls this on its network thread: wait for the loop's poll in hand
+        with self._guard:
+            self._revoke(tps)
+
+    def _revoke(self, tps: set[Any]) -> None:
         preds = {tp.partition for tp in tps if tp.topic == self.topics["predictions"]}
         gone = sorted(p for p in preds if p in self.parts)
         # durable in the log before the group moves them; the next owner seeks to the
@@ -265,7 +283,7 @@ class GroupRuntime(ModelRuntime):
     def _publish(self, partitions: list[int], *, leader: bool) -> dict[str, int]:
         """States of ``partitions`` (and the leader's) to the log, durable; returns the
         offsets they cover (to commit now)."""
-        have = self.source.positions
+        have = self.positions  # offsets of the events these states hold, not of a poll
         covered: dict[str, int] = {}
         for p in partitions:
             pos = {k: v for t in self.topics.values() if (k := f"{t}:{p}") in have
@@ -283,7 +301,8 @@ class GroupRuntime(ModelRuntime):
     def state(self) -> dict[str, Any]:
         """Partition states go to the pane log (durable when this returns); the local
         checkpoint keeps the offsets to commit and this instance's outputs."""
-        positions = self._publish(sorted(self.parts), leader=self.deciding)
+        with self._guard:
+            positions = self._publish(sorted(self.parts), leader=self.deciding)
         return {"group": True, "positions": positions, "timeline_bytes": self.timeline.sync(),
                 "done": False, "windows": self.windows, "tier": self.tier,
                 "recent": list(self.recent)}
