@@ -234,6 +234,11 @@ def test_the_decider_killed_mid_stream_and_restarted(
     group.wait_assigned("a", "b")
     group.wait_windows(3)
     victim = group.daemons["a"].wait_for("a decider", group.decider)
+    # once the windows written so far have their actions in the outbox: a kill between
+    # the timeline line and the outbox loses that batch's actions (README, "Scaling out")
+    group.daemons[victim].wait_for("the actions of the windows so far", lambda: len(
+        group.actions()) == sum(bool(r["decision"] and r["decision"].get("action"))
+                                for r in group.records()))
     group.daemons[victim].kill()
     survivor = "b" if victim == "a" else "a"
     group.daemons[survivor].wait_for("the survivor to decide",
