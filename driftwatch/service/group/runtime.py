@@ -82,6 +82,10 @@ class GroupRuntime(ModelRuntime):
             raise ConfigError(f"group: window.kind is {monitor.spec.kind!r}; instances in a "
                               "group need event-time panes (kind: time), since count panes "
                               "depend on one arrival order", file=str(watcher.path))
+        if monitor.window.segments is not None:
+            raise ConfigError("group: the policy's segments are not merged across instances "
+                              "yet; run a segmented policy in one instance",
+                              file=str(watcher.path))
         monitor.warm_up()
         name = cfg.name or monitor.model
         monitor.model = name
