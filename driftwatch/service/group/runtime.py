@@ -32,7 +32,7 @@ from driftwatch.connectors.base import Polled
 from driftwatch.connectors.config import load_connector
 from driftwatch.errors import ConfigError, ServiceError
 from driftwatch.onboard.consistency import check_reference
-from driftwatch.pipeline import WindowResult
+from driftwatch.pipeline import WindowResult, window_spec_from_policy
 from driftwatch.policy.state import EngineState
 from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor
@@ -321,6 +321,24 @@ class GroupRuntime(ModelRuntime):
         self.windows = data.count(b"\n")
         if d is not None:
             self.tier = str(d.get("tier", "none"))
+        return []
+
+    # -- reloads -------------------------------------------------------------------------
+    def apply_policy(self, policy: Any) -> list[WindowResult]:
+        """A reloaded policy with the same window settings is used from the next window;
+        one that changes them is not (every instance would have to change panes at the
+        same pane): the running policy stays."""
+        if window_spec_from_policy(policy) != self.monitor.spec:
+            log.error("%s: the reloaded policy changes the window settings; a group keeps "
+                      "the running policy (restart every instance to change them)", self.name)
+            return []
+        return super().apply_policy(policy)
+
+    def adopt_reference(self, profile: Any) -> list[WindowResult]:
+        """Not while running: every instance's panes are on the running reference's bins."""
+        log.error("%s: the reference changed (%s); a group keeps measuring against the "
+                  "running one (restart every instance to adopt it)", self.name,
+                  getattr(profile, "fingerprint", "?"))
         return []
 
     def status(self) -> dict[str, Any]:
