@@ -459,11 +459,8 @@ def parse_service_config(
             windows=spec.report.windows,
             keep=spec.report.keep,
         ),
-<<<<<<< HEAD
         mlflow=limits,
-=======
         group=GroupConfig(spec.group.enabled, spec.group.topic),
->>>>>>> b6067be (Consumer group: instances sketch their partitions, one decider per model merges panes from a pane log topic)
     )
 
 

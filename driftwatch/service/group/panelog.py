@@ -3,7 +3,7 @@
 Every message of one model goes to the same partition of the topic (chosen from the
 model's name), so a reader sees them in the order each instance wrote them: a pane
 before the mark that covers it, a partition's state after the panes it has closed.
-Keys are ``model/kind/...`` and values the checkpoint encoding (compressed JSON); keys
+Keys are ``kind/partition/pane/model`` and values compressed JSON; keys
 repeat only for a newer version of the same thing (a mark, a state, a re-published
 pane), so the topic can be compacted; the decider writes a tombstone for each pane it has
 merged, so compaction also drops those.
@@ -28,7 +28,6 @@ from typing import Any
 
 from driftwatch.connectors.kafka_client import build_client
 from driftwatch.errors import SourceError
-from driftwatch.state import encode_part
 
 try:
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -38,7 +37,8 @@ except ImportError:  # pragma: no cover - depends on the install
     KafkaConsumer = KafkaProducer = None
     KafkaError = Exception
 
-__all__ = ["LogEntry", "PaneLog", "decode_value", "make_key", "model_partition", "parse_key"]
+__all__ = ["LogEntry", "PaneLog", "decode_value", "encode_value", "make_key", "model_partition",
+           "parse_key"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,16 @@ class LogEntry:
 def model_partition(model: str, n: int) -> int:
     """The log partition that carries every message of ``model``."""
     return zlib.crc32(model.encode()) % n
+
+
+def encode_value(value: dict[str, Any]) -> bytes:
+    """Compressed JSON of the sketches' JSON-safe form (``Sketch.to_dict()``); the stdlib
+    encoder keeps NaN and infinities (moments of an empty pane).
+
+    >>> decode_value(encode_value({"n": 3, "mean": float("nan")}))["n"]
+    3
+    """
+    return zlib.compress(json.dumps(value, separators=(",", ":")).encode(), 1)
 
 
 def decode_value(raw: bytes) -> dict[str, Any]:
@@ -123,7 +133,7 @@ class PaneLog:
             pane: int | None = None) -> None:
         self._futures.append(self.producer.send(
             self.topic, key=make_key(self.model, kind, partition, pane),
-            value=bytes(encode_part(value)),
+            value=encode_value(value),
             partition=self.tp.partition))
 
     def forget(self, partition: int, pane: int) -> None:

@@ -302,7 +302,7 @@ class GroupRuntime(ModelRuntime):
         return covered
 
     # -- checkpoints ---------------------------------------------------------------------
-    def state(self) -> dict[str, Any]:
+    def state(self, capture: Any = None) -> dict[str, Any]:
         """Partition states go to the pane log (durable when this returns); the local
         checkpoint keeps the offsets to commit and this instance's outputs."""
         with self._guard:
