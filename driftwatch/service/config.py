@@ -35,6 +35,7 @@ from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
 __all__ = [
     "DEFAULT_CONFIG",
     "CheckpointConfig",
+    "GroupConfig",
     "HttpConfig",
     "MlflowLimits",
     "ModelConfig",
@@ -130,6 +131,10 @@ report:                          # served under /reports/ (index: newest first)
   rolling: 15m                   # rewrite <model>/report.html this often (null: never)
   windows: 200                   # the most recent windows a live report covers
   keep: 100                      # decision reports kept per model (the oldest are removed)
+
+# group:                         # several instances in one Kafka consumer group that merge
+#   enabled: true                # pane sketches; one decides per model (README, "Scaling out")
+#   topic: driftwatch.panes      # the pane log (created compacted when missing)
 """
 
 
@@ -220,6 +225,11 @@ class _ReportSpec(_Spec):
     keep: int = Field(default=100, ge=1, le=100_000)
 
 
+class _GroupSpec(_Spec):
+    enabled: bool = False
+    topic: str = Field("driftwatch.panes", min_length=1)
+
+
 class _ServiceSpec(_Spec):
     apiVersion: Literal["driftwatch/v1"] = "driftwatch/v1"
     kind: Literal["Service"] = "Service"
@@ -233,6 +243,7 @@ class _ServiceSpec(_Spec):
     pool: PoolSpec = PoolSpec()
     metrics: _MetricsSpec = _MetricsSpec()
     report: _ReportSpec = _ReportSpec()
+    group: _GroupSpec = _GroupSpec()
 
 
 # -- the validated configuration -------------------------------------------------------------
@@ -286,6 +297,14 @@ class ReportsConfig:
 
 
 @dataclass(frozen=True)
+class GroupConfig:
+    """Instances in one consumer group (README, "Scaling out")."""
+
+    enabled: bool = False
+    topic: str = "driftwatch.panes"  # the pane log: sketches and states, compacted
+
+
+@dataclass(frozen=True)
 class MlflowLimits:
     """How long the daemon lets MLflow hold an action (``actions:`` keys, in seconds)."""
 
@@ -314,6 +333,7 @@ class ServiceConfig:
     report_on_done: bool
     reports: ReportsConfig = field(default_factory=ReportsConfig)
     mlflow: MlflowLimits = MlflowLimits()
+    group: GroupConfig = field(default_factory=GroupConfig)
 
 
 def _located(doc: LocatedDoc, exc: ValidationError) -> ConfigError:
@@ -446,6 +466,7 @@ def parse_service_config(
             keep=spec.report.keep,
         ),
         mlflow=limits,
+        group=GroupConfig(spec.group.enabled, spec.group.topic),
     )
 
 

@@ -137,7 +137,14 @@ class Service:
         self.actions = ServiceActions(cfg, clock=self.clock, metrics=self.metrics,
                                       dependencies=self.deps, disk=self.disk)
         for mc in cfg.models:
-            rt = ModelRuntime.open(mc, state_dir=state, base_dir=cfg.base_dir, clock=self.clock)
+            if cfg.group.enabled:  # a member of a consumer group (service/group/)
+                from driftwatch.service.group import GroupRuntime
+
+                rt = GroupRuntime.open_group(mc, cfg.group, state_dir=state,
+                                             base_dir=cfg.base_dir, clock=self.clock)
+            else:
+                rt = ModelRuntime.open(mc, state_dir=state, base_dir=cfg.base_dir,
+                                       clock=self.clock)
             if any(r.name == rt.name for r in self.runtimes):
                 raise StateError(f"two configured models are called {rt.name!r}: give "
                                  "each a distinct `name`")

@@ -252,6 +252,13 @@ class PaneWindow:
         self.watermark = max(self.watermark, float(np.nanmax(t)))
         return self._close_before(self._frontier(self.watermark))
 
+    def close_merged(self, index: int, sketch: Sketch, *, first: int = -1,
+                     last: int = -1) -> ClosedWindow | None:
+        """Close pane ``index`` whose sketch was built elsewhere (the sum of several
+        partitions' panes, in a consumer group): the same ring, window ids and bounds as a
+        pane closed here. None when the window it closes is empty."""
+        return self._emit(_Pane(int(index), sketch, int(first), int(last)))
+
     def advance_to(self, t: float) -> list[ClosedWindow]:
         """Move the watermark (e.g. on outcome events); closes panes it passes."""
         if self.spec.kind != "time" or not math.isfinite(t) or t <= self.watermark:

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Scale-out throughput: one vs two ``driftwatch run`` instances in one consumer group.
+
+Writes the demo scenario (``--events`` predictions and their outcomes), produces it keyed
+by application id to two co-partitioned topics (``--partitions``, 16 by default) on a
+local broker (started here from ``scripts/kafka_broker.py`` unless ``--bootstrap`` names
+one), then, for 1 and then 2 instances (each a fresh consumer group and pane log), starts
+real daemons with ``group: {enabled: true}`` and measures messages consumed per second
+by the whole group while it is stable: from the moment every instance owns partitions
+to the moment every partition is read to its end (the sum of the positions the
+instances report in ``/status``). It prints both rates and their ratio.
+
+The policy is the demo's with event-time panes (a group merges by pane) and a fixed KS
+level (calibrating the level of every window size costs seconds per size and would be
+measured instead of the stream).
+
+Measuring 4 or more instances needs at least as many free cores as instances plus one
+for the broker: each instance is one Python process that decodes and sketches on one
+core. On a 2-core machine two instances already share the cores with the broker, so
+the ratio printed there is a floor, not the scaling; run it on a machine with 8+ idle
+cores (``--instances 1 2 4``) to measure 4.
+
+    python benchmarks/scale_out.py --events 40000
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+import zlib
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from driftwatch.testing.generator import write_scenario  # noqa: E402
+
+DRIFTWATCH = [sys.executable, "-c", "import sys; from driftwatch.cli import main; sys.exit(main())"]
+
+
+def broker_module() -> Any:
+    spec = importlib.util.spec_from_file_location("_kb", ROOT / "scripts" / "kafka_broker.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["_kb"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def time_policy(out: Path) -> Path:
+    text = (ROOT / "policies" / "credit-risk-demo.yaml").read_text(encoding="utf-8")
+    start, end = text.index("window:\n"), text.index("mode: sliding")
+    text = text[:start] + "window:\n  kind: time\n  pane: 7d\n  panes: 4\n  " + text[end:]
+    path = out / "policy.yaml"
+    path.write_text(text.replace("mild: {calibrated: {false_alarm_rate: 0.001}}", "mild: 0.12"),
+                    encoding="utf-8")
+    return path
+
+
+def produce(bootstrap: str, data: Path, partitions: int) -> tuple[dict[str, str], int]:
+    from kafka import KafkaProducer
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    tag = uuid.uuid4().hex[:8]
+    topics = {s: f"scale-{s}-{tag}" for s in ("predictions", "outcomes")}
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic(t, partitions, 1) for t in topics.values()])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20,
+                             batch_size=1 << 20)
+    n = 0
+    for stream, topic in topics.items():
+        with gzip.open(data / f"{stream}.jsonl.gz", "rb") as fh:
+            for line in fh:
+                if line.strip():
+                    key = orjson.loads(line)["application_id"].encode()
+                    producer.send(topic, key=key, value=line.rstrip(b"\n"),
+                                  partition=zlib.crc32(key) % partitions)
+                    n += 1
+    producer.flush()
+    producer.close()
+    return topics, n
+
+
+def config(tmp: Path, bootstrap: str, topics: dict[str, str], data: Path, policy: Path) -> Path:
+    group = f"scale-{uuid.uuid4().hex[:8]}"
+    text = (ROOT / "connectors" / "demo-kafka.yaml").read_text(encoding="utf-8")
+    text = (text.replace("${DRIFTWATCH_KAFKA_BOOTSTRAP}", bootstrap)
+            .replace("credit.predictions", topics["predictions"])
+            .replace("credit.outcomes", topics["outcomes"])
+            .replace("driftwatch-credit-demo", group)
+            .replace("topic: credit.dead-letter\n", "")
+            .replace("    security_protocol: PLAINTEXT\n",
+                     "    security_protocol: PLAINTEXT\n    session_timeout_ms: 6000\n"))
+    (tmp / "connector.yaml").write_text(text, encoding="utf-8")
+    path = tmp / "driftwatch.yaml"
+    path.write_text(
+        f"models:\n  - connector: {tmp / 'connector.yaml'}\n    policy: {policy}\n"
+        f"    reference: {data / 'reference.parquet'}\n    batch_size: 10000\n"
+        "http: {port: 0}\ncheckpoint: {interval: 5s, max_age: 1m}\n"
+        "actions: {execute: false}\npool: {gpus: 0}\n"
+        f"group: {{enabled: true, topic: {group}.panes}}\n", encoding="utf-8")
+    return path
+
+
+def status(state: Path) -> dict[str, Any] | None:
+    try:
+        url = orjson.loads((state / "service.json").read_bytes())["url"]
+        with urllib.request.urlopen(url + "/status", timeout=5) as resp:
+            return orjson.loads(resp.read())
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def run_group(n: int, tmp: Path, cfg: Path, total: int) -> float:
+    """Messages per second of ``n`` instances while the group is stable."""
+    procs, states = [], [tmp / f"i{i}" for i in range(n)]
+    for st in states:
+        log = (tmp / f"{st.name}.log").open("wb")
+        procs.append(subprocess.Popen([*DRIFTWATCH, "run", "--config", str(cfg), "--state-dir",
+                                       str(st)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT))
+    try:
+        def consumed() -> tuple[int, bool]:
+            seen, owned = 0, True
+            for st in states:
+                s = status(st)
+                if s is None:
+                    return 0, False
+                m = s["models"][0]
+                owned = owned and bool(m["group"]["partitions"])
+                seen += sum(m["source"]["positions"].values())
+            return seen, owned
+
+        while True:  # every instance owns partitions: the group is stable
+            seen0, owned = consumed()
+            if owned:
+                break
+            if any(p.poll() is not None for p in procs):
+                raise SystemExit(f"an instance exited; see {tmp}/*.log")
+            time.sleep(0.05)
+        t0 = time.perf_counter()
+        while True:
+            seen, _ = consumed()
+            if seen >= total:
+                break
+            time.sleep(0.05)
+        return (seen - seen0) / (time.perf_counter() - t0)
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+        for p in procs:
+            p.wait(60)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--events", type=int, default=40_000)
+    p.add_argument("--partitions", type=int, default=16)
+    p.add_argument("--instances", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--bootstrap", help="use this broker instead of starting one")
+    args = p.parse_args()
+    broker = None
+    if args.bootstrap:
+        bootstrap = args.bootstrap
+    else:
+        broker = broker_module().KafkaBroker()
+        bootstrap = broker.start()
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            data = tmp / "data"
+            write_scenario("demo", data, seed=5, n_events=args.events, reference_rows=6_000)
+            topics, total = produce(bootstrap, data, args.partitions)
+            policy = time_policy(tmp)
+            rates = {}
+            for n in args.instances:
+                run = tmp / f"run{n}"
+                run.mkdir()
+                rates[n] = run_group(n, run, config(run, bootstrap, topics, data, policy), total)
+    finally:
+        if broker is not None:
+            broker.close()
+    print(f"messages          {total} ({args.events} predictions and their outcomes), "
+          f"{args.partitions} partitions, {os.cpu_count()} CPU(s)")
+    base = rates[args.instances[0]]
+    for n, r in rates.items():
+        print(f"{n} instance(s)     {r:12,.0f} messages/s   x{r / base:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

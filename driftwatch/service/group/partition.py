@@ -1,0 +1,149 @@
+"""One input partition's panes in a group: sketched where the partition is consumed.
+
+In a consumer group each instance keeps, per assigned partition of the predictions topic
+(and the co-partitioned outcomes topic), the open event-time panes of that partition, its
+label joiner and two watermarks. A pane closes for the partition when *both* watermarks
+(the largest prediction time and the largest outcome time seen on it) minus the allowed
+lateness pass its end: every prediction and outcome of the pane on this partition has
+then arrived, so the pane holds exactly the events and joined labels a single process
+would have put there. Nothing here does I/O; the caller publishes what :meth:`take`
+returns.
+
+>>> import numpy as np
+>>> from driftwatch.batch import Batch
+>>> from driftwatch.windows.sketch import SketchLayout
+>>> lay = SketchLayout.fit(numeric_names=("x",), numeric=np.arange(10.0)[:, None])
+>>> p = PartitionPanes(lay, pane_size=10.0, has_outcomes=False)
+>>> b = Batch.build("predictions", n=3, n_numeric=1, numeric=np.ones((3, 1)),
+...                 event_time=np.array([1.0, 12.0, 25.0]))
+>>> [(k, s.n) for k, s in p.take(b, None)], p.frontier
+([(0, 1), (1, 1)], 2)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from driftwatch.batch import Batch
+from driftwatch.labels.joiner import Joined, LabelJoiner
+from driftwatch.windows.sketch import Sketch, SketchLayout
+
+__all__ = ["PartitionPanes"]
+
+
+class PartitionPanes:
+    """Open panes, label joiner and watermarks of one partition (see the module doc).
+
+    ``frontier`` is the index of the first pane still open: every pane below it has been
+    returned by :meth:`take` (None before the first event).
+    """
+
+    def __init__(self, layout: SketchLayout, *, pane_size: float, allowed_lateness: float = 0.0,
+                 has_outcomes: bool = True, ttl: float = math.inf,
+                 max_pending: int = 1_000_000) -> None:
+        self.layout = layout
+        self.size = float(pane_size)
+        self.lateness = float(allowed_lateness)
+        self.has_outcomes = has_outcomes
+        self.joiner = LabelJoiner(ttl, max_pending)
+        self.panes: dict[int, Sketch] = {}
+        self.pred_wm = -math.inf
+        self.out_wm = -math.inf
+        self.frontier: int | None = None
+        self.n_seen = 0
+
+    # -- helpers -----------------------------------------------------------------------
+    @property
+    def watermark(self) -> float:
+        """The partition's event time: the slower of its two streams."""
+        return min(self.pred_wm, self.out_wm) if self.has_outcomes else self.pred_wm
+
+    def _pane(self, k: int) -> Sketch:
+        s = self.panes.get(k)
+        if s is None:
+            s = self.panes[k] = Sketch.empty(self.layout)
+        return s
+
+    def _floor(self) -> float:
+        return -math.inf if self.frontier is None else float(self.frontier)
+
+    def _label(self, joined: Joined, time: np.ndarray) -> None:
+        with np.errstate(invalid="ignore"):
+            own = np.floor(np.asarray(time, dtype=np.float64) / self.size)
+        target = np.nan_to_num(np.fmax(own, self._floor()), nan=0.0, neginf=0.0)
+        target = target.astype(np.int64)
+        for k in np.unique(target):
+            m = target == k
+            self._pane(int(k)).add_labelled(joined.score[m], joined.label[m], joined.exposure[m])
+
+    # -- updates -----------------------------------------------------------------------
+    def take(self, pred: Batch | None, out: Batch | None, *, n_bad: int = 0
+             ) -> list[tuple[int, Sketch]]:
+        """Feed one poll of this partition; returns the panes that closed, in order.
+
+        Events of a pane that already closed here are late: counted (``n_late`` of the
+        first open pane), not added.
+        """
+        floor = self._floor()
+        if pred is not None and len(pred):
+            late_joins = self.joiner.add_predictions(pred)
+            if len(late_joins.label):
+                self._label(late_joins, late_joins.outcome_time)
+            with np.errstate(invalid="ignore"):
+                idx = np.floor(pred.event_time / self.size)
+            late = idx < floor
+            if late.any():
+                self._pane(int(floor)).n_late += int(late.sum())
+            keep = ~late
+            for k in np.unique(idx[keep]):
+                self._pane(int(k)).add_batch(pred.take(keep & (idx == k)))
+            self.n_seen += len(pred)
+            if np.isfinite(pred.event_time).any():
+                self.pred_wm = max(self.pred_wm, float(np.nanmax(pred.event_time)))
+        if out is not None and len(out):
+            t = out.event_time
+            if np.isnan(t).any():  # outcomes without a time: stamped where they arrive
+                t = np.where(np.isnan(t), max(self.pred_wm, self.out_wm), t)
+                out = replace(out, event_time=t)
+            joined = self.joiner.add_outcomes(out)
+            if len(joined.label):
+                self._label(joined, joined.outcome_time)
+            if np.isfinite(t).any():
+                self.out_wm = max(self.out_wm, float(np.nanmax(t)))
+        if n_bad:
+            k = max(self.panes) if self.panes else int(max(floor, 0.0))
+            self._pane(k).n_bad += int(n_bad)
+        wm = self.watermark
+        if not math.isfinite(wm):
+            return []
+        self.joiner.expire(wm)
+        front = math.floor((wm - self.lateness) / self.size)
+        self.frontier = front if self.frontier is None else max(self.frontier, front)
+        closed = sorted(k for k in self.panes if k < self.frontier)
+        return [(k, self.panes.pop(k)) for k in closed]
+
+    # -- checkpoints -------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "panes": [[k, self.panes[k].to_dict()] for k in sorted(self.panes)],
+            "pred_wm": None if math.isinf(self.pred_wm) else self.pred_wm,
+            "out_wm": None if math.isinf(self.out_wm) else self.out_wm,
+            "frontier": self.frontier,
+            "n_seen": self.n_seen,
+            "joiner": self.joiner.to_dict(),
+        }
+
+    def load(self, d: dict[str, Any]) -> None:
+        """Back to a state written by :meth:`to_dict` (settings stay this object's)."""
+        ttl, cap = self.joiner.ttl, self.joiner.max_pending
+        self.panes = {int(k): Sketch.from_dict(self.layout, s) for k, s in d["panes"]}
+        self.pred_wm = -math.inf if d["pred_wm"] is None else float(d["pred_wm"])
+        self.out_wm = -math.inf if d["out_wm"] is None else float(d["out_wm"])
+        self.frontier = None if d["frontier"] is None else int(d["frontier"])
+        self.n_seen = int(d["n_seen"])
+        self.joiner = LabelJoiner.from_dict(d["joiner"])
+        self.joiner.ttl, self.joiner.max_pending = ttl, cap

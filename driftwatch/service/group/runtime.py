@@ -1,0 +1,376 @@
+"""One model of a consumer group inside ``driftwatch run``.
+
+:class:`GroupRuntime` is a :class:`~driftwatch.service.model.ModelRuntime` whose monitor
+does not see the stream itself: each poll's batches go, partition by partition, to a
+:class:`~driftwatch.service.group.partition.PartitionPanes`; the panes that close there
+and each partition's mark go to the pane log. The instance that owns the model's leader
+partition (:func:`~driftwatch.service.group.merge.leader_partition`) reads the log,
+merges complete panes and only it judges windows (detectors, policy) and so decides and
+acts: each decision exists once in the group.
+
+Ordering, per instance (DESIGN invariant 3)::
+
+    poll -> panes and marks to the log
+    decider: merge -> judge -> leader state to the log, durable -> timeline, actions
+    checkpoint: partition states (+ offsets they cover) to the log, durable -> commit
+    revoked: the same for those partitions (durable) before the group moves them;
+             their next owner seeks to the offsets that state covers
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from driftwatch.batch import Batch
+from driftwatch.clock import Clock
+from driftwatch.connectors.base import Polled
+from driftwatch.connectors.config import load_connector
+from driftwatch.errors import ConfigError, ServiceError
+from driftwatch.onboard.consistency import check_reference
+from driftwatch.pipeline import WindowResult, window_spec_from_policy
+from driftwatch.policy.state import EngineState
+from driftwatch.policy.watcher import PolicyWatcher
+from driftwatch.replay import build_monitor
+from driftwatch.service.config import GroupConfig, ModelConfig
+from driftwatch.service.group.merge import PaneMerger, leader_partition
+from driftwatch.service.group.panelog import LogEntry, PaneLog
+from driftwatch.service.group.partition import PartitionPanes
+from driftwatch.service.group.source import GroupSource, partition_of
+from driftwatch.service.model import ModelRuntime, _shown, _stamp
+from driftwatch.state import OutputLog
+from driftwatch.windows.panes import PaneWindow
+
+__all__ = ["GroupRuntime"]
+
+log = logging.getLogger(__name__)
+
+OUTCOMES = "outcomes"
+
+
+@dataclass
+class GroupRuntime(ModelRuntime):
+    """A model's share of a consumer group (see the module docstring)."""
+
+    pane_log: Any = None
+    n_partitions: int = 0
+    topics: dict[str, str] = field(default_factory=dict)  # stream -> topic
+    parts: dict[int, PartitionPanes] = field(default_factory=dict)
+    merger: PaneMerger | None = None
+    _states: dict[int, dict[str, Any]] = field(default_factory=dict)
+    _leader_state: dict[str, Any] | None = None
+    _guard: Any = field(default_factory=threading.RLock)
+
+    @classmethod
+    def open_group(cls, cfg: ModelConfig, group: GroupConfig, *, state_dir: Path,
+                   base_dir: Path, clock: Clock) -> GroupRuntime:
+        watcher = PolicyWatcher(_shown(cfg.policy))
+        policy = watcher.policy
+        connector = load_connector(cfg.connector, base_dir=base_dir)
+        if connector.kind != "kafka":
+            raise ConfigError(f"group: model {cfg.name or policy.model.name!r} reads "
+                              f"{connector.kind} input; a consumer group needs a Kafka "
+                              "connector", file=str(cfg.connector))
+        check_reference(policy, connector=connector, reference=cfg.reference, base_dir=base_dir)
+        monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir,
+                                connector=connector)
+        if monitor.spec.kind != "time":
+            raise ConfigError(f"group: window.kind is {monitor.spec.kind!r}; instances in a "
+                              "group need event-time panes (kind: time), since count panes "
+                              "depend on one arrival order", file=str(watcher.path))
+        if monitor.window.segments is not None:
+            raise ConfigError("group: the policy's segments are not merged across instances "
+                              "yet; run a segmented policy in one instance",
+                              file=str(watcher.path))
+        monitor.warm_up()
+        name = cfg.name or monitor.model
+        monitor.model = name
+        out_dir = state_dir / "out" / name
+        out_dir.mkdir(parents=True, exist_ok=True)
+        from driftwatch.connectors.decode import Decoder
+        from driftwatch.connectors.kafka_settings import KafkaSourceSettings
+
+        settings = KafkaSourceSettings.from_connector(connector, out_dir=out_dir)
+        topics = {t.stream: t.name for t in settings.topics}
+        pane_log = PaneLog(settings.connection.client_config(), group.topic, name)
+        try:
+            n = _co_partitioned(pane_log, topics)
+        except ServiceError:
+            pane_log.close()
+            raise
+        ref = cfg.reference or (Path(policy.model.reference) if policy.model.reference else None)
+        rt = cls(name=name, config=cfg, connector=connector, watcher=watcher, monitor=monitor,
+                 source=None, out_dir=out_dir,  # type: ignore[arg-type]
+                 timeline=OutputLog(out_dir / "timeline.jsonl"), clock=clock,
+                 reference_path=ref, base_dir=base_dir, _ref_stamp=_stamp(ref),
+                 pane_log=pane_log, n_partitions=n, topics=topics)
+        schema = connector.schema_for(monitor.profile.schema)
+        decoders = {s.name: Decoder(s, schema) for s in connector.streams}
+        rt.source = GroupSource(settings, decoders, clock=clock, on_assigned=rt._assigned,
+                                on_revoked=rt._revoked)
+        log.info("%s: in group %s over %d partitions; partition %d's owner decides", name,
+                 settings.connection.group_id, n, rt.leader)
+        return rt
+
+    # -- who decides ---------------------------------------------------------------------
+    @property
+    def leader(self) -> int:
+        return leader_partition(self.name, self.n_partitions)
+
+    @property
+    def deciding(self) -> bool:
+        return self.merger is not None
+
+    # -- the stream ----------------------------------------------------------------------
+    def process(self, polled: Polled | None) -> list[WindowResult]:
+        self._ready = bool(getattr(self.source, "ready", True))
+        self._lag = int(getattr(self.source.stats, "lag_total", 0) or 0)
+        with self._guard:  # a revocation (on Kafka's thread) waits for this poll
+            if polled is not None and (polled.n_events or polled.bad):
+                self.last_event_monotonic = self.clock.monotonic()
+                self._take(polled)
+            return self._decide()
+
+    def _take(self, polled: Polled) -> None:
+        m = self.monitor
+        by_part: dict[int, dict[str, list[Batch]]] = defaultdict(lambda: defaultdict(list))
+        for b in polled.batches:
+            if len(b):
+                by_part[partition_of(b.source)][b.stream].append(b)
+        bad: dict[int, int] = defaultdict(int)
+        for rec in polled.bad:
+            m.bad_by_reason[rec.reason] = m.bad_by_reason.get(rec.reason, 0) + 1
+            if rec.partition is not None:
+                bad[rec.partition] += 1
+        flip = m.policy is not None and m.policy.reference.score_is == "p_good"
+        for p in sorted(set(by_part) | set(bad)):
+            part = self.parts.get(p)
+            if part is None:  # not ours (any more): its next owner reads it again
+                continue
+            streams = by_part.get(p, {})
+            pred = Batch.concat(streams["predictions"]) if streams.get("predictions") else None
+            out = Batch.concat(streams[OUTCOMES]) if streams.get(OUTCOMES) else None
+            if pred is not None:
+                if flip:
+                    pred = replace(pred, score=1.0 - pred.score)
+                m.n_events += len(pred)
+                if m.on_predictions is not None:
+                    m.on_predictions(pred)
+            m.n_outcomes += 0 if out is None else len(out)
+            before = part.frontier
+            for k, sk in part.take(pred, out, n_bad=bad.get(p, 0)):
+                self.pane_log.put("pane", {"sketch": sk.to_dict()}, partition=p, pane=k)
+            if part.frontier != before and part.frontier is not None:
+                self.pane_log.put("mark", {"frontier": part.frontier}, partition=p)
+        for key, offset in polled.positions.items():  # processed: what a state covers
+            if partition_of(key) in self.parts:
+                self.positions[key] = offset
+
+    def _decide(self) -> list[WindowResult]:
+        if self.merger is None:
+            return []
+        for e in self.pane_log.read():
+            self._note(e)
+        results = []
+        for k, sk, first, last in self.merger.complete():
+            cw = self.monitor.window.close_merged(k, sk, first=first, last=last)
+            if cw is not None:
+                results.append(self.monitor.judge(cw))
+        if not results:
+            return []
+        # durable in the log before the timeline and the actions see them: a crash from
+        # here to the sync below loses these lines (never writes them twice)
+        self.pane_log.put("leader", self._leader_dict())
+        for part, pane in self.merger.merged:
+            self.pane_log.forget(part, pane)
+        self.merger.merged.clear()
+        self.pane_log.flush()
+        self._record(results)
+        self.timeline.sync()
+        return results
+
+    def _note(self, e: LogEntry) -> None:
+        if e.kind == "state" and e.partition is not None:
+            self._states[e.partition] = e.value
+        elif e.kind == "leader":
+            self._leader_state = e.value
+        if self.merger is None or e.partition is None:
+            return
+        if e.kind == "pane" and e.pane is not None:
+            from driftwatch.windows.sketch import Sketch
+
+            self.merger.add_pane(e.partition, e.pane,
+                                 Sketch.from_dict(self.monitor.profile.layout, e.value["sketch"]))
+        elif e.kind in ("mark", "state") and e.value.get("frontier") is not None:
+            self.merger.add_mark(e.partition, int(e.value["frontier"]))
+
+    # -- leadership ----------------------------------------------------------------------
+    def _leader_dict(self) -> dict[str, Any]:
+        m = self.monitor
+        assert self.merger is not None
+        return {"merge": self.merger.progress(), "window": m.window.to_dict(),
+                "engine": m.engine_state.to_dict(),
+                "changes": {k: v.to_dict() for k, v in sorted(m.changes.items())}}
+
+    def _lead(self) -> None:
+        """This instance now owns the leader partition: rebuild the merge from the log."""
+        from driftwatch.detectors.change import MetricChange
+
+        m = self.monitor
+        self.merger = PaneMerger(m.profile.layout, n_partitions=self.n_partitions)
+        self.pane_log.rewind()
+        for e in self.pane_log.read(to_end=True):
+            self._note(e)
+        d = self._leader_state
+        if d is not None:
+            self.merger.resume(d["merge"])
+            m.window = PaneWindow.from_dict(m.profile.layout, m.spec, d["window"])
+            m.engine_state = EngineState.from_dict(d["engine"])
+            m.changes = {k: MetricChange.from_dict(v) for k, v in d["changes"].items()}
+        log.info("%s: this instance decides now (from pane %s)", self.name,
+                 self.merger.next_pane)
+
+    def _assigned(self, tps: set[Any]) -> None:
+        with self._guard:
+            self._assign(tps)
+
+    def _assign(self, tps: set[Any]) -> None:
+        preds = {tp.partition for tp in tps if tp.topic == self.topics["predictions"]}
+        outs = {tp.partition for tp in tps if tp.topic == self.topics.get(OUTCOMES)}
+        if OUTCOMES in self.topics and outs != preds:
+            log.error("%s: the group assigned predictions %s but outcomes %s: joins are not "
+                      "local", self.name, sorted(preds), sorted(outs))
+        for e in self.pane_log.read(to_end=True):
+            self._note(e)
+        for p in sorted(preds):
+            part = self._new_part()
+            st = self._states.get(p)
+            if st is not None:
+                part.load(st["panes"])
+                self.positions.update(st["positions"])
+                self.source.seek(st["positions"])
+            self.parts[p] = part
+        if self.leader in preds:
+            self._lead()
+        log.info("%s: assigned partitions %s", self.name, sorted(preds))
+
+    def _revoked(self, tps: set[Any]) -> None:
+        # kafka-python calls this on its network thread: wait for the loop's poll in hand
+        with self._guard:
+            self._revoke(tps)
+
+    def _revoke(self, tps: set[Any]) -> None:
+        preds = {tp.partition for tp in tps if tp.topic == self.topics["predictions"]}
+        gone = sorted(p for p in preds if p in self.parts)
+        # durable in the log before the group moves them; the next owner seeks to the
+        # offsets this state covers (a consumer cannot commit inside its own callback)
+        positions = self._publish(gone, leader=self.leader in preds and self.deciding)
+        for p in gone:
+            del self.parts[p]
+        if self.leader in preds:
+            self.merger = None
+        for key in positions:
+            self.positions.pop(key, None)
+
+    def _new_part(self) -> PartitionPanes:
+        m = self.monitor
+        size, _ = m.spec.effective
+        return PartitionPanes(m.profile.layout, pane_size=size,
+                              allowed_lateness=m.spec.allowed_lateness,
+                              has_outcomes=OUTCOMES in self.topics, ttl=m.joiner.ttl,
+                              max_pending=m.joiner.max_pending)
+
+    def _publish(self, partitions: list[int], *, leader: bool) -> dict[str, int]:
+        """States of ``partitions`` (and the leader's) to the log, durable; returns the
+        offsets they cover (to commit now)."""
+        have = self.positions  # offsets of the events these states hold, not of a poll
+        covered: dict[str, int] = {}
+        for p in partitions:
+            pos = {k: v for t in self.topics.values() if (k := f"{t}:{p}") in have
+                   for v in (have[k],)}
+            part = self.parts[p]
+            self.pane_log.put("state", {"panes": part.to_dict(), "positions": pos,
+                                        "frontier": part.frontier}, partition=p)
+            covered.update(pos)
+        if leader:
+            self.pane_log.put("leader", self._leader_dict())
+        self.pane_log.flush()
+        return covered
+
+    # -- checkpoints ---------------------------------------------------------------------
+    def state(self, capture: Any = None) -> dict[str, Any]:
+        """Partition states go to the pane log (durable when this returns); the local
+        checkpoint keeps the offsets to commit and this instance's outputs."""
+        with self._guard:
+            positions = self._publish(sorted(self.parts), leader=self.deciding)
+        return {"group": True, "positions": positions, "timeline_bytes": self.timeline.sync(),
+                "done": False, "windows": self.windows, "tier": self.tier,
+                "recent": list(self.recent)}
+
+    def restore(self, d: Any) -> list[WindowResult]:
+        """Partition and leader state come from the pane log on assignment; locally only
+        the timeline is tidied (a line cut by a crash is dropped: the decider writes a
+        line after its state is durable in the log, never before)."""
+        path = self.timeline.path
+        data = path.read_bytes() if path.exists() else b""
+        self.timeline.truncate(data.rfind(b"\n") + 1)
+        self.windows = data.count(b"\n")
+        if d is not None:
+            self.tier = str(d.get("tier", "none"))
+        return []
+
+    # -- reloads -------------------------------------------------------------------------
+    def apply_policy(self, policy: Any) -> list[WindowResult]:
+        """A reloaded policy with the same window settings is used from the next window;
+        one that changes them is not (every instance would have to change panes at the
+        same pane): the running policy stays."""
+        if window_spec_from_policy(policy) != self.monitor.spec:
+            log.error("%s: the reloaded policy changes the window settings; a group keeps "
+                      "the running policy (restart every instance to change them)", self.name)
+            return []
+        return super().apply_policy(policy)
+
+    def adopt_reference(self, profile: Any) -> list[WindowResult]:
+        """Not while running: every instance's panes are on the running reference's bins."""
+        log.error("%s: the reference changed (%s); a group keeps measuring against the "
+                  "running one (restart every instance to adopt it)", self.name,
+                  getattr(profile, "fingerprint", "?"))
+        return []
+
+    def status(self) -> dict[str, Any]:
+        out = super().status()
+        out["group"] = {"partitions": sorted(self.parts), "leader_partition": self.leader,
+                        "deciding": self.deciding, "pane_log": self.pane_log.topic}
+        return out
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.pane_log.close()
+
+
+def _co_partitioned(pane_log: PaneLog, topics: dict[str, str]) -> int:
+    """The partition count of the predictions topic, once the outcomes topic matches it."""
+    pred = topics.get("predictions")
+    if pred is None:
+        raise ServiceError("group: the connector has no predictions stream")
+    n = pane_log.partitions(pred)
+    if n == 0:
+        raise ServiceError(f"group: topic {pred!r} does not exist")
+    out = topics.get(OUTCOMES)
+    if out is not None:
+        k = pane_log.partitions(out)
+        if k != n:
+            raise ServiceError(
+                f"group: outcomes topic {out!r} has {k} partitions and predictions topic "
+                f"{pred!r} has {n}; outcomes must be co-partitioned with their predictions "
+                "(same partition count, both keyed by the event id)")
+    return n
+
+
+

@@ -1,0 +1,88 @@
+"""The group's Kafka source: the daemon's consumer, batches kept per partition.
+
+:class:`GroupSource` is a :class:`~driftwatch.connectors.kafka.KafkaSource` whose batches
+stay one per topic partition (``Batch.source`` is ``topic:partition``) and whose
+rebalance hands the partitions to the group runtime: on assignment it restores their
+state from the pane log (and the offsets that state covers, which the source then seeks
+to); on revocation it publishes their state and waits until it is durable, before the
+group moves them; the next owner seeks to the offsets that state covers.
+Partitions are assigned by range, so partition *p* of the predictions and of the outcomes
+topic always go to the same instance and joins stay local.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from driftwatch.clock import Clock
+from driftwatch.connectors.base import Polled
+from driftwatch.connectors.kafka import KafkaSource, RecordDecoder
+from driftwatch.connectors.kafka_settings import KafkaSourceSettings
+
+try:
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
+except ImportError:  # pragma: no cover - depends on the install
+    RangePartitionAssignor = None
+
+__all__ = ["GroupSource", "partition_of"]
+
+Hook = Callable[[set[Any]], None]
+
+
+def partition_of(source: str) -> int:
+    """The partition of a batch's ``source`` (``topic:partition``).
+
+    >>> partition_of("credit.predictions:7")
+    7
+    """
+    return int(source.rpartition(":")[2])
+
+
+class GroupSource(KafkaSource):
+    """A KafkaSource for a group member (see the module docstring).
+
+    kafka-python runs rebalance callbacks on its network thread, where nothing may wait on
+    a client: a revocation only publishes and flushes (the pane log's producer has its own
+    thread); newly assigned partitions are restored in the loop thread, at the start of
+    the poll that assigned them, and their records of that poll are read again from the
+    restored offsets.
+    """
+
+    def __init__(self, settings: KafkaSourceSettings, decoders: Mapping[str, RecordDecoder], *,
+                 clock: Clock, on_assigned: Hook, on_revoked: Hook) -> None:
+        super().__init__(settings, decoders, clock=clock, consumer_config={
+            "partition_assignment_strategy": [RangePartitionAssignor]})
+        self._group_assigned = on_assigned
+        self._group_revoked = on_revoked
+        self._fresh: set[Any] = set()
+
+    def _on_assigned(self, assigned: set[Any]) -> None:
+        super()._on_assigned(assigned)
+        self._fresh |= set(assigned)
+
+    def _on_revoked(self, revoked: set[Any]) -> None:
+        self._fresh -= set(revoked)
+        self._group_revoked(revoked)  # their state durable in the pane log first
+        super()._on_revoked(revoked)
+
+    def _decode(self, records: Mapping[Any, Sequence[Any]]) -> Polled:
+        if self._fresh:
+            fresh, self._fresh = self._fresh, set()
+            self._group_assigned(fresh)  # restores their state, seeks through seek()
+            keep = {}
+            for tp, recs in records.items():
+                want = self._positions.get(tp)
+                if tp not in fresh or not recs or want is None or want == recs[0].offset:
+                    keep[tp] = recs
+                # else: sought to the restored offset, read again from there
+            records = keep
+        out = Polled()
+        for tp, recs in records.items():
+            one = super()._decode({tp: recs})
+            out.batches += [replace(b, source=f"{tp.topic}:{tp.partition}") for b in one.batches]
+            out.bad += one.bad
+            out.bytes_read += one.bytes_read
+            out.positions.update(one.positions)
+        return out

@@ -1,0 +1,284 @@
+"""Instances of ``driftwatch run`` in one consumer group give the replay's timeline.
+
+One recording (predictions and outcomes, both keyed by the application id) is produced to
+two 16-partition topics. One, two and four real daemons in one consumer group sketch their
+partitions, publish pane sketches to the pane log, and the decider of the model merges
+them; the union of their timelines must be the replay's windows (bounds, sketches, every
+signal, tiers and decisions), each window written by one instance only, and each decided
+action in exactly one outbox. Then the same with an instance SIGKILLed mid-stream and
+restarted, and with an instance added mid-stream.
+
+The last windows of the replay close only at the end of the files (a flush); a live group
+closes a pane once every partition has passed it, so the expected windows are those that
+end before the slowest partition's watermark.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import signal
+import sqlite3
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+
+from driftwatch.replay import replay
+from driftwatch.replay.timeline import read_timeline
+from driftwatch.testing.generator import write_scenario
+from driftwatch.testing.kafka import create_topic
+from driftwatch.testing.timelines import assert_same_windows
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+PARTITIONS = 16
+PANE_S = 7 * 86_400.0
+KEYS = ("window_id", "first_index", "last_index", "start_time", "end_time", "n_events",
+        "n_bad", "n_late", "n_labelled", "n_labelled_bad", "features", "partial", "tier",
+        "decision")
+
+
+def _lines(path: Path) -> list[bytes]:
+    with gzip.open(path, "rb") as fh:
+        return [line for line in fh if line.strip()]
+
+
+def _partition(line: bytes) -> int:
+    return zlib.crc32(orjson.loads(line)["application_id"].encode()) % PARTITIONS
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("group")
+    write_scenario("demo", out, seed=5, n_events=8_000, reference_rows=6_000)
+    text = (ROOT / "policies" / "credit-risk-demo.yaml").read_text(encoding="utf-8")
+    start, end = text.index("window:\n"), text.index("mode: sliding")
+    text = text[:start] + "window:\n  kind: time\n  pane: 7d\n  panes: 4\n  " + text[end:]
+    # event-time panes (a group merges by pane); a fixed KS level: calibrating every
+    # window size of a time window costs seconds each, and is not what is tested here
+    policy = out / "policy.yaml"
+    policy.write_text(text.replace("mild: {calibrated: {false_alarm_rate: 0.001}}",
+                                   "mild: 0.12"), encoding="utf-8")
+    replay(ROOT / "connectors" / "demo-file.yaml",
+           [out / "predictions.jsonl.gz", out / "outcomes.jsonl.gz"], out / "replay",
+           policy=policy, reference=out / "reference.parquet", progress=False, report=False)
+    lines = {s: _lines(out / f"{s}.jsonl.gz") for s in ("predictions", "outcomes")}
+    # the slowest partition's watermark: panes ending after it stay open in a live group
+    field = {"predictions": "ts", "outcomes": "outcome_ts"}
+    last: dict[tuple[str, int], float] = {}
+    for s, ls in lines.items():
+        for line in ls:
+            key = (s, _partition(line))
+            last[key] = max(last.get(key, -math.inf), float(orjson.loads(line)[field[s]]))
+    closable = math.floor(min(last.values()) / PANE_S) * PANE_S
+    want = [r for r in read_timeline(out / "replay" / "timeline.jsonl")
+            if r["end_time"] <= closable]
+    return {"dir": out, "policy": policy, "lines": lines, "want": want}
+
+
+def _topics(bootstrap: str) -> dict[str, str]:
+    tag = time.monotonic_ns()
+    return {s: create_topic(bootstrap, f"group-{s}-{tag}", PARTITIONS)
+            for s in ("predictions", "outcomes")}
+
+
+@pytest.fixture(scope="module")
+def topics(recording, kafka_endpoint) -> dict[str, str]:
+    names = _topics(kafka_endpoint.bootstrap)
+    _produce(kafka_endpoint.bootstrap, names, recording["lines"], slice(None))
+    return names
+
+
+def _produce(bootstrap: str, topics: dict[str, str], lines: dict[str, list[bytes]],
+             part: slice) -> None:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=[bootstrap], acks="all", linger_ms=20)
+    try:
+        for stream, ls in lines.items():
+            for line in ls[part]:
+                key = orjson.loads(line)["application_id"].encode()
+                producer.send(topics[stream], key=key, value=line.rstrip(b"\n"),
+                              partition=zlib.crc32(key) % PARTITIONS)
+        producer.flush(60)
+    finally:
+        producer.close()
+
+
+def _config(tmp: Path, bootstrap: str, topics: dict[str, str], group: str, recording: dict,
+            service_config_factory: Callable[..., Path]) -> Path:
+    text = (ROOT / "connectors" / "demo-kafka.yaml").read_text(encoding="utf-8")
+    text = (text.replace("${DRIFTWATCH_KAFKA_BOOTSTRAP}", bootstrap)
+            .replace("credit.predictions", topics["predictions"])
+            .replace("credit.outcomes", topics["outcomes"])
+            .replace("driftwatch-credit-demo", group)
+            .replace("topic: credit.dead-letter\n", "")
+            .replace("    security_protocol: PLAINTEXT\n",
+                     "    security_protocol: PLAINTEXT\n    session_timeout_ms: 6000\n"))
+    connector = tmp / "connector.yaml"
+    connector.write_text(text, encoding="utf-8")
+    return service_config_factory(
+        tmp / "driftwatch.yaml", connector, recording["policy"],
+        reference=recording["dir"] / "reference.parquet", batch_size=5000,
+        extra=f"group: {{enabled: true, topic: {group}.panes}}\n")
+
+
+class Group:
+    """Daemons of one group; their timelines and outboxes read together."""
+
+    def __init__(self, tmp: Path, config: Path, start: Callable[..., object]) -> None:
+        self.tmp, self.config, self._start = tmp, config, start
+        self.daemons: dict[str, object] = {}
+
+    def start(self, name: str) -> object:
+        d = self._start(self.config, self.tmp / name)
+        self.daemons[name] = d
+        return d
+
+    def records(self) -> list[dict]:
+        out = []
+        for path in sorted(self.tmp.glob("*/out/*/timeline.jsonl")):
+            lines = path.read_bytes().split(b"\n")[:-1]  # not a line being written
+            out += [orjson.loads(x) for x in lines if x.strip()]
+        return out
+
+    def actions(self) -> list[tuple[str, int, str]]:
+        rows = []
+        for db in sorted(self.tmp.glob("*/models/*/outbox.sqlite3")):
+            con = sqlite3.connect(db)
+            try:
+                rows += con.execute("SELECT key, window_id, action FROM actions").fetchall()
+            finally:
+                con.close()
+        return rows
+
+    def wait_windows(self, n: int, timeout: float = 90.0) -> None:
+        any_daemon = next(iter(self.daemons.values()))
+        any_daemon.wait_for(f"{n} windows", lambda: len({r["window_id"] for r in
+                                                         self.records()}) >= n, timeout)
+
+    def decider(self) -> str | None:
+        """The name of the instance that decides now (None: none, mid-rebalance)."""
+        for name, d in self.daemons.items():
+            if d.proc.poll() is None and d.status()["models"][0]["group"]["deciding"]:
+                return name
+        return None
+
+    def wait_assigned(self, *names: str) -> None:
+        """Until each of ``names`` owns partitions (the group has rebalanced to them)."""
+        for name in names:
+            d = self.daemons[name]
+            d.wait_ready()
+            d.wait_for(f"partitions for {name}",
+                       lambda d=d: d.status()["models"][0]["group"]["partitions"], 90.0)
+
+    def stop(self) -> None:
+        live = [d for d in self.daemons.values() if d.proc.poll() is None]
+        for d in live:  # all at once: one rebalance, not one per instance
+            d.proc.send_signal(signal.SIGTERM)
+        for d in live:
+            assert d.wait_exit() == 0, d.log()[-3000:]
+
+
+def _check(group: Group, want: list[dict]) -> None:
+    got = group.records()
+    ids = [r["window_id"] for r in got]
+    assert len(ids) == len(set(ids)), f"a window was written twice: {sorted(ids)}"
+    got.sort(key=lambda r: r["window_id"])
+    assert_same_windows(got, want, keys=KEYS, rel=1e-9)
+    decided = sorted((r["window_id"], r["decision"]["action"]) for r in want
+                     if r["decision"] and r["decision"].get("action"))
+    acted = group.actions()
+    assert len({k for k, _, _ in acted}) == len(acted)
+    assert sorted((w, a) for _, w, a in acted) == decided
+    assert decided, "the recording decides no action: the test would prove nothing"
+
+
+@pytest.mark.parametrize("instances", [1, 2, 4])
+def test_instances_give_the_replay_timeline(
+    instances, recording, topics, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon,
+    service_config_factory,
+) -> None:
+    config = _config(tmp_path, kafka_endpoint.bootstrap, topics, kafka_group(), recording,
+                     service_config_factory)
+    group = Group(tmp_path, config, driftwatch_daemon)
+    for i in range(instances):
+        group.start(f"i{i}")
+    group.wait_windows(len(recording["want"]))
+    group.stop()
+    _check(group, recording["want"])
+
+
+def _half(recording: dict, first: bool) -> dict[str, list[bytes]]:
+    return {s: ls[: len(ls) // 2] if first else ls[len(ls) // 2:]
+            for s, ls in recording["lines"].items()}
+
+
+def test_the_decider_killed_mid_stream_and_restarted(
+    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+) -> None:
+    """SIGKILL the instance that decides: its partitions and the decision move to the
+    other one (from the pane log), and it rejoins on restart; nothing lost or doubled."""
+    boot = kafka_endpoint.bootstrap
+    topics = _topics(boot)
+    _produce(boot, topics, _half(recording, True), slice(None))
+    group = Group(tmp_path, _config(tmp_path, boot, topics, kafka_group(), recording,
+                                    service_config_factory), driftwatch_daemon)
+    for name in ("a", "b"):
+        group.start(name)
+    group.wait_assigned("a", "b")
+    group.wait_windows(3)
+    victim = group.daemons["a"].wait_for("a decider", group.decider)
+    # once the windows written so far have their actions in the outbox: a kill between
+    # the timeline line and the outbox loses that batch's actions (README, "Scaling out")
+    group.daemons[victim].wait_for("the actions of the windows so far", lambda: len(
+        group.actions()) == sum(bool(r["decision"] and r["decision"].get("action"))
+                                for r in group.records()))
+    group.daemons[victim].kill()
+    survivor = "b" if victim == "a" else "a"
+    group.daemons[survivor].wait_for("the survivor to decide",
+                                     lambda: group.decider() == survivor, 90.0)
+    group.start(victim)
+    group.wait_assigned(victim)
+    _produce(boot, topics, _half(recording, False), slice(None))
+    group.wait_windows(len(recording["want"]))
+    group.stop()
+    _check(group, recording["want"])
+
+
+def test_an_instance_added_mid_stream(
+    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+) -> None:
+    boot = kafka_endpoint.bootstrap
+    topics = _topics(boot)
+    _produce(boot, topics, _half(recording, True), slice(None))
+    group = Group(tmp_path, _config(tmp_path, boot, topics, kafka_group(), recording,
+                                    service_config_factory), driftwatch_daemon)
+    group.start("a")
+    group.wait_windows(3)
+    group.start("b")
+    group.wait_assigned("b")
+    _produce(boot, topics, _half(recording, False), slice(None))
+    group.wait_windows(len(recording["want"]))
+    group.stop()
+    _check(group, recording["want"])
+
+
+def test_outcomes_not_co_partitioned_are_refused(
+    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+) -> None:
+    boot = kafka_endpoint.bootstrap
+    tag = time.monotonic_ns()
+    topics = {"predictions": create_topic(boot, f"group-p16-{tag}", PARTITIONS),
+              "outcomes": create_topic(boot, f"group-o8-{tag}", 8)}
+    config = _config(tmp_path, boot, topics, kafka_group(), recording, service_config_factory)
+    d = driftwatch_daemon(config, tmp_path / "state")
+    assert d.wait_exit() != 0
+    last = d.log().strip().splitlines()[-1]
+    assert "co-partitioned" in last and "has 8 partitions" in last, d.log()[-2000:]
+    assert "Traceback" not in d.log()
