@@ -70,7 +70,19 @@ def benjamini_hochberg(p: np.ndarray, q: float) -> BHResult:
         # everything rejected: any level above the largest p will do, but it must stay a
         # probability (a quantile at a level past 1 is NaN, and NaN never alarms)
         return BHResult(rejected, adjusted, float((largest + 1.0) / 2))
-    cut = float(np.sqrt(largest * kept.min()))
-    if largest == 0.0:
-        cut = float(kept.min()) / 2
-    return BHResult(rejected, adjusted, cut)
+    return BHResult(rejected, adjusted, _between(float(largest), float(kept.min())))
+
+
+def _between(lo: float, hi: float) -> float:
+    """A level strictly between ``lo < hi``: their geometric mean (taken in logs, as the
+    product of two tiny p-values underflows), else the midpoint, else the next float.
+
+    >>> _between(5e-324, 0.5) > 5e-324
+    True
+    """
+    if lo > 0.0:
+        cut = float(np.exp(0.5 * (np.log(lo) + np.log(hi))))
+        if lo < cut < hi:
+            return cut
+    cut = lo + (hi - lo) / 2
+    return cut if lo < cut < hi else float(np.nextafter(lo, hi))

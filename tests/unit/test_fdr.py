@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from driftwatch.batch import Batch
@@ -27,6 +27,7 @@ def test_all_rejected_cut_is_a_probability_and_thresholds_finite() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=12), st.floats(0.001, 0.5))
+@example([0.5, 5e-324], 0.05)  # the product of the two p-values underflows to 0
 def test_reject_iff_below_cut(ps: list[float], q: float) -> None:
     p = np.array(ps)
     r = benjamini_hochberg(p, q)
