@@ -2,7 +2,8 @@
 #   make run    install, then run the main job on its embedded default
 #               (make run ARGS="--exit-when-done" passes options to driftwatch run,
 #                make run PORT=9200 serves HTTP on another port)
-#   make test   install, then run the whole test suite (unit, integration, replay)
+#   make test   install, then run the whole test suite (unit, integration, replay);
+#               ARGS="..." goes to pytest
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -43,7 +44,7 @@ run: $(RUN_STAMP)
 	$(BIN)/driftwatch run $(if $(PORT),--port $(PORT)) $(ARGS)
 
 test: $(TEST_STAMP) system-deps
-	bash scripts/test.sh
+	bash scripts/test.sh $(ARGS)
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check driftwatch tests benchmarks scripts examples grafana
