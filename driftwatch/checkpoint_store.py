@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from driftwatch.arrayfile import file_crc, read_arrays, write_arrays
+from driftwatch.durable import fsync_dir
 from driftwatch.errors import StateError
 from driftwatch.state_legacy import legacy_max_seq, load_legacy, remove_legacy
 from driftwatch.statetree import Appended, Capture, pack, unpack
@@ -81,13 +82,6 @@ def _entry_files(entry: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     for segs in entry["tables"].values():
         yield from segs
 
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class _Parts(Mapping[str, Any]):
@@ -159,7 +153,7 @@ class CheckpointStore:
         seqs = self.manifest_seqs(self.path)
         legacy_seq = legacy_max_seq(self.legacy) if self.legacy is not None else 0
         self._seq = max([*seqs, legacy_seq, 0])
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
 
     @staticmethod
     def manifest_seqs(path: str | Path) -> list[int]:
@@ -241,7 +235,7 @@ class CheckpointStore:
             body = json.dumps({
                 "format": FORMAT, "seq": seq, "created": float(now), "meta": dict(meta or {}),
                 "models": {s.model: s.entry for s in staged}}, separators=(",", ":")).encode()
-            _fsync_dir(self.path)  # the files it names are in the folder, durably
+            fsync_dir(self.path)  # the files it names are in the folder, durably
             name = self.path / f"cp-{seq:08d}.json"
             tmp = name.with_suffix(".tmp")
             with open(tmp, "wb") as fh:
@@ -249,7 +243,7 @@ class CheckpointStore:
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, name)
-            _fsync_dir(self.path)
+            fsync_dir(self.path)
         except OSError as exc:
             raise StateError(f"{self.path}: checkpoint {self._seq + 1} not written ({exc})") \
                 from exc

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from driftwatch.durable import fsync_dir
 from driftwatch.errors import StateError
 
 __all__ = ["StoreCheck", "create_store", "ensure_store", "inspect_store"]
@@ -155,7 +156,7 @@ def ensure_store(db: str | Path, *, artifact_root: str | Path | None = None) -> 
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, db)
-    _fsync_dir(db.parent)
+    fsync_dir(db.parent)
     return db
 
 
@@ -199,10 +200,3 @@ def _unlink(p: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             q.unlink()
 
-
-def _fsync_dir(d: Path) -> None:
-    fd = os.open(d, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

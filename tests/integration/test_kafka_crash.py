@@ -13,53 +13,19 @@ depends on fetch timing, in the reference run as much as in the crashed one.
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import numpy as np
 import orjson
 import pytest
-import yaml
-from kafka import KafkaProducer
+
+from driftwatch.testing.recording import gz_lines, kafka_connector, produce
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
 MODEL = "credit-risk"
 SEED = 20_240_229
 KILLS = 3
-
-
-def lines(path: Path) -> list[bytes]:
-    with gzip.open(path, "rb") as fh:
-        return [line.rstrip(b"\n") for line in fh if line.strip()]
-
-
-def produce(bootstrap: str, topic: str, payloads: list[bytes]) -> None:
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20,
-                             batch_size=256 * 1024)
-    try:
-        for p in payloads:
-            producer.send(topic, p)
-        producer.flush(60)
-    finally:
-        producer.close(30)
-
-
-def kafka_connector(path: Path, bootstrap: str, topics: dict[str, str], group: str) -> Path:
-    doc = yaml.safe_load((ROOT / "connectors" / "demo-file.yaml").read_text())
-    doc["metadata"]["name"] = "crash-test"
-    source = doc["source"]
-    source["kind"] = "kafka"
-    # a short session: a killed member leaves the group within seconds, not 45
-    source["connection"] = {"bootstrap_servers": [bootstrap], "group_id": group,
-                            "session_timeout_ms": 6000}
-    for name, stream in source["streams"].items():
-        stream.pop("paths", None)
-        stream.pop("format", None)
-        stream["topic"] = topics[name]
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
 
 
 def predictions_view(state: Path) -> list[tuple]:
@@ -82,8 +48,8 @@ def counted(daemon) -> tuple[int, int, int]:
 def topics(kafka_endpoint, demo_recording):
     from driftwatch.testing.kafka import create_topic
 
-    preds = lines(demo_recording["predictions"])
-    outs = lines(demo_recording["outcomes"])
+    preds = gz_lines(demo_recording["predictions"])
+    outs = gz_lines(demo_recording["outcomes"])
     suffix = np.random.default_rng(SEED).integers(1 << 30)
     names = {"predictions": create_topic(kafka_endpoint.bootstrap, f"dw-crash-p-{suffix}"),
              "outcomes": create_topic(kafka_endpoint.bootstrap, f"dw-crash-o-{suffix}")}
@@ -93,7 +59,7 @@ def topics(kafka_endpoint, demo_recording):
 
 
 def _config(tmp: Path, bootstrap: str, topics: dict[str, str], group: str, demo, factory):
-    conn = kafka_connector(tmp / "kafka.yaml", bootstrap, topics, group)
+    conn = kafka_connector(tmp / "kafka.yaml", bootstrap, topics, group, name="crash-test")
     return factory(tmp / "svc.yaml", conn, demo["policy"], reference=demo["reference"],
                    batch_size=250)
 

@@ -9,21 +9,19 @@ action finish, once: one registered version per action key.
 
 from __future__ import annotations
 
-import json
 import signal
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import urlparse
 
 import orjson
 import pytest
 
 from driftwatch.testing.mlflow_server import start_mlflow_server, stop
+from driftwatch.testing.webhook import WebhookReceiver
 
 pytestmark = pytest.mark.integration
 
@@ -32,28 +30,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SHUTDOWN_BOUND_S = 10.0  # issue 15: SIGTERM stops the daemon within 10 s, whatever is down
 
 
-class Hooks(BaseHTTPRequestHandler):
-    got: ClassVar[list[tuple[float, dict[str, Any]]]] = []
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        Hooks.got.append((time.monotonic(), body))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def webhook() -> Iterator[str]:
-    Hooks.got = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Hooks)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/hook"
-    server.shutdown()
-    server.server_close()
+def webhook() -> Iterator[WebhookReceiver]:
+    with WebhookReceiver() as receiver:
+        yield receiver
 
 
 def _rows(state: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -123,7 +103,7 @@ def test_mlflow_killed_mid_action_alerts_go_on_sigterm_is_bounded_the_action_run
     url, server, log = start_mlflow_server(root)
     restarted = None
     try:
-        cfg = _config(tmp_path, url, webhook)
+        cfg = _config(tmp_path, url, webhook.url)
         state = tmp_path / "state"
         d = driftwatch_daemon(cfg, state)
         d.wait_ready()
@@ -137,7 +117,7 @@ def test_mlflow_killed_mid_action_alerts_go_on_sigterm_is_bounded_the_action_run
 
         during = d.wait_for(
             "a data-quality alert posted while MLflow is down",
-            lambda: [b for t, b in Hooks.got if t > killed_at and b["data_quality_fault"]],
+            lambda: [b for t, b in webhook.received if t > killed_at and b["data_quality_fault"]],
             timeout=240)
         assert during[0]["model"] == MODEL
         down = d.wait_for("/readyz naming MLflow as down",

@@ -12,53 +12,19 @@ the same topics.
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import numpy as np
 import orjson
 import pytest
-import yaml
-from kafka import KafkaProducer
 from prometheus_client.parser import text_string_to_metric_families
 
+from driftwatch.testing.recording import gz_lines, kafka_connector, produce
 from tests.integration.smallfs import small_fs
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
 MODEL = "credit-risk"
-
-
-def _lines(path: Path) -> list[bytes]:
-    with gzip.open(path, "rb") as fh:
-        return [line.rstrip(b"\n") for line in fh if line.strip()]
-
-
-def _produce(bootstrap: str, topic: str, payloads: list[bytes]) -> None:
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20,
-                             batch_size=256 * 1024)
-    try:
-        for p in payloads:
-            producer.send(topic, p)
-        producer.flush(60)
-    finally:
-        producer.close(30)
-
-
-def _connector(path: Path, bootstrap: str, topics: dict[str, str], group: str) -> Path:
-    doc = yaml.safe_load((ROOT / "connectors" / "demo-file.yaml").read_text())
-    doc["metadata"]["name"] = "disk-test"
-    source = doc["source"]
-    source["kind"] = "kafka"
-    source["connection"] = {"bootstrap_servers": [bootstrap], "group_id": group,
-                            "session_timeout_ms": 6000}
-    for name, stream in source["streams"].items():
-        stream.pop("paths", None)
-        stream.pop("format", None)
-        stream["topic"] = topics[name]
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
 
 
 def _view(timeline: bytes) -> list[tuple]:
@@ -95,7 +61,7 @@ def _commits(daemon) -> float:
 
 def _config(work: Path, bootstrap: str, topics: dict[str, str], group: str, demo,
             factory) -> Path:
-    conn = _connector(work / "kafka.yaml", bootstrap, topics, group)
+    conn = kafka_connector(work / "kafka.yaml", bootstrap, topics, group, name="disk-test")
     cfg = factory(work / "svc.yaml", conn, demo["policy"], reference=demo["reference"],
                   batch_size=250)
     text = cfg.read_text()  # retries at most 2 s apart: the test waits less after the free
@@ -116,14 +82,14 @@ def test_full_state_folder_pauses_consumption_and_resumes_without_loss(
     from driftwatch.testing.kafka import create_topic
 
     bootstrap = kafka_endpoint.bootstrap
-    preds, outs = _lines(demo_recording["predictions"]), _lines(demo_recording["outcomes"])
+    preds, outs = gz_lines(demo_recording["predictions"]), gz_lines(demo_recording["outcomes"])
     preds, outs = preds[: len(preds) * 3 // 5], outs[: len(outs) * 3 // 5]  # ~12 windows
     suffix = np.random.default_rng().integers(1 << 30)
     topics = {"predictions": create_topic(bootstrap, f"dw-disk-p-{suffix}"),
               "outcomes": create_topic(bootstrap, f"dw-disk-o-{suffix}")}
     half_p, half_o = len(preds) // 2, len(outs) // 2
-    _produce(bootstrap, topics["predictions"], preds[:half_p])
-    _produce(bootstrap, topics["outcomes"], outs[:half_o])
+    produce(bootstrap, topics["predictions"], preds[:half_p])
+    produce(bootstrap, topics["outcomes"], outs[:half_o])
 
     work, ref = tmp_path / "full", tmp_path / "reference"
     work.mkdir()
@@ -145,8 +111,8 @@ def test_full_state_folder_pauses_consumption_and_resumes_without_loss(
         fs.fill()
         # a daemon at rest may need no new blocks (the outbox reuses its SQLite pages):
         # new events make it write timeline lines and new checkpoint segments
-        _produce(bootstrap, topics["predictions"], preds[half_p:])
-        _produce(bootstrap, topics["outcomes"], outs[half_o:])
+        produce(bootstrap, topics["predictions"], preds[half_p:])
+        produce(bootstrap, topics["outcomes"], outs[half_o:])
         _, why = d.wait_for("/readyz to fail", lambda: (r := _ready(d))[0] == 503 and r,
                             timeout=60)
         assert why["state_writable"] is False, why

@@ -6,14 +6,11 @@ MLflow is a closed loopback port."""
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import math
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -34,6 +31,7 @@ from driftwatch.service.config import parse_service_config
 from driftwatch.service.dependencies import Dependencies, DependencyState
 from driftwatch.service.lanes import Lane
 from driftwatch.testing.generator import reference_table
+from driftwatch.testing.webhook import WebhookReceiver
 from driftwatch.windows.profile import ReferenceProfile
 
 MINIMAL = "models:\n  - connector: c.yaml\n    policy: p.yaml\n"
@@ -171,28 +169,10 @@ def test_a_kicked_job_runs_before_its_period():
 
 
 # -- alerts run while MLflow is down ----------------------------------------------------------
-class Receiver(BaseHTTPRequestHandler):
-    bodies: ClassVar[list[dict[str, object]]] = []
-
-    def do_POST(self) -> None:
-        Receiver.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def webhook() -> Iterator[str]:
-    Receiver.bodies = []
-    server = HTTPServer(("127.0.0.1", 0), Receiver)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/hook"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+def webhook() -> Iterator[WebhookReceiver]:
+    with WebhookReceiver() as receiver:
+        yield receiver
 
 
 def _decision(window_id: int, action: str, settings: dict[str, object]) -> Decision:
@@ -202,7 +182,7 @@ def _decision(window_id: int, action: str, settings: dict[str, object]) -> Decis
 
 
 def test_alerts_go_out_while_the_actions_that_need_mlflow_back_off(
-        tmp_path: Path, webhook: str, monkeypatch):
+        tmp_path: Path, webhook: WebhookReceiver, monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
     clock = ManualClock(10_000.0)
@@ -215,11 +195,11 @@ def test_alerts_go_out_while_the_actions_that_need_mlflow_back_off(
                         max_backoff_s=20.0)
     update = ex.submit(_decision(1, "online_update", {"type": "online_update",
                                                       "opt_in": True}))
-    alert = ex.submit(_decision(2, "alert", {"type": "alert", "webhook": webhook}))
+    alert = ex.submit(_decision(2, "alert", {"type": "alert", "webhook": webhook.url}))
     assert update is not None and alert is not None
 
     ex.run_pending(kinds=("alert",))  # the alerts lane: MLflow is never asked
-    assert box.get(alert).state is ActionState.SUCCEEDED and len(Receiver.bodies) == 1
+    assert box.get(alert).state is ActionState.SUCCEEDED and len(webhook.bodies) == 1
     assert box.get(update).state is ActionState.PENDING and box.get(update).attempts == 0
 
     retries = []

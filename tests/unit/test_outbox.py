@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -31,6 +28,7 @@ from driftwatch.policy.decision import Decision, Reason
 from driftwatch.policy.tiers import Tier
 from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.schema import FeatureSchema
+from driftwatch.testing.webhook import WebhookReceiver
 
 REASON = Reason("psi", "drift", "income", 0.31, 0.25, Tier.MODERATE, "above", "p.yaml:12")
 
@@ -63,33 +61,10 @@ def box(tmp_path: Path, clock: ManualClock) -> Iterator[Outbox]:
     b.close()
 
 
-class Receiver(BaseHTTPRequestHandler):
-    bodies: ClassVar[list[dict[str, object]]] = []
-    fail: ClassVar[bool] = False
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        status = 503 if Receiver.fail else 200
-        if not Receiver.fail:
-            Receiver.bodies.append(body)
-        self.send_response(status)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def webhook() -> Iterator[str]:
-    Receiver.bodies = []
-    Receiver.fail = False
-    server = HTTPServer(("127.0.0.1", 0), Receiver)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/hook"
-    server.shutdown()
-    server.server_close()
-    thread.join()
+def webhook() -> Iterator[WebhookReceiver]:
+    with WebhookReceiver() as receiver:
+        yield receiver
 
 
 def executor(tmp_path: Path, box: Outbox, clock: ManualClock) -> ActionExecutor:
@@ -141,14 +116,14 @@ def test_an_interrupted_step_runs_again(box: Outbox):
 
 def test_alert_posts_the_decision_to_the_webhook_once(tmp_path, box, clock, webhook):
     ex = executor(tmp_path, box, clock)
-    settings = {"type": "alert", "channels": ["risk-oncall"], "webhook": webhook}
+    settings = {"type": "alert", "channels": ["risk-oncall"], "webhook": webhook.url}
     action_id = ex.submit(decision(action_settings=settings))
     assert action_id == ex.submit(decision(action_settings=settings))  # a repeat: no-op
     ex.run_pending()
     ex.run_pending()
     assert box.get(action_id).state is ActionState.SUCCEEDED
-    assert len(Receiver.bodies) == 1
-    body = Receiver.bodies[0]
+    assert len(webhook.bodies) == 1
+    body = webhook.bodies[0]
     assert body["key"] == "credit-risk:moderate:7" and body["channels"] == ["risk-oncall"]
     assert body["reasons"][0]["feature"] == "income"
     ex.close()
@@ -156,21 +131,21 @@ def test_alert_posts_the_decision_to_the_webhook_once(tmp_path, box, clock, webh
 
 def test_a_failing_webhook_is_retried_later_then_the_alert_succeeds(tmp_path, box, clock, webhook):
     ex = executor(tmp_path, box, clock)
-    Receiver.fail = True
-    action_id = ex.submit(decision(action_settings={"type": "alert", "webhook": webhook}))
+    webhook.fail = True
+    action_id = ex.submit(decision(action_settings={"type": "alert", "webhook": webhook.url}))
     rec = ex.run_pending()[0]
     assert rec.state is ActionState.RUNNING and "webhook failed" in (rec.note or "")
     assert ex.run_pending() == []  # not due yet: the loop is not held up
-    Receiver.fail = False
+    webhook.fail = False
     clock.advance(120)
     ex.run_pending()
-    assert box.get(action_id).state is ActionState.SUCCEEDED and len(Receiver.bodies) == 1
+    assert box.get(action_id).state is ActionState.SUCCEEDED and len(webhook.bodies) == 1
     ex.close()
 
 
 def test_resume_after_restart_does_not_repeat_a_step_that_finished(tmp_path, clock, webhook):
     box = Outbox(tmp_path, clock=clock)
-    settings = {"type": "alert", "webhook": webhook}
+    settings = {"type": "alert", "webhook": webhook.url}
     action_id, _ = box.record(decision(action_settings=settings))
     # A previous process posted the webhook and died before finishing the action.
     box.log_step(action_id, "log", "done", {"logged": True})
@@ -181,7 +156,7 @@ def test_resume_after_restart_does_not_repeat_a_step_that_finished(tmp_path, clo
     ex = executor(tmp_path, box, clock)
     assert ex.resume() == [action_id]
     assert box.get(action_id).state is ActionState.SUCCEEDED
-    assert Receiver.bodies == []
+    assert webhook.bodies == []
     ex.close()
 
 
