@@ -48,9 +48,13 @@ except ImportError:  # pragma: no cover - depends on the install
     ConsumerRebalanceListener = object
     KafkaError = Exception
 
-__all__ = ["KafkaSource", "KafkaSourceStats", "RecordDecoder"]
+__all__ = ["STOP_WAIT_S", "KafkaSource", "KafkaSourceStats", "RecordDecoder"]
 
 log = logging.getLogger(__name__)
+
+#: On shutdown, the longest one broker call may wait (a commit, a flush, a close): five
+#: such calls fit the daemon's 10 s shutdown bound with room to spare.
+STOP_WAIT_S = 1.0
 
 _DLQ_PRODUCER = {"acks": "all", "linger_ms": 5, "bootstrap_timeout_ms": 10_000}
 
@@ -142,6 +146,7 @@ class KafkaSource:
         self._next_attempt = float("-inf")
         self._unavailable_since: float | None = None
         self._closed = False
+        self._stopping = False  # shutdown: every broker wait is capped at STOP_WAIT_S
         self._ready = False
         self._wake = threading.Event()
         self._dead: DeadLetterSink | None = dead_letter_sink(
@@ -209,7 +214,7 @@ class KafkaSource:
         if (
             dead is not None
             and dead.pending
-            and not dead.flush(self.settings.dead_letter_timeout_s)
+            and not dead.flush(self._wait(self.settings.dead_letter_timeout_s))
         ):
             self.stats.commits_deferred_total += 1
             log.warning("offset commit deferred: %d dead letters not durable yet", dead.pending)
@@ -224,7 +229,8 @@ class KafkaSource:
             return
         t0 = self._clock.monotonic()
         try:
-            consumer.commit(offsets, timeout_ms=int(self.settings.commit_timeout_s * 1000))
+            wait_s = self._wait(self.settings.commit_timeout_s)
+            consumer.commit(offsets, timeout_ms=int(wait_s * 1000))
         except KafkaError as exc:
             self.stats.commit_failures_total += 1
             log.warning("offset commit failed: %s", type(exc).__name__)
@@ -238,6 +244,19 @@ class KafkaSource:
         )
         self.commit_requested = False
 
+    def stopping(self) -> None:
+        """The daemon is shutting down: from now on a commit, a dead-letter flush and the
+        close each wait at most ``STOP_WAIT_S`` for the broker, so a broker that is down
+        cannot hold the shutdown. Nothing is lost by it: the checkpoint holds the positions
+        (a commit that times out is redone from them on the next start) and dead letters
+        the topic has not taken go to the fallback file."""
+        self._stopping = True
+        if self._dead is not None and hasattr(self._dead, "close_timeout_s"):
+            self._dead.close_timeout_s = STOP_WAIT_S
+
+    def _wait(self, seconds: float) -> float:
+        return min(seconds, STOP_WAIT_S) if self._stopping else seconds
+
     def close(self) -> None:
         """Keep pending dead letters, leave the group without committing, release sockets."""
         if self._closed:
@@ -245,11 +264,11 @@ class KafkaSource:
         self._closed = True
         self._wake.set()
         if self._dead is not None:
-            self._dead.flush(self.settings.dead_letter_timeout_s)
+            self._dead.flush(self._wait(self.settings.dead_letter_timeout_s))
             self._dead.close()
         if self._consumer is not None:
             try:
-                self._consumer.close(autocommit=False, timeout_ms=10_000)
+                self._consumer.close(autocommit=False, timeout_ms=int(self._wait(10.0) * 1000))
             except KafkaError as exc:
                 log.warning("closing the kafka consumer failed: %s", type(exc).__name__)
             self._consumer = None
@@ -383,7 +402,7 @@ class KafkaSource:
             return
         self._dead.publish(bad)
         self.stats.dead_letters_total += len(bad)
-        self._dead.flush(self.settings.dead_letter_timeout_s)
+        self._dead.flush(self._wait(self.settings.dead_letter_timeout_s))
         self.stats.dead_letters_pending = self._dead.pending
 
     def _update_lag(self) -> None:

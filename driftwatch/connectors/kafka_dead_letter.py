@@ -140,6 +140,7 @@ class DeadLetterTopic:
         self._in_flight: list[tuple[BadRecord, Any]] = []
         self.written = 0
         self.failed = 0
+        self.close_timeout_s = 5.0  # the source lowers it on shutdown
 
     @property
     def pending(self) -> int:
@@ -201,9 +202,15 @@ class DeadLetterTopic:
 
     def close(self) -> None:
         if self._producer is not None:
-            self._producer.close(timeout=5)
+            self._producer.close(timeout=self.close_timeout_s)
             self._producer = None
+        # what the topic never acknowledged is kept in the fallback file (at least once)
+        unacked = [bad for bad, fut in self._in_flight if not fut.is_done or fut.failed()]
+        self._in_flight = []
         if self._fallback is not None:
+            if self._unsent or unacked:
+                self._fallback.publish(self._unsent + unacked)
+                self._unsent = []
             self._fallback.close()
 
 

@@ -112,6 +112,7 @@ class ServiceActions:
         self.clock = clock
         self.metrics = metrics
         self.deps = dependencies if dependencies is not None else Dependencies(clock)
+        self._stop_asked_at: float | None = None
         self.execute = config.execute_actions
         self.models: dict[str, ModelActions] = {}
         self._seen_final: set[tuple[str, int]] = set()
@@ -278,15 +279,19 @@ class ServiceActions:
             lane.start()
 
     def request_stop(self) -> None:
+        if self._stop_asked_at is None:
+            self._stop_asked_at = self.clock.monotonic()
         for lane in self.lanes.values():
             lane.request_stop()
 
     def stop(self, timeout_s: float | None = None) -> bool:
-        """Stop the lanes within ``timeout_s`` (default ``actions.shutdown_grace``) in all;
-        False when one was abandoned inside a call."""
+        """Stop the lanes within ``timeout_s`` (default ``actions.shutdown_grace``) of the
+        first stop request, so the grace runs while the rest of shutdown does; False when
+        one was abandoned inside a call."""
         grace = self.config.mlflow.shutdown_grace_s if timeout_s is None else timeout_s
-        deadline = self.clock.monotonic() + grace
         self.request_stop()
+        assert self._stop_asked_at is not None
+        deadline = self._stop_asked_at + grace
         for lane in self.lanes.values():
             if not lane.stop(max(0.0, deadline - self.clock.monotonic())):
                 self.abandoned = True

@@ -210,6 +210,8 @@ class Service:
         self._running = False
         if self.actions is not None:  # no new action work; what runs ends meanwhile
             self.actions.request_stop()
+        for rt in self.runtimes:  # a broker that is down must not hold the shutdown
+            rt.stopping()
         if self.scheduler is not None:
             self.scheduler.shutdown(wait=True)
         if self.reports is not None:

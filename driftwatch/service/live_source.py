@@ -128,6 +128,12 @@ class PacedSource:
     def commit(self, positions: Mapping[str, int]) -> None:
         self.inner.commit(positions)
 
+    def stopping(self) -> None:
+        """Shutdown has begun: the inner source caps its broker waits, if it can."""
+        hook = getattr(self.inner, "stopping", None)
+        if callable(hook):
+            hook()
+
     def interrupt(self) -> None:
         """End any wait now and stop waiting from here on (used on shutdown)."""
         self._stop.set()

@@ -387,6 +387,12 @@ class ModelRuntime:
         return write_report(self.out_dir, reference=self.monitor.profile,
                             generated_at=generated_at)
 
+    def stopping(self) -> None:
+        """Shutdown has begun: a source that waits on a broker caps those waits from now."""
+        hook = getattr(self.source, "stopping", None)
+        if callable(hook):
+            hook()
+
     def close(self) -> None:
         try:
             self.source.close()
