@@ -110,4 +110,8 @@ def cohort_signals(
                     "cohort_gini_gap", _GROUP, g.gap, c.name,
                     -g.z * g.se if math.isfinite(g.se) else None, n_ref, n_lab, g.p_value,
                     {**base, **g.details()}))
+    for r in out:  # one NaN object: details compare equal across runs
+        for k, v in r.details.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                r.details[k] = math.nan
     return out

@@ -123,6 +123,11 @@ def reference_expected(prep: PreparedReference) -> tuple[float, float]:
     return expected_rate(n, pd), expected_discrimination(n, pd).gini
 
 
+def _num(x: float) -> float:
+    """``x``, or the one ``math.nan`` (details compare equal across runs)."""
+    return float(x) if math.isfinite(x) else math.nan
+
+
 def estimated_signals(
     prep: PreparedReference,
     n: np.ndarray,
@@ -144,15 +149,15 @@ def estimated_signals(
             if math.isfinite(ref_rate) else None
         out.append(SignalResult(
             "expected_bad_rate", "estimated", rate, None, thr, n_ref, k, None,
-            {"reference": ref_rate, "reference_realised": prep.bad_rate,
-             "abs_change": rate - ref_rate,
-             "rel_change": (rate - ref_rate) / ref_rate if ref_rate else math.nan}))
+            {"reference": _num(ref_rate), "reference_realised": _num(prep.bad_rate),
+             "abs_change": _num(rate - ref_rate),
+             "rel_change": _num((rate - ref_rate) / ref_rate) if ref_rate else math.nan}))
     if cfg.wants("expected_gini"):
         e = expected_discrimination(n, pd_sum)
         if math.isfinite(e.gini):
             thr = ref_gini - cfg.threshold("expected_gini") if math.isfinite(ref_gini) else None
             out.append(SignalResult(
                 "expected_gini", "estimated", e.gini, None, thr, n_ref, k, None,
-                {"reference": ref_gini, "reference_realised": prep.disc.gini,
-                 "change": e.gini - ref_gini, "bound": 2 * e.auc_bound}))
+                {"reference": _num(ref_gini), "reference_realised": _num(prep.disc.gini),
+                 "change": _num(e.gini - ref_gini), "bound": _num(2 * e.auc_bound)}))
     return out

@@ -211,8 +211,9 @@ class ModelRuntime:
         for res in results:
             rec = timeline_record(res)
             self.timeline.write(orjson.dumps(rec, option=_OPTS))
-            self.windows += 1
-            self.tier = rec["tier"]
+            if res.cohort is None:  # a cohort's verdict judges an earlier window
+                self.windows += 1
+                self.tier = rec["tier"]
             if rec["decision"] is not None and (rec["tier"] != "none"
                                                 or rec["decision"].get("action")):
                 self.recent.append({"window_id": rec["window_id"], "end": rec["end"],
