@@ -11,7 +11,8 @@ in ``feature`` (``window <id>``) and carries its completeness in ``details``.
 * ``cohort_gini``: realised Gini, against the reference's (lower is worse);
 * ``cohort_bad_rate_gap``: realised minus expected bad rate on the same rows (see
   :mod:`~driftwatch.detectors.estimated`), threshold ``z · se``;
-* ``cohort_gini_gap``: realised minus expected Gini (lower is worse), threshold ``-z · se``.
+* ``cohort_gini_gap``: realised minus expected Gini (lower is worse), threshold ``-z · se``
+  (``se`` by a seeded parametric bootstrap under calibration).
 
 Inputs are plain arrays on the cohort book's score bins (last column: missing score):
 ``lab_n[2, W]`` labelled rows by class (good, bad) and ``lab_pd[2, W]`` their summed P(bad).
@@ -39,7 +40,12 @@ import numpy as np
 
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.estimated import bad_rate_gap, expected_discrimination, gini_gap
+from driftwatch.detectors.estimated import (
+    bad_rate_gap,
+    expected_discrimination,
+    gini_gap,
+    gini_null_sd,
+)
 from driftwatch.detectors.exact import binom_isf, binom_sf
 from driftwatch.detectors.performance import discrimination
 
@@ -57,6 +63,8 @@ class CohortInput:
     lab_pd: np.ndarray
     pq_sum: float
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: Seeds the Gini gap's bootstrap (the cohort's key: the same cohort, the same se).
+    seed: int = 0
 
 
 def cohort_signals(
@@ -104,7 +112,9 @@ def cohort_signals(
                 {**base, "reference": ref_gini, "change": real.gini - ref_gini,
                  "expected": exp.gini, "bound": 2 * real.auc_bound}))
         if cfg.wants("cohort_gini_gap"):
-            g = gini_gap(real, exp, cfg.alpha)
+            counts = lab_n.sum(axis=0)
+            sd = gini_null_sd(counts, pd.sum(axis=0), seed=c.seed)
+            g = gini_gap(real, exp, cfg.alpha, se=sd)
             if math.isfinite(g.gap):
                 out.append(SignalResult(
                     "cohort_gini_gap", _GROUP, g.gap, c.name,

@@ -162,7 +162,7 @@ def judge_cohorts(
                                          "predicted", "expected_bad_rate", "log_loss")}
         sig = cohort_signals(
             CohortInput(cohort_name(c.window_id), c.lab_n, c.lab_pd.astype(np.float64) / SCALE,
-                        c.lab_pq / SCALE, extra),
+                        c.lab_pq / SCALE, extra, seed=c.key),
             ref_bad_rate=prep.bad_rate, ref_gini=prep.disc.gini,
             n_ref=int(prep.lab_n.sum()), cfg=cfg)
         a = Assessment(model=model, window_id=c.window_id, start_time=c.start_time,

@@ -108,6 +108,8 @@ def _trigger(rule: SignalRule, tier: Tier,
     base = rule.thresholds.get(tier)
     op = _OPS[rule.direction]
     level = DETECTORS[rule.detector].level
+    if DETECTORS[rule.detector].group == "cohort":  # judged per prediction window
+        level = "cohort, judged on its own window"  # type: ignore[assignment]
     where = "model" if level == "model" else (
         f"any {level}" if rule.features == "all" else ", ".join(rule.features))
     name = rule.detector if rule.measure == "value" else f"{rule.detector} {rule.measure}"

@@ -264,3 +264,44 @@ def test_a_checkpoint_without_cohorts_still_loads() -> None:
     b = CohortBook()
     assert CohortBook.from_dict(b.to_dict()).to_dict() == b.to_dict()
 
+
+def test_a_p_good_score_is_flipped_before_the_cohorts_see_it(profile: ReferenceProfile) -> None:
+    """``score_is: p_good``: the book keeps P(bad), as for a P(bad) stream."""
+    pred, out = SMALL
+    books = []
+    for flip in (False, True):
+        policy = _policy("  - detector: psi\n    thresholds: {mild: 0.1}\n", pane=500,
+                         extra="reference: {score_is: p_good}\n" if flip else "")
+        mon = ModelMonitor("m", profile, window_spec_from_policy(policy), policy=policy)
+        p = pred if not flip else Batch.build(
+            "predictions", n=len(pred), n_numeric=1, ids=pred.ids, numeric=pred.numeric,
+            score=1.0 - pred.score, event_time=pred.event_time, decision=pred.decision)
+        mon.process(Polled(batches=[p, out]))
+        books.append(mon.joiner.book)
+    a, b = books
+    for ca, cb in zip(a.cohorts(), b.cohorts(), strict=True):
+        # 1 - (1 - p) is p up to a rounding of the last bit: the same bins and sums
+        assert (ca.pred_n == cb.pred_n).all() and (ca.lab_n == cb.lab_n).all()
+        assert np.abs(ca.pred_pd - cb.pred_pd).max() <= 2 * 500
+        assert cb.expected_bad_rate == pytest.approx(ca.expected_bad_rate, abs=1e-9)
+    assert a.get(0).expected_bad_rate < 0.3  # P(bad), not P(good)
+
+
+def test_time_panes_are_cohorts_by_event_time(profile: ReferenceProfile) -> None:
+    policy = load_policy_text(
+        "apiVersion: driftwatch/v1\nkind: DriftPolicy\nmetadata: {name: t}\n"
+        "model: {name: m, reference: not-read.parquet}\n"
+        "window: {kind: time, pane: 1000s}\n"
+        "signals:\n  - detector: cohort_bad_rate\n    thresholds: {mild: 0.5}\n",
+        file="t.yaml")
+    mon = ModelMonitor("m", profile, window_spec_from_policy(policy), policy=policy)
+    pred, out = SMALL
+    res = mon.process(Polled(batches=[pred]))
+    assert [r.window.window_id for r in res] == [0, 1]  # panes [0, 1000) and [1000, 2000)
+    res = mon.process(Polled(batches=[out])) + mon.flush()
+    verdicts = [r for r in res if r.cohort is not None]
+    assert {r.cohort["cohort"]: r.window.window_id for r in verdicts} == {0: 0, 1: 1, 2: 2}
+    book = mon.joiner.book
+    assert [c.predicted for c in book.cohorts()] == [
+        int(((pred.event_time >= k * 1000) & (pred.event_time < (k + 1) * 1000)
+             & (pred.decision == 1)).sum()) for k in range(3)]
