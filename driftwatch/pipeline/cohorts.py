@@ -13,9 +13,10 @@ Once a cohort is complete enough (``cohorts.min_completeness``, or nothing pendi
 more), its ``cohort_*`` signals are judged once, as a *verdict on that window*: a
 :class:`~driftwatch.pipeline.monitor.WindowResult` with the cohort's window id and span
 and ``cohort`` set, decided by the policy with its own persistence and hysteresis (cohorts
-in a row) and the model's shared cooldowns, daily limits and data-quality gate. The
-windows closing meanwhile never see these labels, so a clean window does not inherit a
-tier from an old cohort's late outcomes.
+in a row) and the model's shared cooldowns, daily limits and data-quality gate. A cohort
+rule's tier lands on the cohort's own window, so a clean window does not inherit a tier
+from an old cohort's late outcomes (the window-level ``bad_rate``, ``gini`` and
+``calibration_ratio`` still measure the outcomes that arrive in a window).
 
 >>> from driftwatch.windows.sketch import SketchLayout
 >>> lay = SketchLayout.fit()
@@ -59,6 +60,7 @@ __all__ = [
     "cohort_name",
     "estimates_for",
     "judge_cohorts",
+    "name_cohort",
     "newest_pane",
     "verdict_window",
     "window_panes",
@@ -98,16 +100,20 @@ def cohort_name(window_id: int) -> str:
     return f"window {window_id}"
 
 
+def name_cohort(book: CohortBook, cw: ClosedWindow) -> None:
+    """Name the cohort ``cw`` closed with after it (once)."""
+    newest = newest_pane(cw)
+    if newest is not None:
+        book.set_window(newest, cw.window_id, cw.start_time, cw.end_time)
+
+
 def estimates_for(
     profile: ReferenceProfile, book: CohortBook, spec: WindowSpec, cw: ClosedWindow,
     cfg: DetectorConfig,
 ) -> list[SignalResult]:
-    """Name the cohort ``cw`` closed with, and the window's label-free estimates."""
+    """The window's label-free estimates, from the held predictions of its panes."""
     newest = newest_pane(cw)
-    if newest is None:
-        return []
-    book.set_window(newest, cw.window_id, cw.start_time, cw.end_time)
-    if not cfg.wants_group("estimated"):
+    if newest is None or not cfg.wants_group("estimated"):
         return []
     total = book.total(window_panes(spec, newest))
     return estimated_signals(prepare(profile), total.pred_n,
@@ -125,10 +131,13 @@ class Verdict:
     summary: dict[str, Any]
 
 
-def _ready(c: Cohort, min_completeness: float) -> bool:
+def _ready(c: Cohort, min_completeness: float, min_labelled: int) -> bool:
+    """Complete enough with enough outcomes, or final (nothing pending any more)."""
     if c.judged or c.window_id < 0 or c.predicted == 0:
         return False
-    return c.completeness >= min_completeness or c.resolved >= 1.0
+    if c.resolved >= 1.0:
+        return True
+    return c.completeness >= min_completeness and c.labelled >= min_labelled
 
 
 def judge_cohorts(
@@ -144,7 +153,8 @@ def judge_cohorts(
     ttl: float,
     running_retrains: int = 0,
 ) -> list[Verdict]:
-    """Judge every cohort that became ready (oldest first), once each.
+    """Judge every cohort that became ready (oldest first), once each; a final cohort
+    with fewer than ``cfg.min_labelled`` outcomes is set aside without a verdict.
 
     The decisions use ``cohort_state`` for persistence and hysteresis, and the window
     engine's cooldowns, daily action times and data-quality gate (``window_state``): the
@@ -154,7 +164,7 @@ def judge_cohorts(
     out: list[Verdict] = []
     shared = window_state
     for c in book.cohorts():
-        if not _ready(c, policy.cohorts.min_completeness):
+        if not _ready(c, policy.cohorts.min_completeness, cfg.min_labelled):
             continue
         c.judged = True
         summary = c.summary(now, ttl)
@@ -165,6 +175,8 @@ def judge_cohorts(
                         c.lab_pq / SCALE, extra, seed=c.key),
             ref_bad_rate=prep.bad_rate, ref_gini=prep.disc.gini,
             n_ref=int(prep.lab_n.sum()), cfg=cfg)
+        if not sig:  # final with too few outcomes: nothing to judge
+            continue
         a = Assessment(model=model, window_id=c.window_id, start_time=c.start_time,
                        end_time=c.end_time, n_events=c.predicted, signals=tuple(sig),
                        n_labelled=c.labelled)

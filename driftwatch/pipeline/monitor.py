@@ -38,6 +38,7 @@ from driftwatch.pipeline.cohorts import (
     cohort_ids,
     estimates_for,
     judge_cohorts,
+    name_cohort,
     verdict_window,
 )
 from driftwatch.policy.decision import Decision
@@ -397,6 +398,7 @@ class ModelMonitor:
         return out + self._verdicts(self.window.watermark)
 
     def _close(self, cw: ClosedWindow) -> list[WindowResult]:
+        name_cohort(self.joiner.book, cw)  # first: a failing detector leaves it named
         return [self.judge(cw), *self._verdicts(cw.end_time)]
 
     def _verdicts(self, now: float) -> list[WindowResult]:
@@ -455,7 +457,8 @@ class ModelMonitor:
             extra = change_signals(self.changes, a.signals, self._new_change)
             a = dataclasses.replace(a, signals=(*a.signals, *extra))
         try:  # label-free estimates from the held predictions of this window's panes
-            est = estimates_for(self.profile, self.joiner.book, self.spec, cw, self.detectors)
+            est = estimates_for(self.profile, self.joiner.book, self.spec, cw,
+                                self.detectors)
         except Exception as exc:
             return WindowResult(window=cw, assessment=a,
                                 error=self._count_error(StageError.of("detectors", exc)))

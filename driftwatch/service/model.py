@@ -239,7 +239,8 @@ class ModelRuntime:
     def _respec(self, spec: WindowSpec) -> list[WindowResult]:
         closed = self.monitor.flush()
         d = self.monitor.window.to_dict()
-        d.update(open=[], closed=[], count_pane=0)
+        # count panes go on numbering after the flushed one: each is a prediction cohort
+        d.update(open=[], closed=[])
         self.monitor.spec = spec
         self.monitor.window = PaneWindow.from_dict(self.monitor.profile.layout, spec, d,
                                                    segments=self.monitor.window.segments)

@@ -305,3 +305,54 @@ def test_time_panes_are_cohorts_by_event_time(profile: ReferenceProfile) -> None
     assert [c.predicted for c in book.cohorts()] == [
         int(((pred.event_time >= k * 1000) & (pred.event_time < (k + 1) * 1000)
              & (pred.decision == 1)).sum()) for k in range(3)]
+
+
+def test_a_verdict_leaves_the_window_view_and_tier_alone(profile: ReferenceProfile) -> None:
+    from prometheus_client import CollectorRegistry
+
+    from driftwatch.metrics import Metrics
+
+    policy = _policy("  - detector: cohort_bad_rate\n    measure: rel_change\n"
+                     "    thresholds: {mild: 0.3}\n")
+    mon = ModelMonitor("m", profile, window_spec_from_policy(policy), policy=policy)
+    results = _run(mon, *_concept())
+    m = Metrics(CollectorRegistry())
+    m.register_model("m", ["x"])
+    for r in results:
+        m.record_window("m", r)
+    reg = m.registry
+    last_window = [r for r in results if r.cohort is None][-1]
+    assert reg.get_sample_value("driftwatch_tier", {"model": "m"}) == int(
+        last_window.decision.tier)
+    assert reg.get_sample_value("driftwatch_windows_closed_total", {"model": "m"}) == sum(
+        r.cohort is None for r in results)
+    verdicts = [r for r in results if r.cohort is not None]
+    mild = sum(str(r.decision.tier) == "mild" for r in verdicts)
+    assert mild == len(DRIFT)
+    assert reg.get_sample_value("driftwatch_cohort_verdicts_total",
+                                {"model": "m", "tier": "mild"}) == mild
+    assert reg.get_sample_value("driftwatch_cohort_completeness_ratio", {"model": "m"}) == \
+        pytest.approx(verdicts[-1].cohort["completeness"])
+
+
+def test_a_final_cohort_with_too_few_outcomes_gets_no_verdict(profile: ReferenceProfile) -> None:
+    from driftwatch.detectors.config import DetectorConfig
+    from driftwatch.pipeline.cohorts import judge_cohorts
+    from driftwatch.policy.state import EngineState
+
+    policy = _policy("  - detector: cohort_bad_rate\n    thresholds: {mild: 0.5}\n")
+    book = CohortBook()
+    k = np.zeros(100, dtype=np.int64)
+    book.add_predictions(k, np.full(100, 0.1), np.arange(100.0))
+    book.set_window(0, 7, 0.0, 99.0)
+    book.add_labelled(k[:95], np.full(95, 0.1), np.zeros(95))
+    kw = dict(model="m", profile=profile, book=book, policy=policy,
+              cohort_state=EngineState(), window_state=EngineState(), now=100.0, ttl=1e9)
+    assert judge_cohorts(cfg=DetectorConfig(min_labelled=500), **kw) == []
+    assert not book.get(0).judged  # 95% complete, but 95 < 500 outcomes: it waits
+    book.add_lost("expired", k[:5])  # nothing pending: final, still too few
+    assert judge_cohorts(cfg=DetectorConfig(min_labelled=500), **kw) == []
+    assert book.get(0).judged
+    book.get(0).judged = False
+    (v,) = judge_cohorts(cfg=DetectorConfig(min_labelled=50), **kw)
+    assert v.assessment.window_id == 7 and v.summary["resolved"] == 1.0
