@@ -356,3 +356,21 @@ def test_a_final_cohort_with_too_few_outcomes_gets_no_verdict(profile: Reference
     book.get(0).judged = False
     (v,) = judge_cohorts(cfg=DetectorConfig(min_labelled=50), **kw)
     assert v.assessment.window_id == 7 and v.summary["resolved"] == 1.0
+
+
+def test_a_joiner_saved_before_cohorts_loads_with_its_predictions_in_none() -> None:
+    from driftwatch.labels.joiner import LabelJoiner
+    from driftwatch.labels.store import KeyStore
+
+    old = KeyStore({"score": np.float64, "decision": np.int8, "exposure": np.float64,
+                    "time": np.float64})
+    keys = Batch.build("predictions", n=2, ids=["a", "b"]).keys
+    old.insert(keys, {"score": np.array([0.1, 0.2]), "decision": np.array([1, 1], np.int8),
+                      "exposure": np.full(2, np.nan), "time": np.array([5.0, 6.0])})
+    d = LabelJoiner(86400.0, 100).to_dict()
+    j = LabelJoiner.from_dict({**d, "pending": old.to_dict()})
+    assert j.backlog == 2
+    got = j.add_outcomes(Batch.build("outcomes", n=1, ids=["b"], label=[1.0],
+                                     event_time=[9.0]))
+    assert got.score.tolist() == [0.2] and got.cohort.tolist() == [-1]
+    assert len(j.book) == 0  # no cohort to attribute it to
