@@ -49,6 +49,7 @@ from driftwatch.detectors.registry import CALIBRATED_LEVELS
 __all__ = [
     "CATALOGUE",
     "DEFAULT_FEATURE_CAP",
+    "DETECTOR_CAP",
     "PROCESS_PREFIXES",
     "WINDOW_ERROR_STAGES",
     "MetricSpec",
@@ -58,8 +59,10 @@ __all__ = [
 ]
 
 DEFAULT_FEATURE_CAP = 50
-_LABEL_CAP = 32  # distinct values of an open-ended label (reason, detector) per model
+_LABEL_CAP = 32  # distinct values of an open-ended label (reason, job) per model
 _SEGMENT_CAP = 51  # segments.top_k is at most 50, plus other
+#: Detector names come from the detectors' registry (a closed set): all of them fit.
+DETECTOR_CAP = 64
 OTHER = "other"
 TIERS = ("none", "mild", "moderate", "severe")
 #: The stages whose exceptions the daemon records and survives.
@@ -152,6 +155,14 @@ CATALOGUE: tuple[MetricSpec, ...] = (
        "Business and performance metric on matured labels in the last closed window "
        "(approval rate, bad rate, AUC, Gini, calibration ratio, expected loss).",
        ("model", "detector")),
+    _M("driftwatch_cohort_value", "gauge",
+       "A cohort signal of the last judged prediction cohort (its window's own outcomes: "
+       "cohort bad rate and Gini, realised minus expected).", ("model", "detector")),
+    _M("driftwatch_cohort_completeness_ratio", "gauge",
+       "Outcomes joined / approved predictions of the last judged cohort.", ("model",)),
+    _M("driftwatch_cohort_verdicts_total", "counter",
+       "Prediction cohorts judged on their own outcomes, by the tier decided.",
+       ("model", "tier")),
     _M("driftwatch_signal_severity", "gauge",
        "Severity each detector reached in the last window: 0 none, 1 mild, 2 moderate, "
        "3 severe.", ("model", "detector")),
@@ -300,7 +311,7 @@ class Metrics:
         self.feature_cap = int(feature_cap)
         self.features: dict[str, frozenset[str]] = {}
         self._reasons = _Capped()
-        self._capped = _Capped()  # detector names
+        self._capped = _Capped(DETECTOR_CAP)  # detector names
         self._rates = _Capped(8)  # false-alarm rates (a policy names a few)
         self._segments = _Capped(_SEGMENT_CAP)  # the reference's top-K + other
         #: Per model, the per-window series last set (cleared when a window lacks them).
@@ -356,6 +367,10 @@ class Metrics:
         self["tier"].labels(model=model).set(0)
         self["data_quality_fault"].labels(model=model).set(0)
         self["decisions_total"].labels(model=model, tier="none", action="none")
+        self["cohort_verdicts_total"].labels(model=model, tier="none")
+        self["cohort_completeness_ratio"].labels(model=model).set(math.nan)
+        for det in ("cohort_bad_rate", "cohort_bad_rate_gap", "cohort_gini", "cohort_gini_gap"):
+            self["cohort_value"].labels(model=model, detector=det).set(math.nan)
         for action in ("online_update", "shadow", "retrain", "alert"):
             for outcome in ("submitted", "succeeded", "failed"):
                 self["actions_total"].labels(model=model, action=action, outcome=outcome)
@@ -399,7 +414,13 @@ class Metrics:
             model=model, stage=stage if stage in WINDOW_ERROR_STAGES else OTHER).inc()
 
     def record_window(self, model: str, result: Any) -> None:
-        """A closed window (:class:`driftwatch.pipeline.WindowResult`): counts and gauges."""
+        """A closed window (:class:`driftwatch.pipeline.WindowResult`): counts and gauges.
+        A cohort's verdict (``result.cohort`` set) has gauges of its own and leaves the
+        last window's view and the tier as they are."""
+        cohort = getattr(result, "cohort", None)
+        if cohort is not None:
+            self.record_cohort(model, result, cohort)
+            return
         self["windows_closed_total"].labels(model=model).inc()
         error = getattr(result, "error", None)
         if error is not None:
@@ -476,6 +497,22 @@ class Metrics:
                 key = (model, self._segments(model, s.segment), s.feature or "", det, r)
             self[name].labels(*key).set(float(level))
             now.add((name, key))
+
+    def record_cohort(self, model: str, result: Any, cohort: dict[str, Any]) -> None:
+        """A cohort's verdict: its signals, completeness, and the tier decided."""
+        for sig in result.assessment.signals:
+            value = float(sig.value) if sig.value is not None else math.nan
+            self["cohort_value"].labels(model=model, detector=self._capped(model, sig.signal)
+                                        ).set(value)
+        done = cohort.get("completeness")
+        if isinstance(done, int | float):
+            self["cohort_completeness_ratio"].labels(model=model).set(float(done))
+        d = result.decision
+        tier = str(d.tier) if d is not None else "none"
+        self["cohort_verdicts_total"].labels(model=model, tier=tier).inc()
+        if d is not None:
+            self["decisions_total"].labels(model=model, tier=tier,
+                                           action=d.action or "none").inc()
 
     def record_late(self, model: str, n: int) -> None:
         if n > 0:

@@ -387,6 +387,22 @@ def model_health() -> dict[str, Any]:
            desc="Expected loss (PD × exposure) per window, in the exposure's unit."),
         ts("Events per window", [(f"driftwatch_window_events{{{M}}}", "{{model}}")],
            desc="Events in the last closed window."),
+        ts("Expected before labels", [
+            (f'driftwatch_business_value{{{M}, detector=~"expected_bad_rate|expected_gini"}}',
+             "{{model}} {{detector}}")],
+           desc="Bad rate and Gini the window's scores imply if the champion stays "
+                "calibrated: they move with a covariate shift, before any outcome."),
+        row("Prediction cohorts"),
+        ts("Last judged cohort", [(f"driftwatch_cohort_value{{{M}}}", "{{model}} {{detector}}")],
+           desc="A window's own outcomes once complete enough: cohort bad rate and Gini, and "
+                "realised minus expected (the gap)."),
+        stat("Cohort completeness", [(f"driftwatch_cohort_completeness_ratio{{{M}}}",
+                                      "{{model}}")],
+             desc="Outcomes joined / approved predictions of the last judged cohort.",
+             unit="percentunit"),
+        ts("Cohort verdicts", [(f"sum by (model, tier) (increase(driftwatch_cohort_verdicts_total"
+                                f"{{{M}}}[{RI}]))", "{{model}} {{tier}}")],
+           desc="Cohorts judged on their own outcomes, by the tier decided."),
         row("Labels"),
         ts("Label joins", [(f"sum by (model, outcome) (rate(driftwatch_label_joins_total"
                             f"{{{M}}}[{RI}]))", "{{model}} {{outcome}}")],

@@ -22,7 +22,8 @@ __all__ = ["GROUPS", "Assessment", "SignalResult"]
 
 #: Signal groups. ``data_quality`` is kept apart from ``drift`` on purpose: a broken feed
 #: must never be mistaken for a population change (it alerts and blocks retraining).
-GROUPS = ("drift", "data_quality", "confidence", "business", "performance")
+GROUPS = ("drift", "data_quality", "confidence", "business", "performance", "estimated",
+          "cohort")
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,6 +133,22 @@ def _specs() -> dict[str, SignalSpec]:
                    direction="below", changes=("change",), effect=0.05),
         SignalSpec("calibration_ratio", "performance", _M, "observed / expected bads",
                    changes=("change",), effect=0.2),
+        SignalSpec("expected_bad_rate", "estimated", _M,
+                   "mean P(bad) of the window's approved predictions (label-free)",
+                   changes=_ABS_REL, effect=0.2),
+        SignalSpec("expected_gini", "estimated", _M,
+                   "Gini the window's scores imply if the champion stays calibrated "
+                   "(label-free)", direction="below", changes=("change",), effect=0.06),
+        SignalSpec("cohort_bad_rate", "cohort", "metric",
+                   "bad share of one prediction window's outcomes (named cohort)",
+                   changes=_ABS_REL, effect=0.2),
+        SignalSpec("cohort_gini", "cohort", "metric",
+                   "Gini of one prediction window's outcomes (named cohort)",
+                   direction="below", changes=("change",), effect=0.06),
+        SignalSpec("cohort_bad_rate_gap", "cohort", "metric",
+                   "realised minus expected bad rate of a cohort (expected: mean P(bad))"),
+        SignalSpec("cohort_gini_gap", "cohort", "metric",
+                   "realised minus expected Gini of a cohort", direction="below"),
     ]
     out = {x.name: x for x in s}
     for name in AGGREGATED:

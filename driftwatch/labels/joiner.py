@@ -53,6 +53,7 @@ import numpy as np
 
 from driftwatch.batch import DECISION_DECLINE, Batch
 from driftwatch.errors import StateError
+from driftwatch.labels.cohort_book import CohortBook
 from driftwatch.labels.cohorts import CohortStats, CohortTracker, DelayHistogram
 from driftwatch.labels.store import KeyStore
 from driftwatch.statetree import Capture
@@ -74,7 +75,8 @@ COUNTERS = (
     "invalid_outcomes",
 )
 
-_PRED = {"score": np.float64, "decision": np.int8, "exposure": np.float64, "time": np.float64}
+_PRED = {"score": np.float64, "decision": np.int8, "exposure": np.float64, "time": np.float64,
+         "cohort": np.int64}
 _ORPHAN = {"label": np.float64, "time": np.float64}
 
 
@@ -90,6 +92,8 @@ class Joined:
     pred_time: np.ndarray
     outcome_time: np.ndarray
     delay: np.ndarray
+    #: The prediction's cohort (its window pane; -1 when none was given).
+    cohort: np.ndarray
 
     def __len__(self) -> int:
         return int(self.keys.size)
@@ -97,7 +101,8 @@ class Joined:
     @classmethod
     def empty(cls) -> Joined:
         z = np.zeros(0)
-        return cls(np.zeros(0, np.uint64), z, z, z, np.zeros(0, np.int8), z, z, z)
+        return cls(np.zeros(0, np.uint64), z, z, z, np.zeros(0, np.int8), z, z, z,
+                   np.zeros(0, np.int64))
 
     @classmethod
     def concat(cls, parts: list[Joined]) -> Joined:
@@ -123,6 +128,7 @@ class LabelJoiner:
         hold_declined: bool = False,
         cohort_seconds: float = 86400.0,
         max_cohorts: int = 400,
+        max_window_cohorts: int = 400,
     ) -> None:
         if ttl_seconds <= 0 or max_pending < 1 or orphan_ttl_seconds < 0:
             raise ValueError("ttl_seconds and max_pending must be positive")
@@ -139,6 +145,8 @@ class LabelJoiner:
         self._joined = KeyStore({"time": np.float64})  # recently joined keys: duplicates
         self.cohorts = CohortTracker(cohort_seconds, max_cohorts)
         self.delays = DelayHistogram()
+        #: Labelled statistics per prediction window (cohort ids given with predictions).
+        self.book = CohortBook(max_window_cohorts)
         self.counters = dict.fromkeys(COUNTERS, 0)
 
     def __getattr__(self, name: str) -> int:
@@ -176,15 +184,20 @@ class LabelJoiner:
         self.counters["joined"] += int(keys.size)
         self.delays.add(delay)
         self.cohorts.add("labelled", pred["time"], bad=label > 0.5)
+        cohort = pred.get("cohort", np.full(keys.size, -1, np.int64))
+        self.book.add_labelled(cohort, pred["score"], label)
         self._joined.insert(keys, {"time": out_time})
         over = len(self._joined) - self.remember_joined
         if over > 0:
             self._joined.evict_oldest(over, "time")
         return Joined(keys, pred["score"], label, pred["exposure"], pred["decision"],
-                      pred["time"], out_time, delay)
+                      pred["time"], out_time, delay, cohort)
 
-    def add_predictions(self, batch: Batch) -> Joined:
-        """Hold a batch of predictions; returns joins with outcomes that arrived first."""
+    def add_predictions(self, batch: Batch, cohort: np.ndarray | None = None) -> Joined:
+        """Hold a batch of predictions; returns joins with outcomes that arrived first.
+
+        ``cohort``: per row, the prediction's cohort in :attr:`book` (its window pane);
+        without it the rows belong to none."""
         c = self.counters
         c["predictions"] += len(batch)
         t = np.asarray(batch.event_time, dtype=np.float64)
@@ -203,8 +216,11 @@ class LabelJoiner:
         c["duplicate_predictions"] += dup + int(seen.sum())
         idx, keys = idx[~seen], keys[~seen]
         cols = {"score": batch.score[idx], "decision": dec[idx],
-                "exposure": batch.exposure[idx], "time": t[idx]}
+                "exposure": batch.exposure[idx], "time": t[idx],
+                "cohort": (np.full(idx.size, -1, np.int64) if cohort is None
+                           else np.asarray(cohort, dtype=np.int64)[idx])}
         self.cohorts.add("predicted", cols["time"])
+        self.book.add_predictions(cols["cohort"], cols["score"], cols["time"])
         found, orph = self._orphans.pop(keys)
         joined = Joined.empty()
         if found.any():
@@ -217,6 +233,7 @@ class LabelJoiner:
             gone = self._pending.evict_oldest(over, "time")
             c["evicted"] += int(gone["key"].size)
             self.cohorts.add("evicted", gone["time"])
+            self.book.add_lost("evicted", gone["cohort"])
         return joined
 
     def add_outcomes(self, batch: Batch) -> Joined:
@@ -251,6 +268,7 @@ class LabelJoiner:
         n = int(gone["key"].size)
         self.counters["expired"] += n
         self.cohorts.add("expired", gone["time"])
+        self.book.add_lost("expired", gone["cohort"])
         orph = self._orphans.pop_where_below("time", now - self.orphan_ttl)
         self.counters["orphan_outcomes"] += int(orph["key"].size)
         self._joined.pop_where_below("time", now - self.ttl)
@@ -285,6 +303,7 @@ class LabelJoiner:
             "joined": self._joined.to_dict(capture),
             "cohorts": self.cohorts.to_dict(),
             "delays": self.delays.to_dict(),
+            "book": self.book.to_dict(),
         }
 
     @classmethod
@@ -297,12 +316,25 @@ class LabelJoiner:
                     orphan_ttl_seconds=cfg["orphan_ttl_seconds"], max_orphans=cfg["max_orphans"],
                     remember_joined=cfg["remember_joined"], hold_declined=cfg["hold_declined"])
             j.counters.update({k: int(v) for k, v in d["counters"].items() if k in COUNTERS})
-            j._pending = KeyStore.from_dict(d["pending"])
+            j._pending = _with_cohort(KeyStore.from_dict(d["pending"]))
             j._orphans = KeyStore.from_dict(d["orphans"])
             j._joined = KeyStore.from_dict(d["joined"])
             j.cohorts = CohortTracker.from_dict(d["cohorts"])
             j.delays = DelayHistogram.from_dict(d["delays"])
+            if "book" in d:
+                j.book = CohortBook.from_dict(d["book"])
         except (KeyError, TypeError, ValueError) as exc:
             raise StateError(f"corrupt label joiner state: {exc}") from exc
         return j
 
+
+def _with_cohort(pending: KeyStore) -> KeyStore:
+    """A pending store written before predictions carried their cohort: none (-1)."""
+    if "cohort" in pending.dtypes:
+        return pending
+    rows = pending.pop_where_below("time", np.inf)
+    order = np.argsort(rows["time"], kind="stable")
+    out = KeyStore(_PRED)
+    out.insert(rows["key"][order], {**{k: rows[k][order] for k in _PRED if k != "cohort"},
+                                    "cohort": np.full(order.size, -1, np.int64)})
+    return out

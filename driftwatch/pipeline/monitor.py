@@ -3,7 +3,9 @@
 ``poll -> ModelMonitor.process -> (windows closed -> assess -> policy) -> results``.
 Prediction batches feed the label joiner and the pane window; outcome batches are joined
 to held predictions and their labelled statistics land in the window of the outcome's
-time. Nothing here reads a clock: the time of a decision is the window's end (event time).
+time, and in the prediction's cohort (:mod:`driftwatch.pipeline.cohorts`), whose verdict
+comes as a result of its own once enough outcomes are in. Nothing here reads a clock: the
+time of a decision is the window's end (event time).
 
 No input stops the monitor. An exception while assessing a window or deciding on it is
 kept in that window's result (``error``) and the next window goes on; one while taking in
@@ -31,6 +33,14 @@ from driftwatch.detectors.change import MetricChange, change_signals
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.labels.features import PendingFeatures
 from driftwatch.labels.joiner import Joined, LabelJoiner
+from driftwatch.pipeline.cohorts import (
+    COHORT_SIGNALS,
+    cohort_ids,
+    estimates_for,
+    judge_cohorts,
+    name_cohort,
+    verdict_window,
+)
 from driftwatch.policy.decision import Decision
 from driftwatch.policy.engine import evaluate
 from driftwatch.policy.levels import CalibratorCache, detector_config
@@ -93,6 +103,9 @@ class WindowResult:
     decision: Decision | None = None
     labels: dict[str, Any] = field(default_factory=dict)
     error: StageError | None = None
+    #: Set on a cohort's verdict (its window judged again on its own outcomes): the
+    #: cohort's counts, completeness and rates.
+    cohort: dict[str, Any] | None = None
 
 
 def _rows_of(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -155,6 +168,9 @@ class ModelMonitor:
         self.pending_features = PendingFeatures(profile.schema, labels.pending_feature_rows)
         self.labelled_buffer = LabelledBuffer(profile.schema, labels.labelled_rows)
         self.engine_state = EngineState()
+        #: Persistence and hysteresis of cohort verdicts (cohorts in a row).
+        self.cohort_state = EngineState()
+        self.apply_label_settings()
         #: ``change_point`` trackers per metric series (when the policy names the signal).
         self.changes: dict[str, MetricChange] = {}
         self.n_events = 0
@@ -248,6 +264,7 @@ class ModelMonitor:
             return
         self.joiner.ttl = float(self.policy.labels.ttl)
         self.joiner.max_pending = int(self.policy.labels.max_pending)
+        self.joiner.book.max_cohorts = int(self.policy.cohorts.max_cohorts)
 
     # -- processing --------------------------------------------------------------------
     def process(self, polled: Polled) -> list[WindowResult]:
@@ -264,7 +281,7 @@ class ModelMonitor:
             err = self._count_error(StageError.of("ingest", exc))
             self.poll_errors.append(PollError(err, tuple(b for b in polled.batches if len(b))))
             return []
-        return [self._close(c) for c in closed]
+        return [r for c in closed for r in self._close(c)]
 
     def _take_in(self, polled: Polled) -> list[ClosedWindow]:
         preds = [b for b in polled.batches if len(b) and b.stream != OUTCOMES]
@@ -288,7 +305,8 @@ class ModelMonitor:
             self.pending_features.add(pred)
             if self.on_predictions is not None:
                 self.on_predictions(pred)
-            late = self.joiner.add_predictions(pred)  # outcomes that arrived first
+            # outcomes that arrived first join at once; each prediction's cohort is its pane
+            late = self.joiner.add_predictions(pred, cohort_ids(self.window, pred.event_time))
             if len(late.label):
                 row = _rows_of(pred.keys, late.keys)
                 self._label(late, base + row, late.outcome_time, wm_pred[row])
@@ -369,16 +387,44 @@ class ModelMonitor:
         self.profile = profile
         # window ids stay unique across the swap
         self.window = PaneWindow(profile.layout, self.spec, first_id=self.window.next_id,
-                                 segments=self._segment_coder())
+                                 segments=self._segment_coder(),
+                                 first_pane=self.window.next_pane)
         self.pending_features = PendingFeatures(profile.schema, self.pending_features.capacity)
         self.labelled_buffer = self.labelled_buffer.rebase(profile.schema)
 
     def flush(self) -> list[WindowResult]:
         """End of a finite stream: close what is open (the last window is partial)."""
-        return [self._close(c) for c in self.window.flush()]
+        out = [r for c in self.window.flush() for r in self._close(c)]
+        return out + self._verdicts(self.window.watermark)
 
-    def _close(self, cw: ClosedWindow) -> WindowResult:
-        return self.judge(cw)
+    def _close(self, cw: ClosedWindow) -> list[WindowResult]:
+        name_cohort(self.joiner.book, cw)  # first: a failing detector leaves it named
+        return [self.judge(cw), *self._verdicts(cw.end_time)]
+
+    def _verdicts(self, now: float) -> list[WindowResult]:
+        """Cohorts ready to be judged, when the policy has a ``cohort_*`` rule."""
+        pol = self.policy
+        if pol is None or not any(r.detector in COHORT_SIGNALS for r in pol.signals):
+            return []
+        try:
+            found = judge_cohorts(
+                model=self.model, profile=self.profile, book=self.joiner.book, policy=pol,
+                cfg=self.detectors, cohort_state=self.cohort_state,
+                window_state=self.engine_state, now=now, ttl=self.joiner.ttl,
+                running_retrains=self.running_retrains)
+        except Exception as exc:  # like a window's: recorded, and the stream goes on
+            self._count_error(StageError.of("cohorts", exc))
+            return []
+        out = []
+        for v in found:
+            self.cohort_state = v.state
+            self.engine_state = dataclasses.replace(
+                self.engine_state, cooldown_until=v.state.cooldown_until,
+                action_times=v.state.action_times)
+            out.append(WindowResult(window=verdict_window(self.profile.layout, v),
+                                    assessment=v.assessment, decision=v.decision,
+                                    cohort=v.summary))
+        return out
 
     def judge(self, cw: ClosedWindow) -> WindowResult:
         """Assess a closed window against the reference and let the policy decide on it
@@ -410,6 +456,14 @@ class ModelMonitor:
         if self._follows_changes():
             extra = change_signals(self.changes, a.signals, self._new_change)
             a = dataclasses.replace(a, signals=(*a.signals, *extra))
+        try:  # label-free estimates from the held predictions of this window's panes
+            est = estimates_for(self.profile, self.joiner.book, self.spec, cw,
+                                self.detectors)
+        except Exception as exc:
+            return WindowResult(window=cw, assessment=a,
+                                error=self._count_error(StageError.of("detectors", exc)))
+        if est:
+            a = dataclasses.replace(a, signals=(*a.signals, *est))
         decision = None
         if self.policy is not None:
             try:
@@ -444,6 +498,7 @@ class ModelMonitor:
             "window": self.window.to_dict(arrays=capture is not None),
             "joiner": self.joiner.to_dict(capture),
             "engine": self.engine_state.to_dict(),
+            "cohort_engine": self.cohort_state.to_dict(),
             "pending_features": self.pending_features.to_dict(capture),
             "labelled_buffer": self.labelled_buffer.to_dict(capture),
             "n_events": self.n_events,
@@ -459,6 +514,8 @@ class ModelMonitor:
                                            segments=self._segment_coder())
         self.joiner = LabelJoiner.from_dict(d["joiner"])
         self.engine_state = EngineState.from_dict(d["engine"])
+        self.cohort_state = EngineState.from_dict(d["cohort_engine"]) \
+            if "cohort_engine" in d else EngineState()
         self.pending_features = PendingFeatures.from_dict(
             self.profile.schema, d["pending_features"]
         )

@@ -13,7 +13,7 @@ moderate: when any of: gini <= 0.5 (model); acts at once; then alert the log and
 severe: never reached (no signal has a severe threshold and no escalation leads here).
 data quality: no data-quality signals: the gate never closes.
 >>> [line.split(":")[0] for line in describe_tiers(p)[4:]]
-['approval cut-off', 'limits', 'detectors', 'segments', 'labels']
+['approval cut-off', 'limits', 'detectors', 'segments', 'cohorts', 'labels']
 >>> print(describe_tiers(p)[5])  # doctest: +NORMALIZE_WHITESPACE
 limits: actions per tier in any 24 hours: mild no limit (default), moderate no limit
 (default), severe no limit (default); retraining jobs at a time: 1 (default 1); the
@@ -108,6 +108,8 @@ def _trigger(rule: SignalRule, tier: Tier,
     base = rule.thresholds.get(tier)
     op = _OPS[rule.direction]
     level = DETECTORS[rule.detector].level
+    if DETECTORS[rule.detector].group == "cohort":  # judged per prediction window
+        level = "cohort, judged on its own window"  # type: ignore[assignment]
     where = "model" if level == "model" else (
         f"any {level}" if rule.features == "all" else ", ".join(rule.features))
     name = rule.detector if rule.measure == "value" else f"{rule.detector} {rule.measure}"
@@ -229,6 +231,10 @@ def _settings(policy: Policy) -> list[str]:
     else:
         out.append(f"segments: none (reference.segment names no column; top_k "
                    f"{seg.top_k}, min_events {seg.min_events} would apply).")
+    co = policy.cohorts
+    out.append(f"cohorts: a prediction window's own outcomes are judged once "
+               f"{co.min_completeness:.0%} of its approved predictions have one (or none is "
+               f"pending), with at least {d.min_labelled}; {co.max_cohorts} cohorts kept.")
     out.append(f"labels: predictions wait {format_duration(lab.ttl)} for their outcome, at "
                f"most {lab.max_pending} at a time; {lab.pending_feature_rows} feature rows "
                f"and {lab.labelled_rows} labelled rows kept for updates.")

@@ -36,7 +36,7 @@ from driftwatch.policy.fields import (
 )
 from driftwatch.policy.reference import ReferenceColumns
 from driftwatch.policy.segments import SegmentSettings
-from driftwatch.policy.settings import DetectorSettings, LabelSettings
+from driftwatch.policy.settings import CohortSettings, DetectorSettings, LabelSettings
 from driftwatch.policy.tiers import Tier
 
 __all__ = [
@@ -263,6 +263,7 @@ class Policy(StrictModel):
     detectors: DetectorSettings = Field(default_factory=DetectorSettings)
     labels: LabelSettings = Field(default_factory=LabelSettings)
     segments: SegmentSettings = Field(default_factory=SegmentSettings)
+    cohorts: CohortSettings = Field(default_factory=CohortSettings)
 
     _file: str = PrivateAttr(default="<policy>")
     _lines: dict[tuple[str | int, ...], int] = PrivateAttr(default_factory=dict)

@@ -6,6 +6,8 @@ and ``policy explain`` prints them all).
 (0.01, 0.0001, 500, 2000, True)
 >>> LabelSettings().ttl / 86400, LabelSettings().max_pending
 (120.0, 1000000)
+>>> CohortSettings().min_completeness, CohortSettings().max_cohorts
+(0.8, 400)
 >>> from pydantic import ValidationError
 >>> try:
 ...     DetectorSettings(calibration={"draws": 50})
@@ -24,7 +26,13 @@ from driftwatch.detectors.divergence import DEFAULT_EPS
 from driftwatch.policy.base import StrictModel
 from driftwatch.policy.fields import Duration
 
-__all__ = ["CalibrationSettings", "ChangeSettings", "DetectorSettings", "LabelSettings"]
+__all__ = [
+    "CalibrationSettings",
+    "ChangeSettings",
+    "CohortSettings",
+    "DetectorSettings",
+    "LabelSettings",
+]
 
 
 class CalibrationSettings(StrictModel):
@@ -84,3 +92,15 @@ class LabelSettings(StrictModel):
     pending_feature_rows: int = Field(default=200_000, ge=1)
     #: Recent labelled rows kept for online updates and shadow evaluation.
     labelled_rows: int = Field(default=20_000, ge=1)
+
+
+class CohortSettings(StrictModel):
+    """Labelled statistics per prediction window (the ``cohort_*`` signals)."""
+
+    #: A cohort's signals are judged once, when this share of its (approved) predictions
+    #: has an outcome, or when none is pending any more (the rest expired or were
+    #: evicted); it also needs ``detectors.min_labelled`` outcomes.
+    min_completeness: float = Field(default=0.8, gt=0, le=1)
+    #: Cohorts kept at most (one per pane of the window); the oldest are dropped first,
+    #: and outcomes that arrive later for them are counted, not attributed.
+    max_cohorts: int = Field(default=400, ge=1, le=100_000)

@@ -136,12 +136,22 @@ def _episodes(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _verdict(r: dict[str, Any]) -> dict[str, Any]:
+    d = r.get("decision") or {}
+    return {"window_id": r["window_id"], "tier": r["tier"], "time": d.get("time"),
+            "completeness": r["cohort"].get("completeness"),
+            "reasons": d.get("reasons", [])}
+
+
 def summarise(records: Sequence[dict[str, Any]], monitor: ModelMonitor) -> dict[str, Any]:
-    """Windows per tier, episodes, actions that would have run, GPU-hours of retraining."""
+    """Windows per tier, episodes, actions that would have run, GPU-hours of retraining,
+    cohort verdicts and every kept cohort's expected and realised rates."""
+    verdicts = [r for r in records if r.get("cohort") is not None]
+    records = [r for r in records if r.get("cohort") is None]
     tiers = Counter(r["tier"] for r in records)
     actions: list[dict[str, Any]] = []
     gpu_hours = 0.0
-    for r in records:
+    for r in sorted((*records, *verdicts), key=lambda r: r["end_time"]):
         d = r.get("decision") or {}
         if d.get("action"):
             s = d.get("action_settings") or {}
@@ -179,6 +189,9 @@ def summarise(records: Sequence[dict[str, Any]], monitor: ModelMonitor) -> dict[
         "labels": j.stats(),
         "label_delay": j.delay_stats(),
         "label_cohorts": [c.to_dict() for c in j.cohort_stats()],
+        "cohort_verdicts": [_verdict(r) for r in verdicts],
+        "window_cohorts": [c.summary(monitor.window.watermark, j.ttl)
+                           for c in j.book.cohorts() if c.window_id >= 0],
         "first_event": iso(records[0]["start_time"]) if records else None,
         "last_event": iso(records[-1]["end_time"]) if records else None,
     }

@@ -102,6 +102,8 @@ def window_record(res: WindowResult) -> dict[str, Any]:
         "tier": str(d.tier) if d is not None else "none",
         "decision": d.to_dict() if d is not None else None,
     }
+    if res.cohort is not None:  # a cohort's verdict on its window, on its own outcomes
+        rec["cohort"] = res.cohort
     return rec
 
 

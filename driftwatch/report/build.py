@@ -22,6 +22,7 @@ from pathlib import Path
 
 from driftwatch import __version__
 from driftwatch.errors import DriftwatchError
+from driftwatch.report.cohorts import cohort_section
 from driftwatch.report.deployments import retraining_section, shadow_section
 from driftwatch.report.features import features_section
 from driftwatch.report.html import Markup, el, join, page
@@ -63,8 +64,8 @@ BUDGETS = (
 )
 
 #: Section builders in page order; their ids are stable: run-summary, timeline, features,
-#: segments (only with segment signals), data-quality, confidence, performance, shadow,
-#: retraining, versions (only with executed actions), reasons.
+#: segments (only with segment signals), data-quality, confidence, performance, cohorts,
+#: shadow, retraining, versions (only with executed actions), reasons.
 SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     summary_section,
     timeline_section,
@@ -73,6 +74,7 @@ SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     quality_section,
     confidence_section,
     performance_section,
+    cohort_section,
     shadow_section,
     retraining_section,
     versions_section,

@@ -91,6 +91,8 @@ class RunData:
     executed: list[dict[str, Any]] = field(default_factory=list)
     bad_by_reason: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: Cohort verdicts: timeline lines that judge an earlier window on its own outcomes.
+    cohorts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def model(self) -> str:
@@ -176,7 +178,10 @@ def load_run(out_dir: str | Path, *, reference: ReferenceProfile | None = None) 
     if not bad and dl.is_file():
         bad = dict(sorted(Counter(str(d.get("reason", "unknown")) for d in _read_jsonl(dl))
                           .items()))
-    run = RunData(out, records, summary, reference or _load_reference(out), executed, bad)
+    verdicts = [r for r in records if r.get("cohort") is not None]
+    records = [r for r in records if r.get("cohort") is None] or records
+    run = RunData(out, records, summary, reference or _load_reference(out), executed, bad,
+                  cohorts=verdicts)
     fp = summary.get("reference")
     if run.reference is not None and fp and run.reference.fingerprint != fp:
         run.warnings.append(

@@ -211,8 +211,9 @@ class ModelRuntime:
         for res in results:
             rec = timeline_record(res)
             self.timeline.write(orjson.dumps(rec, option=_OPTS))
-            self.windows += 1
-            self.tier = rec["tier"]
+            if res.cohort is None:  # a cohort's verdict judges an earlier window
+                self.windows += 1
+                self.tier = rec["tier"]
             if rec["decision"] is not None and (rec["tier"] != "none"
                                                 or rec["decision"].get("action")):
                 self.recent.append({"window_id": rec["window_id"], "end": rec["end"],
@@ -238,7 +239,8 @@ class ModelRuntime:
     def _respec(self, spec: WindowSpec) -> list[WindowResult]:
         closed = self.monitor.flush()
         d = self.monitor.window.to_dict()
-        d.update(open=[], closed=[], count_pane=0)
+        # count panes go on numbering after the flushed one: each is a prediction cohort
+        d.update(open=[], closed=[])
         self.monitor.spec = spec
         self.monitor.window = PaneWindow.from_dict(self.monitor.profile.layout, spec, d,
                                                    segments=self.monitor.window.segments)

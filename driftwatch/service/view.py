@@ -33,7 +33,8 @@ _TAIL = 8 << 20
 
 
 def last_record(path: str | Path) -> dict[str, Any] | None:
-    """The last line of a timeline as a dict; None when there is none or it is unreadable."""
+    """The last window line of a timeline (cohort verdicts skipped) as a dict; None when
+    there is none or it is unreadable."""
     try:
         with open(path, "rb") as fh:
             size = fh.seek(0, os.SEEK_END)
@@ -44,11 +45,16 @@ def last_record(path: str | Path) -> dict[str, Any] | None:
     lines = [line for line in tail.splitlines() if line.strip()]
     if not lines or (size > _TAIL and len(lines) == 1):  # only part of a line was read
         return None
-    try:
-        rec = orjson.loads(lines[-1])
-    except orjson.JSONDecodeError:
-        return None
-    return rec if isinstance(rec, dict) else None
+    for line in reversed(lines):  # a cohort's verdict is not the last window
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(rec, dict):
+            return None
+        if rec.get("cohort") is None:
+            return rec
+    return None
 
 
 def restore_view(metrics: Metrics, model: str, record: dict[str, Any] | None) -> bool:

@@ -78,6 +78,8 @@ class ClosedWindow:
     partial: bool = False
     #: One sketch per segment (the coder's code order) when the window is segmented.
     segments: tuple[Sketch, ...] | None = None
+    #: Index of the (effective) pane the window closed with: its newest pane.
+    pane: int = -1
 
     @property
     def n_events(self) -> int:
@@ -106,7 +108,7 @@ class PaneWindow:
     """
 
     def __init__(self, layout: SketchLayout, spec: WindowSpec, *, first_id: int = 0,
-                 segments: SegmentCoder | None = None) -> None:
+                 segments: SegmentCoder | None = None, first_pane: int = 0) -> None:
         self.layout = layout
         self.spec = spec
         self.segments = segments
@@ -117,7 +119,19 @@ class PaneWindow:
         self.n_seen = 0
         self.n_late = 0
         self._next_id = int(first_id)
-        self._count_pane = 0
+        self._count_pane = int(first_pane)
+
+    @property
+    def next_pane(self) -> int:
+        """Index a new count pane would get (time panes are numbered by event time)."""
+        return self._count_pane + 1
+
+    def count_panes(self, n: int) -> np.ndarray:
+        """The count pane each of the next ``n`` prediction events will land in."""
+        size = int(self._size)
+        p = self._open.get(self._count_pane)
+        filled = 0 if p is None else p.sketch.n
+        return self._count_pane + (filled + np.arange(n, dtype=np.int64)) // size
 
     @property
     def next_id(self) -> int:
@@ -183,6 +197,7 @@ class PaneWindow:
             last_index=max(p.last for p in members),
             partial=partial,
             segments=segs,
+            pane=pane.index,
         )
         self._next_id += 1
         return out

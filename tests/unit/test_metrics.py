@@ -56,7 +56,7 @@ def test_catalogue_names_follow_prometheus_conventions():
         "driftwatch_feature_drift_score", "driftwatch_model_drift_score",
         "driftwatch_drift_level", "driftwatch_segment_drift_score",
         "driftwatch_segment_drift_level", "driftwatch_confidence_value",
-        "driftwatch_business_value",
+        "driftwatch_business_value", "driftwatch_cohort_value",
         "driftwatch_signal_severity", "driftwatch_tier", "driftwatch_data_quality_fault",
         "driftwatch_shadow_active", "driftwatch_shadow_metric_value",
         "driftwatch_build_info", "driftwatch_dependency_up", "driftwatch_state_writable",

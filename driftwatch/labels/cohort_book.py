@@ -1,0 +1,335 @@
+"""Labelled statistics per prediction cohort: what each window's own predictions turned into.
+
+A *cohort* is the set of held (approved) predictions of one pane of the monitor's windows
+(its effective pane: a tumbling window, or one slide of a sliding window), keyed by the
+pane's index: ``event index // pane size`` for count panes, ``floor(event time / pane
+size)`` for time panes. Neither depends on where outcomes sit in the stream, so the
+statistics of a cohort are the same whatever the interleaving of the prediction and
+outcome topics.
+
+Per cohort, on a fixed grid of score bins (``BINS`` bins of ``logit(P(bad))`` over
+``[-10, 10]``, plus a missing column): predictions held and their summed P(bad); outcomes
+joined by class with their summed P(bad); ``Σ p(1 - p)`` of predictions and of labelled
+rows (the variance of a bad count under calibration); the log loss; predictions that left
+without an outcome (``expired`` after the TTL, ``evicted`` for space). Every sum is kept in
+fixed point (``2**-32``) as integers, so adding the same rows in any order or grouping
+gives the same numbers, bit for bit.
+
+``completeness = labelled / predicted``; ``resolved`` adds the expired and evicted rows
+(what can no longer get an outcome); ``matured(now, ttl)`` is the share of the cohort's
+predictions whose TTL has passed, taking their times as spread evenly between its first
+and last. At most ``max_cohorts`` cohorts are kept: the oldest (lowest index) are dropped
+first, and outcomes for a dropped cohort are counted in ``late_for_dropped``.
+
+>>> import numpy as np
+>>> b = CohortBook(max_cohorts=2)
+>>> b.add_predictions(np.array([0, 0, 1]), np.array([0.1, 0.3, 0.2]), np.array([5.0, 6.0, 9.0]))
+>>> b.add_labelled(np.array([0]), np.array([0.1]), np.array([1.0]))
+>>> c = b.get(0)
+>>> c.predicted, c.labelled, c.n_bad, round(c.completeness, 2), round(c.expected_bad_rate, 2)
+(2, 1, 1, 0.5, 0.2)
+>>> b.add_predictions(np.array([2]), np.array([0.5]), np.array([20.0]))
+>>> sorted(b.keys()), b.dropped
+([1, 2], 1)
+>>> CohortBook.from_dict(b.to_dict()).to_dict() == b.to_dict()
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from driftwatch.errors import StateError
+
+__all__ = ["BINS", "SCALE", "Cohort", "CohortBook", "score_bins"]
+
+#: Score bins on ``logit(P(bad))``, plus one column for a missing score.
+BINS = 200
+_LO, _HI = -10.0, 10.0
+#: Fixed-point unit of the probability sums: exact, order-free integer sums.
+SCALE = float(2**32)
+_LL_CLIP = 1e-12
+
+
+def score_bins(p: np.ndarray) -> np.ndarray:
+    """Bin of each P(bad) on the book's logit grid; ``BINS`` for a missing score.
+
+    >>> score_bins(np.array([0.5, 1e-9, 1.0, np.nan])).tolist()
+    [100, 0, 199, 200]
+    """
+    p = np.asarray(p, dtype=np.float64)
+    out = np.full(p.shape, BINS, dtype=np.int64)
+    ok = np.isfinite(p)
+    with np.errstate(divide="ignore"):
+        q = np.clip(p[ok], 0.0, 1.0)
+        lg = np.log(q) - np.log1p(-q)
+    idx = np.floor((lg - _LO) / (_HI - _LO) * BINS)
+    out[ok] = np.clip(np.nan_to_num(idx, nan=0.0, posinf=BINS - 1, neginf=0), 0, BINS - 1)
+    return out
+
+
+def _fixed(x: np.ndarray) -> np.ndarray:
+    return np.rint(np.asarray(x, dtype=np.float64) * SCALE).astype(np.int64)
+
+
+@dataclass
+class Cohort:
+    """One cohort's sums (see the module docstring); arrays are ``[BINS + 1]`` wide."""
+
+    key: int
+    pred_n: np.ndarray = field(default_factory=lambda: np.zeros(BINS + 1, np.int64))
+    pred_pd: np.ndarray = field(default_factory=lambda: np.zeros(BINS + 1, np.int64))
+    lab_n: np.ndarray = field(default_factory=lambda: np.zeros((2, BINS + 1), np.int64))
+    lab_pd: np.ndarray = field(default_factory=lambda: np.zeros((2, BINS + 1), np.int64))
+    pred_pq: int = 0
+    lab_pq: int = 0
+    lab_ll: int = 0
+    expired: int = 0
+    evicted: int = 0
+    t_min: float = math.inf
+    t_max: float = -math.inf
+    #: The window that closed with this cohort's pane (-1 until then), and its span.
+    window_id: int = -1
+    start_time: float = math.nan
+    end_time: float = math.nan
+    #: Whether its cohort signals were judged (once, when mature enough).
+    judged: bool = False
+
+    # -- counts --------------------------------------------------------------------------
+    @property
+    def predicted(self) -> int:
+        return int(self.pred_n.sum())
+
+    @property
+    def labelled(self) -> int:
+        return int(self.lab_n.sum())
+
+    @property
+    def n_bad(self) -> int:
+        return int(self.lab_n[1].sum())
+
+    @property
+    def completeness(self) -> float:
+        return self.labelled / self.predicted if self.predicted else math.nan
+
+    @property
+    def resolved(self) -> float:
+        """Share of predictions with a known fate: labelled, expired or evicted."""
+        n = self.predicted
+        return (self.labelled + self.expired + self.evicted) / n if n else math.nan
+
+    def matured(self, now: float, ttl: float) -> float:
+        """Share of the cohort's predictions older than ``ttl`` at event time ``now``."""
+        if not self.predicted or not math.isfinite(self.t_min):
+            return math.nan
+        cut = now - ttl
+        if cut >= self.t_max:
+            return 1.0
+        if cut < self.t_min:
+            return 0.0
+        return (cut - self.t_min) / (self.t_max - self.t_min)
+
+    # -- rates -----------------------------------------------------------------------------
+    @property
+    def realised_bad_rate(self) -> float:
+        return self.n_bad / self.labelled if self.labelled else math.nan
+
+    @property
+    def expected_bad_rate(self) -> float:
+        """Mean P(bad) of the cohort's predictions (label-free)."""
+        n = int(self.pred_n[:-1].sum())
+        return float(self.pred_pd[:-1].sum()) / SCALE / n if n else math.nan
+
+    @property
+    def expected_bad_rate_labelled(self) -> float:
+        """Mean P(bad) of the rows labelled so far (what the realised rate is tested on)."""
+        n = int(self.lab_n[:, :-1].sum())
+        return float(self.lab_pd[:, :-1].sum()) / SCALE / n if n else math.nan
+
+    @property
+    def log_loss(self) -> float:
+        n = int(self.lab_n[:, :-1].sum())
+        return float(self.lab_ll) / SCALE / n if n else math.nan
+
+    def merge(self, other: Cohort) -> None:
+        for name in ("pred_n", "pred_pd", "lab_n", "lab_pd"):
+            getattr(self, name).__iadd__(getattr(other, name))
+        for name in ("pred_pq", "lab_pq", "lab_ll", "expired", "evicted"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.t_min, self.t_max = min(self.t_min, other.t_min), max(self.t_max, other.t_max)
+
+    def summary(self, now: float | None = None, ttl: float | None = None) -> dict[str, Any]:
+        """The cohort's counts and rates (JSON-safe: NaN as None)."""
+
+        def num(x: float) -> float | None:
+            return x if math.isfinite(x) else None
+
+        out: dict[str, Any] = {
+            "cohort": self.key, "window_id": self.window_id,
+            "start_time": num(self.start_time), "end_time": num(self.end_time),
+            "predicted": self.predicted, "labelled": self.labelled, "n_bad": self.n_bad,
+            "expired": self.expired, "evicted": self.evicted,
+            "completeness": num(self.completeness), "resolved": num(self.resolved),
+            "realised_bad_rate": num(self.realised_bad_rate),
+            "expected_bad_rate": num(self.expected_bad_rate),
+            "expected_bad_rate_labelled": num(self.expected_bad_rate_labelled),
+            "log_loss": num(self.log_loss), "judged": self.judged,
+        }
+        if now is not None and ttl is not None:
+            out["matured"] = num(self.matured(now, ttl))
+        return out
+
+
+_ARRAYS = ("pred_n", "pred_pd", "lab_n", "lab_pd")
+_INTS = ("pred_pq", "lab_pq", "lab_ll", "expired", "evicted", "window_id")
+_FLOATS = ("t_min", "t_max", "start_time", "end_time")
+
+
+def _b64(a: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(a, dtype="<i8").tobytes()).decode("ascii")
+
+
+class CohortBook:
+    """Cohorts by key, at most ``max_cohorts`` (the oldest dropped first)."""
+
+    def __init__(self, max_cohorts: int = 400) -> None:
+        if max_cohorts < 1:
+            raise ValueError("max_cohorts must be at least 1")
+        self.max_cohorts = int(max_cohorts)
+        self._c: dict[int, Cohort] = {}
+        self.dropped = 0  # cohorts dropped for space
+        self.late_for_dropped = 0  # outcomes (or losses) for a cohort no longer kept
+        self._floor = -(2**62)  # keys below it were dropped: do not bring them back
+
+    def __len__(self) -> int:
+        return len(self._c)
+
+    def keys(self) -> list[int]:
+        return sorted(self._c)
+
+    def get(self, key: int) -> Cohort | None:
+        return self._c.get(int(key))
+
+    def cohorts(self) -> list[Cohort]:
+        return [self._c[k] for k in sorted(self._c)]
+
+    def total(self, keys: Iterable[int]) -> Cohort:
+        """The sum of the cohorts kept among ``keys`` (key -1)."""
+        out = Cohort(-1)
+        for k in keys:
+            c = self._c.get(int(k))
+            if c is not None:
+                out.merge(c)
+        return out
+
+    def _groups(self, cohort: np.ndarray) -> Iterable[tuple[Cohort, np.ndarray]]:
+        cohort = np.asarray(cohort, dtype=np.int64)
+        ok = cohort >= 0
+        keep = ok & (cohort >= self._floor)
+        self.late_for_dropped += int((ok & ~keep).sum())
+        for k in np.unique(cohort[keep]).tolist():
+            c = self._c.get(k)
+            if c is None:
+                c = self._c[k] = Cohort(k)
+            yield c, keep & (cohort == k)
+        self._trim()
+
+    def _trim(self) -> None:
+        over = len(self._c) - self.max_cohorts
+        if over > 0:
+            for k in sorted(self._c)[:over]:
+                del self._c[k]
+                self.dropped += 1
+                self._floor = max(self._floor, k + 1)
+
+    # -- updates ---------------------------------------------------------------------------
+    def add_predictions(self, cohort: np.ndarray, score: np.ndarray, time: np.ndarray) -> None:
+        """Held predictions: their cohort, P(bad) and event time."""
+        score = np.asarray(score, dtype=np.float64)
+        time = np.asarray(time, dtype=np.float64)
+        for c, m in list(self._groups(cohort)):
+            s = score[m]
+            b = score_bins(s)
+            fin = b < BINS
+            np.add.at(c.pred_n, b, 1)
+            np.add.at(c.pred_pd, b[fin], _fixed(s[fin]))
+            c.pred_pq += int(_fixed(s[fin] * (1 - s[fin])).sum())
+            t = time[m][np.isfinite(time[m])]
+            if t.size:
+                c.t_min, c.t_max = min(c.t_min, float(t.min())), max(c.t_max, float(t.max()))
+
+    def add_labelled(self, cohort: np.ndarray, score: np.ndarray, label: np.ndarray) -> None:
+        """Joined outcomes (label 1 = bad) of predictions of these cohorts."""
+        score = np.asarray(score, dtype=np.float64)
+        bad = np.asarray(label, dtype=np.float64) > 0.5
+        for c, m in list(self._groups(cohort)):
+            s, y = score[m], bad[m]
+            b = score_bins(s)
+            fin = b < BINS
+            cls = y.astype(np.int64)
+            np.add.at(c.lab_n, (cls, b), 1)
+            np.add.at(c.lab_pd, (cls[fin], b[fin]), _fixed(s[fin]))
+            sf, yf = s[fin], y[fin]
+            c.lab_pq += int(_fixed(sf * (1 - sf)).sum())
+            p = np.clip(sf, _LL_CLIP, 1 - _LL_CLIP)
+            c.lab_ll += int(_fixed(np.where(yf, -np.log(p), -np.log1p(-p))).sum())
+
+    def add_lost(self, kind: str, cohort: np.ndarray) -> None:
+        """Predictions that left without an outcome: ``expired`` or ``evicted``."""
+        if kind not in ("expired", "evicted"):
+            raise ValueError(f"kind must be 'expired' or 'evicted', not {kind!r}")
+        for c, m in list(self._groups(cohort)):
+            setattr(c, kind, getattr(c, kind) + int(m.sum()))
+
+    def set_window(self, key: int, window_id: int, start: float, end: float) -> None:
+        """Name the window that closed with this cohort's pane."""
+        c = self._c.get(int(key))
+        if c is not None and c.window_id < 0:
+            c.window_id, c.start_time, c.end_time = int(window_id), float(start), float(end)
+
+    # -- persistence -----------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        rows = self.cohorts()
+        return {
+            "version": 1, "bins": BINS, "max_cohorts": self.max_cohorts,
+            "dropped": self.dropped, "late_for_dropped": self.late_for_dropped,
+            "floor": self._floor,
+            "cohorts": [{
+                "key": c.key, "judged": c.judged,
+                **{n: _b64(getattr(c, n)) for n in _ARRAYS},
+                **{n: int(getattr(c, n)) for n in _INTS},
+                **{n: (getattr(c, n) if math.isfinite(getattr(c, n)) else None)
+                   for n in _FLOATS},
+            } for c in rows],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CohortBook:
+        if d.get("version") != 1 or d.get("bins") != BINS:
+            raise StateError(f"unsupported cohort book state (version {d.get('version')!r}, "
+                             f"bins {d.get('bins')!r})")
+        b = cls(int(d["max_cohorts"]))
+        b.dropped, b.late_for_dropped = int(d["dropped"]), int(d["late_for_dropped"])
+        b._floor = int(d["floor"])
+        nan = {"t_min": math.inf, "t_max": -math.inf, "start_time": math.nan,
+               "end_time": math.nan}
+        try:
+            for r in d["cohorts"]:
+                c = Cohort(int(r["key"]), judged=bool(r["judged"]))
+                for n in _ARRAYS:
+                    a = np.frombuffer(base64.b64decode(r[n]), dtype="<i8").astype(np.int64)
+                    setattr(c, n, a.reshape(getattr(c, n).shape))
+                for n in _INTS:
+                    setattr(c, n, int(r[n]))
+                for n in _FLOATS:
+                    setattr(c, n, nan[n] if r[n] is None else float(r[n]))
+                b._c[c.key] = c
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StateError(f"corrupt cohort book state: {exc}") from exc
+        return b
