@@ -1,7 +1,8 @@
 """Compare two timelines window by window: what the regression and Kafka tests assert.
 
-Counts and sketches must be equal; signal values agree to ``rel`` (float sums differ in
-summation order across batch sizes and sources).
+Counts, sketches and decisions must be equal; floats (signal values, and the values a
+decision's reasons cite) agree to ``rel`` (float sums differ in summation order across
+batch sizes, sources and instances).
 
 >>> w = {"window_id": 0, "n_events": 5, "signals": [{"signal": "psi", "group": "drift",
 ...      "feature": "x", "value": 0.1}]}
@@ -38,17 +39,35 @@ def assert_same_windows(
     for a, b in zip(got, want, strict=True):
         wid = a.get("window_id")
         for k in keys:
-            _check(a[k] == b[k], f"window {wid}: {k} {a[k]!r} != {b[k]!r}")
+            _check(_same(a[k], b[k], rel, abs_tol), f"window {wid}: {k} {a[k]!r} != {b[k]!r}")
         sa = [s for s in a["signals"] if keep is None or s["group"] in keep]
         sb = [s for s in b["signals"] if keep is None or s["group"] in keep]
-        _check([(s["signal"], s["feature"]) for s in sa]
-               == [(s["signal"], s["feature"]) for s in sb], f"window {wid}: other signals")
+        na = [(s["signal"], s["feature"]) for s in sa]
+        nb = [(s["signal"], s["feature"]) for s in sb]
+        _check(na == nb, f"window {wid}: other signals (only in got: "
+                         f"{sorted(set(na) - set(nb), key=str)}, only in want: "
+                         f"{sorted(set(nb) - set(na), key=str)})")
         for x, y in zip(sa, sb, strict=True):
             u, v = x["value"], y["value"]
-            same = (u == v or (isinstance(u, float) and isinstance(v, float) and (
-                (math.isnan(u) and math.isnan(v))
-                or math.isclose(u, v, rel_tol=rel, abs_tol=abs_tol))))
-            _check(same, f"window {wid}: {x['signal']}[{x['feature']}] {u!r} != {v!r}")
+            _check(_same(u, v, rel, abs_tol),
+                   f"window {wid}: {x['signal']}[{x['feature']}] {u!r} != {v!r}")
+
+
+def _same(u: Any, v: Any, rel: float, abs_tol: float) -> bool:
+    """Equal, with floats (also inside dicts and lists) equal to ``rel``/``abs_tol``.
+
+    >>> _same({"r": [0.1 + 0.2]}, {"r": [0.3]}, 1e-9, 0.0), _same([1], [1, 2], 1e-9, 0.0)
+    (True, False)
+    """
+    if isinstance(u, float) and isinstance(v, float):
+        return u == v or (math.isnan(u) and math.isnan(v)) or math.isclose(
+            u, v, rel_tol=rel, abs_tol=abs_tol)
+    if isinstance(u, dict) and isinstance(v, dict):
+        return u.keys() == v.keys() and all(_same(u[k], v[k], rel, abs_tol) for k in u)
+    if isinstance(u, list | tuple) and isinstance(v, list | tuple):
+        return len(u) == len(v) and all(_same(x, y, rel, abs_tol)
+                                        for x, y in zip(u, v, strict=True))
+    return bool(u == v)
 
 
 def _check(ok: bool, message: str) -> None:

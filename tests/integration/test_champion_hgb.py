@@ -192,7 +192,11 @@ def test_the_executed_report_in_a_browser_holds_the_outbox_numbers(executed, bro
         want = {k: [champ[k], chall[k], chall[k] - champ[k]] for k in champ
                 if k in chall and champ[k] is not None and chall[k] is not None}
         assert block["rows"] == want
-        assert block["rows"]["live"][0] == ev["champion"]["live"] > 0  # live traffic scored
+        assert block["rows"]["live"][0] == ev["champion"]["live"]
+        if r.outcome.get("verdict"):  # judged: it scored the live traffic of its period
+            assert ev["champion"]["live"] > 0, (r.window_id, r.outcome)
+    # a shadow opened in the recording's last window has no traffic left; the others do
+    assert sum(r.artifacts["shadow"]["champion"]["live"] > 0 for r in shadows) >= 2
 
     (retrain,) = [r for r in recs if r.action == "retrain"]
     (block,) = shown["retrains"]

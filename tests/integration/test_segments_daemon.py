@@ -13,6 +13,9 @@ pytestmark = pytest.mark.integration
 def test_the_daemon_names_the_segment_in_its_timeline(tmp_path, driftwatch_daemon,
                                                        service_config_factory) -> None:
     rec = write_recording(tmp_path)
+    conn = rec / "channels.yaml"  # a connector's globs start at the working directory
+    conn.write_text(conn.read_text().replace("paths: [predictions.jsonl]",
+                                             f"paths: [{rec / 'predictions.jsonl'}]"))
     cfg = service_config_factory(tmp_path / "svc.yaml", rec / "channels.yaml",
                                  rec / "policy.yaml", reference=rec / "reference.parquet",
                                  batch_size=1000)

@@ -30,6 +30,7 @@ from driftwatch.batch import Batch
 from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.config import load_connector
+from driftwatch.detectors.registry import SIGNALS
 from driftwatch.errors import ConfigError, ServiceError
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import WindowResult, window_spec_from_policy
@@ -45,9 +46,13 @@ from driftwatch.service.model import ModelRuntime, _shown, _stamp
 from driftwatch.state import OutputLog
 from driftwatch.windows.panes import PaneWindow
 
-__all__ = ["GroupRuntime"]
+__all__ = ["UNMERGED_GROUPS", "GroupRuntime"]
 
 log = logging.getLogger(__name__)
+
+#: Signal groups a group's windows do not carry: they come from the prediction cohorts in
+#: each partition's label joiner, which instances do not merge (yet).
+UNMERGED_GROUPS = ("estimated", "cohort")
 
 OUTCOMES = "outcomes"
 
@@ -86,6 +91,12 @@ class GroupRuntime(ModelRuntime):
             raise ConfigError("group: the policy's segments are not merged across instances "
                               "yet; run a segmented policy in one instance",
                               file=str(watcher.path))
+        unmerged = sorted({str(r.detector) for r in policy.signals
+                           if SIGNALS[str(r.detector)].group in UNMERGED_GROUPS})
+        if unmerged:
+            raise ConfigError(f"group: the policy's {', '.join(unmerged)} rules need prediction "
+                              "cohorts, which are not merged across instances yet; run this "
+                              "policy in one instance", file=str(watcher.path))
         monitor.warm_up()
         name = cfg.name or monitor.model
         monitor.model = name
