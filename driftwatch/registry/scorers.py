@@ -113,12 +113,22 @@ class ScorerCache:
             lambda: reg.client.get_model_version_download_uri(model, version),
             what=f"locate {model} v{version}",
         )
-        path = reg.retry.call(
-            lambda: download_artifacts(
-                artifact_uri=where, dst_path=str(tmp), tracking_uri=reg.tracking_uri
-            ),
-            what=f"download {model} v{version}",
-        )
+        try:
+            path = reg.retry.call(
+                lambda: download_artifacts(
+                    artifact_uri=where, dst_path=str(tmp), tracking_uri=reg.tracking_uri
+                ),
+                what=f"download {model} v{version}",
+            )
+        except Exception as exc:
+            if type(exc).__name__ != "MlflowException":
+                raise
+            # MLflow reports an artifact store it cannot reach as a path that does not
+            # exist: ask the server for the version, so an outage backs off (the check
+            # raises RegistryUnavailableError) and only a real bad path fails the action
+            reg.retry.call(lambda: reg.client.get_model_version(model, version),
+                           what=f"download {model} v{version}")
+            raise
         found = Path(path)
         root = found if (found / "MLmodel").exists() else next(
             (p.parent for p in tmp.rglob("MLmodel")), None)

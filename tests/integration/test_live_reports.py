@@ -19,8 +19,10 @@ import orjson
 import pytest
 
 from driftwatch.testing.chromium import open_page
+from driftwatch.testing.recording import gz_lines as lines
+from driftwatch.testing.recording import kafka_connector, produce
 
-from .test_kafka_crash import counted, kafka_connector, lines, produce
+from .test_kafka_crash import counted
 
 pytestmark = pytest.mark.integration
 

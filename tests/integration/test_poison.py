@@ -118,8 +118,10 @@ def test_poison_messages_in_kafka_are_dead_lettered_and_a_restart_does_not_crash
         service_config_factory):
     """The same poisons (but the 2 MiB one, over the broker's message limit) on a topic."""
     from driftwatch.testing.kafka import create_topic
+    from driftwatch.testing.recording import gz_lines as lines
+    from driftwatch.testing.recording import kafka_connector, produce
 
-    from .test_kafka_crash import counted, kafka_connector, lines, produce
+    from .test_kafka_crash import counted
 
     preds, outs = lines(demo_recording["predictions"]), lines(demo_recording["outcomes"])
     extra = [(m, r) for m, r in _poisons(orjson.loads(preds[6000]))

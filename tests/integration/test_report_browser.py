@@ -34,6 +34,7 @@ ALWAYS = [
     "data-quality",
     "confidence",
     "performance",
+    "cohorts",  # every window's predictions form a cohort: expected vs realised bad rate
     "reasons",
 ]
 
