@@ -137,6 +137,14 @@ class Daemon:
         self.proc.send_signal(signal.SIGTERM)
         return self.wait_exit(timeout)
 
+    def assert_stops_within(self, bound_s: float) -> None:
+        """SIGTERM: the daemon exits 0 in under ``bound_s`` (issue 15's shutdown bound)."""
+        start = time.monotonic()
+        rc = self.terminate()
+        wall = time.monotonic() - start
+        assert rc == 0, self.log()[-3000:]
+        assert wall < bound_s, (wall, self.log()[-3000:])
+
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(30)
