@@ -23,6 +23,7 @@ from typing import Any
 
 from driftwatch.gpupool.base import Backend, Exit, Launch
 from driftwatch.gpupool.errors import PoolError
+from driftwatch.procs import pid_exists
 
 __all__ = ["RUNNER", "LocalBackend"]
 
@@ -145,13 +146,7 @@ def _start_ticks(pid: int) -> str | None:
 def _alive(pid: int, start_ticks: object) -> bool:
     """Whether ``pid`` still runs and is the process we started (not a reused pid)."""
     if not Path("/proc/self/stat").exists():  # no procfs: signal 0 is the best we have
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return pid_exists(pid)
     stat = _proc_stat(pid)
     if stat is None or (start_ticks is not None and stat[1] != start_ticks):
         return False

@@ -31,6 +31,7 @@ from typing import Any
 
 from driftwatch.durable import fsync_dir
 from driftwatch.errors import StateError
+from driftwatch.procs import pid_exists
 
 __all__ = ["StoreCheck", "create_store", "ensure_store", "inspect_store"]
 
@@ -179,19 +180,9 @@ def _remove_leftovers(db: Path) -> None:
     """Temporary stores (and their journals) of creations whose process is gone."""
     for p in db.parent.glob(f"{db.name}{_CREATING}*"):
         pid = p.name.removeprefix(f"{db.name}{_CREATING}").split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and pid_exists(int(pid)):
             continue  # another process is creating it right now
         _unlink(p)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _unlink(p: Path) -> None:
