@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -24,6 +22,7 @@ import pytest
 from driftwatch.actions.outbox import Outbox
 from driftwatch.clock import ManualClock
 from driftwatch.registry.mlflow_registry import MlflowRegistry
+from driftwatch.testing.readme import cli_shim, sh_commands
 
 pytestmark = pytest.mark.integration
 
@@ -33,10 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def tour_commands() -> list[list[str]]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     step = text.split("**4. Repair for real.**", 1)[1].split("\n**5.", 1)[0]
-    block = re.search(r"```sh\n(.*?)```", step, re.S)
-    assert block, "step 4 has no sh block"
-    joined = block.group(1).replace("\\\n", " ")
-    return [shlex.split(line) for line in joined.splitlines() if line.strip()]
+    return sh_commands(step)
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +40,7 @@ def tour(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = tmp_path_factory.mktemp("tour")
     for name in ("connectors", "policies", "data", "examples"):
         (work / name).symlink_to(ROOT / name)
-    exe = work / ".venv" / "bin" / "driftwatch"
-    exe.parent.mkdir(parents=True)
-    exe.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m driftwatch.cli \"$@\"\n")
-    exe.chmod(0o755)
+    cli_shim(work)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     runs = []
     for cmd in tour_commands():

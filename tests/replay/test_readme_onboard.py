@@ -8,14 +8,13 @@ joined, split like a shell would), run in a scratch folder that has the reposito
 from __future__ import annotations
 
 import os
-import re
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import yaml
+
+from driftwatch.testing.readme import cli_shim, sh_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,10 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def readme_commands() -> list[list[str]]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("\n## Monitor your own model\n", 1)[1].split("\n## ", 1)[0]
-    block = re.search(r"```sh\n(.*?)```", section, re.S)
-    assert block, "the section has no sh block"
-    joined = block.group(1).replace("\\\n", " ")
-    return [shlex.split(line) for line in joined.splitlines() if line.strip()]
+    return sh_commands(section)
 
 
 def test_the_commands_are_init_check_replay():
@@ -38,10 +34,7 @@ def test_the_commands_are_init_check_replay():
 
 def test_the_readme_commands_run_as_written(tmp_path: Path) -> None:
     (tmp_path / "data").symlink_to(ROOT / "data")
-    exe = tmp_path / ".venv" / "bin" / "driftwatch"
-    exe.parent.mkdir(parents=True)
-    exe.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m driftwatch.cli \"$@\"\n")
-    exe.chmod(0o755)
+    cli_shim(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     outputs = []
     for cmd in readme_commands():
