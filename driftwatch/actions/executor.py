@@ -401,7 +401,7 @@ class ActionExecutor:
         pool = self.env.pool
         jobs: set[str] = set()
         if pool is not None:
-            for job in pool.status().jobs:
+            for job in pool.active():  # never waits on the pool's lock (a slow backend)
                 if not job.state.is_final and (job.key or "").startswith(f"{model}:"):
                     jobs.add(job.key or job.job_id)
         return len(open_actions | jobs)

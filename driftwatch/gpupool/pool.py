@@ -216,6 +216,12 @@ class GpuPool:
                 raise UnknownJobError(f"no job {job_id!r} in the pool at {self.state_dir}")
             return record
 
+    def active(self) -> tuple[JobRecord, ...]:
+        """The queued, deferred and running jobs, read without the pool's lock, which a
+        backend call (a Ray cluster that is slow to answer) can hold: a snapshot of
+        immutable records, for callers that must not wait, like the consume loop."""
+        return tuple(self._jobs.values())
+
     def status(self) -> PoolStatus:
         """Capacity, reserved, in use, queued, deferred, running, leases and the jobs."""
         with self._lock:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -585,3 +586,40 @@ def test_manifest_check_finds_broken_references_and_uncovered_resources():
         check_manifests([*render_queue(10), job])
     assert "local queue 'other' missing" in str(err.value)
     assert "cpu not covered by Kueue" in str(err.value)
+
+
+# -- reading the pool without waiting on it -------------------------------------------------
+
+
+class StalledBackend(ScriptedBackend):
+    """A backend whose poll hangs until released: a Ray head that accepts and never answers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def poll(self, handle: Mapping[str, Any]) -> Exit | None:
+        self.entered.set()
+        self.release.wait(30)
+        return None
+
+
+def test_active_jobs_are_read_while_a_backend_call_holds_the_pool(
+        tmp_path: Path, clock: ManualClock) -> None:
+    stalled = StalledBackend()
+    pool = make_pool(tmp_path, clock, stalled)
+    running, queued = pool.submit(spec("a"), key="m:1"), pool.submit(spec("b"), key="m:2")
+    pool.dispatch()
+    poller = threading.Thread(target=pool.poll, daemon=True)
+    poller.start()
+    assert stalled.entered.wait(10)  # poll now holds the pool's lock inside the backend
+    seen: list[tuple[str, ...]] = []
+    reader = threading.Thread(target=lambda: seen.append(
+        tuple(sorted(r.job_id for r in pool.active()))), daemon=True)
+    reader.start()
+    reader.join(10)
+    stuck = reader.is_alive()
+    stalled.release.set()
+    poller.join(10)
+    assert not stuck, "active() waited for the stalled backend call"
+    assert seen == [tuple(sorted((running, queued)))]
