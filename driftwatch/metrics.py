@@ -199,6 +199,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
        ("model", "role", "metric"), live=True),
     _M("driftwatch_shadow_labelled_events", "gauge",
        "Labelled events both champion and challenger were scored on.", ("model",), live=True),
+    _M("driftwatch_shadow_batches_dropped_total", "counter",
+       "Live prediction batches the challengers in shadow were not scored on, because the "
+       "MLflow lane was still busy (MLflow slow or down).", ("model",)),
     # -- GPU pool -------------------------------------------------------------------------------
     _M("driftwatch_pool_capacity_gpus", "gauge", "GPUs in the cluster.", live=True),
     _M("driftwatch_pool_reserved_gpus", "gauge", "GPUs reserved for retraining.", live=True),
@@ -358,8 +361,9 @@ class Metrics:
             self["events_total"].labels(model=model, stream=stream)
         for outcome in ("ok", "failed", "deferred"):
             self["source_commits_total"].labels(model=model, outcome=outcome)
-        for name in ("late_events", "source_bytes", "staleness_alarms", "windows_closed",
-                     "policy_reloads", "policy_reload_errors", "reference_refreshes"):
+        for name in ("late_events", "shadow_batches_dropped", "source_bytes",
+                     "staleness_alarms", "windows_closed", "policy_reloads",
+                     "policy_reload_errors", "reference_refreshes"):
             self[name + "_total"].labels(model=model)
         self["bad_events_total"].labels(model=model, reason=OTHER)
         for stage in WINDOW_ERROR_STAGES:
@@ -517,6 +521,9 @@ class Metrics:
     def record_late(self, model: str, n: int) -> None:
         if n > 0:
             self["late_events_total"].labels(model=model).inc(n)
+
+    def record_shadow_dropped(self, model: str) -> None:
+        self["shadow_batches_dropped_total"].labels(model=model).inc()
 
     def record_action(self, model: str, action: str, outcome: str) -> None:
         self["actions_total"].labels(model=model, action=action, outcome=outcome).inc()

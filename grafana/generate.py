@@ -428,6 +428,11 @@ def model_health() -> dict[str, Any]:
         stat("Shadow labelled events", [(f"driftwatch_shadow_labelled_events{{{M}}}",
                                          "{{model}}")],
              desc="Labelled events both models were scored on."),
+        stat("Shadow batches left unscored", [(
+            f"sum by (model) (increase(driftwatch_shadow_batches_dropped_total{{{M}}}[1h]))",
+            "{{model}}")],
+             desc="Live batches the challengers missed in the last hour because the MLflow "
+                  "lane was busy (MLflow slow or down); their comparison counts fewer events."),
     ])
 
 

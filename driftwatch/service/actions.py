@@ -215,6 +215,7 @@ class ServiceActions:
             if lane is None:
                 score(schema, batch, first, lineage)
             elif not lane.post(lambda: score(schema, batch, first, lineage)):
+                self.metrics.record_shadow_dropped(model)
                 self._dropped += 1
                 if self._dropped in (1, 10, 100) or self._dropped % 1000 == 0:
                     log.warning("%s: the shadow scorer is busy (MLflow slow or down?): %d "
