@@ -32,6 +32,7 @@ __all__ = [
     "code_lookup",
     "describe",
     "encode",
+    "fixed_width",
     "is_arrow",
     "keys",
     "numeric",
@@ -261,3 +262,27 @@ def encode(arr: pa.Array, lookup: tuple[pa.Array, np.ndarray], n_levels: int) ->
     out[found] = codes[idx[found].astype(np.int64)]
     out[blank(arr)] = -1
     return out
+
+
+def fixed_width(arr: pa.Array) -> np.ndarray:
+    """A text column as numpy fixed-width text (null as ``""``), what ``astype(str)`` of its
+    Python strings gives; ASCII columns go by their bytes, without a Python string per row.
+
+    >>> fixed_width(pa.array(["ab", None, "c"])).tolist(), fixed_width(pa.array(["é"])).dtype
+    (['ab', '', 'c'], dtype('<U1'))
+    """
+    arr = pc.fill_null(_arrow(arr).cast(pa.string()), "")
+    n = len(arr)
+    if n == 0 or not pc.all(pc.string_is_ascii(arr)).as_py():
+        return np.asarray(arr.to_numpy(zero_copy_only=False)).astype(str)
+    _, offsets, data = arr.buffers()
+    offs = np.frombuffer(offsets, dtype=np.int32)[arr.offset : arr.offset + n + 1]
+    lens = np.diff(offs)
+    width = max(1, int(lens.max()))
+    out = np.zeros((n, width), dtype=np.uint8)
+    if data is not None and offs[-1] > offs[0]:
+        inside = np.arange(width) < lens[:, None]
+        out[inside] = np.frombuffer(data, dtype=np.uint8)[(offs[:-1, None]
+                                                            + np.arange(width))[inside]]
+    # bytes to text in C; like numpy's own text, a trailing NUL does not survive either way
+    return out.view(f"S{width}").ravel().astype(f"U{width}")

@@ -52,6 +52,7 @@ from driftwatch.connectors.columns import (
     code_lookup,
     describe,
     encode,
+    fixed_width,
     is_arrow,
     keys,
     numeric,
@@ -286,7 +287,7 @@ class Decoder:
                 prob.flag(_too_long(vals), "text_too_long",
                           lambda i, k=key, v=vals: f"{k} has {len(v[i].as_py())} characters, "
                           f"over the {MAX_TEXT_CHARS} limit")
-                extra[key] = pc.fill_null(vals, "").to_numpy(zero_copy_only=False)
+                extra[key] = vals
         if m.decision is not None:
             extra["decision"] = self._decision(cols["decision"], prob, wrong)
         for key, what in [("exposure", "exposure")] + [(f"metric:{k}", f"metric {k!r}")
@@ -297,13 +298,17 @@ class Decoder:
         if m.label is not None:
             extra["label"] = self._label(cols["label"], prob)
         ok = prob.ok
+        keep = pa.array(ok)
+        for key in ("model_version", "segment"):  # text: filtered first, so as wide as kept
+            if key in extra:
+                extra[key] = fixed_width(extra.pop(key).filter(keep))
         metrics = {k[7:]: extra.pop(k)[ok] for k in list(extra) if k.startswith("metric:")}
         batch = Batch.build(
             m.role, n=int(ok.sum()), n_numeric=self.width[0], n_categorical=self.width[1],
-            ids=ids.to_numpy(zero_copy_only=False)[ok], event_time=secs[ok],
+            ids=fixed_width(ids.filter(keep)), event_time=secs[ok],
             position=positions[ok],
             numeric=num[ok], categorical=cat[ok], metrics=metrics, source=source,
-            **{k: v[ok] for k, v in extra.items()},
+            **{k: v if k in ("model_version", "segment") else v[ok] for k, v in extra.items()},
         )
         bad_idx = np.flatnonzero(~ok)
         bads = [

@@ -78,10 +78,13 @@ class Lines:
     @classmethod
     def from_payloads(cls, payloads: list[bytes]) -> Lines:
         """One row per payload (an empty payload is a row, and an invalid one)."""
-        lengths = np.fromiter((len(p) for p in payloads), dtype=np.int64, count=len(payloads))
-        starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])) if len(payloads) else lengths
-        whole = not any(b"\n" in p or b"\r" in p for p in payloads)
-        return cls(b"\n".join(payloads), starts, starts + lengths, whole)
+        n = len(payloads)
+        lengths = np.fromiter(map(len, payloads), dtype=np.int64, count=n)
+        starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])) if n else lengths
+        buf = b"\n".join(payloads)
+        # n - 1 separators and no more: no payload holds a line break (counted in C)
+        whole = buf.count(b"\n") == max(n - 1, 0) and b"\r" not in buf
+        return cls(buf, starts, starts + lengths, whole)
 
     def subset(self, idx: np.ndarray) -> Lines:
         if len(idx) == len(self) and self.whole:

@@ -1,0 +1,195 @@
+"""The block parser and the orjson line parser give the same batches and dead letters.
+
+Random records over nested paths and every mapped field kind (features, score, proba, model
+version, decision, segment, exposure, metrics, label), with values of every JSON type, absent
+or null parents, parents that are not objects, duplicate keys, unmapped keys, and lines that
+are not JSON at all: whatever path reads a line, the batch and each dead letter (reason,
+detail, position, raw bytes) are the same, for JSONL blocks and for Kafka payloads alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from driftwatch.batch import Batch
+from driftwatch.connectors.base import BadRecord
+from driftwatch.connectors.config import parse_connector
+from driftwatch.connectors.decode import Decoder
+from driftwatch.schema import FeatureSchema
+
+SCHEMA = FeatureSchema(numeric=("income", "age"), categorical=("purpose", "flag"),
+                       levels=(("car", "home", "1"), ("true", "false")))  # fmt: skip
+
+CONNECTOR = """\
+apiVersion: driftwatch/v1
+kind: Connector
+metadata: {name: t}
+source:
+  kind: file
+  streams:
+    predictions:
+      fields:
+        event_id: id
+        event_time: {path: ts, unit: auto}
+        features:
+          income: {path: a.income}
+          age: a.b.age
+          purpose: loan.purpose
+          flag: a.flag
+        score: m.score
+        proba: m.proba
+        model_version: m.version
+        decision: {path: decision, approve: [approve, 1, true]}
+        segment: channel
+        exposure: loan.amount
+        metrics: {fee: loan.fee}
+    outcomes:
+      fields:
+        event_id: id
+        event_time: {path: ts, unit: s}
+        label: {path: out.bad, bad: [1, true, default], good: [0, false, paid]}
+"""
+STREAMS = parse_connector(CONNECTOR)
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=6),
+    st.sampled_from(["car", "home", "approve", "default", "paid", "1", " ", "",
+                     "2024-01-01T00:00:00Z", "1704067200"]),
+)
+values = st.one_of(scalars, st.lists(scalars, max_size=3),
+                   st.dictionaries(st.sampled_from(["x", "score"]), scalars, max_size=2))
+numbers = st.one_of(st.floats(0, 1), st.integers(0, 2), st.floats(-1e300, 1e300))
+times = st.one_of(st.integers(1_600_000_000, 1_800_000_000_000),
+                  st.floats(1.6e9, 1.8e9), st.sampled_from(["2024-02-01T10:00:00+01:00"]))
+# a leaf is mostly a plausible value, sometimes anything, sometimes absent
+ABSENT = object()
+
+
+def leaf(plausible: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(plausible, plausible, plausible, values, st.just(ABSENT))
+
+
+def parent(children: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    obj = st.fixed_dictionaries({}, optional=children)
+    return st.one_of(obj, obj, obj, obj, obj, st.none(), scalars, st.just(ABSENT))
+
+
+record = st.fixed_dictionaries({
+    "id": leaf(st.one_of(st.text(min_size=1, max_size=8), st.integers(0, 10**6))),
+    "ts": leaf(times),
+    "a": parent({"income": leaf(numbers), "flag": leaf(st.booleans()),
+                 "b": parent({"age": leaf(st.integers(18, 90))})}),
+    "loan": parent({"purpose": leaf(st.sampled_from(["car", "home", "boat", 1])),
+                    "amount": leaf(numbers), "fee": leaf(numbers)}),
+    "m": parent({"score": leaf(numbers), "version": leaf(st.sampled_from(["v1", 2, "x" * 300])),
+                 "proba": leaf(st.lists(numbers, min_size=1, max_size=3))}),
+    "decision": leaf(st.sampled_from(["approve", "decline", 1, 0, True, None])),
+    "channel": leaf(st.sampled_from(["web", "branch", 3])),
+    "out": parent({"bad": leaf(st.sampled_from([0, 1, True, False, "default", "paid", "?"]))}),
+    "extra": leaf(values),
+})  # fmt: skip
+
+
+def _prune(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _prune(x) for k, x in v.items() if x is not ABSENT}
+    return v
+
+
+def dump(rec: dict[str, Any], style: int) -> bytes:
+    line = orjson.dumps(_prune(rec))
+    if style == 1 and line.startswith(b'{"id"'):  # a duplicate key: the last one counts
+        return b'{"id":"shadowed",' + line[1:]
+    if style == 2:
+        return b" " + line + b" "
+    return line
+
+
+raw_lines = st.one_of(
+    st.binary(max_size=30).map(lambda b: b.replace(b"\n", b" ").replace(b"\r", b" ")),
+    st.sampled_from([b"null", b"[1]", b"3", b'{"id": 1,}', b'{"id": NaN}', b'{"id":"a"} x',
+                     b'{"id":"a","ts":1e400}', b'{"id":"\xff"}', b"{" * 40,
+                     # integers past 64 bits: orjson reads them as floats
+                     b'{"id":18446744073709551616,"ts":1704067200}',
+                     b'{"id":"b","ts":1704067200,"a":{"income":123456789012345678901234567890}}',
+                     b'{"id":"c","ts":1704067200,"loan":{"purpose":-9223372036854775809}}']),
+)
+line = st.one_of(
+    st.tuples(record, st.sampled_from([0, 0, 0, 1, 2])).map(lambda t: dump(*t)),
+    st.tuples(record, st.integers(1, 300)).map(lambda t: dump(t[0], 0)[: t[1]]),
+    raw_lines,
+)
+
+# the block parser learns the types of ids and levels from a stream's first lines
+WARM = [orjson.dumps({"id": f"w{i}", "ts": 1_704_067_200 + i, "a": {"income": 1.5 * i,
+                      "flag": True, "b": {"age": 30}}, "loan": {"purpose": "car", "amount": 9.0,
+                      "fee": 1.0}, "m": {"score": 0.5, "version": "v1", "proba": [0.5, 0.5]},
+                      "decision": "approve", "channel": "web", "out": {"bad": 0}})
+        for i in range(64)]  # fmt: skip
+PLAIN = [w.replace(b'"w', b'"p') for w in WARM] * 2  # the lines random ones are mixed into
+
+
+def mixed(inserts: list[tuple[int, bytes]]) -> list[bytes]:
+    """Plain lines with the random ones inserted: blocks the block parser can split."""
+    out = list(PLAIN)
+    for at, ln in sorted(inserts, key=lambda t: -t[0]):
+        out.insert(at, ln)
+    return out
+
+
+def assert_same(a: Batch, b: Batch) -> None:
+    assert a.stream == b.stream and len(a) == len(b)
+    for name in ("ids", "keys", "event_time", "position", "numeric", "categorical", "score",
+                 "model_version", "decision", "segment", "label", "exposure"):  # fmt: skip
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.shape == y.shape, name
+        assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
+    assert (a.proba is None) == (b.proba is None)
+    if a.proba is not None:
+        assert np.array_equal(a.proba, b.proba, equal_nan=True)
+    assert a.metrics.keys() == b.metrics.keys()
+    for k in a.metrics:
+        assert np.array_equal(a.metrics[k], b.metrics[k], equal_nan=True), k
+
+
+def letters(bad: list[BadRecord]) -> list[tuple[Any, ...]]:
+    return [(b.reason, b.detail, b.position, b.raw, b.stream) for b in bad]
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(inserts=st.lists(st.tuples(st.integers(0, len(PLAIN)), line), min_size=1, max_size=25),
+       stream=st.sampled_from(["predictions", "outcomes"]))  # fmt: skip
+def test_block_and_line_parsers_give_the_same_batches_and_dead_letters(
+    inserts: list[tuple[int, bytes]], stream: str
+) -> None:
+    lines = mixed(inserts)
+    fast = Decoder(STREAMS.stream(stream), SCHEMA)
+    slow = Decoder(STREAMS.stream(stream), SCHEMA, block_parse=False)
+    for dec in (fast, slow):
+        dec.decode_block(b"\n".join(WARM), source="warm")
+    block = b"\n".join(lines) + b"\n"
+    a, abad = fast.decode_block(block, source="f.jsonl", first_line=65)
+    b, bbad = slow.decode_block(block, source="f.jsonl", first_line=65)
+    assert_same(a, b)
+    assert letters(abad) == letters(bbad)
+    offsets = np.arange(100, 100 + len(lines))
+    stamps = np.full(len(lines), 1.7e9)
+    a, abad = fast.decode(lines, source="t", positions=offsets, partition=2, timestamps=stamps)
+    b, bbad = slow.decode(lines, source="t", positions=offsets, partition=2, timestamps=stamps)
+    assert_same(a, b)
+    assert letters(abad) == letters(bbad)
+    assert len(a) + len(abad) == len(lines)  # every payload is a row or a dead letter
+
+
+def test_the_block_parser_takes_plain_lines() -> None:
+    """The agreement above is not a vacuous one: plain lines do go through the block parser."""
+    dec = Decoder(STREAMS.stream("predictions"), SCHEMA)
+    batch, bad = dec.decode_block(b"\n".join(WARM * 3), source="f")
+    assert bad == [] and len(batch) == 192 and dec.rows_block_parsed == 128
