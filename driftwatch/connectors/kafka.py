@@ -22,6 +22,7 @@ dead-letter topic (or file) before the poll returns. They are also returned in
 from __future__ import annotations
 
 import logging
+import operator
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -55,6 +56,10 @@ log = logging.getLogger(__name__)
 #: On shutdown, the longest one broker call may wait (a commit, a flush, a close): five
 #: such calls fit the daemon's 10 s shutdown bound with room to spare.
 STOP_WAIT_S = 1.0
+
+_VALUE = operator.attrgetter("value")
+_OFFSET = operator.attrgetter("offset")
+_TIMESTAMP = operator.attrgetter("timestamp")
 
 _DLQ_PRODUCER = {"acks": "all", "linger_ms": 5, "bootstrap_timeout_ms": 10_000}
 
@@ -367,10 +372,13 @@ class KafkaSource:
             if not recs:
                 continue
             stream = self._streams[tp.topic]
-            payloads = [r.value if r.value is not None else b"" for r in recs]
             n = len(recs)
-            offsets = np.fromiter((r.offset for r in recs), dtype=np.int64, count=n)
-            ts = np.fromiter((r.timestamp for r in recs), dtype=np.float64, count=n)
+            # the fetched values as they are, and fields read in C (map + attrgetter)
+            payloads = list(map(_VALUE, recs))
+            if None in payloads:  # a tombstone: an empty message, dead-lettered as such
+                payloads = [b"" if v is None else v for v in payloads]
+            offsets = np.fromiter(map(_OFFSET, recs), dtype=np.int64, count=n)
+            ts = np.fromiter(map(_TIMESTAMP, recs), dtype=np.float64, count=n)
             ts = np.where(ts >= 0, ts / 1000.0, np.nan)
             batch, bad = self._decoders[stream].decode(
                 payloads, source=tp.topic, positions=offsets, partition=tp.partition, timestamps=ts
@@ -379,7 +387,7 @@ class KafkaSource:
                 per_stream[stream].append(batch)
             for b in bad:
                 polled.bad.append(b if b.stream else replace(b, stream=stream))
-            size = sum(len(p) for p in payloads)
+            size = sum(map(len, payloads))
             polled.bytes_read += size
             self.stats.messages_total += n
             self.stats.bytes_total += size
