@@ -7,7 +7,8 @@ their delayed outcomes; written once under ``.cache/bench/``) it measures, in on
 * the raw parse rate: ``orjson.loads`` on every line of both files (lines in memory), and
   ``pyarrow.json.read_json`` on each whole file: the floor any JSON pipeline pays;
 * ``driftwatch replay`` end to end (decode, merge, label join, sketches, every detector,
-  the policy engine, timeline) with the demo policy, events per second;
+  the policy engine, timeline) with the demo policy, events per second, and the share of
+  its CPU time spent in the decoder;
 * peak RSS of the same replay with windows of 10k and of 1M events, each in a fresh
   process: the sketches' memory depends on features x bins, not on events per window.
 
@@ -81,14 +82,26 @@ def policy_with_window(events_per_window: int, folder: Path) -> Path:
 
 _CHILD = """
 import json, sys, time
+from driftwatch.connectors.decode import Decoder
 from driftwatch.replay import replay
+decode_cpu = [0.0]
+def timed(f):
+    def run(*a, **k):
+        c = time.process_time()
+        try:
+            return f(*a, **k)
+        finally:
+            decode_cpu[0] += time.process_time() - c
+    return run
+for name in ("decode", "decode_block", "decode_table"):  # the decoder's share of the replay
+    setattr(Decoder, name, timed(getattr(Decoder, name)))
 t0, c0 = time.perf_counter(), time.process_time()
 r = replay(sys.argv[1], sys.argv[2:4], sys.argv[4], policy=sys.argv[5], reference=sys.argv[6],
            progress=False, report=False)
 dt, cpu = time.perf_counter() - t0, time.process_time() - c0
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across exec
 hwm = next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM"))
-print(json.dumps({"seconds": dt, "cpu_seconds": cpu,
+print(json.dumps({"seconds": dt, "cpu_seconds": cpu, "decode_cpu_seconds": decode_cpu[0],
                   "events": r.summary["events"] + r.summary["outcomes"],
                   "windows": r.summary["windows"], "max_rss_mb": hwm / 1024}))
 """
@@ -131,6 +144,7 @@ def main() -> int:
         "replay_vs_orjson_cpu_window_10k": round(small["events"] / small["cpu_seconds"]
                                                  / raw["orjson_cpu_eps"], 3),
         "windows_demo_policy": e2e["windows"],
+        "decode_share_of_replay_cpu": round(e2e["decode_cpu_seconds"] / e2e["cpu_seconds"], 3),
         "replay_eps_window_10k": round(small["events"] / small["seconds"]),
         "replay_eps_window_1m": round(large["events"] / large["seconds"]),
         "peak_rss_mb_window_10k": round(small["max_rss_mb"], 1),
@@ -150,6 +164,8 @@ def main() -> int:
     print(f"per CPU-second: replay {result['replay_cpu_eps']:,} vs orjson "
           f"{result['raw_orjson_cpu_eps']:,} events = {result['replay_vs_orjson_cpu']:.0%} "
           f"(10k-event windows: {result['replay_vs_orjson_cpu_window_10k']:.0%})")
+    print(f"decoding's share of replay : {result['decode_share_of_replay_cpu']:.0%} of its CPU "
+          "time")
     print(f"replay, 10k-event windows  : {result['replay_eps_window_10k']:>10,} events/s")
     print(f"replay, 1M-event windows   : {result['replay_eps_window_1m']:>10,} events/s")
     print(f"peak RSS, 10k-event windows: {result['peak_rss_mb_window_10k']} MB")
