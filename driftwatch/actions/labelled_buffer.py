@@ -88,9 +88,11 @@ class LabelledBuffer:
             raise ValueError(f"capacity must be >= 1, found {capacity}")
         self.schema = schema
         self.capacity = int(capacity)
-        self._numeric = np.full((capacity, schema.n_numeric), np.nan)
-        self._categorical = np.full((capacity, schema.n_categorical), MISSING, dtype=np.int32)
-        self._cols = {c: np.full(capacity, np.nan) for c in _COLUMNS}
+        # a slot is read only once written (``_order`` names the held ones): zeros, which
+        # the system hands out untouched, not a fill of the whole ring
+        self._numeric = np.zeros((capacity, schema.n_numeric))
+        self._categorical = np.zeros((capacity, schema.n_categorical), dtype=np.int32)
+        self._cols = {c: np.zeros(capacity) for c in _COLUMNS}
         self._seq = np.zeros(capacity, dtype=np.int64)
         self.seq = 0  # rows ever added; the last row added has number ``seq``
         self._table = new_table_id()  # rows are numbered by ``seq`` for good: one table
@@ -250,11 +252,21 @@ class LabelledBuffer:
         return out
 
     # -- checkpoints -----------------------------------------------------------------
+    def _spans(self, a: int, b: int) -> list[tuple[slice, slice]]:
+        """Rows ``[a, b)`` (0-based, as added; ``b - a <= capacity``) as ``(ring slots,
+        rows from a)`` slices: one, or two where they wrap round the ring."""
+        lo, n = a % self.capacity, b - a
+        first = min(n, self.capacity - lo)
+        spans = [(slice(lo, lo + first), slice(0, first))]
+        if first < n:
+            spans.append((slice(0, n - first), slice(first, n)))
+        return spans
+
     def _rows(self, a: int, b: int) -> dict[str, np.ndarray]:
         """Copies of rows ``a`` to ``b - 1`` (0-based, as added; all still held)."""
-        slots = np.arange(a, b) % self.capacity
-        return {"numeric": self._numeric[slots], "categorical": self._categorical[slots],
-                **{k: self._cols[k][slots] for k in _COLUMNS}}
+        rings = {"numeric": self._numeric, "categorical": self._categorical, **self._cols}
+        spans = self._spans(a, b)
+        return {k: np.concatenate([ring[s] for s, _ in spans]) for k, ring in rings.items()}
 
     def to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
         """See :meth:`_to_dict` (under the lock: the loop may be adding rows)."""
@@ -296,12 +308,14 @@ class LabelledBuffer:
             c = rows.columns
             if not np.isfinite(c["label"]).all():  # rows without a label are never added
                 raise StateError("labelled buffer checkpoint: rows without a label")
-            slots = (rows.start + np.arange(n)) % buf.capacity  # straight into the ring
-            buf._numeric[slots] = c["numeric"].reshape(n, schema.n_numeric)
-            buf._categorical[slots] = c["categorical"].reshape(n, schema.n_categorical)
-            for k in _COLUMNS:
-                buf._cols[k][slots] = c[k]
-            buf._seq[slots] = rows.start + 1 + np.arange(n)
+            num = c["numeric"].reshape(n, schema.n_numeric)
+            cat = c["categorical"].reshape(n, schema.n_categorical)
+            for ring, got in buf._spans(rows.start, rows.stop):  # straight into the ring
+                buf._numeric[ring] = num[got]
+                buf._categorical[ring] = cat[got]
+                for k in _COLUMNS:
+                    buf._cols[k][ring] = c[k][got]
+                buf._seq[ring] = rows.start + 1 + np.arange(got.start, got.stop)
             buf.seq = rows.stop
             buf._table = rows.table
             return buf

@@ -7,8 +7,9 @@
     writer thread: write the manifest naming every part, fsync, rename: durable
     loop thread:   checkpoint durable -> source.commit(positions it covers)
 
-Models are captured one after the other, each once the writer has written the one
-before, so only one model's state is ever held twice in memory. A capture copies only
+Models are captured one after the other; the loop captures the next while the writer
+writes the one before, and waits when one more is already waiting, so at most two
+models' states are ever held twice in memory. A capture copies only
 the rows of append-only tables (labelled buffer, joiner stores) that the store does not
 hold yet, so its cost follows what changed since the last checkpoint. Each model's part is
 consistent with its own positions and outputs, which is all a restore needs (models do
@@ -52,8 +53,9 @@ class CheckpointWriter:
 
     The run loop captures one model's state at a time (under its lock) and hands it to
     :meth:`encode`; while this thread writes it to the store (a staged part, fsynced) the
-    loop goes on, and it captures the next model only when the writer is free again, so
-    at most one model's state exists twice in memory. :meth:`save` then writes the
+    loop goes on, and may capture the next model, which waits its turn: a job is taken
+    only while none is waiting (:attr:`ready`), so at most two models' states exist twice
+    in memory. :meth:`save` then writes the
     manifest that makes every staged part one checkpoint. Once it is durable,
     :meth:`completed` gives it back to the loop, which then commits the positions it
     covers: offsets never move ahead of durable state. A failed write is kept in
@@ -77,19 +79,31 @@ class CheckpointWriter:
 
     @property
     def busy(self) -> bool:
+        """A job is being written or waits."""
         with self._cv:
             return self._busy or self._job is not None
 
+    @property
+    def ready(self) -> bool:
+        """A job would be taken now (none waits; one may be being written)."""
+        with self._cv:
+            return self._job is None and not self._closed
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until a job would be taken; False on timeout."""
+        with self._cv:
+            return self._cv.wait_for(lambda: self._job is None, timeout)
+
     def _put(self, job: tuple[Any, ...]) -> bool:
         with self._cv:
-            if self._busy or self._job is not None or self._closed:
+            if self._job is not None or self._closed:
                 return False
             self._job = job
             self._cv.notify_all()
             return True
 
     def encode(self, name: str, state: Any) -> bool:
-        """Stage one model's captured state; False (nothing taken) while busy."""
+        """Stage one model's captured state; False (nothing taken) unless :attr:`ready`."""
         return self._put(("encode", name, state))
 
     def save(self, positions: dict[str, dict[str, int]], *, now: float, started: float,
@@ -117,6 +131,7 @@ class CheckpointWriter:
                 if self._job is None:
                     return
                 job, self._job, self._busy = self._job, None, True
+                self._cv.notify_all()  # room for the next job (``wait_ready``)
             done: Durable | None = None
             error: Exception | None = None
             try:
@@ -203,7 +218,7 @@ class Checkpoints:
     def _advance(self) -> bool:
         """One step of the round; False when the round failed (and was dropped)."""
         assert self._round is not None
-        if self.writer.busy:
+        if not self.writer.ready:
             return True
         if self.writer.failures > self._round_failures:  # an encode failed: start over
             self._round, self.due = None, True

@@ -163,7 +163,7 @@ def test_the_writer_makes_a_checkpoint_durable_before_handing_back_its_positions
     writer.close()
 
 
-def test_the_writer_takes_one_job_at_a_time(tmp_path):
+def test_the_writer_writes_one_job_while_at_most_one_more_waits(tmp_path):
     store = CheckpointStore(tmp_path / "cp")
     gate = threading.Event()
     real_save = store.save
@@ -177,11 +177,18 @@ def test_the_writer_takes_one_job_at_a_time(tmp_path):
     writer.encode("m", {"x": 1})
     writer.wait()
     assert writer.save({"m": {}}, now=1.0, started=0.0)
-    assert writer.busy
-    assert not writer.encode("m", {"x": 2})  # refused while in flight
+    assert writer.wait_ready(10)  # the save is being written (held at the gate)
+    assert writer.busy and writer.ready
+    assert writer.encode("m", {"x": 2})  # the next model's capture waits its turn
+    assert not writer.ready
+    assert not writer.encode("n", {"x": 3})  # refused: one is waiting already
     gate.set()
     writer.wait()
     assert [d.info.seq for d in writer.completed()] == [1]
+    assert writer.save({"m": {}}, now=2.0, started=0.0)  # the waiting one was staged
+    writer.wait()
+    assert [d.info.seq for d in writer.completed()] == [2]
+    assert CheckpointStore(tmp_path / "cp").load().models["m"] == {"x": 2}
     writer.close()
 
 
