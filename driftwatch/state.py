@@ -2,15 +2,16 @@
 
 A checkpoint holds, per model, the window sketches, label-joiner and engine state, the
 source positions it covers and the length of the outputs written so far. It lives in a
-directory of binary files (:mod:`driftwatch.arrayfile`, each closed by a CRC-32):
+directory of binary files (:mod:`driftwatch.arrayfile`, each closed by a CRC-32C):
 
 * one *part* per model: its state tree's JSON skeleton and its arrays, raw;
 * *segments*: rows of its append-only tables (:class:`~driftwatch.statetree.Appended`),
   each written once and shared by the checkpoints after it, so a checkpoint writes only
   the rows that arrived since the one before;
 * one *manifest* per checkpoint, ``cp-<seq>.json``, naming its parts and segments with
-  their sizes and checksums; it is written to a temporary name, fsynced and renamed into
-  place after every file it names is durable. The rename is the commit.
+  their sizes (each file carries its own checksum); it is written to a temporary name,
+  fsynced and renamed into place after every file it names is durable. The rename is
+  the commit.
 
 A crash before the rename leaves the previous checkpoint as the newest; a damaged file
 (torn, truncated, a flipped bit) fails its checksum and :meth:`CheckpointStore.load`
