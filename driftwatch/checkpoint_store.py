@@ -119,9 +119,15 @@ def _open(root: Path, file: str, opened: _Opened | None = None) -> tuple[Any, di
     return read_arrays(root / file, verify=False)
 
 
-def _read_rows(root: Path, segs: list[dict[str, Any]],
-               opened: _Opened | None = None) -> dict[str, np.ndarray]:
-    parts = [_open(root, s["file"], opened)[1] for s in segs]
+def _read_rows(root: Path, segs: list[dict[str, Any]], opened: _Opened | None = None,
+               start: int | None = None) -> dict[str, np.ndarray]:
+    """The rows of ``segs`` from row ``start`` on (all by default): a view of the file
+    where one segment holds them, else one copy of just those rows."""
+    parts = []
+    for s in segs:
+        cols = _open(root, s["file"], opened)[1]
+        skip = max(0, start - s["start"]) if start is not None else 0
+        parts.append({k: v[skip:] for k, v in cols.items()} if skip else cols)
     if not parts:
         return {}
     return {k: np.concatenate([p[k] for p in parts]) if len(parts) > 1 else parts[0][k]
@@ -135,9 +141,8 @@ def _assemble(root: Path, tid: str, segs: list[dict[str, Any]], start: int,
         return Appended(tid, start, stop, start, cols)
     if not segs or segs[0]["start"] > start or segs[-1]["stop"] != stop:
         raise StateError(f"table {tid}: segments do not cover rows [{start}, {stop})")
-    cols = _read_rows(root, segs, opened)
-    a = start - segs[0]["start"]
-    return Appended(tid, start, stop, start, {k: v[a:] for k, v in cols.items()})
+    segs = [s for s in segs if s["stop"] > start]
+    return Appended(tid, start, stop, start, _read_rows(root, segs, opened, start))
 
 
 class CheckpointStore:
@@ -237,10 +242,10 @@ class CheckpointStore:
         if t.base == t.start:
             keep = []
         if t.base < t.stop or not keep:
-            if len(keep) + 1 > MAX_SEGMENTS:  # merge: old rows back from disk, once
-                old = _read_rows(self.path, keep)
+            if len(keep) + 1 > MAX_SEGMENTS:  # merge: held rows back from disk, once
+                old = _read_rows(self.path, keep, start=t.start)
                 cols = {k: np.concatenate((old[k], t.columns[k])) for k in t.columns}
-                start, keep = keep[0]["start"], []
+                start, keep = t.start, []
             else:
                 cols, start = t.columns, t.base
             seg = self._put(jobs, "seg", {"table": t.table, "start": start, "stop": t.stop},

@@ -147,6 +147,29 @@ def test_many_small_checkpoints_keep_few_segment_files(tmp_path):
     assert got.columns["v"].tolist() == list(range(60))
 
 
+def test_a_merge_of_segments_keeps_only_the_rows_still_held(tmp_path):
+    """A table that grows at the back faster than rows fall out at the front: once its
+    segments are merged, the one segment left starts at the oldest held row (no dead
+    rows carried on), and every restore gives exactly the rows held."""
+    store = CheckpointStore(tmp_path / "cp", keep=1)
+    merges = 0
+    for i in range(40):
+        start, stop = 3 * i + 1, 10 * (i + 1)
+        base = store.capture("m").durable("t") or start
+        store.save({"m": {"t": Appended("t", start, stop, base,
+                                        {"v": np.arange(base, stop, dtype=float)})}}, now=i)
+        seq = CheckpointStore.manifest_seqs(tmp_path / "cp")[0]
+        body = (tmp_path / "cp" / f"cp-{seq:08d}.json").read_bytes().rsplit(b"\n", 2)[0]
+        (segs,) = json.loads(body)["models"]["m"]["tables"].values()
+        assert len(segs) <= 16 and segs[-1]["stop"] == stop
+        if i and len(segs) == 1:
+            merges += 1
+            assert segs[0]["start"] == start
+        got = CheckpointStore(tmp_path / "cp").load().models["m"]["t"]
+        assert got.columns["v"].tolist() == list(range(start, stop))
+    assert merges >= 2
+
+
 def _legacy_file(path, states: list[dict]) -> None:
     """A state folder as the earlier version left it: JSON parts in SQLite."""
     db = sqlite3.connect(path)
