@@ -13,8 +13,8 @@ one flipped bit, fails the trailer's length or checksum and :func:`read_arrays` 
 :class:`~driftwatch.errors.StateError`: a torn write is never read as state.
 :func:`write_arrays` fsyncs before it returns.
 
-:func:`read_arrays` maps the file rather than copying it: the arrays are copy-on-write
-views of the page cache, so reading costs one pass of the checksum.
+:func:`file_crc` checks a file on a read-only map of it (no copy); :func:`read_arrays`
+reads it in one pass into one buffer, of which the arrays are views.
 
 >>> import tempfile, pathlib, numpy as np
 >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.arr"
@@ -121,46 +121,63 @@ def write_arrays(path: str | Path, meta: Any, arrays: Mapping[str, np.ndarray]) 
     return total + _TRAILER.size
 
 
-def _map(p: Path, *, verify: bool) -> tuple[mmap.mmap, int]:
-    """The file mapped copy-on-write, with the length of what precedes its trailer; its
-    checksum checked when ``verify``."""
+def _trailer(p: Path, buf: Any, size: int) -> tuple[int, int, int]:
+    """``(bytes before the trailer, checksum, kind)`` of a file of ``size`` bytes held in
+    ``buf``; StateError when it has no trailer or no magic."""
+    body = size - _TRAILER.size
+    if body < len(_MAGIC) + 8:
+        raise StateError(f"{p}: damaged (cut short or not an array file)")
+    end, total, want, kind = _TRAILER.unpack_from(buf, body)
+    if end != _END or total != body or bytes(buf[: len(_MAGIC)]) != _MAGIC:
+        raise StateError(f"{p}: damaged (cut short or not an array file)")
+    return body, want, kind
+
+
+def file_crc(path: str | Path) -> int:
+    """The checksum a whole, intact array file carries, checked on a read-only map of
+    the file (nothing copied, nothing kept open);
+    :class:`~driftwatch.errors.StateError` when it is damaged."""
+    p = Path(path)
     try:
         with open(p, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size < len(_MAGIC) + 8 + _TRAILER.size:
                 raise StateError(f"{p}: damaged (cut short or not an array file)")
-            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as exc:
         raise StateError(f"{p}: unreadable ({exc})") from exc
-    body = size - _TRAILER.size
-    end, total, want, kind = _TRAILER.unpack_from(mm, body)
-    if end != _END or total != body or mm[: len(_MAGIC)] != _MAGIC:
-        raise StateError(f"{p}: damaged (cut short or not an array file)")
-    if verify:
-        with memoryview(mm) as mv:
-            if _checksum(kind, p)(mv[:body], 0) != want:
-                raise StateError(f"{p}: damaged (checksum mismatch)")
-    return mm, body
-
-
-def file_crc(path: str | Path) -> int:
-    """The checksum a whole, intact array file carries;
-    :class:`~driftwatch.errors.StateError` when it is damaged."""
-    p = Path(path)
-    mm, body = _map(p, verify=True)
-    return int(_TRAILER.unpack_from(mm, body)[2])
+    try:
+        body, want, kind = _trailer(p, mm, size)
+        with memoryview(mm) as mv, mv[:body] as data:
+            got = _checksum(kind, p)(data, 0)
+    finally:
+        mm.close()  # a map keeps a descriptor of its own: never more than one open
+    if got != want:
+        raise StateError(f"{p}: damaged (checksum mismatch)")
+    return int(want)
 
 
 def read_arrays(path: str | Path, *, verify: bool = True) -> tuple[Any, dict[str, np.ndarray]]:
-    """``(meta, arrays)`` of a file :func:`write_arrays` wrote; the arrays are writable,
-    copy-on-write views of the mapped file (nothing is copied until written).
-    ``verify=False`` skips the checksum (the caller checked it already)."""
+    """``(meta, arrays)`` of a file :func:`write_arrays` wrote; the arrays are writable
+    views of one buffer, read in one pass. ``verify=False`` skips the checksum (the
+    caller checked it already, with :func:`file_crc`)."""
     p = Path(path)
-    mm, body = _map(p, verify=verify)
-    (hlen,) = struct.unpack_from("<Q", mm, len(_MAGIC))
+    try:
+        with open(p, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            buf = np.empty(size, np.uint8)  # not zeroed: the read fills it
+            got = fh.readinto(memoryview(buf)) if size else 0
+    except OSError as exc:
+        raise StateError(f"{p}: unreadable ({exc})") from exc
+    if got != size:
+        raise StateError(f"{p}: damaged (cut short or not an array file)")
+    body, want, kind = _trailer(p, buf, size)
+    if verify and _checksum(kind, p)(memoryview(buf)[:body], 0) != want:
+        raise StateError(f"{p}: damaged (checksum mismatch)")
+    (hlen,) = struct.unpack_from("<Q", buf, len(_MAGIC))
     start = len(_MAGIC) + 8
     try:
-        header = json.loads(mm[start : start + hlen])
+        header = json.loads(buf[start : start + hlen].tobytes())
         base = start + hlen + _pad(start + hlen)
         arrays: dict[str, np.ndarray] = {}
         for e in header["arrays"]:
@@ -170,7 +187,7 @@ def read_arrays(path: str | Path, *, verify: bool = True) -> tuple[Any, dict[str
             off = base + int(e["offset"])
             if off < base or off + count * dt.itemsize > body:
                 raise StateError(f"{p}: damaged (array {e['name']!r} runs past the end)")
-            a = np.frombuffer(mm, dtype=dt, count=count, offset=off).reshape(shape)
+            a = buf[off : off + count * dt.itemsize].view(dt).reshape(shape)
             arrays[e["name"]] = a if dt.isnative else a.astype(dt.newbyteorder("="))
         return header["meta"], arrays
     except (ValueError, KeyError, TypeError) as exc:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from driftwatch.arrayfile import read_arrays, write_arrays
+from driftwatch.arrayfile import file_crc, read_arrays, write_arrays
 from driftwatch.durable import fsync_dir
 from driftwatch.errors import StateError
 from driftwatch.state_legacy import legacy_max_seq, load_legacy, remove_legacy
@@ -89,20 +89,17 @@ def _entry_files(entry: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 
-_Opened = dict[str, tuple[Any, dict[str, np.ndarray]]]  # file -> (meta, arrays), checked
-
-
 class _Parts(Mapping[str, Any]):
-    """Model name -> state, decoded from its checked files when asked for (the arrays are
-    views of the mapped files: nothing is copied until a component copies or writes)."""
+    """Model name -> state, read from its files when asked for (and not kept): one
+    model's rows in memory at a time, no file held open."""
 
-    def __init__(self, root: Path, entries: dict[str, dict[str, Any]], opened: _Opened) -> None:
-        self._root, self._entries, self._opened = root, entries, opened
+    def __init__(self, root: Path, entries: dict[str, dict[str, Any]]) -> None:
+        self._root, self._entries = root, entries
 
     def __getitem__(self, name: str) -> Any:
         entry = self._entries[name]
-        meta, arrays = _open(self._root, entry["part"]["file"], self._opened)
-        tables = {tid: _assemble(self._root, tid, entry["tables"][tid], *span, self._opened)
+        meta, arrays = read_arrays(self._root / entry["part"]["file"], verify=False)
+        tables = {tid: _assemble(self._root, tid, entry["tables"][tid], *span)
                   for tid, span in meta["tables"].items()}
         return unpack(meta["tree"], arrays, tables)
 
@@ -113,19 +110,13 @@ class _Parts(Mapping[str, Any]):
         return len(self._entries)
 
 
-def _open(root: Path, file: str, opened: _Opened | None = None) -> tuple[Any, dict[str, Any]]:
-    if opened is not None and file in opened:
-        return opened[file]
-    return read_arrays(root / file, verify=False)
-
-
-def _read_rows(root: Path, segs: list[dict[str, Any]], opened: _Opened | None = None,
+def _read_rows(root: Path, segs: list[dict[str, Any]],
                start: int | None = None) -> dict[str, np.ndarray]:
-    """The rows of ``segs`` from row ``start`` on (all by default): a view of the file
-    where one segment holds them, else one copy of just those rows."""
+    """The rows of ``segs`` from row ``start`` on (all by default): views of the one
+    buffer read where one segment holds them, else one copy of just those rows."""
     parts = []
     for s in segs:
-        cols = _open(root, s["file"], opened)[1]
+        cols = read_arrays(root / s["file"], verify=False)[1]
         skip = max(0, start - s["start"]) if start is not None else 0
         parts.append({k: v[skip:] for k, v in cols.items()} if skip else cols)
     if not parts:
@@ -135,14 +126,14 @@ def _read_rows(root: Path, segs: list[dict[str, Any]], opened: _Opened | None = 
 
 
 def _assemble(root: Path, tid: str, segs: list[dict[str, Any]], start: int,
-              stop: int, opened: _Opened | None = None) -> Appended:
+              stop: int) -> Appended:
     if start == stop:
-        cols = {k: v[:0] for k, v in _read_rows(root, segs[-1:], opened).items()}
+        cols = {k: v[:0] for k, v in _read_rows(root, segs[-1:]).items()}
         return Appended(tid, start, stop, start, cols)
     if not segs or segs[0]["start"] > start or segs[-1]["stop"] != stop:
         raise StateError(f"table {tid}: segments do not cover rows [{start}, {stop})")
     segs = [s for s in segs if s["stop"] > start]
-    return Appended(tid, start, stop, start, _read_rows(root, segs, opened, start))
+    return Appended(tid, start, stop, start, _read_rows(root, segs, start))
 
 
 class CheckpointStore:
@@ -243,7 +234,7 @@ class CheckpointStore:
             keep = []
         if t.base < t.stop or not keep:
             if len(keep) + 1 > MAX_SEGMENTS:  # merge: held rows back from disk, once
-                old = _read_rows(self.path, keep, start=t.start)
+                old = _read_rows(self.path, keep, t.start)
                 cols = {k: np.concatenate((old[k], t.columns[k])) for k in t.columns}
                 start, keep = t.start, []
             else:
@@ -345,28 +336,28 @@ class CheckpointStore:
             return None
         return got if isinstance(got, dict) else None
 
-    def _check(self, seq: int) -> tuple[dict[str, Any] | None, str, _Opened]:
-        """The manifest of ``seq`` and every file it names, each checked (length,
-        checksum, header) and kept mapped for the restore: one pass over the bytes."""
+    def _check(self, seq: int) -> tuple[dict[str, Any] | None, str]:
+        """The manifest of ``seq`` once every file it names is checked (length and
+        checksum, on a map of the file: the bytes are read once, into the page cache)."""
         got = self._manifest(seq)
         if got is None:
-            return None, f"checkpoint {seq}: manifest damaged", {}
+            return None, f"checkpoint {seq}: manifest damaged"
         if got.get("format") != FORMAT:
-            return None, f"checkpoint {seq}: format {got.get('format')}, expected {FORMAT}", {}
-        opened: _Opened = {}
+            return None, f"checkpoint {seq}: format {got.get('format')}, expected {FORMAT}"
+        checked: set[str] = set()
         for model, e in got["models"].items():
             for f in _entry_files(e):
-                if f["file"] in opened:
+                if f["file"] in checked:
                     continue
                 p = self.path / f["file"]
                 try:
                     if p.stat().st_size != f["bytes"]:
-                        raise StateError(f"{p}: {p.stat().st_size} bytes, not {f['bytes']}")
-                    opened[f["file"]] = read_arrays(p)
+                        return None, f"checkpoint {seq}: {f['file']} of {model!r} is damaged"
+                    file_crc(p)
                 except (OSError, StateError):
-                    damaged = f"checkpoint {seq}: {f['file']} of {model!r} is damaged"
-                    return None, damaged, {}
-        return got, "", opened
+                    return None, f"checkpoint {seq}: {f['file']} of {model!r} is damaged"
+                checked.add(f["file"])
+        return got, ""
 
     def load(self) -> Checkpoint | None:
         """The newest intact checkpoint, or None when there is none.
@@ -377,7 +368,7 @@ class CheckpointStore:
         """
         problems = []
         for seq in self.manifest_seqs(self.path):
-            got, problem, opened = self._check(seq)
+            got, problem = self._check(seq)
             if got is None:
                 problems.append(problem)
                 continue
@@ -387,7 +378,7 @@ class CheckpointStore:
                                 for m, e in entries.items()}
             size = sum(f["bytes"] for e in entries.values() for f in _entry_files(e))
             return Checkpoint(seq=seq, created=float(got["created"]),
-                              models=_Parts(self.path, entries, opened), meta=dict(got["meta"]),
+                              models=_Parts(self.path, entries), meta=dict(got["meta"]),
                               size_bytes=size)
         if problems:
             raise StateError(f"{self.path}: no intact checkpoint ({'; '.join(problems)})")

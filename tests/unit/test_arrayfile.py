@@ -1,9 +1,10 @@
-"""Array files: every damaged byte is caught, both checksum kinds read, mapped arrays are
-private copies on write, and files written at once fail as one."""
+"""Array files: every damaged byte is caught, both checksum kinds read, arrays read back
+are private and hold no file open, and files written at once fail as one."""
 
 from __future__ import annotations
 
 import errno
+import os
 import struct
 import zlib
 
@@ -73,7 +74,7 @@ def test_a_crc32c_file_without_the_package_says_what_to_install(tmp_path, monkey
     assert af.read_arrays(p, verify=False)[1]["a"].tolist() == list(range(7))
 
 
-def test_mapped_arrays_are_writable_and_the_file_keeps_its_bytes(tmp_path):
+def test_arrays_read_back_are_writable_and_the_file_keeps_its_bytes(tmp_path):
     p = tmp_path / "x.arr"
     af.write_arrays(p, {}, ARRAYS)
     before = p.read_bytes()
@@ -83,6 +84,38 @@ def test_mapped_arrays_are_writable_and_the_file_keeps_its_bytes(tmp_path):
     assert got["a"][0] == 100.0 and got["b"][0, 0] == 9
     assert p.read_bytes() == before
     assert af.read_arrays(p)[1]["a"].tolist() == list(range(7))
+
+
+def _open_in(folder) -> list[str]:
+    fds = "/proc/self/fd"
+    out = []
+    for f in os.listdir(fds):
+        try:
+            target = os.readlink(f"{fds}/{f}")
+        except OSError:  # the descriptor listdir itself used
+            continue
+        if target.startswith(str(folder)):
+            out.append(target)
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_a_restore_holds_no_file_of_the_folder_open(tmp_path):
+    """A checkpoint of many models and segments may name thousands of files: checking and
+    decoding them must not keep a descriptor per file (a map of a file keeps one)."""
+    store = CheckpointStore(tmp_path / "cp")
+    for i in range(3):
+        store.save({f"m{k}": {"x": np.ones(4), "t": Appended("t", 0, i + 1, i,
+                                                             {"v": np.array([i * 1.0])})}
+                    for k in range(5)}, now=float(i))
+    store.close()
+    cp = CheckpointStore(tmp_path / "cp").load()
+    assert _open_in(tmp_path) == []
+    states = [cp.models[m] for m in cp.models]
+    assert _open_in(tmp_path) == []
+    assert [s["t"].columns["v"].tolist() for s in states] == [[0.0, 1.0, 2.0]] * 5
+    states[0]["x"] += 1  # views of a private buffer, not of the file
+    assert CheckpointStore(tmp_path / "cp").load().models["m0"]["x"].tolist() == [1.0] * 4
 
 
 def test_a_file_that_fails_among_those_written_at_once_fails_the_checkpoint(tmp_path,
