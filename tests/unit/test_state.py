@@ -216,3 +216,52 @@ def test_a_failed_write_commits_nothing(tmp_path):
     assert writer.completed() == [] and writer.failures == 2  # the part, then the round
     assert isinstance(writer.error, StateError)
     writer.close()
+
+
+class _Runtime:
+    """What a checkpoint round asks of a model's runtime: its state, then a commit."""
+
+    def __init__(self, name: str, captured: list[str]) -> None:
+        self.name, self.source, self._captured = name, None, captured
+        self.committed: list[dict[str, int]] = []
+
+    def state(self, capture):
+        self._captured.append(self.name)
+        return {"positions": {f"{self.name}:0": 5}, "x": np.arange(3.0)}
+
+    def commit(self, positions):
+        self.committed.append(dict(positions))
+        return "ok", 1
+
+
+def test_a_round_captures_the_next_model_while_the_one_before_is_written(tmp_path):
+    from prometheus_client import CollectorRegistry
+
+    from driftwatch.clock import ManualClock
+    from driftwatch.metrics import Metrics
+    from driftwatch.service.checkpoint import Checkpoints
+
+    store = CheckpointStore(tmp_path / "cp")
+    gate, real_stage = threading.Event(), store.stage
+    store.stage = lambda model, state: (gate.wait(10), real_stage(model, state))[1]
+    captured: list[str] = []
+    runtimes = [_Runtime(n, captured) for n in ("a", "b", "c")]
+    cps = Checkpoints(store, runtimes, threading.RLock(), Metrics(CollectorRegistry()),
+                      ManualClock())
+    cps.due = True
+    cps.tick()  # captures a; the writer takes it and waits at the gate
+    assert cps.writer.wait_ready(10)
+    cps.tick()  # b is captured while a is being written
+    cps.tick()  # c is not: b waits its turn
+    assert captured == ["a", "b"]
+    gate.set()
+    for _ in range(50):  # the loop goes on ticking until the round is durable
+        cps.writer.wait_ready(10)
+        cps.tick()
+        if all(rt.committed for rt in runtimes):
+            break
+        cps.writer.wait(10)
+    assert captured == ["a", "b", "c"]
+    assert [rt.committed for rt in runtimes] == [[{"a:0": 5}], [{"b:0": 5}], [{"c:0": 5}]]
+    assert CheckpointStore(tmp_path / "cp").load().models["c"]["x"].tolist() == [0.0, 1.0, 2.0]
+    cps.close()
