@@ -5,7 +5,8 @@ two 16-partition topics. One, two and four real daemons in one consumer group sk
 partitions, publish pane sketches to the pane log, and the decider of the model merges
 them; the union of their timelines must be the replay's windows (bounds, sketches, every
 signal, tiers and decisions), each window written by one instance only, and each decided
-action in exactly one outbox. Then the same with an instance SIGKILLed mid-stream and
+action in exactly one outbox. Then the same with the deciding instance SIGKILLed between
+a batch durable in the pane log and that batch's timeline lines and actions, and
 restarted, and with an instance added mid-stream.
 
 The last windows of the replay close only at the end of the files (a flush); a live group
@@ -29,6 +30,7 @@ import pytest
 
 from driftwatch.replay import replay
 from driftwatch.replay.timeline import read_timeline
+from driftwatch.service.group.outputs import CRASH_HOOK
 from driftwatch.service.group.runtime import UNMERGED_GROUPS
 from driftwatch.testing.generator import write_scenario
 from driftwatch.testing.kafka import create_topic
@@ -134,12 +136,13 @@ def _config(tmp: Path, bootstrap: str, topics: dict[str, str], group: str, recor
 class Group:
     """Daemons of one group; their timelines and outboxes read together."""
 
-    def __init__(self, tmp: Path, config: Path, start: Callable[..., object]) -> None:
-        self.tmp, self.config, self._start = tmp, config, start
+    def __init__(self, tmp: Path, config: Path, start: Callable[..., object],
+                 env: dict[str, str] | None = None) -> None:
+        self.tmp, self.config, self._start, self.env = tmp, config, start, env
         self.daemons: dict[str, object] = {}
 
     def start(self, name: str) -> object:
-        d = self._start(self.config, self.tmp / name)
+        d = self._start(self.config, self.tmp / name, env=self.env)
         self.daemons[name] = d
         return d
 
@@ -222,35 +225,39 @@ def _half(recording: dict, first: bool) -> dict[str, list[bytes]]:
             for s, ls in recording["lines"].items()}
 
 
-def test_the_decider_killed_mid_stream_and_restarted(
+def test_the_decider_killed_between_the_log_and_its_outputs(
     recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
 ) -> None:
-    """SIGKILL the instance that decides: its partitions and the decision move to the
-    other one (from the pane log), and it rejoins on restart; nothing lost or doubled."""
+    """SIGKILL the deciding instance at its worst moment: a batch of windows durable in
+    the pane log, none of its lines or actions written yet. Its partitions and the
+    decision move to the other instance (from the pane log), which resumes after that
+    batch; on restart the killed one completes the batch; nothing lost or doubled."""
     boot = kafka_endpoint.bootstrap
     topics = _topics(boot)
     _produce(boot, topics, _half(recording, True), slice(None))
+    arm = tmp_path / "kill-the-decider"
     group = Group(tmp_path, _config(tmp_path, boot, topics, kafka_group(), recording,
-                                    service_config_factory), driftwatch_daemon)
+                                    service_config_factory), driftwatch_daemon,
+                  env={CRASH_HOOK: str(arm)})
     for name in ("a", "b"):
         group.start(name)
     group.wait_assigned("a", "b")
     group.wait_windows(3)
     victim = group.daemons["a"].wait_for("a decider", group.decider)
-    # once the windows written so far have their actions in the outbox: a kill between
-    # the timeline line and the outbox loses that batch's actions (README, "Scaling out")
-    group.daemons[victim].wait_for("the actions of the windows so far", lambda: len(
-        group.actions()) == sum(bool(r["decision"] and r["decision"].get("action"))
-                                for r in group.records()))
-    group.daemons[victim].kill()
+    arm.touch()  # the decider's next batch kills it
+    _produce(boot, topics, _half(recording, False), slice(None))
+    killed = group.daemons[victim]
+    killed.proc.wait(90)
+    assert killed.proc.returncode == -signal.SIGKILL, killed.log()[-3000:]
+    assert not arm.exists()
     survivor = "b" if victim == "a" else "a"
     group.daemons[survivor].wait_for("the survivor to decide",
                                      lambda: group.decider() == survivor, 90.0)
-    group.start(victim)
+    again = group.start(victim)
     group.wait_assigned(victim)
-    _produce(boot, topics, _half(recording, False), slice(None))
     group.wait_windows(len(recording["want"]))
     group.stop()
+    assert "completed the batch from window" in again.log(), again.log()[-3000:]
     _check(group, recording["want"])
 
 

@@ -15,6 +15,8 @@ key                          value
 ``mark/<p>/-/m``            ``{"frontier": f}``: every pane of partition p below f is out
 ``state/<p>/-/m``           open panes, joiner, watermarks and the offsets they cover
 ``leader/-/-/m``            the decider's window ring, engine state, merge progress
+``outputs/-/<w>/m``         the same after the batch from window w, with that batch's
+                            timeline lines and the member writing them (``outputs.py``)
 ==========================  ==============================================================
 """
 
@@ -45,13 +47,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class LogEntry:
-    """One message of the log: ``kind`` is pane, mark, state or leader."""
+    """One message of the log: ``kind`` is pane, mark, state, leader or outputs;
+    ``deleted`` for a tombstone (``value`` is then empty)."""
 
     model: str
     kind: str
     partition: int | None
     pane: int | None
     value: dict[str, Any]
+    deleted: bool = False
 
 
 def model_partition(model: str, n: int) -> int:
@@ -136,10 +140,11 @@ class PaneLog:
             value=encode_value(value),
             partition=self.tp.partition))
 
-    def forget(self, partition: int, pane: int) -> None:
-        """A tombstone for a merged pane: compaction then drops it from the topic."""
+    def forget(self, partition: int | None, pane: int, kind: str = "pane") -> None:
+        """A tombstone (for a merged pane, a batch's written outputs): compaction then
+        drops the key from the topic."""
         self._futures.append(self.producer.send(
-            self.topic, key=make_key(self.model, "pane", partition, pane), value=None,
+            self.topic, key=make_key(self.model, kind, partition, pane), value=None,
             partition=self.tp.partition))
 
     def flush(self, timeout_s: float = 30.0) -> None:
@@ -161,7 +166,11 @@ class PaneLog:
             for recs in got.values():
                 for r in recs:
                     model, kind, part, pane = parse_key(r.key)
-                    if model == self.model and r.value is not None:
+                    if model != self.model:
+                        continue
+                    if r.value is None:
+                        out.append(LogEntry(model, kind, part, pane, {}, deleted=True))
+                    else:
                         out.append(LogEntry(model, kind, part, pane, decode_value(r.value)))
             if end is None or self.reader.position(self.tp) >= end:
                 return out
