@@ -100,7 +100,7 @@ def topics(recording, kafka_endpoint) -> dict[str, str]:
 
 
 def _produce(bootstrap: str, topics: dict[str, str], lines: dict[str, list[bytes]],
-             part: slice) -> None:
+             part: slice, shift: int = 0) -> None:
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=[bootstrap], acks="all", linger_ms=20)
@@ -109,7 +109,7 @@ def _produce(bootstrap: str, topics: dict[str, str], lines: dict[str, list[bytes
             for line in ls[part]:
                 key = orjson.loads(line)["application_id"].encode()
                 producer.send(topics[stream], key=key, value=line.rstrip(b"\n"),
-                              partition=zlib.crc32(key) % PARTITIONS)
+                              partition=(zlib.crc32(key) + shift) % PARTITIONS)
         producer.flush(60)
     finally:
         producer.close()
@@ -293,6 +293,26 @@ def test_outcomes_not_co_partitioned_are_refused(
     assert "co-partitioned" in last and "has 8 partitions" in last, d.log()[-2000:]
     assert "Traceback" not in d.log()
 
+
+
+def test_outcomes_on_other_partitions_than_their_predictions_are_refused(
+    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+) -> None:
+    """Equal partition counts, but the outcomes' producer partitions by another rule: the
+    first events seen on both topics give it away."""
+    boot = kafka_endpoint.bootstrap
+    topics = _topics(boot)
+    preds = recording["lines"]["predictions"][:400]
+    ids = {orjson.loads(x)["application_id"] for x in preds}
+    outs = [x for x in recording["lines"]["outcomes"] if orjson.loads(x)["application_id"] in ids]
+    _produce(boot, topics, {"predictions": preds}, slice(None))
+    _produce(boot, topics, {"outcomes": outs}, slice(None), shift=1)
+    config = _config(tmp_path, boot, topics, kafka_group(), recording, service_config_factory)
+    d = driftwatch_daemon(config, tmp_path / "state")
+    assert d.wait_exit(90) != 0
+    last = d.log().strip().splitlines()[-1]
+    assert "co-partitioned" in last and "but on partition" in last, d.log()[-2000:]
+    assert "Traceback" not in d.log()
 
 
 def test_cohort_rules_are_refused_in_one_line(

@@ -7,7 +7,9 @@ state from the pane log (and the offsets that state covers, which the source the
 to); on revocation it publishes their state and waits until it is durable, before the
 group moves them; the next owner seeks to the offsets that state covers.
 Partitions are assigned by range, so partition *p* of the predictions and of the outcomes
-topic always go to the same instance and joins stay local.
+topic always go to the same instance and joins stay local, provided each event's two
+records are on the same partition: the first records read are checked for that
+(:class:`~driftwatch.service.group.keys.KeyCheck`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.kafka import KafkaSource, RecordDecoder
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
+from driftwatch.service.group.keys import KeyCheck
 
 try:
     from kafka.coordinator.assignors.range import RangePartitionAssignor
@@ -57,6 +60,7 @@ class GroupSource(KafkaSource):
         self._group_assigned = on_assigned
         self._group_revoked = on_revoked
         self._fresh: set[Any] = set()
+        self.key_check = KeyCheck()
 
     def _on_assigned(self, assigned: set[Any]) -> None:
         super()._on_assigned(assigned)
@@ -81,6 +85,11 @@ class GroupSource(KafkaSource):
         out = Polled()
         for tp, recs in records.items():
             one = super()._decode({tp: recs})
+            if not self.key_check.done:  # raises on an event not co-partitioned
+                key_at = {r.offset: r.key for r in recs}
+                for b in one.batches:
+                    self.key_check.see(b.stream, tp.topic, tp.partition,
+                                       [key_at.get(int(x)) for x in b.position], b.ids)
             out.batches += [replace(b, source=f"{tp.topic}:{tp.partition}") for b in one.batches]
             out.bad += one.bad
             out.bytes_read += one.bytes_read
