@@ -43,6 +43,7 @@ from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor
 from driftwatch.replay.isolation import timeline_record
 from driftwatch.service.config import GroupConfig, ModelConfig
+from driftwatch.service.group.idle import IdlePartitions
 from driftwatch.service.group.merge import PaneMerger, leader_partition
 from driftwatch.service.group.outputs import (
     crash_point,
@@ -89,6 +90,9 @@ class GroupRuntime(ModelRuntime):
     #: batches handed to the daemon, to acknowledge at the next poll: (first window,
     #: the decider state to keep under ``leader``, None when it is not this member's now)
     _unacked: list[tuple[int, dict[str, Any] | None]] = field(default_factory=list)
+    idle: IdlePartitions = field(default_factory=lambda: IdlePartitions(30.0))
+    #: partitions the log's latest mark says are idle (whoever owned them then)
+    _marked_idle: set[int] = field(default_factory=set)
 
     @classmethod
     def open_group(cls, cfg: ModelConfig, group: GroupConfig, *, state_dir: Path,
@@ -138,7 +142,8 @@ class GroupRuntime(ModelRuntime):
                  source=None, out_dir=out_dir,  # type: ignore[arg-type]
                  timeline=OutputLog(out_dir / "timeline.jsonl"), clock=clock,
                  reference_path=ref, base_dir=base_dir, _ref_stamp=_stamp(ref),
-                 pane_log=pane_log, n_partitions=n, topics=topics, member=member_id(out_dir))
+                 pane_log=pane_log, n_partitions=n, topics=topics, member=member_id(out_dir),
+                 idle=IdlePartitions(group.idle_timeout_s))
         schema = connector.schema_for(monitor.profile.schema)
         decoders = {s.name: Decoder(s, schema) for s in connector.streams}
         rt.source = GroupSource(settings, decoders, clock=clock, on_assigned=rt._assigned,
@@ -165,7 +170,20 @@ class GroupRuntime(ModelRuntime):
             if polled is not None and (polled.n_events or polled.bad):
                 self.last_event_monotonic = self.clock.monotonic()
                 self._take(polled)
+            self._mark_idle()
             return self._decide()
+
+    def _mark_idle(self) -> None:
+        """Owned partitions quiet for ``group.idle_timeout`` (and caught up) hold no pane
+        back any more: an idle mark says so to the decider."""
+        for p in self.idle.due(now=self.clock.monotonic(), caught_up=self.source.caught_up):
+            self._put_mark(p, idle=True)
+            log.info("%s: partition %d has had no records for %.0fs; the group's panes no "
+                     "longer wait for it", self.name, p, self.idle.timeout_s)
+
+    def _put_mark(self, p: int, *, idle: bool) -> None:
+        self.pane_log.put("mark", {"frontier": self.parts[p].frontier, "idle": idle},
+                          partition=p)
 
     def _take(self, polled: Polled) -> None:
         m = self.monitor
@@ -183,6 +201,8 @@ class GroupRuntime(ModelRuntime):
             part = self.parts.get(p)
             if part is None:  # not ours (any more): its next owner reads it again
                 continue
+            if self.idle.traffic(p, now=self.clock.monotonic()):
+                self._put_mark(p, idle=False)  # before its panes: it holds them back again
             streams = by_part.get(p, {})
             pred = Batch.concat(streams["predictions"]) if streams.get("predictions") else None
             out = Batch.concat(streams[OUTCOMES]) if streams.get(OUTCOMES) else None
@@ -283,6 +303,9 @@ class GroupRuntime(ModelRuntime):
             self._states[e.partition] = e.value
         elif e.kind == "leader":
             self._leader_state = e.value
+        elif e.kind == "mark" and e.partition is not None and "idle" in e.value:
+            (self._marked_idle.add if e.value["idle"] else self._marked_idle.discard)(
+                e.partition)
         if self.merger is None or e.partition is None:
             return
         if e.kind == "pane" and e.pane is not None:
@@ -290,8 +313,10 @@ class GroupRuntime(ModelRuntime):
 
             self.merger.add_pane(e.partition, e.pane,
                                  Sketch.from_dict(self.monitor.profile.layout, e.value["sketch"]))
-        elif e.kind in ("mark", "state") and e.value.get("frontier") is not None:
-            self.merger.add_mark(e.partition, int(e.value["frontier"]))
+        elif e.kind in ("mark", "state"):
+            f = e.value.get("frontier")
+            self.merger.add_mark(e.partition, None if f is None else int(f),
+                                 idle=e.value.get("idle"))
 
     # -- leadership ----------------------------------------------------------------------
     def _leader_dict(self) -> dict[str, Any]:
@@ -339,6 +364,9 @@ class GroupRuntime(ModelRuntime):
                 self.positions.update(st["positions"])
                 self.source.seek(st["positions"])
             self.parts[p] = part
+            self.idle.assigned(p, now=self.clock.monotonic())
+            if p in self._marked_idle:  # a new owner waits its own timeout first
+                self._put_mark(p, idle=False)
         if self.leader in preds:
             self._lead()
         log.info("%s: assigned partitions %s", self.name, sorted(preds))
@@ -356,6 +384,7 @@ class GroupRuntime(ModelRuntime):
         positions = self._publish(gone, leader=self.leader in preds and self.deciding)
         for p in gone:
             del self.parts[p]
+            self.idle.revoked(p)
         if self.leader in preds:
             self.merger = None
         for key in positions:
@@ -431,10 +460,21 @@ class GroupRuntime(ModelRuntime):
                   getattr(profile, "fingerprint", "?"))
         return []
 
+    def readiness(self) -> dict[str, Any]:
+        """What ``/readyz`` says of this member: its partitions and the idle ones."""
+        with self._guard:
+            out = {"partitions": sorted(self.parts), "idle_partitions": sorted(self.idle.idle)}
+            if self.merger is not None:
+                out["merge_ignores"] = sorted(self.merger.idle)
+        return out
+
     def status(self) -> dict[str, Any]:
         out = super().status()
         out["group"] = {"partitions": sorted(self.parts), "leader_partition": self.leader,
-                        "deciding": self.deciding, "pane_log": self.pane_log.topic}
+                        "deciding": self.deciding, "pane_log": self.pane_log.topic,
+                        "idle_partitions": sorted(self.idle.idle)}
+        if self.merger is not None:  # the decider: every partition the merge ignores now
+            out["group"]["merge_ignores"] = sorted(self.merger.idle)
         return out
 
     def close(self) -> None:

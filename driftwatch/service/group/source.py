@@ -25,9 +25,10 @@ from driftwatch.connectors.kafka_settings import KafkaSourceSettings
 from driftwatch.service.group.keys import KeyCheck
 
 try:
+    from kafka import TopicPartition
     from kafka.coordinator.assignors.range import RangePartitionAssignor
 except ImportError:  # pragma: no cover - depends on the install
-    RangePartitionAssignor = None
+    RangePartitionAssignor = TopicPartition = None
 
 __all__ = ["GroupSource", "partition_of"]
 
@@ -61,6 +62,22 @@ class GroupSource(KafkaSource):
         self._group_revoked = on_revoked
         self._fresh: set[Any] = set()
         self.key_check = KeyCheck()
+
+    def caught_up(self, partition: int) -> bool:
+        """Whether this member has read ``partition`` of every topic up to the end the
+        broker last reported (False while that end is not known yet)."""
+        consumer = self._consumer
+        if consumer is None:
+            return False
+        for topic in self._streams:
+            tp = TopicPartition(topic, partition)
+            end = consumer.highwater(tp)
+            if end is None:
+                return False
+            at = self._positions.get(tp)
+            if (consumer.position(tp) if at is None else at) < end:
+                return False
+        return True
 
     def _on_assigned(self, assigned: set[Any]) -> None:
         super()._on_assigned(assigned)
