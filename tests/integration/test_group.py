@@ -67,11 +67,18 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
     policy = out / "policy.yaml"
     policy.write_text(text.replace("mild: {calibrated: {false_alarm_rate: 0.001}}",
                                    "mild: 0.12"), encoding="utf-8")
-    replay(ROOT / "connectors" / "demo-file.yaml",
-           [out / "predictions.jsonl.gz", out / "outcomes.jsonl.gz"], out / "replay",
-           policy=policy, reference=out / "reference.parquet", progress=False, report=False)
     lines = {s: _lines(out / f"{s}.jsonl.gz") for s in ("predictions", "outcomes")}
-    # the slowest partition's watermark: panes ending after it stay open in a live group
+    return {"dir": out, "policy": policy, "lines": lines,
+            "want": _replayed(out, policy, out / "reference.parquet", lines)}
+
+
+def _replayed(folder: Path, policy: Path, reference: Path,
+              lines: dict[str, list[bytes]]) -> list[dict]:
+    """The replay's windows of ``folder``'s recording that a live group closes: those
+    ending before the slowest partition's watermark (later panes stay open)."""
+    replay(ROOT / "connectors" / "demo-file.yaml",
+           [folder / "predictions.jsonl.gz", folder / "outcomes.jsonl.gz"], folder / "replay",
+           policy=policy, reference=reference, progress=False, report=False)
     field = {"predictions": "ts", "outcomes": "outcome_ts"}
     last: dict[tuple[str, int], float] = {}
     for s, ls in lines.items():
@@ -80,10 +87,9 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
             last[key] = max(last.get(key, -math.inf), float(orjson.loads(line)[field[s]]))
     closable = math.floor(min(last.values()) / PANE_S) * PANE_S
     # what a group does not merge yet (prediction cohorts) is left out of the comparison
-    want = [{**r, "signals": [x for x in r["signals"] if x["group"] not in UNMERGED_GROUPS]}
-            for r in read_timeline(out / "replay" / "timeline.jsonl")
+    return [{**r, "signals": [x for x in r["signals"] if x["group"] not in UNMERGED_GROUPS]}
+            for r in read_timeline(folder / "replay" / "timeline.jsonl")
             if r["end_time"] <= closable and not r.get("cohort")]
-    return {"dir": out, "policy": policy, "lines": lines, "want": want}
 
 
 def _topics(bootstrap: str) -> dict[str, str]:
@@ -116,7 +122,7 @@ def _produce(bootstrap: str, topics: dict[str, str], lines: dict[str, list[bytes
 
 
 def _config(tmp: Path, bootstrap: str, topics: dict[str, str], group: str, recording: dict,
-            service_config_factory: Callable[..., Path]) -> Path:
+            service_config_factory: Callable[..., Path], idle: str = "30s") -> Path:
     text = (ROOT / "connectors" / "demo-kafka.yaml").read_text(encoding="utf-8")
     text = (text.replace("${DRIFTWATCH_KAFKA_BOOTSTRAP}", bootstrap)
             .replace("credit.predictions", topics["predictions"])
@@ -130,7 +136,7 @@ def _config(tmp: Path, bootstrap: str, topics: dict[str, str], group: str, recor
     return service_config_factory(
         tmp / "driftwatch.yaml", connector, recording["policy"],
         reference=recording["dir"] / "reference.parquet", batch_size=5000,
-        extra=f"group: {{enabled: true, topic: {group}.panes}}\n")
+        extra=f"group: {{enabled: true, topic: {group}.panes, idle_timeout: {idle}}}\n")
 
 
 class Group:
@@ -277,6 +283,35 @@ def test_an_instance_added_mid_stream(
     group.wait_windows(len(recording["want"]))
     group.stop()
     _check(group, recording["want"])
+
+
+def test_a_partition_without_traffic_holds_no_pane_back(
+    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+) -> None:
+    """Partition 0 gets nothing: past group.idle_timeout its owner marks it idle, /readyz
+    says so, and the windows are the replay's of the same data (without partition 0)."""
+    lines = {s: [x for x in ls if _partition(x) != 0] for s, ls in recording["lines"].items()}
+    folder = tmp_path / "recording"
+    folder.mkdir()
+    for s, ls in lines.items():
+        with gzip.open(folder / f"{s}.jsonl.gz", "wb") as fh:
+            fh.writelines(ls)
+    want = _replayed(folder, recording["policy"], recording["dir"] / "reference.parquet", lines)
+    boot = kafka_endpoint.bootstrap
+    topics = _topics(boot)
+    _produce(boot, topics, lines, slice(None))
+    group = Group(tmp_path, _config(tmp_path, boot, topics, kafka_group(), recording,
+                                    service_config_factory, idle="1s"), driftwatch_daemon)
+    d = group.start("a")
+    group.wait_windows(len(want))
+    d.wait_ready()
+    ready = orjson.loads(d.get("/readyz")[1])["group"]
+    (member,) = ready.values()
+    assert 0 in member["idle_partitions"] and 0 in member["merge_ignores"], ready
+    group.stop()
+    # every partition's last event is in the same pane here, so a group whose partitions
+    # have all gone idle closes no window beyond these
+    _check(group, want)
 
 
 def test_outcomes_not_co_partitioned_are_refused(

@@ -163,3 +163,25 @@ def test_an_idle_partition_holds_no_pane_back_and_its_late_panes_count_late() ->
     assert [k for k, *_ in done] == [5]
     assert done[0][1].n == int(((t >= 50.0) & (t < 60.0)).sum())
     assert done[0][1].n_late == 1  # the event at 3.0, not added to pane 0 again
+
+
+def test_idle_partitions_publish_their_open_panes_and_the_newest_pane_still_waits() -> None:
+    m = PaneMerger(LAYOUT, n_partitions=2)
+    parts = [PartitionPanes(LAYOUT, pane_size=10.0, has_outcomes=False) for _ in range(2)]
+    for p, times in enumerate(([1.0, 12.0, 25.0], [3.0, 14.0])):
+        for k, sk in parts[p].take(_preds(np.array(times), np.ones(len(times))), None):
+            m.add_pane(p, k, sk)
+        m.add_mark(p, parts[p].frontier)
+    assert [(k, sk.n) for k, sk, *_ in m.complete()] == [(0, 2)]  # 1 is still open on 1
+    for p in (1, 0):  # 1 goes quiet, then 0: each publishes its open panes, then idles
+        front = parts[p].frontier
+        for k, sk in parts[p].take(None, None) + parts[p].close_open():
+            m.add_pane(p, k, sk)
+        m.add_mark(p, front, idle=True)
+        if p == 1:  # partition 0 is active, its mark (2) is the bound
+            assert [(k, sk.n) for k, sk, *_ in m.complete()] == [(1, 2)]
+    # all idle: panes below the largest frontier (2) are complete; pane 2 waits, as one
+    # process keeps it open until its time passes
+    assert m.complete() == [] and sorted(m.pending) == [2]
+    late = parts[1].take(_preds(np.array([5.0]), np.ones(1)), None)
+    assert late == [] and parts[1].panes[2].n_late == 1  # published panes are closed here

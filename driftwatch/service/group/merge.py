@@ -8,10 +8,12 @@ it on exactly once. Duplicates (a partition re-read after a crash publishes the 
 pane again) replace what is held, and panes already merged are ignored, so nothing is
 counted twice.
 
-A partition its owner marks *idle* (no traffic for ``group.idle_timeout``) holds no
-pane back. Panes of it that arrive after the merge passed them without it are counted
-late (``n_late`` of the next pane merged), not added, as one process counts an event
-whose pane has closed.
+A partition its owner marks *idle* (no traffic for ``group.idle_timeout``; its owner
+publishes its open panes with that mark) holds no pane back; when every partition is
+idle, panes below the largest of their frontiers are complete, as one process would
+close them. Panes of an idle partition that arrive after the merge passed them are
+counted late (``n_late`` of the next pane merged), not added, as one process counts an
+event whose pane has closed.
 
 >>> import numpy as np
 >>> from driftwatch.windows.sketch import Sketch, SketchLayout
@@ -62,8 +64,8 @@ class PaneMerger:
         self.layout = layout
         self.n_partitions = n_partitions
         self.marks: dict[int, int] = {}
-        #: partitions their owner marked idle: they hold no pane back
-        self.idle: set[int] = set()
+        #: partitions their owner marked idle (they hold no pane back): their frontier then
+        self.idle: dict[int, int | None] = {}
         #: events (and bad records) of panes that arrived after the merge passed them
         self.late = [0, 0]
         self.pending: dict[int, dict[int, Sketch]] = {}
@@ -92,16 +94,19 @@ class PaneMerger:
         if frontier is not None:
             self.marks[partition] = max(frontier, self.marks.get(partition, frontier))
         if idle is True:
-            self.idle.add(partition)
+            self.idle[partition] = frontier
         elif idle is False:
-            self.idle.discard(partition)
+            self.idle.pop(partition, None)
 
     @property
     def complete_below(self) -> int | None:
-        """Panes below this are complete on every partition that is not idle (None: one
-        has no mark yet, or every one is idle)."""
+        """Panes below this are complete on every partition that is not idle; when every
+        one is idle, below the largest frontier (None: one has no mark yet)."""
         active = [p for p in range(self.n_partitions) if p not in self.idle]
-        if not active or any(p not in self.marks for p in active):
+        if not active:
+            ends = [f for f in self.idle.values() if f is not None]
+            return max(ends) if ends else None
+        if any(p not in self.marks for p in active):
             return None
         return min(self.marks[p] for p in active)
 

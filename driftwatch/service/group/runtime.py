@@ -175,9 +175,14 @@ class GroupRuntime(ModelRuntime):
 
     def _mark_idle(self) -> None:
         """Owned partitions quiet for ``group.idle_timeout`` (and caught up) hold no pane
-        back any more: an idle mark says so to the decider."""
+        back any more: their open panes go out, then an idle mark with the frontier their
+        watermark gave."""
         for p in self.idle.due(now=self.clock.monotonic(), caught_up=self.source.caught_up):
-            self._put_mark(p, idle=True)
+            part = self.parts[p]
+            front = part.frontier
+            for k, sk in part.close_open():
+                self.pane_log.put("pane", {"sketch": sk.to_dict()}, partition=p, pane=k)
+            self.pane_log.put("mark", {"frontier": front, "idle": True}, partition=p)
             log.info("%s: partition %d has had no records for %.0fs; the group's panes no "
                      "longer wait for it", self.name, p, self.idle.timeout_s)
 
