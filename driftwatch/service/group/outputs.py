@@ -8,14 +8,15 @@ actions to its outbox, and afterwards (not waited for) the member writes a ``lea
 message with the same state and a tombstone for the ``outputs`` key.
 
 A member killed in between finds on restart its own ``outputs`` messages that have no
-tombstone and completes them: the lines whose window is not in its timeline yet, the
-actions whose key is not in its outbox yet (the outbox is idempotent by key). Any other
-decider resumes from the state in the message, so it never decides those windows again.
+tombstone and completes them: the lines its timeline does not hold yet (a line is the
+same bytes however often it is made), the actions whose key is not in its outbox yet
+(the outbox is idempotent by key). Any other decider resumes from the state in the
+message, so it never decides those windows again.
 The lines of a batch live where every earlier line of that member lives: on its state
 folder, which a restart brings back.
 
 >>> lines = [b'{"window_id":3}\\n', b'{"window_id":4}\\n']
->>> unwritten(lines, window_ids(lines[:1]))
+>>> unwritten(lines, b'{"window_id":2}\\n{"window_id":3}\\n')
 [b'{"window_id":4}\\n']
 """
 
@@ -25,7 +26,7 @@ import logging
 import os
 import signal
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,8 @@ from driftwatch.policy.decision import Decision
 from driftwatch.windows.panes import ClosedWindow
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
-__all__ = ["CRASH_HOOK", "crash_point", "lines_value", "member_id", "recovered_result", "unwritten",
-           "window_ids"]
+__all__ = ["CRASH_HOOK", "crash_point", "lines_value", "member_id", "recovered_result",
+           "unwritten"]
 
 log = logging.getLogger(__name__)
 
@@ -81,20 +82,10 @@ def member_id(folder: Path) -> str:
     return name
 
 
-def window_ids(lines: Iterable[bytes]) -> set[int]:
-    """The windows of timeline ``lines`` (a cohort's verdict is not its window's line)."""
-    out = set()
-    for line in lines:
-        if line.strip():
-            rec = orjson.loads(line)
-            if not rec.get("cohort"):
-                out.add(int(rec["window_id"]))
-    return out
-
-
-def unwritten(lines: list[bytes], written: set[int]) -> list[bytes]:
-    """The lines of a batch whose window is not in ``written`` yet."""
-    return [x for x in lines if int(orjson.loads(x)["window_id"]) not in written]
+def unwritten(lines: list[bytes], timeline: bytes) -> list[bytes]:
+    """The lines of a batch that ``timeline`` (the file's bytes) does not hold yet."""
+    have = set(timeline.splitlines())
+    return [x for x in lines if x.rstrip(b"\n") not in have]
 
 
 def recovered_result(line: bytes, layout: SketchLayout) -> WindowResult:

@@ -51,7 +51,6 @@ from driftwatch.service.group.outputs import (
     member_id,
     recovered_result,
     unwritten,
-    window_ids,
 )
 from driftwatch.service.group.panelog import LogEntry, PaneLog
 from driftwatch.service.group.partition import PartitionPanes
@@ -274,11 +273,10 @@ class GroupRuntime(ModelRuntime):
         goes back to the daemon, whose outbox skips the actions it holds already."""
         if not self._pending:
             return []
-        have = window_ids(data.splitlines())
         out: list[WindowResult] = []
         for first in sorted(self._pending):
             lines = self._pending[first]
-            missing = unwritten(lines, have)
+            missing = unwritten(lines, data)
             for line in missing:
                 self.timeline.write(line)
                 rec = orjson.loads(line)
