@@ -2,12 +2,13 @@
 
 A join stays on one instance only when an event's outcome lands on the partition its
 prediction is on: both topics keyed the same way (by the event id, say) and partitioned
-by the same partitioner. Partition counts are compared at start; here the records
-themselves: for an event seen on both topics, its two records must carry the same Kafka
-key and sit on the same partition, and no record may lack a key (the producer then
-picks any partition). The first ``limit`` events of each stream are remembered and
-every record is checked against the other stream's, until ``pairs`` events have been
-seen on both; then the memory is dropped and nothing more is checked.
+by the same partitioner. Partition counts are compared at start
+(:func:`co_partitioned`); :class:`KeyCheck` checks the records themselves: for an event
+seen on both topics, its two records must carry the same Kafka key and sit on the same
+partition, and no record may lack a key (the producer then picks any partition). The
+first ``limit`` events of each stream are remembered and every record is checked against
+the other stream's, until ``pairs`` events have been seen on both; then the memory is
+dropped and nothing more is checked.
 
 >>> check = KeyCheck(limit=10, pairs=5)
 >>> check.see("predictions", "credit.p", 3, [b"a1", b"a2"], ["a1", "a2"])
@@ -23,12 +24,12 @@ on partition 3 of topic 'credit.p'; outcomes must be co-partitioned with their p
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from driftwatch.errors import ServiceError
 
-__all__ = ["KeyCheck"]
+__all__ = ["KeyCheck", "co_partitioned"]
 
 log = logging.getLogger(__name__)
 
@@ -82,3 +83,27 @@ class KeyCheck:
                      "no longer checked", self.matched)
             self.done = True
             self.seen.clear()
+
+
+def co_partitioned(partitions: Callable[[str], int], topics: dict[str, str]) -> int:
+    """The partition count of the predictions topic, once the outcomes topic matches it
+    (``partitions(topic)``: its count, 0 when it does not exist).
+
+    >>> co_partitioned({"p": 16, "o": 16}.get, {"predictions": "p", "outcomes": "o"})
+    16
+    """
+    pred = topics.get("predictions")
+    if pred is None:
+        raise ServiceError("group: the connector has no predictions stream")
+    n = partitions(pred)
+    if n == 0:
+        raise ServiceError(f"group: topic {pred!r} does not exist")
+    out = topics.get("outcomes")
+    if out is not None:
+        k = partitions(out)
+        if k != n:
+            raise ServiceError(
+                f"group: outcomes topic {out!r} has {k} partitions and predictions topic "
+                f"{pred!r} has {n}; outcomes must be co-partitioned with their predictions "
+                "(same partition count, both keyed by the event id)")
+    return n

@@ -44,6 +44,7 @@ from driftwatch.replay import build_monitor
 from driftwatch.replay.isolation import timeline_record
 from driftwatch.service.config import GroupConfig, ModelConfig
 from driftwatch.service.group.idle import IdlePartitions
+from driftwatch.service.group.keys import co_partitioned
 from driftwatch.service.group.merge import PaneMerger, leader_partition
 from driftwatch.service.group.outputs import (
     crash_point,
@@ -132,7 +133,7 @@ class GroupRuntime(ModelRuntime):
         topics = {t.stream: t.name for t in settings.topics}
         pane_log = PaneLog(settings.connection.client_config(), group.topic, name)
         try:
-            n = _co_partitioned(pane_log, topics)
+            n = co_partitioned(pane_log.partitions, topics)
         except ServiceError:
             pane_log.close()
             raise
@@ -485,25 +486,3 @@ class GroupRuntime(ModelRuntime):
             super().close()
         finally:
             self.pane_log.close()
-
-
-def _co_partitioned(pane_log: PaneLog, topics: dict[str, str]) -> int:
-    """The partition count of the predictions topic, once the outcomes topic matches it."""
-    pred = topics.get("predictions")
-    if pred is None:
-        raise ServiceError("group: the connector has no predictions stream")
-    n = pane_log.partitions(pred)
-    if n == 0:
-        raise ServiceError(f"group: topic {pred!r} does not exist")
-    out = topics.get(OUTCOMES)
-    if out is not None:
-        k = pane_log.partitions(out)
-        if k != n:
-            raise ServiceError(
-                f"group: outcomes topic {out!r} has {k} partitions and predictions topic "
-                f"{pred!r} has {n}; outcomes must be co-partitioned with their predictions "
-                "(same partition count, both keyed by the event id)")
-    return n
-
-
-
