@@ -106,7 +106,8 @@ def recovered_result(line: bytes, layout: SketchLayout) -> WindowResult:
                    n_labelled=int(rec.get("n_labelled") or 0))
     d = rec.get("decision")
     return WindowResult(window=cw, assessment=a,
-                        decision=Decision.from_dict(d) if d else None)
+                        decision=Decision.from_dict(d) if d else None,
+                        cohort=rec.get("cohort"))
 
 
 def lines_value(member: str, leader: dict[str, Any], lines: list[bytes]) -> dict[str, Any]:
