@@ -8,12 +8,13 @@ it on exactly once. Duplicates (a partition re-read after a crash publishes the 
 pane again) replace what is held, and panes already merged are ignored, so nothing is
 counted twice.
 
-A partition its owner marks *idle* (no traffic for ``group.idle_timeout``; its owner
-publishes its open panes with that mark) holds no pane back; when every partition is
-idle, panes below the largest of their frontiers are complete, as one process would
-close them. Panes of an idle partition that arrive after the merge passed them are
-counted late (``n_late`` of the next pane merged), not added, as one process counts an
-event whose pane has closed.
+A partition its owner marks *idle* (no traffic for ``group.idle_timeout``) holds no
+pane back; its owner publishes *provisional* copies of its open panes with that mark,
+which the merge uses for the panes it passes meanwhile. When every partition is idle,
+panes below the largest of their frontiers are complete, as one process would close
+them. What a pane of an idle partition holds beyond what was merged (its events arrived
+after the merge passed it) is counted late (``n_late`` of the next pane merged), not
+added, as one process counts an event whose pane has closed.
 
 >>> import numpy as np
 >>> from driftwatch.windows.sketch import Sketch, SketchLayout
@@ -68,6 +69,10 @@ class PaneMerger:
         self.idle: dict[int, int | None] = {}
         #: events (and bad records) of panes that arrived after the merge passed them
         self.late = [0, 0]
+        #: ``(partition, pane)`` of the provisional copies pending, and of those merged
+        #: (with their events and bad records, to count what the real pane adds as late)
+        self.provisional: set[tuple[int, int]] = set()
+        self.merged_early: dict[tuple[int, int], tuple[int, int]] = {}
         self.pending: dict[int, dict[int, Sketch]] = {}
         #: the first pane not yet merged (None: none merged yet)
         self.next_pane: int | None = None
@@ -76,16 +81,25 @@ class PaneMerger:
         #: ``(partition, pane)`` of the sketches merged since the caller last took them
         self.merged: list[tuple[int, int]] = []
 
-    def add_pane(self, partition: int, pane: int, sketch: Sketch) -> None:
+    def add_pane(self, partition: int, pane: int, sketch: Sketch, *,
+                 provisional: bool = False) -> None:
+        """Pane ``pane`` of ``partition``; ``provisional`` for an idle partition's copy of
+        a pane still open there."""
+        key = (partition, pane)
         if self.next_pane is not None and pane < self.next_pane:
-            if pane < self.marks.get(partition, pane):
+            if provisional:
+                return
+            early = self.merged_early.pop(key, None)
+            if early is None and pane < self.marks.get(partition, pane):
                 return  # merged already: a re-published copy of the same pane
-            # merged while this partition was idle: its events came too late
-            self.late[0] += int(sketch.n) + int(sketch.n_late)
-            self.late[1] += int(sketch.n_bad)
-            self.merged.append((partition, pane))  # counted: its message can go
+            # merged without (all of) it while the partition was idle: the rest is late
+            n0, bad0 = early or (0, 0)
+            self.late[0] += max(0, int(sketch.n) + int(sketch.n_late) - n0)
+            self.late[1] += max(0, int(sketch.n_bad) - bad0)
+            self.merged.append(key)  # counted: its message can go
             return
         self.pending.setdefault(pane, {})[partition] = sketch
+        (self.provisional.add if provisional else self.provisional.discard)(key)
 
     def add_mark(self, partition: int, frontier: int | None, *,
                  idle: bool | None = None) -> None:
@@ -120,6 +134,11 @@ class PaneMerger:
         for k in sorted(k for k in self.pending if k < below):
             parts = self.pending.pop(k)
             self.merged += [(p, k) for p in sorted(parts)]
+            for p in sorted(parts):
+                if (p, k) in self.provisional:
+                    self.provisional.discard((p, k))
+                    s = parts[p]
+                    self.merged_early[(p, k)] = (int(s.n) + int(s.n_late), int(s.n_bad))
             sk = Sketch.sum(self.layout, (parts[p] for p in sorted(parts)))
             if self.late != [0, 0]:
                 sk.n_late += self.late[0]
@@ -134,12 +153,16 @@ class PaneMerger:
 
     def progress(self) -> dict[str, Any]:
         """What a new merger resumes from (panes and marks are re-read from the log)."""
-        return {"next_pane": self.next_pane, "n_before": self.n_before, "late": self.late}
+        return {"next_pane": self.next_pane, "n_before": self.n_before, "late": self.late,
+                "merged_early": [[p, k, n, b] for (p, k), (n, b)
+                                 in sorted(self.merged_early.items())]}
 
     def resume(self, d: dict[str, Any]) -> None:
         self.next_pane = None if d["next_pane"] is None else int(d["next_pane"])
         self.n_before = int(d["n_before"])
         self.late = [int(x) for x in d.get("late", (0, 0))]
+        self.merged_early = {(int(p), int(k)): (int(n), int(b))
+                             for p, k, n, b in d.get("merged_early", ())}
         if self.next_pane is not None:
             for k in [k for k in self.pending if k < self.next_pane]:
                 del self.pending[k]

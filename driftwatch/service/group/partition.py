@@ -126,13 +126,10 @@ class PartitionPanes:
         closed = sorted(k for k in self.panes if k < self.frontier)
         return [(k, self.panes.pop(k)) for k in closed]
 
-    def close_open(self) -> list[tuple[int, Sketch]]:
-        """Every open pane, in order (the partition goes idle): later events of them are
-        late here, as they are for one process once the group's time has passed them."""
-        closed = sorted(self.panes)
-        if closed:
-            self.frontier = max(closed[-1] + 1, self.frontier or closed[-1] + 1)
-        return [(k, self.panes.pop(k)) for k in closed]
+    def open_panes(self) -> list[tuple[int, Sketch]]:
+        """The panes still open here, in order, left open (the partition goes idle: the
+        merge may use these copies; the panes close here as usual)."""
+        return [(k, self.panes[k]) for k in sorted(self.panes)]
 
     # -- checkpoints -------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

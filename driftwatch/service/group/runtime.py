@@ -175,14 +175,12 @@ class GroupRuntime(ModelRuntime):
 
     def _mark_idle(self) -> None:
         """Owned partitions quiet for ``group.idle_timeout`` (and caught up) hold no pane
-        back any more: their open panes go out, then an idle mark with the frontier their
-        watermark gave."""
+        back any more: provisional copies of their open panes go out, then an idle mark."""
         for p in self.idle.due(now=self.clock.monotonic(), caught_up=self.source.caught_up):
-            part = self.parts[p]
-            front = part.frontier
-            for k, sk in part.close_open():
-                self.pane_log.put("pane", {"sketch": sk.to_dict()}, partition=p, pane=k)
-            self.pane_log.put("mark", {"frontier": front, "idle": True}, partition=p)
+            for k, sk in self.parts[p].open_panes():
+                self.pane_log.put("pane", {"sketch": sk.to_dict(), "provisional": True},
+                                  partition=p, pane=k)
+            self._put_mark(p, idle=True)
             log.info("%s: partition %d has had no records for %.0fs; the group's panes no "
                      "longer wait for it", self.name, p, self.idle.timeout_s)
 
@@ -316,7 +314,8 @@ class GroupRuntime(ModelRuntime):
             from driftwatch.windows.sketch import Sketch
 
             self.merger.add_pane(e.partition, e.pane,
-                                 Sketch.from_dict(self.monitor.profile.layout, e.value["sketch"]))
+                                 Sketch.from_dict(self.monitor.profile.layout, e.value["sketch"]),
+                                 provisional=bool(e.value.get("provisional")))
         elif e.kind in ("mark", "state"):
             f = e.value.get("frontier")
             self.merger.add_mark(e.partition, None if f is None else int(f),

@@ -27,8 +27,10 @@ from driftwatch.service.group.keys import KeyCheck
 try:
     from kafka import TopicPartition
     from kafka.coordinator.assignors.range import RangePartitionAssignor
+    from kafka.errors import KafkaError
 except ImportError:  # pragma: no cover - depends on the install
     RangePartitionAssignor = TopicPartition = None
+    KafkaError = Exception
 
 __all__ = ["GroupSource", "partition_of"]
 
@@ -69,14 +71,17 @@ class GroupSource(KafkaSource):
         consumer = self._consumer
         if consumer is None:
             return False
-        for topic in self._streams:
-            tp = TopicPartition(topic, partition)
-            end = consumer.highwater(tp)
-            if end is None:
-                return False
-            at = self._positions.get(tp)
-            if (consumer.position(tp) if at is None else at) < end:
-                return False
+        try:
+            for topic in self._streams:
+                tp = TopicPartition(topic, partition)
+                end = consumer.highwater(tp)
+                if end is None:
+                    return False
+                at = self._positions.get(tp)
+                if (consumer.position(tp) if at is None else at) < end:
+                    return False
+        except (AssertionError, KafkaError):  # not assigned any more (a rebalance)
+            return False
         return True
 
     def _on_assigned(self, assigned: set[Any]) -> None:
