@@ -44,6 +44,10 @@ __all__ = ["LogEntry", "PaneLog", "decode_value", "encode_value", "make_key", "m
 
 log = logging.getLogger(__name__)
 
+#: The largest message of the log: a partition's state (its joiner's waiting predictions)
+#: and a batch of decided windows with their timeline lines outgrow Kafka's 1 MB default.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class LogEntry:
@@ -108,20 +112,22 @@ class PaneLog:
         self._cfg = dict(client_config)
         self._ensure_topic()
         self.reader = build_client(KafkaConsumer, **self._cfg, group_id=None,
-                                   enable_auto_commit=False, auto_offset_reset="earliest")
+                                   enable_auto_commit=False, auto_offset_reset="earliest",
+                                   max_partition_fetch_bytes=MAX_MESSAGE_BYTES)
         parts = self.reader.partitions_for_topic(topic) or {0}
         self.tp = TopicPartition(topic, model_partition(model, len(parts)))
         self.reader.assign([self.tp])
         self.reader.seek_to_beginning(self.tp)
         self.producer = build_client(KafkaProducer, **self._cfg, acks="all", linger_ms=2,
-                                     max_in_flight_requests_per_connection=1)
+                                     max_in_flight_requests_per_connection=1,
+                                     max_request_size=MAX_MESSAGE_BYTES)
         self._futures: list[Any] = []
 
     def _ensure_topic(self) -> None:
         admin = build_client(KafkaAdminClient, **self._cfg)
         try:
-            admin.create_topics([NewTopic(self.topic, 1, 1,
-                                          topic_configs={"cleanup.policy": "compact"})])
+            admin.create_topics([NewTopic(self.topic, 1, 1, topic_configs={
+                "cleanup.policy": "compact", "max.message.bytes": str(MAX_MESSAGE_BYTES)})])
             log.info("created the pane log topic %s (compacted)", self.topic)
         except TopicAlreadyExistsError:
             pass
