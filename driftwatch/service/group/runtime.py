@@ -279,8 +279,9 @@ class GroupRuntime(ModelRuntime):
             for line in missing:
                 self.timeline.write(line)
                 rec = orjson.loads(line)
-                self.windows += 1
-                self.tier = str(rec.get("tier", self.tier))
+                if not rec.get("cohort"):  # a cohort's verdict judges an earlier window
+                    self.windows += 1
+                    self.tier = str(rec.get("tier", self.tier))
             out += [recovered_result(x, self.monitor.profile.layout) for x in lines]
             self._unacked.append((first, None))
             log.warning("%s: completed the batch from window %d, decided here before this "
