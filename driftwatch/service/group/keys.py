@@ -7,8 +7,8 @@ by the same partitioner. Partition counts are compared at start
 seen on both topics, its two records must carry the same Kafka key and sit on the same
 partition, and no record may lack a key (the producer then picks any partition). The
 first ``limit`` events of each stream are remembered and every record is checked against
-the other stream's, until ``pairs`` events have been seen on both; then the memory is
-dropped and nothing more is checked.
+the other stream's, until ``pairs`` events have been seen on both (or ``4 * limit``
+records read); then the memory is dropped and nothing more is checked.
 
 >>> check = KeyCheck(limit=10, pairs=5)
 >>> check.see("predictions", "credit.p", 3, [b"a1", b"a2"], ["a1", "a2"])
@@ -43,6 +43,8 @@ class KeyCheck:
     def __init__(self, *, limit: int = 100_000, pairs: int = 1_000) -> None:
         self.limit = limit
         self.pairs = pairs
+        #: records checked: past ``4 * limit`` checking stops even with fewer pairs seen
+        self.checked = 0
         #: stream -> event id -> (topic, partition, key)
         self.seen: dict[str, dict[str, tuple[str, int, bytes]]] = {}
         self.matched = 0
@@ -78,7 +80,8 @@ class KeyCheck:
                 self.matched += 1
             if len(mine) < self.limit:
                 mine[event] = (topic, partition, key)
-        if self.matched >= self.pairs:
+        self.checked += len(keys)
+        if self.matched >= self.pairs or self.checked >= 4 * self.limit:
             log.info("group: keys and partitions agree on %d events seen on both topics; "
                      "no longer checked", self.matched)
             self.done = True

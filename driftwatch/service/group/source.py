@@ -64,6 +64,7 @@ class GroupSource(KafkaSource):
         self._group_revoked = on_revoked
         self._fresh: set[Any] = set()
         self.key_check = KeyCheck()
+        self.key_check.done = len(set(self._streams.values())) < 2  # nothing to join
 
     def caught_up(self, partition: int) -> bool:
         """Whether this member has read ``partition`` of every topic up to the end the
