@@ -135,6 +135,8 @@ report:                          # served under /reports/ (index: newest first)
 # group:                         # several instances in one Kafka consumer group that merge
 #   enabled: true                # pane sketches; one decides per model (README, "Scaling out")
 #   topic: driftwatch.panes      # the pane log (created compacted when missing)
+#   idle_timeout: 30s            # a partition without records this long holds no pane
+#                                # back (null: a partition always waits for its records)
 """
 
 
@@ -228,6 +230,7 @@ class _ReportSpec(_Spec):
 class _GroupSpec(_Spec):
     enabled: bool = False
     topic: str = Field("driftwatch.panes", min_length=1)
+    idle_timeout: _Dur | None = "30s"
 
 
 class _ServiceSpec(_Spec):
@@ -302,6 +305,8 @@ class GroupConfig:
 
     enabled: bool = False
     topic: str = "driftwatch.panes"  # the pane log: sketches and states, compacted
+    #: seconds without records after which a partition holds no pane back (None: never)
+    idle_timeout_s: float | None = 30.0
 
 
 @dataclass(frozen=True)
@@ -466,7 +471,9 @@ def parse_service_config(
             keep=spec.report.keep,
         ),
         mlflow=limits,
-        group=GroupConfig(spec.group.enabled, spec.group.topic),
+        group=GroupConfig(spec.group.enabled, spec.group.topic,
+                          None if spec.group.idle_timeout is None
+                          else _duration(spec.group.idle_timeout)),
     )
 
 

@@ -395,10 +395,14 @@ class Service:
         sources = {rt.name: rt.ready or rt.done for rt in self.runtimes}
         writable, why = self.disk.readiness()
         ok = self._running and fresh and all(sources.values()) and writable and self.deps.ready()
-        return ok, {"running": self._running, "checkpoint_age_seconds": round(age, 3),
-                    "checkpoint_fresh": fresh, "sources": sources,
-                    "state_writable": writable, "state_reason": why,
-                    "dependencies": self.deps.to_dict()}
+        out = {"running": self._running, "checkpoint_age_seconds": round(age, 3),
+               "checkpoint_fresh": fresh, "sources": sources,
+               "state_writable": writable, "state_reason": why,
+               "dependencies": self.deps.to_dict()}
+        groups = {rt.name: rt.readiness() for rt in self.runtimes if hasattr(rt, "readiness")}
+        if groups:  # members of a consumer group: their partitions, the idle ones
+            out["group"] = groups
+        return ok, out
 
     def _state_dir_up(self) -> tuple[bool | None, str]:
         writable, why = self.disk.readiness()

@@ -207,9 +207,11 @@ class ModelRuntime:
                 return outcome, a - b
         return "ok", 0
 
-    def _record(self, results: list[WindowResult]) -> list[WindowResult]:
-        for res in results:
-            rec = timeline_record(res)
+    def _record(self, results: list[WindowResult],
+                records: list[dict[str, Any]] | None = None) -> list[WindowResult]:
+        """Timeline lines of ``results`` (their ``records`` when made already)."""
+        for i, res in enumerate(results):
+            rec = timeline_record(res) if records is None else records[i]
             self.timeline.write(orjson.dumps(rec, option=_OPTS))
             if res.cohort is None:  # a cohort's verdict judges an earlier window
                 self.windows += 1

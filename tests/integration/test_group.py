@@ -5,7 +5,8 @@ two 16-partition topics. One, two and four real daemons in one consumer group sk
 partitions, publish pane sketches to the pane log, and the decider of the model merges
 them; the union of their timelines must be the replay's windows (bounds, sketches, every
 signal, tiers and decisions), each window written by one instance only, and each decided
-action in exactly one outbox. Then the same with an instance SIGKILLed mid-stream and
+action in exactly one outbox. Then the same with the deciding instance SIGKILLed between
+a batch durable in the pane log and that batch's timeline lines and actions, and
 restarted, and with an instance added mid-stream.
 
 The last windows of the replay close only at the end of the files (a flush); a live group
@@ -29,6 +30,7 @@ import pytest
 
 from driftwatch.replay import replay
 from driftwatch.replay.timeline import read_timeline
+from driftwatch.service.group.outputs import CRASH_HOOK
 from driftwatch.service.group.runtime import UNMERGED_GROUPS
 from driftwatch.testing.generator import write_scenario
 from driftwatch.testing.kafka import create_topic
@@ -65,11 +67,18 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
     policy = out / "policy.yaml"
     policy.write_text(text.replace("mild: {calibrated: {false_alarm_rate: 0.001}}",
                                    "mild: 0.12"), encoding="utf-8")
-    replay(ROOT / "connectors" / "demo-file.yaml",
-           [out / "predictions.jsonl.gz", out / "outcomes.jsonl.gz"], out / "replay",
-           policy=policy, reference=out / "reference.parquet", progress=False, report=False)
     lines = {s: _lines(out / f"{s}.jsonl.gz") for s in ("predictions", "outcomes")}
-    # the slowest partition's watermark: panes ending after it stay open in a live group
+    return {"dir": out, "policy": policy, "lines": lines,
+            "want": _replayed(out, policy, out / "reference.parquet", lines)}
+
+
+def _replayed(folder: Path, policy: Path, reference: Path,
+              lines: dict[str, list[bytes]]) -> list[dict]:
+    """The replay's windows of ``folder``'s recording that a live group closes: those
+    ending before the slowest partition's watermark (later panes stay open)."""
+    replay(ROOT / "connectors" / "demo-file.yaml",
+           [folder / "predictions.jsonl.gz", folder / "outcomes.jsonl.gz"], folder / "replay",
+           policy=policy, reference=reference, progress=False, report=False)
     field = {"predictions": "ts", "outcomes": "outcome_ts"}
     last: dict[tuple[str, int], float] = {}
     for s, ls in lines.items():
@@ -78,10 +87,9 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
             last[key] = max(last.get(key, -math.inf), float(orjson.loads(line)[field[s]]))
     closable = math.floor(min(last.values()) / PANE_S) * PANE_S
     # what a group does not merge yet (prediction cohorts) is left out of the comparison
-    want = [{**r, "signals": [x for x in r["signals"] if x["group"] not in UNMERGED_GROUPS]}
-            for r in read_timeline(out / "replay" / "timeline.jsonl")
+    return [{**r, "signals": [x for x in r["signals"] if x["group"] not in UNMERGED_GROUPS]}
+            for r in read_timeline(folder / "replay" / "timeline.jsonl")
             if r["end_time"] <= closable and not r.get("cohort")]
-    return {"dir": out, "policy": policy, "lines": lines, "want": want}
 
 
 def _topics(bootstrap: str) -> dict[str, str]:
@@ -98,7 +106,7 @@ def topics(recording, kafka_endpoint) -> dict[str, str]:
 
 
 def _produce(bootstrap: str, topics: dict[str, str], lines: dict[str, list[bytes]],
-             part: slice) -> None:
+             part: slice, shift: int = 0) -> None:
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=[bootstrap], acks="all", linger_ms=20)
@@ -107,14 +115,14 @@ def _produce(bootstrap: str, topics: dict[str, str], lines: dict[str, list[bytes
             for line in ls[part]:
                 key = orjson.loads(line)["application_id"].encode()
                 producer.send(topics[stream], key=key, value=line.rstrip(b"\n"),
-                              partition=zlib.crc32(key) % PARTITIONS)
+                              partition=(zlib.crc32(key) + shift) % PARTITIONS)
         producer.flush(60)
     finally:
         producer.close()
 
 
 def _config(tmp: Path, bootstrap: str, topics: dict[str, str], group: str, recording: dict,
-            service_config_factory: Callable[..., Path]) -> Path:
+            service_config_factory: Callable[..., Path], idle: str = "30s") -> Path:
     text = (ROOT / "connectors" / "demo-kafka.yaml").read_text(encoding="utf-8")
     text = (text.replace("${DRIFTWATCH_KAFKA_BOOTSTRAP}", bootstrap)
             .replace("credit.predictions", topics["predictions"])
@@ -128,18 +136,19 @@ def _config(tmp: Path, bootstrap: str, topics: dict[str, str], group: str, recor
     return service_config_factory(
         tmp / "driftwatch.yaml", connector, recording["policy"],
         reference=recording["dir"] / "reference.parquet", batch_size=5000,
-        extra=f"group: {{enabled: true, topic: {group}.panes}}\n")
+        extra=f"group: {{enabled: true, topic: {group}.panes, idle_timeout: {idle}}}\n")
 
 
 class Group:
     """Daemons of one group; their timelines and outboxes read together."""
 
-    def __init__(self, tmp: Path, config: Path, start: Callable[..., object]) -> None:
-        self.tmp, self.config, self._start = tmp, config, start
+    def __init__(self, tmp: Path, config: Path, start: Callable[..., object],
+                 env: dict[str, str] | None = None) -> None:
+        self.tmp, self.config, self._start, self.env = tmp, config, start, env
         self.daemons: dict[str, object] = {}
 
     def start(self, name: str) -> object:
-        d = self._start(self.config, self.tmp / name)
+        d = self._start(self.config, self.tmp / name, env=self.env)
         self.daemons[name] = d
         return d
 
@@ -222,35 +231,39 @@ def _half(recording: dict, first: bool) -> dict[str, list[bytes]]:
             for s, ls in recording["lines"].items()}
 
 
-def test_the_decider_killed_mid_stream_and_restarted(
+def test_the_decider_killed_between_the_log_and_its_outputs(
     recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
 ) -> None:
-    """SIGKILL the instance that decides: its partitions and the decision move to the
-    other one (from the pane log), and it rejoins on restart; nothing lost or doubled."""
+    """SIGKILL the deciding instance at its worst moment: a batch of windows durable in
+    the pane log, none of its lines or actions written yet. Its partitions and the
+    decision move to the other instance (from the pane log), which resumes after that
+    batch; on restart the killed one completes the batch; nothing lost or doubled."""
     boot = kafka_endpoint.bootstrap
     topics = _topics(boot)
     _produce(boot, topics, _half(recording, True), slice(None))
+    arm = tmp_path / "kill-the-decider"
     group = Group(tmp_path, _config(tmp_path, boot, topics, kafka_group(), recording,
-                                    service_config_factory), driftwatch_daemon)
+                                    service_config_factory), driftwatch_daemon,
+                  env={CRASH_HOOK: str(arm)})
     for name in ("a", "b"):
         group.start(name)
     group.wait_assigned("a", "b")
     group.wait_windows(3)
     victim = group.daemons["a"].wait_for("a decider", group.decider)
-    # once the windows written so far have their actions in the outbox: a kill between
-    # the timeline line and the outbox loses that batch's actions (README, "Scaling out")
-    group.daemons[victim].wait_for("the actions of the windows so far", lambda: len(
-        group.actions()) == sum(bool(r["decision"] and r["decision"].get("action"))
-                                for r in group.records()))
-    group.daemons[victim].kill()
+    arm.touch()  # the decider's next batch kills it
+    _produce(boot, topics, _half(recording, False), slice(None))
+    killed = group.daemons[victim]
+    killed.proc.wait(90)
+    assert killed.proc.returncode == -signal.SIGKILL, killed.log()[-3000:]
+    assert not arm.exists()
     survivor = "b" if victim == "a" else "a"
     group.daemons[survivor].wait_for("the survivor to decide",
                                      lambda: group.decider() == survivor, 90.0)
-    group.start(victim)
+    again = group.start(victim)
     group.wait_assigned(victim)
-    _produce(boot, topics, _half(recording, False), slice(None))
     group.wait_windows(len(recording["want"]))
     group.stop()
+    assert "completed the batch from window" in again.log(), again.log()[-3000:]
     _check(group, recording["want"])
 
 
@@ -272,6 +285,35 @@ def test_an_instance_added_mid_stream(
     _check(group, recording["want"])
 
 
+def test_a_partition_without_traffic_holds_no_pane_back(
+    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+) -> None:
+    """Partition 0 gets nothing: past group.idle_timeout its owner marks it idle, /readyz
+    says so, and the windows are the replay's of the same data (without partition 0)."""
+    lines = {s: [x for x in ls if _partition(x) != 0] for s, ls in recording["lines"].items()}
+    folder = tmp_path / "recording"
+    folder.mkdir()
+    for s, ls in lines.items():
+        with gzip.open(folder / f"{s}.jsonl.gz", "wb") as fh:
+            fh.writelines(ls)
+    want = _replayed(folder, recording["policy"], recording["dir"] / "reference.parquet", lines)
+    boot = kafka_endpoint.bootstrap
+    topics = _topics(boot)
+    _produce(boot, topics, lines, slice(None))
+    group = Group(tmp_path, _config(tmp_path, boot, topics, kafka_group(), recording,
+                                    service_config_factory, idle="1s"), driftwatch_daemon)
+    d = group.start("a")
+    group.wait_windows(len(want))
+    d.wait_ready()
+    ready = orjson.loads(d.get("/readyz")[1])["group"]
+    (member,) = ready.values()
+    assert 0 in member["idle_partitions"] and 0 in member["merge_ignores"], ready
+    group.stop()
+    # every partition's last event is in the same pane here, so a group whose partitions
+    # have all gone idle closes no window beyond these
+    _check(group, want)
+
+
 def test_outcomes_not_co_partitioned_are_refused(
     recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
 ) -> None:
@@ -286,6 +328,26 @@ def test_outcomes_not_co_partitioned_are_refused(
     assert "co-partitioned" in last and "has 8 partitions" in last, d.log()[-2000:]
     assert "Traceback" not in d.log()
 
+
+
+def test_outcomes_on_other_partitions_than_their_predictions_are_refused(
+    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+) -> None:
+    """Equal partition counts, but the outcomes' producer partitions by another rule: the
+    first events seen on both topics give it away."""
+    boot = kafka_endpoint.bootstrap
+    topics = _topics(boot)
+    preds = recording["lines"]["predictions"][:400]
+    ids = {orjson.loads(x)["application_id"] for x in preds}
+    outs = [x for x in recording["lines"]["outcomes"] if orjson.loads(x)["application_id"] in ids]
+    _produce(boot, topics, {"predictions": preds}, slice(None))
+    _produce(boot, topics, {"outcomes": outs}, slice(None), shift=1)
+    config = _config(tmp_path, boot, topics, kafka_group(), recording, service_config_factory)
+    d = driftwatch_daemon(config, tmp_path / "state")
+    assert d.wait_exit(90) != 0
+    last = d.log().strip().splitlines()[-1]
+    assert "co-partitioned" in last and "but on partition" in last, d.log()[-2000:]
+    assert "Traceback" not in d.log()
 
 
 def test_cohort_rules_are_refused_in_one_line(

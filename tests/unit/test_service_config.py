@@ -47,6 +47,16 @@ def test_a_minimal_file_gets_defaults_and_paths_relative_to_itself(tmp_path):
     assert cfg.checkpoint.interval_s == 10.0 and cfg.checkpoint.max_age_s == 120.0
 
 
+def test_a_groups_idle_timeout_is_a_duration_or_null():
+    assert parse_service_config(MINIMAL).group.idle_timeout_s == 30.0
+    cfg = parse_service_config(MINIMAL + "group: {enabled: true, idle_timeout: 2m}\n")
+    assert cfg.group.enabled and cfg.group.idle_timeout_s == 120.0
+    assert parse_service_config(MINIMAL + "group: {idle_timeout: null}\n").group.idle_timeout_s \
+        is None
+    with pytest.raises(ConfigError, match="duration"):
+        parse_service_config(MINIMAL + "group: {idle_timeout: 30}\n")
+
+
 def test_durations_are_strings_with_units():
     cfg = parse_service_config(MINIMAL + "checkpoint: {interval: 1m30s, max_age: 1h}\n")
     assert (cfg.checkpoint.interval_s, cfg.checkpoint.max_age_s) == (90.0, 3600.0)

@@ -8,6 +8,14 @@ it on exactly once. Duplicates (a partition re-read after a crash publishes the 
 pane again) replace what is held, and panes already merged are ignored, so nothing is
 counted twice.
 
+A partition its owner marks *idle* (no traffic for ``group.idle_timeout``) holds no
+pane back; its owner publishes *provisional* copies of its open panes with that mark,
+which the merge uses for the panes it passes meanwhile. When every partition is idle,
+panes below the largest of their frontiers are complete, as one process would close
+them. What a pane of an idle partition holds beyond what was merged (its events arrived
+after the merge passed it) is counted late (``n_late`` of the next pane merged), not
+added, as one process counts an event whose pane has closed.
+
 >>> import numpy as np
 >>> from driftwatch.windows.sketch import Sketch, SketchLayout
 >>> lay = SketchLayout.fit(numeric_names=("x",), numeric=np.arange(10.0)[:, None])
@@ -19,6 +27,13 @@ counted twice.
 >>> m.add_mark(1, 6)
 >>> [(k, sk.n, first, last) for k, sk, first, last in m.complete()]
 [(4, 3, 0, 2)]
+>>> m.add_mark(0, None, idle=True); m.add_mark(1, 9)
+>>> [k for k, *_ in m.complete()], m.next_pane   # partition 0 idle: up to pane 9
+([], 9)
+>>> m.add_pane(0, 7, s); m.add_mark(0, 8, idle=False)   # back: pane 7 came too late
+>>> m.add_pane(1, 9, s); m.add_mark(1, 10); m.add_mark(0, 11)
+>>> [(k, sk.n, sk.n_late) for k, sk, *_ in m.complete()]
+[(9, 3, 3)]
 """
 
 from __future__ import annotations
@@ -50,6 +65,14 @@ class PaneMerger:
         self.layout = layout
         self.n_partitions = n_partitions
         self.marks: dict[int, int] = {}
+        #: partitions their owner marked idle (they hold no pane back): their frontier then
+        self.idle: dict[int, int | None] = {}
+        #: events (and bad records) of panes that arrived after the merge passed them
+        self.late = [0, 0]
+        #: ``(partition, pane)`` of the provisional copies pending, and of those merged
+        #: (with their events and bad records, to count what the real pane adds as late)
+        self.provisional: set[tuple[int, int]] = set()
+        self.merged_early: dict[tuple[int, int], tuple[int, int]] = {}
         self.pending: dict[int, dict[int, Sketch]] = {}
         #: the first pane not yet merged (None: none merged yet)
         self.next_pane: int | None = None
@@ -58,20 +81,48 @@ class PaneMerger:
         #: ``(partition, pane)`` of the sketches merged since the caller last took them
         self.merged: list[tuple[int, int]] = []
 
-    def add_pane(self, partition: int, pane: int, sketch: Sketch) -> None:
+    def add_pane(self, partition: int, pane: int, sketch: Sketch, *,
+                 provisional: bool = False) -> None:
+        """Pane ``pane`` of ``partition``; ``provisional`` for an idle partition's copy of
+        a pane still open there."""
+        key = (partition, pane)
         if self.next_pane is not None and pane < self.next_pane:
-            return  # merged already: a re-published copy of the same pane
+            if provisional:
+                return
+            early = self.merged_early.pop(key, None)
+            if early is None and pane < self.marks.get(partition, pane):
+                return  # merged already: a re-published copy of the same pane
+            # merged without (all of) it while the partition was idle: the rest is late
+            n0, bad0 = early or (0, 0)
+            self.late[0] += max(0, int(sketch.n) + int(sketch.n_late) - n0)
+            self.late[1] += max(0, int(sketch.n_bad) - bad0)
+            self.merged.append(key)  # counted: its message can go
+            return
         self.pending.setdefault(pane, {})[partition] = sketch
+        (self.provisional.add if provisional else self.provisional.discard)(key)
 
-    def add_mark(self, partition: int, frontier: int) -> None:
-        self.marks[partition] = max(frontier, self.marks.get(partition, frontier))
+    def add_mark(self, partition: int, frontier: int | None, *,
+                 idle: bool | None = None) -> None:
+        """A partition's frontier (None: none yet); ``idle`` as its owner says (None: as
+        it was)."""
+        if frontier is not None:
+            self.marks[partition] = max(frontier, self.marks.get(partition, frontier))
+        if idle is True:
+            self.idle[partition] = frontier
+        elif idle is False:
+            self.idle.pop(partition, None)
 
     @property
     def complete_below(self) -> int | None:
-        """Panes below this are complete on every partition (None: some has no mark)."""
-        if len(self.marks) < self.n_partitions:
+        """Panes below this are complete on every partition that is not idle; when every
+        one is idle, below the largest frontier (None: one has no mark yet)."""
+        active = [p for p in range(self.n_partitions) if p not in self.idle]
+        if not active:
+            ends = [f for f in self.idle.values() if f is not None]
+            return max(ends) if ends else None
+        if any(p not in self.marks for p in active):
             return None
-        return min(self.marks[p] for p in range(self.n_partitions))
+        return min(self.marks[p] for p in active)
 
     def complete(self) -> list[tuple[int, Sketch, int, int]]:
         """``(pane, merged sketch, first, last)`` of each newly complete pane, in order;
@@ -83,7 +134,16 @@ class PaneMerger:
         for k in sorted(k for k in self.pending if k < below):
             parts = self.pending.pop(k)
             self.merged += [(p, k) for p in sorted(parts)]
+            for p in sorted(parts):
+                if (p, k) in self.provisional:
+                    self.provisional.discard((p, k))
+                    s = parts[p]
+                    self.merged_early[(p, k)] = (int(s.n) + int(s.n_late), int(s.n_bad))
             sk = Sketch.sum(self.layout, (parts[p] for p in sorted(parts)))
+            if self.late != [0, 0]:
+                sk.n_late += self.late[0]
+                sk.n_bad += self.late[1]
+                self.late = [0, 0]
             n = int(sk.n) + int(sk.n_late)
             first, last = (self.n_before, self.n_before + n - 1) if sk.n else (-1, -1)
             self.n_before += n
@@ -93,11 +153,16 @@ class PaneMerger:
 
     def progress(self) -> dict[str, Any]:
         """What a new merger resumes from (panes and marks are re-read from the log)."""
-        return {"next_pane": self.next_pane, "n_before": self.n_before}
+        return {"next_pane": self.next_pane, "n_before": self.n_before, "late": self.late,
+                "merged_early": [[p, k, n, b] for (p, k), (n, b)
+                                 in sorted(self.merged_early.items())]}
 
     def resume(self, d: dict[str, Any]) -> None:
         self.next_pane = None if d["next_pane"] is None else int(d["next_pane"])
         self.n_before = int(d["n_before"])
+        self.late = [int(x) for x in d.get("late", (0, 0))]
+        self.merged_early = {(int(p), int(k)): (int(n), int(b))
+                             for p, k, n, b in d.get("merged_early", ())}
         if self.next_pane is not None:
             for k in [k for k in self.pending if k < self.next_pane]:
                 del self.pending[k]

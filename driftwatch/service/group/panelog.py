@@ -15,6 +15,8 @@ key                          value
 ``mark/<p>/-/m``            ``{"frontier": f}``: every pane of partition p below f is out
 ``state/<p>/-/m``           open panes, joiner, watermarks and the offsets they cover
 ``leader/-/-/m``            the decider's window ring, engine state, merge progress
+``outputs/-/<w>/m``         the same after the batch from window w, with that batch's
+                            timeline lines and the member writing them (``outputs.py``)
 ==========================  ==============================================================
 """
 
@@ -42,16 +44,22 @@ __all__ = ["LogEntry", "PaneLog", "decode_value", "encode_value", "make_key", "m
 
 log = logging.getLogger(__name__)
 
+#: The largest message of the log: a partition's state (its joiner's waiting predictions)
+#: and a batch of decided windows with their timeline lines outgrow Kafka's 1 MB default.
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class LogEntry:
-    """One message of the log: ``kind`` is pane, mark, state or leader."""
+    """One message of the log: ``kind`` is pane, mark, state, leader or outputs;
+    ``deleted`` for a tombstone (``value`` is then empty)."""
 
     model: str
     kind: str
     partition: int | None
     pane: int | None
     value: dict[str, Any]
+    deleted: bool = False
 
 
 def model_partition(model: str, n: int) -> int:
@@ -104,20 +112,22 @@ class PaneLog:
         self._cfg = dict(client_config)
         self._ensure_topic()
         self.reader = build_client(KafkaConsumer, **self._cfg, group_id=None,
-                                   enable_auto_commit=False, auto_offset_reset="earliest")
+                                   enable_auto_commit=False, auto_offset_reset="earliest",
+                                   max_partition_fetch_bytes=MAX_MESSAGE_BYTES)
         parts = self.reader.partitions_for_topic(topic) or {0}
         self.tp = TopicPartition(topic, model_partition(model, len(parts)))
         self.reader.assign([self.tp])
         self.reader.seek_to_beginning(self.tp)
         self.producer = build_client(KafkaProducer, **self._cfg, acks="all", linger_ms=2,
-                                     max_in_flight_requests_per_connection=1)
+                                     max_in_flight_requests_per_connection=1,
+                                     max_request_size=MAX_MESSAGE_BYTES)
         self._futures: list[Any] = []
 
     def _ensure_topic(self) -> None:
         admin = build_client(KafkaAdminClient, **self._cfg)
         try:
-            admin.create_topics([NewTopic(self.topic, 1, 1,
-                                          topic_configs={"cleanup.policy": "compact"})])
+            admin.create_topics([NewTopic(self.topic, 1, 1, topic_configs={
+                "cleanup.policy": "compact", "max.message.bytes": str(MAX_MESSAGE_BYTES)})])
             log.info("created the pane log topic %s (compacted)", self.topic)
         except TopicAlreadyExistsError:
             pass
@@ -136,10 +146,11 @@ class PaneLog:
             value=encode_value(value),
             partition=self.tp.partition))
 
-    def forget(self, partition: int, pane: int) -> None:
-        """A tombstone for a merged pane: compaction then drops it from the topic."""
+    def forget(self, partition: int | None, pane: int, kind: str = "pane") -> None:
+        """A tombstone (for a merged pane, a batch's written outputs): compaction then
+        drops the key from the topic."""
         self._futures.append(self.producer.send(
-            self.topic, key=make_key(self.model, "pane", partition, pane), value=None,
+            self.topic, key=make_key(self.model, kind, partition, pane), value=None,
             partition=self.tp.partition))
 
     def flush(self, timeout_s: float = 30.0) -> None:
@@ -161,7 +172,11 @@ class PaneLog:
             for recs in got.values():
                 for r in recs:
                     model, kind, part, pane = parse_key(r.key)
-                    if model == self.model and r.value is not None:
+                    if model != self.model:
+                        continue
+                    if r.value is None:
+                        out.append(LogEntry(model, kind, part, pane, {}, deleted=True))
+                    else:
                         out.append(LogEntry(model, kind, part, pane, decode_value(r.value)))
             if end is None or self.reader.position(self.tp) >= end:
                 return out

@@ -126,6 +126,11 @@ class PartitionPanes:
         closed = sorted(k for k in self.panes if k < self.frontier)
         return [(k, self.panes.pop(k)) for k in closed]
 
+    def open_panes(self) -> list[tuple[int, Sketch]]:
+        """The panes still open here, in order, left open (the partition goes idle: the
+        merge may use these copies; the panes close here as usual)."""
+        return [(k, self.panes[k]) for k in sorted(self.panes)]
+
     # -- checkpoints -------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {

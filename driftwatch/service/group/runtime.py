@@ -11,7 +11,9 @@ acts: each decision exists once in the group.
 Ordering, per instance (DESIGN invariant 3)::
 
     poll -> panes and marks to the log
-    decider: merge -> judge -> leader state to the log, durable -> timeline, actions
+    decider: merge -> judge -> its state and the batch's lines to the log, durable
+             -> timeline, actions -> (next poll) leader state, the batch acknowledged
+             (``outputs.py``: a member killed in between completes the batch on restart)
     checkpoint: partition states (+ offsets they cover) to the log, durable -> commit
     revoked: the same for those partitions (durable) before the group moves them;
              their next owner seeks to the offsets that state covers
@@ -26,6 +28,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from driftwatch.batch import Batch
 from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled
@@ -37,12 +41,22 @@ from driftwatch.pipeline import WindowResult, window_spec_from_policy
 from driftwatch.policy.state import EngineState
 from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor
+from driftwatch.replay.isolation import timeline_record
 from driftwatch.service.config import GroupConfig, ModelConfig
+from driftwatch.service.group.idle import IdlePartitions
+from driftwatch.service.group.keys import co_partitioned
 from driftwatch.service.group.merge import PaneMerger, leader_partition
+from driftwatch.service.group.outputs import (
+    crash_point,
+    lines_value,
+    member_id,
+    recovered_result,
+    unwritten,
+)
 from driftwatch.service.group.panelog import LogEntry, PaneLog
 from driftwatch.service.group.partition import PartitionPanes
 from driftwatch.service.group.source import GroupSource, partition_of
-from driftwatch.service.model import ModelRuntime, _shown, _stamp
+from driftwatch.service.model import _OPTS, ModelRuntime, _shown, _stamp
 from driftwatch.state import OutputLog
 from driftwatch.windows.panes import PaneWindow
 
@@ -69,6 +83,16 @@ class GroupRuntime(ModelRuntime):
     _states: dict[int, dict[str, Any]] = field(default_factory=dict)
     _leader_state: dict[str, Any] | None = None
     _guard: Any = field(default_factory=threading.RLock)
+    #: this member's name in the pane log (kept in its state folder)
+    member: str = ""
+    #: this member's batches in the log not acknowledged there: first window -> lines
+    _pending: dict[int, list[bytes]] = field(default_factory=dict)
+    #: batches handed to the daemon, to acknowledge at the next poll: (first window,
+    #: the decider state to keep under ``leader``, None when it is not this member's now)
+    _unacked: list[tuple[int, dict[str, Any] | None]] = field(default_factory=list)
+    idle: IdlePartitions = field(default_factory=lambda: IdlePartitions(30.0))
+    #: partitions the log's latest mark says are idle (whoever owned them then)
+    _marked_idle: set[int] = field(default_factory=set)
 
     @classmethod
     def open_group(cls, cfg: ModelConfig, group: GroupConfig, *, state_dir: Path,
@@ -109,7 +133,7 @@ class GroupRuntime(ModelRuntime):
         topics = {t.stream: t.name for t in settings.topics}
         pane_log = PaneLog(settings.connection.client_config(), group.topic, name)
         try:
-            n = _co_partitioned(pane_log, topics)
+            n = co_partitioned(pane_log.partitions, topics)
         except ServiceError:
             pane_log.close()
             raise
@@ -118,7 +142,8 @@ class GroupRuntime(ModelRuntime):
                  source=None, out_dir=out_dir,  # type: ignore[arg-type]
                  timeline=OutputLog(out_dir / "timeline.jsonl"), clock=clock,
                  reference_path=ref, base_dir=base_dir, _ref_stamp=_stamp(ref),
-                 pane_log=pane_log, n_partitions=n, topics=topics)
+                 pane_log=pane_log, n_partitions=n, topics=topics, member=member_id(out_dir),
+                 idle=IdlePartitions(group.idle_timeout_s))
         schema = connector.schema_for(monitor.profile.schema)
         decoders = {s.name: Decoder(s, schema) for s in connector.streams}
         rt.source = GroupSource(settings, decoders, clock=clock, on_assigned=rt._assigned,
@@ -141,10 +166,27 @@ class GroupRuntime(ModelRuntime):
         self._ready = bool(getattr(self.source, "ready", True))
         self._lag = int(getattr(self.source.stats, "lag_total", 0) or 0)
         with self._guard:  # a revocation (on Kafka's thread) waits for this poll
+            self._acknowledge()
             if polled is not None and (polled.n_events or polled.bad):
                 self.last_event_monotonic = self.clock.monotonic()
                 self._take(polled)
+            self._mark_idle()
             return self._decide()
+
+    def _mark_idle(self) -> None:
+        """Owned partitions quiet for ``group.idle_timeout`` (and caught up) hold no pane
+        back any more: provisional copies of their open panes go out, then an idle mark."""
+        for p in self.idle.due(now=self.clock.monotonic(), caught_up=self.source.caught_up):
+            for k, sk in self.parts[p].open_panes():
+                self.pane_log.put("pane", {"sketch": sk.to_dict(), "provisional": True},
+                                  partition=p, pane=k)
+            self._put_mark(p, idle=True)
+            log.info("%s: partition %d has had no records for %.0fs; the group's panes no "
+                     "longer wait for it", self.name, p, self.idle.timeout_s)
+
+    def _put_mark(self, p: int, *, idle: bool) -> None:
+        self.pane_log.put("mark", {"frontier": self.parts[p].frontier, "idle": idle},
+                          partition=p)
 
     def _take(self, polled: Polled) -> None:
         m = self.monitor
@@ -162,6 +204,8 @@ class GroupRuntime(ModelRuntime):
             part = self.parts.get(p)
             if part is None:  # not ours (any more): its next owner reads it again
                 continue
+            if self.idle.traffic(p, now=self.clock.monotonic()):
+                self._put_mark(p, idle=False)  # before its panes: it holds them back again
             streams = by_part.get(p, {})
             pred = Batch.concat(streams["predictions"]) if streams.get("predictions") else None
             out = Batch.concat(streams[OUTCOMES]) if streams.get(OUTCOMES) else None
@@ -193,31 +237,90 @@ class GroupRuntime(ModelRuntime):
                 results.append(self.monitor.judge(cw))
         if not results:
             return []
-        # durable in the log before the timeline and the actions see them: a crash from
-        # here to the sync below loses these lines (never writes them twice)
-        self.pane_log.put("leader", self._leader_dict())
+        # the state after this batch and the batch's lines, durable in one message before
+        # the timeline and the actions see them: whoever decides next resumes after the
+        # batch, and this member completes it after a crash (outputs.py)
+        records = [timeline_record(r) for r in results]
+        lines = [orjson.dumps(r, option=_OPTS) for r in records]
+        leader = self._leader_dict()
+        first = results[0].window.window_id
+        self.pane_log.put("outputs", lines_value(self.member, leader, lines), pane=first)
         for part, pane in self.merger.merged:
             self.pane_log.forget(part, pane)
         self.merger.merged.clear()
         self.pane_log.flush()
-        self._record(results)
+        crash_point()  # a test hook, unarmed unless its variable names an existing file
+        self._record(results, records)
         self.timeline.sync()
+        self._unacked.append((first, leader))
         return results
 
+    def _acknowledge(self) -> None:
+        """The batches handed to the daemon before are written and their actions
+        submitted: their state under ``leader`` (kept when compaction drops the batch),
+        then a tombstone for each batch. Not waited for: a batch the log still holds is
+        completed again on restart, and finds everything there."""
+        for i, (first, leader) in enumerate(self._unacked):
+            if leader is not None and self.deciding and i == len(self._unacked) - 1:
+                self.pane_log.put("leader", leader)
+            self.pane_log.forget(None, first, kind="outputs")
+        self._unacked.clear()
+
+    def _complete(self, data: bytes) -> list[WindowResult]:
+        """This member's batches the log holds unacknowledged (it was killed between the
+        log and its outputs): the lines not in the timeline yet are written; every window
+        goes back to the daemon, whose outbox skips the actions it holds already."""
+        if not self._pending:
+            return []
+        out: list[WindowResult] = []
+        for first in sorted(self._pending):
+            lines = self._pending[first]
+            missing = unwritten(lines, data)
+            for line in missing:
+                self.timeline.write(line)
+                rec = orjson.loads(line)
+                if not rec.get("cohort"):  # a cohort's verdict judges an earlier window
+                    self.windows += 1
+                    self.tier = str(rec.get("tier", self.tier))
+            out += [recovered_result(x, self.monitor.profile.layout) for x in lines]
+            self._unacked.append((first, None))
+            log.warning("%s: completed the batch from window %d, decided here before this "
+                        "instance stopped (%d of %d lines were missing)", self.name, first,
+                        len(missing), len(lines))
+        self._pending.clear()
+        self.timeline.sync()
+        return out
+
     def _note(self, e: LogEntry) -> None:
+        if e.kind == "outputs" and e.pane is not None:
+            if e.deleted:
+                self._pending.pop(e.pane, None)
+                return
+            self._leader_state = e.value["leader"]
+            if e.value.get("member") == self.member:
+                self._pending[e.pane] = [x.encode() for x in e.value["lines"]]
+            return
+        if e.deleted:
+            return
         if e.kind == "state" and e.partition is not None:
             self._states[e.partition] = e.value
         elif e.kind == "leader":
             self._leader_state = e.value
+        elif e.kind == "mark" and e.partition is not None and "idle" in e.value:
+            (self._marked_idle.add if e.value["idle"] else self._marked_idle.discard)(
+                e.partition)
         if self.merger is None or e.partition is None:
             return
         if e.kind == "pane" and e.pane is not None:
             from driftwatch.windows.sketch import Sketch
 
             self.merger.add_pane(e.partition, e.pane,
-                                 Sketch.from_dict(self.monitor.profile.layout, e.value["sketch"]))
-        elif e.kind in ("mark", "state") and e.value.get("frontier") is not None:
-            self.merger.add_mark(e.partition, int(e.value["frontier"]))
+                                 Sketch.from_dict(self.monitor.profile.layout, e.value["sketch"]),
+                                 provisional=bool(e.value.get("provisional")))
+        elif e.kind in ("mark", "state"):
+            f = e.value.get("frontier")
+            self.merger.add_mark(e.partition, None if f is None else int(f),
+                                 idle=e.value.get("idle"))
 
     # -- leadership ----------------------------------------------------------------------
     def _leader_dict(self) -> dict[str, Any]:
@@ -265,6 +368,9 @@ class GroupRuntime(ModelRuntime):
                 self.positions.update(st["positions"])
                 self.source.seek(st["positions"])
             self.parts[p] = part
+            self.idle.assigned(p, now=self.clock.monotonic())
+            if p in self._marked_idle:  # a new owner waits its own timeout first
+                self._put_mark(p, idle=False)
         if self.leader in preds:
             self._lead()
         log.info("%s: assigned partitions %s", self.name, sorted(preds))
@@ -282,6 +388,7 @@ class GroupRuntime(ModelRuntime):
         positions = self._publish(gone, leader=self.leader in preds and self.deciding)
         for p in gone:
             del self.parts[p]
+            self.idle.revoked(p)
         if self.leader in preds:
             self.merger = None
         for key in positions:
@@ -298,6 +405,7 @@ class GroupRuntime(ModelRuntime):
     def _publish(self, partitions: list[int], *, leader: bool) -> dict[str, int]:
         """States of ``partitions`` (and the leader's) to the log, durable; returns the
         offsets they cover (to commit now)."""
+        self._acknowledge()
         have = self.positions  # offsets of the events these states hold, not of a poll
         covered: dict[str, int] = {}
         for p in partitions:
@@ -323,16 +431,20 @@ class GroupRuntime(ModelRuntime):
                 "recent": list(self.recent)}
 
     def restore(self, d: Any) -> list[WindowResult]:
-        """Partition and leader state come from the pane log on assignment; locally only
-        the timeline is tidied (a line cut by a crash is dropped: the decider writes a
-        line after its state is durable in the log, never before)."""
+        """Partition and leader state come from the pane log on assignment; locally the
+        timeline is tidied (a line cut by a crash is dropped: the decider writes a line
+        after its state is durable in the log, never before) and the batches this member
+        was killed in the middle of are completed (:meth:`_complete`)."""
         path = self.timeline.path
         data = path.read_bytes() if path.exists() else b""
-        self.timeline.truncate(data.rfind(b"\n") + 1)
+        data = data[: data.rfind(b"\n") + 1]
+        self.timeline.truncate(len(data))
         self.windows = data.count(b"\n")
         if d is not None:
             self.tier = str(d.get("tier", "none"))
-        return []
+        for e in self.pane_log.read(to_end=True):
+            self._note(e)
+        return self._complete(data)
 
     # -- reloads -------------------------------------------------------------------------
     def apply_policy(self, policy: Any) -> list[WindowResult]:
@@ -352,10 +464,21 @@ class GroupRuntime(ModelRuntime):
                   getattr(profile, "fingerprint", "?"))
         return []
 
+    def readiness(self) -> dict[str, Any]:
+        """What ``/readyz`` says of this member: its partitions and the idle ones."""
+        with self._guard:
+            out = {"partitions": sorted(self.parts), "idle_partitions": sorted(self.idle.idle)}
+            if self.merger is not None:
+                out["merge_ignores"] = sorted(self.merger.idle)
+        return out
+
     def status(self) -> dict[str, Any]:
         out = super().status()
         out["group"] = {"partitions": sorted(self.parts), "leader_partition": self.leader,
-                        "deciding": self.deciding, "pane_log": self.pane_log.topic}
+                        "deciding": self.deciding, "pane_log": self.pane_log.topic,
+                        "idle_partitions": sorted(self.idle.idle)}
+        if self.merger is not None:  # the decider: every partition the merge ignores now
+            out["group"]["merge_ignores"] = sorted(self.merger.idle)
         return out
 
     def close(self) -> None:
@@ -363,25 +486,3 @@ class GroupRuntime(ModelRuntime):
             super().close()
         finally:
             self.pane_log.close()
-
-
-def _co_partitioned(pane_log: PaneLog, topics: dict[str, str]) -> int:
-    """The partition count of the predictions topic, once the outcomes topic matches it."""
-    pred = topics.get("predictions")
-    if pred is None:
-        raise ServiceError("group: the connector has no predictions stream")
-    n = pane_log.partitions(pred)
-    if n == 0:
-        raise ServiceError(f"group: topic {pred!r} does not exist")
-    out = topics.get(OUTCOMES)
-    if out is not None:
-        k = pane_log.partitions(out)
-        if k != n:
-            raise ServiceError(
-                f"group: outcomes topic {out!r} has {k} partitions and predictions topic "
-                f"{pred!r} has {n}; outcomes must be co-partitioned with their predictions "
-                "(same partition count, both keyed by the event id)")
-    return n
-
-
-

@@ -7,7 +7,9 @@ state from the pane log (and the offsets that state covers, which the source the
 to); on revocation it publishes their state and waits until it is durable, before the
 group moves them; the next owner seeks to the offsets that state covers.
 Partitions are assigned by range, so partition *p* of the predictions and of the outcomes
-topic always go to the same instance and joins stay local.
+topic always go to the same instance and joins stay local, provided each event's two
+records are on the same partition: the first records read are checked for that
+(:class:`~driftwatch.service.group.keys.KeyCheck`).
 """
 
 from __future__ import annotations
@@ -20,11 +22,15 @@ from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.kafka import KafkaSource, RecordDecoder
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
+from driftwatch.service.group.keys import KeyCheck
 
 try:
+    from kafka import TopicPartition
     from kafka.coordinator.assignors.range import RangePartitionAssignor
+    from kafka.errors import KafkaError
 except ImportError:  # pragma: no cover - depends on the install
-    RangePartitionAssignor = None
+    RangePartitionAssignor = TopicPartition = None
+    KafkaError = Exception
 
 __all__ = ["GroupSource", "partition_of"]
 
@@ -57,6 +63,27 @@ class GroupSource(KafkaSource):
         self._group_assigned = on_assigned
         self._group_revoked = on_revoked
         self._fresh: set[Any] = set()
+        self.key_check = KeyCheck()
+        self.key_check.done = len(set(self._streams.values())) < 2  # nothing to join
+
+    def caught_up(self, partition: int) -> bool:
+        """Whether this member has read ``partition`` of every topic up to the end the
+        broker last reported (False while that end is not known yet)."""
+        consumer = self._consumer
+        if consumer is None:
+            return False
+        try:
+            for topic in self._streams:
+                tp = TopicPartition(topic, partition)
+                end = consumer.highwater(tp)
+                if end is None:
+                    return False
+                at = self._positions.get(tp)
+                if (consumer.position(tp) if at is None else at) < end:
+                    return False
+        except (AssertionError, KafkaError):  # not assigned any more (a rebalance)
+            return False
+        return True
 
     def _on_assigned(self, assigned: set[Any]) -> None:
         super()._on_assigned(assigned)
@@ -81,6 +108,11 @@ class GroupSource(KafkaSource):
         out = Polled()
         for tp, recs in records.items():
             one = super()._decode({tp: recs})
+            if not self.key_check.done:  # raises on an event not co-partitioned
+                key_at = {r.offset: r.key for r in recs}
+                for b in one.batches:
+                    self.key_check.see(b.stream, tp.topic, tp.partition,
+                                       [key_at.get(int(x)) for x in b.position], b.ids)
             out.batches += [replace(b, source=f"{tp.topic}:{tp.partition}") for b in one.batches]
             out.bad += one.bad
             out.bytes_read += one.bytes_read
