@@ -137,14 +137,7 @@ class Service:
         self.actions = ServiceActions(cfg, clock=self.clock, metrics=self.metrics,
                                       dependencies=self.deps, disk=self.disk)
         for mc in cfg.models:
-            if cfg.group.enabled:  # a member of a consumer group (service/group/)
-                from driftwatch.service.group import GroupRuntime
-
-                rt = GroupRuntime.open_group(mc, cfg.group, state_dir=state,
-                                             base_dir=cfg.base_dir, clock=self.clock)
-            else:
-                rt = ModelRuntime.open(mc, state_dir=state, base_dir=cfg.base_dir,
-                                       clock=self.clock)
+            rt = self._open_runtime(mc)
             if any(r.name == rt.name for r in self.runtimes):
                 raise StateError(f"two configured models are called {rt.name!r}: give "
                                  "each a distinct `name`")
@@ -288,11 +281,23 @@ class Service:
         if wait_for_disk(self.disk, self._stop, self._rewind):
             self._rewind_due = False
 
+    def _open_runtime(self, mc: Any) -> ModelRuntime:
+        """A model's runtime: a member of the consumer group (service/group/) when
+        ``group.enabled``, else one process's own."""
+        cfg = self.config
+        if cfg.group.enabled:
+            from driftwatch.service.group import GroupRuntime
+
+            return GroupRuntime.open_group(mc, cfg.group, state_dir=cfg.state_dir,
+                                           base_dir=cfg.base_dir, clock=self.clock)
+        return ModelRuntime.open(mc, state_dir=cfg.state_dir, base_dir=cfg.base_dir,
+                                 clock=self.clock)
+
     def _rewind(self) -> None:
         """Every model back to the newest durable checkpoint, with a fresh source."""
         assert self.checkpoints is not None
         for rt, results in rewind_runtimes(self.checkpoints, self.runtimes, self.lock,
-                                           self.metrics, self.config, self.clock):
+                                           self.metrics, self._open_runtime):
             if self.actions is not None:
                 self.actions.attach(rt.name, rt.monitor)
                 self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))

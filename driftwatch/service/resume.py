@@ -17,11 +17,9 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from driftwatch.clock import Clock
 from driftwatch.metrics import Metrics
 from driftwatch.pipeline import WindowResult
 from driftwatch.service.checkpoint import Checkpoints
-from driftwatch.service.config import ServiceConfig
 from driftwatch.service.disk import StateDisk
 from driftwatch.service.model import ModelRuntime
 from driftwatch.service.view import last_record, restore_view
@@ -66,19 +64,19 @@ def wait_for_disk(disk: StateDisk, stop: threading.Event, rewind: Callable[[], N
 
 def rewind_runtimes(
     checkpoints: Checkpoints, runtimes: list[ModelRuntime], lock: threading.RLock,
-    metrics: Metrics, config: ServiceConfig, clock: Clock,
+    metrics: Metrics, open_runtime: Callable[[Any], ModelRuntime],
 ) -> Iterator[tuple[ModelRuntime, list[WindowResult]]]:
-    """Replace each runtime in ``runtimes`` by a fresh one restored from the newest
-    durable checkpoint; yields each with the results its restore produced (for the
-    caller to hand to its actions)."""
+    """Replace each runtime in ``runtimes`` by a fresh one, opened by ``open_runtime``
+    from its model's configuration the way the daemon opened it at start (a group
+    member stays one), and restored from the newest durable checkpoint; yields each with
+    the results its restore produced (for the caller to hand to its actions)."""
     checkpoints.writer.wait()
     checkpoints.commit_durable()  # one that became durable just before the fault
     cp = checkpoints.store.load()
     saved: Any = cp.models if cp is not None else {}
     for i, old in enumerate(list(runtimes)):
         old.discard()
-        rt = ModelRuntime.open(old.config, state_dir=config.state_dir,
-                               base_dir=config.base_dir, clock=clock)
+        rt = open_runtime(old.config)
         with lock:
             runtimes[i] = rt
             part = saved.get(rt.name)
