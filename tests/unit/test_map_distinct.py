@@ -15,7 +15,8 @@ from driftwatch.windows.conventions import norm_value
 
 _VALUES = st.one_of(
     st.none(), st.just(math.nan), st.booleans(), st.integers(-3, 3),
-    st.sampled_from([0.0, -0.0, 1.0, 2.5, 1e20]), st.sampled_from(["a", "A ", "", " ", "True", "1"]),
+    st.sampled_from([0.0, -0.0, 1.0, 2.5, 1e20]),
+    st.sampled_from(["a", "A ", "", " ", "True", "1"]),
 )
 
 
