@@ -94,8 +94,8 @@ class HashIndex:
     """``uint64`` key -> ``int64`` row (see the module docstring)."""
 
     def __init__(self, capacity: int = 1024) -> None:
-        #: The compiled loops, or None for the numpy rounds (tests set it to compare both).
-        self.loops = compiled()
+        #: Whether the compiled loops run (False: the numpy rounds; tests compare both).
+        self.use_compiled = compiled() is not None
         self._alloc(capacity)
 
     def _alloc(self, capacity: int) -> None:
@@ -120,7 +120,7 @@ class HashIndex:
 
     def _probe(self, keys: np.ndarray) -> np.ndarray:
         """Slot of each key, or -1 where it is absent."""
-        loops = self.loops if keys.size >= _SMALL else None
+        loops = compiled() if self.use_compiled and keys.size >= _SMALL else None
         if loops is not None:
             slots = np.empty(keys.size, dtype=np.int64)
             loops.probe(self._keys, self._rows, self._mask, self._shift, keys, slots)
@@ -146,7 +146,7 @@ class HashIndex:
         """Delete the keys that are present; returns the row of each key (``-1``: absent)."""
         keys = np.asarray(keys, dtype=np.uint64)
         slot = self._probe(keys)
-        loops = self.loops if keys.size >= _SMALL else None
+        loops = compiled() if self.use_compiled and keys.size >= _SMALL else None
         if loops is not None:
             rows = np.empty(keys.size, dtype=np.int64)
             self._live -= int(loops.tombstone(self._rows, slot, rows))
@@ -165,7 +165,7 @@ class HashIndex:
             return
         if self._filled + keys.size > _LOAD * self.capacity:
             self._rebuild(keys.size)
-        loops = self.loops if keys.size >= _SMALL else None
+        loops = compiled() if self.use_compiled and keys.size >= _SMALL else None
         if loops is not None:
             self._filled += int(loops.insert(self._keys, self._rows, self._mask, self._shift,
                                              keys, rows))

@@ -15,8 +15,8 @@ pytestmark = pytest.mark.skipif(compiled() is None, reason="numba is not install
 
 def _pair() -> tuple[HashIndex, HashIndex]:
     fast, slow = HashIndex(capacity=16), HashIndex(capacity=16)
-    slow.loops = None
-    assert fast.loops is not None
+    slow.use_compiled = False
+    assert fast.use_compiled
     return fast, slow
 
 
