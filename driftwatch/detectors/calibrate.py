@@ -135,9 +135,13 @@ _KEY_MODULES = ("calibrate", "drift", "distances", "divergence", "categorical", 
 
 @functools.cache
 def _code_digest() -> str:
-    from driftwatch import __version__
+    from importlib import metadata
 
-    h = hashlib.sha256(__version__.encode())
+    try:
+        version = metadata.version("driftwatch")
+    except metadata.PackageNotFoundError:
+        version = "?"
+    h = hashlib.sha256(version.encode())
     here = Path(__file__).resolve().parent
     for name in _KEY_MODULES:
         h.update(name.encode())
