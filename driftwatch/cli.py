@@ -121,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--tracking-uri", metavar="URI",
                    help="with --execute: MLflow tracking server (default: under --state-dir)")
     r.add_argument("--no-report", action="store_true", help="skip report.html")
+    r.add_argument("--levels-cache", metavar="DIR",
+                   help="folder where calibrated levels are kept between runs on the same "
+                        "reference (default: $XDG_CACHE_HOME/driftwatch/levels)")
+    r.add_argument("--no-levels-cache", action="store_true",
+                   help="resample calibrated levels on every run")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     r.set_defaults(func=_cmd_replay)
 

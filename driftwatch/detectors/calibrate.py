@@ -27,6 +27,11 @@ rate ``v(n) = 1/n (+ 1/n_ref with reference noise)``: ``v(n)/v(g)`` for PSI and 
 its square root for the distances, the approval change and the log variance ratio, and the
 matching factors for chi-square and Cramér's V. Each size has its own random stream,
 derived from the seed drawn at construction, so results do not depend on call order.
+Levels resampled once are kept per size; with a ``store`` (a :class:`LevelCache`, e.g.
+on disk) they are also looked up there by :meth:`Calibrator.key`, a digest of everything
+they depend on (the reference, the seed and settings, the size, the numpy version and the
+source of the modules that compute them), so another run on the same reference does not
+resample them again and reads the very same numbers.
 
 >>> import numpy as np, pandas as pd
 >>> from driftwatch.windows.profile import ReferenceProfile
@@ -43,10 +48,16 @@ True
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import math
+import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -62,6 +73,7 @@ __all__ = [
     "MODEL_DRAWS",
     "BHResult",
     "Calibrator",
+    "LevelCache",
     "NullThresholds",
     "benjamini_hochberg",
     "model_levels",
@@ -101,6 +113,43 @@ class NullThresholds:
 
 
 _MODEL = ("score_psi", "variance_ratio", "approval_rate")
+
+
+class LevelCache(Protocol):
+    """Where resampled levels are kept between runs (:meth:`Calibrator.key` names them)."""
+
+    def load(self, key: str) -> dict[float, NullThresholds] | None:
+        """The levels saved under ``key`` (None when absent or unreadable)."""
+
+    def save(self, key: str, levels: Mapping[float, NullThresholds]) -> None:
+        """Keep ``levels`` under ``key``."""
+
+
+#: Bump when resampled levels would change for the same inputs in a way the source
+#: digest below cannot see (it covers this package's statistics modules).
+_KEY_FORMAT = 1
+#: Modules whose code the levels depend on: a change to any of them is a new key.
+_KEY_MODULES = ("calibrate", "drift", "distances", "divergence", "categorical", "bins",
+                "prepared")
+
+
+@functools.cache
+def _code_digest() -> str:
+    from importlib import metadata
+
+    try:
+        version = metadata.version("driftwatch")
+    except metadata.PackageNotFoundError:
+        version = "?"
+    h = hashlib.sha256(version.encode())
+    here = Path(__file__).resolve().parent
+    for name in _KEY_MODULES:
+        h.update(name.encode())
+        try:
+            h.update((here / f"{name}.py").read_bytes())
+        except OSError:  # installed without sources: the version stands for them
+            h.update(b"-")
+    return h.hexdigest()
 
 
 def model_levels(
@@ -170,7 +219,8 @@ class Calibrator:
     ±0.003 in false-alarm rate), and at least :data:`MODEL_DRAWS` for the model-level ones;
     ``sizes`` window sizes resampled exactly (others go through the grid);
     ``model_level=False`` resamples the per-feature statistics only (a segment's
-    calibrator: the model-level signals are measured on the whole window).
+    calibrator: the model-level signals are measured on the whole window); ``store``
+    keeps resampled levels between runs (see the module docstring).
     """
 
     def __init__(
@@ -186,6 +236,7 @@ class Calibrator:
         sizes: Sequence[int] = (),
         approval_cutoff: float | None = None,
         model_level: bool = True,
+        store: LevelCache | None = None,
     ) -> None:
         rates = tuple(sorted({float(r) for r in rates}, reverse=True))
         if not rates or not all(0 < r < 1 for r in rates):
@@ -207,6 +258,7 @@ class Calibrator:
         self.layout = reference.layout
         self._seed = int(rng.integers(0, 2**63 - 1))
         self._cache: dict[int, dict[float, NullThresholds]] = {}
+        self.store = store
 
     @property
     def alpha(self) -> float:
@@ -247,9 +299,26 @@ class Calibrator:
         g = self.size_for(n)
         hit = self._cache.get(g)
         if hit is None:
-            hit = self._compute(g)
+            key = self.key(g) if self.store is not None else ""
+            hit = self.store.load(key) if self.store is not None else None
+            if hit is None or tuple(hit) != self.rates:
+                hit = self._compute(g)
+                if self.store is not None:
+                    self.store.save(key, hit)
             self._cache[g] = hit
         return {a: _rescale(t, n, self._prep.n, self.reference_noise) for a, t in hit.items()}
+
+    def key(self, g: int) -> str:
+        """A digest of everything the levels resampled at size ``g`` depend on."""
+        fields = {
+            "format": _KEY_FORMAT, "code": _code_digest(), "numpy": np.__version__,
+            "python": list(sys.version_info[:2]), "reference": self.reference.fingerprint,
+            "seed": self._seed, "rates": list(self.rates), "draws": self.n_draws,
+            "model_draws": self.model_draws, "eps": self.eps,
+            "reference_noise": self.reference_noise, "approval_cutoff": self.approval_cutoff,
+            "model_level": self.model_level, "size": int(g),
+        }
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:32]
 
     def thresholds(self, n: int, rate: float | None = None) -> NullThresholds:
         """Thresholds for a window of ``n`` events at ``rate`` (default: :attr:`alpha`)."""

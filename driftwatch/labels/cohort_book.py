@@ -268,17 +268,35 @@ class CohortBook:
         """Joined outcomes (label 1 = bad) of predictions of these cohorts."""
         score = np.asarray(score, dtype=np.float64)
         bad = np.asarray(label, dtype=np.float64) > 0.5
-        for c, m in list(self._groups(cohort)):
-            s, y = score[m], bad[m]
-            b = score_bins(s)
-            fin = b < BINS
-            cls = y.astype(np.int64)
-            np.add.at(c.lab_n, (cls, b), 1)
-            np.add.at(c.lab_pd, (cls[fin], b[fin]), _fixed(s[fin]))
-            sf, yf = s[fin], y[fin]
-            c.lab_pq += int(_fixed(sf * (1 - sf)).sum())
-            p = np.clip(sf, _LL_CLIP, 1 - _LL_CLIP)
-            c.lab_ll += int(_fixed(np.where(yf, -np.log(p), -np.log1p(-p))).sum())
+        groups = list(self._groups(cohort))
+        if not groups:
+            return
+        # every row's terms at once, then summed per (cohort, class, bin): integer sums, so
+        # the same numbers as cohort by cohort
+        gid = np.full(score.size, -1, dtype=np.int64)
+        for g, (_, m) in enumerate(groups):
+            gid[m] = g
+        rows = np.flatnonzero(gid >= 0)
+        s, y, g = score[rows], bad[rows], gid[rows]
+        b = score_bins(s)
+        fin = b < BINS
+        cell = (g * 2 + y) * (BINS + 1) + b
+        n_cells = len(groups) * 2 * (BINS + 1)
+        lab_n = np.bincount(cell, minlength=n_cells).reshape(len(groups), 2, BINS + 1)
+        lab_pd = np.zeros(n_cells, dtype=np.int64)
+        np.add.at(lab_pd, cell[fin], _fixed(s[fin]))
+        lab_pd = lab_pd.reshape(len(groups), 2, BINS + 1)
+        sf, yf, gf = s[fin], y[fin], g[fin]
+        pq = np.zeros(len(groups), dtype=np.int64)
+        np.add.at(pq, gf, _fixed(sf * (1 - sf)))
+        p = np.clip(sf, _LL_CLIP, 1 - _LL_CLIP)
+        ll = np.zeros(len(groups), dtype=np.int64)
+        np.add.at(ll, gf, _fixed(np.where(yf, -np.log(p), -np.log1p(-p))))
+        for k, (c, _) in enumerate(groups):
+            c.lab_n += lab_n[k]
+            c.lab_pd += lab_pd[k]
+            c.lab_pq += int(pq[k])
+            c.lab_ll += int(ll[k])
 
     def add_lost(self, kind: str, cohort: np.ndarray) -> None:
         """Predictions that left without an outcome: ``expired`` or ``evicted``."""

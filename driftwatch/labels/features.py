@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from driftwatch.batch import Batch
+from driftwatch.labels.hashindex import first_occurrences
 from driftwatch.labels.store import KeyStore
 from driftwatch.schema import FeatureSchema
 from driftwatch.statetree import Capture
@@ -62,20 +63,21 @@ class PendingFeatures:
         keep = np.ones(len(keys), dtype=bool)
         if self.sample_rate < 1.0:
             keep &= (keys % _SCALE) < np.uint64(int(self.sample_rate * int(_SCALE)))
-        _, first = np.unique(keys, return_index=True)
         unique = np.zeros(len(keys), dtype=bool)
-        unique[first] = True
+        unique[first_occurrences(keys)] = True
         keep &= unique
         if len(self._store) and keep.any():
             keep[keep] = ~self._store.contains(keys[keep])
         if not keep.any():
             return
-        cols: dict[str, np.ndarray] = {"time": batch.event_time[keep]}
+        rows = np.flatnonzero(keep)
+        num, cat = batch.numeric[rows], batch.categorical[rows]  # one gather, then columns
+        cols: dict[str, np.ndarray] = {"time": batch.event_time[rows]}
         for j in range(self.schema.n_numeric):
-            cols[f"n{j}"] = batch.numeric[keep, j]
+            cols[f"n{j}"] = num[:, j]
         for j in range(self.schema.n_categorical):
-            cols[f"c{j}"] = batch.categorical[keep, j]
-        self._store.insert(keys[keep], cols)
+            cols[f"c{j}"] = cat[:, j]
+        self._store.insert(keys[rows], cols)
         over = len(self._store) - self.capacity
         if over > 0:
             self._store.evict_oldest(over, "time")

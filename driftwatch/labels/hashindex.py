@@ -8,6 +8,12 @@ of it. The keys are multiplied by a 64-bit odd
 constant before their top bits choose the slot, so keys that are not random (small
 integers in tests, sequential ids) spread as well as hashed ones.
 
+With numba installed the probe, insert and remove loops run compiled, one key after the
+other (:mod:`driftwatch.labels._hashloops`, cached on disk like the window kernel);
+otherwise the numpy rounds below do. Both give every lookup and removal the same answer
+(``DRIFTWATCH_KERNEL=numpy`` forces the fallback, ``numba`` requires the compiled loops).
+:func:`first_occurrences` finds the first copy of each key in a batch the same way.
+
 >>> import numpy as np
 >>> ix = HashIndex()
 >>> ix.insert(np.array([5, 1, 9], dtype=np.uint64), np.array([0, 1, 2]))
@@ -17,24 +23,79 @@ integers in tests, sequential ids) spread as well as hashed ones.
 ([2], 2)
 >>> ix.lookup(np.array([9, 1], dtype=np.uint64)).tolist()
 [-1, 1]
+>>> first_occurrences(np.array([7, 3, 7, 5, 3], dtype=np.uint64)).tolist()
+[0, 1, 3]
 """
 
 from __future__ import annotations
 
+import functools
+import os
+from pathlib import Path
+from types import ModuleType
+
 import numpy as np
 
-__all__ = ["HashIndex"]
+from driftwatch.errors import ConfigError
+
+__all__ = ["HashIndex", "compiled", "first_occurrences"]
 
 _EMPTY = -1
 _TOMB = -2
 _MUL = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
 _LOAD = 0.6  # live keys + tombstones per slot before a rebuild
+_SMALL = 16  # fewer keys than this: numpy's few calls cost less than a compiled call
+
+
+@functools.cache
+def compiled() -> ModuleType | None:
+    """The compiled loops, or None when the numpy rounds run (see the module docstring)."""
+    wanted = os.environ.get("DRIFTWATCH_KERNEL", "").strip().lower()
+    if wanted not in ("", "numba", "numpy"):
+        raise ConfigError(f"DRIFTWATCH_KERNEL must be 'numba' or 'numpy', not {wanted!r}")
+    if wanted == "numpy":
+        return None
+    try:
+        import numba
+    except ImportError:
+        if wanted == "numba":
+            raise ConfigError("DRIFTWATCH_KERNEL=numba but numba is not installed: "
+                              "pip install 'driftwatch[fast]'") from None
+        return None
+    if not os.environ.get("NUMBA_CACHE_DIR"):  # the user's cache, never the installed tree
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        numba.config.CACHE_DIR = str(Path(base) / "driftwatch" / "numba")
+    from driftwatch.labels import _hashloops
+
+    return _hashloops
+
+
+def _shift_for(cap: int) -> np.uint64:
+    return np.uint64(64 - (cap.bit_length() - 1))
+
+
+def first_occurrences(keys: np.ndarray, loops: ModuleType | bool | None = True) -> np.ndarray:
+    """Indices of the first occurrence of each key, in arrival order (``loops=None``: by
+    numpy's sort, as without numba)."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    if loops is True:
+        loops = compiled()
+    if keys.size < _SMALL:
+        loops = None
+    if loops is None:
+        _, first = np.unique(keys, return_index=True)
+        first.sort()
+        return first
+    cap = 1 << max(2 * keys.size - 1, 1).bit_length()
+    return loops.first_occurrences(keys, cap, _shift_for(cap))  # type: ignore[union-attr,no-any-return]
 
 
 class HashIndex:
     """``uint64`` key -> ``int64`` row (see the module docstring)."""
 
     def __init__(self, capacity: int = 1024) -> None:
+        #: Whether the compiled loops run (False: the numpy rounds; tests compare both).
+        self.use_compiled = compiled() is not None
         self._alloc(capacity)
 
     def _alloc(self, capacity: int) -> None:
@@ -42,7 +103,7 @@ class HashIndex:
         self._keys = np.zeros(cap, dtype=np.uint64)
         self._rows = np.full(cap, _EMPTY, dtype=np.int32)  # rows < 2**31: 12 bytes a slot
         self._mask = cap - 1
-        self._shift = np.uint64(64 - (cap.bit_length() - 1))
+        self._shift = _shift_for(cap)
         self._live = 0
         self._filled = 0  # live keys + tombstones
 
@@ -59,6 +120,11 @@ class HashIndex:
 
     def _probe(self, keys: np.ndarray) -> np.ndarray:
         """Slot of each key, or -1 where it is absent."""
+        loops = compiled() if self.use_compiled and keys.size >= _SMALL else None
+        if loops is not None:
+            slots = np.empty(keys.size, dtype=np.int64)
+            loops.probe(self._keys, self._rows, self._mask, self._shift, keys, slots)
+            return slots
         out = np.full(keys.size, -1, dtype=np.int64)
         pend = np.arange(keys.size)
         pos = self._slot(keys)
@@ -80,6 +146,11 @@ class HashIndex:
         """Delete the keys that are present; returns the row of each key (``-1``: absent)."""
         keys = np.asarray(keys, dtype=np.uint64)
         slot = self._probe(keys)
+        loops = compiled() if self.use_compiled and keys.size >= _SMALL else None
+        if loops is not None:
+            rows = np.empty(keys.size, dtype=np.int64)
+            self._live -= int(loops.tombstone(self._rows, slot, rows))
+            return rows
         rows = np.where(slot >= 0, self._rows[np.maximum(slot, 0)], -1).astype(np.int64)
         hit = np.unique(slot[slot >= 0])
         self._rows[hit] = _TOMB
@@ -94,6 +165,12 @@ class HashIndex:
             return
         if self._filled + keys.size > _LOAD * self.capacity:
             self._rebuild(keys.size)
+        loops = compiled() if self.use_compiled and keys.size >= _SMALL else None
+        if loops is not None:
+            self._filled += int(loops.insert(self._keys, self._rows, self._mask, self._shift,
+                                             keys, rows))
+            self._live += int(keys.size)
+            return
         pend = np.arange(keys.size)
         pos = self._slot(keys)
         while pend.size:

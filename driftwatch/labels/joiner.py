@@ -55,6 +55,7 @@ from driftwatch.batch import DECISION_DECLINE, Batch
 from driftwatch.errors import StateError
 from driftwatch.labels.cohort_book import CohortBook
 from driftwatch.labels.cohorts import CohortStats, CohortTracker, DelayHistogram
+from driftwatch.labels.hashindex import first_occurrences
 from driftwatch.labels.store import KeyStore
 from driftwatch.statetree import Capture
 
@@ -172,8 +173,7 @@ class LabelJoiner:
     @staticmethod
     def _first(keys: np.ndarray) -> tuple[np.ndarray, int]:
         """Index of the first occurrence of each key, in arrival order; duplicates count."""
-        _, first = np.unique(keys, return_index=True)
-        first.sort()
+        first = first_occurrences(keys)
         return first, int(keys.size - first.size)
 
     def _join(self, keys: np.ndarray, pred: dict[str, np.ndarray], label: np.ndarray,

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from driftwatch.detectors.calibrate import Calibrator, NullThresholds
+from driftwatch.detectors.calibrate import Calibrator, LevelCache, NullThresholds
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.registry import SIGNALS
 from driftwatch.errors import ConfigError
@@ -84,10 +84,13 @@ def build_calibrator(
     config: DetectorConfig | None = None,
     sizes: tuple[int, ...] = (),
     model_level: bool = True,
+    store: LevelCache | None = None,
 ) -> Calibrator | None:
     """A :class:`Calibrator` for the policy's rates, seeded from the profile's fingerprint:
     the same reference gives the same levels in a replay and in the daemon, whatever the
-    wall clock. None when the policy asks for no calibrated level."""
+    wall clock (``store``: where levels resampled before are read back, see
+    :mod:`~driftwatch.policy.level_store`). None when the policy asks for no calibrated
+    level."""
     cfg = config or detector_config(policy)
     rates = calibration_rates(policy, cfg)
     if not rates:
@@ -96,7 +99,8 @@ def build_calibrator(
     rng = np.random.default_rng(int(profile.fingerprint, 16))
     return Calibrator(profile, rng, rates=rates, n_draws=cal.draws, eps=cfg.eps,
                       reference_noise=cal.reference_noise, sizes=sizes,
-                      approval_cutoff=cfg.approval_cutoff, model_level=model_level)
+                      approval_cutoff=cfg.approval_cutoff, model_level=model_level,
+                      store=store)
 
 
 def calibration_key(profile: ReferenceProfile, policy: Policy, config: DetectorConfig,
@@ -119,11 +123,14 @@ class CalibratorCache:
     level again (seconds of a held interpreter per reload). Keyed on what the levels
     depend on, a reload that leaves the rates alone reuses the levels already drawn, and
     a window size seen before is not resampled twice. Entries hold their profile, so an
-    ``id`` in a key cannot be reused while the entry lives.
+    ``id`` in a key cannot be reused while the entry lives. ``store`` (settable) keeps
+    resampled levels between runs too (:class:`~driftwatch.policy.level_store.LevelStore`):
+    the calibrators built from then on read and write it.
     """
 
-    def __init__(self, capacity: int = 16) -> None:
+    def __init__(self, capacity: int = 16, store: LevelCache | None = None) -> None:
         self.capacity = int(capacity)
+        self.store = store
         self._items: OrderedDict[tuple[Any, ...],
                                  tuple[ReferenceProfile, Calibrator]] = OrderedDict()
         #: Calibrators built (a reload that reuses one does not add to it).
@@ -142,7 +149,7 @@ class CalibratorCache:
             self._items.move_to_end(key)
             return hit[1]
         cal = build_calibrator(profile, policy, config=cfg, sizes=sizes,
-                               model_level=model_level)
+                               model_level=model_level, store=self.store)
         assert cal is not None  # a key means there are rates
         self.built += 1
         self._items[key] = (profile, cal)
@@ -205,10 +212,11 @@ def _levels_of(t: NullThresholds, detector: str,
 
 
 def calibrated_table(policy: Policy, profile: ReferenceProfile, n: int, *,
-                     model_level: bool = True) -> LevelTable:
+                     model_level: bool = True, store: LevelCache | None = None) -> LevelTable:
     """Every calibrated level the policy asks for, at a window of ``n`` events
     (``model_level=False``: the per-feature detectors only, as for a segment)."""
-    cal = build_calibrator(profile, policy, sizes=(n,), model_level=model_level)
+    cal = build_calibrator(profile, policy, sizes=(n,), model_level=model_level,
+                           store=store)
     if cal is None or n < 1:
         return {}
     levels = cal.levels(n)

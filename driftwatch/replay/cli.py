@@ -59,6 +59,11 @@ def run_replay_command(args: argparse.Namespace) -> int:
                             getattr(args, "champion_column", []))
     if champion is not None and not args.execute:
         raise ConfigError("--champion names the model actions run on: add --execute")
+    levels = None
+    if not getattr(args, "no_levels_cache", False):
+        from driftwatch.policy.level_store import default_level_dir
+
+        levels = getattr(args, "levels_cache", None) or default_level_dir()
     res = replay(
         args.connector,
         args.input,
@@ -72,6 +77,7 @@ def run_replay_command(args: argparse.Namespace) -> int:
         state_dir=args.state_dir,
         champion=champion,
         tracking_uri=getattr(args, "tracking_uri", None),
+        levels_cache=levels,
     )
     print_summary(res.summary)
     out = Path(args.out)

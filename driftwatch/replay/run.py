@@ -30,6 +30,7 @@ from driftwatch.errors import ConfigError, SourceError
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
+from driftwatch.policy.level_store import LevelStore
 from driftwatch.policy.levels import load_reference
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
@@ -214,6 +215,7 @@ def replay(
     warn: Callable[[str], None] | None = None,
     champion: Any = None,
     tracking_uri: str | None = None,
+    levels_cache: str | Path | None = None,
 ) -> ReplayResult:
     """Run a recording through the pipeline and write the timeline and summary.
 
@@ -229,6 +231,10 @@ def replay(
 
     With ``execute``, ``champion`` (a :class:`~driftwatch.registry.scorers.ChampionRef`)
     names the user's registered model; the monitored model takes its registered name.
+
+    ``levels_cache``: a folder where calibrated levels are kept between runs
+    (:class:`~driftwatch.policy.level_store.LevelStore`); a run on the same reference
+    and settings reads them back instead of resampling them (the same values).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -237,6 +243,8 @@ def replay(
     pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
     check_reference(pol, connector=conn, reference=reference)
     monitor = build_monitor(pol, reference=reference, connector=conn)
+    if levels_cache is not None:
+        monitor.calibrators.store = LevelStore(levels_cache)
     bound = bind_inputs(conn, [Path(p) for p in inputs])
     # the first records: where `features: infer` finds each feature, which paths match nothing
     probe = probe_inputs(conn, monitor.profile.schema, bound)

@@ -16,8 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import orjson
 
+from driftwatch.detectors.base import SignalResult
 from driftwatch.pipeline import WindowResult
 from driftwatch.windows.sketch import Sketch
 
@@ -37,36 +39,63 @@ def _share(a: float, n: float) -> float | None:
     return round(a / n, 6) if n else None
 
 
+def _shares(a: np.ndarray, n: np.ndarray) -> list[float | None]:
+    """:func:`_share` of every pair at once (numpy's rounding, as on its scalars)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.round(a / n, 6).tolist()
+    return [x if d else None for x, d in zip(r, (n != 0).tolist(), strict=True)]
+
+
 def sketch_summary(sk: Sketch) -> dict[str, Any]:
-    """Per-feature counts on the reference's coarse bins, missing and out-of-range shares."""
+    """Per-feature counts on the reference's coarse bins, missing and out-of-range shares.
+
+    Built from the count arrays, one conversion per block rather than per feature."""
     lay = sk.layout
     feats: dict[str, Any] = {}
-    coarse = sk.num_coarse()
-    ncoarse = lay.numeric.n_coarse
-    for j, name in enumerate(lay.numeric.names):
-        row = coarse[j]
-        n = int(row.sum())
-        feats[name] = {
-            "type": "numeric",
-            "bins": row[: ncoarse[j]].tolist(),
-            "missing": int(row[-1]),
-            "missing_share": _share(row[-1], n),
-            "out_of_range_share": _share(sk.num_under[j] + sk.num_over[j], n - row[-1]),
-        }
+    names = lay.numeric.names
+    if names:
+        coarse = sk.num_coarse()
+        n = coarse.sum(axis=1)
+        miss = coarse[:, -1]
+        rows = coarse.tolist()
+        missing = _shares(miss, n)
+        oor = _shares(sk.num_under + sk.num_over, n - miss)
+        for j, (name, k) in enumerate(zip(names, lay.numeric.n_coarse.tolist(), strict=True)):
+            feats[name] = {
+                "type": "numeric",
+                "bins": rows[j][:k],
+                "missing": rows[j][-1],
+                "missing_share": missing[j],
+                "out_of_range_share": oor[j],
+            }
     cl = lay.categorical
-    for j, name in enumerate(cl.names):
-        row = sk.cat[j]
-        n = int(row.sum())
-        k = len(cl.levels[j])
-        feats[name] = {
-            "type": "categorical",
-            "levels": dict(zip(cl.levels[j], row[:k].tolist(), strict=True)),
-            "other": int(row[cl.other_col]),
-            "unseen": int(row[cl.unseen_col]),
-            "missing": int(row[cl.missing_col]),
-            "missing_share": _share(row[cl.missing_col], n),
-        }
+    if cl.names:
+        cat = np.asarray(sk.cat)
+        rows = cat.tolist()
+        other, unseen, mcol = cl.other_col, cl.unseen_col, cl.missing_col
+        missing = _shares(cat[:, mcol], cat.sum(axis=1))
+        for j, (name, levels) in enumerate(zip(cl.names, cl.levels, strict=True)):
+            row = rows[j]
+            feats[name] = {
+                "type": "categorical",
+                "levels": dict(zip(levels, row[: len(levels)], strict=True)),
+                "other": row[other],
+                "unseen": row[unseen],
+                "missing": row[mcol],
+                "missing_share": missing[j],
+            }
     return feats
+
+
+def _signal(s: SignalResult) -> dict[str, Any]:
+    """:meth:`SignalResult.to_dict` for a line written at once: ``details`` as it is, not
+    copied (the record is serialised before anything else can touch it)."""
+    d = {"signal": s.signal, "group": s.group, "value": s.value, "feature": s.feature,
+         "threshold": s.threshold, "n_ref": s.n_ref, "n_cur": s.n_cur,
+         "p_value": s.p_value, "details": s.details}
+    if s.segment is not None:
+        d["segment"] = s.segment
+    return d
 
 
 def window_record(res: WindowResult) -> dict[str, Any]:
@@ -98,7 +127,7 @@ def window_record(res: WindowResult) -> dict[str, Any]:
             "approval_rate": _share(dec[1], decided),
         },
         "features": sketch_summary(sk),
-        "signals": [s.to_dict() for s in a.signals],
+        "signals": [_signal(s) for s in a.signals],
         "tier": str(d.tier) if d is not None else "none",
         "decision": d.to_dict() if d is not None else None,
     }

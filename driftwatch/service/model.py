@@ -27,6 +27,7 @@ from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.errors import StateError
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import ModelMonitor, StageError, WindowResult, window_spec_from_policy
+from driftwatch.policy.level_store import LevelStore
 from driftwatch.policy.levels import load_reference
 from driftwatch.policy.schema import Policy
 from driftwatch.policy.watcher import PolicyWatcher
@@ -134,7 +135,9 @@ class ModelRuntime:
         check_reference(policy, connector=connector, reference=cfg.reference, base_dir=base_dir)
         monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir,
                                 connector=connector)
-        monitor.warm_up()  # calibrated levels before the HTTP listener starts
+        # calibrated levels before the HTTP listener starts; a restart reads them back
+        monitor.calibrators.store = LevelStore(state_dir / "levels")
+        monitor.warm_up()
         name = cfg.name or monitor.model
         monitor.model = name
         out_dir = state_dir / "out" / name

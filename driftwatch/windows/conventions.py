@@ -31,6 +31,7 @@ import pandas as pd
 
 from driftwatch.errors import SourceError
 from driftwatch.schema import level_text as schema_level_text
+from driftwatch.schema import map_distinct
 
 __all__ = ["DEFAULT_APPROVE", "DEFAULT_BAD", "DEFAULT_GOOD", "SCORE_IS", "TableConventions",
            "build_profile", "level_text",
@@ -75,8 +76,9 @@ def _keys(values: Iterable[Any]) -> frozenset[str]:
 
 
 def _mapped(col: pd.Series, table: Mapping[str, Any]) -> pd.Series:
-    keys = col.map(lambda v: None if pd.isna(v) else norm_value(v))
-    return keys.map(lambda k: table.get(k) if k is not None else None)
+    """``table[norm_value(v)]`` of each value (None where null or not in the table)."""
+    return pd.Series(map_distinct(col, lambda v: table.get(norm_value(v))), index=col.index,
+                     dtype=object)
 
 
 @dataclass(frozen=True)
@@ -141,10 +143,14 @@ class TableConventions:
             if decline is None and self.approve == DEFAULT_APPROVE:
                 decline = _keys(_DEFAULT_DECLINE)
             approve = _keys(self.approve)
-            keys = out[self.decision].map(lambda v: None if pd.isna(v) else norm_value(v))
-            out[self.decision] = keys.map(
-                lambda k: None if k is None else "approve" if k in approve
-                else ("decline" if decline is None or k in decline else None))
+
+            def word(v: Any) -> str | None:
+                k = norm_value(v)
+                return "approve" if k in approve else (
+                    "decline" if decline is None or k in decline else None)
+
+            out[self.decision] = pd.Series(map_distinct(out[self.decision], word),
+                                           index=out.index, dtype=object)
         return out
 
     def canonical(self, df: pd.DataFrame) -> pd.DataFrame:
@@ -220,7 +226,8 @@ def build_profile(
             if pd.api.types.is_bool_dtype(table[c]):
                 table[c] = table[c].astype(np.float64)
     for c in categorical:
-        table[c] = table[c].astype(object).map(level_text)
+        col = table[c].astype(object)
+        table[c] = pd.Series(map_distinct(col, level_text), index=col.index, dtype=object)
     return ReferenceProfile.build(
         table, numeric=numeric, categorical=categorical, score=tc.score, label=tc.label,
         decision=tc.decision, exposure=tc.exposure, meta=meta, segment=tc.segment, **kwargs)
