@@ -12,6 +12,7 @@ merged, so compaction also drops those.
 key                          value
 ==========================  ==============================================================
 ``pane/<p>/<k>/m``          ``{"sketch": ...}``: pane k of partition p
+``cohorts/<p>/<k>/m``       ``{"cohorts": [...]}``: cohort rows landed in pane k of p
 ``mark/<p>/-/m``            ``{"frontier": f}``: every pane of partition p below f is out
 ``state/<p>/-/m``           open panes, joiner, watermarks and the offsets they cover
 ``leader/-/-/m``            the decider's window ring, engine state, merge progress
@@ -136,10 +137,10 @@ class PaneLog:
             value=encode_value(value),
             partition=self.tp.partition))
 
-    def forget(self, partition: int, pane: int) -> None:
-        """A tombstone for a merged pane: compaction then drops it from the topic."""
+    def forget(self, partition: int, pane: int, *, kind: str = "pane") -> None:
+        """A tombstone for a merged pane (or its cohort rows): compaction then drops it."""
         self._futures.append(self.producer.send(
-            self.topic, key=make_key(self.model, "pane", partition, pane), value=None,
+            self.topic, key=make_key(self.model, kind, partition, pane), value=None,
             partition=self.tp.partition))
 
     def flush(self, timeout_s: float = 30.0) -> None:
