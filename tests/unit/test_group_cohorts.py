@@ -216,3 +216,24 @@ def test_split_labelled_statistics_add_up_to_the_whole(profile, seed, n_parts) -
     assert merged.lab_exposure_n == whole.lab_exposure_n
     for name in ("lab_pd_sum", "lab_exposure", "lab_el_pred", "lab_el_obs"):
         assert getattr(merged, name) == pytest.approx(getattr(whole, name), rel=1e-12), name
+
+
+def test_a_new_decider_drops_rows_it_read_again_for_panes_already_merged() -> None:
+    """A new decider reads the log from the start (merged panes not yet compacted away)
+    before the leader state tells it where the merge stood: those rows must not count
+    twice; a re-published copy of a pane's rows replaces the first."""
+    part = LandingBook(pane_size=10.0)
+    part.add_predictions(np.array([0, 1, 2]), np.array([0.1, 0.2, 0.3]),
+                         np.array([1.0, 11.0, 21.0]))
+    rows = {pane: group_cohorts.encode(cs) for pane, cs in part.take(3)}
+    held = group_cohorts.CohortParts()
+    for pane, r in rows.items():
+        held.add(0, pane, r, next_pane=None)
+        held.add(0, pane, r, next_pane=None)  # re-published
+    held.drop_below(2)  # panes 0 and 1 were merged by the previous decider
+    book = LandingBook(pane_size=10.0)
+    assert held.stage_into(book, below=3) == [(2, 0)]
+    book.fold(2)
+    assert book.keys() == [2] and book.get(2).predicted == 1
+    held.add(0, 1, rows[1], next_pane=3)  # late copy of a merged pane: ignored
+    assert held.stage_into(book, below=4) == []

@@ -73,6 +73,13 @@ class CohortParts:
             return
         self.pending.setdefault(int(pane), {})[int(partition)] = rows
 
+    def drop_below(self, next_pane: int | None) -> None:
+        """Forget the rows of panes already merged (a new decider read them again from
+        the log before it knew where the merge stood)."""
+        if next_pane is not None:
+            for k in [k for k in self.pending if k < next_pane]:
+                del self.pending[k]
+
     def stage_into(self, book: LandingBook, *, below: int | None) -> list[tuple[int, int]]:
         """Stage the rows of every pane below ``below`` (complete on every partition)
         into ``book``; returns their ``(pane, partition)`` (the log may forget them)."""

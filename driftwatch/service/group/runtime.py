@@ -245,6 +245,7 @@ class GroupRuntime(ModelRuntime):
         d = self._leader_state
         if d is not None:
             self.merger.resume(d["merge"])
+            self.cohort_parts.drop_below(self.merger.next_pane)
             m.window = PaneWindow.from_dict(m.profile.layout, m.spec, d["window"])
             m.engine_state = EngineState.from_dict(d["engine"])
             m.changes = {k: MetricChange.from_dict(v) for k, v in d["changes"].items()}
