@@ -93,7 +93,10 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
         if judged_at <= closable:
             want.append(r)
     assert sum(bool(r.get("cohort")) for r in want) >= 5, "too few verdicts to compare"
-    return {"dir": out, "policy": policy, "lines": lines, "want": want,
+    approved = {orjson.loads(x)["application_id"] for x in lines["predictions"]
+                if orjson.loads(x)["decision"] == "approve"}
+    joins = sum(orjson.loads(x)["application_id"] in approved for x in lines["outcomes"])
+    return {"dir": out, "policy": policy, "lines": lines, "want": want, "joins": joins,
             "n_windows": sum(not r.get("cohort") for r in want)}
 
 
@@ -239,6 +242,12 @@ def test_instances_give_the_replay_timeline(
     for i in range(instances):
         group.start(f"i{i}")
     group.wait_windows(len(recording["want"]))
+    # each instance counts the joins of its own partitions: together, every outcome's
+    for d in group.daemons.values():
+        d.wait_ready()
+    group.daemons["i0"].wait_for("every outcome joined", lambda: sum(
+        d.status()["models"][0]["labels"]["joined"] for d in group.daemons.values())
+        == recording["joins"])
     group.stop()
     _check(group, recording["want"])
 

@@ -38,11 +38,13 @@ from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor
 from driftwatch.service.config import GroupConfig, ModelConfig
 from driftwatch.service.group import cohorts as group_cohorts
+from driftwatch.service.group.joins import PartitionJoins
 from driftwatch.service.group.merge import PaneMerger, leader_partition
 from driftwatch.service.group.panelog import LogEntry, PaneLog
 from driftwatch.service.group.partition import PartitionPanes
 from driftwatch.service.group.source import GroupSource, partition_of
-from driftwatch.service.model import ModelRuntime, _shown, _stamp
+from driftwatch.service.metrics_live import ModelSnapshot
+from driftwatch.service.model import ModelRuntime, _delay_buckets, _shown, _stamp
 from driftwatch.state import OutputLog
 from driftwatch.windows.panes import PaneWindow
 
@@ -361,8 +363,20 @@ class GroupRuntime(ModelRuntime):
                   getattr(profile, "fingerprint", "?"))
         return []
 
+    def joins(self) -> PartitionJoins:
+        """The label joins of the partitions this instance owns (the decider's own
+        monitor sees no event)."""
+        with self._guard:
+            return PartitionJoins.of(p.joiner for p in self.parts.values())
+
+    def snapshot(self) -> ModelSnapshot:
+        j = self.joins()
+        return replace(super().snapshot(), label_backlog=j.backlog,
+                       label_counters=j.counters, label_delay=_delay_buckets(j))
+
     def status(self) -> dict[str, Any]:
         out = super().status()
+        out["labels"] = self.joins().counters
         out["group"] = {"partitions": sorted(self.parts), "leader_partition": self.leader,
                         "deciding": self.deciding, "pane_log": self.pane_log.topic}
         return out
