@@ -115,6 +115,11 @@ class Cohort:
         return int(self.lab_n[1].sum())
 
     @property
+    def rows(self) -> int:
+        """Every row counted: predictions, outcomes and losses."""
+        return self.predicted + self.labelled + self.expired + self.evicted
+
+    @property
     def completeness(self) -> float:
         return self.labelled / self.predicted if self.predicted else math.nan
 
@@ -185,10 +190,37 @@ class Cohort:
             out["matured"] = num(self.matured(now, ttl))
         return out
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe (arrays as base64 of little-endian int64)."""
+        return {
+            "key": self.key, "judged": self.judged,
+            **{n: _b64(getattr(self, n)) for n in _ARRAYS},
+            **{n: int(getattr(self, n)) for n in _INTS},
+            **{n: (getattr(self, n) if math.isfinite(getattr(self, n)) else None)
+               for n in _FLOATS},
+        }
+
+    @classmethod
+    def from_dict(cls, r: dict[str, Any]) -> Cohort:
+        """Back from :meth:`to_dict`; raises :class:`StateError` on a corrupt one."""
+        try:
+            c = cls(int(r["key"]), judged=bool(r["judged"]))
+            for n in _ARRAYS:
+                a = np.frombuffer(base64.b64decode(r[n]), dtype="<i8").astype(np.int64)
+                setattr(c, n, a.reshape(getattr(c, n).shape))
+            for n in _INTS:
+                setattr(c, n, int(r[n]))
+            for n in _FLOATS:
+                setattr(c, n, _UNSET[n] if r[n] is None else float(r[n]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StateError(f"corrupt cohort book state: {exc}") from exc
+        return c
+
 
 _ARRAYS = ("pred_n", "pred_pd", "lab_n", "lab_pd")
 _INTS = ("pred_pq", "lab_pq", "lab_ll", "expired", "evicted", "window_id")
 _FLOATS = ("t_min", "t_max", "start_time", "end_time")
+_UNSET = {"t_min": math.inf, "t_max": -math.inf, "start_time": math.nan, "end_time": math.nan}
 
 
 def _b64(a: np.ndarray) -> str:
@@ -264,8 +296,11 @@ class CohortBook:
             if t.size:
                 c.t_min, c.t_max = min(c.t_min, float(t.min())), max(c.t_max, float(t.max()))
 
-    def add_labelled(self, cohort: np.ndarray, score: np.ndarray, label: np.ndarray) -> None:
-        """Joined outcomes (label 1 = bad) of predictions of these cohorts."""
+    def add_labelled(self, cohort: np.ndarray, score: np.ndarray, label: np.ndarray, *,
+                     time: np.ndarray | None = None) -> None:
+        """Joined outcomes (label 1 = bad) of predictions of these cohorts; ``time`` (the
+        outcomes' event time) is for a book that stages rows by pane
+        (:class:`~driftwatch.labels.landing.LandingBook`)."""
         score = np.asarray(score, dtype=np.float64)
         bad = np.asarray(label, dtype=np.float64) > 0.5
         groups = list(self._groups(cohort))
@@ -298,12 +333,25 @@ class CohortBook:
             c.lab_pq += int(pq[k])
             c.lab_ll += int(ll[k])
 
-    def add_lost(self, kind: str, cohort: np.ndarray) -> None:
-        """Predictions that left without an outcome: ``expired`` or ``evicted``."""
+    def add_lost(self, kind: str, cohort: np.ndarray, *,
+                 time: np.ndarray | None = None) -> None:
+        """Predictions that left without an outcome: ``expired`` or ``evicted``;
+        ``time`` (the predictions' event time) as for :meth:`add_labelled`."""
         if kind not in ("expired", "evicted"):
             raise ValueError(f"kind must be 'expired' or 'evicted', not {kind!r}")
         for c, m in list(self._groups(cohort)):
             setattr(c, kind, getattr(c, kind) + int(m.sum()))
+
+    def absorb(self, delta: Cohort) -> None:
+        """Add a cohort's sums counted elsewhere (another book, another partition)."""
+        if delta.key < self._floor:
+            self.late_for_dropped += delta.rows
+            return
+        c = self._c.get(delta.key)
+        if c is None:
+            c = self._c[delta.key] = Cohort(delta.key)
+        c.merge(delta)
+        self._trim()
 
     def set_window(self, key: int, window_id: int, start: float, end: float) -> None:
         """Name the window that closed with this cohort's pane."""
@@ -313,18 +361,11 @@ class CohortBook:
 
     # -- persistence -----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        rows = self.cohorts()
         return {
             "version": 1, "bins": BINS, "max_cohorts": self.max_cohorts,
             "dropped": self.dropped, "late_for_dropped": self.late_for_dropped,
             "floor": self._floor,
-            "cohorts": [{
-                "key": c.key, "judged": c.judged,
-                **{n: _b64(getattr(c, n)) for n in _ARRAYS},
-                **{n: int(getattr(c, n)) for n in _INTS},
-                **{n: (getattr(c, n) if math.isfinite(getattr(c, n)) else None)
-                   for n in _FLOATS},
-            } for c in rows],
+            "cohorts": [c.to_dict() for c in self.cohorts()],
         }
 
     @classmethod
@@ -335,19 +376,11 @@ class CohortBook:
         b = cls(int(d["max_cohorts"]))
         b.dropped, b.late_for_dropped = int(d["dropped"]), int(d["late_for_dropped"])
         b._floor = int(d["floor"])
-        nan = {"t_min": math.inf, "t_max": -math.inf, "start_time": math.nan,
-               "end_time": math.nan}
         try:
-            for r in d["cohorts"]:
-                c = Cohort(int(r["key"]), judged=bool(r["judged"]))
-                for n in _ARRAYS:
-                    a = np.frombuffer(base64.b64decode(r[n]), dtype="<i8").astype(np.int64)
-                    setattr(c, n, a.reshape(getattr(c, n).shape))
-                for n in _INTS:
-                    setattr(c, n, int(r[n]))
-                for n in _FLOATS:
-                    setattr(c, n, nan[n] if r[n] is None else float(r[n]))
-                b._c[c.key] = c
-        except (KeyError, TypeError, ValueError) as exc:
+            rows = list(d["cohorts"])
+        except (KeyError, TypeError) as exc:
             raise StateError(f"corrupt cohort book state: {exc}") from exc
+        for r in rows:
+            c = Cohort.from_dict(r)
+            b._c[c.key] = c
         return b

@@ -185,7 +185,7 @@ class LabelJoiner:
         self.delays.add(delay)
         self.cohorts.add("labelled", pred["time"], bad=label > 0.5)
         cohort = pred.get("cohort", np.full(keys.size, -1, np.int64))
-        self.book.add_labelled(cohort, pred["score"], label)
+        self.book.add_labelled(cohort, pred["score"], label, time=out_time)
         self._joined.insert(keys, {"time": out_time})
         over = len(self._joined) - self.remember_joined
         if over > 0:
@@ -233,7 +233,7 @@ class LabelJoiner:
             gone = self._pending.evict_oldest(over, "time")
             c["evicted"] += int(gone["key"].size)
             self.cohorts.add("evicted", gone["time"])
-            self.book.add_lost("evicted", gone["cohort"])
+            self.book.add_lost("evicted", gone["cohort"], time=gone["time"])
         return joined
 
     def add_outcomes(self, batch: Batch) -> Joined:
@@ -268,7 +268,7 @@ class LabelJoiner:
         n = int(gone["key"].size)
         self.counters["expired"] += n
         self.cohorts.add("expired", gone["time"])
-        self.book.add_lost("expired", gone["cohort"])
+        self.book.add_lost("expired", gone["cohort"], time=gone["time"])
         orph = self._orphans.pop_where_below("time", now - self.orphan_ttl)
         self.counters["orphan_outcomes"] += int(orph["key"].size)
         self._joined.pop_where_below("time", now - self.ttl)

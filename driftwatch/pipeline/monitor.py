@@ -31,8 +31,10 @@ from driftwatch.detectors.assess import Calibrator, assess, segment_windows
 from driftwatch.detectors.base import Assessment
 from driftwatch.detectors.change import MetricChange, change_signals
 from driftwatch.detectors.config import DetectorConfig
+from driftwatch.labels.cohort_book import CohortBook
 from driftwatch.labels.features import PendingFeatures
 from driftwatch.labels.joiner import Joined, LabelJoiner
+from driftwatch.labels.landing import LandingBook
 from driftwatch.pipeline.cohorts import (
     COHORT_SIGNALS,
     cohort_ids,
@@ -265,6 +267,24 @@ class ModelMonitor:
         self.joiner.ttl = float(self.policy.labels.ttl)
         self.joiner.max_pending = int(self.policy.labels.max_pending)
         self.joiner.book.max_cohorts = int(self.policy.cohorts.max_cohorts)
+        self._fit_book()
+
+    def _fit_book(self) -> None:
+        """Time panes stage cohort rows by the pane they land in
+        (:class:`~driftwatch.labels.landing.LandingBook`): a verdict then sees the same
+        rows however the stream was cut into polls, or split over a consumer group."""
+        j = self.joiner
+        book = j.book
+        if self.spec.kind == "time":
+            size, _ = self.spec.effective
+            if not isinstance(book, LandingBook) or book.size != size:
+                if isinstance(book, LandingBook):
+                    book.fold(math.inf)
+                book = j.book = LandingBook.adopt(book, size)
+            book.ttl = j.ttl
+        elif isinstance(book, LandingBook):
+            book.fold(math.inf)
+            j.book = CohortBook.from_dict(CohortBook.to_dict(book))
 
     # -- processing --------------------------------------------------------------------
     def process(self, polled: Polled) -> list[WindowResult]:
@@ -293,6 +313,11 @@ class ModelMonitor:
             # the policy says the score is P(good): every stage measures P(bad)
             pred = replace(pred, score=1.0 - pred.score)
         before_out, wm_pred, wm_out = self._placement(polled, pred, out)
+        self._fit_book()
+        book = self.joiner.book
+        if isinstance(book, LandingBook):  # rows land no lower than the first open pane
+            front = self.window.watermark - self.spec.allowed_lateness
+            book.floor = math.floor(front / book.size) if math.isfinite(front) else None
         if out is not None and np.isnan(out.event_time).any():
             # outcomes without a time of their own (event_time: {source: arrival}) are
             # stamped with the event time where they arrive in the stream
@@ -395,9 +420,18 @@ class ModelMonitor:
     def flush(self) -> list[WindowResult]:
         """End of a finite stream: close what is open (the last window is partial)."""
         out = [r for c in self.window.flush() for r in self._close(c)]
+        if isinstance(self.joiner.book, LandingBook):
+            self.joiner.book.fold(math.inf)
         return out + self._verdicts(self.window.watermark)
 
+    def judge_closed(self, cw: ClosedWindow) -> list[WindowResult]:
+        """Judge a window closed elsewhere (a consumer group's merged pane) as one closed
+        here is: its result, then the verdicts of the cohorts it makes ready."""
+        return self._close(cw)
+
     def _close(self, cw: ClosedWindow) -> list[WindowResult]:
+        if isinstance(self.joiner.book, LandingBook) and cw.pane >= 0:
+            self.joiner.book.fold(cw.pane)  # the rows landed up to this window's end
         name_cohort(self.joiner.book, cw)  # first: a failing detector leaves it named
         return [self.judge(cw), *self._verdicts(cw.end_time)]
 
@@ -513,6 +547,9 @@ class ModelMonitor:
         self.window = PaneWindow.from_dict(self.profile.layout, self.spec, d["window"],
                                            segments=self._segment_coder())
         self.joiner = LabelJoiner.from_dict(d["joiner"])
+        if "landing" in d["joiner"].get("book", {}):
+            size, _ = self.spec.effective
+            self.joiner.book = LandingBook.from_dict(d["joiner"]["book"], pane_size=size)
         self.engine_state = EngineState.from_dict(d["engine"])
         self.cohort_state = EngineState.from_dict(d["cohort_engine"]) \
             if "cohort_engine" in d else EngineState()

@@ -5,9 +5,12 @@ two 16-partition topics. One, two and four real daemons in one consumer group sk
 partitions, publish pane sketches to the pane log, and the decider of the model merges
 them; the union of their timelines must be the replay's windows (bounds, sketches, every
 signal, tiers and decisions), each window written by one instance only, and each decided
-action in exactly one outbox. Then the same with the deciding instance SIGKILLed between
-a batch durable in the pane log and that batch's timeline lines and actions, and
-restarted, and with an instance added mid-stream.
+action in exactly one outbox. The policy has a cohort rule and a label-free estimate:
+each partition's cohort rows travel with its panes, so the verdicts on cohorts (and the
+estimates of each window) are the replay's too. Then the same with the deciding instance
+SIGKILLed between a batch durable in the pane log and that batch's timeline lines and
+actions, and restarted, and with an instance added mid-stream; a partition that never gets
+a record; and outcomes partitioned unlike their predictions, refused.
 
 The last windows of the replay close only at the end of the files (a flush); a live group
 closes a pane once every partition has passed it, so the expected windows are those that
@@ -31,7 +34,6 @@ import pytest
 from driftwatch.replay import replay
 from driftwatch.replay.timeline import read_timeline
 from driftwatch.service.group.outputs import CRASH_HOOK
-from driftwatch.service.group.runtime import UNMERGED_GROUPS
 from driftwatch.testing.generator import write_scenario
 from driftwatch.testing.kafka import create_topic
 from driftwatch.testing.timelines import assert_same_windows
@@ -41,6 +43,10 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 PARTITIONS = 16
 PANE_S = 7 * 86_400.0
+COHORT_SIGNALS = ("  - detector: cohort_bad_rate_gap\n    weight: 2\n"
+                  "    thresholds: {mild: 0.03, moderate: 0.05}\n"
+                  "  - detector: expected_bad_rate\n    measure: rel_change\n"
+                  "    thresholds: {mild: 0.08}\n")
 KEYS = ("window_id", "first_index", "last_index", "start_time", "end_time", "n_events",
         "n_bad", "n_late", "n_labelled", "n_labelled_bad", "features", "partial", "tier",
         "decision")
@@ -65,20 +71,30 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # event-time panes (a group merges by pane); a fixed KS level: calibrating every
     # window size of a time window costs seconds each, and is not what is tested here
     policy = out / "policy.yaml"
-    policy.write_text(text.replace("mild: {calibrated: {false_alarm_rate: 0.001}}",
-                                   "mild: 0.12"), encoding="utf-8")
+    text = text.replace("mild: {calibrated: {false_alarm_rate: 0.001}}", "mild: 0.12")
+    # a cohort rule and a label-free estimate; cohorts of a week (about 270 outcomes each)
+    # judged once 60% of their outcomes are in
+    text = text.replace("signals:\n", "signals:\n" + COHORT_SIGNALS, 1)
+    policy.write_text(text + "cohorts: {min_completeness: 0.6}\ndetectors: {min_labelled: 150}\n",
+                      encoding="utf-8")
     lines = {s: _lines(out / f"{s}.jsonl.gz") for s in ("predictions", "outcomes")}
-    return {"dir": out, "policy": policy, "lines": lines,
-            "want": _replayed(out, policy, out / "reference.parquet", lines)}
+    want = _replayed(out, policy, out / "reference.parquet", lines)
+    assert sum(bool(r.get("cohort")) for r in want) >= 5, "too few verdicts to compare"
+    approved = {orjson.loads(x)["application_id"] for x in lines["predictions"]
+                if orjson.loads(x)["decision"] == "approve"}
+    joins = sum(orjson.loads(x)["application_id"] in approved for x in lines["outcomes"])
+    return {"dir": out, "policy": policy, "lines": lines, "want": want, "joins": joins}
 
 
 def _replayed(folder: Path, policy: Path, reference: Path,
               lines: dict[str, list[bytes]]) -> list[dict]:
-    """The replay's windows of ``folder``'s recording that a live group closes: those
-    ending before the slowest partition's watermark (later panes stay open)."""
+    """The replay's lines of ``folder``'s recording that a live group writes: windows
+    ending before the slowest partition's watermark (later panes stay open), and the
+    cohort verdicts those windows' closes judged."""
     replay(ROOT / "connectors" / "demo-file.yaml",
            [folder / "predictions.jsonl.gz", folder / "outcomes.jsonl.gz"], folder / "replay",
            policy=policy, reference=reference, progress=False, report=False)
+    # the slowest partition's watermark: panes ending after it stay open in a live group
     field = {"predictions": "ts", "outcomes": "outcome_ts"}
     last: dict[tuple[str, int], float] = {}
     for s, ls in lines.items():
@@ -86,10 +102,13 @@ def _replayed(folder: Path, policy: Path, reference: Path,
             key = (s, _partition(line))
             last[key] = max(last.get(key, -math.inf), float(orjson.loads(line)[field[s]]))
     closable = math.floor(min(last.values()) / PANE_S) * PANE_S
-    # what a group does not merge yet (prediction cohorts) is left out of the comparison
-    return [{**r, "signals": [x for x in r["signals"] if x["group"] not in UNMERGED_GROUPS]}
-            for r in read_timeline(folder / "replay" / "timeline.jsonl")
-            if r["end_time"] <= closable and not r.get("cohort")]
+    # a cohort's verdict follows the window whose close judged it
+    want, judged_at = [], None
+    for r in read_timeline(folder / "replay" / "timeline.jsonl"):
+        judged_at = judged_at if r.get("cohort") else r["end_time"]
+        if judged_at <= closable:
+            want.append(r)
+    return want
 
 
 def _topics(bootstrap: str) -> dict[str, str]:
@@ -170,9 +189,10 @@ class Group:
         return rows
 
     def wait_windows(self, n: int, timeout: float = 90.0) -> None:
+        """Until ``n`` timeline lines (windows and cohort verdicts) are written."""
         any_daemon = next(iter(self.daemons.values()))
-        any_daemon.wait_for(f"{n} windows", lambda: len({r["window_id"] for r in
-                                                         self.records()}) >= n, timeout)
+        any_daemon.wait_for(f"{n} lines", lambda: len({_line_id(r) for r in
+                                                       self.records()}) >= n, timeout)
 
     def decider(self) -> str | None:
         """The name of the instance that decides now (None: none, mid-rebalance)."""
@@ -197,14 +217,26 @@ class Group:
             assert d.wait_exit() == 0, d.log()[-3000:]
 
 
+def _line_id(r: dict) -> tuple[int, bool]:
+    """A window and the verdict on its cohort share the window id."""
+    return r["window_id"], bool(r.get("cohort"))
+
+
 def _check(group: Group, want: list[dict]) -> None:
     got = group.records()
-    ids = [r["window_id"] for r in got]
-    assert len(ids) == len(set(ids)), f"a window was written twice: {sorted(ids)}"
-    got.sort(key=lambda r: r["window_id"])
-    assert_same_windows(got, want, keys=KEYS, rel=1e-9)
-    decided = sorted((r["window_id"], r["decision"]["action"]) for r in want
-                     if r["decision"] and r["decision"].get("action"))
+    ids = [_line_id(r) for r in got]
+    assert len(ids) == len(set(ids)), f"a line was written twice: {sorted(ids)}"
+    for verdicts in (False, True):
+        a = sorted((r for r in got if bool(r.get("cohort")) == verdicts), key=_line_id)
+        b = sorted((r for r in want if bool(r.get("cohort")) == verdicts), key=_line_id)
+        assert_same_windows(a, b, keys=(*KEYS, "cohort") if verdicts else KEYS, rel=1e-9)
+    # one action per idempotency key (model:tier:window): a verdict that decides the
+    # same tier on the same window as the window itself shares its action
+    first: dict[tuple[int, str], str] = {}
+    for r in want:
+        if r["decision"] and r["decision"].get("action"):
+            first.setdefault((r["window_id"], r["tier"]), r["decision"]["action"])
+    decided = sorted((w, a) for (w, _), a in first.items())
     acted = group.actions()
     assert len({k for k, _, _ in acted}) == len(acted)
     assert sorted((w, a) for _, w, a in acted) == decided
@@ -222,6 +254,12 @@ def test_instances_give_the_replay_timeline(
     for i in range(instances):
         group.start(f"i{i}")
     group.wait_windows(len(recording["want"]))
+    # each instance counts the joins of its own partitions: together, every outcome's
+    for d in group.daemons.values():
+        d.wait_ready()
+    group.daemons["i0"].wait_for("every outcome joined", lambda: sum(
+        d.status()["models"][0]["labels"]["joined"] for d in group.daemons.values())
+        == recording["joins"])
     group.stop()
     _check(group, recording["want"])
 
@@ -329,7 +367,6 @@ def test_outcomes_not_co_partitioned_are_refused(
     assert "Traceback" not in d.log()
 
 
-
 def test_outcomes_on_other_partitions_than_their_predictions_are_refused(
     recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
 ) -> None:
@@ -347,21 +384,4 @@ def test_outcomes_on_other_partitions_than_their_predictions_are_refused(
     assert d.wait_exit(90) != 0
     last = d.log().strip().splitlines()[-1]
     assert "co-partitioned" in last and "but on partition" in last, d.log()[-2000:]
-    assert "Traceback" not in d.log()
-
-
-def test_cohort_rules_are_refused_in_one_line(
-    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
-) -> None:
-    """A group does not merge prediction cohorts yet: a rule on them would never fire."""
-    text = recording["policy"].read_text(encoding="utf-8").replace(
-        "signals:\n", "signals:\n  - detector: cohort_bad_rate\n    thresholds: {mild: 0.2}\n", 1)
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(text, encoding="utf-8")
-    config = _config(tmp_path, kafka_endpoint.bootstrap, _topics(kafka_endpoint.bootstrap),
-                     kafka_group(), {**recording, "policy": policy}, service_config_factory)
-    d = driftwatch_daemon(config, tmp_path / "state")
-    assert d.wait_exit() != 0
-    last = d.log().strip().splitlines()[-1]
-    assert "cohort_bad_rate rules need prediction cohorts" in last, d.log()[-2000:]
     assert "Traceback" not in d.log()

@@ -12,6 +12,7 @@ merged, so compaction also drops those.
 key                          value
 ==========================  ==============================================================
 ``pane/<p>/<k>/m``          ``{"sketch": ...}``: pane k of partition p
+``cohorts/<p>/<k>/m``       ``{"cohorts": [...]}``: cohort rows landed in pane k of p
 ``mark/<p>/-/m``            ``{"frontier": f}``: every pane of partition p below f is out
 ``state/<p>/-/m``           open panes, joiner, watermarks and the offsets they cover
 ``leader/-/-/m``            the decider's window ring, engine state, merge progress
@@ -147,8 +148,8 @@ class PaneLog:
             partition=self.tp.partition))
 
     def forget(self, partition: int | None, pane: int, kind: str = "pane") -> None:
-        """A tombstone (for a merged pane, a batch's written outputs): compaction then
-        drops the key from the topic."""
+        """A tombstone (for a merged pane, its cohort rows, a batch's written outputs):
+        compaction then drops the key from the topic."""
         self._futures.append(self.producer.send(
             self.topic, key=make_key(self.model, kind, partition, pane), value=None,
             partition=self.tp.partition))

@@ -29,7 +29,10 @@ from typing import Any
 import numpy as np
 
 from driftwatch.batch import Batch
+from driftwatch.labels.cohort_book import Cohort
 from driftwatch.labels.joiner import Joined, LabelJoiner
+from driftwatch.labels.landing import LandingBook
+from driftwatch.service.group.cohorts import cohort_ids
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
 __all__ = ["PartitionPanes"]
@@ -50,6 +53,9 @@ class PartitionPanes:
         self.lateness = float(allowed_lateness)
         self.has_outcomes = has_outcomes
         self.joiner = LabelJoiner(ttl, max_pending)
+        #: the joiner's cohort rows, staged by landing pane until published
+        self.book = LandingBook(self.size, ttl=ttl)
+        self.joiner.book = self.book
         self.panes: dict[int, Sketch] = {}
         self.pred_wm = -math.inf
         self.out_wm = -math.inf
@@ -89,8 +95,10 @@ class PartitionPanes:
         first open pane), not added.
         """
         floor = self._floor()
+        self.book.floor = self.frontier  # cohort rows land in open panes only
         if pred is not None and len(pred):
-            late_joins = self.joiner.add_predictions(pred)
+            late_joins = self.joiner.add_predictions(pred, cohort_ids(pred.event_time,
+                                                                      self.size))
             if len(late_joins.label):
                 self._label(late_joins, late_joins.outcome_time)
             with np.errstate(invalid="ignore"):
@@ -131,6 +139,13 @@ class PartitionPanes:
         merge may use these copies; the panes close here as usual)."""
         return [(k, self.panes[k]) for k in sorted(self.panes)]
 
+    def take_cohorts(self) -> list[tuple[int, list[Cohort]]]:
+        """The cohort rows landed in panes closed here since the last call, by pane
+        (:mod:`~driftwatch.service.group.cohorts`)."""
+        if self.frontier is None:
+            return []
+        return self.book.take(self.frontier)
+
     # -- checkpoints -------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -152,3 +167,6 @@ class PartitionPanes:
         self.n_seen = int(d["n_seen"])
         self.joiner = LabelJoiner.from_dict(d["joiner"])
         self.joiner.ttl, self.joiner.max_pending = ttl, cap
+        self.book = LandingBook.from_dict(d["joiner"]["book"], pane_size=self.size)
+        self.book.ttl = ttl
+        self.joiner.book = self.book

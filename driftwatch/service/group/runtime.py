@@ -34,7 +34,6 @@ from driftwatch.batch import Batch
 from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.config import load_connector
-from driftwatch.detectors.registry import SIGNALS
 from driftwatch.errors import ConfigError, ServiceError
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import WindowResult, window_spec_from_policy
@@ -43,7 +42,9 @@ from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor
 from driftwatch.replay.isolation import timeline_record
 from driftwatch.service.config import GroupConfig, ModelConfig
+from driftwatch.service.group import cohorts as group_cohorts
 from driftwatch.service.group.idle import IdlePartitions
+from driftwatch.service.group.joins import PartitionJoins
 from driftwatch.service.group.keys import co_partitioned
 from driftwatch.service.group.merge import PaneMerger, leader_partition
 from driftwatch.service.group.outputs import (
@@ -56,17 +57,14 @@ from driftwatch.service.group.outputs import (
 from driftwatch.service.group.panelog import LogEntry, PaneLog
 from driftwatch.service.group.partition import PartitionPanes
 from driftwatch.service.group.source import GroupSource, partition_of
-from driftwatch.service.model import _OPTS, ModelRuntime, _shown, _stamp
+from driftwatch.service.metrics_live import ModelSnapshot
+from driftwatch.service.model import _OPTS, ModelRuntime, _delay_buckets, _shown, _stamp
 from driftwatch.state import OutputLog
 from driftwatch.windows.panes import PaneWindow
 
-__all__ = ["UNMERGED_GROUPS", "GroupRuntime"]
+__all__ = ["GroupRuntime"]
 
 log = logging.getLogger(__name__)
-
-#: Signal groups a group's windows do not carry: they come from the prediction cohorts in
-#: each partition's label joiner, which instances do not merge (yet).
-UNMERGED_GROUPS = ("estimated", "cohort")
 
 OUTCOMES = "outcomes"
 
@@ -80,6 +78,8 @@ class GroupRuntime(ModelRuntime):
     topics: dict[str, str] = field(default_factory=dict)  # stream -> topic
     parts: dict[int, PartitionPanes] = field(default_factory=dict)
     merger: PaneMerger | None = None
+    cohort_parts: group_cohorts.CohortParts = field(default_factory=group_cohorts.CohortParts)
+    _cohorts_merged: list[tuple[int, int]] = field(default_factory=list)
     _states: dict[int, dict[str, Any]] = field(default_factory=dict)
     _leader_state: dict[str, Any] | None = None
     _guard: Any = field(default_factory=threading.RLock)
@@ -115,12 +115,6 @@ class GroupRuntime(ModelRuntime):
             raise ConfigError("group: the policy's segments are not merged across instances "
                               "yet; run a segmented policy in one instance",
                               file=str(watcher.path))
-        unmerged = sorted({str(r.detector) for r in policy.signals
-                           if SIGNALS[str(r.detector)].group in UNMERGED_GROUPS})
-        if unmerged:
-            raise ConfigError(f"group: the policy's {', '.join(unmerged)} rules need prediction "
-                              "cohorts, which are not merged across instances yet; run this "
-                              "policy in one instance", file=str(watcher.path))
         monitor.warm_up()
         name = cfg.name or monitor.model
         monitor.model = name
@@ -219,6 +213,9 @@ class GroupRuntime(ModelRuntime):
             before = part.frontier
             for k, sk in part.take(pred, out, n_bad=bad.get(p, 0)):
                 self.pane_log.put("pane", {"sketch": sk.to_dict()}, partition=p, pane=k)
+            for k, rows in part.take_cohorts():  # before the mark that covers them
+                self.pane_log.put("cohorts", {"cohorts": group_cohorts.encode(rows)},
+                                  partition=p, pane=k)
             if part.frontier != before and part.frontier is not None:
                 self.pane_log.put("mark", {"frontier": part.frontier}, partition=p)
         for key, offset in polled.positions.items():  # processed: what a state covers
@@ -231,10 +228,12 @@ class GroupRuntime(ModelRuntime):
         for e in self.pane_log.read():
             self._note(e)
         results = []
+        self._cohorts_merged += self.cohort_parts.stage_into(
+            self.monitor.joiner.book, below=self.merger.complete_below)
         for k, sk, first, last in self.merger.complete():
             cw = self.monitor.window.close_merged(k, sk, first=first, last=last)
-            if cw is not None:
-                results.append(self.monitor.judge(cw))
+            if cw is not None:  # the window, then the verdicts of cohorts it makes ready
+                results += self.monitor.judge_closed(cw)
         if not results:
             return []
         # the state after this batch and the batch's lines, durable in one message before
@@ -248,6 +247,9 @@ class GroupRuntime(ModelRuntime):
         for part, pane in self.merger.merged:
             self.pane_log.forget(part, pane)
         self.merger.merged.clear()
+        for pane, part in self._cohorts_merged:  # staged in the state just put
+            self.pane_log.forget(part, pane, kind="cohorts")
+        self._cohorts_merged.clear()
         self.pane_log.flush()
         crash_point()  # a test hook, unarmed unless its variable names an existing file
         self._record(results, records)
@@ -317,6 +319,9 @@ class GroupRuntime(ModelRuntime):
             self.merger.add_pane(e.partition, e.pane,
                                  Sketch.from_dict(self.monitor.profile.layout, e.value["sketch"]),
                                  provisional=bool(e.value.get("provisional")))
+        elif e.kind == "cohorts" and e.pane is not None:
+            self.cohort_parts.add(e.partition, e.pane, e.value["cohorts"],
+                                  next_pane=self.merger.next_pane)
         elif e.kind in ("mark", "state"):
             f = e.value.get("frontier")
             self.merger.add_mark(e.partition, None if f is None else int(f),
@@ -328,7 +333,8 @@ class GroupRuntime(ModelRuntime):
         assert self.merger is not None
         return {"merge": self.merger.progress(), "window": m.window.to_dict(),
                 "engine": m.engine_state.to_dict(),
-                "changes": {k: v.to_dict() for k, v in sorted(m.changes.items())}}
+                "changes": {k: v.to_dict() for k, v in sorted(m.changes.items())},
+                "book": m.joiner.book.to_dict(), "cohort_engine": m.cohort_state.to_dict()}
 
     def _lead(self) -> None:
         """This instance now owns the leader partition: rebuild the merge from the log."""
@@ -336,15 +342,20 @@ class GroupRuntime(ModelRuntime):
 
         m = self.monitor
         self.merger = PaneMerger(m.profile.layout, n_partitions=self.n_partitions)
+        self.cohort_parts = group_cohorts.CohortParts()
+        self._cohorts_merged = []
         self.pane_log.rewind()
         for e in self.pane_log.read(to_end=True):
             self._note(e)
         d = self._leader_state
         if d is not None:
             self.merger.resume(d["merge"])
+            self.cohort_parts.drop_below(self.merger.next_pane)
             m.window = PaneWindow.from_dict(m.profile.layout, m.spec, d["window"])
             m.engine_state = EngineState.from_dict(d["engine"])
             m.changes = {k: MetricChange.from_dict(v) for k, v in d["changes"].items()}
+            if "book" in d:  # the merged cohorts, and the persistence of their verdicts
+                group_cohorts.restore_leader(m, d["book"], d["cohort_engine"])
         log.info("%s: this instance decides now (from pane %s)", self.name,
                  self.merger.next_pane)
 
@@ -471,9 +482,20 @@ class GroupRuntime(ModelRuntime):
             if self.merger is not None:
                 out["merge_ignores"] = sorted(self.merger.idle)
         return out
+    def joins(self) -> PartitionJoins:
+        """The label joins of the partitions this instance owns (the decider's own
+        monitor sees no event)."""
+        with self._guard:
+            return PartitionJoins.of(p.joiner for p in self.parts.values())
+
+    def snapshot(self) -> ModelSnapshot:
+        j = self.joins()
+        return replace(super().snapshot(), label_backlog=j.backlog,
+                       label_counters=j.counters, label_delay=_delay_buckets(j))
 
     def status(self) -> dict[str, Any]:
         out = super().status()
+        out["labels"] = self.joins().counters
         out["group"] = {"partitions": sorted(self.parts), "leader_partition": self.leader,
                         "deciding": self.deciding, "pane_log": self.pane_log.topic,
                         "idle_partitions": sorted(self.idle.idle)}
