@@ -2,14 +2,16 @@
 
 The pure-numpy counters in :mod:`driftwatch.windows.layout` stay the reference (and the
 fallback); this module runs the same binning as one loop in compiled code (numba) when
-numba is installed. Per value it does one multiply and one lookup in a cell table
-(``int32[C, cells + 1]``: the bin of a cell that lies inside one bin, or ``-(first bin) -
-1`` for a cell an edge crosses, which is then placed by a few comparisons), and for
-*integer-valued* columns (every reference edge a whole number, a small range) a direct
-value-to-bin table, so counts and other discrete features never go down the exact path.
-Rows are cut into chunks counted on a thread pool; the compiled loop releases the GIL, so
-every core counts. Counts are integers: the kernel and the fallback give identical
-results (property-tested).
+numba is installed. Per value it does one multiply, one lookup in a cell table and one
+comparison: a column's range is cut into equal cells, and a cell holding at most one
+edge stores the bin ``b`` it starts in, so a value's bin is ``b + (edges[b] < value)``,
+with no branch on the data. The few cells that hold several edges store ``-b - 1`` and
+are searched. An
+*integer-valued* column (every reference edge a whole number, a range of at most
+``ncell`` numbers) gets one cell per whole number, so counts and other discrete features
+never go down the searched path. Rows are cut into chunks counted on a thread pool; the
+compiled loop releases the GIL, so every core counts. Counts are integers: the kernel and
+the fallback give identical results (property-tested).
 
 ``DRIFTWATCH_KERNEL=numpy`` forces the fallback, ``DRIFTWATCH_KERNEL=numba`` requires the
 kernel; ``DRIFTWATCH_KERNEL_THREADS`` caps the threads (default: the usable cores).
@@ -17,13 +19,13 @@ Compiled code is cached on disk under ``NUMBA_CACHE_DIR`` when set, else under t
 user's cache folder (``$XDG_CACHE_HOME/driftwatch/numba``), never inside the installed
 package; where no folder is writable it compiles in memory.
 
-Edges ``0, 1, 2, 3`` are whole numbers: the values ``-1 .. 4`` get a direct table (bin =
-number of edges below the value), every other value goes through the cells.
+Edges ``0, 1, 2, 3`` are whole numbers: cell ``k`` holds ``[k - 1, k)``, and starts in
+bin ``searchsorted(edges, k - 1)``.
 
 >>> import numpy as np
->>> t = BinTables.build([np.array([0.0, 1.0, 2.0, 3.0])], 6, [5])
->>> t.ilo.tolist(), t.ihi.tolist(), t.itab.tolist()
-([-1.0], [4.0], [0, 0, 1, 2, 3, 4])
+>>> t = BinTables.build([np.array([0.0, 1.0, 2.0, 3.0])], 6, [5], ncell=8)
+>>> t.unit.tolist(), t.lo.tolist(), t.top.tolist(), t.cells[0, :5].tolist()
+([True], [-1.0], [4.0], [0, 0, 1, 2, 3])
 >>> if kernel_name() == "numba":  # the same counts as the numpy counter (tested)
 ...     fine, under, over = count_numeric(t, np.array([[-1.0], [1.0], [1.5], [np.nan], [9.0]]))
 ...     assert fine.tolist() == [[1, 1, 1, 0, 1, 1]] and under[0] == over[0] == 1
@@ -52,8 +54,6 @@ __all__ = [
 
 #: Values per thread below which splitting a batch costs more than it saves.
 _MIN_VALUES_PER_TASK = 1 << 16
-#: Widest integer range (values) that gets a direct value-to-bin table.
-_INT_RANGE = 1 << 16
 
 _pool: ThreadPoolExecutor | None = None
 
@@ -86,20 +86,17 @@ class BinTables:
 
     Bin ``b`` of a value is ``searchsorted(edges, x, side="left")``; NaN goes to the
     column ``miss[j]``; ``under``/``over`` count values below the first / above the last
-    edge.
+    edge (``over`` is the last bin, ``nedge[j]``).
     """
 
-    lo: np.ndarray  # float64[C] start of the gridded range
+    lo: np.ndarray  # float64[C] start of the grid
     inv: np.ndarray  # float64[C] cells per unit
-    cells: np.ndarray  # int32[C, ncell + 1]: bin of a whole cell, or -(first bin) - 1
-    edges: np.ndarray  # float64[C, E] edges padded with +inf
+    top: np.ndarray  # float64[C] last cell of the column's grid
+    cells: np.ndarray  # int16/int32[C, ncell + 1]: first bin b of a cell, -b - 1 if searched
+    edges: np.ndarray  # float64[C, max(E + 1, width)] edges padded with +inf
     first: np.ndarray  # float64[C]
-    last: np.ndarray  # float64[C]
-    miss: np.ndarray  # intp[C] output column of NaN
-    ilo: np.ndarray  # float64[C] smallest value of the integer table (ihi < ilo: none)
-    ihi: np.ndarray  # float64[C]
-    ioff: np.ndarray  # intp[C] offset of the column's integer table in ``itab``
-    itab: np.ndarray  # int32[sum of ranges]
+    nedge: np.ndarray  # intp[C] edges of the column: its last bin holds what is above them
+    unit: np.ndarray  # bool[C] whole-number edges, on a grid of one cell per whole number
     width: int  # output columns
 
     @classmethod
@@ -109,39 +106,38 @@ class BinTables:
         """Tables for columns with these edges, ``width`` output columns, NaN counted in
         column ``miss[j]`` of column ``j``."""
         c = len(edges)
-        lo, inv, base, crossed = _grid(edges, ncell)
-        cells = np.where(crossed, -base - 1, base).astype(np.int32)
-        # NaN cell: always a whole cell of the missing column
+        lo, inv, base, span = _grid(edges, ncell)
+        top = np.full(c, ncell - 1.0)
+        unit = np.zeros(c, dtype=bool)
+        for j, e in enumerate(edges):
+            whole = len(e) > 0 and bool(np.all(np.isfinite(e)) and np.all(e == np.floor(e)))
+            if whole and e[-1] - e[0] + 2 <= ncell:
+                # cell k holds [e0 - 1 + k, e0 + k): at most one edge, at its start, so
+                # every value is one comparison from its bin, however x - lo rounds
+                k = int(e[-1] - e[0]) + 2
+                lo[j], inv[j], top[j], unit[j] = e[0] - 1.0, 1.0, k - 1.0, True
+                base[j, :k] = np.searchsorted(e, lo[j] + np.arange(k), side="left")
+                base[j, k:ncell] = base[j, k - 1]
+                span[j, :ncell] = 1
+        searched = span > 1
+        # int16 keeps a column's cells (32 KiB) in the first-level cache beside its values
+        small = width < np.iinfo(np.int16).max
+        cells = np.where(searched, -base - 1, base).astype(np.int16 if small else np.int32)
+        # NaN cell: the missing column, whose edge is padding (NaN < inf is false)
         cells[:, ncell] = np.asarray(miss, dtype=np.int32)
-        wide = max((len(e) for e in edges), default=0) + 1
+        wide = max(max((len(e) for e in edges), default=0) + 1, int(width))
         padded = np.full((c, wide), np.inf)
         for j, e in enumerate(edges):
             padded[j, : len(e)] = e
-        ilo, ihi = np.zeros(c), np.full(c, -1.0)
-        ioff = np.zeros(c, dtype=np.intp)
-        parts, at = [], 0
-        for j, e in enumerate(edges):
-            if len(e) == 0 or not np.all(np.isfinite(e)) or np.any(e != np.floor(e)):
-                continue
-            a, b = float(e[0]) - 1.0, float(e[-1]) + 1.0
-            if b - a > _INT_RANGE:
-                continue
-            vals = a + np.arange(int(b - a) + 1, dtype=np.float64)
-            parts.append(np.searchsorted(e, vals, side="left").astype(np.int32))
-            ilo[j], ihi[j], ioff[j] = a, b, at
-            at += vals.size
         return cls(
             lo=np.ascontiguousarray(lo, dtype=np.float64),
             inv=np.ascontiguousarray(inv, dtype=np.float64),
+            top=top,
             cells=np.ascontiguousarray(cells),
             edges=padded,
             first=np.array([e[0] if len(e) else np.inf for e in edges], dtype=np.float64),
-            last=np.array([e[-1] if len(e) else -np.inf for e in edges], dtype=np.float64),
-            miss=np.asarray(miss, dtype=np.intp),
-            ilo=ilo,
-            ihi=ihi,
-            ioff=ioff,
-            itab=np.concatenate(parts) if parts else np.zeros(1, np.int32),
+            nedge=np.array([len(e) for e in edges], dtype=np.intp),
+            unit=unit,
             width=int(width),
         )
 
@@ -177,22 +173,24 @@ def cell_span(e: np.ndarray, cells: int) -> tuple[float, float, np.ndarray, np.n
 def _grid(
     edges: Sequence[np.ndarray], ncell: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Equal-width cells over each column's central range, as the numpy counter cuts them:
-    a cell is *crossed* when an edge lies within a small slack of it (far above the
-    rounding error of the cell arithmetic); the end cells, which also hold everything
-    beyond them, are always crossed."""
+    """Equal-width cells over each column's central range, as the numpy counter cuts them.
+
+    Returns the grid start and inverse cell width per column, and per cell its first
+    possible bin and *span*: how many edges lie within a small slack of it (far above
+    the rounding error of the cell arithmetic). A value in a cell of span 0 or 1 is in
+    bin ``first + (edges[first] < value)``; a wider cell is searched. The end cells,
+    which also hold everything beyond them, are ``cell_span``'s."""
     c = len(edges)
     lo, inv = np.zeros(c), np.ones(c)
     base = np.zeros((c, ncell + 1), dtype=np.intp)
-    crossed = np.ones((c, ncell + 1), dtype=bool)
+    span = np.full((c, ncell + 1), 2, dtype=np.intp)  # no edges: every cell is searched
     for j, e in enumerate(edges):
-        m = len(e)
-        if m == 0:
+        if len(e) == 0:
             continue
         lo[j], inv[j], first, last = cell_span(e, ncell)
         base[j, :ncell] = first
-        crossed[j, :ncell] = last != first
-    return lo, inv, base, crossed
+        span[j, :ncell] = last - first
+    return lo, inv, base, span
 
 
 @dataclass(frozen=True, eq=False)
@@ -258,37 +256,27 @@ def count_fused(
     g = lut.shape[0]
     spans = _chunks(n, x.shape[1] + g + (s.size > 0))
     outs = [
-        (
-            np.zeros((ncol, tables.width), np.int64),
-            np.zeros(ncol, np.int64),
-            np.zeros(ncol, np.int64),
-            np.zeros((g, cw), np.int64),
-        )
-        for _ in spans
+        (np.zeros((ncol, tables.width), np.int64), np.zeros(ncol, np.int64),
+         np.zeros((g, cw), np.int64))
+        for _ in spans or [(0, 0)]
     ]
 
     def run(i: int) -> None:
         a, b = spans[i]
-        fine, under, over, cc = outs[i]
-        loop(
-            x, s, k, a, b, tables.lo, tables.inv, tables.cells, tables.edges, tables.first,
-            tables.last, tables.miss, tables.ilo, tables.ihi, tables.ioff, tables.itab, lut,
-            fine, under, over, cc,
-        )
+        fine, under, cc = outs[i]
+        loop(x, s, k, a, b, tables.lo, tables.inv, tables.top, tables.cells, tables.edges,
+             tables.first, lut, fine, under, cc)
 
     if len(spans) == 1:
         run(0)
     elif spans:
         list(_executor(len(spans)).map(run, range(len(spans))))
-    else:  # no rows
-        return (np.zeros((ncol, tables.width), np.int64), np.zeros(ncol, np.int64),
-                np.zeros(ncol, np.int64), np.zeros((g, cw), np.int64))
-    fine, under, over, cc = outs[0]
+    fine, under, cc = outs[0]
     for more in outs[1:]:  # integer counts: the order of the sum does not matter
         fine += more[0]
         under += more[1]
-        over += more[2]
-        cc += more[3]
+        cc += more[2]
+    over = fine[np.arange(ncol), tables.nedge]  # the bin above the last edge
     return fine, under, over, cc
 
 

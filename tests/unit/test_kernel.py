@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(
     kernel.kernel_name() != "numba", reason="the compiled kernel is disabled"
 )
 
-KINDS = ("continuous", "integer", "wide_integer", "constant", "nan_heavy", "skewed", "tiny")
+KINDS = ("continuous", "integer", "wide_integer", "far_integer", "halves", "constant",
+         "nan_heavy", "skewed", "tiny")
 
 
 def reference(kind: str, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -25,8 +26,12 @@ def reference(kind: str, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.normal(0, 1, n)
     if kind == "integer":
         return rng.poisson(3, n).astype(float)
-    if kind == "wide_integer":
+    if kind == "wide_integer":  # too many whole numbers for a cell each
         return rng.integers(-50_000, 50_000, n).astype(float)
+    if kind == "far_integer":  # whole numbers far from zero, a cell each
+        return rng.integers(10**9, 10**9 + 40, n).astype(float)
+    if kind == "halves":  # edges at x.5: not whole, values on them
+        return rng.integers(0, 6, n) + 0.5
     if kind == "constant":
         return np.full(n, 7.0)
     if kind == "nan_heavy":
@@ -39,14 +44,15 @@ def reference(kind: str, rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def queries(ref: np.ndarray, edges: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
-    """Values from the reference, exactly on edges and one ulp beside them, out of range,
-    infinite and missing."""
+    """Values from the reference, exactly on edges and one ulp beside them, whole and
+    half numbers around the edges, out of range, infinite and missing."""
     finite = ref[np.isfinite(ref)]
     pool = [
         rng.choice(finite, n) if finite.size else np.zeros(n),
         rng.choice(edges, n),
         np.nextafter(rng.choice(edges, n), np.inf),
         np.nextafter(rng.choice(edges, n), -np.inf),
+        np.round(rng.choice(edges, n) + rng.uniform(-2.0, 2.0, n), 1),
         rng.choice(np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e308, -1e308]), n),
         rng.normal(0, 1, n) * (np.abs(finite).max() * 3 if finite.size else 1.0),
     ]
@@ -67,8 +73,9 @@ def truth(edges: np.ndarray, x: np.ndarray, width: int) -> np.ndarray:
     seed=st.integers(0, 2**32 - 1),
     rows=st.sampled_from([1, 7, 600, 5_000]),
     fine_bins=st.sampled_from([10, 40, 200]),
+    ncell=st.sampled_from([4, 37, 16384]),  # few cells: most are searched, few numbers fit
 )
-def test_numeric_kernel_equals_fallback(kinds, seed, rows, fine_bins):
+def test_numeric_kernel_equals_fallback(kinds, seed, rows, fine_bins, ncell):
     rng = np.random.default_rng(seed)
     ref = np.stack([reference(k, rng, 2_000) for k in kinds], axis=1)
     lay = NumericLayout.fit([f"x{j}" for j in range(len(kinds))], ref, coarse_bins=10,
@@ -76,7 +83,9 @@ def test_numeric_kernel_equals_fallback(kinds, seed, rows, fine_bins):
     x = np.stack([queries(ref[:, j], lay.fine_edges[j], rng, rows)
                   for j in range(len(kinds))], axis=1)
     counter = lay._counter
-    got = kernel.count_numeric(counter.tables, x)
+    tables = kernel.BinTables.build(lay.fine_edges, lay.fine_width,
+                                    [lay.fine_width - 1] * len(kinds), ncell=ncell)
+    got = kernel.count_numeric(tables, x)
     want = counter.count_numpy(x)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
@@ -134,11 +143,14 @@ def test_threads_split_rows_and_give_the_same_counts(monkeypatch):
             np.testing.assert_array_equal(g, w)
 
 
-def test_integer_features_get_a_direct_table_and_continuous_ones_do_not():
+def test_integer_features_get_a_grid_of_whole_numbers_and_continuous_ones_do_not():
     rng = np.random.default_rng(0)
-    ref = np.stack([rng.poisson(3, 1_000).astype(float), rng.normal(0, 1, 1_000)], axis=1)
-    t = NumericLayout.fit(["count", "x"], ref)._counter.tables
-    assert t.ihi[0] >= t.ilo[0] and t.ihi[1] < t.ilo[1]
+    ref = np.stack([rng.poisson(3, 1_000).astype(float), rng.normal(0, 1, 1_000),
+                    rng.integers(-50_000, 50_000, 1_000).astype(float)], axis=1)
+    t = NumericLayout.fit(["count", "x", "wide"], ref)._counter.tables
+    assert t.unit.tolist() == [True, False, False]  # the wide range has too many numbers
+    e = ref[:, 0].min()
+    assert (t.lo[0], t.inv[0], t.top[0]) == (e - 1.0, 1.0, ref[:, 0].max() - e + 1.0)
 
 
 def test_column_major_and_strided_inputs_count_the_same():
