@@ -214,8 +214,8 @@ class CategoricalTable:
 
 
 def _either_order(a: np.ndarray, dtype: type) -> np.ndarray:
-    """``a`` as is when it is contiguous by rows or by columns (the loop is compiled for
-    both; a frame's ``to_numpy`` is by columns), else a row-major copy."""
+    """``a`` as is when it is contiguous by rows or by columns (the loop reads both),
+    else a row-major copy."""
     a = np.asarray(a, dtype=dtype)
     return a if a.flags.c_contiguous or a.flags.f_contiguous else np.ascontiguousarray(a)
 
@@ -242,8 +242,10 @@ def count_fused(
     loop = _compiled.loop()
     if loop is None:
         raise RuntimeError("the compiled kernel is not in use (numba missing or disabled)")
-    x = _either_order(numeric, np.float64)
+    x = np.asarray(numeric, dtype=np.float64)
     n = x.shape[0]
+    by_column = bool(x.flags.f_contiguous)  # a frame's to_numpy: read its columns in place
+    x = x.T if by_column else np.ascontiguousarray(x)
     s = np.zeros(0) if score is None else np.ascontiguousarray(score, dtype=np.float64)
     if cat is None or codes is None:
         lut = np.zeros((0, 3), dtype=np.intp)
@@ -254,7 +256,7 @@ def count_fused(
     cw = 3 if cat is None else cat.width
     ncol = tables.n_columns
     g = lut.shape[0]
-    spans = _chunks(n, x.shape[1] + g + (s.size > 0))
+    spans = _chunks(n, ncol + g)
     outs = [
         (np.zeros((ncol, tables.width), np.int64), np.zeros(ncol, np.int64),
          np.zeros((g, cw), np.int64))
@@ -264,8 +266,8 @@ def count_fused(
     def run(i: int) -> None:
         a, b = spans[i]
         fine, under, cc = outs[i]
-        loop(x, s, k, a, b, tables.lo, tables.inv, tables.top, tables.cells, tables.edges,
-             tables.first, lut, fine, under, cc)
+        loop(x, by_column, s, k, a, b, tables.lo, tables.inv, tables.top, tables.cells,
+             tables.edges, tables.first, lut, fine, under, cc)
 
     if len(spans) == 1:
         run(0)
