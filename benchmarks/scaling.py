@@ -120,6 +120,27 @@ def ns(r: dict, key: str) -> str:
     return f"{r[key] / r['values'] * 1e9:.2f}" if key in r else "-"
 
 
+def linearity(results: list[dict]) -> list[str]:
+    """How far the cost per value moves along each axis (1.0: exactly linear), and the
+    worst kernel / decile ratio."""
+    out = []
+    key = "kernel_s" if all("kernel_s" in r for r in results) else "fallback_s"
+    for axis, fixed, other in (("rows", "features", 25), ("features", "rows", 100_000)):
+        runs = sorted((r for r in results if r[fixed] == other), key=lambda r: r[axis])
+        if len(runs) < 2:
+            continue
+        per = [r[key] / r["values"] * 1e9 for r in runs]
+        out.append(
+            f"{key.removesuffix('_s')} against {axis} ({runs[0][axis]:,} -> "
+            f"{runs[-1][axis]:,}, {fixed} {other:,}): {min(per):.2f} .. {max(per):.2f} ns per "
+            f"value, largest / smallest {max(per) / min(per):.2f}"
+        )
+    if key == "kernel_s":
+        worst = max(r["kernel_s"] / r["decile_s"] for r in results)
+        out.append(f"largest kernel / decile baseline: {worst:.2f}")
+    return out
+
+
 def report(results: list[dict], cores: int) -> str:
     lines = [
         f"kernel: {kernel.kernel_name()}, cores: {cores}; ns per value (median); ratios are "
@@ -144,6 +165,7 @@ def report(results: list[dict], cores: int) -> str:
             f"| {r['rows']:,} | {r['features']} | - | - | {ns(r, 'fallback_s')} "
             f"| {ns(r, 'decile_s')} | - | - | - | - |"
         )
+    lines += ["", *linearity(results)]
     lines += ["", "Memory bandwidth seen by numpy sum: "
               + ", ".join(f"{r['rows'] // 1000}k x {r['features']}: "
                           f"{r['bytes'] / r['sum_s'] / 1e9:.1f} GB/s one thread, "

@@ -1,12 +1,12 @@
 """The counting loop, compiled by numba (imported only when numba is; see
 :mod:`driftwatch.windows.kernel` for the tables it reads).
 
-Rows are taken in blocks that stay in cache; in each block the columns are counted one
-after the other, so one column's tables stay hot while its values stream by: a column
-of a column-major batch is read in place, a block of a row-major one is transposed
-first. Per value: a cell (vectorised), a lookup, one comparison and an increment, with
-a branch only for the rare cells that hold several edges. Values above the last edge are
-not counted apart: they are the last bin.
+Values are counted a column at a time, in blocks of rows that stay in cache, so one
+column's tables stay hot while its values stream by: a column of a column-major batch is
+read in place, a block of a row-major one (a group of columns) is transposed first. Per
+value: a cell (vectorised), a lookup, one comparison and an increment, with a branch
+only for the rare cells that hold several edges. Values above the last edge are not
+counted apart: they are the last bin.
 """
 
 from __future__ import annotations
@@ -19,9 +19,12 @@ import numpy as np
 
 __all__ = ["count_rows"]
 
-#: Rows per block: a block of a row-major batch, transposed (1024 x 25 features x 8
-#: bytes), stays in L2, and a column's run is long enough to vectorise.
-_BLOCK = 1024
+#: Rows per block: a column's run of a block (16 KiB) and its cell numbers stay in the
+#: first-level cache, and the run is long enough to vectorise.
+_BLOCK = 2048
+#: Columns of a row-major batch transposed together: their block (512 KiB) and their
+#: cell tables (1 MiB) stay in L2 while every block of rows goes through.
+_GROUP = 32
 #: The transposed block's rows are this much longer than a block, so that its columns
 #: do not fall on the same cache sets (a stride of a power of two would).
 _PAD = 24
@@ -82,7 +85,8 @@ def count_rows(  # type: ignore[no-untyped-def]
     """Add the counts of rows ``r0:r1`` of the features, ``s[n]`` (column ``C`` of the
     tables, when ``s`` is not empty) and ``k[n, G]`` into ``fine``, ``under`` and
     ``cat``. The features are ``x[C, n]`` when ``by_column`` (a column-major batch,
-    transposed: read in place), else ``x[n, C]`` (row-major: each block is transposed
+    transposed: each column is read in place, its tables hot for all its rows), else
+    ``x[n, C]`` (row-major: a group of columns at a time, each block of rows transposed
     first). A value's bin is ``searchsorted(edges[j], v, side="left")``; the values
     above the last edge are the last bin's count.
     """
@@ -92,30 +96,38 @@ def count_rows(  # type: ignore[no-untyped-def]
     kmax2 = lut.shape[1] - 1
     nan = cells.shape[1] - 1  # the NaN cell, after every column's grid
     ci = np.empty(_BLOCK, np.int32)
-    xb = np.empty((0 if by_column else nx, _BLOCK + _PAD))
+    if by_column:  # a column at a time, its tables hot for the whole run of rows
+        for j in range(nx):
+            for b0 in range(r0, r1, _BLOCK):
+                b1 = min(b0 + _BLOCK, r1)
+                under[j] += _column(x[j, b0:b1], b1 - b0, ci, lo[j], inv[j], top[j], cells[j],
+                                    edges[j], first[j], fine[j], nan)
+    else:  # a group of columns at a time, each block of rows transposed first
+        xb = np.empty((min(nx, _GROUP), _BLOCK + _PAD))
+        for g0 in range(0, nx, _GROUP):
+            g1 = min(g0 + _GROUP, nx)
+            for b0 in range(r0, r1, _BLOCK):
+                b1 = min(b0 + _BLOCK, r1)
+                m = b1 - b0
+                w = g1 - g0
+                for i in range(m):
+                    row = x[b0 + i, g0:g1]
+                    for jj in range(w):
+                        xb[jj, i] = row[jj]
+                for jj in range(w):
+                    j = g0 + jj
+                    under[j] += _column(xb[jj], m, ci, lo[j], inv[j], top[j], cells[j],
+                                        edges[j], first[j], fine[j], nan)
     for b0 in range(r0, r1, _BLOCK):
         b1 = min(b0 + _BLOCK, r1)
-        m = b1 - b0
-        if by_column:
-            for j in range(nx):
-                under[j] += _column(x[j, b0:b1], m, ci, lo[j], inv[j], top[j], cells[j],
-                                    edges[j], first[j], fine[j], nan)
-        else:
-            for i in range(m):
-                row = x[b0 + i]
-                for j in range(nx):
-                    xb[j, i] = row[j]
-            for j in range(nx):
-                under[j] += _column(xb[j], m, ci, lo[j], inv[j], top[j], cells[j], edges[j],
-                                    first[j], fine[j], nan)
         if has_score:
-            under[nx] += _column(s[b0:b1], m, ci, lo[nx], inv[nx], top[nx], cells[nx],
+            under[nx] += _column(s[b0:b1], b1 - b0, ci, lo[nx], inv[nx], top[nx], cells[nx],
                                  edges[nx], first[nx], fine[nx], nan)
         for j in range(g):
-            row = lut[j]
+            to = lut[j]
             out = cat[j]
             for i in range(b0, b1):
                 c = k[i, j] + 1
                 c = 0 if c < 0 else c
                 c = kmax2 if c > kmax2 else c
-                out[row[c]] += 1
+                out[to[c]] += 1

@@ -97,13 +97,15 @@ def test_numeric_kernel_equals_fallback(kinds, seed, rows, fine_bins, ncell):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**32 - 1),
-    rows=st.sampled_from([0, 1, 50, 3_000]),
+    rows=st.sampled_from([0, 1, 50, 3_000]),  # 3,000: several blocks
     n_levels=st.lists(st.integers(0, 12), min_size=0, max_size=4),
     kinds=st.lists(st.sampled_from(KINDS), min_size=0, max_size=4),
+    order=st.sampled_from("CF"),
 )
-def test_fused_pass_equals_fallback(seed, rows, n_levels, kinds):
+def test_fused_pass_equals_fallback(seed, rows, n_levels, kinds, order):
     """Numeric, categorical (levels, other, unseen, missing, codes out of range) and score
-    counted in one pass equal the three numpy counters."""
+    counted in one pass equal the three numpy counters, from row- and column-major
+    batches."""
     rng = np.random.default_rng(seed)
     ref = (np.stack([reference(k, rng, 1_000) for k in kinds], axis=1) if kinds
            else np.empty((1_000, 0)))
@@ -118,7 +120,7 @@ def test_fused_pass_equals_fallback(seed, rows, n_levels, kinds):
     codes = np.stack([rng.integers(-3, k + 5, rows) for k in n_levels], axis=1).astype(
         np.int32) if n_levels else np.empty((rows, 0), np.int32)
     score = queries(np.array([0.0, 1.0]), lay.score.fine_edges[0], rng, rows)
-    got = lay.count(x, codes, score)
+    got = lay.count(np.asarray(x, order=order), np.asarray(codes, order=order), score)
     none = (np.zeros((0, lay.numeric.fine_width), np.int64), np.zeros(0, np.int64),
             np.zeros(0, np.int64))
     num = lay.numeric._counter.count_numpy(x) if kinds else none
@@ -141,6 +143,21 @@ def test_threads_split_rows_and_give_the_same_counts(monkeypatch):
         assert len(kernel._chunks(len(x), x.shape[1])) == int(threads)
         for g, w in zip(kernel.count_numeric(lay._counter.tables, x), want, strict=True):
             np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_many_columns_in_groups_and_blocks_count_the_same(order):
+    """More columns than one transposed group, more rows than one block."""
+    rng = np.random.default_rng(11)
+    kinds = [KINDS[j % len(KINDS)] for j in range(70)]
+    ref = np.stack([reference(k, rng, 1_000) for k in kinds], axis=1)
+    lay = NumericLayout.fit([f"x{j}" for j in range(len(kinds))], ref, fine_bins=40)
+    x = np.stack([queries(ref[:, j], lay.fine_edges[j], rng, 5_000)
+                  for j in range(len(kinds))], axis=1)
+    want = lay._counter.count_numpy(x)
+    got = kernel.count_numeric(lay._counter.tables, np.asarray(x, order=order))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
 
 
 def test_integer_features_get_a_grid_of_whole_numbers_and_continuous_ones_do_not():
