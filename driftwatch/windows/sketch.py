@@ -252,14 +252,23 @@ class Sketch:
             acc[1] += float(fin.sum())
 
     def _add_moments(self, score: np.ndarray) -> None:
-        s = score[np.isfinite(score)]
+        # the same operations as -(p log p + (1 - p) log1p(-p)) summed, in fewer buffers
+        fin = np.isfinite(score)
+        s = score if fin.all() else score[fin]
         if s.size:
             c = s - self.layout.score_center
             self.n_score += int(s.size)
             self.score_sum += float(c.sum())
-            self.score_sumsq += float((c * c).sum())
+            np.multiply(c, c, out=c)
+            self.score_sumsq += float(c.sum())
             p = np.clip(s, _EPS_P, 1 - _EPS_P)
-            self.entropy_sum += float((-(p * np.log(p) + (1 - p) * np.log1p(-p))).sum())
+            h = np.log(p)
+            h *= p
+            q = np.log1p(-p)
+            np.subtract(1.0, p, out=p)
+            q *= p
+            h += q
+            self.entropy_sum += -float(h.sum())
 
     def add_labelled(
         self, score: np.ndarray, label: np.ndarray, exposure: np.ndarray | None = None

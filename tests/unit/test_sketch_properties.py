@@ -201,3 +201,24 @@ def test_window_checkpoint_roundtrip_continues_identically() -> None:
     got += [c.sketch.to_dict() for c in w.add(b.take(slice(250, 600)))]
     got += [c.sketch.to_dict() for c in w.flush()]
     assert got == [_approx(d) for d in ref]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 3_000),
+       odd=st.sampled_from([np.nan, np.inf, -np.inf, 0.0, 1.0, 1e-300]))
+def test_score_moments_are_the_textbook_sums_to_the_bit(seed: int, n: int, odd: float) -> None:
+    """The moments kept for the score: centred sum and sum of squares, summed binary
+    entropy (clipped), over the finite scores only; the batch is left as it was."""
+    rng = np.random.default_rng(seed)
+    score = rng.beta(2, 5, n)
+    score[rng.random(n) < 0.05] = odd
+    before = score.copy()
+    s = Sketch.empty(LAYOUT)
+    s._add_moments(score)
+    fin = score[np.isfinite(score)]
+    c = fin - LAYOUT.score_center
+    p = np.clip(fin, 1e-12, 1 - 1e-12)
+    assert s.n_score == fin.size
+    assert s.score_sum == float(c.sum()) and s.score_sumsq == float((c * c).sum())
+    assert s.entropy_sum == float((-(p * np.log(p) + (1 - p) * np.log1p(-p))).sum())
+    np.testing.assert_array_equal(score, before)
