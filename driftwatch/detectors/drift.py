@@ -260,26 +260,37 @@ def aggregate_signals(
     per_feature: Sequence[SignalResult], cfg: DetectorConfig, n_ref: int, n_cur: int
 ) -> list[SignalResult]:
     """``<stat>_aggregate``: max over features, mean, weighted mean, share above threshold."""
+    by: dict[str, list[SignalResult]] = {name: [] for name in cfg.aggregate}
+    for r in per_feature:  # one pass over the results, grouped by statistic
+        group = by.get(r.signal)
+        if group is not None and math.isfinite(r.value):
+            group.append(r)
     out = []
     for name in cfg.aggregate:
-        rs = [r for r in per_feature if r.signal == name and np.isfinite(r.value)]
+        rs = by[name]
         if not rs:
             continue
-        v = np.array([r.value for r in rs])
-        w = np.array([float(cfg.weights.get(r.feature or "", 1.0)) for r in rs])
+        values = [r.value for r in rs]
+        v = np.array(values)
+        mean = float(v.mean())
+        if cfg.weights:
+            w = np.array([float(cfg.weights.get(r.feature or "", 1.0)) for r in rs])
+            w_sum = w.sum()
+            weighted = float((v * w).sum() / w_sum) if w_sum > 0 else float("nan")
+        else:  # unit weights: the weighted mean is the mean, to the last bit
+            weighted = mean
         above = [r.feature for r in rs if r.exceeds]
-        i = int(np.argmax(v))
+        top = float(max(values))  # np.argmax's pick: the first largest
         details = {
-            "max": float(v[i]),
-            "feature": rs[i].feature,
-            "mean": float(v.mean()),
-            "weighted_mean": float((v * w).sum() / w.sum()) if w.sum() > 0 else float("nan"),
+            "max": top,
+            "feature": rs[values.index(top)].feature,
+            "mean": mean,
+            "weighted_mean": weighted,
             "n_features": len(rs),
             "n_above": len(above),
             "share_above": len(above) / len(rs),
             "above": above,
         }
-        out.append(SignalResult(f"{name}_aggregate", "drift", float(v[i]), None, None, n_ref,
+        out.append(SignalResult(f"{name}_aggregate", "drift", top, None, None, n_ref,
                                 n_cur, None, details))
     return out
-
