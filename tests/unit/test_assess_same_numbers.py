@@ -24,7 +24,7 @@ from scipy import stats
 from driftwatch.batch import Batch
 from driftwatch.detectors import assess as assess_mod
 from driftwatch.detectors import confidence, divergence, drift, performance, segments
-from driftwatch.detectors.assess import assess
+from driftwatch.detectors.assess import assess, segment_windows
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.bins import BinGeometry
 from driftwatch.detectors.calibrate import Calibrator
@@ -128,14 +128,15 @@ def _population(rng: np.random.Generator, n: int, *, shift: float = 0.0,
         "purpose": purpose, "score": score,
         "label": (rng.uniform(size=n) < score).astype(float),
         "decision": np.where(score < 0.3, "approve", "decline"),
-        "exposure": rng.lognormal(9, 0.5, n)})
+        "exposure": rng.lognormal(9, 0.5, n),
+        "channel": rng.choice(["web", "shop", "phone"], n, p=[0.5, 0.4, 0.1])})
 
 
 @pytest.fixture(scope="module")
 def prof() -> ReferenceProfile:
     return ReferenceProfile.build(_population(np.random.default_rng(0), N_REF),
                                   numeric=["x0", "x1", "x2"], categorical=["purpose"],
-                                  exposure="exposure")
+                                  exposure="exposure", segment="channel", segment_top_k=2)
 
 
 @pytest.fixture(scope="module")
@@ -143,19 +144,26 @@ def cal(prof) -> Calibrator:
     return Calibrator(prof, np.random.default_rng(1), rates=(0.05, 0.01), n_draws=200)
 
 
-def _window(prof: ReferenceProfile, n: int, seed: int, **kw: float) -> Sketch:
+def _window(prof: ReferenceProfile, n: int, seed: int, **kw: float
+            ) -> tuple[Sketch, list[Sketch]]:
+    """The whole window's sketch and one per segment (the reference's segment order)."""
     df = _population(np.random.default_rng(seed), n, **kw)
     sk = Sketch.empty(prof.layout)
     codes = prof.schema.encode_categorical(0, df["purpose"].to_numpy())[:, None]
     decision = np.where(df["decision"] == "approve", 1, 0).astype(np.int8)
-    sk.add_batch(Batch.build("predictions", n=n, n_numeric=3, n_categorical=1,
-                             numeric=df[["x0", "x1", "x2"]].to_numpy(), categorical=codes,
-                             score=df["score"].to_numpy(), decision=decision,
-                             exposure=df["exposure"].to_numpy()))
+    batch = Batch.build("predictions", n=n, n_numeric=3, n_categorical=1,
+                        numeric=df[["x0", "x1", "x2"]].to_numpy(), categorical=codes,
+                        score=df["score"].to_numpy(), decision=decision,
+                        exposure=df["exposure"].to_numpy(),
+                        segment=df["channel"].to_numpy().astype(str))
+    sk.add_batch(batch)
     ok = decision == 1
     sk.add_labelled(df["score"].to_numpy()[ok], df["label"].to_numpy()[ok],
                     df["exposure"].to_numpy()[ok])
-    return sk
+    parts = [Sketch.empty(prof.layout) for _ in prof.segment_references()]
+    for code, rows in prof.segments.coder.split(batch):  # type: ignore[union-attr]
+        parts[code].add_batch(rows)
+    return sk, parts
 
 
 def _old_terms(ref, cur, valid, eps):
@@ -189,16 +197,19 @@ def _old_path() -> Iterator[None]:
        with_bad=st.booleans())
 def test_assess_gives_the_old_paths_bytes(prof, cal, n, seed, shift, missing, unseen,
                                           calibrated, with_bad) -> None:
-    cur = _window(prof, n, seed, shift=shift, missing=missing, unseen=unseen) if n \
-        else Sketch.empty(prof.layout)
+    cur, parts = _window(prof, n, seed, shift=shift, missing=missing, unseen=unseen) if n \
+        else (Sketch.empty(prof.layout), None)
     kw = {"model": "m", "window_id": 1, "start_time": 0.0, "end_time": 1.0,
           "calibrator": cal if calibrated else None,
+          "segments": segment_windows(prof, parts, min_events=1),
           "bad_records": {"rejected": seed % 3} if with_bad else None,
           "config": DetectorConfig(min_labelled=1)}
     new = assess(prof, cur, **kw)
     with _old_path():
         was = assess(prof, cur, **kw)
     assert len(new.signals) == len(was.signals)
+    if n > 300:  # the segments' own results are compared too
+        assert {s.segment for s in new.signals} == {None, "web", "shop", "other"}
     assert orjson.dumps(new.to_dict(), option=OPT) == orjson.dumps(was.to_dict(), option=OPT)
 
 
@@ -212,7 +223,7 @@ def test_old_path_is_really_swapped_in() -> None:
 
 
 def test_quality_flags_match_the_old_path(prof) -> None:
-    cur = _window(prof, 500, 3, missing=0.4, unseen=0.2)
+    cur, _ = _window(prof, 500, 3, missing=0.4, unseen=0.2)
     res, flags = assess_mod.quality_signals(prepare(prof), cur, DetectorConfig())
     res_o, flags_o = old_q.quality_signals(prepare(prof), cur, DetectorConfig())
     assert flags.numeric.tolist() == flags_o.numeric.tolist() == [True, False, False]
