@@ -26,7 +26,7 @@ import numpy as np
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.categorical import ChiSquare, chi2_threshold, chi_square
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.distances import Distance, ks_fine, wasserstein_fine
+from driftwatch.detectors.distances import Distance, ks_and_wasserstein
 from driftwatch.detectors.divergence import (
     Divergences,
     divergence_terms,
@@ -85,8 +85,7 @@ def block_stats(
     chi = chi_square(ref_coarse, cur_coarse, valid, p_values=p_values)
     if cur_fine is None or ref_fine is None or widths is None:
         return BlockStats(div, chi, psi_terms=terms)
-    ks = ks_fine(ref_fine, cur_fine, p_values=p_values)
-    w = wasserstein_fine(ref_fine, cur_fine, widths)
+    ks, w = ks_and_wasserstein(ref_fine, cur_fine, widths, p_values=p_values)
     with np.errstate(invalid="ignore", divide="ignore"):
         w_norm = w.stat / sd if sd is not None else w.stat
     return BlockStats(div, chi, ks, w, w_norm, terms)

@@ -23,7 +23,14 @@ from scipy import stats
 
 from driftwatch.batch import Batch
 from driftwatch.detectors import assess as assess_mod
-from driftwatch.detectors import confidence, divergence, drift, performance, segments
+from driftwatch.detectors import (
+    confidence,
+    distances,
+    divergence,
+    drift,
+    performance,
+    segments,
+)
 from driftwatch.detectors.assess import assess, segment_windows
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.bins import BinGeometry
@@ -98,6 +105,22 @@ def test_top_bins_pick_the_old_bins(data, k, ties) -> None:
         contrib = np.round(contrib, 1)  # equal contributions: the same tie-breaking
     x = np.where(valid, contrib, -np.inf)
     assert np.array_equal(divergence.top_bins(x, k), old.top_bins(x, k))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=_counts(), p_values=st.booleans())
+def test_ks_and_wasserstein_are_the_old_two_passes(data, p_values) -> None:
+    ref, cur, _ = data  # as fine counts: the last column is the missing one
+    widths = np.random.default_rng(ref.size).uniform(0, 2, ref.shape[-1] - 1)
+    ks, w = distances.ks_and_wasserstein(ref, cur, widths, p_values=p_values)
+    ks_o, w_o = old.ks_fine(ref, cur, p_values=p_values), old.wasserstein_fine(ref, cur, widths)
+    for x, y in ((ks.stat, ks_o.stat), (ks.bound, ks_o.bound), (w.stat, w_o.stat),
+                 (w.bound, w_o.bound)):
+        assert _same_bits(x, y)
+    assert np.array_equal(ks.argmax, ks_o.argmax)
+    assert (ks.p_value is None) == (ks_o.p_value is None) == (not p_values)
+    if p_values:
+        assert _same_bits(ks.p_value, ks_o.p_value)
 
 
 # -- the binomial interval ----------------------------------------------------------------
@@ -180,6 +203,8 @@ def _old_path() -> Iterator[None]:
             (assess_mod, "business_signals", old_q.business_signals),
             (segments, "drift_signals", old.drift_signals),
             (drift, "divergence_terms", lambda r, c, v, e: (old.divergences(r, c, v, e), None)),
+            (drift, "ks_and_wasserstein", lambda r, c, w, p_values=True: (
+                old.ks_fine(r, c, p_values=p_values), old.wasserstein_fine(r, c, w))),
             (confidence, "divergence_terms", _old_terms),
             (confidence, "top_bins", old.top_bins),
             (performance, "calibration", old_q.calibration),
