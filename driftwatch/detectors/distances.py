@@ -78,7 +78,7 @@ def _ks(r: np.ndarray, nr: np.ndarray, c: np.ndarray, nc: np.ndarray, d_hi: np.n
         p_values: bool) -> Distance:
     d = np.abs(d_hi)
     arg = np.argmax(d, axis=-1)
-    stat = np.take_along_axis(d, arg[..., None], axis=-1)[..., 0]
+    stat = d.max(axis=-1)  # the value at ``arg`` (NaN where a row has one)
     bound = np.minimum(r, c).max(axis=-1)
     p = None
     if p_values:
@@ -92,13 +92,15 @@ def _wasserstein(r: np.ndarray, c: np.ndarray, d_hi: np.ndarray, widths: np.ndar
                  ) -> Distance:
     d_lo = d_hi - r + c  # D at its lower edge
     a, b = np.abs(d_lo), np.abs(d_hi)
+    ab = a + b
     same = d_lo * d_hi >= 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        cross = np.where(a + b > 0, (a * a + b * b) / (2 * (a + b)), 0.0)
-    est = np.where(same, (a + b) / 2, cross)  # mean |D| over the bin, linear D
+        cross = np.where(ab > 0, (a * a + b * b) / (2 * ab), 0.0)
+    est = np.where(same, ab / 2, cross)  # mean |D| over the bin, linear D
     end1, end2 = d_lo - c, d_lo + r  # D stays in [end1, end2] inside the bin
-    hi = np.maximum(np.abs(end1), np.abs(end2))
-    lo = np.where((end1 <= 0) & (end2 >= 0), 0.0, np.minimum(np.abs(end1), np.abs(end2)))
+    a1, a2 = np.abs(end1), np.abs(end2)
+    hi = np.maximum(a1, a2)
+    lo = np.where((end1 <= 0) & (end2 >= 0), 0.0, np.minimum(a1, a2))
     stat = (widths * est).sum(axis=-1)
     bound = (widths * np.maximum(hi - est, est - lo)).sum(axis=-1)
     return Distance(stat, bound)
