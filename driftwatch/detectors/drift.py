@@ -201,8 +201,8 @@ def drift_signals(
         chi_cal = None if chi_cal_a is None else _floats(chi_cal_a)
         chi_lv = level_rows("chi2")
 
-    def edge(x: float) -> float | None:
-        return x if math.isfinite(x) else None
+    isfinite = math.isfinite
+    bounded = lo_l is not None and hi_l is not None if "psi" in thr else False
 
     for j, feat in enumerate(names):
         if not rep[j]:
@@ -219,14 +219,17 @@ def drift_signals(
                 details["eps"] = cfg.eps
                 details["psi_without_missing"] = psi_obs[j]
                 tops = []
+                ok_j, lab_j, e_j, a_j, c_j = valid_l[j], labels[j], e_raw[j], a_raw[j], \
+                    contrib_l[j]
                 for b in top[j]:
-                    if not valid_l[j][b]:
+                    if not ok_j[b]:
                         continue
-                    row = {"bin": labels[j][b], "ref": e_raw[j][b], "cur": a_raw[j][b],
-                           "psi": contrib_l[j][b]}
-                    if lo_l is not None and hi_l is not None:
-                        row["lo"] = None if b == last else edge(lo_l[j][b])
-                        row["hi"] = None if b == last else edge(hi_l[j][b])
+                    row = {"bin": lab_j[b], "ref": e_j[b], "cur": a_j[b], "psi": c_j[b]}
+                    if bounded:  # open ends and the missing bin have no edge
+                        lo = None if b == last else lo_l[j][b]  # type: ignore[index]
+                        hi = None if b == last else hi_l[j][b]  # type: ignore[index]
+                        row["lo"] = lo if lo is not None and isfinite(lo) else None
+                        row["hi"] = hi if hi is not None and isfinite(hi) else None
                     tops.append(row)
                 details["top_bins"] = tops
             elif name == "ks":
@@ -278,7 +281,8 @@ def aggregate_signals(
             weighted = float((v * w).sum() / w_sum) if w_sum > 0 else float("nan")
         else:  # unit weights: the weighted mean is the mean, to the last bit
             weighted = mean
-        above = [r.feature for r in rs if r.exceeds]
+        # ``exceeds`` on finite values (the only ones kept)
+        above = [r.feature for r in rs if r.threshold is not None and r.value > r.threshold]
         top = float(max(values))  # np.argmax's pick: the first largest
         details = {
             "max": top,
