@@ -59,11 +59,10 @@ class SignalResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        # by hand: dataclasses.asdict deep-copies every detail, and this runs per signal;
-        # ``segment`` only when set, so whole-window records read as they always did
-        seg = {} if self.segment is None else {"segment": self.segment}
-        return {
-            **seg,
+        # by hand: dataclasses.asdict deep-copies every detail, and this runs per signal
+        # (every signal of every window goes to the timeline once); ``segment`` only when
+        # set, so whole-window records read as they always did
+        d = {
             "signal": self.signal,
             "group": self.group,
             "value": self.value,
@@ -72,8 +71,9 @@ class SignalResult:
             "n_ref": self.n_ref,
             "n_cur": self.n_cur,
             "p_value": self.p_value,
-            "details": dict(self.details),
+            "details": self.details.copy(),
         }
+        return d if self.segment is None else {"segment": self.segment, **d}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SignalResult:

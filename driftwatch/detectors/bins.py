@@ -96,8 +96,11 @@ class BinGeometry:
         cs = np.cumsum(fine[..., :-1], axis=-1)
         cs = np.concatenate([np.zeros_like(cs[..., :1]), cs], axis=-1)
         ends = self.coarse_end[:, :-1]
-        idx = np.broadcast_to(ends, (*fine.shape[:-1], ends.shape[1]))
-        at = np.take_along_axis(cs, idx, axis=-1)
+        if cs.ndim == 2:  # one window: plain fancy indexing (the same counts)
+            at = cs[np.arange(len(ends))[:, None], ends]
+        else:
+            idx = np.broadcast_to(ends, (*fine.shape[:-1], ends.shape[1]))
+            at = np.take_along_axis(cs, idx, axis=-1)
         out = np.empty((*fine.shape[:-1], self.coarse_end.shape[1]), dtype=fine.dtype)
         out[..., 0] = at[..., 0]
         out[..., 1:-1] = np.diff(at, axis=-1)

@@ -43,7 +43,7 @@ from scipy import special
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.calibrate import NullThresholds, model_levels
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.exact import beta_ppf, binom_isf, binom_sf
+from driftwatch.detectors.exact import binom_isf, binom_sf, clopper_pearson
 from driftwatch.detectors.prepared import PreparedReference, approval_share
 from driftwatch.detectors.registry import THRESHOLD_EFFECT
 from driftwatch.windows.sketch import Sketch
@@ -102,8 +102,8 @@ def business_signals(
             margin = float(binom_isf(alpha, n_lab, p0)) / n_lab - p0
             thr = ref + max(cfg.threshold("bad_rate") * ref, margin)
             p = float(binom_sf(k - 1, n_lab, p0))
-        lo = float(beta_ppf(alpha / 2, k, n_lab - k + 1)) if k > 0 else 0.0
-        hi = float(beta_ppf(1 - alpha / 2, k + 1, n_lab - k)) if k < n_lab else 1.0
+        lo_a, hi_a = clopper_pearson(k, n_lab, alpha)
+        lo, hi = float(lo_a), float(hi_a)
         out.append(SignalResult(
             "bad_rate", "business", rate, None, thr, int(prep.lab_n.sum()), n_lab, p,
             {"reference": ref, "abs_change": rate - ref, "rel_change": _rel(rate, ref),

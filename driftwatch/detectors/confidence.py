@@ -43,7 +43,7 @@ from scipy import special
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.calibrate import NullThresholds, model_levels
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.divergence import divergences, psi_contributions, top_bins
+from driftwatch.detectors.divergence import divergence_terms, top_bins
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.detectors.registry import THRESHOLD_EFFECT
 from driftwatch.windows.sketch import Sketch
@@ -91,8 +91,7 @@ def confidence_signals(
         geo = prep.score_geo
         cc = geo.coarse(cur.score_fine)
         valid = prep.score_coarse_valid
-        d = divergences(prep.score_coarse, cc, valid, cfg.eps)
-        contrib, _, _ = psi_contributions(prep.score_coarse, cc, valid, cfg.eps)
+        d, contrib = divergence_terms(prep.score_coarse, cc, valid, cfg.eps)
         top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins)[0].tolist()
         er = prep.score_coarse[0] / max(prep.score_coarse[0].sum(), 1)
         ar = cc[0] / max(cc[0].sum(), 1)

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-__all__ = ["Distance", "ks_fine", "wasserstein_fine"]
+__all__ = ["Distance", "ks_and_wasserstein", "ks_fine", "wasserstein_fine"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +74,11 @@ def _shares(fine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return x / n[..., None], n
 
 
-def ks_fine(ref: np.ndarray, cur: np.ndarray, *, p_values: bool = True) -> Distance:
-    """Two-sample KS statistic at the fine edges, its bound and asymptotic p-value."""
-    r, nr = _shares(ref)
-    c, nc = _shares(cur)
-    d = np.abs(np.cumsum(r, axis=-1) - np.cumsum(c, axis=-1))
+def _ks(r: np.ndarray, nr: np.ndarray, c: np.ndarray, nc: np.ndarray, d_hi: np.ndarray,
+        p_values: bool) -> Distance:
+    d = np.abs(d_hi)
     arg = np.argmax(d, axis=-1)
-    stat = np.take_along_axis(d, arg[..., None], axis=-1)[..., 0]
+    stat = d.max(axis=-1)  # the value at ``arg`` (NaN where a row has one)
     bound = np.minimum(r, c).max(axis=-1)
     p = None
     if p_values:
@@ -90,24 +88,50 @@ def ks_fine(ref: np.ndarray, cur: np.ndarray, *, p_values: bool = True) -> Dista
     return Distance(stat, bound, p, arg)
 
 
+def _wasserstein(r: np.ndarray, c: np.ndarray, d_hi: np.ndarray, widths: np.ndarray
+                 ) -> Distance:
+    d_lo = d_hi - r + c  # D at its lower edge
+    a, b = np.abs(d_lo), np.abs(d_hi)
+    ab = a + b
+    same = d_lo * d_hi >= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cross = np.where(ab > 0, (a * a + b * b) / (2 * ab), 0.0)
+    est = np.where(same, ab / 2, cross)  # mean |D| over the bin, linear D
+    end1, end2 = d_lo - c, d_lo + r  # D stays in [end1, end2] inside the bin
+    a1, a2 = np.abs(end1), np.abs(end2)
+    hi = np.maximum(a1, a2)
+    lo = np.where((end1 <= 0) & (end2 >= 0), 0.0, np.minimum(a1, a2))
+    stat = (widths * est).sum(axis=-1)
+    bound = (widths * np.maximum(hi - est, est - lo)).sum(axis=-1)
+    return Distance(stat, bound)
+
+
+def _gaps(ref: np.ndarray, cur: np.ndarray) -> tuple[np.ndarray, ...]:
+    r, nr = _shares(ref)
+    c, nc = _shares(cur)
+    # D at each bin's upper edge
+    return r, nr, c, nc, np.cumsum(r, axis=-1) - np.cumsum(c, axis=-1)
+
+
+def ks_fine(ref: np.ndarray, cur: np.ndarray, *, p_values: bool = True) -> Distance:
+    """Two-sample KS statistic at the fine edges, its bound and asymptotic p-value."""
+    r, nr, c, nc, d_hi = _gaps(ref, cur)
+    return _ks(r, nr, c, nc, d_hi, p_values)
+
+
 def wasserstein_fine(ref: np.ndarray, cur: np.ndarray, widths: np.ndarray) -> Distance:
     """W1 from fine histograms with linear interpolation inside bins, and its bound.
 
     ``widths[F, Wf-1]`` are the fine bin widths clipped to the reference range
     (:attr:`~driftwatch.detectors.bins.BinGeometry.widths`).
     """
-    r, _ = _shares(ref)
-    c, _ = _shares(cur)
-    d_hi = np.cumsum(r, axis=-1) - np.cumsum(c, axis=-1)  # D at each bin's upper edge
-    d_lo = d_hi - r + c  # D at its lower edge
-    a, b = np.abs(d_lo), np.abs(d_hi)
-    same = d_lo * d_hi >= 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cross = np.where(a + b > 0, (a * a + b * b) / (2 * (a + b)), 0.0)
-    est = np.where(same, (a + b) / 2, cross)  # mean |D| over the bin, linear D
-    end1, end2 = d_lo - c, d_lo + r  # D stays in [end1, end2] inside the bin
-    hi = np.maximum(np.abs(end1), np.abs(end2))
-    lo = np.where((end1 <= 0) & (end2 >= 0), 0.0, np.minimum(np.abs(end1), np.abs(end2)))
-    stat = (widths * est).sum(axis=-1)
-    bound = (widths * np.maximum(hi - est, est - lo)).sum(axis=-1)
-    return Distance(stat, bound)
+    r, _, c, _, d_hi = _gaps(ref, cur)
+    return _wasserstein(r, c, d_hi, widths)
+
+
+def ks_and_wasserstein(ref: np.ndarray, cur: np.ndarray, widths: np.ndarray, *,
+                       p_values: bool = True) -> tuple[Distance, Distance]:
+    """:func:`ks_fine` and :func:`wasserstein_fine` from one pass over the shares and
+    their CDF gaps (the same numbers as the two calls)."""
+    r, nr, c, nc, d_hi = _gaps(ref, cur)
+    return _ks(r, nr, c, nc, d_hi, p_values), _wasserstein(r, c, d_hi, widths)

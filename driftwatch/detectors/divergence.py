@@ -34,7 +34,9 @@ import numpy as np
 __all__ = [
     "DEFAULT_EPS",
     "Divergences",
+    "divergence_terms",
     "divergences",
+    "psi",
     "psi_contributions",
     "shares",
     "smoothed_shares",
@@ -60,9 +62,7 @@ def smoothed_shares(counts: np.ndarray, valid: np.ndarray, eps: float = DEFAULT_
     >>> smoothed_shares(np.array([[3, 1, 0]]), np.array([[True, True, True]]), 0.01).round(4)
     array([[0.7426, 0.2475, 0.0099]])
     """
-    p, _ = shares(counts, valid)
-    p = np.where(valid, np.maximum(p, eps), 0.0)
-    return p / p.sum(axis=-1, keepdims=True)
+    return _smoothed(shares(counts, valid)[0], valid, eps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +76,49 @@ class Divergences:
     hellinger: np.ndarray
 
 
-def _xlog(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``p * ln(p / q)`` with ``0 * ln 0 = 0`` (``q > 0`` wherever ``p > 0``)."""
+def _smoothed(p_raw: np.ndarray, valid: np.ndarray, eps: float) -> np.ndarray:
+    p = np.where(valid, np.maximum(p_raw, eps), 0.0)
+    p /= p.sum(axis=-1, keepdims=True)
+    return p
+
+
+def _terms(
+    ref: np.ndarray, cur: np.ndarray, valid: np.ndarray, eps: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Raw shares, smoothed shares and ``ln(a / e)`` (0 on padding), and the bad rows."""
+    e_raw, n_ref = shares(ref, valid)
+    a_raw, n_cur = shares(cur, valid)
+    e = _smoothed(e_raw, valid, eps)
+    a = _smoothed(a_raw, valid, eps)
+    log_ratio = np.log(np.where(valid, a, 1.0)) - np.log(np.where(valid, e, 1.0))
+    return e_raw, a_raw, e, a, log_ratio, (n_ref == 0) | (n_cur == 0)
+
+
+def _nan_where(bad: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return np.where(bad, np.nan, x) if bad.any() else x
+
+
+def divergence_terms(
+    ref: np.ndarray, cur: np.ndarray, valid: np.ndarray, eps: float = DEFAULT_EPS
+) -> tuple[Divergences, np.ndarray]:
+    """:func:`divergences` and the per-bin PSI terms of :func:`psi_contributions`, from
+    one pass over the shares (the same numbers as the two calls)."""
+    e_raw, a_raw, e, a, log_ratio, bad = _terms(ref, cur, valid, eps)
+    kl_ce = (a * log_ratio).sum(axis=-1)
+    kl_ec = (e * -log_ratio).sum(axis=-1)
+    contrib = (a - e) * log_ratio
+    psi = contrib.sum(axis=-1)
+    m = (a_raw + e_raw) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
-        t = p * np.log(p / q)
-    return np.where(p > 0, t, 0.0)
+        t_a = a_raw * np.log(a_raw / m)  # p ln(p / m), 0 ln 0 = 0 below
+        t_e = e_raw * np.log(e_raw / m)
+    jsd = (np.where(a_raw > 0, t_a, 0.0) + np.where(e_raw > 0, t_e, 0.0)).sum(axis=-1) \
+        / (2 * np.log(2))
+    js = np.sqrt(np.minimum(np.maximum(jsd, 0.0), 1.0))
+    bc = np.sqrt(a_raw * e_raw).sum(axis=-1)
+    hel = np.sqrt(np.minimum(np.maximum(1.0 - bc, 0.0), 1.0))
+    div = Divergences(*(_nan_where(bad, x) for x in (psi, kl_ce, kl_ec, js, hel)))
+    return div, contrib
 
 
 def divergences(
@@ -88,38 +126,26 @@ def divergences(
 ) -> Divergences:
     """PSI, ``KL(cur‖ref)``, ``KL(ref‖cur)`` (nats, smoothed shares), JS distance (base 2)
     and Hellinger distance (raw shares) for counts ``[..., F, W]``."""
-    e_raw, n_ref = shares(ref, valid)
-    a_raw, n_cur = shares(cur, valid)
-    e = np.where(valid, np.maximum(e_raw, eps), 0.0)
-    e /= e.sum(axis=-1, keepdims=True)
-    a = np.where(valid, np.maximum(a_raw, eps), 0.0)
-    a /= a.sum(axis=-1, keepdims=True)
-    safe_e = np.where(valid, e, 1.0)
-    safe_a = np.where(valid, a, 1.0)
-    log_ratio = np.log(safe_a) - np.log(safe_e)  # 0 on padding
-    kl_ce = (a * log_ratio).sum(axis=-1)
-    kl_ec = (e * -log_ratio).sum(axis=-1)
-    psi = ((a - e) * log_ratio).sum(axis=-1)
-    m = (a_raw + e_raw) / 2
-    jsd = (_xlog(a_raw, m) + _xlog(e_raw, m)).sum(axis=-1) / (2 * np.log(2))
-    js = np.sqrt(np.clip(jsd, 0.0, 1.0))
-    bc = np.sqrt(a_raw * e_raw).sum(axis=-1)
-    hel = np.sqrt(np.clip(1.0 - bc, 0.0, 1.0))
-    bad = (n_ref == 0) | (n_cur == 0)
-    if np.any(bad):
-        psi, kl_ce, kl_ec, js, hel = (
-            np.where(bad, np.nan, x) for x in (psi, kl_ce, kl_ec, js, hel)
-        )
-    return Divergences(psi, kl_ce, kl_ec, js, hel)
+    return divergence_terms(ref, cur, valid, eps)[0]
+
+
+def psi(ref: np.ndarray, cur: np.ndarray, valid: np.ndarray, eps: float = DEFAULT_EPS
+        ) -> np.ndarray:
+    """PSI alone (``divergences(...).psi``, without the other four).
+
+    >>> round(float(psi(np.array([[50, 30, 20, 0]]), np.array([[30, 30, 30, 10]]),
+    ...                 np.ones((1, 4), bool))[0]), 4)
+    0.8328
+    """
+    _, _, e, a, log_ratio, bad = _terms(ref, cur, valid, eps)
+    return _nan_where(bad, ((a - e) * log_ratio).sum(axis=-1))
 
 
 def psi_contributions(
     ref: np.ndarray, cur: np.ndarray, valid: np.ndarray, eps: float = DEFAULT_EPS
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-bin PSI terms ``(a - e) ln(a / e)`` with the smoothed shares ``e`` and ``a``."""
-    e = smoothed_shares(ref, valid, eps)
-    a = smoothed_shares(cur, valid, eps)
-    log_ratio = np.log(np.where(valid, a, 1.0)) - np.log(np.where(valid, e, 1.0))
+    _, _, e, a, log_ratio, _ = _terms(ref, cur, valid, eps)
     return (a - e) * log_ratio, e, a
 
 
@@ -127,5 +153,9 @@ def top_bins(contrib: np.ndarray, k: int) -> np.ndarray:
     """Indices ``[F, k]`` of the ``k`` largest contributions per row, largest first."""
     k = min(k, contrib.shape[-1])
     part = np.argpartition(-contrib, k - 1, axis=-1)[..., :k]
+    if contrib.ndim == 2:  # one window: plain fancy indexing (the same picks)
+        rows = np.arange(len(contrib))[:, None]
+        order = np.argsort(-contrib[rows, part], axis=-1, kind="stable")
+        return part[rows, order]
     order = np.argsort(-np.take_along_axis(contrib, part, axis=-1), axis=-1, kind="stable")
     return np.take_along_axis(part, order, axis=-1)

@@ -17,6 +17,7 @@ the calibrator's resampled null windows, so thresholds and values are computed a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,8 +26,14 @@ import numpy as np
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.categorical import ChiSquare, chi2_threshold, chi_square
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.distances import Distance, ks_fine, wasserstein_fine
-from driftwatch.detectors.divergence import Divergences, divergences, psi_contributions, top_bins
+from driftwatch.detectors.distances import Distance, ks_and_wasserstein
+from driftwatch.detectors.divergence import (
+    Divergences,
+    divergence_terms,
+    psi,
+    psi_contributions,
+    top_bins,
+)
 from driftwatch.detectors.registry import CALIBRATED_LEVELS, THRESHOLD_CALIBRATED, THRESHOLD_EFFECT
 
 __all__ = ["DRIFT_STATS", "BlockStats", "aggregate_signals", "block_stats", "drift_signals"]
@@ -46,6 +53,9 @@ class BlockStats:
     ks: Distance | None = None
     wasserstein: Distance | None = None
     w_norm: np.ndarray | None = None
+    #: per-bin PSI terms ``[..., F, W]``, as
+    #: :func:`~driftwatch.detectors.divergence.psi_contributions` gives them
+    psi_terms: np.ndarray | None = None
 
     def get(self, name: str) -> np.ndarray | None:
         """The value array of statistic ``name`` (None when the block lacks it)."""
@@ -71,15 +81,14 @@ def block_stats(
     p_values: bool = True,
 ) -> BlockStats:
     """All drift statistics for counts ``[..., F, W]`` (fine ones when ``cur_fine`` given)."""
-    div = divergences(ref_coarse, cur_coarse, valid, eps)
+    div, terms = divergence_terms(ref_coarse, cur_coarse, valid, eps)
     chi = chi_square(ref_coarse, cur_coarse, valid, p_values=p_values)
     if cur_fine is None or ref_fine is None or widths is None:
-        return BlockStats(div, chi)
-    ks = ks_fine(ref_fine, cur_fine, p_values=p_values)
-    w = wasserstein_fine(ref_fine, cur_fine, widths)
+        return BlockStats(div, chi, psi_terms=terms)
+    ks, w = ks_and_wasserstein(ref_fine, cur_fine, widths, p_values=p_values)
     with np.errstate(invalid="ignore", divide="ignore"):
         w_norm = w.stat / sd if sd is not None else w.stat
-    return BlockStats(div, chi, ks, w, w_norm)
+    return BlockStats(div, chi, ks, w, w_norm, terms)
 
 
 def _thresholds(
@@ -90,6 +99,10 @@ def _thresholds(
     if cal is None:
         return eff, None
     return np.fmax(eff, cal), cal
+
+
+def _floats(a: np.ndarray) -> list[float]:
+    return np.asarray(a, dtype=np.float64).tolist()
 
 
 def drift_signals(
@@ -128,92 +141,120 @@ def drift_signals(
     """
     f = len(names)
     out: list[SignalResult] = []
-    contrib, _, _ = psi_contributions(ref_coarse, cur_coarse, valid, cfg.eps)
-    top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins).tolist()
-    e_raw = (ref_coarse / np.maximum(ref_coarse.sum(-1, keepdims=True), 1)).tolist()
-    a_raw = (cur_coarse / np.maximum(cur_coarse.sum(-1, keepdims=True), 1)).tolist()
-    contrib_l = contrib.tolist()
-    nomiss = valid.copy()
-    nomiss[:, -1] = False
-    psi_obs = divergences(ref_coarse, cur_coarse, nomiss, cfg.eps).psi.tolist()
+    contrib = stats.psi_terms
+    if contrib is None:
+        contrib = psi_contributions(ref_coarse, cur_coarse, valid, cfg.eps)[0]
+    rep = report.tolist()
+    if not any(rep):
+        return out
     dof = stats.chi.dof
-    chi_thr = chi2_threshold(chi_p_cut, dof).tolist()
     thr = {}
     for name in DRIFT_STATS:
         if stats.get(name) is not None and cfg.wants(name, "drift"):
             thr[name] = _thresholds(name, cfg, calibrated, f)
-    vals = {name: stats.get(name).tolist() for name in thr}  # type: ignore[union-attr]
+    want_chi = cfg.wants("chi2", "drift")
     qf = quality_flag.tolist()
+    # every per-feature number as Python lists once: the loop below only indexes them
+    lv = {k: {st: _floats(a) for st, a in d.items()} for k, d in (levels or {}).items()}
 
-    def edge(x: float) -> float | None:
-        return x if np.isfinite(x) else None
+    def level_rows(name: str) -> list[dict[str, float]] | None:
+        """Per feature: the calibrated level of ``name`` at every rate that has one."""
+        keys = [k for k, d in lv.items() if name in d]
+        if not keys:
+            return None
+        cols = [lv[k][name] for k in keys]
+        return [dict(zip(keys, row, strict=True)) for row in zip(*cols, strict=True)]
 
-    lo_l = hi_l = None
-    if bounds is not None:
-        lo_l, hi_l = bounds[0].tolist(), bounds[1].tolist()
-    rep = report.tolist()
-    lv = {k: {st: a.tolist() for st, a in d.items()} for k, d in (levels or {}).items()}
+    per_stat = []
+    for name, (t, cal) in thr.items():
+        per_stat.append((name, stats.get(name).tolist(), t.tolist(),  # type: ignore[union-attr]
+                         None if cal is None else _floats(cal), level_rows(name),
+                         cfg.threshold(name)))
+    if "psi" in thr:
+        valid_l = valid.tolist()
+        top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins).tolist()
+        e_raw = (ref_coarse / np.maximum(ref_coarse.sum(-1, keepdims=True), 1)).tolist()
+        a_raw = (cur_coarse / np.maximum(cur_coarse.sum(-1, keepdims=True), 1)).tolist()
+        contrib_l = contrib.tolist()
+        nomiss = valid.copy()
+        nomiss[:, -1] = False
+        psi_obs = psi(ref_coarse, cur_coarse, nomiss, cfg.eps).tolist()
+        lo_l = hi_l = None
+        if bounds is not None:
+            lo_l, hi_l = bounds[0].tolist(), bounds[1].tolist()
+        last = valid.shape[1] - 1  # the missing bin
+    ks = stats.ks if "ks" in thr else None
+    if ks is not None:
+        ks_p, ks_bound = ks.p_value.tolist(), ks.bound.tolist()  # type: ignore[union-attr]
+        ks_at = None if fine_hi is None else np.take_along_axis(
+            fine_hi, ks.argmax[:, None], axis=1)[:, 0].tolist()  # type: ignore[index]
+        ks_adj = None if ks_adjusted is None else ks_adjusted.tolist()
+        ks_cut = ks_p_cut or 0.0
+    w = stats.wasserstein if "wasserstein" in thr else None
+    if w is not None:
+        w_raw, w_bound = w.stat.tolist(), w.bound.tolist()
+    if want_chi:
+        chi_thr = chi2_threshold(chi_p_cut, dof).tolist()
+        chi_stat, chi_p = stats.chi.stat.tolist(), stats.chi.p_value.tolist()
+        chi_adj, dof_l = chi_adjusted.tolist(), dof.tolist()
+        chi_cal_a = None if calibrated is None else calibrated.get("chi2")
+        chi_cal = None if chi_cal_a is None else _floats(chi_cal_a)
+        chi_lv = level_rows("chi2")
 
-    def calibrated_levels(details: dict[str, object], name: str, j: int) -> None:
-        table = {k: float(d[name][j]) for k, d in lv.items() if name in d}
-        if table:
-            details[CALIBRATED_LEVELS] = table
+    isfinite = math.isfinite
+    bounded = lo_l is not None and hi_l is not None if "psi" in thr else False
 
     for j, feat in enumerate(names):
         if not rep[j]:
             continue
-        common = {"data_quality_flag": qf[j]}
-        for name, (t, cal) in thr.items():
-            details: dict[str, object] = dict(common)
-            details[THRESHOLD_EFFECT] = cfg.threshold(name)
+        dq = qf[j]
+        for name, vals, t, cal, rows, eff in per_stat:
+            details: dict[str, object] = {"data_quality_flag": dq, THRESHOLD_EFFECT: eff}
             if cal is not None:
-                details[THRESHOLD_CALIBRATED] = float(cal[j])
-            calibrated_levels(details, name, j)
+                details[THRESHOLD_CALIBRATED] = cal[j]
+            if rows is not None:
+                details[CALIBRATED_LEVELS] = rows[j]
             p_value = None
             if name == "psi":
                 details["eps"] = cfg.eps
                 details["psi_without_missing"] = psi_obs[j]
                 tops = []
+                ok_j, lab_j, e_j, a_j, c_j = valid_l[j], labels[j], e_raw[j], a_raw[j], \
+                    contrib_l[j]
                 for b in top[j]:
-                    if not valid[j, b]:
+                    if not ok_j[b]:
                         continue
-                    row = {"bin": labels[j][b], "ref": e_raw[j][b], "cur": a_raw[j][b],
-                           "psi": contrib_l[j][b]}
-                    if lo_l is not None and hi_l is not None:
-                        last = b == valid.shape[1] - 1  # the missing bin
-                        row["lo"] = None if last else edge(lo_l[j][b])
-                        row["hi"] = None if last else edge(hi_l[j][b])
+                    row = {"bin": lab_j[b], "ref": e_j[b], "cur": a_j[b], "psi": c_j[b]}
+                    if bounded:  # open ends and the missing bin have no edge
+                        lo = None if b == last else lo_l[j][b]  # type: ignore[index]
+                        hi = None if b == last else hi_l[j][b]  # type: ignore[index]
+                        row["lo"] = lo if lo is not None and isfinite(lo) else None
+                        row["hi"] = hi if hi is not None and isfinite(hi) else None
                     tops.append(row)
                 details["top_bins"] = tops
-            elif name == "ks" and stats.ks is not None:
-                p_value = float(stats.ks.p_value[j])  # type: ignore[index]
-                details["bound"] = float(stats.ks.bound[j])
-                if fine_hi is not None:
-                    details["at"] = float(fine_hi[j, int(stats.ks.argmax[j])])  # type: ignore[index]
-                if ks_adjusted is not None:
-                    details["p_adjusted"] = float(ks_adjusted[j])
-                    details["significant"] = bool(p_value <= (ks_p_cut or 0.0))
-            elif name == "wasserstein" and stats.wasserstein is not None:
-                details["raw"] = float(stats.wasserstein.stat[j])
-                details["bound_raw"] = float(stats.wasserstein.bound[j])
-            out.append(
-                SignalResult(name, "drift", vals[name][j], feat, float(t[j]), n_ref, n_cur,
-                             p_value, details, segment)
-            )
-        if cfg.wants("chi2", "drift"):
+            elif name == "ks":
+                p_value = ks_p[j]
+                details["bound"] = ks_bound[j]
+                if ks_at is not None:
+                    details["at"] = ks_at[j]
+                if ks_adj is not None:
+                    details["p_adjusted"] = ks_adj[j]
+                    details["significant"] = p_value <= ks_cut
+            elif name == "wasserstein":
+                details["raw"] = w_raw[j]
+                details["bound_raw"] = w_bound[j]
+            out.append(SignalResult(name, "drift", vals[j], feat, t[j], n_ref, n_cur,
+                                    p_value, details, segment))
+        if want_chi:
             chi_details: dict[str, object] = {
-                "dof": int(dof[j]), "p_adjusted": float(chi_adjusted[j]), "fdr": cfg.fdr,
-                **common}
-            chi_cal = None if calibrated is None else calibrated.get("chi2")
+                "dof": dof_l[j], "p_adjusted": chi_adj[j], "fdr": cfg.fdr,
+                "data_quality_flag": dq}
             if chi_cal is not None:
-                chi_details[THRESHOLD_CALIBRATED] = float(chi_cal[j])
-            calibrated_levels(chi_details, "chi2", j)
-            out.append(
-                SignalResult(
-                    "chi2", "drift", float(stats.chi.stat[j]), feat, chi_thr[j], n_ref, n_cur,
-                    float(stats.chi.p_value[j]), chi_details, segment,
-                )
-            )
+                chi_details[THRESHOLD_CALIBRATED] = chi_cal[j]
+            if chi_lv is not None:
+                chi_details[CALIBRATED_LEVELS] = chi_lv[j]
+            out.append(SignalResult("chi2", "drift", chi_stat[j], feat, chi_thr[j], n_ref,
+                                    n_cur, chi_p[j], chi_details, segment))
     return out
 
 
@@ -221,26 +262,38 @@ def aggregate_signals(
     per_feature: Sequence[SignalResult], cfg: DetectorConfig, n_ref: int, n_cur: int
 ) -> list[SignalResult]:
     """``<stat>_aggregate``: max over features, mean, weighted mean, share above threshold."""
+    by: dict[str, list[SignalResult]] = {name: [] for name in cfg.aggregate}
+    for r in per_feature:  # one pass over the results, grouped by statistic
+        group = by.get(r.signal)
+        if group is not None and math.isfinite(r.value):
+            group.append(r)
     out = []
     for name in cfg.aggregate:
-        rs = [r for r in per_feature if r.signal == name and np.isfinite(r.value)]
+        rs = by[name]
         if not rs:
             continue
-        v = np.array([r.value for r in rs])
-        w = np.array([float(cfg.weights.get(r.feature or "", 1.0)) for r in rs])
-        above = [r.feature for r in rs if r.exceeds]
-        i = int(np.argmax(v))
+        values = [r.value for r in rs]
+        v = np.array(values)
+        mean = float(v.mean())
+        if cfg.weights:
+            w = np.array([float(cfg.weights.get(r.feature or "", 1.0)) for r in rs])
+            w_sum = w.sum()
+            weighted = float((v * w).sum() / w_sum) if w_sum > 0 else float("nan")
+        else:  # unit weights: the weighted mean is the mean, to the last bit
+            weighted = mean
+        # ``exceeds`` on finite values (the only ones kept)
+        above = [r.feature for r in rs if r.threshold is not None and r.value > r.threshold]
+        top = float(max(values))  # np.argmax's pick: the first largest
         details = {
-            "max": float(v[i]),
-            "feature": rs[i].feature,
-            "mean": float(v.mean()),
-            "weighted_mean": float((v * w).sum() / w.sum()) if w.sum() > 0 else float("nan"),
+            "max": top,
+            "feature": rs[values.index(top)].feature,
+            "mean": mean,
+            "weighted_mean": weighted,
             "n_features": len(rs),
             "n_above": len(above),
             "share_above": len(above) / len(rs),
             "above": above,
         }
-        out.append(SignalResult(f"{name}_aggregate", "drift", float(v[i]), None, None, n_ref,
+        out.append(SignalResult(f"{name}_aggregate", "drift", top, None, None, n_ref,
                                 n_cur, None, details))
     return out
-

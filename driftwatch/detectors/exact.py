@@ -8,7 +8,9 @@ These give the same numbers (tested against ``scipy.stats``) on whole arrays at 
   beta ``I_p(k + 1, n - k)``;
 * :func:`binom_isf` — the smallest integer ``k`` with ``P(X > k) <= q``: unit steps on
   that tail from a Cornish-Fisher start (bisection if that start is poor);
-* :func:`beta_ppf` — the beta quantile, ``betaincinv``.
+* :func:`beta_ppf` — the beta quantile, ``betaincinv``;
+* :func:`clopper_pearson` — the exact two-sided interval of a binomial share, both ends
+  in one ``betaincinv`` call.
 
 >>> import numpy as np
 >>> from scipy import stats
@@ -19,6 +21,11 @@ True
 True
 >>> bool(beta_ppf(0.005, 3, 98) == stats.beta.ppf(0.005, 3, 98))
 True
+>>> lo, hi = clopper_pearson(np.array([0, 3, 10]), np.array([10, 10, 10]), 0.01)
+>>> lo.round(4).tolist(), hi.round(4).tolist()
+([0.0, 0.037, 0.5887], [0.4113, 0.7351, 1.0])
+>>> bool(lo[1] == stats.beta.ppf(0.005, 3, 8)), bool(hi[1] == stats.beta.ppf(0.995, 4, 7))
+(True, True)
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-__all__ = ["beta_ppf", "binom_isf", "binom_sf"]
+__all__ = ["beta_ppf", "binom_isf", "binom_sf", "clopper_pearson"]
 
 
 def binom_sf(k: np.ndarray | float, n: np.ndarray | float, p: np.ndarray | float) -> np.ndarray:
@@ -100,3 +107,15 @@ def beta_ppf(q: np.ndarray | float, a: np.ndarray | float, b: np.ndarray | float
     """Quantile ``q`` of ``Beta(a, b)`` (``scipy.stats.beta.ppf``)."""
     with np.errstate(invalid="ignore"):
         return special.betaincinv(a, b, q)
+
+
+def clopper_pearson(k: np.ndarray | float, n: np.ndarray | float, alpha: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``1 - alpha`` interval of the share ``k / n``: ``Beta(alpha/2; k, n-k+1)``
+    (0 when ``k == 0``) to ``Beta(1-alpha/2; k+1, n-k)`` (1 when ``k == n``)."""
+    k, n = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
+    kf, nf = k.ravel(), n.ravel()
+    q = np.repeat([alpha / 2, 1 - alpha / 2], len(kf))
+    both = beta_ppf(q, np.concatenate([kf, kf + 1]), np.concatenate([nf - kf + 1, nf - kf]))
+    lo, hi = both[: len(kf)].reshape(k.shape), both[len(kf):].reshape(k.shape)
+    return np.where(k > 0, lo, 0.0), np.where(k < n, hi, 1.0)

@@ -39,7 +39,7 @@ from scipy import special
 
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.exact import beta_ppf, binom_isf, binom_sf
+from driftwatch.detectors.exact import binom_isf, binom_sf, clopper_pearson
 from driftwatch.windows.sketch import Sketch
 
 __all__ = [
@@ -124,8 +124,7 @@ def calibration(
         return Calibration(nan, nan, nan, nan, nan, n_bad, pd_sum, n)
     p_bar = pd_sum / n
     ratio = n_bad / pd_sum
-    lo = beta_ppf(alpha / 2, n_bad, n - n_bad + 1) if n_bad > 0 else 0.0
-    hi = beta_ppf(1 - alpha / 2, n_bad + 1, n - n_bad) if n_bad < n else 1.0
+    lo, hi = clopper_pearson(n_bad, n, alpha)
     p0 = min(p_bar * baseline, 1.0)
     p_value = float(binom_sf(n_bad - 1, n, p0))
     crit = float(binom_isf(alpha, n, p0)) / pd_sum

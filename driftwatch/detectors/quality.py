@@ -77,27 +77,34 @@ def _margin(n: int | np.ndarray, p0: np.ndarray, alpha: float) -> np.ndarray:
     return np.where(n > 0, m, np.nan)
 
 
-def _pvalue(k: np.ndarray, n: int, p0: np.ndarray) -> np.ndarray:
-    return binom_sf(k - 1, n, p0) if n > 0 else np.full(p0.shape, np.nan)
+def _split(a: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
+    return np.split(a, np.cumsum(sizes)[:-1])
+
+
+def _missing_rows(
+    cur_missing: np.ndarray, ref_missing: np.ndarray, n_ref: int, n_cur: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Reference share, the binomial null share and the current share of missing values."""
+    ref_p = ref_missing / max(n_ref, 1)
+    p0 = np.maximum(ref_p, 0.5 / max(n_ref, 1))  # a share never seen is still possible
+    return ref_p, p0, cur_missing / max(n_cur, 1)
 
 
 def _missing(
-    names: tuple[str, ...], cur_missing: np.ndarray, ref_missing: np.ndarray,
-    n_ref: int, n_cur: int, cfg: DetectorConfig,
+    names: tuple[str, ...], cur_missing: np.ndarray, ref: tuple[np.ndarray, np.ndarray, np.ndarray],
+    margin: np.ndarray, pv: np.ndarray, n_ref: int, n_cur: int, cfg: DetectorConfig,
 ) -> tuple[list[SignalResult], np.ndarray]:
-    ref_p = ref_missing / max(n_ref, 1)
-    p0 = np.maximum(ref_p, 0.5 / max(n_ref, 1))  # a share never seen is still possible
-    cur_p = cur_missing / max(n_cur, 1)
-    thr = ref_p + np.fmax(cfg.threshold("missing_rate"), _margin(n_cur, p0, cfg.alpha))
-    pv = _pvalue(cur_missing, n_cur, p0)
+    ref_p, _, cur_p = ref
+    thr = ref_p + np.fmax(cfg.threshold("missing_rate"), margin)
     flag = cur_p > thr
     n_flag = int(flag.sum())
+    cur_l, ref_l, thr_l = cur_p.tolist(), ref_p.tolist(), thr.tolist()
+    inc_l, pv_l, k_l = (cur_p - ref_p).tolist(), pv.tolist(), cur_missing.tolist()
     out = [
         SignalResult(
-            "missing_rate", "data_quality", float(cur_p[j]), f, float(thr[j]), n_ref, n_cur,
-            float(pv[j]),
-            {"reference": float(ref_p[j]), "increase": float(cur_p[j] - ref_p[j]),
-             "count": int(cur_missing[j]), "features_flagged": n_flag},
+            "missing_rate", "data_quality", cur_l[j], f, thr_l[j], n_ref, n_cur, pv_l[j],
+            {"reference": ref_l[j], "increase": inc_l[j], "count": int(k_l[j]),
+             "features_flagged": n_flag},
         )
         for j, f in enumerate(names)
     ]
@@ -115,27 +122,54 @@ def quality_signals(
     """All data-quality results for one window, and the per-feature fault flags.
 
     ``absent_fields``: feature -> (records without its path, records looked at, path).
+    Every binomial margin of the window (missing, out-of-range and new-category shares of
+    every feature) is one vectorised quantile call, and the missing p-values one tail call.
     """
     n_ref, n_cur = prep.n, cur.n
     out: list[SignalResult] = []
     f_flag = np.zeros(len(prep.num_names), dtype=bool)
     g_flag = np.zeros(len(prep.cat_names), dtype=bool)
+    lay = cur.layout.categorical
+    # the binomial questions of this window, asked all at once: (n, p0) for each margin,
+    # (k, p0) at n_cur for each missing p-value
+    m_n: list[np.ndarray] = []
+    m_p: list[np.ndarray] = []
+    miss: dict[str, tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     if prep.num_names:
-        res, flag = _missing(prep.num_names, cur.num_fine[:, -1], prep.num_fine[:, -1],
-                             n_ref, n_cur, cfg)
+        k = cur.num_fine[:, -1]
+        miss["num"] = (k, _missing_rows(k, prep.num_fine[:, -1], n_ref, n_cur))
+        present = cur.num_fine[:, :-1].sum(axis=1)
+        # a share of the non-missing values: the margin is taken at that size
+        m_n += [np.full(len(k), n_cur), present]
+        m_p += [miss["num"][1][1], np.full(len(present), 2.0 / (n_ref + 1))]
+    if prep.cat_names:
+        k = cur.cat[:, lay.missing_col]
+        miss["cat"] = (k, _missing_rows(k, prep.cat[:, lay.missing_col], n_ref, n_cur))
+        m_n += [np.full(len(k), n_cur), np.full(len(k), n_cur)]
+        m_p += [miss["cat"][1][1], np.full(len(k), 1.0 / (n_ref + 1))]
+    margins: list[np.ndarray] = []
+    pvals: list[np.ndarray] = []
+    if miss:
+        margins = _split(_margin(np.concatenate(m_n), np.concatenate(m_p), cfg.alpha),
+                         [len(a) for a in m_n])
+        ks = [k for k, _ in miss.values()]
+        p0s = np.concatenate([r[1] for _, r in miss.values()])
+        pv = binom_sf(np.concatenate(ks) - 1, n_cur, p0s) if n_cur > 0 \
+            else np.full(p0s.shape, np.nan)
+        pvals = _split(pv, [len(k) for k in ks])
+    if prep.num_names:
+        k, ref = miss["num"]
+        res, flag = _missing(prep.num_names, k, ref, margins[0], pvals[0], n_ref, n_cur, cfg)
         if cfg.wants("missing_rate"):
             out += res
         f_flag |= flag
-        present = cur.num_fine[:, :-1].sum(axis=1)
         outside = cur.num_under + cur.num_over
         with np.errstate(invalid="ignore", divide="ignore"):
             share = np.where(present > 0, outside / present, np.nan)
             ref_f = prep.num_fine[:, :-1]
             ref_sh = ref_f / np.maximum(ref_f.sum(1, keepdims=True), 1)
             cur_sh = cur.num_fine[:, :-1] / np.maximum(present[:, None], 1)
-        p0 = np.full(len(share), 2.0 / (n_ref + 1))
-        # a share of the non-missing values: the margin is taken at that size
-        thr = np.fmax(cfg.threshold("out_of_range"), _margin(present, p0, cfg.alpha))
+        thr = np.fmax(cfg.threshold("out_of_range"), margins[1])
         excess = cur_sh - ref_sh
         spike_at = np.argmax(excess, axis=1)
         rows = np.arange(len(share))
@@ -143,45 +177,51 @@ def quality_signals(
         spike = (sp_ex > cfg.spike_excess) & (
             cur_sh[rows, spike_at] >= SPIKE_RATIO * ref_sh[rows, spike_at]
         )
-        flag = (share > thr) | spike
-        n_flag = int((share > thr).sum())
-        f_flag |= flag
+        above = share > thr
+        n_flag = int(above.sum())
+        f_flag |= above | spike
         geo = prep.num_geo
         if cfg.wants("out_of_range"):
+            hi_k = geo.fine_hi[rows, spike_at].tolist()
+            lo_k = np.where(spike_at > 0, geo.fine_hi[rows, spike_at - 1], -np.inf).tolist()
+            under, over = cur.num_under.tolist(), cur.num_over.tolist()
+            ref_lo, ref_hi = geo.lo.tolist(), geo.hi.tolist()
+            share_l, thr_l = share.tolist(), thr.tolist()
+            spike_l, sp_ex_l = spike.tolist(), sp_ex.tolist()
             for j, f in enumerate(prep.num_names):
-                k = int(spike_at[j])
-                lo = geo.fine_hi[j, k - 1] if k > 0 else -np.inf
                 out.append(SignalResult(
-                    "out_of_range", "data_quality", float(share[j]), f, float(thr[j]),
+                    "out_of_range", "data_quality", share_l[j], f, thr_l[j],
                     n_ref, n_cur, None,
-                    {"under": int(cur.num_under[j]), "over": int(cur.num_over[j]),
-                     "ref_min": float(geo.lo[j]), "ref_max": float(geo.hi[j]),
-                     "spike": bool(spike[j]), "spike_excess": float(sp_ex[j]),
-                     "spike_bin": f"({lo:.6g}, {geo.fine_hi[j, k]:.6g}]",
+                    {"under": int(under[j]), "over": int(over[j]),
+                     "ref_min": ref_lo[j], "ref_max": ref_hi[j],
+                     "spike": spike_l[j], "spike_excess": sp_ex_l[j],
+                     "spike_bin": f"({lo_k[j]:.6g}, {hi_k[j]:.6g}]",
                      "features_flagged": n_flag},
                 ))
     if prep.cat_names:
-        lay = cur.layout.categorical
-        res, flag = _missing(prep.cat_names, cur.cat[:, lay.missing_col],
-                             prep.cat[:, lay.missing_col], n_ref, n_cur, cfg)
+        at = 2 if prep.num_names else 0
+        k, ref = miss["cat"]
+        res, flag = _missing(prep.cat_names, k, ref, margins[at], pvals[-1], n_ref, n_cur, cfg)
         if cfg.wants("missing_rate"):
             out += res
         g_flag |= flag
         unseen = cur.cat[:, lay.unseen_col]
         share = unseen / max(n_cur, 1)
-        p0 = np.full(len(share), 1.0 / (n_ref + 1))
-        thr = np.fmax(cfg.threshold("new_category_rate"), _margin(n_cur, p0, cfg.alpha))
+        thr = np.fmax(cfg.threshold("new_category_rate"), margins[at + 1])
         flag = share > thr
         g_flag |= flag
         n_flag = int(flag.sum())
         if cfg.wants("new_category_rate"):
+            share_l, thr_l, unseen_l = share.tolist(), thr.tolist(), unseen.tolist()
+            other = cur.cat[:, lay.other_col].tolist()
+            missing = cur.cat[:, lay.missing_col].tolist()
+            ref_other = (prep.cat[:, lay.other_col] / max(n_ref, 1)).tolist()
             for j, f in enumerate(prep.cat_names):
                 out.append(SignalResult(
-                    "new_category_rate", "data_quality", float(share[j]), f, float(thr[j]),
+                    "new_category_rate", "data_quality", share_l[j], f, thr_l[j],
                     n_ref, n_cur, None,
-                    {"unseen": int(unseen[j]), "other": int(cur.cat[j, lay.other_col]),
-                     "missing": int(cur.cat[j, lay.missing_col]),
-                     "ref_other_share": float(prep.cat[j, lay.other_col] / max(n_ref, 1)),
+                    {"unseen": int(unseen_l[j]), "other": int(other[j]),
+                     "missing": int(missing[j]), "ref_other_share": ref_other[j],
                      "features_flagged": n_flag},
                 ))
     if absent_fields:
