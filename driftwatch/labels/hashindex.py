@@ -30,13 +30,11 @@ otherwise the numpy rounds below do. Both give every lookup and removal the same
 from __future__ import annotations
 
 import functools
-import os
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 
-from driftwatch.errors import ConfigError
+from driftwatch.numba_setup import numba_enabled
 
 __all__ = ["HashIndex", "compiled", "first_occurrences"]
 
@@ -50,21 +48,8 @@ _SMALL = 16  # fewer keys than this: numpy's few calls cost less than a compiled
 @functools.cache
 def compiled() -> ModuleType | None:
     """The compiled loops, or None when the numpy rounds run (see the module docstring)."""
-    wanted = os.environ.get("DRIFTWATCH_KERNEL", "").strip().lower()
-    if wanted not in ("", "numba", "numpy"):
-        raise ConfigError(f"DRIFTWATCH_KERNEL must be 'numba' or 'numpy', not {wanted!r}")
-    if wanted == "numpy":
+    if not numba_enabled():
         return None
-    try:
-        import numba
-    except ImportError:
-        if wanted == "numba":
-            raise ConfigError("DRIFTWATCH_KERNEL=numba but numba is not installed: "
-                              "pip install 'driftwatch[fast]'") from None
-        return None
-    if not os.environ.get("NUMBA_CACHE_DIR"):  # the user's cache, never the installed tree
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        numba.config.CACHE_DIR = str(Path(base) / "driftwatch" / "numba")
     from driftwatch.labels import _hashloops
 
     return _hashloops
