@@ -82,8 +82,10 @@ class Lines:
         lengths = np.fromiter(map(len, payloads), dtype=np.int64, count=n)
         starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])) if n else lengths
         buf = b"\n".join(payloads)
-        # n - 1 separators and no more: no payload holds a line break (counted in C)
-        whole = buf.count(b"\n") == max(n - 1, 0) and b"\r" not in buf
+        # n - 1 separators and no more: no payload holds a line break (counted by numpy,
+        # several times faster than bytes.count); ``\r`` is a memchr
+        breaks = int(np.count_nonzero(np.frombuffer(buf, dtype=np.uint8) == 10))
+        whole = breaks == max(n - 1, 0) and b"\r" not in buf
         return cls(buf, starts, starts + lengths, whole)
 
     def subset(self, idx: np.ndarray) -> Lines:
