@@ -6,7 +6,9 @@ here from ``scripts/kafka_broker.py`` unless ``--bootstrap`` names one), then re
 whole topic twice in the same run:
 
 1. **bare**: ``KafkaConsumer.poll`` touching each message's bytes, nothing else;
-2. **source**: ``KafkaSource.poll`` with the stream's decoder, i.e. columnar ``Batch``es.
+2. **source**: ``KafkaSource.poll`` with the stream's decoder, i.e. columnar ``Batch``es;
+3. **source, no decode**: ``KafkaSource.poll`` with a decoder that reads nothing, the
+   source's own cost (group membership, offsets, bookkeeping) over the bare loop.
 
 It prints events/s for both and their ratio: the cost of decoding and bookkeeping over
 the network client itself. The decoder is ``driftwatch.connectors.decode.Decoder`` with a
@@ -14,7 +16,9 @@ mapping like a connector file's (five numeric, two categorical features, score, 
 Both reads are repeated ``--repeat`` times, alternating, and the best of each is kept; the
 ratio is given in wall time and in this process's CPU time (the broker runs elsewhere, so
 CPU time holds still on a busy machine where wall time does not), with the decoder's share
-of the source's CPU time.
+of the source's CPU time, and what is left beyond the bare loop and the decoder. Both
+reads use kafka-python's default fetch sizes (``KafkaSource``'s defaults are the same), so
+like is compared with like.
 
     python benchmarks/kafka_throughput.py --events 200000
 """
@@ -36,6 +40,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from driftwatch.batch import Batch  # noqa: E402
 from driftwatch.connectors.decode import Decoder  # noqa: E402
 from driftwatch.connectors.kafka import KafkaSource  # noqa: E402
 from driftwatch.connectors.kafka_settings import (  # noqa: E402
@@ -177,8 +182,17 @@ def read_bare(bootstrap: str, topic: str, n: int, batch: int) -> tuple[float, fl
     return elapsed, cpu
 
 
+class Skip:
+    """A decoder that reads nothing: the source's own cost (client, offsets, bookkeeping)."""
+
+    cpu = 0.0
+
+    def decode(self, payloads: Any, **kw: Any) -> Any:
+        return Batch.empty("predictions"), []
+
+
 def read_source(
-    bootstrap: str, topic: str, n: int, batch: int, decoder: Timed
+    bootstrap: str, topic: str, n: int, batch: int, decoder: Timed | Skip
 ) -> tuple[float, float]:
     settings = KafkaSourceSettings(
         connection=KafkaConnection(bootstrap_servers=(bootstrap,),
@@ -192,7 +206,8 @@ def read_source(
     while seen < n:
         polled = source.poll(max_records=batch, timeout_s=1.0)
         assert polled is not None
-        seen += polled.n_events + len(polled.bad)
+        # counted by offsets: the skipping decoder returns no events
+        seen = sum(source.positions.values())
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     source.close()
     return elapsed, cpu
@@ -219,9 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         t_produce = produce(bootstrap, topic, values, args.partitions)
-        bare, source = [], []
+        bare, source, skip = [], [], []
         for _ in range(args.repeat):
             bare.append(read_bare(bootstrap, topic, args.events, args.batch))
+            skip.append(read_source(bootstrap, topic, args.events, args.batch, Skip()))
             decoder.cpu = 0.0
             source.append((*read_source(bootstrap, topic, args.events, args.batch, decoder),
                            decoder.cpu))
@@ -237,8 +253,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bare consumer     {n / t_bare:12,.0f} events/s  ({t_bare:.2f} s, {c_bare:.2f} s CPU)")
     print(f"KafkaSource       {n / t_source:12,.0f} events/s  ({t_source:.2f} s, "
           f"{c_source_best:.2f} s CPU, poll + decode)")
+    t_skip, c_skip = min(b[0] for b in skip), min(b[1] for b in skip)
+    print(f"source, no decode {n / t_skip:12,.0f} events/s  ({t_skip:.2f} s, {c_skip:.2f} s CPU)")
     print(f"source / bare     {t_bare / t_source:12.2f}  (CPU time: {c_bare / c_source_best:.2f})")
+    print(f"no decode / bare  {t_bare / t_skip:12.2f}  (CPU time: {c_bare / c_skip:.2f})")
     print(f"decode share      {c_decode / c_source:12.0%}  of the source's CPU time")
+    # what the source costs beyond the client and the decoder: bookkeeping, commits, lag
+    rest = c_source - c_decode - c_bare
+    print(f"rest              {rest / c_source:12.0%}  of it beyond bare loop + decode "
+          f"({rest:.2f} s CPU)")
     return 0
 
 

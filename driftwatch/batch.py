@@ -45,6 +45,10 @@ _ROW_FIELDS = (
 def hash_ids(ids: np.ndarray) -> np.ndarray:
     """Stable 64-bit keys for event ids (vectorised; same id, same key across runs).
 
+    The keys are pandas' ``hash_array(ids, categorize=False)`` of the ids as Python strings
+    (SipHash-2-4 of their UTF-8 bytes, then a bit mix); checkpoints and the label join keep
+    them, so they must never change.
+
     >>> hash_ids(np.array(["a", "b", "a"])).tolist() == hash_ids(np.array(["a", "b", "a"])).tolist()
     True
     """
@@ -102,7 +106,9 @@ class Batch:
         ids = columns.pop("ids", None)
         if ids is None:
             ids = np.arange(n).astype(str)
-        ids = np.asarray(ids).astype(str)
+        ids = np.asarray(ids)
+        if ids.dtype.kind != "U":  # text already (a decoder's columns): no copy
+            ids = ids.astype(str)
         defaults: dict[str, object] = {
             "ids": ids,
             "keys": hash_ids(ids),

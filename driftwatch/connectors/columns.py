@@ -270,6 +270,8 @@ def fixed_width(arr: pa.Array) -> np.ndarray:
 
     >>> fixed_width(pa.array(["ab", None, "c"])).tolist(), fixed_width(pa.array(["é"])).dtype
     (['ab', '', 'c'], dtype('<U1'))
+    >>> fixed_width(pa.array(["ab", "cd", "ef"]).slice(1)).tolist()
+    ['cd', 'ef']
     """
     arr = pc.fill_null(_arrow(arr).cast(pa.string()), "")
     n = len(arr)
@@ -279,10 +281,14 @@ def fixed_width(arr: pa.Array) -> np.ndarray:
     offs = np.frombuffer(offsets, dtype=np.int32)[arr.offset : arr.offset + n + 1]
     lens = np.diff(offs)
     width = max(1, int(lens.max()))
+    if data is not None and int(lens.min()) == width:  # all as wide (ids): the bytes as they are
+        raw = np.frombuffer(data, dtype=np.uint8, count=n * width, offset=int(offs[0]))
+        # ASCII bytes are their code points: widening them is the text, no decoding
+        return raw.astype(np.uint32).view(f"U{width}")
     out = np.zeros((n, width), dtype=np.uint8)
     if data is not None and offs[-1] > offs[0]:
         inside = np.arange(width) < lens[:, None]
         out[inside] = np.frombuffer(data, dtype=np.uint8)[(offs[:-1, None]
                                                             + np.arange(width))[inside]]
-    # bytes to text in C; like numpy's own text, a trailing NUL does not survive either way
-    return out.view(f"S{width}").ravel().astype(f"U{width}")
+    # like numpy's own text, a trailing NUL does not survive either way
+    return out.astype(np.uint32).view(f"U{width}").ravel()
