@@ -33,21 +33,34 @@ first, and outcomes for a dropped cohort are counted in ``late_for_dropped``.
 ([1, 2], 1)
 >>> CohortBook.from_dict(b.to_dict()).to_dict() == b.to_dict()
 True
+
+For a binary checkpoint (``to_dict(capture)``, see :mod:`driftwatch.statetree`) the
+cohorts are columns: one raw array per sum, a row per cohort, instead of base64 per
+cohort in the JSON header; :meth:`CohortBook.from_dict` reads both forms.
+
+>>> from driftwatch.statetree import Capture
+>>> cols = b.to_dict(Capture())["cohorts"]
+>>> cols["key"].tolist(), cols["lab_n"].shape
+([1, 2], (2, 2, 201))
+>>> CohortBook.from_dict(b.to_dict(Capture())).to_dict() == b.to_dict()
+True
 """
 
 from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from driftwatch.errors import StateError
+from driftwatch.statetree import Capture
 
-__all__ = ["BINS", "SCALE", "Cohort", "CohortBook", "score_bins"]
+__all__ = ["BINS", "SCALE", "Cohort", "CohortBook", "cohort_columns", "cohorts_from_state",
+           "score_bins"]
 
 #: Score bins on ``logit(P(bad))``, plus one column for a missing score.
 BINS = 200
@@ -220,11 +233,64 @@ class Cohort:
 _ARRAYS = ("pred_n", "pred_pd", "lab_n", "lab_pd")
 _INTS = ("pred_pq", "lab_pq", "lab_ll", "expired", "evicted", "window_id")
 _FLOATS = ("t_min", "t_max", "start_time", "end_time")
+_SHAPES = {"pred_n": (BINS + 1,), "pred_pd": (BINS + 1,), "lab_n": (2, BINS + 1),
+           "lab_pd": (2, BINS + 1)}
 _UNSET = {"t_min": math.inf, "t_max": -math.inf, "start_time": math.nan, "end_time": math.nan}
 
 
 def _b64(a: np.ndarray) -> str:
     return base64.b64encode(np.ascontiguousarray(a, dtype="<i8").tobytes()).decode("ascii")
+
+
+def cohort_columns(cohorts: list[Cohort]) -> dict[str, Any]:
+    """The cohorts as columns, a row each (new arrays: a writer thread may encode them
+    while the cohorts go on changing): ``key``, ``judged``, the bin sums stacked
+    (``[n, BINS + 1]``, ``[n, 2, BINS + 1]``), the times as float64 (infinities and NaN
+    kept) and the integer sums as lists (exact, however large)."""
+    out: dict[str, Any] = {
+        "key": np.array([c.key for c in cohorts], dtype=np.int64),
+        "judged": np.array([c.judged for c in cohorts], dtype=bool),
+    }
+    for n in _ARRAYS:
+        shape = (len(cohorts), *_SHAPES[n])
+        out[n] = np.array([getattr(c, n) for c in cohorts], dtype=np.int64).reshape(shape)
+    out.update({n: np.array([getattr(c, n) for c in cohorts], dtype=np.float64)
+                for n in _FLOATS})
+    out["ints"] = {n: [int(getattr(c, n)) for c in cohorts] for n in _INTS}
+    return out
+
+
+def _from_columns(d: Mapping[str, Any]) -> list[Cohort]:
+    """Back from :func:`cohort_columns`; each cohort's sums are rows of one copy of each
+    column (so they change in place without touching the stored arrays)."""
+    keys = np.asarray(d["key"], dtype=np.int64)
+    n = keys.size
+    judged = np.asarray(d["judged"], dtype=bool)
+    sums = {a: np.array(d[a], dtype=np.int64) for a in _ARRAYS}
+    floats = {f: np.asarray(d[f], dtype=np.float64).tolist() for f in _FLOATS}
+    ints = {i: [int(v) for v in d["ints"][i]] for i in _INTS}
+    want = {a: (n, *_SHAPES[a]) for a in _ARRAYS}
+    if judged.shape != (n,) or any(sums[a].shape != want[a] for a in _ARRAYS) \
+            or any(len(v) != n for v in (*floats.values(), *ints.values())):
+        raise ValueError("cohort columns of different lengths")
+    return [Cohort(int(keys[r]), judged=bool(judged[r]), **{a: sums[a][r] for a in _ARRAYS},
+                   **{f: floats[f][r] for f in _FLOATS}, **{i: ints[i][r] for i in _INTS})
+            for r in range(n)]
+
+
+def cohorts_from_state(x: Any) -> list[Cohort]:
+    """Cohorts from either form: a list of :meth:`Cohort.to_dict` or
+    :func:`cohort_columns`; :class:`StateError` on a corrupt one."""
+    if isinstance(x, Mapping):
+        try:
+            return _from_columns(x)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StateError(f"corrupt cohort book state: {exc}") from exc
+    try:
+        rows = list(x)
+    except TypeError as exc:
+        raise StateError(f"corrupt cohort book state: {exc}") from exc
+    return [Cohort.from_dict(r) for r in rows]
 
 
 class CohortBook:
@@ -360,12 +426,16 @@ class CohortBook:
             c.window_id, c.start_time, c.end_time = int(window_id), float(start), float(end)
 
     # -- persistence -----------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
+        """JSON-safe; with a ``capture`` (a binary checkpoint) the cohorts as columns
+        (:func:`cohort_columns`)."""
+        cohorts = self.cohorts()
         return {
             "version": 1, "bins": BINS, "max_cohorts": self.max_cohorts,
             "dropped": self.dropped, "late_for_dropped": self.late_for_dropped,
             "floor": self._floor,
-            "cohorts": [c.to_dict() for c in self.cohorts()],
+            "cohorts": cohort_columns(cohorts) if capture is not None
+            else [c.to_dict() for c in cohorts],
         }
 
     @classmethod
@@ -376,11 +446,8 @@ class CohortBook:
         b = cls(int(d["max_cohorts"]))
         b.dropped, b.late_for_dropped = int(d["dropped"]), int(d["late_for_dropped"])
         b._floor = int(d["floor"])
-        try:
-            rows = list(d["cohorts"])
-        except (KeyError, TypeError) as exc:
-            raise StateError(f"corrupt cohort book state: {exc}") from exc
-        for r in rows:
-            c = Cohort.from_dict(r)
+        if "cohorts" not in d:
+            raise StateError("corrupt cohort book state: no cohorts")
+        for c in cohorts_from_state(d["cohorts"]):
             b._c[c.key] = c
         return b

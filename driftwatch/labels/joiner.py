@@ -303,7 +303,7 @@ class LabelJoiner:
             "joined": self._joined.to_dict(capture),
             "cohorts": self.cohorts.to_dict(),
             "delays": self.delays.to_dict(),
-            "book": self.book.to_dict(),
+            "book": self.book.to_dict(capture),
         }
 
     @classmethod

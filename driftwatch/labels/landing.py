@@ -39,7 +39,8 @@ from typing import Any
 import numpy as np
 
 from driftwatch.errors import StateError
-from driftwatch.labels.cohort_book import Cohort, CohortBook
+from driftwatch.labels.cohort_book import Cohort, CohortBook, cohort_columns, cohorts_from_state
+from driftwatch.statetree import Capture
 
 __all__ = ["LandingBook"]
 
@@ -61,7 +62,7 @@ class LandingBook(CohortBook):
     @classmethod
     def adopt(cls, book: CohortBook, pane_size: float, *, ttl: float = math.inf) -> LandingBook:
         """A landing book holding what ``book`` holds (its rows count as folded)."""
-        out = cls.from_dict(book.to_dict(), pane_size=pane_size)
+        out = cls.from_dict(book.to_dict(Capture()), pane_size=pane_size)  # columns: copied
         out.ttl = float(ttl)
         return out
 
@@ -137,12 +138,17 @@ class LandingBook(CohortBook):
             c.merge(d)
 
     # -- persistence --------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
+    def to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
+        """JSON-safe; with a ``capture``, cohorts as columns (:func:`cohort_columns`)."""
+        out = super().to_dict(capture)
+
+        def pane(p: int) -> Any:
+            rows = [self.staged[p][k] for k in sorted(self.staged[p])]
+            return cohort_columns(rows) if capture is not None else [c.to_dict() for c in rows]
+
         out["landing"] = {
             "floor": self.floor, "ttl": self.ttl if math.isfinite(self.ttl) else None,
-            "staged": [[p, [self.staged[p][k].to_dict() for k in sorted(self.staged[p])]]
-                       for p in sorted(self.staged)]}
+            "staged": [[p, pane(p)] for p in sorted(self.staged)]}
         return out
 
     @classmethod
@@ -157,7 +163,7 @@ class LandingBook(CohortBook):
                 b.floor = None if land["floor"] is None else int(land["floor"])
                 b.ttl = math.inf if land["ttl"] is None else float(land["ttl"])
                 for p, rows in land["staged"]:
-                    b.stage(int(p), (Cohort.from_dict(r) for r in rows))
+                    b.stage(int(p), cohorts_from_state(rows))
             except (KeyError, TypeError, ValueError) as exc:
                 raise StateError(f"corrupt cohort landing state: {exc}") from exc
         return b
