@@ -110,13 +110,21 @@ class KeyStore:
             self._late = np.concatenate((self._late, a + np.flatnonzero(late)))
 
     def _grow(self, need: int) -> None:
-        cap = max(need, 1024)
-        self._keys = np.resize(self._keys, cap)
-        self._seqno = np.resize(self._seqno, cap)
-        self._cols = {k: np.resize(v, cap) for k, v in self._cols.items()}
-        self._cummax = np.resize(self._cummax, cap)
+        """Columns of ``max(need, 1024)`` rows, the first ``_n`` copied: the rest is left
+        unwritten (only ``alive``, zeroed, is read past ``_n``), so a restore or a growth
+        costs the rows held, not the room made."""
+        cap, n = max(need, 1024), self._n
+
+        def grown(a: np.ndarray) -> np.ndarray:
+            out = np.empty(cap, dtype=a.dtype)
+            out[:n] = a[:n]
+            return out
+
+        self._keys, self._seqno = grown(self._keys), grown(self._seqno)
+        self._cols = {k: grown(v) for k, v in self._cols.items()}
+        self._cummax = grown(self._cummax)
         live = np.zeros(cap, dtype=bool)
-        live[: self._n] = self._live[: self._n]
+        live[:n] = self._live[:n]
         self._live = live
 
     def compact(self) -> None:
@@ -138,6 +146,9 @@ class KeyStore:
         if self._fifo:
             self._late = np.zeros(0, dtype=np.int64)
             self._note_times(0, m)
+
+    def _column(self, name: str) -> np.ndarray:
+        return self._keys if name == "key" else self._cols[name]
 
     def _kill(self, rows: np.ndarray) -> None:
         self._live[rows] = False
@@ -300,14 +311,22 @@ class KeyStore:
         at = live - t.start
         m = at.size
         self._grow(2 * m)  # room to insert as much again before a compaction
-        np.take(t.columns["key"], at, out=self._keys[:m])
-        for k, dt in self.dtypes.items():
-            np.take(np.asarray(t.columns[k], dtype=dt), at, out=self._cols[k][:m])
+        # rows still held in the order they were numbered (the common case: rows leave
+        # oldest first) are one slice of each column; others are gathered
+        lo = int(at[0]) if m else 0
+        run = m > 0 and int(at[-1]) - lo == m - 1 and bool((np.diff(at) > 0).all())
+        for k, dt in {"key": np.dtype(np.uint64), **self.dtypes}.items():
+            col, out = np.asarray(t.columns[k], dtype=dt), self._column(k)[:m]
+            if run:
+                out[:] = col[lo : lo + m]
+            else:
+                np.take(col, at, out=out)
         self._seqno[:m] = live
         self._live[:m] = True
         self._n, self._head, self._alive = m, 0, m
         if self._fifo:
             self._note_times(0, m)
+        self._index = HashIndex(2 * m)  # sized once: no rebuild while the keys go in
         self._index.insert(self._keys[:m], np.arange(m, dtype=np.int64))
         self._next_seqno = t.stop
         self._table = t.table
