@@ -243,10 +243,14 @@ class KeyStore:
         rows = self._live_rows()
         rows = rows[self._seqno[rows] >= a]
         at = self._seqno[rows] - a
-        out = {"key": np.zeros(b - a, np.uint64),
-               **{k: np.zeros(b - a, dt) for k, dt in self.dtypes.items()}}
-        out["key"][at] = self._keys[rows]
-        for k, v in self._cols.items():
+        cols = {"key": self._keys, **self._cols}
+        if rows.size == b - a and bool((np.diff(at) > 0).all()):  # every row, in order
+            if rows.size and int(rows[-1]) - int(rows[0]) == rows.size - 1:  # one slice
+                r0 = int(rows[0])
+                return {k: v[r0 : r0 + rows.size].copy() for k, v in cols.items()}
+            return {k: v[rows] for k, v in cols.items()}
+        out = {k: np.zeros(b - a, v.dtype) for k, v in cols.items()}
+        for k, v in cols.items():
             out[k][at] = v[rows]
         return out
 
