@@ -6,6 +6,13 @@ else to the user's cache folder (``$XDG_CACHE_HOME/driftwatch/numba``), never ne
 installed sources. The window kernel (:mod:`driftwatch.windows.kernel`) and the label
 join's hash index (:mod:`driftwatch.labels.hashindex`) both ask here.
 
+Loading a loop from the disk cache is lean: before its first load numba fills its CPU
+target's tables of every implementation it knows (importing linear algebra, random
+generators, typed containers, ...: about 1 s per process), which only compiling reads.
+Here a cache load starts numba's runtime (what the loaded code calls) and reads the
+cached code; a loop that must really compile (no cache, or a new signature) goes
+through numba's compiler, which fills those tables itself first.
+
 >>> import os
 >>> os.environ.get("DRIFTWATCH_KERNEL", "") in ("", "numba", "numpy")
 True
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from driftwatch.errors import ConfigError
 
@@ -43,4 +51,29 @@ def numba_enabled() -> bool:
         return False
     if not os.environ.get("NUMBA_CACHE_DIR"):
         numba.config.CACHE_DIR = _cache_dir()
+    _lean_cache_loads()
     return True
+
+
+def _lean_cache_loads() -> None:
+    """Make numba's cache loads skip the target refresh that only compiling needs (see the
+    module docstring); left as numba has it where its cache class is not the one known."""
+    from numba.core import caching
+
+    cache = caching.Cache
+    if getattr(cache.load_overload, "_driftwatch_lean", False):
+        return
+    if not all(hasattr(cache, a) for a in ("_load_overload",
+                                           "_guard_against_spurious_io_errors")):
+        return
+    from numba.core.runtime import rtsys
+
+    def load_overload(self: Any, sig: Any, target_context: Any) -> Any:
+        rtsys.initialize(target_context)  # the runtime the cached code calls into
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+        return None  # the guard swallowed an I/O error: numba compiles instead
+
+    load_overload._driftwatch_lean = True  # type: ignore[attr-defined]
+    load_overload.__doc__ = cache.load_overload.__doc__
+    cache.load_overload = load_overload

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from driftwatch.detectors.base import Assessment, SignalResult
 from driftwatch.policy.decision import Decision, Reason
-from driftwatch.policy.schema import Policy
+from driftwatch.policy.schema import DataQualityRule, Policy
 from driftwatch.policy.severity import (
     Rule,
     clear_level,
@@ -88,7 +88,7 @@ def evaluate(
     is how many retraining jobs are running now, for ``max_concurrent_retrains``.
     Pure: ``state`` is not changed.
     """
-    reading = _read(policy, compile_rules(policy), assessment.signals, state.active_tier)
+    reading = _read(policy, _rules_by_detector(policy), assessment.signals, state.active_tier)
     observed = max(reading.raw, min(state.active_tier, reading.hold))
 
     observed_streak = {str(t): (state.observed_streak.get(str(t), 0) + 1 if observed >= t else 0)
@@ -205,15 +205,44 @@ class _Gate:
         return None
 
 
-def _read(policy: Policy, rules: tuple[Rule, ...], signals: tuple[SignalResult, ...],
-          active: Tier) -> _Reading:
+def _rules_by_detector(policy: Policy) -> dict[str, tuple[Rule, ...]]:
+    """The compiled rules grouped by the detector they read, each group in policy order;
+    built once and cached on the policy, so a window's signal finds its rules directly."""
+    cached = policy.cache.get("rules_by_detector")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    out: dict[str, list[Rule]] = {}
+    for rule in compile_rules(policy):
+        out.setdefault(rule.detector, []).append(rule)
+    index = {k: tuple(v) for k, v in out.items()}
+    policy.cache["rules_by_detector"] = index
+    return index
+
+
+def _dq_by_detector(policy: Policy) -> dict[str, tuple[tuple[int, DataQualityRule], ...]]:
+    """The data-quality signals (with their position) grouped by detector, in order."""
+    cached = policy.cache.get("dq_by_detector")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    out: dict[str, list[tuple[int, DataQualityRule]]] = {}
+    for i, dq in enumerate(policy.data_quality.signals):
+        out.setdefault(dq.detector, []).append((i, dq))
+    index = {k: tuple(v) for k, v in out.items()}
+    policy.cache["dq_by_detector"] = index
+    return index
+
+
+def _read(policy: Policy, by_detector: dict[str, tuple[Rule, ...]],
+          signals: tuple[SignalResult, ...], active: Tier) -> _Reading:
     out = _Reading()
     factor = policy.hysteresis.factor
     factor_src = policy.source(("hysteresis", "factor"))
     units: dict[tuple[str, str], _Unit] = {}
     for r in signals:
-        for rule in rules:
-            if not rule.matches(r):
+        # the rules of the signal's detector, in policy order (the order of reasons and
+        # notes is the same as a pass over every rule's match would give)
+        for rule in by_detector.get(r.signal, ()):
+            if rule.features is not None and r.feature not in rule.features:
                 continue
             value = rule.measured(r)
             if value is None:
@@ -279,9 +308,10 @@ def _escalate(policy: Policy, tier: Tier, state: EngineState
 def _data_quality(policy: Policy, signals: tuple[SignalResult, ...]
                   ) -> tuple[bool, list[Reason]]:
     reasons = []
+    by_detector = _dq_by_detector(policy)
     for r in signals:
-        for i, dq in enumerate(policy.data_quality.signals):
-            if r.signal != dq.detector or (dq.features != "all" and r.feature not in dq.features):
+        for i, dq in by_detector.get(r.signal, ()):
+            if dq.features != "all" and r.feature not in dq.features:
                 continue
             value = measured(r, dq.measure)
             if value is None:
