@@ -123,11 +123,12 @@ def count_rows(  # type: ignore[no-untyped-def]
         if has_score:
             under[nx] += _column(s[b0:b1], b1 - b0, ci, lo[nx], inv[nx], top[nx], cells[nx],
                                  edges[nx], first[nx], fine[nx], nan)
-        for j in range(g):
-            to = lut[j]
-            out = cat[j]
-            for i in range(b0, b1):
-                c = k[i, j] + 1
+        # codes a row at a time: a row-major batch's codes are read in order (a column at
+        # a time strided over them, and cost 1.5x the numeric values' count per value)
+        for i in range(b0, b1):
+            row = k[i]
+            for j in range(g):
+                c = row[j] + 1
                 c = 0 if c < 0 else c
                 c = kmax2 if c > kmax2 else c
-                out[to[c]] += 1
+                cat[j, lut[j, c]] += 1

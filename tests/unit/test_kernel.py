@@ -101,11 +101,12 @@ def test_numeric_kernel_equals_fallback(kinds, seed, rows, fine_bins, ncell):
     n_levels=st.lists(st.integers(0, 12), min_size=0, max_size=4),
     kinds=st.lists(st.sampled_from(KINDS), min_size=0, max_size=4),
     order=st.sampled_from("CF"),
+    code_order=st.sampled_from("CF"),
 )
-def test_fused_pass_equals_fallback(seed, rows, n_levels, kinds, order):
+def test_fused_pass_equals_fallback(seed, rows, n_levels, kinds, order, code_order):
     """Numeric, categorical (levels, other, unseen, missing, codes out of range) and score
     counted in one pass equal the three numpy counters, from row- and column-major
-    batches."""
+    features and codes, in either combination."""
     rng = np.random.default_rng(seed)
     ref = (np.stack([reference(k, rng, 1_000) for k in kinds], axis=1) if kinds
            else np.empty((1_000, 0)))
@@ -120,7 +121,7 @@ def test_fused_pass_equals_fallback(seed, rows, n_levels, kinds, order):
     codes = np.stack([rng.integers(-3, k + 5, rows) for k in n_levels], axis=1).astype(
         np.int32) if n_levels else np.empty((rows, 0), np.int32)
     score = queries(np.array([0.0, 1.0]), lay.score.fine_edges[0], rng, rows)
-    got = lay.count(np.asarray(x, order=order), np.asarray(codes, order=order), score)
+    got = lay.count(np.asarray(x, order=order), np.asarray(codes, order=code_order), score)
     none = (np.zeros((0, lay.numeric.fine_width), np.int64), np.zeros(0, np.int64),
             np.zeros(0, np.int64))
     num = lay.numeric._counter.count_numpy(x) if kinds else none
