@@ -269,10 +269,14 @@ def count_fused(
         loop(x, by_column, s, k, a, b, tables.lo, tables.inv, tables.top, tables.cells,
              tables.edges, tables.first, lut, fine, under, cc)
 
-    if len(spans) == 1:
+    if len(spans) > 1:  # the calling thread counts the first chunk: one hand-off fewer
+        pool = _executor(len(spans) - 1)
+        rest = [pool.submit(run, i) for i in range(1, len(spans))]
         run(0)
+        for done in rest:
+            done.result()
     elif spans:
-        list(_executor(len(spans)).map(run, range(len(spans))))
+        run(0)
     fine, under, cc = outs[0]
     for more in outs[1:]:  # integer counts: the order of the sum does not matter
         fine += more[0]
