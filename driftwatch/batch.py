@@ -20,7 +20,14 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
 
-__all__ = ["DECISION_APPROVE", "DECISION_DECLINE", "DECISION_UNKNOWN", "Batch", "hash_ids"]
+__all__ = [
+    "DECISION_APPROVE",
+    "DECISION_DECLINE",
+    "DECISION_UNKNOWN",
+    "Batch",
+    "hash_ids",
+    "take_rows",
+]
 
 DECISION_UNKNOWN = -1
 DECISION_DECLINE = 0
@@ -57,6 +64,28 @@ def hash_ids(ids: np.ndarray) -> np.ndarray:
     return pd.util.hash_array(np.asarray(ids, dtype=object), categorize=False)
 
 
+def take_rows(a: np.ndarray, index: np.ndarray | slice) -> np.ndarray:
+    """``a[index]``, except that a column-major matrix (each column contiguous) stays
+    column-major: the window kernel reads such columns in place, and a decoder fills them
+    a column at a time, so neither pays a transpose.
+
+    >>> a = np.asfortranarray(np.arange(12.0).reshape(4, 3))
+    >>> b = take_rows(a, np.array([True, False, True, True]))
+    >>> b.tolist(), b.flags.f_contiguous
+    ([[0.0, 1.0, 2.0], [6.0, 7.0, 8.0], [9.0, 10.0, 11.0]], True)
+    >>> take_rows(a, np.array([3, -4])).tolist() == a[[3, -4]].tolist()
+    True
+    """
+    if isinstance(index, slice) or a.ndim != 2 or a.shape[1] < 2 or a.strides[0] != a.itemsize:
+        return a[index]
+    idx = np.asarray(index)
+    if idx.dtype == bool and idx.shape == a.shape[:1]:
+        return np.compress(idx, a.T, axis=1).T
+    if idx.dtype.kind in "iu" and idx.ndim == 1:
+        return np.take(a.T, idx, axis=1).T
+    return a[index]
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Batch:
     """A micro-batch of events from one stream (``predictions`` or ``outcomes``).
@@ -73,8 +102,8 @@ class Batch:
     keys: np.ndarray  # uint64, hash_ids(ids)
     event_time: np.ndarray  # float64 epoch seconds
     position: np.ndarray  # int64
-    numeric: np.ndarray  # float64[n, F], NaN = missing
-    categorical: np.ndarray  # int32[n, G], codes per FeatureSchema
+    numeric: np.ndarray  # float64[n, F], NaN = missing; row- or column-major
+    categorical: np.ndarray  # int32[n, G], codes per FeatureSchema; row- or column-major
     score: np.ndarray  # float64[n], probability of the bad class; NaN = absent
     model_version: np.ndarray  # str
     decision: np.ndarray  # int8: 1 approve, 0 decline, -1 unknown
@@ -144,7 +173,7 @@ class Batch:
 
     def take(self, index: np.ndarray | slice) -> Batch:
         """Rows selected by a boolean mask, integer index or slice."""
-        kw = {f: getattr(self, f)[index] for f in _ROW_FIELDS}
+        kw = {f: take_rows(getattr(self, f), index) for f in _ROW_FIELDS}
         proba = None if self.proba is None else self.proba[index]
         metrics = {k: v[index] for k, v in self.metrics.items()}
         return replace(self, proba=proba, metrics=metrics, **kw)

@@ -43,7 +43,13 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, DECISION_UNKNOWN, Batch
+from driftwatch.batch import (
+    DECISION_APPROVE,
+    DECISION_DECLINE,
+    DECISION_UNKNOWN,
+    Batch,
+    take_rows,
+)
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.columns import (
     Problems,
@@ -256,11 +262,12 @@ class Decoder:
         prob.flag(_too_long(ids), "id_too_long", lambda i: f"event_id ({m.event_id.text}) "
                   f"has {len(ids[i].as_py())} characters, over the {MAX_TEXT_CHARS} limit")
         secs = self._times(cols, prob, timestamps, n)
-        num = np.full((n, self.width[0]), np.nan)
+        # column-major: filled a column at a time, and read so by the window kernel
+        num = np.full((n, self.width[0]), np.nan, order="F")
         for j, name, _ in self._num:
             num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient, bools=True)
             prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}", "a number"))
-        cat = np.full((n, self.width[1]), -1, dtype=np.int32)
+        cat = np.full((n, self.width[1]), -1, dtype=np.int32, order="F")
         for j, name, _ in self._cat:
             vals, bad = texts(cols[f"feature:{name}"])
             if lenient:  # CSV text: a pandas-written True/False is the boolean level
@@ -307,7 +314,8 @@ class Decoder:
             m.role, n=int(ok.sum()), n_numeric=self.width[0], n_categorical=self.width[1],
             ids=fixed_width(ids.filter(keep)), event_time=secs[ok],
             position=positions[ok],
-            numeric=num[ok], categorical=cat[ok], metrics=metrics, source=source,
+            numeric=take_rows(num, ok), categorical=take_rows(cat, ok), metrics=metrics,
+            source=source,
             **{k: v if k in ("model_version", "segment") else v[ok] for k, v in extra.items()},
         )
         bad_idx = np.flatnonzero(~ok)

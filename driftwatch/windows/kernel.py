@@ -244,7 +244,9 @@ def count_fused(
         raise RuntimeError("the compiled kernel is not in use (numba missing or disabled)")
     x = np.asarray(numeric, dtype=np.float64)
     n = x.shape[0]
-    by_column = bool(x.flags.f_contiguous)  # a frame's to_numpy: read its columns in place
+    # column-major (a frame's to_numpy, a decoder's columns, or rows sliced from either):
+    # every column is contiguous, and is read in place
+    by_column = x.ndim == 2 and n > 0 and (x.flags.f_contiguous or x.strides[0] == x.itemsize)
     x = x.T if by_column else np.ascontiguousarray(x)
     s = np.zeros(0) if score is None else np.ascontiguousarray(score, dtype=np.float64)
     if cat is None or codes is None:

@@ -58,3 +58,26 @@ def test_fixed_width_of_equally_wide_ids_of_a_slice() -> None:
     got = fixed_width(arr)
     assert got.tolist() == ["app-2", "app-3"]
     assert got.dtype == np.dtype("<U5")
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(0, 40), cols=st.integers(0, 4), seed=st.integers(0, 2**32 - 1),
+       how=st.sampled_from(["mask", "index", "slice"]), order=st.sampled_from("CF"))
+def test_take_keeps_the_values_and_a_column_major_layout(rows, cols, seed, how, order) -> None:
+    """``Batch.take`` selects the same rows from row- and column-major features, and a
+    column-major matrix stays column-major (contiguous columns) for the window kernel."""
+    rng = np.random.default_rng(seed)
+    num = np.asarray(rng.normal(size=(rows, cols)), order=order)
+    cat = np.asarray(rng.integers(-1, 5, (rows, cols)).astype(np.int32), order=order)
+    b = Batch.build("predictions", n=rows, n_numeric=cols, n_categorical=cols, numeric=num,
+                    categorical=cat)
+    index = {"mask": rng.uniform(size=rows) < 0.5,
+             "index": rng.integers(-rows, rows, 2 * rows) if rows else np.zeros(0, np.intp),
+             "slice": slice(rows // 3, rows - 1, None)}[how]
+    got = b.take(index)
+    for have, was in ((got.numeric, num), (got.categorical, cat)):
+        assert have.dtype == was.dtype
+        np.testing.assert_array_equal(have, np.ascontiguousarray(was)[index])
+        if order == "F":
+            assert have.shape[1] < 2 or have.strides[0] == have.itemsize
+    assert got.ids.tolist() == b.ids[index].tolist()

@@ -300,3 +300,15 @@ def test_block_parser_and_line_parser_agree_on_generated_data() -> None:
                                 source="o")  # fmt: skip
     assert obad == [] and len(ob) == len(s.outcome_index)
     assert ob.label.tolist() == s.label.astype(float).tolist()
+
+
+def test_features_come_column_major_with_bad_records_dropped() -> None:
+    """The decoder fills the feature matrix a column at a time and keeps it column-major
+    (what the window kernel reads in place), bad rows filtered out, values unchanged."""
+    recs = [rec(id=f"r{i}", a={"income": 1000.0 + i, "age": 20 + i}) for i in range(6)]
+    recs[2] = rec(id="", a={"income": 1.0, "age": 1})  # missing id: a bad record
+    batch, bad = decode(recs)
+    assert [b.reason for b in bad] == ["missing_id"]
+    assert batch.numeric.flags.f_contiguous and batch.categorical.flags.f_contiguous
+    assert batch.numeric.tolist() == [[1000.0 + i, 20.0 + i] for i in (0, 1, 3, 4, 5)]
+    assert batch.categorical.tolist() == [[0]] * 5

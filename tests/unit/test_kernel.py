@@ -177,10 +177,14 @@ def test_column_major_and_strided_inputs_count_the_same():
     lay = NumericLayout.fit([f"x{j}" for j in range(len(KINDS))], ref)
     x = np.stack([queries(ref[:, j], lay.fine_edges[j], rng, 3_000)
                   for j in range(len(KINDS))], axis=1)
-    want = lay._counter.count_numpy(x)
     wide = np.repeat(x, 2, axis=1)[:, ::2]  # neither row- nor column-contiguous
-    for arr in (np.asfortranarray(x), wide):
-        for g, w in zip(kernel.count_numeric(lay._counter.tables, arr), want, strict=True):
+    rows = np.asfortranarray(x)[7:2_900]  # rows of a column-major batch: columns contiguous
+    assert rows.strides[0] == rows.itemsize and not rows.flags.f_contiguous
+    one = NumericLayout.fit(["x0"], ref[:, :1])  # one column: its rows are contiguous too
+    for arr in (np.asfortranarray(x), wide, rows, np.asfortranarray(x)[:1], x[:, :1]):
+        on = lay if arr.shape[1] == x.shape[1] else one
+        want = on._counter.count_numpy(np.ascontiguousarray(arr))
+        for g, w in zip(kernel.count_numeric(on._counter.tables, arr), want, strict=True):
             np.testing.assert_array_equal(g, w)
 
 
