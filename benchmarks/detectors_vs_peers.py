@@ -123,11 +123,13 @@ def run_driftwatch(ref: pd.DataFrame, cur: pd.DataFrame, repeat: int) -> dict:
     t_cal = time.perf_counter() - t
 
     def encode(df: pd.DataFrame) -> Batch:
+        # column-major features and codes, as the decoders build them
         cat = np.stack([prof.schema.encode_categorical(j, df[c].to_numpy())
                         for j, c in enumerate(CAT)], axis=1)
         return Batch.build("predictions", n=len(df), n_numeric=len(NUM), n_categorical=len(CAT),
                            ids=np.zeros(len(df), dtype="<U1"),
-                           numeric=df[NUM].to_numpy(np.float64), categorical=cat,
+                           numeric=np.asfortranarray(df[NUM].to_numpy(np.float64)),
+                           categorical=np.asfortranarray(cat),
                            score=df["score"].to_numpy())
 
     t = time.perf_counter()
