@@ -11,6 +11,10 @@ No input stops the monitor. An exception while assessing a window or deciding on
 kept in that window's result (``error``) and the next window goes on; one while taking in
 a poll is kept in :attr:`ModelMonitor.poll_errors` with the events of that poll (which
 may have been taken in part) for the caller to count and dead-letter.
+
+Taking in a poll is :mod:`~driftwatch.pipeline.intake`, the checkpoint state
+:mod:`~driftwatch.pipeline.monitor_state` (both mixed into :class:`ModelMonitor`), and the
+results :mod:`~driftwatch.pipeline.results`; judging a closed window stays here.
 """
 
 from __future__ import annotations
@@ -19,10 +23,6 @@ import dataclasses
 import math
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
-
-import numpy as np
 
 from driftwatch.actions.labelled_buffer import LabelledBuffer
 from driftwatch.batch import Batch
@@ -33,24 +33,24 @@ from driftwatch.detectors.change import MetricChange, change_signals
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.labels.cohort_book import CohortBook
 from driftwatch.labels.features import PendingFeatures
-from driftwatch.labels.joiner import Joined, LabelJoiner
+from driftwatch.labels.joiner import LabelJoiner
 from driftwatch.labels.landing import LandingBook
 from driftwatch.pipeline.cohorts import (
     COHORT_SIGNALS,
-    cohort_ids,
     estimates_for,
     judge_cohorts,
     name_cohort,
     verdict_window,
 )
-from driftwatch.policy.decision import Decision
+from driftwatch.pipeline.intake import PollIntake
+from driftwatch.pipeline.monitor_state import MonitorState
+from driftwatch.pipeline.results import PollError, StageError, WindowResult
 from driftwatch.policy.engine import evaluate
 from driftwatch.policy.levels import CalibratorCache, detector_config
 from driftwatch.policy.schema import Policy
 from driftwatch.policy.segments import SegmentSettings
 from driftwatch.policy.settings import LabelSettings
 from driftwatch.policy.state import EngineState
-from driftwatch.statetree import Capture
 from driftwatch.windows.panes import ClosedWindow, PaneWindow, WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.windows.segments import SegmentCoder
@@ -64,57 +64,8 @@ __all__ = [
     "window_spec_from_policy",
 ]
 
-OUTCOMES = "outcomes"
 #: Label-join settings without a policy (a policy's ``labels:`` section sets them).
 _LABELS = LabelSettings()
-
-
-@dataclass(frozen=True, slots=True)
-class StageError:
-    """An exception one stage raised: ``stage`` is ``detectors``, ``policy`` or ``ingest``."""
-
-    stage: str
-    message: str
-
-    @classmethod
-    def of(cls, stage: str, exc: BaseException) -> StageError:
-        return cls(stage, f"{type(exc).__name__}: {exc}"[:500])
-
-    def to_dict(self) -> dict[str, str]:
-        return {"stage": self.stage, "message": self.message}
-
-
-@dataclass(frozen=True, slots=True)
-class PollError:
-    """A poll the monitor could not take in, with its events (for dead letters)."""
-
-    error: StageError
-    batches: tuple[Batch, ...]
-
-
-@dataclass
-class WindowResult:
-    """A closed window with what the detectors said and what the policy decided.
-
-    When a stage failed, ``error`` says which and why; the assessment then holds only the
-    signals computed before it (none if the detectors failed) and there is no decision.
-    """
-
-    window: ClosedWindow
-    assessment: Assessment
-    decision: Decision | None = None
-    labels: dict[str, Any] = field(default_factory=dict)
-    error: StageError | None = None
-    #: Set on a cohort's verdict (its window judged again on its own outcomes): the
-    #: cohort's counts, completeness and rates.
-    cohort: dict[str, Any] | None = None
-
-
-def _rows_of(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Row of each wanted key in ``keys`` (its first occurrence)."""
-    order = np.argsort(keys, kind="stable")
-    pos = np.searchsorted(keys[order], wanted)
-    return order[np.minimum(pos, len(keys) - 1)]
 
 
 def window_size(spec: WindowSpec) -> int | None:
@@ -137,7 +88,7 @@ def window_spec_from_policy(policy: Policy) -> WindowSpec:
     )
 
 
-class ModelMonitor:
+class ModelMonitor(PollIntake, MonitorState):
     """Windows, label joiner, detectors and policy engine for one model."""
 
     def __init__(
@@ -303,103 +254,6 @@ class ModelMonitor:
             return []
         return [r for c in closed for r in self._close(c)]
 
-    def _take_in(self, polled: Polled) -> list[ClosedWindow]:
-        preds = [b for b in polled.batches if len(b) and b.stream != OUTCOMES]
-        outs = [b for b in polled.batches if len(b) and b.stream == OUTCOMES]
-        pred = Batch.concat(preds) if preds else None
-        out = Batch.concat(outs) if outs else None
-        if pred is not None and self.policy is not None \
-                and self.policy.reference.score_is == "p_good":
-            # the policy says the score is P(good): every stage measures P(bad)
-            pred = replace(pred, score=1.0 - pred.score)
-        before_out, wm_pred, wm_out = self._placement(polled, pred, out)
-        self._fit_book()
-        book = self.joiner.book
-        if isinstance(book, LandingBook):  # rows land no lower than the first open pane
-            front = self.window.watermark - self.spec.allowed_lateness
-            book.floor = math.floor(front / book.size) if math.isfinite(front) else None
-        if out is not None and np.isnan(out.event_time).any():
-            # outcomes without a time of their own (event_time: {source: arrival}) are
-            # stamped with the event time where they arrive in the stream
-            t = np.where(np.isnan(out.event_time) & np.isfinite(wm_out), wm_out,
-                         out.event_time)
-            out = replace(out, event_time=t)
-        base = self.window.n_seen
-        if pred is not None:
-            self.n_events += len(pred)
-            self.pending_features.add(pred)
-            if self.on_predictions is not None:
-                self.on_predictions(pred)
-            # outcomes that arrived first join at once; each prediction's cohort is its pane
-            late = self.joiner.add_predictions(pred, cohort_ids(self.window, pred.event_time))
-            if len(late.label):
-                row = _rows_of(pred.keys, late.keys)
-                self._label(late, base + row, late.outcome_time, wm_pred[row])
-        if out is not None:
-            self.n_outcomes += len(out)
-            joined = self.joiner.add_outcomes(out)
-            if len(joined.label):
-                row = _rows_of(out.keys, joined.keys)
-                self._label(joined, base + before_out[row], out.event_time[row], wm_out[row])
-        closed: list[ClosedWindow] = []
-        if pred is not None:
-            closed += self.window.add(pred)
-        if out is not None and np.isfinite(out.event_time).any():
-            closed += self.window.advance_to(float(np.nanmax(out.event_time)))
-        if polled.bad:
-            for rec in polled.bad:
-                self.bad_by_reason[rec.reason] = self.bad_by_reason.get(rec.reason, 0) + 1
-            self.window.add_bad(len(polled.bad))
-        if math.isfinite(self.window.watermark):
-            self.joiner.expire(self.window.watermark)
-            self.pending_features.expire(self.window.watermark - self.joiner.ttl)
-        return closed
-
-    def _placement(
-        self, polled: Polled, pred: Batch | None, out: Batch | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Predictions before each outcome, and the watermark before each prediction and
-        before each outcome."""
-        n_pred = 0 if pred is None else len(pred)
-        n_out = 0 if out is None else len(out)
-        wm0 = self.window.watermark
-        order = polled.order
-        streams = [b.stream for b in polled.batches if len(b)]
-        if order is None or len(order) != n_pred + n_out or len(set(streams)) != len(streams):
-            # no merged order: outcomes come after the poll's predictions
-            t_pred = np.empty(0) if pred is None else pred.event_time
-            wm_p = np.maximum.accumulate(np.concatenate(([wm0], t_pred)))
-            wm_out = np.full(n_out, wm_p[-1])
-            return np.full(n_out, n_pred), wm_p[:-1], wm_out
-        nonempty = [k for k, b in enumerate(polled.batches) if len(b)]
-        kinds = np.array([polled.batches[k].stream == OUTCOMES for k in nonempty])
-        lut = np.full(len(polled.batches), -1, dtype=np.intp)
-        lut[nonempty] = np.arange(len(nonempty))
-        is_out = kinds[lut[order]]
-        times = np.empty(len(order))
-        if pred is not None:
-            times[~is_out] = pred.event_time
-        if out is not None:
-            times[is_out] = out.event_time
-        wm = np.fmax.accumulate(np.concatenate(([wm0], times)))[:-1]
-        preds_before = np.cumsum(~is_out) - (~is_out)
-        return preds_before[is_out], wm[~is_out], wm[is_out]
-
-    def _label(self, joined: Joined, index: np.ndarray, time: np.ndarray, wm: np.ndarray) -> None:
-        targets = self.window.label_targets(event_index=index, time=time, watermark=wm)
-        self.window.add_labelled_at(targets, joined.score, joined.label, joined.exposure)
-        found, num, cat = self.pending_features.take(joined.keys)
-        if found.any():
-            self.labelled_buffer.add(
-                numeric=num,
-                categorical=cat,
-                label=joined.label[found],
-                score=joined.score[found],
-                event_time=joined.pred_time[found],
-                exposure=joined.exposure[found],
-                decision=joined.decision[found],
-            )
-
     def set_profile(self, profile: ReferenceProfile) -> None:
         """Adopt a promoted model's reference profile (idempotent).
 
@@ -522,45 +376,3 @@ class ModelMonitor:
         return MetricChange(c.method, delta=c.delta, threshold=c.threshold,
                             min_windows=c.min_windows)
 
-    # -- checkpoints -------------------------------------------------------------------
-    def state_dict(self, capture: Capture | None = None) -> dict[str, Any]:
-        """This monitor's state: JSON-safe, or for a binary checkpoint when given the
-        store's ``capture`` (arrays stay arrays, append-only tables give new rows only)."""
-        return {
-            "model": self.model,
-            "profile": self.profile.fingerprint,
-            "window": self.window.to_dict(arrays=capture is not None),
-            "joiner": self.joiner.to_dict(capture),
-            "engine": self.engine_state.to_dict(),
-            "cohort_engine": self.cohort_state.to_dict(),
-            "pending_features": self.pending_features.to_dict(capture),
-            "labelled_buffer": self.labelled_buffer.to_dict(capture),
-            "n_events": self.n_events,
-            "lineage": self.lineage,
-            "n_outcomes": self.n_outcomes,
-            "bad_by_reason": dict(sorted(self.bad_by_reason.items())),
-            "errors_by_stage": dict(sorted(self.errors_by_stage.items())),
-            "changes": {k: v.to_dict() for k, v in sorted(self.changes.items())},
-        }
-
-    def load_state(self, d: dict[str, Any]) -> None:
-        self.window = PaneWindow.from_dict(self.profile.layout, self.spec, d["window"],
-                                           segments=self._segment_coder())
-        self.joiner = LabelJoiner.from_dict(d["joiner"])
-        if "landing" in d["joiner"].get("book", {}):
-            size, _ = self.spec.effective
-            self.joiner.book = LandingBook.from_dict(d["joiner"]["book"], pane_size=size)
-        self.engine_state = EngineState.from_dict(d["engine"])
-        self.cohort_state = EngineState.from_dict(d["cohort_engine"]) \
-            if "cohort_engine" in d else EngineState()
-        self.pending_features = PendingFeatures.from_dict(
-            self.profile.schema, d["pending_features"]
-        )
-        self.labelled_buffer = LabelledBuffer.from_dict(self.profile.schema, d["labelled_buffer"])
-        self.n_events = int(d["n_events"])
-        self.lineage = str(d.get("lineage") or self.lineage)
-        self.n_outcomes = int(d["n_outcomes"])
-        self.bad_by_reason = dict(d["bad_by_reason"])
-        self.errors_by_stage = dict(d.get("errors_by_stage", {}))
-        self.changes = {k: MetricChange.from_dict(v) for k, v in d.get("changes", {}).items()}
-        self.apply_label_settings()

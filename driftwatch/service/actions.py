@@ -11,13 +11,14 @@ crash is a no-op. With ``actions.execute: false`` decisions are recorded and not
 Nothing here that may wait on MLflow runs in the loop's thread. :meth:`start` opens two
 :class:`~driftwatch.service.lanes.Lane` threads: ``mlflow`` runs the actions that need the
 registry (online updates, shadows, retrainings), drives the GPU pool and scores live
-batches for shadows (handed over from the loop, never waited for); ``alerts`` runs alerts
-and webhooks, so an MLflow outage never holds one back. Every MLflow call is bounded
-(``actions.mlflow_timeout``, ``mlflow_http_retries``, ``mlflow_attempts``); an action that
-finds MLflow down backs off (``retry_backoff`` doubling to ``retry_backoff_max``) and the
+batches for shadows (handed over from the loop, never waited for: ``action_shadows.py``);
+``alerts`` runs alerts and webhooks, so an MLflow outage never holds one back. Every MLflow
+call is bounded (``actions.mlflow_timeout``, ``mlflow_http_retries``, ``mlflow_attempts``);
+an action that finds MLflow down backs off (``retry_backoff`` doubling to
+``retry_backoff_max``), so does the champion check (``action_champion.py``), and the
 ``mlflow`` dependency reads down. :meth:`stop` gives a call in flight ``shutdown_grace``,
 then abandons it: its action stays open in the outbox. HTTP calls :meth:`admin` and
-:meth:`audit`.
+:meth:`audit` (``action_admin.py``).
 """
 
 from __future__ import annotations
@@ -34,13 +35,15 @@ from driftwatch.actions.context import shadow_defaults
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionState
 from driftwatch.clock import Clock
-from driftwatch.errors import ActionError, DriftwatchError
+from driftwatch.errors import DriftwatchError
 from driftwatch.metrics import Metrics
 from driftwatch.pipeline import WindowResult
 from driftwatch.policy.decision import Decision
+from driftwatch.service.action_admin import AdminCalls, retrain_settings
+from driftwatch.service.action_champion import ChampionCheck
+from driftwatch.service.action_shadows import ShadowHooks
 from driftwatch.service.config import ServiceConfig
 from driftwatch.service.dependencies import Dependencies
-from driftwatch.service.http import AdminResult
 from driftwatch.service.metrics_live import PoolSnapshot
 from driftwatch.state import write_fault
 
@@ -102,7 +105,7 @@ class ModelActions:
     features: tuple[str, ...] = ()  # the connector's features, for the champion's columns
 
 
-class ServiceActions:
+class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks):
     """Outboxes, executors and the pool behind the few calls the service makes."""
 
     def __init__(self, config: ServiceConfig, *, clock: Clock, metrics: Metrics,
@@ -190,42 +193,6 @@ class ServiceActions:
             cut = getattr(getattr(policy, "model", None), "approval_cutoff", None)
             if cut is not None:
                 ma.executor.env.cutoff = cut
-
-    def attach(self, model: str, monitor: Any) -> None:
-        """Give the model's monitor the executor's hooks: live prediction batches go to the
-        challengers in shadow, and ``max_concurrent_retrains`` counts the pool's jobs."""
-        ma = self.models[model]
-        if ma.executor is None:
-            return
-        executor = ma.executor
-
-        def score(schema: Any, batch: Any, first: int, lineage: str) -> None:
-            with self._lock:
-                executor.observe_batch(model, schema, batch, first, lineage)
-
-        def observe(batch: Any) -> None:  # the loop's thread: hand over, never wait
-            # the monitor has counted the batch: its first event's index (checkpointed with
-            # the offsets) and lineage, taken now, let a re-read batch count once
-            first, lineage = monitor.n_events - len(batch), monitor.lineage
-            executor.env.live_position = (lineage, monitor.n_events)  # where new shadows start
-            if not len(batch) or not executor.shadows_running(model):
-                return
-            schema = monitor.profile.schema
-            lane = self.lanes.get("mlflow")
-            if lane is None:
-                score(schema, batch, first, lineage)
-            elif not lane.post(lambda: score(schema, batch, first, lineage)):
-                self.metrics.record_shadow_dropped(model)
-                self._dropped += 1
-                if self._dropped in (1, 10, 100) or self._dropped % 1000 == 0:
-                    log.warning("%s: the shadow scorer is busy (MLflow slow or down?): %d "
-                                "live batches left unscored so far", model, self._dropped)
-
-        def running() -> int:  # outbox and pool are thread-safe: no lock to wait for
-            return int(executor.active_retrains(model))
-
-        monitor.on_predictions = observe
-        monitor.retrains_running = running
 
     def set_buffer(self, model: str, buffer: Any) -> None:
         ma = self.models[model]
@@ -356,53 +323,6 @@ class ServiceActions:
     def _observe_mlflow(self, error: BaseException | None) -> None:
         self.deps.mark("mlflow", error is None, str(error) if error is not None else "")
 
-    def _champion_ready(self, ma: ModelActions) -> bool:
-        """The champion check, backed off like an action while MLflow is down."""
-        from driftwatch.registry.retry import RegistryUnavailableError
-
-        failures, at = self._champion_wait.get(ma.model, (0, 0.0))
-        now = self.clock.now()
-        if at > now:
-            return False
-        try:
-            self._ensure_champion(ma)
-        except RegistryUnavailableError as exc:
-            failures += 1
-            retry_at = self.backoff.retry_at(now, failures)
-            self._champion_wait[ma.model] = (failures, retry_at)
-            log.warning("%s: actions that need MLflow wait %.0fs (attempt %d): %s",
-                        ma.model, retry_at - now, failures, exc)
-            return False
-        self._champion_wait.pop(ma.model, None)
-        return True
-
-    def _ensure_champion(self, ma: ModelActions) -> None:
-        """The user's champion (``champion:`` in the config) must exist and find its input
-        columns among the connector's features; without one, an empty registry gets the
-        demo's stand-in as version 1, distilled from the reference data."""
-        if ma.has_champion:
-            return
-        if ma.champion is not None:
-            from driftwatch.registry.bootstrap import require_champion
-
-            info = require_champion(self.registry, ma.champion, ma.features,
-                                    ma.executor.env.scorers())
-            ma.has_champion = True
-            log.info("%s: champion is %s (version %s)", ma.model, ma.champion.uri, info.version)
-            return
-        if ma.reference is None:
-            return
-        from driftwatch.registry.bootstrap import ensure_champion
-        from driftwatch.windows.profile import read_reference_table
-
-        df = read_reference_table(ma.reference)
-        if ma.policy is not None:  # the champion reads columns score, label, decision
-            df = ma.policy.reference.conventions().canonical(df)
-        info = ensure_champion(self.registry, ma.model, df, at=self.clock.now(),
-                               profile=ma.profile)
-        ma.has_champion = True
-        log.info("%s: champion is version %s", ma.model, info.version)
-
     def dispatch(self) -> None:
         """Start deferrable pool jobs once an off-peak window opens."""
         if self.pool is not None:
@@ -428,127 +348,9 @@ class ServiceActions:
                     self.metrics["pool_job_duration_seconds"].labels(outcome=job.state.value).observe(
                         max(0.0, job.ended_at - job.started_at))
 
-    # -- HTTP's side ----------------------------------------------------------------------------
-    def admin(self, verb: str, arg: str, body: Mapping[str, Any], actor: str) -> AdminResult:
-        with self._lock:
-            try:
-                return self._admin(verb, arg, body, actor)
-            except ActionError as exc:
-                status = 404 if "no action" in str(exc) or "no model" in str(exc) else 409
-                return AdminResult(status, {"error": str(exc)})
-
-    def _admin(self, verb: str, arg: str, body: Mapping[str, Any], actor: str) -> AdminResult:
-        if verb in ("approve", "cancel"):
-            ma, action_id = self._find(arg)
-            if verb == "approve":
-                rec = (ma.executor or ma.outbox).approve(action_id, actor)
-            else:
-                reason = str(body.get("reason", ""))
-                rec = (ma.executor or ma.outbox).cancel(action_id, actor, reason)
-            return AdminResult(200, {"model": ma.model, "action": rec.to_dict()})
-        ma = self.models.get(arg)
-        if ma is None:
-            raise ActionError(f"no model {arg!r}; models: {', '.join(self.models)}")
-        if ma.executor is None:
-            return AdminResult(409, {"error": f"{verb} needs actions.execute: true"})
-        if verb == "rollback":
-            restored = ma.executor.rollback(ma.model, actor)
-            return AdminResult(200, {"model": ma.model, "champion": restored})
-        if verb == "promote":
-            return self._promote(ma, actor)
-        return self._retrain(ma, actor, str(body.get("reason", "")))
-
-    def _promote(self, ma: ModelActions, actor: str) -> AdminResult:
-        """Make the current challenger the champion (a person's decision, audited)."""
-        from driftwatch.actions.online_update import adopt_profile
-        from driftwatch.registry.promotion import promote
-        from driftwatch.registry.versions import CHALLENGER
-
-        challenger = self.registry.by_alias(ma.model, CHALLENGER)
-        if challenger is None:
-            return AdminResult(409, {"error": f"{ma.model} has no challenger to promote"})
-        replaced = promote(self.registry, ma.model, challenger.version, at=self.clock.now(),
-                           by=actor)
-        adopt_profile(ma.executor.env, ma.model, challenger.version)
-        return AdminResult(200, {"model": ma.model, "champion": challenger.version,
-                                 "replaced": replaced})
-
-    def _retrain(self, ma: ModelActions, actor: str, reason: str) -> AdminResult:
-        """Queue a retraining now with the policy's retrain settings, as a severe action."""
-        from driftwatch.policy.decision import Decision
-        from driftwatch.policy.tiers import Tier
-
-        settings = retrain_settings(ma.policy)
-        if settings is None:
-            return AdminResult(409, {"error": f"the policy of {ma.model} has no retrain action"})
-        now = self.clock.now()
-        decision = Decision(
-            model=ma.model, window_id=-1, time=now, tier=Tier.SEVERE, raw_tier=Tier.SEVERE,
-            action="retrain", action_settings=settings,
-            policy=getattr(ma.policy.metadata, "name", "") if ma.policy else "",
-            policy_digest=getattr(ma.policy, "digest", "") if ma.policy else "",
-            notes=(f"requested by {actor} through the admin API" + (f": {reason}" if reason
-                                                                    else ""),))
-        key = f"{ma.model}:manual:{int(now * 1000)}"
-        action_id, _ = ma.outbox.record(decision, {"reference": ma.reference}, key=key)
-        self.metrics.record_action(ma.model, "retrain", "submitted")
-        return AdminResult(202, {"model": ma.model, "action_id": action_id, "key": key})
-
-    def _find(self, arg: str) -> tuple[ModelActions, int]:
-        """``ID`` (one model configured) or ``MODEL:ID``."""
-        model, _, num = arg.rpartition(":")
-        if not num.isdigit():
-            raise ActionError(f"no action {arg!r}: expected an action id or MODEL:ID")
-        if model:
-            if model not in self.models:
-                raise ActionError(f"no model {model!r}; models: {', '.join(self.models)}")
-            return self.models[model], int(num)
-        holders = [ma for ma in self.models.values() if _has(ma.outbox, int(num))]
-        if not holders:
-            raise ActionError(f"no action {num}")
-        if len(holders) > 1:
-            raise ActionError(f"action {num} exists for several models: use MODEL:{num}")
-        return holders[0], int(num)
-
-    def audit(self, entry: Mapping[str, Any]) -> None:
-        """Every admin call, refused or not, goes to the audit trail (the outbox's admin
-        table of the model it concerns; the first model's when it names none)."""
-        arg = str(entry.get("action_id") or entry.get("model") or "")
-        model, _, num = arg.rpartition(":")
-        ma = self.models.get(model or arg)
-        if ma is None:
-            ma = next((m for m in self.models.values() if num.isdigit()
-                       and _has(m.outbox, int(num))), next(iter(self.models.values())))
-        verb, actor = str(entry["verb"]), str(entry.get("actor", ""))
-        action_id = int(num) if num.isdigit() and _has(ma.outbox, int(num)) else None
-        ma.outbox.log_admin(action_id, verb, actor, dict(entry))
-
     def open_actions(self) -> list[Any]:
         """Every model's actions that are pending, awaiting approval or running."""
         return [r for ma in self.models.values() for r in ma.outbox.list(states=_OPEN)]
-
-    def audit_entries(self, model: str) -> list[dict[str, Any]]:
-        """The model's audit trail, one entry per action, as ``actions.jsonl`` holds it
-        (JSON types); thread-safe."""
-        import orjson
-
-        from driftwatch.actions.audit import AuditTrail
-
-        ma = self.models[model]
-        entries = AuditTrail(ma.outbox, self.pool).entries()  # thread-safe reads, no lock
-        return [orjson.loads(orjson.dumps(e, option=orjson.OPT_NON_STR_KEYS)) for e in entries]
-
-    def export(self, model: str, path: Any) -> None:
-        """The model's audit trail as ``actions.jsonl`` (what its report reads to tell
-        executed actions from decided ones)."""
-        import orjson
-
-        entries = self.audit_entries(model)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(b"".join(orjson.dumps(
-            e, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)
-            for e in entries))
-        tmp.replace(path)
 
     def status(self) -> dict[str, Any]:
         return {
@@ -565,24 +367,6 @@ class ServiceActions:
         return PoolSnapshot(capacity=s.capacity, reserved=s.reserved, in_use=s.in_use,
                             queued=s.queued + s.deferred, running=s.running)
 
-    def shadow_snapshots(self) -> dict[str, dict[str, Any]]:
-        """Per model with a shadow running: fields of :class:`~driftwatch.metrics.ModelSnapshot`."""
-        # The light module only: a scrape must never wait on importing MLflow.
-        from driftwatch.actions.shadow_eval import SHADOW_KEY, ShadowEvaluation
-
-        out: dict[str, dict[str, Any]] = {}
-        for m, ma in self.models.items():
-            for rec in ma.outbox.list(states=[ActionState.RUNNING], model=m):
-                stored = rec.artifacts.get(SHADOW_KEY) if rec.action == "shadow" else None
-                if not stored:
-                    continue
-                ev = ShadowEvaluation.from_dict(stored)
-                champ, chall = ev.champion.metrics(), ev.challenger.metrics()
-                out[m] = {"shadow_active": True,
-                          "shadow_metrics": {"champion": champ, "challenger": chall},
-                          "shadow_labelled": int(champ.get("labelled", 0))}
-        return out
-
     def close(self) -> None:
         if self.abandoned:  # a lane may still write: the process exit closes the files
             log.info("outboxes left open for the abandoned action thread; the next start "
@@ -597,14 +381,6 @@ class ServiceActions:
             self._restore_env = None
 
 
-def _has(outbox: Outbox, action_id: int) -> bool:
-    try:
-        outbox.get(action_id)
-    except ActionError:
-        return False
-    return True
-
-
 def labelled_buffer(monitor: Any) -> Any:
     """The monitor's buffer of recent labelled rows (what online updates and shadows learn
     from), when the pipeline keeps one."""
@@ -612,15 +388,6 @@ def labelled_buffer(monitor: Any) -> Any:
         buf = getattr(monitor, name, None)
         if buf is not None:
             return buf
-    return None
-
-
-def retrain_settings(policy: Any) -> dict[str, Any] | None:
-    """The policy's retrain action settings (for a retrain a person asks for)."""
-    for tier in ("severe", "moderate", "mild"):
-        action = getattr(getattr(policy, "actions", None), tier, None)
-        if getattr(action, "type", None) == "retrain":
-            return dict(action.model_dump(mode="json", by_alias=True))
     return None
 
 

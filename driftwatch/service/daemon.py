@@ -7,12 +7,13 @@ The consume loop runs in the main thread and is the only code that touches the m
 
 APScheduler jobs request checkpoints, watch for stale input, drive actions and the GPU
 pool, reload policies and references; what they would change in a monitor is handed to the
-loop. Actions run in their own threads (:mod:`~driftwatch.service.lanes`), so no MLflow
-call is ever waited for here. HTTP reads snapshots taken under the loop's lock; ``/readyz``
-names each dependency's state (:mod:`~driftwatch.service.dependencies`). SIGTERM/SIGINT:
-the batch in hand is finished, a final checkpoint written, offsets committed, and an action
-still inside an MLflow call after ``actions.shutdown_grace`` is abandoned (it stays open in
-the outbox); exit 0.
+loop (``daemon_jobs.py``). Actions run in their own threads
+(:mod:`~driftwatch.service.lanes`), so no MLflow call is ever waited for here. HTTP reads
+snapshots taken under the loop's lock (``daemon_views.py``); ``/readyz`` names each
+dependency's state (:mod:`~driftwatch.service.dependencies`). SIGTERM/SIGINT: the batch in
+hand is finished, a final checkpoint written, offsets committed, and an action still inside
+an MLflow call after ``actions.shutdown_grace`` is abandoned (it stays open in the outbox);
+exit 0.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import logging
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -41,14 +41,15 @@ from driftwatch.service.actions import (
 )
 from driftwatch.service.checkpoint import Checkpoints
 from driftwatch.service.config import ServiceConfig
+from driftwatch.service.daemon_jobs import ScheduledJobs
+from driftwatch.service.daemon_views import ServiceViews
 from driftwatch.service.dependencies import Dependencies
 from driftwatch.service.disk import StateDisk
-from driftwatch.service.http import ADMIN_ACTIONS, Endpoints, HttpServer
+from driftwatch.service.http import ADMIN_ACTIONS, HttpServer
 from driftwatch.service.live_reports import LiveReports, report_job
 from driftwatch.service.live_source import PacedSource
-from driftwatch.service.metrics_live import LiveCollector, ServiceSnapshot
+from driftwatch.service.metrics_live import LiveCollector
 from driftwatch.service.model import ModelRuntime
-from driftwatch.service.reload import refresh_policy
 from driftwatch.service.resume import fault_site, rewind_runtimes, wait_for_disk
 from driftwatch.service.scheduler import LoopInbox, ServiceScheduler
 from driftwatch.service.view import last_record, restore_view
@@ -62,7 +63,7 @@ JOBS = ("checkpoint", "staleness", "actions", "alerts", "policy_reload", "refere
         "offpeak_dispatch", "reports")
 
 
-class Service:
+class Service(ServiceViews, ScheduledJobs):
     """The daemon. ``run()`` blocks until :meth:`stop` (or, with ``exit_when_done``, until
     every finite source is consumed) and returns the exit code."""
 
@@ -374,149 +375,7 @@ class Service:
         where = f" and {self.http.url}/reports/{rt.name}/" if self.http else ""
         log.info("%s: report at %s%s", rt.name, path, where)
 
-    # -- what HTTP and metrics read -------------------------------------------------------------
-    def snapshot(self) -> ServiceSnapshot:
-        with self.lock:
-            models = tuple(rt.snapshot() for rt in self.runtimes)
-        pool = self.actions.pool_snapshot() if self.actions else None
-        shadows = self.actions.shadow_snapshots() if self.actions else {}
-        models = tuple(replace(m, **shadows[m.model]) if m.model in shadows else m
-                       for m in models)
-        kw: dict[str, Any] = {"pool": pool} if pool is not None else {}
-        cp = self.checkpoints
-        return ServiceSnapshot(
-            started_monotonic=self._started, models=models,
-            checkpoint_monotonic=cp.last_monotonic if cp else None,
-            checkpoint_bytes=cp.size_bytes if cp else 0,
-            restore_seconds=self._restore_s, stale_after_s=self.config.stale_after_s,
-            dependencies=self.deps.gauges(), **kw)
-
-    def ready(self) -> tuple[bool, dict[str, Any]]:
-        now = self.clock.monotonic()
-        last = self.checkpoints.last_monotonic if self.checkpoints else None
-        since = last if last is not None else self._started
-        age = now - since
-        fresh = age <= self.config.checkpoint.max_age_s
-        sources = {rt.name: rt.ready or rt.done for rt in self.runtimes}
-        writable, why = self.disk.readiness()
-        ok = self._running and fresh and all(sources.values()) and writable and self.deps.ready()
-        out = {"running": self._running, "checkpoint_age_seconds": round(age, 3),
-               "checkpoint_fresh": fresh, "sources": sources,
-               "state_writable": writable, "state_reason": why,
-               "dependencies": self.deps.to_dict()}
-        groups = {rt.name: rt.readiness() for rt in self.runtimes if hasattr(rt, "readiness")}
-        if groups:  # members of a consumer group: their partitions, the idle ones
-            out["group"] = groups
-        return ok, out
-
-    def _state_dir_up(self) -> tuple[bool | None, str]:
-        writable, why = self.disk.readiness()
-        return writable, why or ""
-
-    def _kafka_up(self) -> tuple[bool | None, str]:
-        kafka = [rt for rt in self.runtimes if rt.connector.kind == "kafka" and not rt.done]
-        down = [rt.name for rt in kafka if not rt.ready]
-        return not down, ("no broker connection or no partitions assigned for "
-                          + ", ".join(down)) if down else ""
-
-    def status(self) -> dict[str, Any]:
-        ok, details = self.ready()
-        with self.lock:
-            models = [rt.status() for rt in self.runtimes]
-        return {
-            "version": __version__,
-            "pid": os.getpid(),
-            "uptime_seconds": round(self.clock.monotonic() - self._started, 3),
-            "ready": ok,
-            "readiness": details,
-            "models": models,
-            "checkpoint": {**(self.checkpoints.info() if self.checkpoints else {}),
-                           "restore_seconds": round(self._restore_s, 6)},
-            "actions": self.actions.status() if self.actions else {},
-        }
-
     # -- wiring ---------------------------------------------------------------------------------
-    def _make_http(self) -> HttpServer:
-        cfg = self.config.http
-        token = self.environ.get(cfg.admin_token_env, "") if cfg.admin_token_env else ""
-        acts = self.actions
-        endpoints = Endpoints(
-            registry=self.registry, ready=self.ready, status=self.status,
-            reports_dir=self.config.state_dir / "out",
-            admin=acts.admin if acts else None, admin_token=token or None,
-            admin_token_env=cfg.admin_token_env,
-            audit=acts.audit if acts else None, on_admin=self.metrics.record_admin)
-        if not token:
-            log.info("admin API disabled (%s is not set)", cfg.admin_token_env)
-        return HttpServer(endpoints, host=cfg.host, port=cfg.port)
-
-    def _make_scheduler(self) -> ServiceScheduler:
-        s = self.config.scheduler
-        sched = ServiceScheduler(misfire_grace_time_s=s.misfire_grace_time_s,
-                                 coalesce=s.coalesce, clock=self.clock,
-                                 report=self.metrics.record_job)
-        sched.add("checkpoint", self.config.checkpoint.interval_s, self._request_checkpoint)
-        sched.add("staleness", s.staleness_check_s, self._check_staleness)
-        sched.add("policy_reload", s.policy_reload_s, self._reload_policies)
-        sched.add("reference_refresh", s.reference_refresh_s, self._refresh_references)
-        if self.config.reports.rolling_s:
-            sched.add("reports", self.config.reports.rolling_s, self._rolling_reports)
-        return sched  # actions and off-peak dispatch run in the actions' own threads
-
-    def _request_checkpoint(self) -> None:
-        if self.checkpoints is not None:
-            self.checkpoints.due = True
-        self.inbox.wake.set()
-
-    def _check_staleness(self) -> None:
-        now = self.clock.monotonic()
-        for m in self.snapshot().models:
-            last = m.last_event_monotonic if m.last_event_monotonic is not None \
-                else self._started
-            stale = not m.source_done and now - last > self.config.stale_after_s
-            if stale and m.model not in self._stale:
-                self._stale.add(m.model)
-                self.metrics["staleness_alarms_total"].labels(model=m.model).inc()
-                log.warning("%s: no events for %.0fs", m.model, now - last)
-            elif not stale:
-                self._stale.discard(m.model)
-
-    def _reload_policies(self) -> None:
-        for rt in self.runtimes:
-            policy = refresh_policy(rt.name, rt.watcher, self.metrics)
-            if policy is not None:
-                self.inbox.post(lambda rt=rt, p=policy: self._apply_policy(rt, p))
-
-    def _apply_policy(self, rt: ModelRuntime, policy: Any) -> None:
-        with self.lock:
-            self._handle(rt, rt.apply_policy(policy))
-        if self.actions is not None:
-            self.actions.set_policy(rt.name, policy)
-
-    def _refresh_references(self) -> None:
-        for rt in self.runtimes:
-            profile = rt.changed_reference()
-            if profile is not None:
-                self.metrics["reference_refreshes_total"].labels(model=rt.name).inc()
-                log.info("%s: reference changed (%s); adopting it", rt.name,
-                         profile.fingerprint)
-                self.inbox.post(lambda rt=rt, p=profile: self._adopt(rt, p))
-
-    def _adopt(self, rt: ModelRuntime, profile: Any) -> None:
-        with self.lock:
-            self._handle(rt, rt.adopt_reference(profile))
-        if self.actions is not None:
-            self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))
-        self._request_checkpoint()
-
-    def _on_promote(self, model: str, version: str, profile: Any) -> None:
-        """A new champion: measure drift against the data it was trained on (in the loop)."""
-        rt = next((r for r in self.runtimes if r.name == model), None)
-        if rt is None or profile is None:
-            return
-        log.info("%s: version %s promoted; adopting its reference profile", model, version)
-        self.metrics["reference_refreshes_total"].labels(model=model).inc()
-        self.inbox.post(lambda: self._adopt(rt, profile))
 
     def _write_service_file(self) -> None:
         """``<state>/service.json``: pid and URL of the running daemon (for tools, tests)."""

@@ -6,7 +6,8 @@ does not see the stream itself: each poll's batches go, partition by partition, 
 and each partition's mark go to the pane log. The instance that owns the model's leader
 partition (:func:`~driftwatch.service.group.merge.leader_partition`) reads the log,
 merges complete panes and only it judges windows (detectors, policy) and so decides and
-acts: each decision exists once in the group.
+acts: each decision exists once in the group. Those steps (merge, judge, leadership)
+are :class:`~driftwatch.service.group.leader.Leadership`, mixed in here.
 
 Ordering, per instance (DESIGN invariant 3)::
 
@@ -28,8 +29,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from driftwatch.batch import Batch
 from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled
@@ -37,30 +36,24 @@ from driftwatch.connectors.config import load_connector
 from driftwatch.errors import ConfigError, ServiceError
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.pipeline import WindowResult, window_spec_from_policy
-from driftwatch.policy.state import EngineState
 from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor
-from driftwatch.replay.isolation import timeline_record
 from driftwatch.service.config import GroupConfig, ModelConfig
 from driftwatch.service.group import cohorts as group_cohorts
 from driftwatch.service.group.idle import IdlePartitions
 from driftwatch.service.group.joins import PartitionJoins
 from driftwatch.service.group.keys import co_partitioned
+from driftwatch.service.group.leader import Leadership
 from driftwatch.service.group.merge import PaneMerger, leader_partition
 from driftwatch.service.group.outputs import (
-    crash_point,
-    lines_value,
     member_id,
-    recovered_result,
-    unwritten,
 )
-from driftwatch.service.group.panelog import LogEntry, PaneLog
+from driftwatch.service.group.panelog import PaneLog
 from driftwatch.service.group.partition import PartitionPanes
 from driftwatch.service.group.source import GroupSource, partition_of
 from driftwatch.service.metrics_live import ModelSnapshot
-from driftwatch.service.model import _OPTS, ModelRuntime, _delay_buckets, _shown, _stamp
+from driftwatch.service.model import ModelRuntime, _delay_buckets, _shown, _stamp
 from driftwatch.state import OutputLog
-from driftwatch.windows.panes import PaneWindow
 
 __all__ = ["GroupRuntime"]
 
@@ -70,7 +63,7 @@ OUTCOMES = "outcomes"
 
 
 @dataclass
-class GroupRuntime(ModelRuntime):
+class GroupRuntime(Leadership, ModelRuntime):
     """A model's share of a consumer group (see the module docstring)."""
 
     pane_log: Any = None
@@ -221,143 +214,6 @@ class GroupRuntime(ModelRuntime):
         for key, offset in polled.positions.items():  # processed: what a state covers
             if partition_of(key) in self.parts:
                 self.positions[key] = offset
-
-    def _decide(self) -> list[WindowResult]:
-        if self.merger is None:
-            return []
-        for e in self.pane_log.read():
-            self._note(e)
-        results = []
-        self._cohorts_merged += self.cohort_parts.stage_into(
-            self.monitor.joiner.book, below=self.merger.complete_below)
-        for k, sk, first, last in self.merger.complete():
-            cw = self.monitor.window.close_merged(k, sk, first=first, last=last)
-            if cw is not None:  # the window, then the verdicts of cohorts it makes ready
-                results += self.monitor.judge_closed(cw)
-        if not results:
-            return []
-        # the state after this batch and the batch's lines, durable in one message before
-        # the timeline and the actions see them: whoever decides next resumes after the
-        # batch, and this member completes it after a crash (outputs.py)
-        records = [timeline_record(r) for r in results]
-        lines = [orjson.dumps(r, option=_OPTS) for r in records]
-        leader = self._leader_dict()
-        first = results[0].window.window_id
-        self.pane_log.put("outputs", lines_value(self.member, leader, lines), pane=first)
-        for part, pane in self.merger.merged:
-            self.pane_log.forget(part, pane)
-        self.merger.merged.clear()
-        for pane, part in self._cohorts_merged:  # staged in the state just put
-            self.pane_log.forget(part, pane, kind="cohorts")
-        self._cohorts_merged.clear()
-        self.pane_log.flush()
-        crash_point()  # a test hook, unarmed unless its variable names an existing file
-        self._record(results, records)
-        self.timeline.sync()
-        self._unacked.append((first, leader))
-        return results
-
-    def _acknowledge(self) -> None:
-        """The batches handed to the daemon before are written and their actions
-        submitted: their state under ``leader`` (kept when compaction drops the batch),
-        then a tombstone for each batch. Not waited for: a batch the log still holds is
-        completed again on restart, and finds everything there."""
-        for i, (first, leader) in enumerate(self._unacked):
-            if leader is not None and self.deciding and i == len(self._unacked) - 1:
-                self.pane_log.put("leader", leader)
-            self.pane_log.forget(None, first, kind="outputs")
-        self._unacked.clear()
-
-    def _complete(self, data: bytes) -> list[WindowResult]:
-        """This member's batches the log holds unacknowledged (it was killed between the
-        log and its outputs): the lines not in the timeline yet are written; every window
-        goes back to the daemon, whose outbox skips the actions it holds already."""
-        if not self._pending:
-            return []
-        out: list[WindowResult] = []
-        for first in sorted(self._pending):
-            lines = self._pending[first]
-            missing = unwritten(lines, data)
-            for line in missing:
-                self.timeline.write(line)
-                rec = orjson.loads(line)
-                if not rec.get("cohort"):  # a cohort's verdict judges an earlier window
-                    self.windows += 1
-                    self.tier = str(rec.get("tier", self.tier))
-            out += [recovered_result(x, self.monitor.profile.layout) for x in lines]
-            self._unacked.append((first, None))
-            log.warning("%s: completed the batch from window %d, decided here before this "
-                        "instance stopped (%d of %d lines were missing)", self.name, first,
-                        len(missing), len(lines))
-        self._pending.clear()
-        self.timeline.sync()
-        return out
-
-    def _note(self, e: LogEntry) -> None:
-        if e.kind == "outputs" and e.pane is not None:
-            if e.deleted:
-                self._pending.pop(e.pane, None)
-                return
-            self._leader_state = e.value["leader"]
-            if e.value.get("member") == self.member:
-                self._pending[e.pane] = [x.encode() for x in e.value["lines"]]
-            return
-        if e.deleted:
-            return
-        if e.kind == "state" and e.partition is not None:
-            self._states[e.partition] = e.value
-        elif e.kind == "leader":
-            self._leader_state = e.value
-        elif e.kind == "mark" and e.partition is not None and "idle" in e.value:
-            (self._marked_idle.add if e.value["idle"] else self._marked_idle.discard)(
-                e.partition)
-        if self.merger is None or e.partition is None:
-            return
-        if e.kind == "pane" and e.pane is not None:
-            from driftwatch.windows.sketch import Sketch
-
-            self.merger.add_pane(e.partition, e.pane,
-                                 Sketch.from_dict(self.monitor.profile.layout, e.value["sketch"]),
-                                 provisional=bool(e.value.get("provisional")))
-        elif e.kind == "cohorts" and e.pane is not None:
-            self.cohort_parts.add(e.partition, e.pane, e.value["cohorts"],
-                                  next_pane=self.merger.next_pane)
-        elif e.kind in ("mark", "state"):
-            f = e.value.get("frontier")
-            self.merger.add_mark(e.partition, None if f is None else int(f),
-                                 idle=e.value.get("idle"))
-
-    # -- leadership ----------------------------------------------------------------------
-    def _leader_dict(self) -> dict[str, Any]:
-        m = self.monitor
-        assert self.merger is not None
-        return {"merge": self.merger.progress(), "window": m.window.to_dict(),
-                "engine": m.engine_state.to_dict(),
-                "changes": {k: v.to_dict() for k, v in sorted(m.changes.items())},
-                "book": m.joiner.book.to_dict(), "cohort_engine": m.cohort_state.to_dict()}
-
-    def _lead(self) -> None:
-        """This instance now owns the leader partition: rebuild the merge from the log."""
-        from driftwatch.detectors.change import MetricChange
-
-        m = self.monitor
-        self.merger = PaneMerger(m.profile.layout, n_partitions=self.n_partitions)
-        self.cohort_parts = group_cohorts.CohortParts()
-        self._cohorts_merged = []
-        self.pane_log.rewind()
-        for e in self.pane_log.read(to_end=True):
-            self._note(e)
-        d = self._leader_state
-        if d is not None:
-            self.merger.resume(d["merge"])
-            self.cohort_parts.drop_below(self.merger.next_pane)
-            m.window = PaneWindow.from_dict(m.profile.layout, m.spec, d["window"])
-            m.engine_state = EngineState.from_dict(d["engine"])
-            m.changes = {k: MetricChange.from_dict(v) for k, v in d["changes"].items()}
-            if "book" in d:  # the merged cohorts, and the persistence of their verdicts
-                group_cohorts.restore_leader(m, d["book"], d["cohort_engine"])
-        log.info("%s: this instance decides now (from pane %s)", self.name,
-                 self.merger.next_pane)
 
     def _assigned(self, tps: set[Any]) -> None:
         with self._guard:

@@ -1,0 +1,135 @@
+"""Taking in a poll: predictions and outcomes into the label joiner and the pane window.
+
+Prediction batches feed the label joiner, the held feature rows and the pane window;
+outcome batches are joined to held predictions, and each joined label is charged to the
+pane open where it sits in the merged (event-time) stream (:meth:`PollIntake._placement`),
+so the windows do not depend on how the stream was cut into polls.
+:class:`PollIntake` is mixed into :class:`~driftwatch.pipeline.monitor.ModelMonitor`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from driftwatch.batch import Batch
+from driftwatch.connectors.base import Polled
+from driftwatch.labels.joiner import Joined
+from driftwatch.labels.landing import LandingBook
+from driftwatch.pipeline.cohorts import cohort_ids
+from driftwatch.windows.panes import ClosedWindow
+
+__all__ = ["OUTCOMES", "PollIntake"]
+
+OUTCOMES = "outcomes"
+
+
+class PollIntake:
+    """The intake side of :class:`~driftwatch.pipeline.monitor.ModelMonitor` (see the
+    module docstring); a mixin, it holds no state of its own."""
+
+    def _take_in(self, polled: Polled) -> list[ClosedWindow]:
+        preds = [b for b in polled.batches if len(b) and b.stream != OUTCOMES]
+        outs = [b for b in polled.batches if len(b) and b.stream == OUTCOMES]
+        pred = Batch.concat(preds) if preds else None
+        out = Batch.concat(outs) if outs else None
+        if pred is not None and self.policy is not None \
+                and self.policy.reference.score_is == "p_good":
+            # the policy says the score is P(good): every stage measures P(bad)
+            pred = replace(pred, score=1.0 - pred.score)
+        before_out, wm_pred, wm_out = self._placement(polled, pred, out)
+        self._fit_book()
+        book = self.joiner.book
+        if isinstance(book, LandingBook):  # rows land no lower than the first open pane
+            front = self.window.watermark - self.spec.allowed_lateness
+            book.floor = math.floor(front / book.size) if math.isfinite(front) else None
+        if out is not None and np.isnan(out.event_time).any():
+            # outcomes without a time of their own (event_time: {source: arrival}) are
+            # stamped with the event time where they arrive in the stream
+            t = np.where(np.isnan(out.event_time) & np.isfinite(wm_out), wm_out,
+                         out.event_time)
+            out = replace(out, event_time=t)
+        base = self.window.n_seen
+        if pred is not None:
+            self.n_events += len(pred)
+            self.pending_features.add(pred)
+            if self.on_predictions is not None:
+                self.on_predictions(pred)
+            # outcomes that arrived first join at once; each prediction's cohort is its pane
+            late = self.joiner.add_predictions(pred, cohort_ids(self.window, pred.event_time))
+            if len(late.label):
+                row = _rows_of(pred.keys, late.keys)
+                self._label(late, base + row, late.outcome_time, wm_pred[row])
+        if out is not None:
+            self.n_outcomes += len(out)
+            joined = self.joiner.add_outcomes(out)
+            if len(joined.label):
+                row = _rows_of(out.keys, joined.keys)
+                self._label(joined, base + before_out[row], out.event_time[row], wm_out[row])
+        closed: list[ClosedWindow] = []
+        if pred is not None:
+            closed += self.window.add(pred)
+        if out is not None and np.isfinite(out.event_time).any():
+            closed += self.window.advance_to(float(np.nanmax(out.event_time)))
+        if polled.bad:
+            for rec in polled.bad:
+                self.bad_by_reason[rec.reason] = self.bad_by_reason.get(rec.reason, 0) + 1
+            self.window.add_bad(len(polled.bad))
+        if math.isfinite(self.window.watermark):
+            self.joiner.expire(self.window.watermark)
+            self.pending_features.expire(self.window.watermark - self.joiner.ttl)
+        return closed
+
+    def _placement(
+        self, polled: Polled, pred: Batch | None, out: Batch | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Predictions before each outcome, and the watermark before each prediction and
+        before each outcome."""
+        n_pred = 0 if pred is None else len(pred)
+        n_out = 0 if out is None else len(out)
+        wm0 = self.window.watermark
+        order = polled.order
+        streams = [b.stream for b in polled.batches if len(b)]
+        if order is None or len(order) != n_pred + n_out or len(set(streams)) != len(streams):
+            # no merged order: outcomes come after the poll's predictions
+            t_pred = np.empty(0) if pred is None else pred.event_time
+            wm_p = np.maximum.accumulate(np.concatenate(([wm0], t_pred)))
+            wm_out = np.full(n_out, wm_p[-1])
+            return np.full(n_out, n_pred), wm_p[:-1], wm_out
+        nonempty = [k for k, b in enumerate(polled.batches) if len(b)]
+        kinds = np.array([polled.batches[k].stream == OUTCOMES for k in nonempty])
+        lut = np.full(len(polled.batches), -1, dtype=np.intp)
+        lut[nonempty] = np.arange(len(nonempty))
+        is_out = kinds[lut[order]]
+        times = np.empty(len(order))
+        if pred is not None:
+            times[~is_out] = pred.event_time
+        if out is not None:
+            times[is_out] = out.event_time
+        wm = np.fmax.accumulate(np.concatenate(([wm0], times)))[:-1]
+        preds_before = np.cumsum(~is_out) - (~is_out)
+        return preds_before[is_out], wm[~is_out], wm[is_out]
+
+    def _label(self, joined: Joined, index: np.ndarray, time: np.ndarray, wm: np.ndarray) -> None:
+        targets = self.window.label_targets(event_index=index, time=time, watermark=wm)
+        self.window.add_labelled_at(targets, joined.score, joined.label, joined.exposure)
+        found, num, cat = self.pending_features.take(joined.keys)
+        if found.any():
+            self.labelled_buffer.add(
+                numeric=num,
+                categorical=cat,
+                label=joined.label[found],
+                score=joined.score[found],
+                event_time=joined.pred_time[found],
+                exposure=joined.exposure[found],
+                decision=joined.decision[found],
+            )
+
+
+def _rows_of(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Row of each wanted key in ``keys`` (its first occurrence)."""
+    order = np.argsort(keys, kind="stable")
+    pos = np.searchsorted(keys[order], wanted)
+    return order[np.minimum(pos, len(keys) - 1)]

@@ -1,0 +1,73 @@
+"""The champion check before the actions that need MLflow run.
+
+The user's champion (``champion:`` in the config) must exist in the registry and find its
+input columns among the connector's features; without one, an empty registry gets the
+demo's stand-in as version 1, distilled from the reference data. While MLflow is down the
+check backs off like an action. :class:`ChampionCheck` is mixed into
+:class:`~driftwatch.service.actions.ServiceActions`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from driftwatch.service.actions import ModelActions
+
+__all__ = ["ChampionCheck"]
+
+# the actions' logger: its messages keep the name they had before the split
+log = logging.getLogger("driftwatch.service.actions")
+
+
+class ChampionCheck:
+    """The champion's side of :class:`~driftwatch.service.actions.ServiceActions` (see the
+    module docstring); a mixin, it holds no state of its own."""
+
+    def _champion_ready(self, ma: ModelActions) -> bool:
+        """The champion check, backed off like an action while MLflow is down."""
+        from driftwatch.registry.retry import RegistryUnavailableError
+
+        failures, at = self._champion_wait.get(ma.model, (0, 0.0))
+        now = self.clock.now()
+        if at > now:
+            return False
+        try:
+            self._ensure_champion(ma)
+        except RegistryUnavailableError as exc:
+            failures += 1
+            retry_at = self.backoff.retry_at(now, failures)
+            self._champion_wait[ma.model] = (failures, retry_at)
+            log.warning("%s: actions that need MLflow wait %.0fs (attempt %d): %s",
+                        ma.model, retry_at - now, failures, exc)
+            return False
+        self._champion_wait.pop(ma.model, None)
+        return True
+
+    def _ensure_champion(self, ma: ModelActions) -> None:
+        """The user's champion (``champion:`` in the config) must exist and find its input
+        columns among the connector's features; without one, an empty registry gets the
+        demo's stand-in as version 1, distilled from the reference data."""
+        if ma.has_champion:
+            return
+        if ma.champion is not None:
+            from driftwatch.registry.bootstrap import require_champion
+
+            info = require_champion(self.registry, ma.champion, ma.features,
+                                    ma.executor.env.scorers())
+            ma.has_champion = True
+            log.info("%s: champion is %s (version %s)", ma.model, ma.champion.uri, info.version)
+            return
+        if ma.reference is None:
+            return
+        from driftwatch.registry.bootstrap import ensure_champion
+        from driftwatch.windows.profile import read_reference_table
+
+        df = read_reference_table(ma.reference)
+        if ma.policy is not None:  # the champion reads columns score, label, decision
+            df = ma.policy.reference.conventions().canonical(df)
+        info = ensure_champion(self.registry, ma.model, df, at=self.clock.now(),
+                               profile=ma.profile)
+        ma.has_champion = True
+        log.info("%s: champion is version %s", ma.model, info.version)
