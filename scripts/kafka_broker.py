@@ -57,6 +57,7 @@ __all__ = [
     "KafkaBroker",
     "broker_ready",
     "cache_dir",
+    "cluster_id",
     "fetch",
     "free_port",
     "pid_alive",
@@ -99,6 +100,20 @@ appender.file.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = FILE
 """
+
+
+def cluster_id() -> str:
+    """A random KRaft cluster id: 16 bytes, URL-safe base64 without padding, like Kafka's
+    own ``random-uuid``, and never starting with ``-`` (the storage tool would read one that
+    does as an option: one start in 64 failed that way).
+
+    >>> all(not cluster_id().startswith("-") and len(cluster_id()) == 22 for _ in range(500))
+    True
+    """
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 class BrokerError(RuntimeError):
@@ -407,7 +422,7 @@ class KafkaBroker:
         ]
 
     def _format(self, jars: Path) -> None:
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self.cluster_id = cluster_id()
         cmd = self._java(
             jars, "kafka.tools.StorageTool", "format", "--standalone",
             "--cluster-id", self.cluster_id, "--config", str(self.properties_path),

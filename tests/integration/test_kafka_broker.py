@@ -70,3 +70,11 @@ def test_cli_starts_reports_and_stops_a_broker(tmp_path):
     assert not broker_module().pid_alive(state["pid"])
     after = subprocess.run([*base, "status"], capture_output=True, text=True, check=False)
     assert after.returncode == 1
+
+
+def test_cluster_ids_never_read_as_an_option() -> None:
+    """A URL-safe base64 id may start with '-', which the storage tool parses as a flag
+    (one broker start in 64 failed so); ids are 22 characters and never start with it."""
+    ids = [broker_module().cluster_id() for _ in range(5000)]
+    assert all(len(i) == 22 and not i.startswith("-") for i in ids)
+    assert len(set(ids)) == len(ids)
