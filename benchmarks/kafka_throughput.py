@@ -26,7 +26,6 @@ like is compared with like.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import tempfile
 import time
@@ -56,6 +55,7 @@ from driftwatch.connectors.mapping import (  # noqa: E402
     TimeField,
 )
 from driftwatch.schema import FeatureSchema  # noqa: E402
+from driftwatch.testing.kafka import broker_module  # noqa: E402
 
 NUMERIC = ("income", "age", "loan_amount", "dti", "months_employed")
 CATEGORICAL = ("purpose", "region")
@@ -121,15 +121,6 @@ def make_decoder() -> Decoder:
         decision=DecisionField(FieldPath.parse("decision")),
     ).resolve(SCHEMA)
     return Decoder(mapping, SCHEMA)
-
-
-def broker_module() -> Any:
-    spec = importlib.util.spec_from_file_location("_kb", ROOT / "scripts" / "kafka_broker.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["_kb"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def produce(bootstrap: str, topic: str, values: list[bytes], partitions: int) -> float:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
 import os
 import signal
 import subprocess
@@ -46,17 +45,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from driftwatch.testing.generator import write_scenario  # noqa: E402
+from driftwatch.testing.kafka import broker_module  # noqa: E402
 
 DRIFTWATCH = [sys.executable, "-c", "import sys; from driftwatch.cli import main; sys.exit(main())"]
-
-
-def broker_module() -> Any:
-    spec = importlib.util.spec_from_file_location("_kb", ROOT / "scripts" / "kafka_broker.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["_kb"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def time_policy(out: Path) -> Path:
