@@ -55,7 +55,7 @@ from driftwatch.connectors.mapping import (  # noqa: E402
     TimeField,
 )
 from driftwatch.schema import FeatureSchema  # noqa: E402
-from driftwatch.testing.kafka import broker_module  # noqa: E402
+from driftwatch.testing.kafka import bootstrap_or_broker  # noqa: E402
 
 NUMERIC = ("income", "age", "loan_amount", "dti", "months_employed")
 CATEGORICAL = ("purpose", "region")
@@ -216,13 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     decoder = Timed(make_decoder())
     values = applications(args.events)
     size = sum(map(len, values)) / len(values)
-    broker = None
-    if args.bootstrap:
-        bootstrap = args.bootstrap
-    else:
-        broker = broker_module().KafkaBroker()
-        bootstrap = broker.start()
-    try:
+    with bootstrap_or_broker(args.bootstrap) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         t_produce = produce(bootstrap, topic, values, args.partitions)
         bare, source, skip = [], [], []
@@ -232,9 +226,6 @@ def main(argv: list[str] | None = None) -> int:
             decoder.cpu = 0.0
             source.append((*read_source(bootstrap, topic, args.events, args.batch, decoder),
                            decoder.cpu))
-    finally:
-        if broker is not None:
-            broker.close()
     n = args.events
     print(f"events            {n} x {size:.0f} B JSON, {args.partitions} partition(s)")
     print(f"produce           {n / t_produce:12,.0f} events/s")

@@ -45,7 +45,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from driftwatch.testing.generator import write_scenario  # noqa: E402
-from driftwatch.testing.kafka import broker_module  # noqa: E402
+from driftwatch.testing.kafka import bootstrap_or_broker  # noqa: E402
+from driftwatch.testing.recording import demo_kafka_connector  # noqa: E402
 
 DRIFTWATCH = [sys.executable, "-c", "import sys; from driftwatch.cli import main; sys.exit(main())"]
 
@@ -87,15 +88,7 @@ def produce(bootstrap: str, data: Path, partitions: int) -> tuple[dict[str, str]
 
 def config(tmp: Path, bootstrap: str, topics: dict[str, str], data: Path, policy: Path) -> Path:
     group = f"scale-{uuid.uuid4().hex[:8]}"
-    text = (ROOT / "connectors" / "demo-kafka.yaml").read_text(encoding="utf-8")
-    text = (text.replace("${DRIFTWATCH_KAFKA_BOOTSTRAP}", bootstrap)
-            .replace("credit.predictions", topics["predictions"])
-            .replace("credit.outcomes", topics["outcomes"])
-            .replace("driftwatch-credit-demo", group)
-            .replace("topic: credit.dead-letter\n", "")
-            .replace("    security_protocol: PLAINTEXT\n",
-                     "    security_protocol: PLAINTEXT\n    session_timeout_ms: 6000\n"))
-    (tmp / "connector.yaml").write_text(text, encoding="utf-8")
+    demo_kafka_connector(tmp / "connector.yaml", bootstrap, topics, group)
     path = tmp / "driftwatch.yaml"
     path.write_text(
         f"models:\n  - connector: {tmp / 'connector.yaml'}\n    policy: {policy}\n"
@@ -165,27 +158,17 @@ def main() -> int:
     p.add_argument("--instances", type=int, nargs="+", default=[1, 2])
     p.add_argument("--bootstrap", help="use this broker instead of starting one")
     args = p.parse_args()
-    broker = None
-    if args.bootstrap:
-        bootstrap = args.bootstrap
-    else:
-        broker = broker_module().KafkaBroker()
-        bootstrap = broker.start()
-    try:
-        with tempfile.TemporaryDirectory() as d:
-            tmp = Path(d)
-            data = tmp / "data"
-            write_scenario("demo", data, seed=5, n_events=args.events, reference_rows=6_000)
-            topics, total = produce(bootstrap, data, args.partitions)
-            policy = time_policy(tmp)
-            rates = {}
-            for n in args.instances:
-                run = tmp / f"run{n}"
-                run.mkdir()
-                rates[n] = run_group(n, run, config(run, bootstrap, topics, data, policy), total)
-    finally:
-        if broker is not None:
-            broker.close()
+    with bootstrap_or_broker(args.bootstrap) as bootstrap, tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        data = tmp / "data"
+        write_scenario("demo", data, seed=5, n_events=args.events, reference_rows=6_000)
+        topics, total = produce(bootstrap, data, args.partitions)
+        policy = time_policy(tmp)
+        rates = {}
+        for n in args.instances:
+            run = tmp / f"run{n}"
+            run.mkdir()
+            rates[n] = run_group(n, run, config(run, bootstrap, topics, data, policy), total)
     print(f"messages          {total} ({args.events} predictions and their outcomes), "
           f"{args.partitions} partitions, {os.cpu_count()} CPU(s)")
     base = rates[args.instances[0]]

@@ -22,6 +22,7 @@ import os
 import sys
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -31,6 +32,7 @@ import pytest
 
 __all__ = [
     "KafkaEndpoint",
+    "bootstrap_or_broker",
     "broker_factory_fixture",
     "broker_module",
     "create_topic",
@@ -56,6 +58,21 @@ def broker_module() -> ModuleType:
     sys.modules[_MODULE] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+@contextmanager
+def bootstrap_or_broker(bootstrap: str | None) -> Iterator[str]:
+    """``bootstrap`` when one is given, else a fresh local broker's (closed on exit), for
+    benchmarks that take ``--bootstrap``."""
+    if bootstrap:
+        yield bootstrap
+        return
+    broker = broker_module().KafkaBroker()
+    started = broker.start()
+    try:
+        yield started
+    finally:
+        broker.close()
 
 
 def unavailable(reason: str) -> NoReturn:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["gz_lines", "kafka_connector", "produce"]
+__all__ = ["demo_kafka_connector", "gz_lines", "kafka_connector", "produce"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,4 +55,21 @@ def kafka_connector(path: Path, bootstrap: str, topics: dict[str, str], group: s
         stream.pop("format", None)
         stream["topic"] = topics[stream_name]
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def demo_kafka_connector(path: Path, bootstrap: str, topics: dict[str, str],
+                         group: str) -> Path:
+    """The demo's Kafka connector (``connectors/demo-kafka.yaml``, keyed topics) pointed at
+    ``bootstrap`` and ``topics`` in consumer group ``group``, written to ``path``; no
+    dead-letter topic, and a short session so a killed member leaves within seconds."""
+    text = (ROOT / "connectors" / "demo-kafka.yaml").read_text(encoding="utf-8")
+    text = (text.replace("${DRIFTWATCH_KAFKA_BOOTSTRAP}", bootstrap)
+            .replace("credit.predictions", topics["predictions"])
+            .replace("credit.outcomes", topics["outcomes"])
+            .replace("driftwatch-credit-demo", group)
+            .replace("topic: credit.dead-letter\n", "")
+            .replace("    security_protocol: PLAINTEXT\n",
+                     "    security_protocol: PLAINTEXT\n    session_timeout_ms: 6000\n"))
+    path.write_text(text, encoding="utf-8")
     return path

@@ -36,6 +36,7 @@ from driftwatch.replay.timeline import read_timeline
 from driftwatch.service.group.outputs import CRASH_HOOK
 from driftwatch.testing.generator import write_scenario
 from driftwatch.testing.kafka import create_topic
+from driftwatch.testing.recording import demo_kafka_connector
 from driftwatch.testing.timelines import assert_same_windows
 
 pytestmark = pytest.mark.integration
@@ -142,16 +143,7 @@ def _produce(bootstrap: str, topics: dict[str, str], lines: dict[str, list[bytes
 
 def _config(tmp: Path, bootstrap: str, topics: dict[str, str], group: str, recording: dict,
             service_config_factory: Callable[..., Path], idle: str = "30s") -> Path:
-    text = (ROOT / "connectors" / "demo-kafka.yaml").read_text(encoding="utf-8")
-    text = (text.replace("${DRIFTWATCH_KAFKA_BOOTSTRAP}", bootstrap)
-            .replace("credit.predictions", topics["predictions"])
-            .replace("credit.outcomes", topics["outcomes"])
-            .replace("driftwatch-credit-demo", group)
-            .replace("topic: credit.dead-letter\n", "")
-            .replace("    security_protocol: PLAINTEXT\n",
-                     "    security_protocol: PLAINTEXT\n    session_timeout_ms: 6000\n"))
-    connector = tmp / "connector.yaml"
-    connector.write_text(text, encoding="utf-8")
+    connector = demo_kafka_connector(tmp / "connector.yaml", bootstrap, topics, group)
     return service_config_factory(
         tmp / "driftwatch.yaml", connector, recording["policy"],
         reference=recording["dir"] / "reference.parquet", batch_size=5000,
