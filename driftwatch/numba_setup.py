@@ -21,17 +21,12 @@ True
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
+from driftwatch.cachedir import user_cache_dir
 from driftwatch.errors import ConfigError
 
 __all__ = ["numba_enabled"]
-
-
-def _cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return str(Path(base) / "driftwatch" / "numba")
 
 
 def numba_enabled() -> bool:
@@ -50,7 +45,7 @@ def numba_enabled() -> bool:
                               "pip install 'driftwatch[fast]'") from None
         return False
     if not os.environ.get("NUMBA_CACHE_DIR"):
-        numba.config.CACHE_DIR = _cache_dir()
+        numba.config.CACHE_DIR = str(user_cache_dir("numba"))
     _lean_cache_loads()
     return True
 

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from driftwatch.cachedir import user_cache_dir
 from driftwatch.detectors.calibrate import NullThresholds
 
 __all__ = ["LevelStore", "default_level_dir"]
@@ -52,9 +53,7 @@ def default_level_dir(environ: Mapping[str, str] | None = None) -> Path:
     >>> default_level_dir({"XDG_CACHE_HOME": "/tmp/c"}).as_posix()
     '/tmp/c/driftwatch/levels'
     """
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "driftwatch" / "levels"
+    return user_cache_dir("levels", environ)
 
 
 class LevelStore:
