@@ -31,6 +31,7 @@ import numpy as np
 
 from driftwatch.labels.cohort_book import Cohort
 from driftwatch.labels.landing import LandingBook
+from driftwatch.service.group.paneparts import PaneParts
 
 __all__ = ["CohortParts", "cohort_ids", "decode", "encode", "restore_leader"]
 
@@ -57,40 +58,17 @@ def decode(rows: list[dict[str, Any]]) -> list[Cohort]:
     return [Cohort.from_dict(r) for r in rows]
 
 
-class CohortParts:
-    """Cohort rows per (pane, partition) read from the log, until their pane is complete.
-
-    A re-published copy (a partition read again after a crash) replaces what is held;
-    rows of a pane already merged are ignored, as the pane merger does with sketches.
-    """
-
-    def __init__(self) -> None:
-        self.pending: dict[int, dict[int, list[dict[str, Any]]]] = {}
-
-    def add(self, partition: int, pane: int, rows: list[dict[str, Any]], *,
-            next_pane: int | None) -> None:
-        if next_pane is not None and pane < next_pane:
-            return
-        self.pending.setdefault(int(pane), {})[int(partition)] = rows
-
-    def drop_below(self, next_pane: int | None) -> None:
-        """Forget the rows of panes already merged (a new decider read them again from
-        the log before it knew where the merge stood)."""
-        if next_pane is not None:
-            for k in [k for k in self.pending if k < next_pane]:
-                del self.pending[k]
+class CohortParts(PaneParts):
+    """Cohort rows per (pane, partition) read from the log, until their pane is complete
+    (:class:`~driftwatch.service.group.paneparts.PaneParts`)."""
 
     def stage_into(self, book: LandingBook, *, below: int | None) -> list[tuple[int, int]]:
         """Stage the rows of every pane below ``below`` (complete on every partition)
         into ``book``; returns their ``(pane, partition)`` (the log may forget them)."""
-        if below is None:
-            return []
         done = []
-        for pane in sorted(k for k in self.pending if k < below):
-            parts = self.pending.pop(pane)
-            for p in sorted(parts):
-                book.stage(pane, decode(parts[p]))
-                done.append((pane, p))
+        for pane, p, rows in self.take_below(below):
+            book.stage(pane, decode(rows))
+            done.append((pane, p))
         return done
 
 
