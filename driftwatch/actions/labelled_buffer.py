@@ -204,7 +204,33 @@ class LabelledBuffer:
             decision=None if decision is None else decision.to_numpy(np.float64),
         )
 
+    def extend(self, other: LabelledBuffer) -> None:
+        """Append ``other``'s rows, oldest first (the same schema)."""
+        self.add(**other.columns())
+
+    def adopt(self, other: LabelledBuffer) -> None:
+        """Hold ``other``'s rows and counters in place of this buffer's own: readers that
+        hold this object (the actions) see them."""
+        with self._lock:
+            self.capacity, self.seq, self._table = other.capacity, other.seq, other._table
+            self._numeric, self._categorical = other._numeric, other._categorical
+            self._cols, self._seq = other._cols, other._seq
+
     # -- reading ---------------------------------------------------------------------
+    def columns(self) -> dict[str, np.ndarray]:
+        """The rows held as raw columns, oldest first: ``numeric[n, F]``,
+        ``categorical[n, G]`` codes, ``label``, ``score``, ``event_time``, ``exposure`` and
+        ``decision`` (the keywords of :meth:`add`)."""
+        with self._lock:
+            return self._rows(self.seq - len(self), self.seq)
+
+    def summary(self) -> dict[str, int]:
+        """Rows held now, rows ever added, and the bad outcomes among those held (what
+        ``/status`` shows)."""
+        with self._lock:
+            bad = int(np.count_nonzero(self._cols["label"][self._order(0)] > 0.5))
+            return {"held": len(self), "added": self.seq, "bad": bad}
+
     def _order(self, after_seq: int) -> np.ndarray:
         n = len(self)
         start = self.seq - n
@@ -268,14 +294,17 @@ class LabelledBuffer:
         spans = self._spans(a, b)
         return {k: np.concatenate([ring[s] for s, _ in spans]) for k, ring in rings.items()}
 
-    def to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
+    def to_dict(self, capture: Capture | None = None, *, last: int | None = None
+                ) -> dict[str, Any]:
         """See :meth:`_to_dict` (under the lock: the loop may be adding rows)."""
         with self._lock:
-            return self._to_dict(capture)
+            return self._to_dict(capture, last)
 
-    def _to_dict(self, capture: Capture | None = None) -> dict[str, Any]:
+    def _to_dict(self, capture: Capture | None = None, last: int | None = None
+                 ) -> dict[str, Any]:
         """JSON-safe, rows oldest first; columns as base64 of little-endian arrays (a
         checkpoint holds up to ``capacity`` rows: lists of floats were most of its bytes).
+        ``last`` keeps only the newest rows (a message with a size limit).
 
         With a ``capture`` (a binary checkpoint) the rows are an append-only table, of
         which only those the checkpoint store lacks are copied."""
@@ -285,6 +314,8 @@ class LabelledBuffer:
                     "rows": Appended.capture(capture, self._table, self.seq - len(self),
                                              self.seq, self._rows)}
         idx = self._order(0)
+        if last is not None:
+            idx = idx[max(0, idx.size - last):]
         return {
             "capacity": self.capacity,
             "seq": self.seq,
