@@ -377,6 +377,7 @@ class ModelRuntime:
             "outcomes": m.n_outcomes,
             "bad_records": sum(m.bad_by_reason.values()),
             "labels": dict(getattr(m.joiner, "counters", {})),
+            "labelled_rows": m.labelled_buffer.summary(),
             "last_decisions": list(self.recent)[-5:],
             "report": f"/reports/{self.name}/",
         }

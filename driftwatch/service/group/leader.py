@@ -16,10 +16,12 @@ from typing import Any
 
 import orjson
 
+from driftwatch.actions.labelled_buffer import LabelledBuffer
 from driftwatch.pipeline import WindowResult
 from driftwatch.policy.state import EngineState
 from driftwatch.replay.isolation import timeline_record
 from driftwatch.service.group import cohorts as group_cohorts
+from driftwatch.service.group.labelled import LOG_ROWS_BYTES, LabelledParts, row_bytes
 from driftwatch.service.group.merge import PaneMerger
 from driftwatch.service.group.outputs import (
     crash_point,
@@ -48,8 +50,13 @@ class Leadership:
         for e in self.pane_log.read():
             self._note(e)
         results = []
-        self._cohorts_merged += self.cohort_parts.stage_into(
-            self.monitor.joiner.book, below=self.merger.complete_below)
+        below = self.merger.complete_below
+        self._cohorts_merged += self.cohort_parts.stage_into(self.monitor.joiner.book,
+                                                             below=below)
+        # the labelled rows of the panes about to merge: the actions of the windows they
+        # close learn from them, as one process's would
+        self._labelled_merged += self.labelled_parts.feed(self.monitor.labelled_buffer,
+                                                          below=below)
         for k, sk, first, last in self.merger.complete():
             cw = self.monitor.window.close_merged(k, sk, first=first, last=last)
             if cw is not None:  # the window, then the verdicts of cohorts it makes ready
@@ -70,6 +77,9 @@ class Leadership:
         for pane, part in self._cohorts_merged:  # staged in the state just put
             self.pane_log.forget(part, pane, kind="cohorts")
         self._cohorts_merged.clear()
+        for pane, part in self._labelled_merged:  # in the buffer of the state just put
+            self.pane_log.forget(part, pane, kind="labelled")
+        self._labelled_merged.clear()
         self.pane_log.flush()
         crash_point()  # a test hook, unarmed unless its variable names an existing file
         self._record(results, records)
@@ -142,19 +152,28 @@ class Leadership:
         elif e.kind == "cohorts" and e.pane is not None:
             self.cohort_parts.add(e.partition, e.pane, e.value["cohorts"],
                                   next_pane=self.merger.next_pane)
+        elif e.kind == "labelled" and e.pane is not None:
+            self.labelled_parts.add(e.partition, e.pane, e.value["rows"],
+                                    next_pane=self.merger.next_pane)
         elif e.kind in ("mark", "state"):
             f = e.value.get("frontier")
             self.merger.add_mark(e.partition, None if f is None else int(f),
                                  idle=e.value.get("idle"))
 
     # -- leadership ----------------------------------------------------------------------
+    @property
+    def _log_rows(self) -> int:
+        """The newest labelled rows the decider's state carries (within a message)."""
+        return max(1, LOG_ROWS_BYTES // row_bytes(self.monitor.profile.schema))
+
     def _leader_dict(self) -> dict[str, Any]:
         m = self.monitor
         assert self.merger is not None
         return {"merge": self.merger.progress(), "window": m.window.to_dict(),
                 "engine": m.engine_state.to_dict(),
                 "changes": {k: v.to_dict() for k, v in sorted(m.changes.items())},
-                "book": m.joiner.book.to_dict(), "cohort_engine": m.cohort_state.to_dict()}
+                "book": m.joiner.book.to_dict(), "cohort_engine": m.cohort_state.to_dict(),
+                "labelled": m.labelled_buffer.to_dict(last=self._log_rows)}
 
     def _lead(self) -> None:
         """This instance now owns the leader partition: rebuild the merge from the log."""
@@ -164,6 +183,8 @@ class Leadership:
         self.merger = PaneMerger(m.profile.layout, n_partitions=self.n_partitions)
         self.cohort_parts = group_cohorts.CohortParts()
         self._cohorts_merged = []
+        self.labelled_parts = LabelledParts(m.profile.schema)
+        self._labelled_merged = []
         self.pane_log.rewind()
         for e in self.pane_log.read(to_end=True):
             self._note(e)
@@ -171,10 +192,14 @@ class Leadership:
         if d is not None:
             self.merger.resume(d["merge"])
             self.cohort_parts.drop_below(self.merger.next_pane)
+            self.labelled_parts.drop_below(self.merger.next_pane)
             m.window = PaneWindow.from_dict(m.profile.layout, m.spec, d["window"])
             m.engine_state = EngineState.from_dict(d["engine"])
             m.changes = {k: MetricChange.from_dict(v) for k, v in d["changes"].items()}
             if "book" in d:  # the merged cohorts, and the persistence of their verdicts
                 group_cohorts.restore_leader(m, d["book"], d["cohort_engine"])
+            if "labelled" in d:  # in place: the actions hold this buffer
+                m.labelled_buffer.adopt(LabelledBuffer.from_dict(m.profile.schema,
+                                                                 d["labelled"]))
         log.info("%s: this instance decides now (from pane %s)", self.name,
                  self.merger.next_pane)

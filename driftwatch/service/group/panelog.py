@@ -13,9 +13,12 @@ key                          value
 ==========================  ==============================================================
 ``pane/<p>/<k>/m``          ``{"sketch": ...}``: pane k of partition p
 ``cohorts/<p>/<k>/m``       ``{"cohorts": [...]}``: cohort rows landed in pane k of p
+``labelled/<p>/<k>/m``      ``{"rows": ...}``: labelled rows (features, score, outcome)
+                            landed in pane k of p
 ``mark/<p>/-/m``            ``{"frontier": f}``: every pane of partition p below f is out
 ``state/<p>/-/m``           open panes, joiner, watermarks and the offsets they cover
-``leader/-/-/m``            the decider's window ring, engine state, merge progress
+``leader/-/-/m``            the decider's window ring, engine state, merge progress,
+                            cohorts and labelled rows
 ``outputs/-/<w>/m``         the same after the batch from window w, with that batch's
                             timeline lines and the member writing them (``outputs.py``)
 ==========================  ==============================================================

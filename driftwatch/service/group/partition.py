@@ -33,6 +33,7 @@ from driftwatch.labels.cohort_book import Cohort
 from driftwatch.labels.joiner import Joined, LabelJoiner
 from driftwatch.labels.landing import LandingBook
 from driftwatch.service.group.cohorts import cohort_ids
+from driftwatch.service.group.labelled import LabelledPanes
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
 __all__ = ["PartitionPanes"]
@@ -47,7 +48,7 @@ class PartitionPanes:
 
     def __init__(self, layout: SketchLayout, *, pane_size: float, allowed_lateness: float = 0.0,
                  has_outcomes: bool = True, ttl: float = math.inf,
-                 max_pending: int = 1_000_000) -> None:
+                 max_pending: int = 1_000_000, labelled: LabelledPanes | None = None) -> None:
         self.layout = layout
         self.size = float(pane_size)
         self.lateness = float(allowed_lateness)
@@ -56,6 +57,8 @@ class PartitionPanes:
         #: the joiner's cohort rows, staged by landing pane until published
         self.book = LandingBook(self.size, ttl=ttl)
         self.joiner.book = self.book
+        #: feature rows of waiting predictions and joined rows staged by landing pane
+        self.labelled = labelled
         self.panes: dict[int, Sketch] = {}
         self.pred_wm = -math.inf
         self.out_wm = -math.inf
@@ -85,6 +88,8 @@ class PartitionPanes:
         for k in np.unique(target):
             m = target == k
             self._pane(int(k)).add_labelled(joined.score[m], joined.label[m], joined.exposure[m])
+        if self.labelled is not None:
+            self.labelled.join(joined, target)
 
     # -- updates -----------------------------------------------------------------------
     def take(self, pred: Batch | None, out: Batch | None, *, n_bad: int = 0
@@ -97,6 +102,8 @@ class PartitionPanes:
         floor = self._floor()
         self.book.floor = self.frontier  # cohort rows land in open panes only
         if pred is not None and len(pred):
+            if self.labelled is not None:
+                self.labelled.add_predictions(pred)
             late_joins = self.joiner.add_predictions(pred, cohort_ids(pred.event_time,
                                                                       self.size))
             if len(late_joins.label):
@@ -129,6 +136,8 @@ class PartitionPanes:
         if not math.isfinite(wm):
             return []
         self.joiner.expire(wm)
+        if self.labelled is not None:
+            self.labelled.expire(wm - self.joiner.ttl)
         front = math.floor((wm - self.lateness) / self.size)
         self.frontier = front if self.frontier is None else max(self.frontier, front)
         closed = sorted(k for k in self.panes if k < self.frontier)
@@ -146,6 +155,11 @@ class PartitionPanes:
             return []
         return self.book.take(self.frontier)
 
+    def take_labelled(self) -> list[tuple[int, dict[str, Any]]]:
+        """The labelled rows landed in panes closed here since the last call, by pane
+        (:mod:`~driftwatch.service.group.labelled`)."""
+        return [] if self.labelled is None else self.labelled.take(self.frontier)
+
     # -- checkpoints -------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -155,6 +169,7 @@ class PartitionPanes:
             "frontier": self.frontier,
             "n_seen": self.n_seen,
             "joiner": self.joiner.to_dict(),
+            **({} if self.labelled is None else {"labelled": self.labelled.to_dict()}),
         }
 
     def load(self, d: dict[str, Any]) -> None:
@@ -170,3 +185,5 @@ class PartitionPanes:
         self.book = LandingBook.from_dict(d["joiner"]["book"], pane_size=self.size)
         self.book.ttl = ttl
         self.joiner.book = self.book
+        if self.labelled is not None and "labelled" in d:
+            self.labelled.load(d["labelled"])

@@ -43,6 +43,12 @@ from driftwatch.service.group import cohorts as group_cohorts
 from driftwatch.service.group.idle import IdlePartitions
 from driftwatch.service.group.joins import PartitionJoins
 from driftwatch.service.group.keys import co_partitioned
+from driftwatch.service.group.labelled import (
+    LOG_ROWS_BYTES,
+    LabelledPanes,
+    LabelledParts,
+    row_bytes,
+)
 from driftwatch.service.group.leader import Leadership
 from driftwatch.service.group.merge import PaneMerger, leader_partition
 from driftwatch.service.group.outputs import (
@@ -73,6 +79,9 @@ class GroupRuntime(Leadership, ModelRuntime):
     merger: PaneMerger | None = None
     cohort_parts: group_cohorts.CohortParts = field(default_factory=group_cohorts.CohortParts)
     _cohorts_merged: list[tuple[int, int]] = field(default_factory=list)
+    #: every partition's labelled rows per pane, until the pane is complete (the decider)
+    labelled_parts: LabelledParts | None = None
+    _labelled_merged: list[tuple[int, int]] = field(default_factory=list)
     _states: dict[int, dict[str, Any]] = field(default_factory=dict)
     _leader_state: dict[str, Any] | None = None
     _guard: Any = field(default_factory=threading.RLock)
@@ -209,6 +218,8 @@ class GroupRuntime(Leadership, ModelRuntime):
             for k, rows in part.take_cohorts():  # before the mark that covers them
                 self.pane_log.put("cohorts", {"cohorts": group_cohorts.encode(rows)},
                                   partition=p, pane=k)
+            for k, labelled in part.take_labelled():
+                self.pane_log.put("labelled", {"rows": labelled}, partition=p, pane=k)
             if part.frontier != before and part.frontier is not None:
                 self.pane_log.put("mark", {"frontier": part.frontier}, partition=p)
         for key, offset in polled.positions.items():  # processed: what a state covers
@@ -267,7 +278,18 @@ class GroupRuntime(Leadership, ModelRuntime):
         return PartitionPanes(m.profile.layout, pane_size=size,
                               allowed_lateness=m.spec.allowed_lateness,
                               has_outcomes=OUTCOMES in self.topics, ttl=m.joiner.ttl,
-                              max_pending=m.joiner.max_pending)
+                              max_pending=m.joiner.max_pending,
+                              labelled=self._labelled_panes())
+
+    def _labelled_panes(self) -> LabelledPanes:
+        """A partition's share of the feature rows one process keeps, and at most a
+        buffer's worth of labelled rows per pane; both within a pane-log message."""
+        m = self.monitor
+        schema = m.profile.schema
+        fit = LOG_ROWS_BYTES // row_bytes(schema)
+        share = -(-m.pending_features.capacity // max(1, self.n_partitions))
+        return LabelledPanes(schema, feature_rows=min(share, fit),
+                             pane_rows=min(m.labelled_buffer.capacity, fit))
 
     def _publish(self, partitions: list[int], *, leader: bool) -> dict[str, int]:
         """States of ``partitions`` (and the leader's) to the log, durable; returns the
