@@ -84,7 +84,25 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
     approved = {orjson.loads(x)["application_id"] for x in lines["predictions"]
                 if orjson.loads(x)["decision"] == "approve"}
     joins = sum(orjson.loads(x)["application_id"] in approved for x in lines["outcomes"])
-    return {"dir": out, "policy": policy, "lines": lines, "want": want, "joins": joins}
+    # the labelled rows of the panes a live group completes: outcomes (of approved
+    # applications) before the slowest partition's watermark, and the bad ones among them
+    landed = [o["defaulted"] for o in map(orjson.loads, lines["outcomes"])
+              if o["application_id"] in approved and o["outcome_ts"] < _closable(lines)]
+    labelled = {"added": len(landed), "bad": sum(landed)}
+    return {"dir": out, "policy": policy, "lines": lines, "want": want, "joins": joins,
+            "labelled": labelled}
+
+
+def _closable(lines: dict[str, list[bytes]]) -> float:
+    """The slowest partition's watermark, floored to a pane: panes ending after it stay
+    open in a live group."""
+    field = {"predictions": "ts", "outcomes": "outcome_ts"}
+    last: dict[tuple[str, int], float] = {}
+    for s, ls in lines.items():
+        for line in ls:
+            key = (s, _partition(line))
+            last[key] = max(last.get(key, -math.inf), float(orjson.loads(line)[field[s]]))
+    return math.floor(min(last.values()) / PANE_S) * PANE_S
 
 
 def _replayed(folder: Path, policy: Path, reference: Path,
@@ -95,14 +113,7 @@ def _replayed(folder: Path, policy: Path, reference: Path,
     replay(ROOT / "connectors" / "demo-file.yaml",
            [folder / "predictions.jsonl.gz", folder / "outcomes.jsonl.gz"], folder / "replay",
            policy=policy, reference=reference, progress=False, report=False)
-    # the slowest partition's watermark: panes ending after it stay open in a live group
-    field = {"predictions": "ts", "outcomes": "outcome_ts"}
-    last: dict[tuple[str, int], float] = {}
-    for s, ls in lines.items():
-        for line in ls:
-            key = (s, _partition(line))
-            last[key] = max(last.get(key, -math.inf), float(orjson.loads(line)[field[s]]))
-    closable = math.floor(min(last.values()) / PANE_S) * PANE_S
+    closable = _closable(lines)
     # a cohort's verdict follows the window whose close judged it
     want, judged_at = [], None
     for r in read_timeline(folder / "replay" / "timeline.jsonl"):
@@ -214,6 +225,25 @@ def _line_id(r: dict) -> tuple[int, bool]:
     return r["window_id"], bool(r.get("cohort"))
 
 
+def _check_labelled(group: Group, recording: dict) -> None:
+    """The decider's labelled rows (what its online updates and shadows learn from) are
+    every partition's joins that landed in the panes it merged, once each."""
+    for d in group.daemons.values():
+        if d.proc.poll() is None:
+            d.wait_ready()
+    decider = group.daemons[next(iter(group.daemons.values())).wait_for("a decider",
+                                                                       group.decider)]
+    seen: list[dict] = []
+
+    def rows() -> bool:
+        got = decider.status()["models"][0]["labelled_rows"]
+        seen.append({k: got[k] for k in ("added", "bad")})
+        return seen[-1] == recording["labelled"]
+
+    if not decider.wait_for("the labelled rows", rows, 60.0):
+        pytest.fail(f"labelled rows {seen[-1]}, expected {recording['labelled']}")
+
+
 def _check(group: Group, want: list[dict]) -> None:
     got = group.records()
     ids = [_line_id(r) for r in got]
@@ -252,6 +282,7 @@ def test_instances_give_the_replay_timeline(
     group.daemons["i0"].wait_for("every outcome joined", lambda: sum(
         d.status()["models"][0]["labels"]["joined"] for d in group.daemons.values())
         == recording["joins"])
+    _check_labelled(group, recording)
     group.stop()
     _check(group, recording["want"])
 
@@ -292,6 +323,7 @@ def test_the_decider_killed_between_the_log_and_its_outputs(
     again = group.start(victim)
     group.wait_assigned(victim)
     group.wait_windows(len(recording["want"]))
+    _check_labelled(group, recording)
     group.stop()
     assert "completed the batch from window" in again.log(), again.log()[-3000:]
     _check(group, recording["want"])
@@ -311,6 +343,7 @@ def test_an_instance_added_mid_stream(
     group.wait_assigned("b")
     _produce(boot, topics, _half(recording, False), slice(None))
     group.wait_windows(len(recording["want"]))
+    _check_labelled(group, recording)
     group.stop()
     _check(group, recording["want"])
 
