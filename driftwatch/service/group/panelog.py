@@ -11,7 +11,8 @@ merged, so compaction also drops those.
 ==========================  ==============================================================
 key                          value
 ==========================  ==============================================================
-``pane/<p>/<k>/m``          ``{"sketch": ...}``: pane k of partition p
+``pane/<p>/<k>/m``          ``{"sketch": ...}``: pane k of partition p (``"segments"``:
+                            its sketch per segment, with a segmented policy)
 ``cohorts/<p>/<k>/m``       ``{"cohorts": [...]}``: cohort rows landed in pane k of p
 ``mark/<p>/-/m``            ``{"frontier": f}``: every pane of partition p below f is out
 ``state/<p>/-/m``           open panes, joiner, watermarks and the offsets they cover
@@ -31,6 +32,7 @@ from typing import Any
 
 from driftwatch.connectors.kafka_client import build_client
 from driftwatch.errors import SourceError
+from driftwatch.windows.sketch import Sketch, SketchLayout
 
 try:
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -41,7 +43,7 @@ except ImportError:  # pragma: no cover - depends on the install
     KafkaError = Exception
 
 __all__ = ["LogEntry", "PaneLog", "decode_value", "encode_value", "make_key", "model_partition",
-           "parse_key"]
+           "pane_segments", "pane_value", "parse_key"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,24 @@ def encode_value(value: dict[str, Any]) -> bytes:
 
 def decode_value(raw: bytes) -> dict[str, Any]:
     return json.loads(zlib.decompress(raw))
+
+
+def pane_value(sketch: Sketch, segments: list[Sketch] | None = None, *,
+               provisional: bool = False) -> dict[str, Any]:
+    """The value of a ``pane`` message: its sketch, its segment sketches when the policy
+    has segments, and ``provisional`` for an idle partition's copy of an open pane."""
+    out: dict[str, Any] = {"sketch": sketch.to_dict()}
+    if segments is not None:
+        out["segments"] = [s.to_dict() for s in segments]
+    if provisional:
+        out["provisional"] = True
+    return out
+
+
+def pane_segments(layout: SketchLayout, value: dict[str, Any]) -> list[Sketch] | None:
+    """The segment sketches of a ``pane`` message's value (None when it has none)."""
+    segs = value.get("segments")
+    return None if segs is None else [Sketch.from_dict(layout, s) for s in segs]
 
 
 def make_key(model: str, kind: str, partition: int | None = None,
