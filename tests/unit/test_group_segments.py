@@ -16,10 +16,12 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftwatch.batch import Batch
+from driftwatch.errors import ServiceError
 from driftwatch.service.group.merge import PaneMerger
 from driftwatch.service.group.panelog import (
     decode_value,
@@ -214,3 +216,9 @@ def test_partition_state_keeps_its_segments_for_the_same_values_only() -> None:
     plain = PartitionPanes(LAYOUT, pane_size=10.0, has_outcomes=False)
     plain.load(state)  # a policy without segments reads a segmented state
     assert plain.segment_panes == {} and "segments" not in plain.to_dict()
+
+
+def test_a_pane_with_other_segments_than_the_deciders_is_refused() -> None:
+    m = PaneMerger(LAYOUT, n_partitions=1, n_segments=len(CODER))
+    with pytest.raises(ServiceError, match="every instance needs the same reference"):
+        m.add_pane(0, 0, Sketch.empty(LAYOUT), segments=[Sketch.empty(LAYOUT)])

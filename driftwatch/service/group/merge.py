@@ -47,6 +47,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+from driftwatch.errors import ServiceError
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
 __all__ = ["PaneMerger", "leader_partition"]
@@ -111,8 +112,10 @@ class PaneMerger:
         self.pending.setdefault(pane, {})[partition] = sketch
         if self.n_segments:
             if segments is not None and len(segments) != self.n_segments:
-                raise ValueError(f"pane {pane} of partition {partition} has "
-                                 f"{len(segments)} segments, not {self.n_segments}")
+                raise ServiceError(f"group: pane {pane} of partition {partition} has "
+                                   f"{len(segments)} segments and the decider's reference "
+                                   f"{self.n_segments}; every instance needs the same "
+                                   "reference")
             self.pending_segments.setdefault(pane, {})[partition] = segments or ()
         (self.provisional.add if provisional else self.provisional.discard)(key)
 
