@@ -77,8 +77,9 @@ def _same_windows(got: list[ClosedWindow], want: list[ClosedWindow]) -> None:
 
 def _through_the_log(sk: Sketch, segs: list[Sketch] | None, *,
                      provisional: bool = False) -> tuple[Sketch, list[Sketch] | None]:
-    value = decode_value(encode_value(pane_value(sk, segs, provisional=provisional)))
-    return Sketch.from_dict(LAYOUT, value["sketch"]), pane_segments(LAYOUT, value)
+    value = decode_value(encode_value(pane_value(sk, segs, coder=CODER,
+                                                 provisional=provisional)))
+    return Sketch.from_dict(LAYOUT, value["sketch"]), pane_segments(LAYOUT, value, CODER)
 
 
 def _moved(part: PartitionPanes) -> PartitionPanes:
@@ -216,6 +217,27 @@ def test_partition_state_keeps_its_segments_for_the_same_values_only() -> None:
     plain = PartitionPanes(LAYOUT, pane_size=10.0, has_outcomes=False)
     plain.load(state)  # a policy without segments reads a segmented state
     assert plain.segment_panes == {} and "segments" not in plain.to_dict()
+
+
+def test_a_pane_sketched_on_other_segment_values_counts_as_without_segments() -> None:
+    """A pane left in the log by a run on another reference (other top values): its
+    segments are not the decider's, so they count as empty, as a checkpoint's do in one
+    process; the whole sketch is merged as usual."""
+    sk = Sketch.empty(LAYOUT)
+    sk.n = 2
+    segs = [Sketch.empty(LAYOUT) for _ in range(len(CODER))]
+    value = pane_value(sk, segs, coder=SegmentCoder(("shop", "web")))
+    assert pane_segments(LAYOUT, value, CODER) is None
+    assert pane_segments(LAYOUT, pane_value(sk, segs, coder=CODER), None) is None
+    m = PaneMerger(LAYOUT, n_partitions=2, n_segments=len(CODER))
+    one = Sketch.empty(LAYOUT)
+    one.n = 1
+    m.add_pane(0, 0, sk, segments=None)
+    m.add_pane(1, 0, sk, segments=[one, Sketch.empty(LAYOUT), Sketch.empty(LAYOUT)])
+    m.add_mark(0, 1)
+    m.add_mark(1, 1)
+    ((_, whole, *_, merged),) = m.complete()
+    assert whole.n == 4 and [s.n for s in merged] == [1, 0, 0]
 
 
 def test_a_pane_with_other_segments_than_the_deciders_is_refused() -> None:

@@ -141,7 +141,8 @@ class Leadership:
             self.merger.add_pane(e.partition, e.pane,
                                  Sketch.from_dict(layout, e.value["sketch"]),
                                  provisional=bool(e.value.get("provisional")),
-                                 segments=pane_segments(layout, e.value))
+                                 segments=pane_segments(layout, e.value,
+                                                        self.monitor.window.segments))
         elif e.kind == "cohorts" and e.pane is not None:
             self.cohort_parts.add(e.partition, e.pane, e.value["cohorts"],
                                   next_pane=self.merger.next_pane)

@@ -116,6 +116,7 @@ class PaneMerger:
                                    f"{len(segments)} segments and the decider's reference "
                                    f"{self.n_segments}; every instance needs the same "
                                    "reference")
+            # None: sketched without (these) segments; they count as empty
             self.pending_segments.setdefault(pane, {})[partition] = segments or ()
         (self.provisional.add if provisional else self.provisional.discard)(key)
 

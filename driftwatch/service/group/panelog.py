@@ -12,7 +12,8 @@ merged, so compaction also drops those.
 key                          value
 ==========================  ==============================================================
 ``pane/<p>/<k>/m``          ``{"sketch": ...}``: pane k of partition p (``"segments"``:
-                            its sketch per segment, with a segmented policy)
+                            the segment values and a sketch per segment, with a
+                            segmented policy)
 ``cohorts/<p>/<k>/m``       ``{"cohorts": [...]}``: cohort rows landed in pane k of p
 ``mark/<p>/-/m``            ``{"frontier": f}``: every pane of partition p below f is out
 ``state/<p>/-/m``           open panes, joiner, watermarks and the offsets they cover
@@ -32,6 +33,7 @@ from typing import Any
 
 from driftwatch.connectors.kafka_client import build_client
 from driftwatch.errors import SourceError
+from driftwatch.windows.segments import SegmentCoder
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
 try:
@@ -85,21 +87,29 @@ def decode_value(raw: bytes) -> dict[str, Any]:
 
 
 def pane_value(sketch: Sketch, segments: list[Sketch] | None = None, *,
-               provisional: bool = False) -> dict[str, Any]:
-    """The value of a ``pane`` message: its sketch, its segment sketches when the policy
-    has segments, and ``provisional`` for an idle partition's copy of an open pane."""
+               coder: SegmentCoder | None = None, provisional: bool = False
+               ) -> dict[str, Any]:
+    """The value of a ``pane`` message: its sketch, its sketch per segment of ``coder``
+    when the policy has segments, and ``provisional`` for an idle partition's copy of an
+    open pane."""
     out: dict[str, Any] = {"sketch": sketch.to_dict()}
-    if segments is not None:
-        out["segments"] = [s.to_dict() for s in segments]
+    if segments is not None and coder is not None:
+        out["segments"] = {**coder.to_dict(), "sketches": [s.to_dict() for s in segments]}
     if provisional:
         out["provisional"] = True
     return out
 
 
-def pane_segments(layout: SketchLayout, value: dict[str, Any]) -> list[Sketch] | None:
-    """The segment sketches of a ``pane`` message's value (None when it has none)."""
+def pane_segments(layout: SketchLayout, value: dict[str, Any],
+                  coder: SegmentCoder | None) -> list[Sketch] | None:
+    """The segment sketches of a ``pane`` message's value when they are ``coder``'s
+    segments; None otherwise (none, or a pane sketched on other segment values, left in
+    the log by a run before the reference changed: its segments count as empty, as a
+    checkpoint's do in one process)."""
     segs = value.get("segments")
-    return None if segs is None else [Sketch.from_dict(layout, s) for s in segs]
+    if coder is None or segs is None or SegmentCoder.from_dict(segs) != coder:
+        return None
+    return [Sketch.from_dict(layout, s) for s in segs["sketches"]]
 
 
 def make_key(model: str, kind: str, partition: int | None = None,

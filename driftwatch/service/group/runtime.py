@@ -163,7 +163,8 @@ class GroupRuntime(Leadership, ModelRuntime):
             part = self.parts[p]
             for k, sk in part.open_panes():
                 self.pane_log.put("pane", pane_value(sk, part.segment_panes.get(k),
-                                                     provisional=True), partition=p, pane=k)
+                                                     coder=part.segments, provisional=True),
+                                  partition=p, pane=k)
             self._put_mark(p, idle=True)
             log.info("%s: partition %d has had no records for %.0fs; the group's panes no "
                      "longer wait for it", self.name, p, self.idle.timeout_s)
@@ -204,7 +205,8 @@ class GroupRuntime(Leadership, ModelRuntime):
             closed = part.take(pred, out, n_bad=bad.get(p, 0))
             segments = part.take_segments()
             for k, sk in closed:
-                self.pane_log.put("pane", pane_value(sk, segments.get(k)), partition=p, pane=k)
+                self.pane_log.put("pane", pane_value(sk, segments.get(k), coder=part.segments),
+                                  partition=p, pane=k)
             for k, rows in part.take_cohorts():  # before the mark that covers them
                 self.pane_log.put("cohorts", {"cohorts": group_cohorts.encode(rows)},
                                   partition=p, pane=k)
