@@ -129,6 +129,8 @@ def test_partition_split_segments_merge_to_one_processs_windows(seed, n_parts, m
                 cw = ring.close_merged(k, sk, first=first, last=last, segments=segs)
                 if cw is not None:
                     got.append(cw)
+    # the last pane of each partition stays open (its watermark has not passed it)
+    assert len(got) >= len(want) - 3
     _same_windows(got, want[: len(got)])
 
 
