@@ -32,7 +32,8 @@ def assert_same_windows(
     abs_tol: float = 1e-12,
 ) -> None:
     """Assert ``got`` and ``want`` have the same windows: ``keys`` equal, and the same
-    signals (of ``groups``, all when None) with values equal to ``rel``/``abs_tol``."""
+    signals (of ``groups``, all when None; a signal is its name, feature and segment) with
+    values equal to ``rel``/``abs_tol``."""
     _check(len(got) == len(want), f"{len(got)} windows != {len(want)}")
     keys = tuple(keys)
     keep = None if groups is None else set(groups)
@@ -42,8 +43,8 @@ def assert_same_windows(
             _check(_same(a[k], b[k], rel, abs_tol), f"window {wid}: {k} {a[k]!r} != {b[k]!r}")
         sa = [s for s in a["signals"] if keep is None or s["group"] in keep]
         sb = [s for s in b["signals"] if keep is None or s["group"] in keep]
-        na = [(s["signal"], s["feature"]) for s in sa]
-        nb = [(s["signal"], s["feature"]) for s in sb]
+        na = [(s["signal"], s["feature"], s.get("segment")) for s in sa]
+        nb = [(s["signal"], s["feature"], s.get("segment")) for s in sb]
         _check(na == nb, f"window {wid}: other signals (only in got: "
                          f"{sorted(set(na) - set(nb), key=str)}, only in want: "
                          f"{sorted(set(nb) - set(na), key=str)})")

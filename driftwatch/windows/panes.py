@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -267,12 +268,15 @@ class PaneWindow:
         self.watermark = max(self.watermark, float(np.nanmax(t)))
         return self._close_before(self._frontier(self.watermark))
 
-    def close_merged(self, index: int, sketch: Sketch, *, first: int = -1,
-                     last: int = -1) -> ClosedWindow | None:
+    def close_merged(self, index: int, sketch: Sketch, *, first: int = -1, last: int = -1,
+                     segments: Sequence[Sketch] | None = None) -> ClosedWindow | None:
         """Close pane ``index`` whose sketch was built elsewhere (the sum of several
         partitions' panes, in a consumer group): the same ring, window ids and bounds as a
-        pane closed here. None when the window it closes is empty."""
-        return self._emit(_Pane(int(index), sketch, int(first), int(last)))
+        pane closed here, ``segments`` its sketch per segment (empty ones when None). None
+        when the window it closes is empty."""
+        segs = self._empty_segments() if segments is None or self.segments is None \
+            else list(segments)
+        return self._emit(_Pane(int(index), sketch, int(first), int(last), segs))
 
     def advance_to(self, t: float) -> list[ClosedWindow]:
         """Move the watermark (e.g. on outcome events); closes panes it passes."""

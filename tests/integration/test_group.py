@@ -7,7 +7,9 @@ them; the union of their timelines must be the replay's windows (bounds, sketche
 signal, tiers and decisions), each window written by one instance only, and each decided
 action in exactly one outbox. The policy has a cohort rule and a label-free estimate:
 each partition's cohort rows travel with its panes, so the verdicts on cohorts (and the
-estimates of each window) are the replay's too. Then the same with the deciding instance
+estimates of each window) are the replay's too. Two daemons with a segmented policy
+(the top 2 channels and ``other``) give every segment's signals and reasons as the
+replay does. Then the same with the deciding instance (segmented policy)
 SIGKILLed between a batch durable in the pane log and that batch's timeline lines and
 actions, and restarted, and with an instance added mid-stream; a partition that never gets
 a record; and outcomes partitioned unlike their predictions, refused.
@@ -28,13 +30,16 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from driftwatch.replay import replay
 from driftwatch.replay.timeline import read_timeline
 from driftwatch.service.group.outputs import CRASH_HOOK
-from driftwatch.testing.generator import write_scenario
+from driftwatch.testing.generator import CHANNELS, write_scenario
 from driftwatch.testing.kafka import create_topic
 from driftwatch.testing.recording import demo_kafka_connector
 from driftwatch.testing.timelines import assert_same_windows
@@ -103,6 +108,29 @@ def _closable(lines: dict[str, list[bytes]]) -> float:
             key = (s, _partition(line))
             last[key] = max(last.get(key, -math.inf), float(orjson.loads(line)[field[s]]))
     return math.floor(min(last.values()) / PANE_S) * PANE_S
+
+
+@pytest.fixture(scope="module")
+def segmented(recording: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The same recording under a segmented policy: the reference gets a channel column
+    (the stream's mix), the policy ``reference.segment: channel`` and the top 2 channels,
+    so the other two fall in ``other``."""
+    out = tmp_path_factory.mktemp("group-segments")
+    for s in ("predictions", "outcomes"):
+        (out / f"{s}.jsonl.gz").symlink_to(recording["dir"] / f"{s}.jsonl.gz")
+    ref = pq.read_table(recording["dir"] / "reference.parquet")
+    channel = np.random.default_rng(5).choice(CHANNELS, ref.num_rows, p=[0.45, 0.25, 0.2, 0.1])
+    pq.write_table(ref.append_column("channel", pa.array(channel.tolist())),
+                   out / "reference.parquet")
+    text = recording["policy"].read_text(encoding="utf-8")
+    text = text.replace("\nreference:\n", "\nreference:\n  segment: channel\n", 1)
+    policy = out / "policy.yaml"
+    policy.write_text(text + "segments: {top_k: 2, min_events: 300}\n", encoding="utf-8")
+    want = _replayed(out, policy, out / "reference.parquet", recording["lines"])
+    named = {x["segment"] for r in want for x in (r["decision"] or {}).get("reasons", ())
+             if x.get("segment")}
+    assert named >= {"web", "other"}, f"too few segment verdicts to compare: {named}"
+    return {**recording, "dir": out, "policy": policy, "want": want}
 
 
 def _replayed(folder: Path, policy: Path, reference: Path,
@@ -265,11 +293,14 @@ def _check(group: Group, want: list[dict]) -> None:
     assert decided, "the recording decides no action: the test would prove nothing"
 
 
-@pytest.mark.parametrize("instances", [1, 2, 4])
+@pytest.mark.parametrize(("instances", "policy"), [(1, "recording"), (2, "recording"),
+                                                    (4, "recording"), (2, "segmented")],
+                         ids=["1", "2", "4", "2-segmented"])
 def test_instances_give_the_replay_timeline(
-    instances, recording, topics, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon,
-    service_config_factory,
+    instances, policy, request, topics, kafka_endpoint, kafka_group, tmp_path,
+    driftwatch_daemon, service_config_factory,
 ) -> None:
+    recording = request.getfixturevalue(policy)  # the same events, judged per segment or not
     config = _config(tmp_path, kafka_endpoint.bootstrap, topics, kafka_group(), recording,
                      service_config_factory)
     group = Group(tmp_path, config, driftwatch_daemon)
@@ -293,12 +324,15 @@ def _half(recording: dict, first: bool) -> dict[str, list[bytes]]:
 
 
 def test_the_decider_killed_between_the_log_and_its_outputs(
-    recording, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
+    segmented, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
 ) -> None:
     """SIGKILL the deciding instance at its worst moment: a batch of windows durable in
     the pane log, none of its lines or actions written yet. Its partitions and the
     decision move to the other instance (from the pane log), which resumes after that
-    batch; on restart the killed one completes the batch; nothing lost or doubled."""
+    batch; on restart the killed one completes the batch; nothing lost or doubled. The
+    policy is segmented: the decider's ring and the partitions' open panes move with
+    their segment sketches."""
+    recording = segmented
     boot = kafka_endpoint.bootstrap
     topics = _topics(boot)
     _produce(boot, topics, _half(recording, True), slice(None))

@@ -147,7 +147,7 @@ def test_partitions_merged_by_the_decider_give_the_whole_streams_cohorts(
             if part.frontier is not None:
                 merger.add_mark(i, part.frontier)
         held.stage_into(decider.joiner.book, below=merger.complete_below)
-        for k, sk, first, last in merger.complete():
+        for k, sk, first, last, _ in merger.complete():
             cw = decider.window.close_merged(k, sk, first=first, last=last)
             if cw is not None:
                 got += decider.judge_closed(cw)

@@ -60,7 +60,7 @@ def test_merged_partitions_equal_one_pane_window(seed, n_parts, mode, polls) -> 
                 merger.add_pane(int(p), k, sk)  # a re-published copy changes nothing
             if parts[p].frontier is not None:
                 merger.add_mark(int(p), parts[p].frontier)
-            for k, sk, first, last in merger.complete():
+            for k, sk, first, last, _ in merger.complete():
                 cw = ring.close_merged(k, sk, first=first, last=last)
                 if cw is not None:
                     got.append(cw)
@@ -85,7 +85,7 @@ def test_a_pane_waits_for_every_partition_and_is_merged_once() -> None:
         m.add_pane(2, k, sk)
     m.add_mark(2, parts[2].frontier)
     done = m.complete()
-    assert [(k, sk.n, first, last) for k, sk, first, last in done] == [(0, 4, 0, 3)]
+    assert [(k, sk.n, first, last) for k, sk, first, last, _ in done] == [(0, 4, 0, 3)]
     m.add_pane(0, 0, done[0][1])  # a copy re-published after a crash: ignored
     assert m.complete() == [] and m.next_pane == 1
 
@@ -138,7 +138,7 @@ def test_an_idle_partition_holds_no_pane_back_and_its_late_panes_count_late() ->
         for k, sk in parts[p].take(_preds(t[rows], x[rows]), None):
             merger.add_pane(p, k, sk)
         merger.add_mark(p, parts[p].frontier)
-        for k, sk, first, last in merger.complete():
+        for k, sk, first, last, _ in merger.complete():
             if (cw := ring.close_merged(k, sk, first=first, last=last)) is not None:
                 got.append(cw)
 

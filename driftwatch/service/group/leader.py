@@ -29,7 +29,7 @@ from driftwatch.service.group.outputs import (
     recovered_result,
     unwritten,
 )
-from driftwatch.service.group.panelog import LogEntry
+from driftwatch.service.group.panelog import LogEntry, pane_segments
 from driftwatch.service.model import _OPTS
 from driftwatch.windows.panes import PaneWindow
 
@@ -57,8 +57,9 @@ class Leadership:
         # close learn from them, as one process's would
         self._labelled_merged += self.labelled_parts.feed(self.monitor.labelled_buffer,
                                                           below=below)
-        for k, sk, first, last in self.merger.complete():
-            cw = self.monitor.window.close_merged(k, sk, first=first, last=last)
+        for k, sk, first, last, segments in self.merger.complete():
+            cw = self.monitor.window.close_merged(k, sk, first=first, last=last,
+                                                  segments=segments)
             if cw is not None:  # the window, then the verdicts of cohorts it makes ready
                 results += self.monitor.judge_closed(cw)
         if not results:
@@ -146,9 +147,12 @@ class Leadership:
         if e.kind == "pane" and e.pane is not None:
             from driftwatch.windows.sketch import Sketch
 
+            layout = self.monitor.profile.layout
             self.merger.add_pane(e.partition, e.pane,
-                                 Sketch.from_dict(self.monitor.profile.layout, e.value["sketch"]),
-                                 provisional=bool(e.value.get("provisional")))
+                                 Sketch.from_dict(layout, e.value["sketch"]),
+                                 provisional=bool(e.value.get("provisional")),
+                                 segments=pane_segments(layout, e.value,
+                                                        self.monitor.window.segments))
         elif e.kind == "cohorts" and e.pane is not None:
             self.cohort_parts.add(e.partition, e.pane, e.value["cohorts"],
                                   next_pane=self.merger.next_pane)
@@ -180,7 +184,9 @@ class Leadership:
         from driftwatch.detectors.change import MetricChange
 
         m = self.monitor
-        self.merger = PaneMerger(m.profile.layout, n_partitions=self.n_partitions)
+        coder = m.window.segments  # the policy's segments: the decider's windows keep them
+        self.merger = PaneMerger(m.profile.layout, n_partitions=self.n_partitions,
+                                 n_segments=0 if coder is None else len(coder))
         self.cohort_parts = group_cohorts.CohortParts()
         self._cohorts_merged = []
         self.labelled_parts = LabelledParts(m.profile.schema)
@@ -193,7 +199,8 @@ class Leadership:
             self.merger.resume(d["merge"])
             self.cohort_parts.drop_below(self.merger.next_pane)
             self.labelled_parts.drop_below(self.merger.next_pane)
-            m.window = PaneWindow.from_dict(m.profile.layout, m.spec, d["window"])
+            m.window = PaneWindow.from_dict(m.profile.layout, m.spec, d["window"],
+                                            segments=coder)
             m.engine_state = EngineState.from_dict(d["engine"])
             m.changes = {k: MetricChange.from_dict(v) for k, v in d["changes"].items()}
             if "book" in d:  # the merged cohorts, and the persistence of their verdicts

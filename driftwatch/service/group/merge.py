@@ -16,6 +16,11 @@ them. What a pane of an idle partition holds beyond what was merged (its events 
 after the merge passed it) is counted late (``n_late`` of the next pane merged), not
 added, as one process counts an event whose pane has closed.
 
+With ``n_segments`` (a segmented policy) each pane also carries one sketch per segment,
+summed per segment as the whole sketches are: the decider's windows then carry the
+segment sketches one process's windows carry. Late events count on the whole pane only,
+as in one process.
+
 >>> import numpy as np
 >>> from driftwatch.windows.sketch import Sketch, SketchLayout
 >>> lay = SketchLayout.fit(numeric_names=("x",), numeric=np.arange(10.0)[:, None])
@@ -25,7 +30,7 @@ added, as one process counts an event whose pane has closed.
 >>> m.complete()           # partition 1 has not passed pane 4 yet
 []
 >>> m.add_mark(1, 6)
->>> [(k, sk.n, first, last) for k, sk, first, last in m.complete()]
+>>> [(k, sk.n, first, last) for k, sk, first, last, _ in m.complete()]
 [(4, 3, 0, 2)]
 >>> m.add_mark(0, None, idle=True); m.add_mark(1, 9)
 >>> [k for k, *_ in m.complete()], m.next_pane   # partition 0 idle: up to pane 9
@@ -39,8 +44,10 @@ added, as one process counts an event whose pane has closed.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from typing import Any
 
+from driftwatch.errors import ServiceError
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
 __all__ = ["PaneMerger", "leader_partition"]
@@ -61,9 +68,11 @@ def leader_partition(model: str, n_partitions: int) -> int:
 class PaneMerger:
     """Pane sketches per (pane, partition) and each partition's mark, until complete."""
 
-    def __init__(self, layout: SketchLayout, *, n_partitions: int) -> None:
+    def __init__(self, layout: SketchLayout, *, n_partitions: int, n_segments: int = 0) -> None:
         self.layout = layout
         self.n_partitions = n_partitions
+        #: segments of a segmented policy (0: none); a pane's per-segment sketches add up
+        self.n_segments = n_segments
         self.marks: dict[int, int] = {}
         #: partitions their owner marked idle (they hold no pane back): their frontier then
         self.idle: dict[int, int | None] = {}
@@ -74,6 +83,8 @@ class PaneMerger:
         self.provisional: set[tuple[int, int]] = set()
         self.merged_early: dict[tuple[int, int], tuple[int, int]] = {}
         self.pending: dict[int, dict[int, Sketch]] = {}
+        #: the segment sketches of the pending panes, like ``pending``
+        self.pending_segments: dict[int, dict[int, Sequence[Sketch]]] = {}
         #: the first pane not yet merged (None: none merged yet)
         self.next_pane: int | None = None
         #: events in the panes merged so far (event ranks: a pane's first/last index)
@@ -82,9 +93,9 @@ class PaneMerger:
         self.merged: list[tuple[int, int]] = []
 
     def add_pane(self, partition: int, pane: int, sketch: Sketch, *,
-                 provisional: bool = False) -> None:
+                 provisional: bool = False, segments: Sequence[Sketch] | None = None) -> None:
         """Pane ``pane`` of ``partition``; ``provisional`` for an idle partition's copy of
-        a pane still open there."""
+        a pane still open there; ``segments``: its sketch per segment (code order)."""
         key = (partition, pane)
         if self.next_pane is not None and pane < self.next_pane:
             if provisional:
@@ -99,6 +110,14 @@ class PaneMerger:
             self.merged.append(key)  # counted: its message can go
             return
         self.pending.setdefault(pane, {})[partition] = sketch
+        if self.n_segments:
+            if segments is not None and len(segments) != self.n_segments:
+                raise ServiceError(f"group: pane {pane} of partition {partition} has "
+                                   f"{len(segments)} segments and the decider's reference "
+                                   f"{self.n_segments}; every instance needs the same "
+                                   "reference")
+            # None: sketched without (these) segments; they count as empty
+            self.pending_segments.setdefault(pane, {})[partition] = segments or ()
         (self.provisional.add if provisional else self.provisional.discard)(key)
 
     def add_mark(self, partition: int, frontier: int | None, *,
@@ -124,9 +143,10 @@ class PaneMerger:
             return None
         return min(self.marks[p] for p in active)
 
-    def complete(self) -> list[tuple[int, Sketch, int, int]]:
-        """``(pane, merged sketch, first, last)`` of each newly complete pane, in order;
-        ``first``/``last`` are event ranks (-1 when the pane has no prediction)."""
+    def complete(self) -> list[tuple[int, Sketch, int, int, tuple[Sketch, ...] | None]]:
+        """``(pane, merged sketch, first, last, segments)`` of each newly complete pane,
+        in order; ``first``/``last`` are event ranks (-1 when the pane has no prediction),
+        ``segments`` the merged sketch of each segment (None without segments)."""
         below = self.complete_below
         if below is None:
             return []
@@ -147,9 +167,17 @@ class PaneMerger:
             n = int(sk.n) + int(sk.n_late)
             first, last = (self.n_before, self.n_before + n - 1) if sk.n else (-1, -1)
             self.n_before += n
-            out.append((k, sk, first, last))
+            out.append((k, sk, first, last, self._segments(k)))
         self.next_pane = below if self.next_pane is None else max(self.next_pane, below)
         return out
+
+    def _segments(self, pane: int) -> tuple[Sketch, ...] | None:
+        """The merged segment sketches of ``pane`` (a partition without them adds none)."""
+        if not self.n_segments:
+            return None
+        parts = self.pending_segments.pop(pane, {})
+        return tuple(Sketch.sum(self.layout, (parts[p][c] for p in sorted(parts) if parts[p]))
+                     for c in range(self.n_segments))
 
     def progress(self) -> dict[str, Any]:
         """What a new merger resumes from (panes and marks are re-read from the log)."""
@@ -166,3 +194,4 @@ class PaneMerger:
         if self.next_pane is not None:
             for k in [k for k in self.pending if k < self.next_pane]:
                 del self.pending[k]
+                self.pending_segments.pop(k, None)

@@ -11,7 +11,9 @@ merged, so compaction also drops those.
 ==========================  ==============================================================
 key                          value
 ==========================  ==============================================================
-``pane/<p>/<k>/m``          ``{"sketch": ...}``: pane k of partition p
+``pane/<p>/<k>/m``          ``{"sketch": ...}``: pane k of partition p (``"segments"``:
+                            the segment values and a sketch per segment, with a
+                            segmented policy)
 ``cohorts/<p>/<k>/m``       ``{"cohorts": [...]}``: cohort rows landed in pane k of p
 ``labelled/<p>/<k>/m``      ``{"rows": ...}``: labelled rows (features, score, outcome)
                             landed in pane k of p
@@ -34,6 +36,8 @@ from typing import Any
 
 from driftwatch.connectors.kafka_client import build_client
 from driftwatch.errors import SourceError
+from driftwatch.windows.segments import SegmentCoder
+from driftwatch.windows.sketch import Sketch, SketchLayout
 
 try:
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -44,7 +48,7 @@ except ImportError:  # pragma: no cover - depends on the install
     KafkaError = Exception
 
 __all__ = ["LogEntry", "PaneLog", "decode_value", "encode_value", "make_key", "model_partition",
-           "parse_key"]
+           "pane_segments", "pane_value", "parse_key"]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +87,32 @@ def encode_value(value: dict[str, Any]) -> bytes:
 
 def decode_value(raw: bytes) -> dict[str, Any]:
     return json.loads(zlib.decompress(raw))
+
+
+def pane_value(sketch: Sketch, segments: list[Sketch] | None = None, *,
+               coder: SegmentCoder | None = None, provisional: bool = False
+               ) -> dict[str, Any]:
+    """The value of a ``pane`` message: its sketch, its sketch per segment of ``coder``
+    when the policy has segments, and ``provisional`` for an idle partition's copy of an
+    open pane."""
+    out: dict[str, Any] = {"sketch": sketch.to_dict()}
+    if segments is not None and coder is not None:
+        out["segments"] = {**coder.to_dict(), "sketches": [s.to_dict() for s in segments]}
+    if provisional:
+        out["provisional"] = True
+    return out
+
+
+def pane_segments(layout: SketchLayout, value: dict[str, Any],
+                  coder: SegmentCoder | None) -> list[Sketch] | None:
+    """The segment sketches of a ``pane`` message's value when they are ``coder``'s
+    segments; None otherwise (none, or a pane sketched on other segment values, left in
+    the log by a run before the reference changed: its segments count as empty, as a
+    checkpoint's do in one process)."""
+    segs = value.get("segments")
+    if coder is None or segs is None or SegmentCoder.from_dict(segs) != coder:
+        return None
+    return [Sketch.from_dict(layout, s) for s in segs["sketches"]]
 
 
 def make_key(model: str, kind: str, partition: int | None = None,

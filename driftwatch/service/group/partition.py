@@ -6,8 +6,10 @@ label joiner and two watermarks. A pane closes for the partition when *both* wat
 (the largest prediction time and the largest outcome time seen on it) minus the allowed
 lateness pass its end: every prediction and outcome of the pane on this partition has
 then arrived, so the pane holds exactly the events and joined labels a single process
-would have put there. Nothing here does I/O; the caller publishes what :meth:`take`
-returns.
+would have put there. With a segment coder each pane also keeps one sketch per segment
+(the coder's code order), as one process's panes do: the prediction events of that
+segment (labels, late events and bad records count on the whole pane only). Nothing
+here does I/O; the caller publishes what :meth:`take` and :meth:`take_segments` return.
 
 >>> import numpy as np
 >>> from driftwatch.batch import Batch
@@ -34,6 +36,7 @@ from driftwatch.labels.joiner import Joined, LabelJoiner
 from driftwatch.labels.landing import LandingBook
 from driftwatch.service.group.cohorts import cohort_ids
 from driftwatch.service.group.labelled import LabelledPanes
+from driftwatch.windows.segments import SegmentCoder
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
 __all__ = ["PartitionPanes"]
@@ -48,8 +51,13 @@ class PartitionPanes:
 
     def __init__(self, layout: SketchLayout, *, pane_size: float, allowed_lateness: float = 0.0,
                  has_outcomes: bool = True, ttl: float = math.inf,
-                 max_pending: int = 1_000_000, labelled: LabelledPanes | None = None) -> None:
+                 max_pending: int = 1_000_000, segments: SegmentCoder | None = None,
+                 labelled: LabelledPanes | None = None) -> None:
         self.layout = layout
+        self.segments = segments
+        #: per pane, one sketch per segment (with a coder): open panes, and closed ones
+        #: until :meth:`take_segments` hands them out
+        self.segment_panes: dict[int, list[Sketch]] = {}
         self.size = float(pane_size)
         self.lateness = float(allowed_lateness)
         self.has_outcomes = has_outcomes
@@ -75,7 +83,20 @@ class PartitionPanes:
         s = self.panes.get(k)
         if s is None:
             s = self.panes[k] = Sketch.empty(self.layout)
+            if self.segments is not None:
+                self.segment_panes[k] = self._empty_segments(self.segments)
         return s
+
+    def _empty_segments(self, coder: SegmentCoder) -> list[Sketch]:
+        return [Sketch.empty(self.layout) for _ in range(len(coder))]
+
+    def _add(self, k: int, batch: Batch) -> None:
+        """Prediction events of pane ``k``: to the pane, and each to its segment's sketch."""
+        self._pane(k).add_batch(batch)
+        if self.segments is not None:
+            segs = self.segment_panes[k]
+            for code, part in self.segments.split(batch):
+                segs[code].add_batch(part)
 
     def _floor(self) -> float:
         return -math.inf if self.frontier is None else float(self.frontier)
@@ -115,7 +136,7 @@ class PartitionPanes:
                 self._pane(int(floor)).n_late += int(late.sum())
             keep = ~late
             for k in np.unique(idx[keep]):
-                self._pane(int(k)).add_batch(pred.take(keep & (idx == k)))
+                self._add(int(k), pred.take(keep & (idx == k)))
             self.n_seen += len(pred)
             if np.isfinite(pred.event_time).any():
                 self.pred_wm = max(self.pred_wm, float(np.nanmax(pred.event_time)))
@@ -148,6 +169,14 @@ class PartitionPanes:
         merge may use these copies; the panes close here as usual)."""
         return [(k, self.panes[k]) for k in sorted(self.panes)]
 
+    def take_segments(self) -> dict[int, list[Sketch]]:
+        """The segment sketches of the panes closed here since the last call, by pane
+        (empty without a segment coder); an open pane's are in ``segment_panes``."""
+        if self.frontier is None:
+            return {}
+        closed = [k for k in self.segment_panes if k < self.frontier]
+        return {k: self.segment_panes.pop(k) for k in sorted(closed)}
+
     def take_cohorts(self) -> list[tuple[int, list[Cohort]]]:
         """The cohort rows landed in panes closed here since the last call, by pane
         (:mod:`~driftwatch.service.group.cohorts`)."""
@@ -162,7 +191,12 @@ class PartitionPanes:
 
     # -- checkpoints -------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
+        seg = {} if self.segments is None else {
+            "segments": self.segments.to_dict(),
+            "segment_panes": [[k, [s.to_dict() for s in self.segment_panes[k]]]
+                              for k in sorted(self.segment_panes)]}
         return {
+            **seg,
             "panes": [[k, self.panes[k].to_dict()] for k in sorted(self.panes)],
             "pred_wm": None if math.isinf(self.pred_wm) else self.pred_wm,
             "out_wm": None if math.isinf(self.out_wm) else self.out_wm,
@@ -173,9 +207,19 @@ class PartitionPanes:
         }
 
     def load(self, d: dict[str, Any]) -> None:
-        """Back to a state written by :meth:`to_dict` (settings stay this object's)."""
+        """Back to a state written by :meth:`to_dict` (settings stay this object's).
+        Segment sketches saved for other segment values (a rebuilt reference) start
+        empty, as one process's window does (``PaneWindow.from_dict``)."""
         ttl, cap = self.joiner.ttl, self.joiner.max_pending
         self.panes = {int(k): Sketch.from_dict(self.layout, s) for k, s in d["panes"]}
+        self.segment_panes = {}
+        if self.segments is not None:
+            saved = d.get("segments")
+            if saved is not None and SegmentCoder.from_dict(saved) == self.segments:
+                self.segment_panes = {int(k): [Sketch.from_dict(self.layout, s) for s in ss]
+                                      for k, ss in d["segment_panes"]}
+            for k in self.panes:
+                self.segment_panes.setdefault(k, self._empty_segments(self.segments))
         self.pred_wm = -math.inf if d["pred_wm"] is None else float(d["pred_wm"])
         self.out_wm = -math.inf if d["out_wm"] is None else float(d["out_wm"])
         self.frontier = None if d["frontier"] is None else int(d["frontier"])

@@ -54,7 +54,7 @@ from driftwatch.service.group.merge import PaneMerger, leader_partition
 from driftwatch.service.group.outputs import (
     member_id,
 )
-from driftwatch.service.group.panelog import PaneLog
+from driftwatch.service.group.panelog import PaneLog, pane_value
 from driftwatch.service.group.partition import PartitionPanes
 from driftwatch.service.group.source import GroupSource, partition_of
 from driftwatch.service.metrics_live import ModelSnapshot
@@ -113,10 +113,6 @@ class GroupRuntime(Leadership, ModelRuntime):
             raise ConfigError(f"group: window.kind is {monitor.spec.kind!r}; instances in a "
                               "group need event-time panes (kind: time), since count panes "
                               "depend on one arrival order", file=str(watcher.path))
-        if monitor.window.segments is not None:
-            raise ConfigError("group: the policy's segments are not merged across instances "
-                              "yet; run a segmented policy in one instance",
-                              file=str(watcher.path))
         monitor.warm_up()
         name = cfg.name or monitor.model
         monitor.model = name
@@ -173,8 +169,10 @@ class GroupRuntime(Leadership, ModelRuntime):
         """Owned partitions quiet for ``group.idle_timeout`` (and caught up) hold no pane
         back any more: provisional copies of their open panes go out, then an idle mark."""
         for p in self.idle.due(now=self.clock.monotonic(), caught_up=self.source.caught_up):
-            for k, sk in self.parts[p].open_panes():
-                self.pane_log.put("pane", {"sketch": sk.to_dict(), "provisional": True},
+            part = self.parts[p]
+            for k, sk in part.open_panes():
+                self.pane_log.put("pane", pane_value(sk, part.segment_panes.get(k),
+                                                     coder=part.segments, provisional=True),
                                   partition=p, pane=k)
             self._put_mark(p, idle=True)
             log.info("%s: partition %d has had no records for %.0fs; the group's panes no "
@@ -213,8 +211,11 @@ class GroupRuntime(Leadership, ModelRuntime):
                     m.on_predictions(pred)
             m.n_outcomes += 0 if out is None else len(out)
             before = part.frontier
-            for k, sk in part.take(pred, out, n_bad=bad.get(p, 0)):
-                self.pane_log.put("pane", {"sketch": sk.to_dict()}, partition=p, pane=k)
+            closed = part.take(pred, out, n_bad=bad.get(p, 0))
+            segments = part.take_segments()
+            for k, sk in closed:
+                self.pane_log.put("pane", pane_value(sk, segments.get(k), coder=part.segments),
+                                  partition=p, pane=k)
             for k, rows in part.take_cohorts():  # before the mark that covers them
                 self.pane_log.put("cohorts", {"cohorts": group_cohorts.encode(rows)},
                                   partition=p, pane=k)
@@ -278,7 +279,7 @@ class GroupRuntime(Leadership, ModelRuntime):
         return PartitionPanes(m.profile.layout, pane_size=size,
                               allowed_lateness=m.spec.allowed_lateness,
                               has_outcomes=OUTCOMES in self.topics, ttl=m.joiner.ttl,
-                              max_pending=m.joiner.max_pending,
+                              max_pending=m.joiner.max_pending, segments=m.window.segments,
                               labelled=self._labelled_panes())
 
     def _labelled_panes(self) -> LabelledPanes:
