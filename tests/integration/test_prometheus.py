@@ -96,7 +96,10 @@ class Prometheus:
                 code, body = resp.status, resp.read()
         except urllib.error.HTTPError as err:
             code, body = err.code, err.read()
-        doc = orjson.loads(body)
+        try:
+            doc = orjson.loads(body)
+        except orjson.JSONDecodeError:  # a server still starting answers 503 in plain text
+            raise AssertionError(f"{path}: HTTP {code}, not JSON: {body[:200]!r}") from None
         assert code == 200 and doc["status"] == "success", (path, params, doc)
         return doc["data"]
 
