@@ -103,6 +103,10 @@ class GroupSource(KafkaSource):
                 want = self._positions.get(tp)
                 if tp not in fresh or not recs or want is None or want == recs[0].offset:
                     keep[tp] = recs
+                    if tp in fresh and recs and self._consumer is not None:
+                        # the restore sought to where these start: on past them, or the
+                        # next poll would hand them out again (counted twice)
+                        self._consumer.seek(tp, recs[-1].offset + 1)
                 # else: sought to the restored offset, read again from there
             records = keep
         out = Polled()
