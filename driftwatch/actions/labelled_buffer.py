@@ -217,12 +217,14 @@ class LabelledBuffer:
             self._cols, self._seq = other._cols, other._seq
 
     # -- reading ---------------------------------------------------------------------
-    def columns(self) -> dict[str, np.ndarray]:
-        """The rows held as raw columns, oldest first: ``numeric[n, F]``,
-        ``categorical[n, G]`` codes, ``label``, ``score``, ``event_time``, ``exposure`` and
-        ``decision`` (the keywords of :meth:`add`)."""
+    def columns(self, *, after_seq: int = 0) -> dict[str, np.ndarray]:
+        """The rows held (those numbered after ``after_seq``) as raw columns, oldest
+        first: ``numeric[n, F]``, ``categorical[n, G]`` codes, ``label``, ``score``,
+        ``event_time``, ``exposure`` and ``decision`` (the keywords of :meth:`add`)."""
         with self._lock:
-            return self._rows(self.seq - len(self), self.seq)
+            idx = self._order(after_seq)
+            return {"numeric": self._numeric[idx], "categorical": self._categorical[idx],
+                    **{k: self._cols[k][idx] for k in _COLUMNS}}
 
     def summary(self) -> dict[str, int]:
         """Rows held now, rows ever added, and the bad outcomes among those held (what

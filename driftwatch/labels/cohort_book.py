@@ -182,6 +182,14 @@ class Cohort:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.t_min, self.t_max = min(self.t_min, other.t_min), max(self.t_max, other.t_max)
 
+    def subtract(self, other: Cohort) -> None:
+        """Take away ``other``'s sums (rows this cohort's already include); the time span
+        stays this one's."""
+        for name in ("pred_n", "pred_pd", "lab_n", "lab_pd"):
+            getattr(self, name).__isub__(getattr(other, name))
+        for name in ("pred_pq", "lab_pq", "lab_ll", "expired", "evicted"):
+            setattr(self, name, getattr(self, name) - getattr(other, name))
+
     def summary(self, now: float | None = None, ttl: float | None = None) -> dict[str, Any]:
         """The cohort's counts and rates (JSON-safe: NaN as None)."""
 

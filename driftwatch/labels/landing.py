@@ -128,6 +128,12 @@ class LandingBook(CohortBook):
             del self.staged[p]
         return out
 
+    def peek(self) -> list[tuple[int, list[dict[str, Any]]]]:
+        """The rows staged in every pane, by pane, as ``Cohort.to_dict`` copies (they stay
+        staged: an idle partition's provisional copies)."""
+        return [(p, [self.staged[p][k].to_dict() for k in sorted(self.staged[p])])
+                for p in sorted(self.staged)]
+
     def stage(self, pane: int, cohorts: Iterable[Cohort]) -> None:
         """Stage rows another book landed in ``pane`` (a partition's, in a group)."""
         bucket = self.staged.setdefault(int(pane), {})

@@ -62,12 +62,28 @@ class CohortParts(PaneParts):
     """Cohort rows per (pane, partition) read from the log, until their pane is complete
     (:class:`~driftwatch.service.group.paneparts.PaneParts`)."""
 
-    def stage_into(self, book: LandingBook, *, below: int | None) -> list[tuple[int, int]]:
+    def delta(self, payload: Any, merged: Any) -> list[dict[str, Any]]:
+        """The rows of ``payload`` less those merged: sums are integers, so exact."""
+        old = {c.key: c for c in decode(merged or [])}
+        out = []
+        for c in decode(payload):
+            if c.key in old:
+                c.subtract(old[c.key])
+            out.append(c.to_dict())
+        return out
+
+    def stage_into(self, book: LandingBook, *, below: int | None,
+                   late_at: int | None = None) -> list[tuple[int, int]]:
         """Stage the rows of every pane below ``below`` (complete on every partition)
-        into ``book``; returns their ``(pane, partition)`` (the log may forget them)."""
+        into ``book``, and the late rows of panes merged from provisional copies into
+        pane ``late_at`` (the first one not merged: where one process lands a late row);
+        returns their ``(pane, partition)`` (the log may forget them)."""
         done = []
         for pane, p, rows in self.take_below(below):
             book.stage(pane, decode(rows))
+            done.append((pane, p))
+        for pane, p, rows in self.take_late():
+            book.stage(pane if late_at is None else max(pane, late_at), decode(rows))
             done.append((pane, p))
         return done
 

@@ -100,6 +100,11 @@ class LabelledPanes:
         not come)."""
         self.features.expire(before)
 
+    def open_rows(self) -> list[tuple[int, dict[str, Any]]]:
+        """Copies of the rows staged in open panes, by pane (an idle partition's
+        provisional copies: the rows stay staged)."""
+        return [(k, self.staged[k].to_dict()) for k in sorted(self.staged)]
+
     def take(self, frontier: int | None) -> list[tuple[int, dict[str, Any]]]:
         """The rows staged in panes below ``frontier`` (closed here), by pane, for the log."""
         if frontier is None:
@@ -127,11 +132,24 @@ class LabelledParts(PaneParts):
         super().__init__()
         self.schema = schema
 
+    def accounted(self, payload: Any) -> dict[str, int]:
+        """Of a provisional copy merged, its rows' last number: later copies of the same
+        staged rows number on from it."""
+        return {"seq": int(payload["seq"])}
+
+    def delta(self, payload: Any, merged: Any) -> tuple[Any, int]:
+        return payload, 0 if merged is None else int(merged["seq"])
+
     def feed(self, buffer: LabelledBuffer, *, below: int | None) -> list[tuple[int, int]]:
-        """Append the rows of every pane below ``below`` to ``buffer``; returns their
-        ``(pane, partition)`` (the log may forget them)."""
+        """Append the rows of every pane below ``below`` to ``buffer``, then the late rows
+        of panes merged from provisional copies; returns their ``(pane, partition)`` (the
+        log may forget them)."""
         done = []
         for pane, p, rows in self.take_below(below):
             buffer.extend(LabelledBuffer.from_dict(self.schema, rows))
+            done.append((pane, p))
+        for pane, p, (rows, after) in self.take_late():
+            late = LabelledBuffer.from_dict(self.schema, rows)
+            buffer.add(**late.columns(after_seq=after))
             done.append((pane, p))
         return done

@@ -51,8 +51,8 @@ class Leadership:
             self._note(e)
         results = []
         below = self.merger.complete_below
-        self._cohorts_merged += self.cohort_parts.stage_into(self.monitor.joiner.book,
-                                                             below=below)
+        self._cohorts_merged += self.cohort_parts.stage_into(
+            self.monitor.joiner.book, below=below, late_at=self.merger.next_pane)
         # the labelled rows of the panes about to merge: the actions of the windows they
         # close learn from them, as one process's would
         self._labelled_merged += self.labelled_parts.feed(self.monitor.labelled_buffer,
@@ -155,14 +155,25 @@ class Leadership:
                                                         self.monitor.window.segments))
         elif e.kind == "cohorts" and e.pane is not None:
             self.cohort_parts.add(e.partition, e.pane, e.value["cohorts"],
-                                  next_pane=self.merger.next_pane)
+                                  next_pane=self.merger.next_pane,
+                                  provisional=bool(e.value.get("provisional")),
+                                  passed=self._passed(e))
         elif e.kind == "labelled" and e.pane is not None:
             self.labelled_parts.add(e.partition, e.pane, e.value["rows"],
-                                    next_pane=self.merger.next_pane)
+                                    next_pane=self.merger.next_pane,
+                                    provisional=bool(e.value.get("provisional")),
+                                    passed=self._passed(e))
         elif e.kind in ("mark", "state"):
             f = e.value.get("frontier")
             self.merger.add_mark(e.partition, None if f is None else int(f),
                                  idle=e.value.get("idle"))
+
+    def _passed(self, e: LogEntry) -> bool:
+        """Rows published for a pane the merge passed while their partition was idle:
+        the pane is at or past the partition's mark (rows come before the mark that
+        covers them; a re-published copy is below it)."""
+        assert self.merger is not None and e.partition is not None and e.pane is not None
+        return e.pane >= self.merger.marks.get(e.partition, e.pane)
 
     # -- leadership ----------------------------------------------------------------------
     @property
@@ -177,7 +188,9 @@ class Leadership:
                 "engine": m.engine_state.to_dict(),
                 "changes": {k: v.to_dict() for k, v in sorted(m.changes.items())},
                 "book": m.joiner.book.to_dict(), "cohort_engine": m.cohort_state.to_dict(),
-                "labelled": m.labelled_buffer.to_dict(last=self._log_rows)}
+                "labelled": m.labelled_buffer.to_dict(last=self._log_rows),
+                "early": {"cohorts": self.cohort_parts.progress(),
+                          "labelled": self.labelled_parts.progress()}}
 
     def _lead(self) -> None:
         """This instance now owns the leader partition: rebuild the merge from the log."""
@@ -197,6 +210,9 @@ class Leadership:
         d = self._leader_state
         if d is not None:
             self.merger.resume(d["merge"])
+            early = d.get("early", {})  # rows merged from idle partitions' copies
+            self.cohort_parts.resume(early.get("cohorts", []))
+            self.labelled_parts.resume(early.get("labelled", []))
             self.cohort_parts.drop_below(self.merger.next_pane)
             self.labelled_parts.drop_below(self.merger.next_pane)
             m.window = PaneWindow.from_dict(m.profile.layout, m.spec, d["window"],

@@ -184,6 +184,11 @@ class PartitionPanes:
             return []
         return self.book.take(self.frontier)
 
+    def open_rows(self) -> tuple[list[tuple[int, Any]], list[tuple[int, dict[str, Any]]]]:
+        """Copies of the cohort rows and the labelled rows staged in open panes, by pane
+        (the partition goes idle: the merge may use these copies; the rows stay)."""
+        return self.book.peek(), ([] if self.labelled is None else self.labelled.open_rows())
+
     def take_labelled(self) -> list[tuple[int, dict[str, Any]]]:
         """The labelled rows landed in panes closed here since the last call, by pane
         (:mod:`~driftwatch.service.group.labelled`)."""

@@ -174,6 +174,13 @@ class GroupRuntime(Leadership, ModelRuntime):
                 self.pane_log.put("pane", pane_value(sk, part.segment_panes.get(k),
                                                      coder=part.segments, provisional=True),
                                   partition=p, pane=k)
+            cohorts, labelled = part.open_rows()
+            for k, rows in cohorts:
+                self.pane_log.put("cohorts", {"cohorts": rows, "provisional": True},
+                                  partition=p, pane=k)
+            for k, rows in labelled:
+                self.pane_log.put("labelled", {"rows": rows, "provisional": True},
+                                  partition=p, pane=k)
             self._put_mark(p, idle=True)
             log.info("%s: partition %d has had no records for %.0fs; the group's panes no "
                      "longer wait for it", self.name, p, self.idle.timeout_s)
