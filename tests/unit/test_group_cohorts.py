@@ -27,6 +27,8 @@ from driftwatch.service.group.partition import PartitionPanes
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.windows.sketch import Sketch
 
+from ._group_streams import polls, share
+
 PANE = 500.0
 TTL = 2500.0
 N = 3000
@@ -79,19 +81,10 @@ def _stream(seed: int) -> tuple[Batch, Batch]:
     return pred, out
 
 
-def _slices(pred: Batch, out: Batch, step: float):  # type: ignore[no-untyped-def]
-    """Polls of ``step`` seconds: the predictions and the outcomes stamped in them."""
-    end = float(max(pred.event_time.max(), out.event_time.max())) + 1
-    for a in np.arange(0.0, end, step):
-        pm = (pred.event_time >= a) & (pred.event_time < a + step)
-        om = (out.event_time >= a) & (out.event_time < a + step)
-        yield pred.take(pm), out.take(om)
-
-
 def _whole(profile: ReferenceProfile, pred: Batch, out: Batch, step: float) -> list:  # type: ignore[type-arg]
     mon = ModelMonitor("m", profile, window_spec_from_policy(POLICY), policy=POLICY)
     results = []
-    for p, o in _slices(pred, out, step):
+    for p, o in polls(pred, out, step):
         results += mon.process(Polled(batches=[b for b in (p, o) if len(b)]))
     return results
 
@@ -135,12 +128,9 @@ def test_partitions_merged_by_the_decider_give_the_whole_streams_cohorts(
     merger = PaneMerger(layout, n_partitions=n_parts)
     held = group_cohorts.CohortParts()
     got = []
-    for p_all, o_all in _slices(pred, out, step):
+    for p_all, o_all in polls(pred, out, step):
         for i, part in enumerate(parts):
-            pm = np.array([key_part[k] == i for k in p_all.keys.tolist()], dtype=bool)
-            om = np.array([key_part[k] == i for k in o_all.keys.tolist()], dtype=bool)
-            for k, sk in part.take(p_all.take(pm) if pm.any() else None,
-                                   o_all.take(om) if om.any() else None):
+            for k, sk in part.take(*share(p_all, o_all, key_part, i)):
                 merger.add_pane(i, k, sk)
             for k, rows in part.take_cohorts():  # through the log's JSON, as live
                 held.add(i, k, group_cohorts.encode(rows), next_pane=merger.next_pane)

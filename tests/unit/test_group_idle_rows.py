@@ -26,6 +26,8 @@ from driftwatch.service.group.panelog import decode_value, encode_value
 from driftwatch.service.group.partition import PartitionPanes
 from driftwatch.windows.profile import ReferenceProfile
 
+from ._group_streams import delayed_outcomes, polls, share
+
 PANE = 500.0
 TTL = 2500.0
 FAR = 1e7  # a last event on every partition: every pane of the stream closes there
@@ -46,12 +48,7 @@ def _stream(seed: int, n: int) -> tuple[Batch, Batch]:
     pred = Batch.build("predictions", n=n, n_numeric=1, ids=ids,
                        numeric=rng.normal(size=n)[:, None], score=rng.uniform(size=n),
                        event_time=t)
-    lab = np.sort(rng.permutation(n)[: int(0.8 * n)])
-    out_t = t[lab] + rng.uniform(1.0, 2000.0, lab.size)
-    order = np.argsort(out_t, kind="stable")
-    out = Batch.build("outcomes", n=lab.size, ids=ids[lab][order],
-                      label=(rng.uniform(size=lab.size) < 0.3) * 1.0, event_time=out_t[order])
-    return pred, out
+    return pred, delayed_outcomes(rng, t, ids)
 
 
 def _run(profile: ReferenceProfile, pred: Batch, out: Batch, n_parts: int,
@@ -88,11 +85,11 @@ def _run(profile: ReferenceProfile, pred: Batch, out: Batch, n_parts: int,
         if part.frontier is not None:
             merger.add_mark(i, part.frontier)
 
-    polls = list(_polls(pred, out, 150.0))
+    poll_list = list(polls(pred, out, 150.0))
     far = (Batch.build("predictions", n=1, n_numeric=1, ids=["far"], numeric=[[0.0]],
                        score=[0.5], event_time=[FAR]),
            Batch.build("outcomes", n=1, ids=["nobody"], label=[0.0], event_time=[FAR]))
-    for j in range(len(polls) + 1):
+    for j in range(len(poll_list) + 1):
         for i, part in enumerate(parts):
             a, b = idle.get(i, (-1, -1))
             if j == a:  # quiet: provisional copies of what is open, then the idle mark
@@ -106,14 +103,10 @@ def _run(profile: ReferenceProfile, pred: Batch, out: Batch, n_parts: int,
                     labelled.add(i, k, log({"r": rows})["r"], next_pane=merger.next_pane,
                                  provisional=True)
                 merger.add_mark(i, part.frontier, idle=True)
-            if j == len(polls):
+            if j == len(poll_list):
                 batches = [*held[i], far]
             else:
-                p_all, o_all = polls[j]
-                pm = np.array([key_part[k] == i for k in p_all.keys.tolist()], dtype=bool)
-                om = np.array([key_part[k] == i for k in o_all.keys.tolist()], dtype=bool)
-                mine = (p_all.take(pm) if pm.any() else None,
-                        o_all.take(om) if om.any() else None)
+                mine = share(*poll_list[j], key_part, i)
                 if a <= j < b:
                     held[i].append(mine)
                     continue
@@ -135,12 +128,6 @@ def _run(profile: ReferenceProfile, pred: Batch, out: Batch, n_parts: int,
     rows = sorted(map(tuple, buf.frame().drop(columns=["seq"]).astype(str).values.tolist()))
     return sums, rows
 
-
-def _polls(pred: Batch, out: Batch, step: float):  # type: ignore[no-untyped-def]
-    end = float(max(pred.event_time.max(), out.event_time.max())) + 1
-    for a in np.arange(0.0, end, step):
-        yield (pred.take((pred.event_time >= a) & (pred.event_time < a + step)),
-               out.take((out.event_time >= a) & (out.event_time < a + step)))
 
 
 @settings(max_examples=15, deadline=None,

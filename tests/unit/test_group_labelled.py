@@ -27,6 +27,8 @@ from driftwatch.service.group.panelog import decode_value, encode_value
 from driftwatch.service.group.partition import PartitionPanes
 from driftwatch.windows.profile import ReferenceProfile
 
+from ._group_streams import delayed_outcomes, polls, share
+
 PANE = 500.0
 TTL = 2500.0
 LEVELS = ("car", "home", "boat")
@@ -60,19 +62,7 @@ def _stream(seed: int, n: int, profile: ReferenceProfile) -> tuple[Batch, Batch]
     pred = Batch.build("predictions", n=n, n_numeric=1, n_categorical=1, ids=ids,
                        numeric=x[:, None], categorical=codes[:, None],
                        score=rng.uniform(size=n), event_time=t)
-    lab = np.sort(rng.permutation(n)[: int(0.8 * n)])
-    out_t = t[lab] + rng.uniform(1.0, 2000.0, lab.size)
-    order = np.argsort(out_t, kind="stable")
-    out = Batch.build("outcomes", n=lab.size, ids=ids[lab][order],
-                      label=(rng.uniform(size=lab.size) < 0.3) * 1.0, event_time=out_t[order])
-    return pred, out
-
-
-def _polls(pred: Batch, out: Batch, step: float):  # type: ignore[no-untyped-def]
-    end = float(max(pred.event_time.max(), out.event_time.max())) + 1
-    for a in np.arange(0.0, end, step):
-        yield (pred.take((pred.event_time >= a) & (pred.event_time < a + step)),
-               out.take((out.event_time >= a) & (out.event_time < a + step)))
+    return pred, delayed_outcomes(rng, t, ids)
 
 
 def _rows(buf: LabelledBuffer) -> list[tuple]:  # type: ignore[type-arg]
@@ -98,16 +88,13 @@ def test_the_deciders_rows_are_one_monitors(profile, seed, n_parts, step, move_a
     parts = [_part(profile) for _ in range(n_parts)]
     merger = PaneMerger(profile.layout, n_partitions=n_parts)
     held, buf = LabelledParts(profile.schema), LabelledBuffer(profile.schema, 100_000)
-    for i_poll, (p_all, o_all) in enumerate(_polls(pred, out, step)):
+    for i_poll, (p_all, o_all) in enumerate(polls(pred, out, step)):
         if i_poll == move_at:  # every partition moves to a new owner, through its state
             for i, part in enumerate(parts):
                 parts[i] = _part(profile)
                 parts[i].load(decode_value(encode_value(part.to_dict())))
         for i, part in enumerate(parts):
-            pm = np.array([key_part[k] == i for k in p_all.keys.tolist()], dtype=bool)
-            om = np.array([key_part[k] == i for k in o_all.keys.tolist()], dtype=bool)
-            for k, sk in part.take(p_all.take(pm) if pm.any() else None,
-                                   o_all.take(om) if om.any() else None):
+            for k, sk in part.take(*share(p_all, o_all, key_part, i)):
                 merger.add_pane(i, k, sk)
             for k, rows in part.take_labelled():  # through the log's encoding
                 held.add(i, k, decode_value(encode_value({"r": rows}))["r"],
@@ -121,7 +108,7 @@ def test_the_deciders_rows_are_one_monitors(profile, seed, n_parts, step, move_a
     assert below is not None and below > 2
     whole = ModelMonitor("m", profile, window_spec_from_policy(POLICY), policy=POLICY)
     early = out.take(out.event_time < below * PANE)
-    for p, o in _polls(pred, early, 200.0):
+    for p, o in polls(pred, early, 200.0):
         whole.process(Polled(batches=[b for b in (p, o) if len(b)]))
     want = _rows(whole.labelled_buffer)
     assert len(want) > 100, "few labelled rows: nothing compared"
