@@ -204,10 +204,6 @@ class LabelledBuffer:
             decision=None if decision is None else decision.to_numpy(np.float64),
         )
 
-    def extend(self, other: LabelledBuffer) -> None:
-        """Append ``other``'s rows, oldest first (the same schema)."""
-        self.add(**other.columns())
-
     def adopt(self, other: LabelledBuffer) -> None:
         """Hold ``other``'s rows and counters in place of this buffer's own: readers that
         hold this object (the actions) see them."""
@@ -217,15 +213,6 @@ class LabelledBuffer:
             self._cols, self._seq = other._cols, other._seq
 
     # -- reading ---------------------------------------------------------------------
-    def columns(self, *, after_seq: int = 0) -> dict[str, np.ndarray]:
-        """The rows held (those numbered after ``after_seq``) as raw columns, oldest
-        first: ``numeric[n, F]``, ``categorical[n, G]`` codes, ``label``, ``score``,
-        ``event_time``, ``exposure`` and ``decision`` (the keywords of :meth:`add`)."""
-        with self._lock:
-            idx = self._order(after_seq)
-            return {"numeric": self._numeric[idx], "categorical": self._categorical[idx],
-                    **{k: self._cols[k][idx] for k in _COLUMNS}}
-
     def summary(self) -> dict[str, int]:
         """Rows held now, rows ever added, and the bad outcomes among those held (what
         ``/status`` shows)."""
@@ -352,12 +339,30 @@ class LabelledBuffer:
             buf.seq = rows.stop
             buf._table = rows.table
             return buf
-        n = int(rows)
+        buf.seq = int(d["seq"]) - int(rows)
+        buf.add(**cls.columns_of(schema, d))
+        return buf
+
+    @staticmethod
+    def columns_of(schema: FeatureSchema, d: dict[str, Any], *, after_seq: int = 0
+                   ) -> dict[str, np.ndarray]:
+        """The rows of a JSON-safe :meth:`to_dict` (those numbered after ``after_seq``) as
+        raw columns, oldest first, the keywords of :meth:`add`, without building a buffer.
+
+        >>> from driftwatch.schema import FeatureSchema
+        >>> buf = LabelledBuffer(FeatureSchema(numeric=("x",)), capacity=2)
+        >>> buf.add(numeric=np.array([[1.0], [2.0], [3.0]]), categorical=np.zeros((3, 0)),
+        ...         label=np.array([0.0, 1.0, 1.0]), score=np.array([0.1, 0.2, 0.3]))
+        >>> cols = LabelledBuffer.columns_of(buf.schema, buf.to_dict(), after_seq=2)
+        >>> cols["numeric"][:, 0].tolist(), cols["label"].tolist()
+        ([3.0], [1.0])
+        """
+        n, seq = int(d["rows"]), int(d["seq"])
+        keep = slice(max(0, n - max(0, seq - after_seq)), n)
         num = _unb64(d["numeric"], "<f8").reshape(n, schema.n_numeric)
         cat = _unb64(d["categorical"], "<i4").reshape(n, schema.n_categorical)
-        buf.seq = int(d["seq"]) - n
-        buf.add(numeric=num, categorical=cat, **{k: _unb64(d[k], "<f8") for k in _COLUMNS})
-        return buf
+        return {"numeric": num[keep], "categorical": cat[keep],
+                **{k: _unb64(d[k], "<f8")[keep] for k in _COLUMNS}}
 
 
 def _b64(a: np.ndarray) -> str:

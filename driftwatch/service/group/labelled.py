@@ -146,10 +146,9 @@ class LabelledParts(PaneParts):
         log may forget them)."""
         done = []
         for pane, p, rows in self.take_below(below):
-            buffer.extend(LabelledBuffer.from_dict(self.schema, rows))
+            buffer.add(**LabelledBuffer.columns_of(self.schema, rows))
             done.append((pane, p))
         for pane, p, (rows, after) in self.take_late():
-            late = LabelledBuffer.from_dict(self.schema, rows)
-            buffer.add(**late.columns(after_seq=after))
+            buffer.add(**LabelledBuffer.columns_of(self.schema, rows, after_seq=after))
             done.append((pane, p))
         return done
