@@ -13,6 +13,15 @@ when its glob was); :meth:`FileSource.seek` resumes after them; :meth:`FileSourc
 has nothing to acknowledge. A file not sorted by time keeps its own order (late records
 follow the one before them); resuming such a file restarts its running maximum, so late
 records after the resume point may interleave differently than in an uninterrupted run.
+
+Reading ahead: with ``read_ahead`` (the default), every file is read and decoded on one
+worker thread, which starts on a file's next chunk as soon as its current one is taken.
+pyarrow's JSON parse, CSV and Parquet reads release the GIL, so decoding overlaps with
+whatever the caller does between polls (sketches, detectors, the timeline) on a second
+core. The chunks, their order and every position are the same as without it: one
+thread does every read, so the decoders are never used at once, and a file's chunk is
+merged only when the merger asks for that file. At most one chunk per file is held
+ahead.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import fnmatch
 import glob
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +64,9 @@ class FileSource:
 
     ``schema`` is the decoding schema (``connector.schema_for(reference.schema)``).
     Bad records come back in :attr:`Polled.bad` and, when ``dead_letter`` is given, are
-    written and flushed there on every poll.
+    written and flushed there on every poll. ``read_ahead`` decodes each file's next
+    chunk on a worker thread while the caller works (see the module docstring);
+    :meth:`close` stops it.
     """
 
     def __init__(
@@ -65,6 +77,7 @@ class FileSource:
         batch_size: int = 10_000,
         dead_letter: DeadLetterWriter | None = None,
         inputs: Sequence[FileInput] | None = None,
+        read_ahead: bool = True,
     ) -> None:
         self.connector = connector
         self.schema = schema
@@ -83,6 +96,9 @@ class FileSource:
         self._skip: dict[str, int] = {}
         self._readers: list[FileReader] | None = None
         self._merger: EventMerger | None = None
+        self.read_ahead = read_ahead
+        self._worker: ThreadPoolExecutor | None = None
+        self._ahead: dict[int, Future[tuple[Chunk, bool]]] = {}
 
     @classmethod
     def from_paths(
@@ -103,17 +119,17 @@ class FileSource:
     def poll(self, max_records: int | None = None, timeout_s: float = 1.0) -> Polled | None:
         """The next records in event-time order (at most ``max_records``, default the batch
         size); ``None`` once every file is read and handed out."""
-        readers, merger = self._open()
+        _, merger = self._open()
         limit = max_records or self.batch_size
         nbytes = 0
         while not merger.done and merger.ready() < limit:
             i = merger.limiting()
             if i is None:
                 break
-            chunk = readers[i].next_chunk() or Chunk(end_line=readers[i].line)
+            chunk, exhausted = self._next_chunk(i)
             nbytes += chunk.nbytes
             merger.add(i, chunk.parts, chunk.bad, chunk.bad_lines, end_line=chunk.end_line,
-                       exhausted=readers[i].exhausted)
+                       exhausted=exhausted)
         if merger.done and merger.ready() == 0:
             return None
         taken = merger.take(limit)
@@ -157,6 +173,10 @@ class FileSource:
         reopens them and goes on from there)."""
         if self._merger is not None:
             self._skip = self.positions
+        if self._worker is not None:  # chunks read ahead are dropped: the files reopen
+            self._worker.shutdown(wait=True, cancel_futures=True)
+            self._worker = None
+        self._ahead.clear()
         for r in self._readers or ():
             r.close()
         self._readers, self._merger = None, None
@@ -168,7 +188,7 @@ class FileSource:
         """Recorded messages of topics no stream maps, by topic (read and left out)."""
         out: dict[str, int] = {}
         for r in self._readers or ():
-            for t, n in r.skipped_topics.items():
+            for t, n in dict(r.skipped_topics).items():  # one copy: a worker may add to it
                 out[t] = out.get(t, 0) + n
         return out
 
@@ -190,6 +210,30 @@ class FileSource:
                 merger.inputs[i].consumed = merger.inputs[i].read_to = self._skip.get(inp.key, 0)
             self._readers, self._merger = readers, merger
         return self._readers, self._merger
+
+    def _next_chunk(self, i: int) -> tuple[Chunk, bool]:
+        """File ``i``'s next chunk and whether the file ended with it; with read-ahead,
+        the one read on the worker, whose next read then starts."""
+        readers = self._readers
+        assert readers is not None
+        if not self.read_ahead:
+            return _read_chunk(readers[i])
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="driftwatch-read")
+        fut = self._ahead.pop(i, None)
+        if fut is None:
+            if readers[i].exhausted:  # the worker never touches a finished file
+                return _read_chunk(readers[i])
+            fut = self._worker.submit(_read_chunk, readers[i])
+        chunk, exhausted = fut.result()  # a read's error is raised here, as without
+        if not exhausted:
+            self._ahead[i] = self._worker.submit(_read_chunk, readers[i])
+        return chunk, exhausted
+
+
+def _read_chunk(reader: FileReader) -> tuple[Chunk, bool]:
+    chunk = reader.next_chunk() or Chunk(end_line=reader.line)
+    return chunk, reader.exhausted
 
 
 # -- binding files to streams ------------------------------------------------------------------
