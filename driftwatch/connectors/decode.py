@@ -365,8 +365,10 @@ class Decoder:
         finite = np.isfinite(out).all(axis=1) | np.isnan(out).all(axis=1)
         prob.flag(~finite, "non_finite_score", lambda i: f"proba ({path}) is not finite")
         outside = ((out < 0) | (out > 1)).any(axis=1)
+        # the numbers as read (floats): the line parser keeps JSON integers as ints, the
+        # block parser reads every element as a float; the detail must not tell them apart
         prob.flag(outside, "score_out_of_range", lambda i: f"proba ({path}): expected "
-                  f"probabilities in [0, 1], found {vals[i]!r}"[:200])
+                  f"probabilities in [0, 1], found {out[i].tolist()!r}"[:200])
         return out
 
     def _decision(self, raw: Raw, prob: Problems, wrong: Callable[..., _Detail]) -> np.ndarray:

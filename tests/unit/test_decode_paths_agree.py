@@ -188,6 +188,24 @@ def test_block_and_line_parsers_give_the_same_batches_and_dead_letters(
     assert len(a) + len(abad) == len(lines)  # every payload is a row or a dead letter
 
 
+def test_integer_probabilities_out_of_range_read_alike() -> None:
+    """``[0, 2]`` is dead-lettered with the same detail whichever parser read it (the line
+    parser keeps JSON integers, the block parser reads floats)."""
+    lines = [w.replace(b"[0.5,0.5]", b"[0,2]") if k == 70 else w
+             for k, w in enumerate(PLAIN)]
+    assert lines[70] != PLAIN[70]
+    got = []
+    for dec in (Decoder(STREAMS.stream("predictions"), SCHEMA),
+                Decoder(STREAMS.stream("predictions"), SCHEMA, block_parse=False)):
+        dec.decode_block(b"\n".join(WARM), source="warm")
+        _, bad = dec.decode_block(b"\n".join(lines), source="f")
+        got.append(letters(bad))
+    assert got[0] == got[1]
+    assert [(r[0], r[1]) for r in got[0]] == [
+        ("score_out_of_range", "proba (m.proba): expected probabilities in [0, 1], found "
+                               "[0.0, 2.0]")]
+
+
 def test_the_block_parser_takes_plain_lines() -> None:
     """The agreement above is not a vacuous one: plain lines do go through the block parser."""
     dec = Decoder(STREAMS.stream("predictions"), SCHEMA)
