@@ -27,6 +27,7 @@ __all__ = ["MS_THRESHOLD", "UNITS", "event_times", "from_numbers", "from_text"]
 UNITS = ("auto", "s", "ms", "iso")
 MS_THRESHOLD = 1e11
 _EPOCH = pd.Timestamp(0, tz="UTC")
+_PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 
 
 def from_numbers(v: np.ndarray, unit: str) -> np.ndarray:
@@ -64,9 +65,10 @@ def event_times(raw: Raw, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
         if pa.types.is_timestamp(t) or pa.types.is_date(t):
             if pa.types.is_date(t):
                 arr = arr.cast(pa.timestamp("s"))
-            us = pc.cast(arr.cast(pa.timestamp("us", tz=getattr(arr.type, "tz", None))),
-                         pa.int64())
-            secs = us.to_numpy(zero_copy_only=False).astype(np.float64) / 1e6
+            # the column's own ticks (a zone changes no tick): pandas writes nanoseconds,
+            # which a cast to a coarser unit refuses as losing data
+            ticks = pc.cast(arr, pa.int64()).to_numpy(zero_copy_only=False)
+            secs = ticks.astype(np.float64) / _PER_SECOND[arr.type.unit]
             secs[missing] = np.nan
             return secs, missing, ~missing & ~np.isfinite(secs)
         if pa.types.is_integer(t) or pa.types.is_floating(t):

@@ -1,0 +1,136 @@
+"""A user's own tables: Parquet timestamp columns as event time, and a label that is not
+named like one but arrives only with the outcomes.
+
+pandas writes timestamps as nanoseconds, often with a zone; both ``init`` and the replay
+must read them (the replay used to refuse the whole file: a cast to microseconds "would
+lose data").
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from driftwatch.cli import main
+from driftwatch.connectors.eventtime import event_times
+
+START = pd.Timestamp("2025-03-01", tz="UTC")
+
+
+def _tables(tmp: Path, n: int = 3000, tz: str | None = "UTC") -> None:
+    rng = np.random.default_rng(3)
+
+    def frame(k: int) -> pd.DataFrame:
+        ltv = rng.beta(5, 3, k)
+        fico = rng.normal(700, 50, k).round()
+        pd_ = 1 / (1 + np.exp(-(-3 + 4 * (ltv - 0.6) - (fico - 700) / 50)))
+        return pd.DataFrame({"ltv": ltv, "fico": fico, "state": rng.choice(["CA", "NY"], k),
+                             "pd": pd_.round(5), "charged_off": rng.uniform(size=k) < pd_})
+
+    frame(n).to_parquet(tmp / "reference.parquet")
+    live = frame(n)
+    # nanosecond ticks that a cast to microseconds would have to round
+    offsets = np.sort(rng.uniform(0, 10 * 86400, n)) * 1e9 + 123
+    t = START.tz_convert(tz) if tz else START.tz_localize(None)
+    live.insert(0, "origination_time", t + pd.to_timedelta(offsets.astype(np.int64), unit="ns"))
+    live.insert(0, "loan_id", np.arange(n) + 10**9)
+    live.drop(columns=["charged_off"]).to_parquet(tmp / "live.parquet")
+    out = live[["loan_id", "charged_off"]].copy()
+    out["resolved_at"] = live["origination_time"] + pd.Timedelta(days=3)
+    out.to_parquet(tmp / "outcomes.parquet")
+
+
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+@pytest.mark.parametrize("tz", ["UTC", "Europe/Paris", None])
+def test_init_and_replay_read_parquet_timestamps_and_find_the_label(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    tz: str | None,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _tables(tmp_path, tz=tz)
+    code, out, err = _cli(["init", "--reference", "reference.parquet", "--sample",
+                           "live.parquet", "--outcomes", "outcomes.parquet", "--model", "loans",
+                           "--connector-out", "c.yaml", "--policy-out", "p.yaml"], capsys)
+    assert code == 0, err
+    assert "event time: origination_time" in out and "reads as event time (timestamps)" in out
+    assert "label: charged_off" in out and "outcomes time: resolved_at" in out
+    conn = yaml.safe_load((tmp_path / "c.yaml").read_text())
+    streams = conn["source"]["streams"]
+    assert streams["predictions"]["fields"]["event_time"] == {"path": "origination_time",
+                                                              "unit": "auto"}
+    assert streams["outcomes"]["fields"]["event_time"]["path"] == "resolved_at"
+    assert streams["outcomes"]["fields"]["label"]["path"] == "charged_off"
+    code, out, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
+                           "live.parquet", "outcomes.parquet", "--out", "out"], capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert "0 bad records" in out, out
+    lines = (tmp_path / "out" / "timeline.jsonl").read_text().splitlines()
+    starts = [w["start_time"] for w in map(json.loads, lines) if w.get("start_time")]
+    first = min(starts)
+    # naive timestamps are UTC; a zone moves no instant
+    assert abs(first - START.timestamp()) < 86400, (first, summary)
+
+
+def test_a_label_only_the_outcomes_carry_and_a_second_one_is_ambiguous(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _tables(tmp_path)
+    ref = pd.read_parquet("reference.parquet")
+    ref["written_off"] = ~ref["charged_off"]
+    ref.to_parquet("reference.parquet")
+    out = pd.read_parquet("outcomes.parquet")
+    out["written_off"] = ~out["charged_off"]
+    out.to_parquet("outcomes.parquet")
+    args = ["init", "--reference", "reference.parquet", "--sample", "live.parquet",
+            "--outcomes", "outcomes.parquet", "--model", "m", "--connector-out", "c.yaml",
+            "--policy-out", "p.yaml"]
+    code, _, err = _cli(args, capsys)
+    assert code != 0 and "charged_off, written_off" in err and "--label-field" in err
+    code, _, err = _cli([*args, "--label-field", "charged_off", "--ignore", "written_off"],
+                        capsys)
+    assert code == 0, err
+
+
+def test_without_outcomes_the_missing_label_column_gets_the_flag_to_name_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _tables(tmp_path)
+    code, _, err = _cli(["init", "--reference", "reference.parquet", "--sample",
+                         "live.parquet", "--model", "m", "--connector-out", "c.yaml",
+                         "--policy-out", "p.yaml"], capsys)
+    assert code != 0 and "Traceback" not in err
+    assert "charged_off" in err and "--label-field charged_off" in err
+
+
+@settings(max_examples=60, deadline=None)
+@given(unit=st.sampled_from(["s", "ms", "us", "ns"]), tz=st.sampled_from([None, "UTC",
+       "America/New_York"]), ticks=st.lists(st.one_of(st.none(), st.integers(-2**50, 2**50)),
+                                            max_size=20))
+def test_timestamp_columns_of_every_unit_read_as_seconds(unit: str, tz: str | None,
+                                                         ticks: list[int | None]) -> None:
+    per = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[unit]
+    arr = pa.array(ticks, type=pa.int64()).cast(pa.timestamp(unit, tz=tz))
+    secs, missing, bad = event_times(arr, "auto")
+    assert missing.tolist() == [t is None for t in ticks]
+    assert not bad.any()
+    for got, t in zip(secs.tolist(), ticks, strict=True):
+        if t is None:
+            assert np.isnan(got)
+        else:  # the exact seconds, to float precision
+            assert got == pytest.approx(t / per, rel=1e-15, abs=1e-9)
