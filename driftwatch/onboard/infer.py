@@ -18,6 +18,7 @@ checked on the values; each finding comes with the reason it was made.
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -87,10 +88,19 @@ def column_kind(s: pd.Series) -> tuple[str, str]:
 
 
 def time_unit(values: Sequence[Any]) -> str | None:
-    """``s``, ``ms`` or ``iso`` when every non-null value reads as an event time."""
+    """``s``, ``ms`` or ``iso`` when every non-null value reads as an event time; ``auto``
+    for a table's own timestamps or dates (a Parquet timestamp column), which carry their
+    unit with them.
+
+    >>> import datetime as dt
+    >>> time_unit([dt.datetime(2025, 3, 1, tzinfo=dt.timezone.utc), dt.date(2025, 3, 2)])
+    'auto'
+    """
     vals = [v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))]
     if not vals:
         return None
+    if all(isinstance(v, datetime.date) for v in vals):  # datetime and pd.Timestamp too
+        return "auto"
     if all(isinstance(v, int | float) and not isinstance(v, bool) for v in vals):
         arr = np.asarray(vals, dtype=np.float64)
         if np.all((arr > 9.4e8) & (arr < 4.2e9)):

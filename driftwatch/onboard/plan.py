@@ -164,6 +164,24 @@ def _match(col: str, paths: Sequence[str]) -> str | None:
     return None
 
 
+def _label_by_place(cols: Sequence[str], ref_vals: Any, paths: Sequence[str],
+                    outcome_paths: Sequence[str], reference: str) -> Candidate | None:
+    """The label when no column is named like one: the one two-valued reference column
+    that the outcomes sample carries and the predictions sample does not (a model's
+    outcome arrives later, on its own stream)."""
+    check = two_values(ref_vals)
+    hits = [c for c in cols if _match(c, paths) is None and _match(c, outcome_paths)
+            is not None and check(c) is not None]
+    if len(hits) > 1:
+        raise ConfigError("several reference columns could be the label (two values, in "
+                          "the outcomes sample only): " + ", ".join(hits), file=reference,
+                          hint="pass --label-field NAME")
+    if not hits:
+        return None
+    return Candidate(hits[0], 1, "two values, in the outcomes sample and not in the "
+                     "predictions")
+
+
 def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, flag: str,
           given: str | None, where: str, required: bool = False) -> Candidate | None:
     if given is not None:
@@ -184,6 +202,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     # -- the reference's own roles
     lab = _role("label column", LABEL, cols, two_values(ref_vals), "--label-field",
                 opts.label_field, reference)
+    if lab is None and opts.label_field is None and outcomes is not None:
+        lab = _label_by_place(cols, ref_vals, paths, outcomes.paths(), reference)
     sc = _role("score column", SCORE, [c for c in cols if not lab or c != lab.name],
                score_check(ref_vals), "--score-field", opts.score_field, reference)
     dec = _role("decision column", DECISION, cols, decision_check(ref_vals),
@@ -268,10 +288,15 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
             plan.say(f"  warning: {c}", f"numbers in the reference, text at {p} in the "
                      "sample: replay counts those records as wrong_type")
     if missing:
+        hint = ("map their fields by name, or pass --ignore COL for columns the live stream "
+                "does not carry")
+        two = [c for c in missing if two_values(lambda n: ref[n].tolist())(c)]
+        if two and plan.ref_label is None:  # most likely the outcome, which comes later
+            hint = (f"if {two[0]} is the label, pass --label-field {two[0]} (and --outcomes "
+                    f"FILE, a sample of the outcomes stream); else {hint}")
         raise ConfigError(
             f"reference columns not found in the sample {where}: " + ", ".join(missing),
-            file=reference, hint="map their fields by name, or pass --ignore COL for columns "
-            "the live stream does not carry")
+            file=reference, hint=hint)
     if not plan.features:
         raise ConfigError("the reference has no feature columns", file=reference)
     kinds = pd.Series([f.kind for f in plan.features]).value_counts().to_dict()

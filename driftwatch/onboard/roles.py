@@ -53,6 +53,8 @@ def unique_check(values_of: Any) -> Any:
 def time_check(values_of: Any) -> Any:
     def check(n: str) -> str | None:
         unit = time_unit(values_of(n))
+        if unit == "auto":
+            return "reads as event time (timestamps)"
         return f"reads as event time ({unit})" if unit else None
     return check
 
