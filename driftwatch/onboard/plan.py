@@ -8,7 +8,7 @@ ignore. :mod:`driftwatch.onboard.write` turns a plan into a connector and a poli
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,12 +183,33 @@ def _label_by_place(cols: Sequence[str], ref_vals: Any, paths: Sequence[str],
 
 
 def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, flag: str,
-          given: str | None, where: str, required: bool = False) -> Candidate | None:
+          given: str | None, where: str, required: bool = False,
+          by_values: Callable[[], list[Candidate]] | None = None) -> Candidate | None:
+    """The field for ``role``: ``given`` by its flag, else the best named candidate, else
+    (``by_values``) the candidates found by their values alone."""
     if given is not None:
         if given.lower() == "none" and not required:
             return None
         return Candidate(_given(flag, given, names, where), 4, f"from {flag}")
-    return choose(role, _candidates(names, spec, check), flag, where, required=required)
+    found = _candidates(names, spec, check)
+    if not found and by_values is not None:
+        found = by_values()
+    return choose(role, found, flag, where, required=required)
+
+
+def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]]
+                    ) -> Callable[[], list[Candidate]]:
+    """Fields not named like a time whose every value is ISO-8601 text or a timestamp
+    (``txn.at``, ``reported``); numbers are left out, an epoch may be any count."""
+    def find() -> list[Candidate]:
+        out = []
+        for n in names:
+            unit = time_unit(vals(n))
+            if unit in ("iso", "auto"):
+                what = "ISO-8601 text" if unit == "iso" else "timestamps"
+                out.append(Candidate(n, 0, f"every value reads as a time ({what})"))
+        return out
+    return find
 
 
 def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sample | None,
@@ -233,8 +254,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     sp = plan.predictions
     sp.id_path = idc.name
     plan.say(f"id: {idc.name}", idc.why)
-    tc = _role("event time", TIME, [p for p in paths if p != idc.name], time_check(vals),
-               "--time-field", opts.time_field, where, required=sample.topic is None)
+    others = [p for p in paths if p != idc.name]
+    tc = _role("event time", TIME, others, time_check(vals), "--time-field", opts.time_field,
+               where, required=sample.topic is None, by_values=_times_by_value(others, vals))
     if tc is None:
         sp.time_source = "kafka_timestamp"
         plan.say("event time: Kafka record timestamp", "no field reads as event time")
@@ -366,7 +388,8 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
         vals(lab), where)
     plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
     rest = [p for p in paths if p not in (id_path, lab)]
-    tc = _role("outcomes time", TIME, rest, time_check(vals), "--time-field", None, where)
+    tc = _role("outcomes time", TIME, rest, time_check(vals), "--time-field", None, where,
+               by_values=_times_by_value(rest, vals))
     if tc is None and s.topic is not None:
         out.time_source = "kafka_timestamp"
         plan.say("outcomes time: Kafka record timestamp", "no field reads as a time")

@@ -134,3 +134,53 @@ def test_timestamp_columns_of_every_unit_read_as_seconds(unit: str, tz: str | No
             assert np.isnan(got)
         else:  # the exact seconds, to float precision
             assert got == pytest.approx(t / per, rel=1e-15, abs=1e-9)
+
+
+def _unnamed_times(tmp: Path, n: int = 400, second: bool = False) -> None:
+    rng = np.random.default_rng(4)
+    ref = pd.DataFrame({"amt": rng.lognormal(4, 1, n).round(2),
+                        "prob_fraud": rng.beta(1, 30, n).round(4),
+                        "is_fraud": (rng.uniform(size=n) < 0.05).astype(int)})
+    ref.to_csv(tmp / "ref.csv", index=False)
+    at = pd.Timestamp("2025-05-01") + pd.to_timedelta(np.arange(n) * 30, unit="s")
+    with open(tmp / "tx.jsonl", "w") as f:
+        for i in range(n):
+            rec = {"txn": {"id": 500 + i, "at": at[i].strftime("%Y-%m-%d %H:%M:%S")},
+                   "amt": float(ref.amt[i]), "prob_fraud": float(ref.prob_fraud[i])}
+            if second:
+                rec["txn"]["settled"] = (at[i] + pd.Timedelta(days=1)).isoformat()
+            f.write(json.dumps(rec) + "\n")
+    pd.DataFrame({"txn_id": [str(500 + i) for i in range(n)], "is_fraud": ref.is_fraud,
+                  "reported": [(t + pd.Timedelta(days=9)).isoformat() for t in at]}
+                 ).to_csv(tmp / "reports.csv", index=False)
+
+
+def test_times_not_named_like_one_are_found_by_their_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _unnamed_times(tmp_path)
+    args = ["init", "--reference", "ref.csv", "--sample", "tx.jsonl", "--outcomes",
+            "reports.csv", "--model", "fraud", "--connector-out", "c.yaml", "--policy-out",
+            "p.yaml"]
+    code, out, err = _cli(args, capsys)
+    assert code == 0, err
+    assert "event time: txn.at" in out and "outcomes time: reported" in out
+    code, out, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
+                           "tx.jsonl", "reports.csv", "--out", "out"], capsys)
+    assert code == 0, err
+    labels = json.loads((tmp_path / "out" / "summary.json").read_text())["labels"]
+    assert labels["joined"] == 400  # integer ids in the stream, text ids in the CSV
+
+
+def test_two_fields_that_read_as_times_are_named_not_guessed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _unnamed_times(tmp_path, second=True)
+    args = ["init", "--reference", "ref.csv", "--sample", "tx.jsonl", "--model", "fraud",
+            "--connector-out", "c.yaml", "--policy-out", "p.yaml", "--ignore", "is_fraud"]
+    code, _, err = _cli(args, capsys)
+    assert code != 0 and "txn.at" in err and "txn.settled" in err and "--time-field" in err
+    code, out, err = _cli([*args, "--time-field", "txn.settled"], capsys)
+    assert code == 0 and "event time: txn.settled" in out, err
