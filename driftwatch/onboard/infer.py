@@ -145,15 +145,26 @@ class Candidate:
 
 def name_rank(name: str, exact: Sequence[str], patterns: Sequence[str],
               weak: Sequence[str] = ()) -> int:
-    """3 for an exact name, 2 for a pattern, 1 for a weak pattern, 0 otherwise."""
+    """3 for an exact name, 2 for a pattern, 1 for a weak pattern, 0 otherwise; a
+    CamelCase or spaced name is read as its snake_case too (``ClosedAt`` as ``closed_at``).
+
+    >>> name_rank("ClosedAt", ("ts",), (r".+_at",)), name_rank("Event Time", ("event_time",), ())
+    (2, 3)
+    """
     low = leaf(name).lower()
-    if low in exact or name.lower() in exact:
+    snake = _SPACES.sub("_", _HUMPS.sub("_", leaf(name).strip())).lower()
+    forms = (low, snake)
+    if low in exact or snake in exact or name.lower() in exact:
         return 3
-    if any(re.fullmatch(p, low) for p in patterns):
+    if any(re.fullmatch(p, f) for p in patterns for f in forms):
         return 2
-    if any(re.fullmatch(p, low) for p in weak):
+    if any(re.fullmatch(p, f) for p in weak for f in forms):
         return 1
     return 0
+
+
+_HUMPS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SPACES = re.compile(r"[\s\-]+")
 
 
 def choose(role: str, candidates: Sequence[Candidate], flag: str, where: str,

@@ -349,11 +349,41 @@ def _score_is(ref: pd.DataFrame, col: str, plan: Plan) -> str:
     y = ref[plan.ref_label].map(lambda v: norm_value(v) if present(v) else None)
     bad = {norm_value(v) for v in plan.ref_bad}
     s = pd.to_numeric(ref[col], errors="coerce")
-    m_bad, m_good = s[y.isin(bad)].mean(), s[y.notna() & ~y.isin(bad)].mean()
-    is_good = bool(m_bad < m_good)
-    plan.say(f"score: {col}", f"P({'good' if is_good else 'bad'}): mean {m_bad:.3f} on bad "
-             f"rows, {m_good:.3f} on good ones")
+    on_bad, on_good = s[y.isin(bad)].dropna(), s[y.notna() & ~y.isin(bad)].dropna()
+    m_bad, m_good = on_bad.mean(), on_good.mean()
+    means = f"mean {m_bad:.3f} on bad rows, {m_good:.3f} on good ones"
+    auc, z = _separation(on_bad.to_numpy(), on_good.to_numpy())
+    if abs(z) < _CLEAR_Z:  # the labels cannot tell: the usual convention, said aloud
+        good_name = "good" in col.lower()
+        plan.say(f"score: {col}", f"P({'good' if good_name else 'bad'}): {means}, too close "
+                 f"to tell (AUC {auc:.2f}), so {'the name' if good_name else 'the usual'}; "
+                 "--score-is to change")
+        return "p_good" if good_name else "p_bad"
+    is_good = auc < 0.5
+    plan.say(f"score: {col}", f"P({'good' if is_good else 'bad'}): {means} (AUC {auc:.2f})")
     return "p_good" if is_good else "p_bad"
+
+
+#: How many standard errors from 0.5 the AUC must be before the labels decide whether a
+#: score is P(bad) or P(good)
+_CLEAR_Z = 3.0
+
+
+def _separation(on_bad: Any, on_good: Any) -> tuple[float, float]:
+    """The AUC of the score for telling bad rows from good ones, and its distance from 0.5
+    in standard errors under no separation (Mann-Whitney).
+
+    >>> auc, z = _separation([0.9, 0.8, 0.7], [0.1, 0.2, 0.3, 0.75])
+    >>> round(auc, 3), z > 0
+    (0.917, True)
+    """
+    nb, ng = len(on_bad), len(on_good)
+    if nb == 0 or ng == 0:
+        return 0.5, 0.0
+    ranks = pd.Series([*on_bad, *on_good]).rank().to_numpy()
+    auc = (ranks[:nb].sum() - nb * (nb + 1) / 2) / (nb * ng)
+    se = ((nb + ng + 1) / (12 * nb * ng)) ** 0.5
+    return float(auc), float((auc - 0.5) / se)
 
 
 def _approve(values: list[Any], given: list[str]) -> list[Any]:

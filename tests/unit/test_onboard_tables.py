@@ -184,3 +184,46 @@ def test_two_fields_that_read_as_times_are_named_not_guessed(
     assert code != 0 and "txn.at" in err and "txn.settled" in err and "--time-field" in err
     code, out, err = _cli([*args, "--time-field", "txn.settled"], capsys)
     assert code == 0 and "event time: txn.settled" in out, err
+
+
+def _camel(tmp: Path, n: int = 3000, separates: bool = True) -> None:
+    rng = np.random.default_rng(6)
+    bad = rng.uniform(size=n) < 0.1
+    # P(good): high for good rows when it separates, noise when it does not
+    score = np.where(bad, rng.beta(2, 5, n), rng.beta(5, 2, n)) if separates else rng.uniform(
+        size=n)
+    ref = pd.DataFrame({"Income": rng.lognormal(10, 0.5, n).round(0),
+                        "Region Code": rng.choice(["R1", "R2"], n), "Score": score.round(4),
+                        "Bad": np.where(bad, "Y", "N")})
+    ref.to_csv(tmp / "ref.csv", index=False)
+    live = ref.drop(columns=["Bad"]).copy()
+    live.insert(0, "AppId", [f"X-{i}" for i in range(n)])
+    live.insert(1, "Timestamp", 1_746_000_000_000 + np.arange(n) * 60_000)
+    live.to_json(tmp / "live.jsonl", orient="records", lines=True)
+    pd.DataFrame({"AppId": live.AppId, "Bad": ref.Bad,
+                  "ClosedAt": live.Timestamp + 30 * 86_400_000}).to_json(
+        tmp / "outcomes.jsonl", orient="records", lines=True)
+
+
+@pytest.mark.parametrize("separates", [True, False])
+def test_camel_case_names_and_a_score_the_labels_cannot_orient(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    separates: bool,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _camel(tmp_path, separates=separates)
+    code, out, err = _cli(["init", "--reference", "ref.csv", "--sample", "live.jsonl",
+                           "--outcomes", "outcomes.jsonl", "--model", "m", "--connector-out",
+                           "c.yaml", "--policy-out", "p.yaml"], capsys)
+    assert code == 0, err
+    assert "outcomes time: ClosedAt" in out and "reads as event time (ms)" in out
+    score_line = next(x for x in out.splitlines() if x.startswith("score: Score ")
+                      and "mean" in x)
+    if separates:  # the labels say it plainly: P(good), with the AUC for bad rows
+        from sklearn.metrics import roc_auc_score
+
+        ref = pd.read_csv("ref.csv")
+        auc = roc_auc_score(ref.Bad == "Y", ref.Score)
+        assert "P(good)" in score_line and f"(AUC {auc:.2f})" in score_line, score_line
+    else:  # a coin toss is not evidence: the usual P(bad), said so
+        assert "P(bad)" in score_line and "too close to tell" in score_line, score_line
