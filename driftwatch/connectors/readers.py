@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
+from driftwatch.csvsep import refuse_other_separator
 from driftwatch.errors import SourceError
 
 __all__ = ["MAX_BLOCK_BYTES", "Chunk", "FileReader", "detect_format"]
@@ -185,6 +186,10 @@ class FileReader:
             self._drop, self.line = skip - rows, skip
             return
         if self.format == "csv":
+            f, raw = _open_bytes(self.path)
+            with raw, f:
+                head = f.readline(1 << 16).decode("utf-8", "replace").rstrip("\r\n")
+            refuse_other_separator(head.split(","), str(self.key))
             self._csv_bad: list[tuple[int, str, str]] = []
             cols = sorted({p.text for _, d in self.decoders for p, _ in d.fields.values()})
             self._csv_cols = cols

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from driftwatch.csvsep import refuse_other_separator
 from driftwatch.errors import SourceError
 
 __all__ = ["DEFAULT_ROWS", "flatten", "kafka_sample", "read_sample"]
@@ -71,7 +72,9 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, A
 
             rows = pq.ParquetFile(p).read().slice(0, limit).to_pylist()
         elif fmt == "csv":
-            rows = pd.read_csv(p, nrows=limit).to_dict(orient="records")
+            frame = pd.read_csv(p, nrows=limit)
+            refuse_other_separator(list(frame.columns), f"the sample {p}")
+            rows = frame.to_dict(orient="records")
         elif fmt == "jsonl":
             rows = list(_jsonl(p, limit))
         else:

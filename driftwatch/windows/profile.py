@@ -37,6 +37,7 @@ import orjson
 import pandas as pd
 
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
+from driftwatch.csvsep import refuse_other_separator
 from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema, level_texts
 from driftwatch.windows.segments import DEFAULT_TOP_K, SegmentProfile
@@ -60,9 +61,11 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
     try:
         if p.suffix == ".parquet" or p.name.endswith(".parquet"):
             return pd.read_parquet(p)
-        return pd.read_csv(p)
+        frame = pd.read_csv(p)
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference dataset {p}: {exc}") from exc
+    refuse_other_separator(list(frame.columns), f"reference dataset {p}")
+    return frame
 
 
 def is_numeric_column(col: pd.Series) -> bool:
