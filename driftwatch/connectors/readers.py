@@ -205,6 +205,8 @@ class FileReader:
             self._table: pa.Table | None = None
             self.line = max(skip, 1)
             return
+        if self.format == "jsonl":
+            _refuse_json_array(self.path, self.key)
         self._f, self._raw = _open_bytes(self.path)
         while self.line < skip:
             block = self._read_lines(min(self.batch_size * 10, skip - self.line))
@@ -374,6 +376,25 @@ class FileReader:
         batch, bad = dec.decode_table(table, source=self.key, positions=lines, lenient=lenient)
         self.line = end
         return Chunk({si: (batch, batch.position.copy())}, bad, [b.position for b in bad], end)
+
+
+def _refuse_json_array(path: Path, key: str) -> None:
+    """A file holding one JSON array (``[`` alone on the first line, or one line that is the
+    whole array) is not JSON lines: refused with how to convert it, rather than read as a
+    single bad record and an empty stream."""
+    f, raw = _open_bytes(path)
+    with raw, f:
+        first = b""
+        while not first.strip():
+            first = f.readline(1 << 20)
+            if not first:
+                return
+        second = f.readline(1 << 10)
+    head = first.strip()
+    if head == b"[" or (head.startswith(b"[") and head.endswith(b"]") and not second.strip()):
+        raise SourceError(f"{key} holds one JSON array; driftwatch reads JSON lines, one "
+                          f"object per line (convert it: jq -c '.[]' {path.name} > "
+                          f"{path.stem}.jsonl)")
 
 
 def _envelope(line: bytes) -> tuple[dict[str, Any], tuple[str, str] | None]:

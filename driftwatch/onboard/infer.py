@@ -80,8 +80,10 @@ def column_kind(s: pd.Series) -> tuple[str, str]:
     if pd.api.types.is_numeric_dtype(s):
         arr = vals.to_numpy(dtype=np.float64)
         n = len(np.unique(arr))
-        if np.all(np.mod(arr, 1) == 0) and n <= MAX_INT_LEVELS:
-            return "categorical", f"integer with {n} distinct values"
+        # infinities are not whole numbers (np.mod of one warns and gives NaN)
+        if np.isfinite(arr).all() and np.all(np.mod(arr, 1) == 0) and n <= MAX_INT_LEVELS:
+            return "categorical", (f"integer with {n} distinct values" if n > 1 else
+                                   "one value only (a constant)")
         return "numeric", "numbers"
     n = vals.astype(str).nunique()
     return "categorical", f"text with {n} levels"

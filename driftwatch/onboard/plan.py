@@ -194,7 +194,21 @@ def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, fl
     found = _candidates(names, spec, check)
     if not found and by_values is not None:
         found = by_values()
+    if not found and required:
+        named = [n for n in names if name_rank(n, *spec)]
+        if named:  # say why the fields named like it were passed over
+            raise ConfigError(f"cannot find the {role} field: " + ", ".join(named[:3])
+                              + (" is" if len(named) == 1 else " are") + " named like one, "
+                              f"but {_UNFIT.get(role, 'its values do not fit')}",
+                              file=where, hint=f"pass {flag} NAME")
     return choose(role, found, flag, where, required=required)
+
+
+#: Why a field named like a role was passed over, by role
+_UNFIT = {"id": "has missing or repeated values in the sample (more than 1% repeats)",
+          "event time": "its values do not all read as epoch seconds, epoch milliseconds, "
+                        "ISO-8601 text or timestamps",
+          "outcomes label": "it does not have exactly two distinct values"}
 
 
 def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]]

@@ -44,10 +44,18 @@ def _jsonl(path: Path, limit: int) -> Iterator[dict[str, Any]]:
         for i, line in enumerate(fh, 1):
             if not line.strip():
                 continue
+            if line.strip() == b"[" or (line.lstrip().startswith(b"[") and i == 1
+                                          and line.rstrip().endswith(b"]")):
+                raise SourceError(f"{path} holds one JSON array; driftwatch reads JSON lines, "
+                                  "one object per line (convert it: jq -c '.[]' "
+                                  f"{path.name} > {path.stem}.jsonl)")
             try:
                 rec = orjson.loads(line)
             except orjson.JSONDecodeError as exc:
-                raise SourceError(f"{path}:{i}: not a JSON line ({exc}); is it a CSV?") from None
+                hint = ("; an object spread over several lines? driftwatch reads one object "
+                        "per line (jq -c . FILE)" if line.strip() in (b"{", b"}") else
+                        "; is it a CSV?")
+                raise SourceError(f"{path}:{i}: not a JSON line ({exc}){hint}") from None
             if not isinstance(rec, dict):
                 raise SourceError(f"{path}:{i}: expected a JSON object per line")
             yield rec
