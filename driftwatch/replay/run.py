@@ -152,7 +152,9 @@ def summarise(records: Sequence[dict[str, Any]], monitor: ModelMonitor) -> dict[
     tiers = Counter(r["tier"] for r in records)
     actions: list[dict[str, Any]] = []
     gpu_hours = 0.0
-    for r in sorted((*records, *verdicts), key=lambda r: r["end_time"]):
+    # a window without a time (none is made now; older timelines have some) sorts first
+    for r in sorted((*records, *verdicts), key=lambda r: (r["end_time"] is not None,
+                                                         r["end_time"] or 0.0)):
         d = r.get("decision") or {}
         if d.get("action"):
             s = d.get("action_settings") or {}

@@ -28,9 +28,9 @@ __all__ = ["TimelineWriter", "iso", "read_timeline", "sketch_summary", "window_r
 _OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
-def iso(t: float) -> str | None:
-    """Epoch seconds as an ISO-8601 UTC string (None for non-finite)."""
-    if not math.isfinite(t):
+def iso(t: float | None) -> str | None:
+    """Epoch seconds as an ISO-8601 UTC string (None for None and non-finite)."""
+    if t is None or not math.isfinite(t):
         return None
     return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 

@@ -183,6 +183,10 @@ class PaneWindow:
             end = (pane.index + 1) * self._size
         else:
             start, end = sk.t_min, sk.t_max
+            if sk.n == 0 and math.isfinite(self.watermark):
+                # outcomes only (joined after the last prediction of the stream): stamped
+                # where the stream stood, not with no time at all
+                start = end = self.watermark
         firsts = [p.first for p in members if p.first >= 0]
         segs = None
         if self.segments is not None:

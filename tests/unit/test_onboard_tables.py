@@ -227,3 +227,41 @@ def test_camel_case_names_and_a_score_the_labels_cannot_orient(
         assert "P(good)" in score_line and f"(AUC {auc:.2f})" in score_line, score_line
     else:  # a coin toss is not evidence: the usual P(bad), said so
         assert "P(bad)" in score_line and "too close to tell" in score_line, score_line
+
+
+def test_outcomes_after_the_last_full_window_get_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A stream ending on a pane boundary, its outcomes after it: the window of those
+    outcomes alone was written without a time, and the daemon's report then failed
+    sorting the timeline (None against a float)."""
+    from driftwatch.replay.run import summarise
+
+    monkeypatch.chdir(tmp_path)
+    _unnamed_times(tmp_path, n=2000)
+    code, _, err = _cli(["init", "--reference", "ref.csv", "--sample", "tx.jsonl",
+                         "--outcomes", "reports.csv", "--model", "fraud", "--connector-out",
+                         "c.yaml", "--policy-out", "p.yaml"], capsys)
+    assert code == 0, err
+    assert "pane: 1000" in (tmp_path / "p.yaml").read_text()  # two full windows, then none
+    code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
+                         "tx.jsonl", "reports.csv", "--out", "out"], capsys)
+    assert code == 0, err
+    records = [json.loads(x) for x in (tmp_path / "out" / "timeline.jsonl").read_text()
+               .splitlines()]
+    last = records[-1]
+    assert last["n_events"] == 0 and last["n_labelled"] > 0  # the outcomes-only window
+    last_prediction = pd.Timestamp("2025-05-01") + pd.Timedelta(seconds=1999 * 30)
+    assert all(r["start_time"] is not None and r["end_time"] is not None for r in records)
+    assert last["end_time"] >= last_prediction.timestamp()
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["last_event"] is not None
+    # a timeline an older version wrote, with a window without a time, still summarises
+    from driftwatch.connectors.config import load_connector
+    from driftwatch.policy.loader import load_policy
+    from driftwatch.replay.run import build_monitor
+
+    monitor = build_monitor(load_policy(tmp_path / "p.yaml"), reference=tmp_path / "ref.csv",
+                            connector=load_connector(tmp_path / "c.yaml"))
+    old = [*records[:-1], {**last, "start_time": None, "end_time": None}]
+    assert summarise(old, monitor)["windows"] == len(records)
