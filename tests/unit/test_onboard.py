@@ -448,3 +448,67 @@ def test_policy_explain_says_how_the_reference_is_read(work, capsys):
         "#   reference: score column 'p' is P(good), read as P(bad) = 1 - it (here and "
         "live); no label column; decision column 'decision' (approve: 'approve', "
         "'approved', 1, true, 'accept'); ignored: 'cust'; every other column is a feature.")
+
+
+# -- data init has never seen: names and shapes of public credit and fraud datasets -----------
+
+
+def test_a_stream_score_named_otherwise_than_the_reference_column_is_found(work, capsys):
+    _data(work)
+    pd.read_csv("live.csv").rename(columns={"score": "p_bad"}).to_csv("live.csv", index=False)
+    code, out, err = _init(capsys)
+    assert code == 0, err
+    assert "score: p_bad" in out and "score: none" not in out
+    fields = yaml.safe_load(Path("c.yaml").read_text())["source"]["streams"]["predictions"]
+    assert fields["fields"]["score"] == "p_bad"
+    # two stream candidates: --score-field names the stream's, the reference keeps its own
+    live = pd.read_csv("live.csv")
+    live["p_good"] = 1 - live["p_bad"]
+    live.to_csv("live.csv", index=False)
+    code, _, err = _init(capsys, "--force")
+    assert code == 2 and "the score is ambiguous: candidates p_bad" in err
+    code, out, err = _init(capsys, "--force", "--score-field", "p_bad")
+    assert code == 0, err
+    assert yaml.safe_load(Path("p.yaml").read_text())["reference"]["score"] == "score"
+
+
+def test_the_label_is_the_two_valued_reference_column_the_outcomes_carry(work, capsys):
+    _data(work)
+    ref = pd.read_csv("ref.csv").rename(columns={"label": "SeriousDlqin2yrs"})
+    ref.to_csv("ref.csv", index=False)
+    live = pd.read_csv("live.csv")
+    live.assign(SeriousDlqin2yrs=ref["SeriousDlqin2yrs"])[["id", "SeriousDlqin2yrs"]].to_csv(
+        "out.csv", index=False)
+    code, out, err = _init(capsys, "--outcomes", "out.csv")
+    assert code == 0, err
+    assert "label: SeriousDlqin2yrs" in out and "in the outcomes sample" in out
+    assert yaml.safe_load(Path("p.yaml").read_text())["reference"]["label"] == {
+        "column": "SeriousDlqin2yrs", "bad": [1], "good": [0]}
+
+
+def test_a_blank_headed_row_index_is_not_a_feature(work, capsys):
+    _data(work)
+    pd.read_csv("ref.csv").to_csv("ref.csv")  # pandas' default: the index, header blank
+    code, out, err = _init(capsys)
+    assert code == 0, err
+    assert "ignore: Unnamed: 0" in out and "row numbers" in out
+
+
+def test_no_id_or_time_says_what_was_looked_at_and_what_to_do(work, capsys):
+    _data(work)
+    live = pd.read_csv("live.csv")
+    live.drop(columns=["id"]).to_csv("live.csv", index=False)
+    code, _, err = _init(capsys)
+    assert code == 2
+    assert "cannot find the id field: no field named like an id (id, event_id, " in err
+    assert "add a unique id to every record (outcomes join on it), or pass --id-field" in err
+    live["Time"] = np.arange(len(live)) * 2.0  # seconds from the first event, as in ULB's
+    live.drop(columns=["ts"]).to_csv("live.csv", index=False)
+    code, _, err = _init(capsys)
+    assert code == 2
+    assert "cannot find the event time field: Time is named like one, but its values " \
+           "(0.0, 2.0, 4.0, ...) are not epoch seconds, milliseconds or ISO-8601 times" in err
+    assert "convert it to epoch time" in err
+    code, out, err = _init(capsys, "--time-field", "Time")
+    assert code == 0, err
+    assert "  warning: Time" in out and "1970-01-01" in out
