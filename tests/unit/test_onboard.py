@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pandas as pd
 import pytest
 import yaml
@@ -512,3 +513,24 @@ def test_no_id_or_time_says_what_was_looked_at_and_what_to_do(work, capsys):
     code, out, err = _init(capsys, "--time-field", "Time")
     assert code == 0, err
     assert "  warning: Time" in out and "1970-01-01" in out
+
+
+def test_the_written_policy_holds_a_unit_change_for_a_data_quality_fault(work, capsys):
+    # a feed that starts sending income in thousands is a pipeline fault, not drift: it
+    # must alert as one and block model changes (the written policy gated missing values only)
+    _data(work)
+    live = pd.read_csv("live.csv")
+    live.loc[200:, "income"] = live.loc[200:, "income"] / 1000
+    live.to_csv("live.csv", index=False)
+    code, _, err = _init(capsys, "--pane", "200")
+    assert code == 0, err
+    quality = yaml.safe_load(Path("p.yaml").read_text())["data_quality"]["signals"]
+    assert [s["detector"] for s in quality] == ["missing_rate", "out_of_range",
+                                                "new_category_rate", "bad_record_rate"]
+    assert quality[2]["features"] == ["region"]
+    code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
+                         "live.csv", "--out", "o", "--no-levels-cache"], capsys)
+    assert code == 0, err
+    faults = [orjson.loads(line)["decision"]["data_quality_fault"]
+              for line in Path("o/timeline.jsonl").read_text().splitlines()]
+    assert faults == [False, True]
