@@ -4,6 +4,7 @@ user sees, with a non-zero exit."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -534,3 +535,16 @@ def test_the_written_policy_holds_a_unit_change_for_a_data_quality_fault(work, c
     faults = [orjson.loads(line)["decision"]["data_quality_fault"]
               for line in Path("o/timeline.jsonl").read_text().splitlines()]
     assert faults == [False, True]
+
+
+def test_output_piped_into_a_reader_that_stops_is_no_traceback(work, monkeypatch):
+    # `driftwatch init ... | head -5`: head exits, the next print hits a closed pipe
+    _data(work)
+    r, w = os.pipe()
+    os.close(r)
+    out = os.fdopen(w, "w", buffering=1)
+    monkeypatch.setattr("sys.stdout", out)
+    code = main(["init", "--reference", "ref.csv", "--sample", "live.csv", "--model", "m",
+                 "--connector-out", "c.yaml", "--policy-out", "p.yaml"])
+    assert code == 141  # 128 + SIGPIPE, as a shell reports a reader that went away
+    out.close()
