@@ -148,6 +148,10 @@ def policy_yaml(plan: Plan, pane: int) -> str:
         "  - detector: psi",
         "    features: all",
         "    thresholds: {mild: 0.10, moderate: 0.25, severe: 0.50}",
+        *(["  # PSI of the model's score on the reference's: the system stability report.",
+           "  - detector: score_psi",
+           "    thresholds: {mild: 0.10, moderate: 0.25, severe: 0.50}"]
+          if plan.ref_score and plan.predictions.score else []),
         "persistence: 2",
         "data_quality:               # a broken feed is not drift: alert, block model changes",
         "  signals:",

@@ -548,3 +548,14 @@ def test_output_piped_into_a_reader_that_stops_is_no_traceback(work, monkeypatch
                  "--connector-out", "c.yaml", "--policy-out", "p.yaml"])
     assert code == 141  # 128 + SIGPIPE, as a shell reports a reader that went away
     out.close()
+
+
+def test_the_written_policy_watches_the_score_when_reference_and_stream_have_one(work, capsys):
+    _data(work)
+    assert _init(capsys)[0] == 0
+    signals = yaml.safe_load(Path("p.yaml").read_text())["signals"]
+    assert [s["detector"] for s in signals] == ["psi", "score_psi"]
+    pd.read_csv("ref.csv").drop(columns=["score"]).to_csv("ref.csv", index=False)
+    assert _init(capsys, "--force")[0] == 0  # no reference score: nothing to compare with
+    signals = yaml.safe_load(Path("p.yaml").read_text())["signals"]
+    assert [s["detector"] for s in signals] == ["psi"]
