@@ -325,7 +325,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         sp.score = c.name if c else None
     if sp.score:
         plan.say(f"score: {sp.score}", f"P({'good' if plan.score_is == 'p_good' else 'bad'})"
-                 + (f"; reference column {plan.ref_score}" if plan.ref_score else ""))
+                 + (f"; reference column {plan.ref_score}" if plan.ref_score else
+                    "; the reference has no score column, so its stability is not watched"))
     else:
         plan.say("score: none", "no field in [0, 1] named like a score")
     if plan.ref_decision:
