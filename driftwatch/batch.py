@@ -76,7 +76,9 @@ def take_rows(a: np.ndarray, index: np.ndarray | slice) -> np.ndarray:
     >>> take_rows(a, np.array([3, -4])).tolist() == a[[3, -4]].tolist()
     True
     """
-    if isinstance(index, slice) or a.ndim != 2 or a.shape[1] < 2 or a.strides[0] != a.itemsize:
+    if (isinstance(index, slice) or a.ndim != 2 or a.shape[1] < 2
+            # one row is both layouts, whatever its strides say
+            or (a.strides[0] != a.itemsize and not a.flags.f_contiguous)):
         return a[index]
     idx = np.asarray(index)
     if idx.dtype == bool and idx.shape == a.shape[:1]:

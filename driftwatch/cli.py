@@ -7,6 +7,8 @@ packages, so this file only wires them together and turns errors into exit codes
 from __future__ import annotations
 
 import argparse
+import os
+import select
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -164,6 +166,24 @@ _COMMAND_MODULES = (
 )
 
 
+def _stdout_gone() -> bool:
+    """Whether standard output is a pipe its reader closed (poll says so: a socket or a
+    child's pipe that broke is not); then it points at /dev/null, so that the flush at
+    exit cannot raise again."""
+    try:
+        fd = sys.stdout.fileno()
+        events = select.poll()
+    except (AttributeError, OSError, ValueError):  # no file behind it; no poll (Windows)
+        return False
+    events.register(fd, 0)
+    if not any(ev & select.POLLERR for _, ev in events.poll(0)):
+        return False
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -172,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:
+        if not _stdout_gone():
+            raise  # a socket or a child's pipe: not ours to hide
+        return 141  # 128 + SIGPIPE: the reader (`| head`) went away, as a shell says it
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

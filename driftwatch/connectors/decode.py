@@ -17,7 +17,7 @@ A stream that maps no features gets zero-width feature matrices; one that maps s
 the schema's full width with the unmapped columns missing.
 
 >>> from driftwatch.connectors.mapping import FieldPath, LabelField, StreamMapping, TimeField
->>> from driftwatch.schema import FeatureSchema
+>>> from driftwatch.schema import FeatureSchema, level_text
 >>> m = StreamMapping(name="predictions", event_id=FieldPath.parse("id"),
 ...                   event_time=TimeField(FieldPath.parse("ts")), features=None,
 ...                   score=FieldPath.parse("m.score"))
@@ -67,7 +67,7 @@ from driftwatch.connectors.columns import (
 from driftwatch.connectors.eventtime import event_times
 from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
 from driftwatch.connectors.mapping import FieldPath, StreamMapping
-from driftwatch.schema import FeatureSchema
+from driftwatch.schema import FeatureSchema, level_text
 
 __all__ = ["KEPT_BYTES", "MAX_MESSAGE_BYTES", "MAX_TEXT_CHARS", "Decoder"]
 
@@ -98,6 +98,31 @@ def _bool_text(vals: pa.Array) -> pa.Array:
     """``True``/``FALSE`` as the level text a boolean has (``true``/``false``)."""
     hit = pc.fill_null(pc.is_in(vals, value_set=_PY_BOOLS), False)
     return pc.if_else(hit, pc.utf8_lower(vals), vals) if pc.any(hit).as_py() else vals
+
+
+def _number_text(s: str | None) -> str | None:
+    """The level a pandas-read reference gives the CSV text ``s`` of a number: ``3.0`` and
+    ``03`` are ``3``; other text is itself."""
+    if s is None or "_" in s:  # float() reads 1_0, pandas does not
+        return s
+    try:
+        v = float(s)
+    except ValueError:
+        return s
+    return level_text(v) if np.isfinite(v) else s
+
+
+def _recode_numbers(codes: np.ndarray, vals: pa.Array, lookup: tuple[pa.Array, np.ndarray],
+                    n_levels: int) -> None:
+    """Codes unseen text again as the number it spells (in place): pandas writes an integer
+    column holding a missing value as ``3.0``, and reads the reference's back as 3.0."""
+    idx = np.flatnonzero(codes == n_levels + 1)
+    if len(idx):  # once per distinct text: a new category may fill the whole batch
+        unseen = vals.take(pa.array(idx))
+        distinct = pc.unique(unseen)
+        again = pa.array([_number_text(v) for v in distinct.to_pylist()], pa.string())
+        where = pc.index_in(unseen, value_set=distinct).to_numpy(zero_copy_only=False)
+        codes[idx] = encode(again, lookup, n_levels)[where.astype(np.int64)]
 
 
 class Decoder:
@@ -272,7 +297,10 @@ class Decoder:
             vals, bad = texts(cols[f"feature:{name}"])
             if lenient:  # CSV text: a pandas-written True/False is the boolean level
                 vals = _bool_text(vals)
-            cat[:, j] = encode(vals, self._lookups[j], len(self.schema.levels[j]))
+            n_levels = len(self.schema.levels[j])
+            cat[:, j] = encode(vals, self._lookups[j], n_levels)
+            if lenient:
+                _recode_numbers(cat[:, j], vals, self._lookups[j], n_levels)
             prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}",
                                                "text or a number"))
         extra: dict[str, Any] = {}

@@ -38,6 +38,7 @@ __all__ = [
     "column_kind",
     "label_values",
     "leaf",
+    "looked_for",
     "name_rank",
     "time_unit",
 ]
@@ -169,14 +170,27 @@ _HUMPS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPACES = re.compile(r"[\s\-]+")
 
 
+def looked_for(exact: Sequence[str], patterns: Sequence[str], weak: Sequence[str] = ()
+               ) -> str:
+    """The names a role's spec accepts, as a user reads them.
+
+    >>> looked_for(("id", "uuid"), (r".+_id",))
+    'id, uuid, *_id'
+    """
+    return ", ".join([*exact, *(p.replace(".+", "*").replace(".*", "*") for p in patterns)])
+
+
 def choose(role: str, candidates: Sequence[Candidate], flag: str, where: str,
-           *, required: bool = False) -> Candidate | None:
+           *, required: bool = False, missing: str = "", todo: str = "") -> Candidate | None:
     """The best candidate for ``role`` in the file ``where``; two equally good ones are an
-    error naming both."""
+    error naming both. A required role that is absent is an error saying ``missing`` (what
+    was looked at) and ``todo`` (what to do besides ``flag``)."""
     if not candidates:
         if required:
-            raise ConfigError(f"cannot find the {role} field", file=where,
-                              hint=f"pass {flag} NAME")
+            raise ConfigError(f"cannot find the {role} field" + (f": {missing}" if missing
+                                                                 else ""), file=where,
+                              hint=f"{todo}, or pass {flag} NAME" if todo
+                              else f"pass {flag} NAME")
         return None
     best = max(c.rank for c in candidates)
     top = [c for c in candidates if c.rank == best]

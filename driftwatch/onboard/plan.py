@@ -8,6 +8,7 @@ ignore. :mod:`driftwatch.onboard.write` turns a plan into a connector and a poli
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ from driftwatch.onboard.infer import (
     column_kind,
     label_values,
     leaf,
+    looked_for,
     name_rank,
     time_unit,
 )
@@ -164,29 +166,34 @@ def _match(col: str, paths: Sequence[str]) -> str | None:
     return None
 
 
-def _label_by_place(cols: Sequence[str], ref_vals: Any, paths: Sequence[str],
-                    outcome_paths: Sequence[str], reference: str) -> Candidate | None:
-    """The label when no column is named like one: the one two-valued reference column
-    that the outcomes sample carries and the predictions sample does not (a model's
-    outcome arrives later, on its own stream)."""
-    check = two_values(ref_vals)
-    hits = [c for c in cols if _match(c, paths) is None and _match(c, outcome_paths)
-            is not None and check(c) is not None]
-    if len(hits) > 1:
-        raise ConfigError("several reference columns could be the label (two values, in "
-                          "the outcomes sample only): " + ", ".join(hits), file=reference,
-                          hint="pass --label-field NAME")
-    if not hits:
-        return None
-    return Candidate(hits[0], 1, "two values, in the outcomes sample and not in the "
-                     "predictions")
+def _first(values: Sequence[Any], k: int = 3) -> str:
+    """The first ``k`` present values, for a message."""
+    shown = [repr(v) if isinstance(v, str) else str(v) for v in values if present(v)][:k]
+    return ", ".join(shown) + (", ..." if len(shown) == k else "")
+
+
+#: What a required role that is absent needs: the fix when no field is named like it, the
+#: fix when one is but its values do not fit, and why they do not.
+_ABSENT = {
+    "id": ("add a unique id to every record (outcomes join on it)",
+           "make it unique per record",
+           lambda vals: "its values are missing or repeat (more than 1% of them) in the "
+           "sample"),
+    "event time": ("add each record's event time (epoch seconds or milliseconds, or "
+                   "ISO-8601)",
+                   "convert it to epoch time (seconds or milliseconds since 1970) or ISO-8601",
+                   lambda vals: f"its values ({_first(vals)}) are not epoch seconds, "
+                   "milliseconds or ISO-8601 times"),
+}
 
 
 def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, flag: str,
           given: str | None, where: str, required: bool = False,
+          values: Any = None,
           by_values: Callable[[], list[Candidate]] | None = None) -> Candidate | None:
     """The field for ``role``: ``given`` by its flag, else the best named candidate, else
-    (``by_values``) the candidates found by their values alone."""
+    (``by_values``) the candidates found by their values alone; ``values`` reads a field's
+    sample values, for what a required role's error says."""
     if given is not None:
         if given.lower() == "none" and not required:
             return None
@@ -194,21 +201,18 @@ def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, fl
     found = _candidates(names, spec, check)
     if not found and by_values is not None:
         found = by_values()
-    if not found and required:
-        named = [n for n in names if name_rank(n, *spec)]
-        if named:  # say why the fields named like it were passed over
-            raise ConfigError(f"cannot find the {role} field: " + ", ".join(named[:3])
-                              + (" is" if len(named) == 1 else " are") + " named like one, "
-                              f"but {_UNFIT.get(role, 'its values do not fit')}",
-                              file=where, hint=f"pass {flag} NAME")
-    return choose(role, found, flag, where, required=required)
-
-
-#: Why a field named like a role was passed over, by role
-_UNFIT = {"id": "has missing or repeated values in the sample (more than 1% repeats)",
-          "event time": "its values do not all read as epoch seconds, epoch milliseconds, "
-                        "ISO-8601 text or timestamps",
-          "outcomes label": "it does not have exactly two distinct values"}
+    missing = todo = ""
+    if required and not found and role in _ABSENT and values is not None:
+        none_todo, bad_todo, why = _ABSENT[role]
+        near = [n for n in names if name_rank(n, *spec)]
+        if near:
+            missing = "; ".join(f"{n} is named like one, but {why(values(n))}" for n in near)
+            todo = bad_todo
+        else:
+            article = "an" if role[0] in "aeiou" else "a"
+            missing = f"no field named like {article} {role} ({looked_for(*spec)})"
+            todo = none_todo
+    return choose(role, found, flag, where, required=required, missing=missing, todo=todo)
 
 
 def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]]
@@ -226,6 +230,59 @@ def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]]
     return find
 
 
+def _resolves(value: str | None, names: Sequence[str]) -> bool:
+    """Whether ``--x-field value`` names one of ``names`` (as :func:`_given` reads it)."""
+    return value is not None and (value in names
+                                  or sum(leaf(n) == value for n in names) == 1)
+
+
+def _as_time(v: Any) -> str:
+    """How replay's ``unit: auto`` reads a number that is not an epoch time."""
+    try:
+        x = float(v)
+        return pd.Timestamp(x, unit="ms" if abs(x) > 1e11 else "s", tz="UTC").isoformat()
+    except (TypeError, ValueError, OverflowError, pd.errors.OutOfBoundsDatetime):
+        return "unreadable"
+
+
+#: pandas names a CSV column with a blank header ``Unnamed: N``: the index it wrote.
+_BLANK_HEADER = re.compile(r"Unnamed: \d+")
+
+
+def _row_index(ref: pd.DataFrame, col: str) -> bool:
+    """A blank-headed column of unique integers: the row numbers pandas wrote with the
+    table, not a feature (and never in a live stream)."""
+    s = ref[col]
+    return (bool(_BLANK_HEADER.fullmatch(col)) and pd.api.types.is_integer_dtype(s)
+            and s.notna().all() and s.is_unique)
+
+
+def _label_from_outcomes(ref: pd.DataFrame, cols: Sequence[str], sample: Sample,
+                         outcomes: Sample | None) -> Candidate | None:
+    """The one two-valued reference column the outcomes sample carries and the predictions
+    do not: the label, whatever its name (``SeriousDlqin2yrs``, ``Class``)."""
+    if outcomes is None:
+        return None
+    out_paths, pred_paths = outcomes.paths(), sample.paths()
+
+    def carried(c: str, paths: Sequence[str]) -> bool:
+        try:
+            return _match(c, paths) is not None
+        except ConfigError:  # several fields end so: not this column's
+            return False
+
+    hits = [c for c in cols if ref[c].nunique() == 2 and carried(c, out_paths)
+            and not carried(c, pred_paths)]
+    if len(hits) > 1:
+        raise ConfigError("several reference columns could be the label (two values, in "
+                          "the outcomes sample only): " + ", ".join(hits),
+                          file=outcomes.name, hint="pass --label-field NAME")
+    if not hits:
+        return None
+    return Candidate(hits[0], 2, "two distinct values, in the outcomes sample and not in "
+                     "the predictions")
+
+
 def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sample | None,
               opts: Options) -> Plan:
     """Decide every field; raises :class:`~driftwatch.errors.ConfigError` when a role is
@@ -237,10 +294,15 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     # -- the reference's own roles
     lab = _role("label column", LABEL, cols, two_values(ref_vals), "--label-field",
                 opts.label_field, reference)
-    if lab is None and opts.label_field is None and outcomes is not None:
-        lab = _label_by_place(cols, ref_vals, paths, outcomes.paths(), reference)
+    if lab is None and opts.label_field is None:
+        lab = _label_from_outcomes(ref, cols, sample, outcomes)
+    # --score-field may name the stream's score alone (the reference's is found by name)
+    score_flag = opts.score_field
+    stream_score_only = (score_flag is not None and not _resolves(score_flag, cols)
+                         and _resolves(score_flag, sample.paths()))
     sc = _role("score column", SCORE, [c for c in cols if not lab or c != lab.name],
-               score_check(ref_vals), "--score-field", opts.score_field, reference)
+               score_check(ref_vals), "--score-field",
+               None if stream_score_only else score_flag, reference)
     dec = _role("decision column", DECISION, cols, decision_check(ref_vals),
                 "--decision-field", opts.decision_field, reference)
     plan = Plan(model=opts.model, reference=reference, features=[], ignore=[],
@@ -263,27 +325,35 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     # -- the predictions stream
     vals = sample.values
     idc = _role("id", ID, paths, unique_check(vals), "--id-field", opts.id_field, where,
-                required=True)
+                required=True, values=vals)
     assert idc is not None
     sp = plan.predictions
     sp.id_path = idc.name
     plan.say(f"id: {idc.name}", idc.why)
     others = [p for p in paths if p != idc.name]
     tc = _role("event time", TIME, others, time_check(vals), "--time-field", opts.time_field,
-               where, required=sample.topic is None, by_values=_times_by_value(others, vals))
+               where, required=sample.topic is None, values=vals,
+               by_values=_times_by_value(others, vals))
     if tc is None:
         sp.time_source = "kafka_timestamp"
         plan.say("event time: Kafka record timestamp", "no field reads as event time")
     else:
         sp.time_path, sp.time_unit = tc.name, time_unit(vals(tc.name)) or "auto"
         plan.say(f"event time: {tc.name}", tc.why)
+        if time_unit(vals(tc.name)) is None:
+            first = next((v for v in vals(tc.name) if present(v)), None)
+            plan.say(f"  warning: {tc.name}", f"its values ({_first(vals(tc.name))}) are not "
+                     f"epoch seconds, milliseconds or ISO-8601: replay reads {first!r} as "
+                     f"{_as_time(first)}; convert them to epoch time")
     sp.score = _stream_of(plan.ref_score, paths) if plan.ref_score else None
-    if sp.score is None and plan.ref_score is None:
-        c = _role("score", SCORE, paths, score_check(vals), "--score-field", None, where)
+    if sp.score is None:  # none in the reference, or one named otherwise in the stream
+        c = _role("score", SCORE, paths, score_check(vals), "--score-field",
+                  score_flag if _resolves(score_flag, paths) else None, where)
         sp.score = c.name if c else None
     if sp.score:
         plan.say(f"score: {sp.score}", f"P({'good' if plan.score_is == 'p_good' else 'bad'})"
-                 + (f"; reference column {plan.ref_score}" if plan.ref_score else ""))
+                 + (f"; reference column {plan.ref_score}" if plan.ref_score else
+                    "; the reference has no score column, so its stability is not watched"))
     else:
         plan.say("score: none", "no field in [0, 1] named like a score")
     if plan.ref_decision:
@@ -305,6 +375,10 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         if c in opts.ignore:
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", "from --ignore")
+        elif _row_index(ref, c):
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", "a blank header over unique row numbers: the index "
+                     "pandas wrote with the table")
         elif ((_match(c, paths) or "") in used or name_rank(c, *ID) == 3
               or name_rank(c, *TIME) == 3):
             plan.ignore.append(c)
@@ -333,6 +407,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         raise ConfigError(
             f"reference columns not found in the sample {where}: " + ", ".join(missing),
             file=reference, hint=hint)
+
     if not plan.features:
         raise ConfigError("the reference has no feature columns", file=reference)
     kinds = pd.Series([f.kind for f in plan.features]).value_counts().to_dict()

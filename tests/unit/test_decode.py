@@ -312,3 +312,21 @@ def test_features_come_column_major_with_bad_records_dropped() -> None:
     assert batch.numeric.flags.f_contiguous and batch.categorical.flags.f_contiguous
     assert batch.numeric.tolist() == [[1000.0 + i, 20.0 + i] for i in (0, 1, 3, 4, 5)]
     assert batch.categorical.tolist() == [[0]] * 5
+
+
+def test_csv_text_of_an_integral_number_is_the_reference_level() -> None:
+    # pandas writes an integer column with a missing value as floats ("3.0"), and reads a
+    # reference's "3.0" back as 3.0, whose level is "3": the CSV text must land there too
+    schema = FeatureSchema(categorical=("deps",), levels=(("0", "1", "3", "x.0"),))
+    m = parse_connector(CONNECTOR.replace("UNIT", "auto").replace(", DECLINE", "")
+                        .replace("income: {path: a.income}", "deps: deps")).stream("predictions")
+    dec = Decoder(m, schema)
+    table = pa.table({
+        "id": list("abcdefg"), "ts": ["1704067200"] * 7,
+        "deps": ["3.0", "1", " 0.0 ", "", "2.0", "x.0", "1_0"],
+    })  # fmt: skip
+    batch, bad = dec.decode_table(table, source="f.csv", positions=np.arange(2, 9),
+                                  lenient=True)  # fmt: skip
+    assert not bad
+    unseen = len(schema.levels[0]) + 1
+    assert batch.categorical[:, 0].tolist() == [2, 1, 0, -1, unseen, 3, unseen]

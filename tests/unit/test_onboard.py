@@ -4,9 +4,11 @@ user sees, with a non-zero exit."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pandas as pd
 import pytest
 import yaml
@@ -448,3 +450,114 @@ def test_policy_explain_says_how_the_reference_is_read(work, capsys):
         "#   reference: score column 'p' is P(good), read as P(bad) = 1 - it (here and "
         "live); no label column; decision column 'decision' (approve: 'approve', "
         "'approved', 1, true, 'accept'); ignored: 'cust'; every other column is a feature.")
+
+
+# -- data init has never seen: names and shapes of public credit and fraud datasets -----------
+
+
+def test_a_stream_score_named_otherwise_than_the_reference_column_is_found(work, capsys):
+    _data(work)
+    pd.read_csv("live.csv").rename(columns={"score": "p_bad"}).to_csv("live.csv", index=False)
+    code, out, err = _init(capsys)
+    assert code == 0, err
+    assert "score: p_bad" in out and "score: none" not in out
+    fields = yaml.safe_load(Path("c.yaml").read_text())["source"]["streams"]["predictions"]
+    assert fields["fields"]["score"] == "p_bad"
+    # two stream candidates: --score-field names the stream's, the reference keeps its own
+    live = pd.read_csv("live.csv")
+    live["p_good"] = 1 - live["p_bad"]
+    live.to_csv("live.csv", index=False)
+    code, _, err = _init(capsys, "--force")
+    assert code == 2 and "the score is ambiguous: candidates p_bad" in err
+    code, out, err = _init(capsys, "--force", "--score-field", "p_bad")
+    assert code == 0, err
+    assert yaml.safe_load(Path("p.yaml").read_text())["reference"]["score"] == "score"
+
+
+def test_the_label_is_the_two_valued_reference_column_the_outcomes_carry(work, capsys):
+    _data(work)
+    ref = pd.read_csv("ref.csv").rename(columns={"label": "SeriousDlqin2yrs"})
+    ref.to_csv("ref.csv", index=False)
+    live = pd.read_csv("live.csv")
+    live.assign(SeriousDlqin2yrs=ref["SeriousDlqin2yrs"])[["id", "SeriousDlqin2yrs"]].to_csv(
+        "out.csv", index=False)
+    code, out, err = _init(capsys, "--outcomes", "out.csv")
+    assert code == 0, err
+    assert "label: SeriousDlqin2yrs" in out and "in the outcomes sample" in out
+    assert yaml.safe_load(Path("p.yaml").read_text())["reference"]["label"] == {
+        "column": "SeriousDlqin2yrs", "bad": [1], "good": [0]}
+
+
+def test_a_blank_headed_row_index_is_not_a_feature(work, capsys):
+    _data(work)
+    pd.read_csv("ref.csv").to_csv("ref.csv")  # pandas' default: the index, header blank
+    code, out, err = _init(capsys)
+    assert code == 0, err
+    assert "ignore: Unnamed: 0" in out and "row numbers" in out
+
+
+def test_no_id_or_time_says_what_was_looked_at_and_what_to_do(work, capsys):
+    _data(work)
+    live = pd.read_csv("live.csv")
+    live.drop(columns=["id"]).to_csv("live.csv", index=False)
+    code, _, err = _init(capsys)
+    assert code == 2
+    assert "cannot find the id field: no field named like an id (id, event_id, " in err
+    assert "add a unique id to every record (outcomes join on it), or pass --id-field" in err
+    live["Time"] = np.arange(len(live)) * 2.0  # seconds from the first event, as in ULB's
+    live.drop(columns=["ts"]).to_csv("live.csv", index=False)
+    code, _, err = _init(capsys)
+    assert code == 2
+    assert "cannot find the event time field: Time is named like one, but its values " \
+           "(0.0, 2.0, 4.0, ...) are not epoch seconds, milliseconds or ISO-8601 times" in err
+    assert "convert it to epoch time" in err
+    code, out, err = _init(capsys, "--time-field", "Time")
+    assert code == 0, err
+    assert "  warning: Time" in out and "1970-01-01" in out
+
+
+def test_the_written_policy_holds_a_unit_change_for_a_data_quality_fault(work, capsys):
+    # a feed that starts sending income in thousands is a pipeline fault, not drift: it
+    # must alert as one and block model changes (the written policy gated missing values only)
+    _data(work)
+    live = pd.read_csv("live.csv")
+    live.loc[200:, "income"] = live.loc[200:, "income"] / 1000
+    live.to_csv("live.csv", index=False)
+    code, _, err = _init(capsys, "--pane", "200")
+    assert code == 0, err
+    quality = yaml.safe_load(Path("p.yaml").read_text())["data_quality"]["signals"]
+    assert [s["detector"] for s in quality] == ["missing_rate", "out_of_range",
+                                                "new_category_rate", "bad_record_rate"]
+    assert quality[2]["features"] == ["region"]
+    code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
+                         "live.csv", "--out", "o", "--no-levels-cache"], capsys)
+    assert code == 0, err
+    faults = [orjson.loads(line)["decision"]["data_quality_fault"]
+              for line in Path("o/timeline.jsonl").read_text().splitlines()]
+    assert faults == [False, True]
+
+
+def test_output_piped_into_a_reader_that_stops_is_no_traceback(work, monkeypatch):
+    # `driftwatch init ... | head -5`: head exits, the next print hits a closed pipe
+    _data(work)
+    r, w = os.pipe()
+    os.close(r)
+    out = os.fdopen(w, "w", buffering=1)
+    monkeypatch.setattr("sys.stdout", out)
+    code = main(["init", "--reference", "ref.csv", "--sample", "live.csv", "--model", "m",
+                 "--connector-out", "c.yaml", "--policy-out", "p.yaml"])
+    assert code == 141  # 128 + SIGPIPE, as a shell reports a reader that went away
+    out.close()
+
+
+def test_the_written_policy_watches_the_score_when_reference_and_stream_have_one(work, capsys):
+    _data(work)
+    assert _init(capsys)[0] == 0
+    signals = yaml.safe_load(Path("p.yaml").read_text())["signals"]
+    assert [s["detector"] for s in signals] == ["psi", "score_psi"]
+    pd.read_csv("ref.csv").drop(columns=["score"]).to_csv("ref.csv", index=False)
+    code, out, _ = _init(capsys, "--force")  # no reference score: nothing to compare with
+    assert code == 0
+    assert "the reference has no score column, so its stability is not watched" in out
+    signals = yaml.safe_load(Path("p.yaml").read_text())["signals"]
+    assert [s["detector"] for s in signals] == ["psi"]

@@ -88,7 +88,8 @@ def test_an_id_with_a_few_repeats_is_still_the_id(
     elif repeats <= 5:  # 1% of 500: a retried request or two
         assert code == 0 and f"unique but for {repeats} repeated value(s)" in out, err
     else:  # not an id: said why the field named like one was passed over
-        assert code != 0 and "uid is named like one, but has missing or repeated" in err, err
+        assert code != 0, err
+        assert "uid is named like one, but its values are missing or repeat" in err, err
 
 
 def test_infinities_constants_and_a_risk_score(
