@@ -18,6 +18,8 @@ from driftwatch.cli import main
 from driftwatch.labels.joiner import LabelJoiner
 from driftwatch.onboard.infer import column_kind
 
+from ._cli import run_cli as _cli
+
 T0 = 1_700_000_000
 
 
@@ -34,12 +36,6 @@ def _data(tmp: Path, n: int = 400, **extra: object) -> None:
     live.insert(0, "id", [f"e{i}" for i in range(n)])
     live.insert(1, "ts", T0 + np.arange(n))
     live.to_csv(tmp / "live.csv", index=False)
-
-
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
 
 
 def _init(capsys: pytest.CaptureFixture[str], *more: str) -> tuple[int, str, str]:

@@ -12,17 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from driftwatch.cli import main
 from driftwatch.connectors.file import FileSource
 from driftwatch.errors import SourceError
 from driftwatch.onboard.infer import column_kind
 from driftwatch.testing.credit import credit_connector, credit_schema
 
-
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
+from ._cli import run_cli as _cli
 
 
 def _files(tmp: Path, n: int = 500, repeats: int = 0) -> list[dict[str, object]]:

@@ -19,8 +19,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from driftwatch.cli import main
 from driftwatch.connectors.eventtime import event_times
+
+from ._cli import run_cli as _cli
 
 START = pd.Timestamp("2025-03-01", tz="UTC")
 
@@ -46,12 +47,6 @@ def _tables(tmp: Path, n: int = 3000, tz: str | None = "UTC") -> None:
     out = live[["loan_id", "charged_off"]].copy()
     out["resolved_at"] = live["origination_time"] + pd.Timedelta(days=3)
     out.to_parquet(tmp / "outcomes.parquet")
-
-
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
 
 
 @pytest.mark.parametrize("tz", ["UTC", "Europe/Paris", None])
