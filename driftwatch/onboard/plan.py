@@ -43,6 +43,7 @@ from driftwatch.onboard.roles import (
     two_values,
     unique_check,
 )
+from driftwatch.windows.conventions import norm_value
 
 __all__ = ["Feature", "Options", "Plan", "Sample", "StreamPlan", "make_plan"]
 
@@ -502,10 +503,23 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
         lab = c.name if c else None
     assert lab is not None
     out.label = lab
-    bad = opts.label_bad or [str(v) for v in plan.ref_bad]
-    out.bad, out.good = label_values(vals(lab), where, bad) if bad else label_values(
-        vals(lab), where)
+    seen = {norm_value(v): v for v in vals(lab) if present(v)}
+    known = {norm_value(v) for v in [*plan.ref_bad, *plan.ref_good]}
+    if plan.ref_label and known & seen.keys():
+        # the reference's values: a rare bad value may be absent from the sample's first
+        # records, and a value the reference lacks ('Current': no outcome yet) is not good
+        out.bad, out.good = list(plan.ref_bad), list(plan.ref_good)
+    else:
+        bad = opts.label_bad or [str(v) for v in plan.ref_bad]
+        out.bad, out.good = label_values(vals(lab), where, bad) if bad else label_values(
+            vals(lab), where)
     plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
+    named = {norm_value(v) for v in [*out.bad, *out.good]}
+    if other := [v for k, v in sorted(seen.items()) if k not in named]:
+        plan.say(f"  warning: {lab}", ", ".join(map(repr, other[:5])) + " in the outcomes "
+                 "sample is neither bad nor good: replay counts those records as bad_label; "
+                 "leave records without an outcome yet out of the outcomes stream, or add "
+                 "the value to the connector's label list")
     rest = [p for p in paths if p not in (id_path, lab)]
     tc = _role("outcomes time", TIME, rest, time_check(vals), "--time-field", None, where,
                by_values=_times_by_value(rest, vals))
