@@ -24,6 +24,7 @@ from driftwatch.onboard.infer import (
     leaf,
     looked_for,
     name_rank,
+    not_a_feature,
     time_unit,
 )
 from driftwatch.onboard.roles import (
@@ -384,6 +385,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
               or name_rank(c, *TIME) == 3):
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", "the id or time, not a feature")
+        elif why := not_a_feature(ref[c]):
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", why)
     # -- features: every other column, typed on the reference
     missing = []
     for c in cols:
@@ -395,6 +399,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
             continue
         kind, why = column_kind(ref[c])
         plan.features.append(Feature(c, p, kind, why))
+        if apart := _apart(ref[c], kind, vals(p)):
+            plan.say(f"  warning: {c}", f"{apart}: a time or counter that grows is not a "
+                     f"feature (--ignore {c}); a unit change is a fault to fix upstream")
         if kind == "numeric" and any(isinstance(v, str) for v in vals(p)):
             plan.say(f"  warning: {c}", f"numbers in the reference, text at {p} in the "
                      "sample: replay counts those records as wrong_type")
@@ -422,6 +429,28 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     else:
         plan.say("outcomes: none", "no outcomes sample; label-based metrics stay off")
     return plan
+
+
+def _apart(ref: pd.Series, kind: str, sample: list[Any], least: int = 20) -> str | None:
+    """What says that none of a feature's sample values (at least ``least``) meet the
+    reference: all outside its range, or none among its levels; None otherwise."""
+    got = [v for v in sample if present(v)]
+    if len(got) < least:
+        return None
+    if kind == "numeric":
+        nums = pd.to_numeric(pd.Series(got, dtype=object), errors="coerce").dropna()
+        lo, hi = ref.min(), ref.max()
+        if len(nums) < least or not (pd.notna(lo) and pd.notna(hi)):
+            return None
+        if ((nums < lo) | (nums > hi)).all():
+            return (f"all {len(nums)} values in the sample lie outside the reference's range "
+                    f"[{lo:g}, {hi:g}] (the sample's: [{nums.min():g}, {nums.max():g}])")
+        return None
+    levels = {norm_value(v) for v in ref.dropna().unique()}
+    if levels and not any(norm_value(v) in levels for v in got):
+        return (f"none of its {len(got)} values in the sample is a level the reference has "
+                f"({_first(got)})")
+    return None
 
 
 def _stream_of(col: str, paths: Sequence[str]) -> str | None:

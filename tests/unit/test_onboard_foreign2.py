@@ -78,3 +78,46 @@ def test_a_rare_bad_value_absent_from_the_outcomes_sample_stays_bad(
     label = yaml.safe_load((tmp_path / "c.yaml").read_text())[
         "source"]["streams"]["outcomes"]["fields"]["label"]
     assert label["bad"] == ["Charged Off"] and label["good"] == ["Fully Paid"], label
+
+
+def test_percent_text_dates_and_per_row_ids_are_not_features(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # as categories each gave a false alarm in every window: '13.56%' with thousands of
+    # levels (an unseen one counts at the epsilon), 'Dec-2015' a new level every month,
+    # PaySim's nameDest a new level every row
+    _loans(tmp_path)
+    code, out, err = _init(tmp_path, capsys, "--label-bad", "Charged Off")
+    assert code == 0, err
+    pol = yaml.safe_load((tmp_path / "p.yaml").read_text())
+    assert pol["model"]["features"] == ["loan_amnt"], out
+    assert {"int_rate", "earliest_cr_line", "dest"} <= set(pol["reference"]["ignore"])
+    assert "percent" in out and "str.rstrip('%')" in out, out
+    assert "dates ('" in out and "earliest_cr_line" in out, out
+    assert "dest" in out and "distinct" in out, out
+
+
+def test_a_feature_whose_sample_lies_outside_the_reference_is_warned_about(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # IEEE-CIS: TransactionDT counts seconds from a start date, so a later stream lies
+    # wholly above the training range and is out of range in every window
+    _loans(tmp_path)
+    for name, shift in (("ref.csv", 0), ("live.csv", 10**7)):
+        t = pd.read_csv(tmp_path / name)
+        t["TransactionDT"] = 86400 + shift + np.arange(len(t)) * 600
+        t.to_csv(tmp_path / name, index=False)
+    code, out, err = _init(tmp_path, capsys, "--label-bad", "Charged Off")
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if "warning: TransactionDT" in ln)
+    assert "outside the reference's range" in line and "--ignore TransactionDT" in line
+
+
+def test_an_id_with_id_inside_its_name_is_found(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Home Credit's SK_ID_CURR
+    _loans(tmp_path)
+    for name in ("ref.csv", "live.csv", "out.csv"):
+        t = pd.read_csv(tmp_path / name).rename(columns={"id": "SK_ID_CURR"})
+        t.to_csv(tmp_path / name, index=False)
+    code, out, err = _init(tmp_path, capsys, "--label-bad", "Charged Off")
+    assert code == 0, err
+    assert "id: SK_ID_CURR" in out and "outcomes id: SK_ID_CURR" in out, out
