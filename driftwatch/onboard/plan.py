@@ -445,6 +445,10 @@ def _apart(ref: pd.Series, kind: str, sample: list[Any], least: int = 20) -> str
         if ((nums < lo) | (nums > hi)).all():
             return (f"all {len(nums)} values in the sample lie outside the reference's range "
                     f"[{lo:g}, {hi:g}] (the sample's: [{nums.min():g}, {nums.max():g}])")
+        if len(got) == len(nums) and nums.nunique() > 2 and nums.is_monotonic_increasing:
+            return (f"its values never decrease over the sample's {len(nums)} records "
+                    f"({nums.iloc[0]:g} to {nums.iloc[-1]:g}), as a clock's do, so each "
+                    "window holds a slice of the reference's range")
         return None
     levels = {norm_value(v) for v in ref.dropna().unique()}
     if levels and not any(norm_value(v) in levels for v in got):

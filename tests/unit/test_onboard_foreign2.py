@@ -121,3 +121,18 @@ def test_an_id_with_id_inside_its_name_is_found(
     code, out, err = _init(tmp_path, capsys, "--label-bad", "Charged Off")
     assert code == 0, err
     assert "id: SK_ID_CURR" in out and "outcomes id: SK_ID_CURR" in out, out
+
+
+def test_a_feature_that_counts_up_through_the_sample_is_warned_about(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # PaySim's step (an hour index, 1..743) in the reference and the stream: within the
+    # reference's range, yet each window holds a few hours of it, PSI 8 in every window
+    _loans(tmp_path)
+    for name in ("ref.csv", "live.csv"):
+        t = pd.read_csv(tmp_path / name)
+        t["step"] = np.sort(np.random.default_rng(2).integers(1, 744, len(t)))
+        t.to_csv(tmp_path / name, index=False)
+    code, out, err = _init(tmp_path, capsys, "--label-bad", "Charged Off")
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if "warning: step" in ln)
+    assert "never decrease" in line and "--ignore step" in line, line
