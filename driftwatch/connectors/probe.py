@@ -182,10 +182,15 @@ def _stream_inputs(inputs: Sequence[Any], stream: str) -> list[Any]:
 
 def probe_inputs(
     connector: Connector, reference: FeatureSchema | None, inputs: Sequence[Any],
-    *, n: int = SAMPLE,
+    *, n: int = SAMPLE, missing: Mapping[str, float] | None = None,
 ) -> Probe:
     """Sample each stream's first input files (``FileInput`` s), infer the paths of
-    ``features: infer`` and measure which mapped fields are absent."""
+    ``features: infer`` and measure which mapped fields are absent.
+
+    ``missing``: each feature's missing share in the reference. A feature is absent when
+    its path is missing from more than :data:`ABSENT_WARN` of the records that should hold
+    a value: an exporter that leaves nulls out drops the key as often as the reference
+    misses the value, and that is the missing rate's business, not a wrong path."""
     streams: list[StreamMapping] = []
     absent: dict[tuple[str, str], float] = {}
     sampled: dict[str, int] = {}
@@ -208,6 +213,10 @@ def probe_inputs(
         sampled[s.name] = len(recs)
         for key, path in s.all_paths().items():
             share = absent_share(path, recs)
+            m = (missing or {}).get(key.removeprefix("feature:"), 0.0)
+            if key.startswith("feature:") and m > 0 and (
+                    m >= 1.0 or (share - m) / (1.0 - m) <= ABSENT_WARN):
+                continue
             if share > ABSENT_WARN:
                 absent[(s.name, key)] = share
     return Probe(replace(connector, streams=tuple(streams)), absent, sampled)

@@ -40,6 +40,7 @@ __all__ = [
     "leaf",
     "looked_for",
     "name_rank",
+    "not_a_feature",
     "time_unit",
 ]
 
@@ -88,6 +89,55 @@ def column_kind(s: pd.Series) -> tuple[str, str]:
         return "numeric", "numbers"
     n = vals.astype(str).nunique()
     return "categorical", f"text with {n} levels"
+
+
+#: Text columns with more distinct values than this, most of them once, name rows
+MAX_ID_LEVELS = 100
+_PERCENT = re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*%\s*")
+#: Date text as public tables write it ('2015-12-01', 'Dec-2015', '12/2015', '01/12/2015')
+_DATE_FORMATS = ("ISO8601", "%b-%Y", "%b %Y", "%B %Y", "%m/%Y", "%m/%d/%Y", "%d/%m/%Y",
+                 "%d-%b-%Y", "%d.%m.%Y")
+
+
+def _all_dates(texts: pd.Series) -> bool:
+    for fmt in _DATE_FORMATS:
+        if (pd.to_datetime(texts[:50], errors="coerce", format=fmt).notna().all()
+                and pd.to_datetime(texts, errors="coerce", format=fmt).notna().all()):
+            return True
+    return False
+
+
+def not_a_feature(s: pd.Series) -> str | None:
+    """Why a reference text column makes no feature, or None: numbers written as percent
+    text, dates, or a value per row (an identifier or free text). As categories each moves
+    on by itself: every window brings levels the reference never saw.
+
+    >>> not_a_feature(pd.Series(["13.56%", "7.9%", "21%"]))[:40]
+    "numbers written as percent text ('13.56%"
+    >>> not_a_feature(pd.Series(["Dec-2015", "Jan-2016"]))[:18]
+    "dates ('Dec-2015',"
+    >>> not_a_feature(pd.Series(["RENT", "OWN", "RENT"])) is None
+    True
+    """
+    if not (pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s)):
+        return None
+    vals = s.dropna()
+    if vals.empty or not all(isinstance(v, str) for v in vals.head(1000)):
+        return None
+    levels = pd.Series(vals.astype(str).unique())
+    first = ", ".join(repr(v) for v in levels[:2])
+    if levels.str.fullmatch(_PERCENT).all():
+        return (f"numbers written as percent text ({first}, ...): as text each rate is a "
+                f"category of its own ({len(levels)} levels); to watch it, convert it to "
+                f"numbers in the reference and the stream (pandas: "
+                f"df[col].str.rstrip('%').astype(float))")
+    if _all_dates(levels):
+        return (f"dates ({first}, ...): every new period is a level the reference never saw; "
+                f"to watch it, add its age (e.g. months before the event) as a number")
+    if len(levels) > MAX_ID_LEVELS and len(levels) >= 0.5 * len(vals):
+        return (f"a value per row ({len(levels)} distinct in {len(vals)} rows): an identifier "
+                f"or free text, whose live values the reference never saw")
+    return None
 
 
 def time_unit(values: Sequence[Any]) -> str | None:

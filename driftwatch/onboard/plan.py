@@ -24,6 +24,7 @@ from driftwatch.onboard.infer import (
     leaf,
     looked_for,
     name_rank,
+    not_a_feature,
     time_unit,
 )
 from driftwatch.onboard.roles import (
@@ -43,6 +44,7 @@ from driftwatch.onboard.roles import (
     two_values,
     unique_check,
 )
+from driftwatch.windows.conventions import norm_value
 
 __all__ = ["Feature", "Options", "Plan", "Sample", "StreamPlan", "make_plan"]
 
@@ -383,6 +385,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
               or name_rank(c, *TIME) == 3):
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", "the id or time, not a feature")
+        elif why := not_a_feature(ref[c]):
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", why)
     # -- features: every other column, typed on the reference
     missing = []
     for c in cols:
@@ -394,6 +399,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
             continue
         kind, why = column_kind(ref[c])
         plan.features.append(Feature(c, p, kind, why))
+        if apart := _apart(ref[c], kind, vals(p)):
+            plan.say(f"  warning: {c}", f"{apart}: a time or counter that grows is not a "
+                     f"feature (--ignore {c}); a unit change is a fault to fix upstream")
         if kind == "numeric" and any(isinstance(v, str) for v in vals(p)):
             plan.say(f"  warning: {c}", f"numbers in the reference, text at {p} in the "
                      "sample: replay counts those records as wrong_type")
@@ -421,6 +429,32 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     else:
         plan.say("outcomes: none", "no outcomes sample; label-based metrics stay off")
     return plan
+
+
+def _apart(ref: pd.Series, kind: str, sample: list[Any], least: int = 20) -> str | None:
+    """What says that none of a feature's sample values (at least ``least``) meet the
+    reference: all outside its range, or none among its levels; None otherwise."""
+    got = [v for v in sample if present(v)]
+    if len(got) < least:
+        return None
+    if kind == "numeric":
+        nums = pd.to_numeric(pd.Series(got, dtype=object), errors="coerce").dropna()
+        lo, hi = ref.min(), ref.max()
+        if len(nums) < least or not (pd.notna(lo) and pd.notna(hi)):
+            return None
+        if ((nums < lo) | (nums > hi)).all():
+            return (f"all {len(nums)} values in the sample lie outside the reference's range "
+                    f"[{lo:g}, {hi:g}] (the sample's: [{nums.min():g}, {nums.max():g}])")
+        if len(got) == len(nums) and nums.nunique() > 2 and nums.is_monotonic_increasing:
+            return (f"its values never decrease over the sample's {len(nums)} records "
+                    f"({nums.iloc[0]:g} to {nums.iloc[-1]:g}), as a clock's do, so each "
+                    "window holds a slice of the reference's range")
+        return None
+    levels = {norm_value(v) for v in ref.dropna().unique()}
+    if levels and not any(norm_value(v) in levels for v in got):
+        return (f"none of its {len(got)} values in the sample is a level the reference has "
+                f"({_first(got)})")
+    return None
 
 
 def _stream_of(col: str, paths: Sequence[str]) -> str | None:
@@ -502,10 +536,23 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
         lab = c.name if c else None
     assert lab is not None
     out.label = lab
-    bad = opts.label_bad or [str(v) for v in plan.ref_bad]
-    out.bad, out.good = label_values(vals(lab), where, bad) if bad else label_values(
-        vals(lab), where)
+    seen = {norm_value(v): v for v in vals(lab) if present(v)}
+    known = {norm_value(v) for v in [*plan.ref_bad, *plan.ref_good]}
+    if plan.ref_label and known & seen.keys():
+        # the reference's values: a rare bad value may be absent from the sample's first
+        # records, and a value the reference lacks ('Current': no outcome yet) is not good
+        out.bad, out.good = list(plan.ref_bad), list(plan.ref_good)
+    else:
+        bad = opts.label_bad or [str(v) for v in plan.ref_bad]
+        out.bad, out.good = label_values(vals(lab), where, bad) if bad else label_values(
+            vals(lab), where)
     plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
+    named = {norm_value(v) for v in [*out.bad, *out.good]}
+    if other := [v for k, v in sorted(seen.items()) if k not in named]:
+        plan.say(f"  warning: {lab}", ", ".join(map(repr, other[:5])) + " in the outcomes "
+                 "sample is neither bad nor good: replay counts those records as bad_label; "
+                 "leave records without an outcome yet out of the outcomes stream, or add "
+                 "the value to the connector's label list")
     rest = [p for p in paths if p not in (id_path, lab)]
     tc = _role("outcomes time", TIME, rest, time_check(vals), "--time-field", None, where,
                by_values=_times_by_value(rest, vals))

@@ -20,7 +20,7 @@ __all__ = ["APPROVE", "DECISION", "EXPOSURE", "ID", "LABEL", "SCORE", "TIME", "V
            "two_values", "unique_check"]
 
 ID = (("id", "event_id", "uuid", "request_id", "application_id", "transaction_id"),
-       (r".+_id", r".+id"), ())
+       (r".+_id", r".+id"), (r".+_id_.+",))  # Home Credit's SK_ID_CURR
 TIME = (("ts", "time", "timestamp", "event_time", "datetime", "created_at"),
          (r".+_ts", r".+_at", r".*time.*", r".*date.*"), ())
 SCORE = (("score", "pd", "p_bad", "p_good", "prob", "probability", "proba", "prediction"),

@@ -249,7 +249,8 @@ def replay(
         monitor.calibrators.store = LevelStore(levels_cache)
     bound = bind_inputs(conn, [Path(p) for p in inputs])
     # the first records: where `features: infer` finds each feature, which paths match nothing
-    probe = probe_inputs(conn, monitor.profile.schema, bound)
+    probe = probe_inputs(conn, monitor.profile.schema, bound,
+                         missing=monitor.profile.missing_shares())
     conn = probe.connector
     schema = conn.schema_for(monitor.profile.schema)
     for text in probe.warnings():

@@ -76,7 +76,8 @@ def open_source(
 
     inputs = discover_inputs(connector)
     # as in replay: nested paths for `features: infer`, a word on fields that match nothing
-    probe = probe_inputs(connector, monitor.profile.schema, inputs)
+    probe = probe_inputs(connector, monitor.profile.schema, inputs,
+                         missing=monitor.profile.missing_shares())
     for text in probe.warnings():
         log.warning("model %s: %s", monitor.model, text)
     monitor.absent_fields = probe.absent_features()

@@ -264,6 +264,17 @@ class ReferenceProfile:
             self.__dict__["_segment_refs"] = cached
         return cached  # type: ignore[no-any-return]
 
+    def missing_shares(self) -> dict[str, float]:
+        """Each feature's share of missing values in the reference."""
+        n = max(int(self.sketch.n), 1)
+        out = {f: float(row[-1]) / n
+               for f, row in zip(self.layout.numeric.names, self.sketch.num_coarse(),
+                                 strict=True)}
+        cl = self.layout.categorical
+        out.update((f, float(self.sketch.cat[j][cl.missing_col]) / n)
+                   for j, f in enumerate(cl.names))
+        return out
+
     @classmethod
     def from_file(cls, path: str | Path, **kwargs: Any) -> ReferenceProfile:
         """Load a saved profile (``.json`` / ``.json.gz``) or build one from a dataset."""

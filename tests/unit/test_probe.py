@@ -156,3 +156,28 @@ def test_the_daemon_probes_its_file_source_too(
     assert monitor.absent_fields == {"income": (400, 400, "applicant.incme")}
     assert "'income' (applicant.incme) is absent from 100% of the first 400" in caplog.text
     source.close()
+
+
+def test_a_field_left_out_as_often_as_the_reference_misses_it_is_not_absent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # IEEE-CIS: D7 is missing in 93% of the training rows, and an exporter that drops
+    # nulls leaves the key out as often; that is the feature's missing share, not a
+    # mistyped path, and must not mark the feature absent for the whole run
+    rng = np.random.default_rng(1)
+    _write(tmp_path, "{income: applicant.income, purpose: loan.purpose}")
+    ref = pd.read_csv(tmp_path / "ref.csv")
+    ref.loc[rng.uniform(size=len(ref)) < 0.9, "income"] = np.nan
+    ref.to_csv(tmp_path / "ref.csv", index=False)
+    recs = [orjson.loads(x) for x in (tmp_path / "pred.jsonl").read_bytes().splitlines()]
+    with (tmp_path / "pred.jsonl").open("wb") as fh:
+        for i, r in enumerate(recs):
+            if i % 10:
+                del r["applicant"]["income"]
+            fh.write(orjson.dumps(r) + b"\n")
+    rc = main(["replay", "--connector", str(tmp_path / "conn.yaml"), "--policy",
+               str(tmp_path / "pol.yaml"), "--input", f"predictions={tmp_path / 'pred.jsonl'}",
+               "--out", str(tmp_path / "out"), "--quiet", "--no-report"])
+    assert rc == 0
+    assert "absent" not in capsys.readouterr().err
+    assert not any(s["signal"] == "field_absent" for s in _timeline(tmp_path)[0]["signals"])
