@@ -26,7 +26,7 @@ from driftwatch.report.cohorts import cohort_section
 from driftwatch.report.deployments import retraining_section, shadow_section
 from driftwatch.report.features import features_section
 from driftwatch.report.html import Markup, el, join, page
-from driftwatch.report.inputs import TIER_ORDER, RunData, load_run
+from driftwatch.report.inputs import TIER_ORDER, RunData, load_run, signal_index
 from driftwatch.report.model import confidence_section, performance_section
 from driftwatch.report.quality import quality_section
 from driftwatch.report.reasons import reasons_section
@@ -133,11 +133,12 @@ def build_report(
     if decision is not None:
         run.window(decision)  # unknown window: SourceError naming the range
     size = 0
-    for level, budget in enumerate(BUDGETS):
-        html = _render(run, decision, budget, level, generated_at)
-        size = len(html.encode("utf-8"))
-        if size <= max_bytes:
-            return html
+    with signal_index():  # the run holds its records while the pages are rendered
+        for level, budget in enumerate(BUDGETS):
+            html = _render(run, decision, budget, level, generated_at)
+            size = len(html.encode("utf-8"))
+            if size <= max_bytes:
+                return html
     raise ReportSizeError(
         f"report is {size:,} bytes at its least detail, over the bound of {max_bytes:,}: "
         "split the run (fewer windows) or raise the bound"

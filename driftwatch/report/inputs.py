@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,16 +37,47 @@ __all__ = [
     "load_run",
     "max_value",
     "signal",
+    "signal_index",
     "value",
 ]
 
 TIER_ORDER = ("none", "mild", "moderate", "severe")
 
 
+#: While a report is built (:func:`signal_index`): per window's signal list (by ``id``; the
+#: run holds the lists, so an id is not reused meanwhile), its whole-window signals by
+#: ``(name, feature)``. A wide model's report looks signals up windows x features x
+#: signals times, each a scan of the window's list without it.
+_INDEXES: ContextVar[dict[int, dict[tuple[Any, Any], dict[str, Any]]] | None] = ContextVar(
+    "driftwatch_report_signal_indexes", default=None)
+
+
+@contextmanager
+def signal_index() -> Iterator[None]:
+    """Look signals up by index within this block (the records must stay alive and
+    unchanged in it, as a :class:`RunData` keeps them)."""
+    token = _INDEXES.set({})
+    try:
+        yield
+    finally:
+        _INDEXES.reset(token)
+
+
 def signal(rec: dict[str, Any], name: str, feature: str | None = None) -> dict[str, Any] | None:
     """The record's signal ``name`` (on ``feature``; None: the model-level one), on the
     whole window (segment signals are not the feature's)."""
-    for s in rec.get("signals") or ():
+    sigs = rec.get("signals") or ()
+    indexes = _INDEXES.get()
+    if indexes is not None and sigs:
+        idx = indexes.get(id(sigs))
+        if idx is None:
+            idx = {}
+            for s in sigs:  # the first of a (name, feature) wins, as the scan's does
+                if not s.get("segment"):
+                    idx.setdefault((s.get("signal"), s.get("feature")), s)
+            indexes[id(sigs)] = idx
+        return idx.get((name, feature))
+    for s in sigs:
         if s.get("signal") == name and s.get("feature") == feature and not s.get("segment"):
             return s
     return None
