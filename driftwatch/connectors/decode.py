@@ -421,8 +421,11 @@ class Decoder:
         null = vals.is_null().to_numpy(zero_copy_only=False) & ~bad
         is_bad = _isin(k, lb.bad)
         is_good = _isin(k, lb.good)
+        # a pending value is read as no label (NaN): the joiner leaves the record out and
+        # counts it in ``invalid_outcomes``; the outcome itself may come later
+        pending = _isin(k, lb.pending) if lb.pending else np.zeros(len(k), bool)
         out = np.where(is_bad, 1.0, np.where(is_good, 0.0, np.nan))
-        unreadable = bad | (~null & ~is_bad & ~is_good) | (null & lb.required)
+        unreadable = bad | (~null & ~is_bad & ~is_good & ~pending) | (null & lb.required)
         path = lb.path.text
         prob.flag(unreadable, "bad_label", lambda i: f"label ({path}): expected one of "
                   f"{sorted(lb.bad)} (bad) or {sorted(lb.good)} (good), found "

@@ -103,6 +103,7 @@ class LabelField:
     bad: frozenset[str] = frozenset(value_key(v) for v in DEFAULT_BAD)
     good: frozenset[str] = frozenset(value_key(v) for v in DEFAULT_GOOD)
     required: bool = True  # an outcome without a label is a bad record
+    pending: frozenset[str] = frozenset()  # "no outcome yet": left out, not a bad record
 
 
 @dataclass(frozen=True)

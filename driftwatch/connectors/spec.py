@@ -117,9 +117,12 @@ class LabelSpec(_Short):
     path: str
     bad: list[Any] = [1, True, "bad", "default"]
     good: list[Any] = [0, False, "good"]
+    #: values that say "no outcome yet" (a loan still ``Current``): not a label and not a
+    #: bad record; the join leaves such a record out (counted in ``invalid_outcomes``)
+    pending: list[Any] = []
     required: bool | None = None  # default: true on an outcomes stream
 
-    @field_validator("bad", "good", mode="before")
+    @field_validator("bad", "good", "pending", mode="before")
     @classmethod
     def _values(cls, v: Any) -> Any:
         return _scalars(v)

@@ -172,8 +172,14 @@ def _label(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec, role: str) -> LabelFie
     if both:
         raise _err(doc, (*fat, "label"), "a label value cannot be both bad and good",
                    found=", ".join(both))
+    pending = frozenset(value_key(v) for v in lb.pending)
+    clash = sorted(pending & (bad | good))
+    if clash:
+        raise _err(doc, (*fat, "label", "pending"), "a pending label value cannot also be "
+                   "bad or good", found=", ".join(clash))
     required = lb.required if lb.required is not None else role == "outcomes"
-    return LabelField(_path(doc, (*fat, "label", "path"), lb.path), bad, good, required)
+    return LabelField(_path(doc, (*fat, "label", "path"), lb.path), bad, good, required,
+                      pending)
 
 
 def _metrics(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> tuple[tuple[str, FieldPath], ...]:

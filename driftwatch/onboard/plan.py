@@ -108,6 +108,7 @@ class StreamPlan:
     label: str | None = None
     bad: list[Any] = field(default_factory=list)
     good: list[Any] = field(default_factory=list)
+    pending: list[Any] = field(default_factory=list)  # label values: no outcome yet
 
 
 @dataclass
@@ -549,10 +550,11 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
     plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
     named = {norm_value(v) for v in [*out.bad, *out.good]}
     if other := [v for k, v in sorted(seen.items()) if k not in named]:
-        plan.say(f"  warning: {lab}", ", ".join(map(repr, other[:5])) + " in the outcomes "
-                 "sample is neither bad nor good: replay counts those records as bad_label; "
-                 "leave records without an outcome yet out of the outcomes stream, or add "
-                 "the value to the connector's label list")
+        out.pending = other
+        plan.say(f"  pending: {lab}", ", ".join(map(repr, other[:5])) + " in the outcomes "
+                 "sample is neither bad nor good in the reference: written as `pending` (no "
+                 "outcome yet: left out of the join, counted in invalid_outcomes); move it to "
+                 "bad or good in the connector if it is an outcome")
     rest = [p for p in paths if p not in (id_path, lab)]
     tc = _role("outcomes time", TIME, rest, time_check(vals), "--time-field", None, where,
                by_values=_times_by_value(rest, vals))

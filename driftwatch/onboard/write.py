@@ -72,8 +72,9 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
         if s.exposure:
             out.append(f"        exposure: {q(s.exposure)}")
     if s.label:
+        pending = f", pending: {_list(s.pending)}" if s.pending else ""
         out.append(f"        label: {{path: {q(s.label)}, bad: {_list(s.bad)}, good: "
-                   f"{_list(s.good)}}}")
+                   f"{_list(s.good)}{pending}}}")
     return out
 
 

@@ -174,6 +174,8 @@ def test_kafka_source_passes_connection_and_topics_through() -> None:
         ("event_id: application_id\n        event_time: {path: ts",
          "event_id: a..b\n        event_time: {path: ts", "expected a dotted path"),
         ("bad: [1, true, bad, default]", "bad: [1], good: [1]", "both bad and good"),
+        ("bad: [1, true, bad, default]", "bad: [1], pending: [current, 1]",
+         "a pending label value cannot also be bad or good"),
         ("apiVersion: driftwatch/v1", "apiVersion: driftwatch/v2", "expected one of"),
     ],
 )

@@ -52,7 +52,7 @@ source:
       fields:
         event_id: id
         event_time: {path: ts, unit: s}
-        label: {path: out.bad, bad: [1, true, default], good: [0, false, paid]}
+        label: {path: out.bad, bad: [1, true, default], good: [0, false, paid], pending: [open]}
 """
 STREAMS = parse_connector(CONNECTOR)
 
@@ -91,7 +91,8 @@ record = st.fixed_dictionaries({
                  "proba": leaf(st.lists(numbers, min_size=1, max_size=3))}),
     "decision": leaf(st.sampled_from(["approve", "decline", 1, 0, True, None])),
     "channel": leaf(st.sampled_from(["web", "branch", 3])),
-    "out": parent({"bad": leaf(st.sampled_from([0, 1, True, False, "default", "paid", "?"]))}),
+    "out": parent({"bad": leaf(st.sampled_from([0, 1, True, False, "default", "paid", "open",
+                                                "?"]))}),
     "extra": leaf(values),
 })  # fmt: skip
 

@@ -5,6 +5,7 @@ the reference, null fields left out of JSON)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -12,13 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from driftwatch.cli import main
-
-
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
+from ._cli import run_cli as _cli
 
 
 def _init(tmp: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
@@ -62,7 +57,28 @@ def test_an_outcome_value_the_reference_label_lacks_is_not_counted_good(
     label = yaml.safe_load((tmp_path / "c.yaml").read_text())[
         "source"]["streams"]["outcomes"]["fields"]["label"]
     assert label["bad"] == ["Charged Off"] and label["good"] == ["Fully Paid"], label
-    assert "'Current'" in out and "bad_label" in out, out
+    assert label["pending"] == ["Current"], label  # no outcome yet: left out, not bad
+    assert "'Current'" in out and "written as `pending`" in out, out
+
+
+def test_pending_outcomes_are_left_out_of_the_join_not_dead_lettered(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _loans(tmp_path)
+    code, _, err = _init(tmp_path, capsys, "--label-bad", "Charged Off", "--ignore", "dest",
+                         "--ignore", "earliest_cr_line")
+    assert code == 0, err
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
+                         "live.csv", "out.csv", "--out", "run"], capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    statuses = pd.read_csv(tmp_path / "out.csv")["status"]
+    current = int((statuses == "Current").sum())
+    assert current > 0 and summary["bad_by_reason"].get("bad_label", 0) == 0, summary
+    labels = summary["labels"]
+    assert labels["invalid_outcomes"] == current, labels
+    assert labels["joined"] == len(statuses) - current, labels
 
 
 def test_a_rare_bad_value_absent_from_the_outcomes_sample_stays_bad(
