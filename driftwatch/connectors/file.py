@@ -14,7 +14,8 @@ has nothing to acknowledge. A file not sorted by time keeps its own order (late 
 follow the one before them); resuming such a file restarts its running maximum, so late
 records after the resume point may interleave differently than in an uninterrupted run.
 
-Reading ahead: with ``read_ahead`` (the default), every file is read and decoded on one
+Reading ahead: with ``read_ahead`` (the default where the process may use two cores or
+more), every file is read and decoded on one
 worker thread, which starts on a file's next chunk as soon as its current one is taken.
 pyarrow's JSON parse, CSV and Parquet reads release the GIL, so decoding overlaps with
 whatever the caller does between polls (sketches, detectors, the timeline) on a second
@@ -77,7 +78,7 @@ class FileSource:
         batch_size: int = 10_000,
         dead_letter: DeadLetterWriter | None = None,
         inputs: Sequence[FileInput] | None = None,
-        read_ahead: bool = True,
+        read_ahead: bool | None = None,
     ) -> None:
         self.connector = connector
         self.schema = schema
@@ -96,7 +97,9 @@ class FileSource:
         self._skip: dict[str, int] = {}
         self._readers: list[FileReader] | None = None
         self._merger: EventMerger | None = None
-        self.read_ahead = read_ahead
+        # by default only with a second core to run on: on one, the worker only adds
+        # hand-offs and contention for the GIL to the same work
+        self.read_ahead = _cores() >= 2 if read_ahead is None else read_ahead
         self._worker: ThreadPoolExecutor | None = None
         self._ahead: dict[int, Future[tuple[Chunk, bool]]] = {}
 
@@ -229,6 +232,13 @@ class FileSource:
         if not exhausted:
             self._ahead[i] = self._worker.submit(_read_chunk, readers[i])
         return chunk, exhausted
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _read_chunk(reader: FileReader) -> tuple[Chunk, bool]:
