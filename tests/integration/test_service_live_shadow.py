@@ -28,14 +28,20 @@ def _actions(state: Path) -> list[dict]:
 def test_the_daemon_shadows_on_live_traffic_and_reports_what_ran(
         tmp_path, driftwatch_daemon, service_config_factory):
     # the bundled recording (its moderate episode runs a shadow), a day of event time per
-    # second: the consume loop never waits for the actions' thread, so the recording must
-    # outlast the online updates queued before the shadow, or no live row is left to score
+    # second: the consume loop never waits for the actions' thread, so the shadow must start
+    # while the recording still runs. The mild tier only alerts here: online updates queued
+    # on the same MLflow lane before the shadow made that a race on a loaded machine
     connector = tmp_path / "demo-file.yaml"
     connector.write_text((ROOT / "connectors/demo-file.yaml").read_text().replace(
         "data/demo/", f"{ROOT / 'data/demo'}/"))
+    demo = (ROOT / "policies/credit-risk-demo.yaml").read_text()
+    start = demo.index("  mild:\n    type: online_update")
+    end = demo.index("  moderate:\n", start)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(demo[:start] + "  mild:\n    type: alert\n    channels: [risk-oncall]\n"
+                      + demo[end:])
     cfg = service_config_factory(
-        tmp_path / "svc.yaml", connector,
-        ROOT / "policies/credit-risk-demo.yaml", reference=ROOT / "data/demo/reference.parquet",
+        tmp_path / "svc.yaml", connector, policy, reference=ROOT / "data/demo/reference.parquet",
         execute=True, gpus=10, speed=86400.0)
     state = tmp_path / "state"
     d = driftwatch_daemon(cfg, state)
