@@ -39,6 +39,9 @@ __all__ = ["KINDS", "Lines", "ParsedRows", "RowParser"]
 KINDS = ("number", "proba", "any", "time:auto", "time:s", "time:ms", "time:iso")
 _MAX_SAFE_LEN = 1000  # a line this short cannot nest deeper than orjson's 1024 levels
 _SMALLEST_BLOCK = 64
+# Fewer lines than this go through orjson: pyarrow's reader costs about a millisecond a
+# call whatever the block holds, more than orjson takes for a few dozen lines
+_FEWEST_FOR_BLOCK = 32
 # Blocks up to this size (a Kafka poll's values, a file chunk) are parsed on the calling
 # thread: handing their few 1 MiB pieces to pyarrow's pool cost CPU beyond the parse call
 # worth a third of the decode itself (measured with benchmarks/kafka_throughput.py)
@@ -163,7 +166,7 @@ class RowParser:
         """Parse every row; the parts come back in no particular order."""
         n = len(lines)
         everything = np.arange(n)
-        if not (self.block and self.fast_enabled) or n == 0:
+        if not (self.block and self.fast_enabled) or n < _FEWEST_FOR_BLOCK:
             return [self._slow(lines, everything)]
         out: list[ParsedRows] = []
         if not self._learnt:
