@@ -9,6 +9,8 @@ ISO-8601 unless it is a number; ISO times without a zone are UTC.
 ([1704067200.0, 1704067200.123, 1704067200.0, 1704067200.0], True, [True, True])
 >>> event_times(["1704067200"], "iso")[2].tolist()
 [True]
+>>> event_times(["now", "today"], "auto")[2].tolist()  # never the wall clock
+[True, True]
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ UNITS = ("auto", "s", "ms", "iso")
 MS_THRESHOLD = 1e11
 _EPOCH = pd.Timestamp(0, tz="UTC")
 _PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
+# pandas reads these words as the wall clock whatever the format: a replay must not
+_CLOCK_WORDS = ("now", "today")
 
 
 def from_numbers(v: np.ndarray, unit: str) -> np.ndarray:
@@ -51,7 +55,8 @@ def from_text(s: np.ndarray, unit: str) -> np.ndarray:
     if unit in ("auto", "iso"):
         rest = np.isnan(out)
         if rest.any():
-            dt = pd.to_datetime(ser[rest], format="ISO8601", utc=True, errors="coerce")
+            readable = ser[rest].where(~ser[rest].isin(_CLOCK_WORDS), None)
+            dt = pd.to_datetime(readable, format="ISO8601", utc=True, errors="coerce")
             out[rest] = ((dt - _EPOCH).dt.total_seconds()).to_numpy(np.float64, na_value=np.nan)
     return out
 
