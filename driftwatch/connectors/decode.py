@@ -64,7 +64,7 @@ from driftwatch.connectors.columns import (
     numeric,
     texts,
 )
-from driftwatch.connectors.eventtime import event_times
+from driftwatch.connectors.eventtime import event_times, parse_origin
 from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
 from driftwatch.connectors.mapping import FieldPath, StreamMapping
 from driftwatch.schema import FeatureSchema, level_text
@@ -143,9 +143,14 @@ class Decoder:
         self._lookups = [code_lookup(lv, o) for lv, o in zip(schema.levels, schema.other,
                                                               strict=True)]
         m = self.mapping
+        t = m.event_time
+        # an offset is a count in seconds unless the unit says ms: no epoch rule applies
+        self._unit = "s" if t.origin is not None and t.unit == "auto" else t.unit
+        self._origin = None if t.origin is None else parse_origin(t.origin)
         fields: dict[str, tuple[FieldPath, str]] = {"event_id": (m.event_id, "any")}
-        if m.event_time.path is not None:
-            fields["event_time"] = (m.event_time.path, f"time:{m.event_time.unit}")
+        if t.path is not None:
+            fields["event_time"] = (t.path, "time:format" if t.format is not None
+                                    else f"time:{self._unit}")
         for _, n, p in self._num:
             fields[f"feature:{n}"] = (p, "number")
         for _, n, p in self._cat:
@@ -366,10 +371,15 @@ class Decoder:
                       "timestamp")
             return secs
         raw, path = cols["event_time"], t.path.text  # type: ignore[union-attr]
-        secs, missing, bad = event_times(raw, t.unit)
+        secs, missing, bad = event_times(raw, self._unit, fmt=t.format, origin=self._origin)
         prob.flag(missing, "missing_time", lambda i: f"event_time ({path}) is missing")
-        unit = {"auto": "epoch seconds, epoch ms or ISO-8601", "s": "epoch seconds",
-                "ms": "epoch milliseconds", "iso": "ISO-8601"}[t.unit]
+        if t.format is not None:
+            unit = f"text in the format {t.format!r}"
+        elif t.origin is not None:
+            unit = f"{'seconds' if self._unit == 's' else 'milliseconds'} after {t.origin}"
+        else:
+            unit = {"auto": "epoch seconds, epoch ms or ISO-8601", "s": "epoch seconds",
+                    "ms": "epoch milliseconds", "iso": "ISO-8601"}[t.unit]
         prob.flag(bad, "bad_time", lambda i: f"event_time ({path}): expected {unit}, found "
                   f"{describe(_value_at(raw, i))}")
         return secs

@@ -76,11 +76,15 @@ class FieldPath:
 
 @dataclass(frozen=True)
 class TimeField:
-    """Event time: a path and its unit, or the Kafka record timestamp."""
+    """Event time: a path and its unit, or the Kafka record timestamp. ``format`` (a
+    strptime format) reads text times; ``origin`` (an ISO-8601 instant) makes numbers
+    offsets from it in ``unit`` (see :mod:`driftwatch.connectors.eventtime`)."""
 
     path: FieldPath | None
     unit: str = "auto"  # auto | s | ms | iso
-    source: str = "payload"  # payload | kafka_timestamp
+    source: str = "payload"  # payload | kafka_timestamp | arrival
+    format: str | None = None
+    origin: str | None = None
 
 
 @dataclass(frozen=True)

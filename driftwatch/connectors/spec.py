@@ -17,6 +17,7 @@ c.yaml:2:9: expected one of 'file', 'kafka', found 'fiel'
 
 from __future__ import annotations
 
+import datetime
 import types
 from collections.abc import Sequence
 from typing import Any, Literal, Union, get_args, get_origin
@@ -82,9 +83,20 @@ class PathSpec(_Short):
 
 
 class TimeSpec(_Short):
+    """``event_time: ts`` or ``{path:, unit:, format:, origin:}`` or ``{source:}``; the
+    checks between keys are :mod:`driftwatch.connectors.streams`'s."""
+
     path: str | None = None
     unit: Literal["auto", "s", "ms", "iso"] = "auto"
     source: Literal["payload", "kafka_timestamp", "arrival"] = "payload"
+    format: str | None = None  # a strptime format for text times
+    origin: str | None = None  # an ISO-8601 instant: numbers are offsets from it
+
+    @field_validator("origin", mode="before")
+    @classmethod
+    def _instant(cls, v: Any) -> Any:
+        # YAML reads an unquoted 2013-09-01T00:00:00Z as a datetime, 2013-09-01 as a date
+        return v.isoformat() if isinstance(v, datetime.date) else v
 
 
 class FeatureSpec(_Short):

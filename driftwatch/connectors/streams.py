@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from driftwatch.connectors.eventtime import format_problem, parse_origin
 from driftwatch.connectors.mapping import (
     ROLES,
     DecisionField,
@@ -27,6 +28,7 @@ from driftwatch.connectors.spec import (
     FieldsSpec,
     PathSpec,
     StreamSpec,
+    TimeSpec,
     located_error,
     show,
 )
@@ -75,29 +77,14 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
                        "its topic", key=True)
     fld = s.fields
     fat: _PathT = (*at, "fields")
-    t = fld.event_time
-    if (t.source != "payload") == (t.path is not None):
-        raise _err(doc, (*fat, "event_time"), "event_time needs a path, or "
-                   "source: kafka_timestamp or arrival (not both)")
-    if t.source == "arrival" and role != "outcomes":
-        raise _err(doc, (*fat, "event_time", "source"), "source: arrival is for an outcomes "
-                   "stream", found=f"role {role!r}",
-                   hint="predictions need their event time: a path or kafka_timestamp")
-    if t.source == "kafka_timestamp" and kind == "file" and s.format not in (
-        "auto", "kafka-recording"
-    ):
-        raise _err(doc, (*fat, "event_time", "source"), "kafka_timestamp needs a Kafka source "
-                   "or format: kafka-recording", found=f"format {s.format!r}")
+    event_time = _time(doc, (*fat, "event_time"), fld.event_time, role, kind, s.format)
     if role == "outcomes" and fld.label is None:
         raise _err(doc, fat, "an outcomes stream needs a label", hint="add `label: <path>`")
     return StreamMapping(
         name=name,
         role=role,
         event_id=_path(doc, (*fat, "event_id"), fld.event_id.path),
-        event_time=TimeField(
-            _path(doc, (*fat, "event_time", "path"), t.path) if t.path is not None else None,
-            t.unit, t.source,
-        ),
+        event_time=event_time,
         features=_features(doc, fat, fld),
         score=_opt(doc, fat, "score", fld.score),
         proba=_proba(doc, fat, fld),
@@ -111,6 +98,50 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
         format=s.format,
         topic=topic,
     )
+
+
+def _time(doc: LocatedDoc, at: _PathT, t: TimeSpec, role: str, kind: str, fmt: str
+          ) -> TimeField:
+    """The event time mapping at ``at`` (``fmt``: the stream's file format)."""
+    if (t.source != "payload") == (t.path is not None):
+        raise _err(doc, at, "event_time needs a path, or source: kafka_timestamp or arrival "
+                   "(not both)")
+    if t.source == "arrival" and role != "outcomes":
+        raise _err(doc, (*at, "source"), "source: arrival is for an outcomes stream",
+                   found=f"role {role!r}",
+                   hint="predictions need their event time: a path or kafka_timestamp")
+    if t.source == "kafka_timestamp" and kind == "file" and fmt not in (
+        "auto", "kafka-recording"
+    ):
+        raise _err(doc, (*at, "source"), "kafka_timestamp needs a Kafka source or format: "
+                   "kafka-recording", found=f"format {fmt!r}")
+    for key in ("format", "origin"):
+        if getattr(t, key) is not None and t.source != "payload":
+            raise _err(doc, (*at, key), f"{key} reads the values at a path; source: "
+                       f"{t.source} has no path", key=True)
+    if t.format is not None:
+        if t.origin is not None:
+            raise _err(doc, (*at, "origin"), "origin cannot be combined with format: a format "
+                       "reads text times, an origin makes numbers offsets", key=True,
+                       hint="keep format for text like 'Dec-2015', origin for numbers")
+        if problem := format_problem(t.format):
+            raise _err(doc, (*at, "format"), problem, found=show(t.format),
+                       hint="strptime directives: %Y year, %m month, %b month name, %d day, "
+                       "%H:%M:%S time, %z zone; quote the format in YAML")
+        if t.unit not in ("auto", "iso"):
+            raise _err(doc, (*at, "unit"), "a format reads text: expected unit auto or iso "
+                       "(or none)", found=show(t.unit))
+    if t.origin is not None:
+        try:
+            parse_origin(t.origin)
+        except ValueError:
+            raise _err(doc, (*at, "origin"), "expected an ISO-8601 instant such as "
+                       "'2013-09-01T00:00:00Z' (no zone: UTC)", found=show(t.origin)) from None
+        if t.unit == "iso":
+            raise _err(doc, (*at, "unit"), "an origin makes numbers offsets: expected unit s "
+                       "or ms (auto: s)", found=show(t.unit))
+    path = _path(doc, (*at, "path"), t.path) if t.path is not None else None
+    return TimeField(path, t.unit, t.source, t.format, t.origin)
 
 
 def _opt(doc: LocatedDoc, fat: _PathT, key: str, p: PathSpec | None) -> FieldPath | None:
