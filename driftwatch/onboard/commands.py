@@ -78,6 +78,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     outs = _sample(args.outcomes, args.outcomes_topic, args.bootstrap, args.rows, "outcomes")
     opts = Options(
         model=model, id_field=args.id_field, time_field=args.time_field,
+        time_format=args.time_format,
         score_field=args.score_field, label_field=args.label_field,
         decision_field=args.decision_field, exposure_field=args.exposure_field,
         score_is=args.score_is, label_bad=args.label_bad, approve=args.approve,

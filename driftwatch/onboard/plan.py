@@ -25,6 +25,7 @@ from driftwatch.onboard.infer import (
     looked_for,
     name_rank,
     not_a_feature,
+    text_formats,
     time_unit,
 )
 from driftwatch.onboard.roles import (
@@ -40,10 +41,12 @@ from driftwatch.onboard.roles import (
     exposure_check,
     present,
     score_check,
+    shown,
     time_check,
     two_values,
     unique_check,
 )
+from driftwatch.onboard.times import check_time_format, counts_from_start, time_reading
 from driftwatch.windows.conventions import norm_value
 
 __all__ = ["Feature", "Options", "Plan", "Sample", "StreamPlan", "make_plan"]
@@ -74,6 +77,7 @@ class Options:
     model: str = "my-model"
     id_field: str | None = None
     time_field: str | None = None
+    time_format: str | None = None  # strptime format of a text event time
     score_field: str | None = None
     label_field: str | None = None
     decision_field: str | None = None
@@ -100,6 +104,8 @@ class StreamPlan:
     time_path: str | None  # None: time_source says where time comes from
     time_unit: str = "auto"
     time_source: str = "payload"  # payload | kafka_timestamp | arrival
+    time_format: str | None = None  # strptime format of a text time
+    time_offsets: bool = False  # counts from a start: the connector needs an origin
     score: str | None = None
     decision: str | None = None
     approve: list[Any] = field(default_factory=list)
@@ -169,24 +175,25 @@ def _match(col: str, paths: Sequence[str]) -> str | None:
     return None
 
 
-def _first(values: Sequence[Any], k: int = 3) -> str:
-    """The first ``k`` present values, for a message."""
-    shown = [repr(v) if isinstance(v, str) else str(v) for v in values if present(v)][:k]
-    return ", ".join(shown) + (", ..." if len(shown) == k else "")
+def _time_todo(name: str, vals: list[Any]) -> str:
+    todo = "convert it to epoch time (seconds or milliseconds since 1970) or ISO-8601"
+    if counts_from_start(vals):
+        return (f"{todo}; if it counts from a start, pass --time-field {name} and init "
+                "prints the origin: to add")
+    return f"{todo}, or pass --time-format FORMAT for dates written otherwise"
 
 
 #: What a required role that is absent needs: the fix when no field is named like it, the
-#: fix when one is but its values do not fit, and why they do not.
-_ABSENT = {
+#: fix when the first one named like it has values that do not fit, and why they do not.
+_ABSENT: dict[str, tuple[str, Callable[[str, list[Any]], str], Callable[[list[Any]], str]]] = {
     "id": ("add a unique id to every record (outcomes join on it)",
-           "make it unique per record",
+           lambda name, vals: "make it unique per record",
            lambda vals: "its values are missing or repeat (more than 1% of them) in the "
            "sample"),
     "event time": ("add each record's event time (epoch seconds or milliseconds, or "
-                   "ISO-8601)",
-                   "convert it to epoch time (seconds or milliseconds since 1970) or ISO-8601",
-                   lambda vals: f"its values ({_first(vals)}) are not epoch seconds, "
-                   "milliseconds or ISO-8601 times"),
+                   "ISO-8601)", _time_todo,
+                   lambda vals: f"its values ({shown(vals)}) are not epoch seconds, "
+                   "milliseconds or ISO-8601 times, nor dates in a common format"),
 }
 
 
@@ -210,7 +217,7 @@ def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, fl
         near = [n for n in names if name_rank(n, *spec)]
         if near:
             missing = "; ".join(f"{n} is named like one, but {why(values(n))}" for n in near)
-            todo = bad_todo
+            todo = bad_todo(near[0], values(near[0]))
         else:
             article = "an" if role[0] in "aeiou" else "a"
             missing = f"no field named like {article} {role} ({looked_for(*spec)})"
@@ -218,10 +225,11 @@ def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, fl
     return choose(role, found, flag, where, required=required, missing=missing, todo=todo)
 
 
-def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]]
-                    ) -> Callable[[], list[Candidate]]:
-    """Fields not named like a time whose every value is ISO-8601 text or a timestamp
-    (``txn.at``, ``reported``); numbers are left out, an epoch may be any count."""
+def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
+                    fmt: str | None = None) -> Callable[[], list[Candidate]]:
+    """Fields not named like a time whose every value is ISO-8601 text, a timestamp or text
+    in a common date format (``txn.at``, ``reported``, Lending Club's ``issue_d``); numbers
+    are left out, an epoch may be any count. ``fmt``: the user's ``--time-format``."""
     def find() -> list[Candidate]:
         out = []
         for n in names:
@@ -229,6 +237,10 @@ def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]]
             if unit in ("iso", "auto"):
                 what = "ISO-8601 text" if unit == "iso" else "timestamps"
                 out.append(Candidate(n, 0, f"every value reads as a time ({what})"))
+            elif unit is None and (formats := text_formats(vals(n), *([(fmt,)] if fmt
+                                                                      else []))):
+                out.append(Candidate(n, 0, "every value reads as a time (text in "
+                                     f"{' or '.join(formats)})"))
         return out
     return find
 
@@ -237,15 +249,6 @@ def _resolves(value: str | None, names: Sequence[str]) -> bool:
     """Whether ``--x-field value`` names one of ``names`` (as :func:`_given` reads it)."""
     return value is not None and (value in names
                                   or sum(leaf(n) == value for n in names) == 1)
-
-
-def _as_time(v: Any) -> str:
-    """How replay's ``unit: auto`` reads a number that is not an epoch time."""
-    try:
-        x = float(v)
-        return pd.Timestamp(x, unit="ms" if abs(x) > 1e11 else "s", tz="UTC").isoformat()
-    except (TypeError, ValueError, OverflowError, pd.errors.OutOfBoundsDatetime):
-        return "unreadable"
 
 
 #: pandas names a CSV column with a blank header ``Unnamed: N``: the index it wrote.
@@ -334,20 +337,19 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     sp.id_path = idc.name
     plan.say(f"id: {idc.name}", idc.why)
     others = [p for p in paths if p != idc.name]
-    tc = _role("event time", TIME, others, time_check(vals), "--time-field", opts.time_field,
-               where, required=sample.topic is None, values=vals,
-               by_values=_times_by_value(others, vals))
+    check_time_format(opts.time_format, where)
+    tc = _role("event time", TIME, others, time_check(vals, opts.time_format), "--time-field",
+               opts.time_field, where, required=sample.topic is None, values=vals,
+               by_values=_times_by_value(others, vals, opts.time_format))
     if tc is None:
+        if opts.time_format is not None:
+            raise ConfigError("--time-format needs a time field, and no field reads as event "
+                              "time", file=where, hint="pass --time-field NAME")
         sp.time_source = "kafka_timestamp"
         plan.say("event time: Kafka record timestamp", "no field reads as event time")
     else:
-        sp.time_path, sp.time_unit = tc.name, time_unit(vals(tc.name)) or "auto"
         plan.say(f"event time: {tc.name}", tc.why)
-        if time_unit(vals(tc.name)) is None:
-            first = next((v for v in vals(tc.name) if present(v)), None)
-            plan.say(f"  warning: {tc.name}", f"its values ({_first(vals(tc.name))}) are not "
-                     f"epoch seconds, milliseconds or ISO-8601: replay reads {first!r} as "
-                     f"{_as_time(first)}; convert them to epoch time")
+        _read_time(plan, sp, tc.name, vals(tc.name), where, opts.time_format)
     sp.score = _stream_of(plan.ref_score, paths) if plan.ref_score else None
     if sp.score is None:  # none in the reference, or one named otherwise in the stream
         c = _role("score", SCORE, paths, score_check(vals), "--score-field",
@@ -454,7 +456,7 @@ def _apart(ref: pd.Series, kind: str, sample: list[Any], least: int = 20) -> str
     levels = {norm_value(v) for v in ref.dropna().unique()}
     if levels and not any(norm_value(v) in levels for v in got):
         return (f"none of its {len(got)} values in the sample is a level the reference has "
-                f"({_first(got)})")
+                f"({shown(got)})")
     return None
 
 
@@ -566,6 +568,17 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
         plan.say("outcomes time: arrival", "no field reads as a time: outcomes join by id "
                  "where they arrive")
     else:
-        out.time_path, out.time_unit = tc.name, time_unit(vals(tc.name)) or "auto"
         plan.say(f"outcomes time: {tc.name}", tc.why)
+        _read_time(plan, out, tc.name, vals(tc.name), where)
     return out
+
+
+def _read_time(plan: Plan, sp: StreamPlan, name: str, values: list[Any], where: str,
+               fmt: str | None = None) -> None:
+    """Set how ``sp`` reads its time field ``name`` and say why (see
+    :func:`~driftwatch.onboard.times.time_reading`)."""
+    r = time_reading(name, values, where, fmt)
+    sp.time_path, sp.time_unit, sp.time_format, sp.time_offsets = (
+        name, r.unit, r.format, r.offsets)
+    for what, why in r.lines:
+        plan.say(what, why)

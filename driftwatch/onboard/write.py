@@ -18,6 +18,7 @@ from typing import Any
 
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.plan import Plan, StreamPlan
+from driftwatch.onboard.times import ORIGIN_PLACEHOLDER
 
 __all__ = ["connector_yaml", "policy_yaml", "q", "write_files"]
 
@@ -50,7 +51,11 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
     out.append("      fields:")
     out.append(f"        event_id: {q(s.id_path)}")
     if s.time_source == "payload":
-        out.append(f"        event_time: {{path: {q(s.time_path)}, unit: {s.time_unit}}}")
+        how = (f"format: {json.dumps(s.time_format)}" if s.time_format is not None
+               else f"unit: {s.time_unit}")
+        note = (f'   # counts from a start: add origin: "{ORIGIN_PLACEHOLDER}", the instant '
+                "of 0" if s.time_offsets else "")
+        out.append(f"        event_time: {{path: {q(s.time_path)}, {how}}}{note}")
     elif s.time_source == "arrival":
         out.append("        event_time: {source: arrival}   # none in the data: joined by id "
                    "where it arrives")
