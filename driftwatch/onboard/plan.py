@@ -17,6 +17,7 @@ import pandas as pd
 
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.infer import (
+    TIME_FORMATS,
     Candidate,
     choose,
     column_kind,
@@ -237,8 +238,8 @@ def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
             if unit in ("iso", "auto"):
                 what = "ISO-8601 text" if unit == "iso" else "timestamps"
                 out.append(Candidate(n, 0, f"every value reads as a time ({what})"))
-            elif unit is None and (formats := text_formats(vals(n), *([(fmt,)] if fmt
-                                                                      else []))):
+            elif unit is None and (formats := text_formats(vals(n), (fmt,) if fmt
+                                                                   else TIME_FORMATS)):
                 out.append(Candidate(n, 0, "every value reads as a time (text in "
                                      f"{' or '.join(formats)})"))
         return out

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from driftwatch.onboard.infer import text_formats, time_unit
+from driftwatch.onboard.infer import TIME_FORMATS, text_formats, time_unit
 
 __all__ = ["APPROVE", "DECISION", "EXPOSURE", "ID", "LABEL", "SCORE", "TIME", "VERSION",
            "decision_check", "exposure_check", "present", "score_check", "shown",
@@ -83,7 +83,7 @@ def time_check(values_of: Any, fmt: str | None = None) -> Any:
             return "reads as event time (timestamps)"
         if unit:
             return f"reads as event time ({unit})"
-        formats = text_formats(vals, (fmt,)) if fmt else text_formats(vals)
+        formats = text_formats(vals, (fmt,) if fmt else TIME_FORMATS)
         return f"reads as event time (text in {' or '.join(formats)})" if formats else None
     return check
 
