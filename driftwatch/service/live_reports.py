@@ -74,13 +74,19 @@ def tail_lines(path: Path, end: int, n: int, *, block: int = _BLOCK) -> list[byt
         return [line for line in pieces if line.strip()]
 
     with path.open("rb") as fh:
-        pos, buf = end, b""
-        while pos > 0 and (buf.count(b"\n") <= n or len(whole(buf, pos)) < n):
+        pos, chunks, newlines = end, [], 0
+        while pos > 0:
+            # newlines are counted per block read: a count over all read so far would
+            # scan the tail once per block (quadratic in its length)
+            if newlines > n and len(whole(b"".join(reversed(chunks)), pos)) >= n:
+                break
             step = min(block, pos)
             pos -= step
             fh.seek(pos)
-            buf = fh.read(step) + buf
-    return whole(buf, pos)[-n:]
+            chunk = fh.read(step)
+            chunks.append(chunk)
+            newlines += chunk.count(b"\n")
+    return whole(b"".join(reversed(chunks)), pos)[-n:]
 
 
 def newest_first(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
