@@ -14,7 +14,8 @@ thread, which reads the timeline's tail, the audit trail (what the outbox says r
 the page and writes it atomically (a temporary file, then a rename). A decision report made
 while its action was still open is written again by the next rolling run once the outbox
 says the action moved on (or by a job that does only that: what ``--exit-when-done``
-submits once the actions are through). A report that cannot be written is a log line; the daemon goes on.
+submits once the actions are through). A report that cannot be written is a log line; the
+daemon goes on.
 At most ``keep`` decision reports per model stay on disk (the oldest are removed), and a
 report covers at most ``windows`` windows, so neither the disk nor the time to write one
 grows with the daemon's age.
