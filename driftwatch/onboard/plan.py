@@ -322,9 +322,15 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                  f"{plan.ref_good}")
     else:
         plan.say("label: none", "no two-valued column named like a label in the reference")
+    score_why = None  # why the reference's score reads as P(bad) or P(good)
     if sc:
         plan.ref_score = sc.name
-        plan.score_is = opts.score_is or _score_is(ref, sc.name, plan)
+        if opts.score_is:
+            plan.score_is = opts.score_is
+            score_why = (f"P({'good' if opts.score_is == 'p_good' else 'bad'}), as "
+                         "--score-is says")
+        else:
+            plan.score_is, score_why = _score_is(ref, sc.name, plan)
     if dec:
         plan.ref_decision = dec.name
         plan.ref_approve = _approve(ref[dec.name].tolist(), opts.approve)
@@ -356,12 +362,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         c = _role("score", SCORE, paths, score_check(vals), "--score-field",
                   score_flag if _resolves(score_flag, paths) else None, where)
         sp.score = c.name if c else None
-    if sp.score:
-        plan.say(f"score: {sp.score}", f"P({'good' if plan.score_is == 'p_good' else 'bad'})"
-                 + (f"; reference column {plan.ref_score}" if plan.ref_score else
-                    "; the reference has no score column, so its stability is not watched"))
-    else:
-        plan.say("score: none", "no field in [0, 1] named like a score")
+    plan.say(*_score_line(sp.score, plan.ref_score, plan.score_is, score_why))
     if plan.ref_decision:
         sp.decision = _stream_of(plan.ref_decision, paths)
         sp.approve = plan.ref_approve
@@ -465,12 +466,38 @@ def _stream_of(col: str, paths: Sequence[str]) -> str | None:
     return _match(col, paths)
 
 
-def _score_is(ref: pd.DataFrame, col: str, plan: Plan) -> str:
+def _score_line(stream: str | None, ref: str | None, score_is: str,
+                why: str | None) -> tuple[str, str]:
+    """The one line ``init`` says about the score: the stream's field, with the reference's
+    column when it is named otherwise, and how it reads.
+
+    >>> _score_line("score", "score", "p_bad", "P(bad): mean 0.6 on bad rows (AUC 0.80)")
+    ('score: score', 'P(bad): mean 0.6 on bad rows (AUC 0.80)')
+    >>> _score_line("p_bad", "score", "p_bad", "P(bad): mean 0.6 on bad rows (AUC 0.80)")
+    ('score: p_bad (reference: score)', 'P(bad): mean 0.6 on bad rows (AUC 0.80)')
+    >>> _score_line("pd", None, "p_bad", None)[1]
+    'P(bad); the reference has no score column, so its stability is not watched'
+    >>> _score_line(None, "score", "p_bad", "P(bad), as --score-is says")
+    ('score: none (reference: score)', 'no field in [0, 1] named like a score in the \
+sample; the reference column reads as P(bad), as --score-is says')
+    """
+    if stream is None:
+        return (f"score: none (reference: {ref})" if ref else "score: none",
+                "no field in [0, 1] named like a score"
+                + (f" in the sample; the reference column reads as {why}" if ref else ""))
+    if ref is None:
+        return (f"score: {stream}", f"P({'good' if score_is == 'p_good' else 'bad'}); the "
+                "reference has no score column, so its stability is not watched")
+    return (f"score: {stream}" + ("" if stream == ref else f" (reference: {ref})"),
+            why or f"P({'good' if score_is == 'p_good' else 'bad'})")
+
+
+def _score_is(ref: pd.DataFrame, col: str, plan: Plan) -> tuple[str, str]:
+    """Whether reference column ``col`` is P(good) or P(bad), and why."""
     if plan.ref_label is None:
         good_name = "good" in col.lower()
-        plan.say(f"score: {col}", "P(good): the name says good" if good_name
-                 else "P(bad): no label to check it against (--score-is to change)")
-        return "p_good" if good_name else "p_bad"
+        return (("p_good", "P(good): the name says good") if good_name else
+                ("p_bad", "P(bad): no label to check it against (--score-is to change)"))
     from driftwatch.windows.conventions import norm_value
 
     y = ref[plan.ref_label].map(lambda v: norm_value(v) if present(v) else None)
@@ -482,13 +509,13 @@ def _score_is(ref: pd.DataFrame, col: str, plan: Plan) -> str:
     auc, z = _separation(on_bad.to_numpy(), on_good.to_numpy())
     if abs(z) < _CLEAR_Z:  # the labels cannot tell: the usual convention, said aloud
         good_name = "good" in col.lower()
-        plan.say(f"score: {col}", f"P({'good' if good_name else 'bad'}): {means}, too close "
-                 f"to tell (AUC {auc:.2f}), so {'the name' if good_name else 'the usual'}; "
-                 "--score-is to change")
-        return "p_good" if good_name else "p_bad"
+        return ("p_good" if good_name else "p_bad",
+                f"P({'good' if good_name else 'bad'}): {means}, too close to tell (AUC "
+                f"{auc:.2f}), so {'the name' if good_name else 'the usual'}; --score-is to "
+                "change")
     is_good = auc < 0.5
-    plan.say(f"score: {col}", f"P({'good' if is_good else 'bad'}): {means} (AUC {auc:.2f})")
-    return "p_good" if is_good else "p_bad"
+    return ("p_good" if is_good else "p_bad",
+            f"P({'good' if is_good else 'bad'}): {means} (AUC {auc:.2f})")
 
 
 #: How many standard errors from 0.5 the AUC must be before the labels decide whether a
