@@ -140,6 +140,7 @@ class StreamMapping:
     metrics: tuple[tuple[str, FieldPath], ...] = ()
     paths: tuple[str, ...] = ()
     format: str = "auto"  # auto | jsonl | csv | parquet | kafka-recording
+    delimiter: str | None = None  # a CSV's separator; None: found in each file's header
     topic: str | Mapping[str, Any] | None = None  # passed through for the Kafka source
     options: Mapping[str, Any] = field(default_factory=dict)
 

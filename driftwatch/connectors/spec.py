@@ -32,6 +32,7 @@ __all__ = [
     "API_VERSION",
     "FORMATS",
     "ConnectorSpec",
+    "CsvSpec",
     "DecisionSpec",
     "FeatureSpec",
     "FieldsSpec",
@@ -154,10 +155,18 @@ class FieldsSpec(_Spec):
     metrics: dict[str, PathSpec] = {}
 
 
+class CsvSpec(_Spec):
+    """How a stream's CSV files are written: ``csv: {delimiter: ";"}``; the check that it
+    is one character is :mod:`driftwatch.connectors.streams`'s."""
+
+    delimiter: str | None = None  # None: the one each file's header shows
+
+
 class StreamSpec(_Spec):
     role: Literal["predictions", "outcomes"] | None = None
     paths: list[str] = []
     format: Literal["auto", "jsonl", "csv", "parquet", "kafka-recording"] = "auto"
+    csv: CsvSpec | None = None
     topic: Any = None  # a name or a mapping; the Kafka source owns its settings
     fields: FieldsSpec
 

@@ -78,6 +78,7 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
     fld = s.fields
     fat: _PathT = (*at, "fields")
     event_time = _time(doc, (*fat, "event_time"), fld.event_time, role, kind, s.format)
+    delimiter = _delimiter(doc, at, s, kind)
     if role == "outcomes" and fld.label is None:
         raise _err(doc, fat, "an outcomes stream needs a label", hint="add `label: <path>`")
     return StreamMapping(
@@ -96,8 +97,33 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
         metrics=_metrics(doc, fat, fld),
         paths=tuple(s.paths),
         format=s.format,
+        delimiter=delimiter,
         topic=topic,
     )
+
+
+#: Delimiter words a connector may write instead of the character (a tab is easy to
+#: lose in YAML).
+_DELIMITER_WORDS = {"comma": ",", "semicolon": ";", "tab": "\t", "pipe": "|"}
+
+
+def _delimiter(doc: LocatedDoc, at: _PathT, s: StreamSpec, kind: str) -> str | None:
+    """The stream's ``csv: {delimiter:}``: one character other than a quote or a line end
+    (or comma / semicolon / tab / pipe), for CSV files only."""
+    if s.csv is None:
+        return None
+    if kind != "file" or s.format not in ("auto", "csv"):
+        what = "kind: kafka" if kind != "file" else f"format: {s.format}"
+        raise _err(doc, (*at, "csv"), f"csv options are for CSV files, not {what}", key=True)
+    d = s.csv.delimiter
+    if d is None:
+        return None
+    d = _DELIMITER_WORDS.get(d.lower(), d) if len(d) > 1 else d
+    if len(d) != 1 or d in "\"\r\n":
+        raise _err(doc, (*at, "csv", "delimiter"), "expected one character other than a "
+                   "quote or a line end", found=show(s.csv.delimiter),
+                   hint='e.g. delimiter: ";" (or comma, semicolon, tab, pipe)')
+    return d
 
 
 def _time(doc: LocatedDoc, at: _PathT, t: TimeSpec, role: str, kind: str, fmt: str

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from driftwatch.connectors.config import Connector
-from driftwatch.csvsep import refuse_other_separator
 from driftwatch.errors import ConfigError, PolicyError, SourceError
 from driftwatch.policy.errors import PolicyErrors
 from driftwatch.policy.schema import Policy
@@ -62,9 +61,10 @@ def reference_columns(path: Path) -> list[str]:
             import pyarrow.parquet as pq
 
             return list(pq.read_schema(path).names)
-        names = [str(c) for c in pd.read_csv(path, nrows=0).columns]
-        refuse_other_separator(names, f"reference {path}")
-        return names
+        from driftwatch.windows.profile import reference_separator
+
+        sep = reference_separator(path) or ","
+        return [str(c) for c in pd.read_csv(path, nrows=0, sep=sep).columns]
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference {path}: {exc}") from exc
 

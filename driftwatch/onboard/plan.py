@@ -60,6 +60,7 @@ class Sample:
     name: str  # the file, or "topic T"
     path: str | None = None  # a file path, for the connector's paths
     topic: str | None = None
+    delimiter: str | None = None  # a CSV's separator when not the comma, for the connector
 
     def paths(self) -> list[str]:
         seen: dict[str, None] = {}

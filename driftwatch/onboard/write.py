@@ -48,6 +48,8 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
         out.append(f"      topic: {q(s.sample.topic)}")
     else:
         out.append(f"      paths: [{q(s.sample.path)}]")
+        if s.sample.delimiter not in (None, ","):  # read later as init read it
+            out.append(f"      csv: {{delimiter: {json.dumps(s.sample.delimiter)}}}")
     out.append("      fields:")
     out.append(f"        event_id: {q(s.id_path)}")
     if s.time_source == "payload":
