@@ -1,5 +1,6 @@
 """Read one input file in chunks of decoded rows: JSONL, CSV (gzip or not), Parquet, and the
-Kafka recording format.
+Kafka recording format. A CSV is read with the separator it is given, or the one its
+header shows (:mod:`driftwatch.csvsep`).
 
 A chunk holds, per stream, the decoded :class:`~driftwatch.batch.Batch` and the file line of
 each row; the bad records with their lines; and the last line the chunk covers. Lines are
