@@ -11,6 +11,7 @@ and integral numbers lose their ``.0``, so ``1``, ``1.0`` and ``"1"`` all match 
 >>> m = StreamMapping(name="predictions", event_id=FieldPath.parse("id"),
 ...                   event_time=TimeField(FieldPath.parse("ts")), features=None)
 >>> from driftwatch.schema import FeatureSchema, level_text
+from driftwatch.sentinels import MissingValues
 >>> r = m.resolve(FeatureSchema(numeric=("income",), categorical=("purpose",)))
 >>> [(f.name, f.path.text, f.kind) for f in r.features]
 [('income', 'income', 'numeric'), ('purpose', 'purpose', 'categorical')]
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from driftwatch.schema import FeatureSchema, level_text
+from driftwatch.sentinels import MissingValues
 
 __all__ = [
     "DEFAULT_APPROVE",
@@ -142,6 +144,8 @@ class StreamMapping:
     format: str = "auto"  # auto | jsonl | csv | parquet | kafka-recording
     topic: str | Mapping[str, Any] | None = None  # passed through for the Kafka source
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: values read as missing (``missing_values`` / ``missing_values_by_feature``)
+    missing: MissingValues = field(default_factory=MissingValues)
 
     @property
     def topic_name(self) -> str | None:
