@@ -11,7 +11,6 @@ and integral numbers lose their ``.0``, so ``1``, ``1.0`` and ``"1"`` all match 
 >>> m = StreamMapping(name="predictions", event_id=FieldPath.parse("id"),
 ...                   event_time=TimeField(FieldPath.parse("ts")), features=None)
 >>> from driftwatch.schema import FeatureSchema, level_text
-from driftwatch.sentinels import MissingValues
 >>> r = m.resolve(FeatureSchema(numeric=("income",), categorical=("purpose",)))
 >>> [(f.name, f.path.text, f.kind) for f in r.features]
 [('income', 'income', 'numeric'), ('purpose', 'purpose', 'categorical')]
