@@ -4,7 +4,6 @@ daemon alike) and by ``policy explain --reference``.
 
 >>> import numpy as np, pandas as pd
 >>> from driftwatch.policy.schema import Policy
-from driftwatch.sentinels import MissingValues
 >>> from driftwatch.windows.profile import ReferenceProfile
 >>> p = Policy.model_validate({
 ...     "apiVersion": "driftwatch/v1", "kind": "DriftPolicy", "metadata": {"name": "p"},
