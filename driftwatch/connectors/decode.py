@@ -125,6 +125,18 @@ def _recode_numbers(codes: np.ndarray, vals: pa.Array, lookup: tuple[pa.Array, n
         codes[idx] = encode(again, lookup, n_levels)[where.astype(np.int64)]
 
 
+def _without(vals: pa.Array, missing: frozenset[str], lenient: bool) -> pa.Array:
+    """``vals`` with the texts in ``missing`` made null; ``lenient`` (CSV): a number
+    (``-1.0``) matches by the level a pandas-read reference gives it (``-1``)."""
+    distinct = [v for v in pc.unique(vals).to_pylist() if v is not None]
+    hits = [v for v in distinct
+            if v in missing or (lenient and _number_text(v) in missing)]
+    if not hits:
+        return vals
+    hit = pc.fill_null(pc.is_in(vals, value_set=pa.array(hits, pa.string())), False)
+    return pc.if_else(hit, pa.scalar(None, pa.string()), vals)
+
+
 class Decoder:
     """Decodes one stream's records with its :class:`StreamMapping` into ``schema`` columns.
 
@@ -142,6 +154,10 @@ class Decoder:
         self._cat = [(j, n, feats[n]) for j, n in enumerate(schema.categorical) if n in feats]
         self._lookups = [code_lookup(lv, o) for lv, o in zip(schema.levels, schema.other,
                                                               strict=True)]
+        miss = self.mapping.missing
+        # both parsers meet in _assemble: the sentinels are applied once, there
+        self._missing_num = {n: miss.numbers(n) for _, n, _ in self._num}
+        self._missing_cat = {n: miss.texts(n) for _, n, _ in self._cat}
         m = self.mapping
         t = m.event_time
         # an offset is a count in seconds unless the unit says ms: no epoch rule applies
@@ -297,11 +313,15 @@ class Decoder:
         for j, name, _ in self._num:
             num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient, bools=True)
             prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}", "a number"))
+            if len(self._missing_num[name]):
+                num[np.isin(num[:, j], self._missing_num[name]), j] = np.nan
         cat = np.full((n, self.width[1]), -1, dtype=np.int32, order="F")
         for j, name, _ in self._cat:
             vals, bad = texts(cols[f"feature:{name}"])
             if lenient:  # CSV text: a pandas-written True/False is the boolean level
                 vals = _bool_text(vals)
+            if self._missing_cat[name]:
+                vals = _without(vals, self._missing_cat[name], lenient)
             n_levels = len(self.schema.levels[j])
             cat[:, j] = encode(vals, self._lookups[j], n_levels)
             if lenient:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from driftwatch.schema import FeatureSchema, level_text
+from driftwatch.sentinels import MissingValues
 
 __all__ = [
     "DEFAULT_APPROVE",
@@ -143,6 +144,8 @@ class StreamMapping:
     delimiter: str | None = None  # a CSV's separator; None: found in each file's header
     topic: str | Mapping[str, Any] | None = None  # passed through for the Kafka source
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: values read as missing (``missing_values`` / ``missing_values_by_feature``)
+    missing: MissingValues = field(default_factory=MissingValues)
 
     @property
     def topic_name(self) -> str | None:

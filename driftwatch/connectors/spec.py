@@ -153,6 +153,10 @@ class FieldsSpec(_Spec):
     exposure: PathSpec | None = None
     label: LabelSpec | None = None
     metrics: dict[str, PathSpec] = {}
+    #: values that mean "missing" in every feature, and per feature (replacing that list):
+    #: checked by :mod:`driftwatch.connectors.streams`, element by element
+    missing_values: Any = None
+    missing_values_by_feature: Any = None
 
 
 class CsvSpec(_Spec):

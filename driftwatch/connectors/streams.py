@@ -33,6 +33,7 @@ from driftwatch.connectors.spec import (
     show,
 )
 from driftwatch.errors import ConnectorError
+from driftwatch.sentinels import MissingValues, is_number
 from driftwatch.yamlio import LocatedDoc, nearest
 
 __all__ = ["stream_mapping"]
@@ -99,6 +100,7 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
         format=s.format,
         delimiter=delimiter,
         topic=topic,
+        missing=_missing(doc, fat, fld),
     )
 
 
@@ -196,6 +198,39 @@ def _features(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> tuple[FeatureFie
         )
         out.append(FeatureField(str(fname), path, spec.type))
     return tuple(out)
+
+
+def _sentinel_list(doc: LocatedDoc, at: _PathT, raw: Any) -> tuple[Any, ...]:
+    if not isinstance(raw, list):
+        raise _err(doc, at, "expected a list of numbers or text, like [-9, -8, -7]",
+                   found=show(raw))
+    for i, v in enumerate(raw):
+        if not (is_number(v) or (isinstance(v, str) and v.strip())):
+            raise _err(doc, (*at, i), "expected a finite number or non-blank text "
+                       "(a value that means missing)", found=show(v))
+    return tuple(raw)
+
+
+def _missing(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> MissingValues:
+    """``missing_values`` and ``missing_values_by_feature``; whether each named feature
+    exists, and is numeric where a value is text, is checked against the reference
+    (:meth:`~driftwatch.connectors.config.Connector.schema_for`)."""
+    default, per = fld.missing_values, fld.missing_values_by_feature
+    if default is None and per is None:
+        return MissingValues()
+    if fld.features is None:
+        key = "missing_values" if default is not None else "missing_values_by_feature"
+        raise _err(doc, (*fat, key), f"{key} needs features: this stream maps none",
+                   key=True)
+    values = () if default is None else _sentinel_list(doc, (*fat, "missing_values"), default)
+    by: dict[str, tuple[Any, ...]] = {}
+    if per is not None:
+        at = (*fat, "missing_values_by_feature")
+        if not isinstance(per, dict):
+            raise _err(doc, at, "expected a mapping of feature name to a list of values",
+                       found=show(per))
+        by = {str(k): _sentinel_list(doc, (*at, k), v) for k, v in per.items()}
+    return MissingValues(values, by)
 
 
 def _proba(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> ProbaField | None:

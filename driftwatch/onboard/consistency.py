@@ -157,6 +157,15 @@ def _check_connector(conn: Connector, features: list[str], tc: TableConventions,
                          "no stream maps a segment field", key=True,
                          hint="map it (segment: <path>) under fields, or remove "
                               "reference.segment from the policy")
+    conn.missing_values()  # streams that read different values as missing: an error
+    for s in conn.streams:
+        for name in s.missing.by_feature:
+            if name not in features:
+                raise conn.error(("source", "streams", s.name, "fields",
+                                  "missing_values_by_feature", name),
+                                 f"feature {name!r} is not a feature column of the "
+                                 f"reference {ref_name}", key=True,
+                                 hint=_near(name, features))
     mapped: dict[str, str] = {}
     infer = False
     for s in conn.streams:

@@ -47,6 +47,7 @@ from driftwatch.onboard.roles import (
     two_values,
     unique_check,
 )
+from driftwatch.onboard.sentinels import likely_missing_values
 from driftwatch.onboard.times import check_time_format, counts_from_start, time_reading
 from driftwatch.windows.conventions import norm_value
 
@@ -96,6 +97,8 @@ class Feature:
     path: str  # the stream path
     kind: str  # numeric | categorical
     why: str
+    missing: tuple[int | float, ...] = ()  # likely codes for missing ...
+    missing_why: str = ""  # ... and what gave them away
 
 
 @dataclass
@@ -404,7 +407,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
             missing.append(c)
             continue
         kind, why = column_kind(ref[c])
-        plan.features.append(Feature(c, p, kind, why))
+        codes = likely_missing_values(ref[c])  # a few-valued integer column too
+        plan.features.append(Feature(c, p, kind, why, *((tuple(codes[0]), codes[1])
+                                                         if codes else ())))
         if apart := _apart(ref[c], kind, vals(p)):
             plan.say(f"  warning: {c}", f"{apart}: a time or counter that grows is not a "
                      f"feature (--ignore {c}); a unit change is a fault to fix upstream")
@@ -430,6 +435,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     for f in plan.features:
         plan.say(f"  {f.name}: {f.kind}", f.why + (f" at {f.path}" if f.path != f.name
                                                      else ""))
+        if f.missing:
+            plan.say(f"    missing: {list(f.missing)}", f"{f.missing_why} (connector "
+                     "missing_values_by_feature; remove a value that is a real one)")
     if outcomes is not None:
         plan.outcomes = _outcomes(plan, outcomes, opts)
     else:

@@ -87,14 +87,16 @@ def build_monitor(
     """A monitor for the policy's model, on its reference profile.
 
     A reference table is read with the policy's ``reference:`` conventions; features the
-    ``connector`` types explicitly get that type in the profile.
+    ``connector`` types explicitly get that type in the profile, and the values it reads as
+    missing are missing there too.
     """
     ref = reference or (policy.model.reference if policy else None)
     if ref is None:
         raise ConfigError("no reference: give --reference or a policy whose model names one")
     ref_path = _resolve(str(ref), base_dir or Path.cwd())
     profile = load_reference(ref_path, policy,
-                             kinds=connector.declared_kinds() if connector else None)
+                             kinds=connector.declared_kinds() if connector else None,
+                             missing=connector.missing_values() if connector else None)
     return monitor_for(policy, profile, window=window)
 
 

@@ -266,7 +266,8 @@ class ModelRuntime:
         self._ref_stamp = stamp
         policy = self.watcher.policy
         profile = load_reference(self.reference_path, policy,
-                                 kinds=self.connector.declared_kinds())
+                                 kinds=self.connector.declared_kinds(),
+                                 missing=self.connector.missing_values())
         if profile.fingerprint == self.monitor.profile.fingerprint:
             return None
         return profile

@@ -287,3 +287,58 @@ def test_the_block_parser_takes_formatted_and_offset_times(config: str, plain: A
     batch, bad = dec.decode_block(b"\n".join(_warm(plain) * 3), source="f")
     assert bad == [] and len(batch) == 192 and dec.rows_block_parsed == 128
     assert np.isfinite(batch.event_time).all() and batch.event_time.min() > 1.3e9  # not 1970
+
+
+# -- missing_values: ------------------------------------------------------------------------
+# Each adds lines under the predictions stream's fields; the records carry the listed codes.
+SENTINEL_CONFIGS = [
+    "missing_values: [-9, -8, -7]",
+    'missing_values: [-1, home, "1"]\n        missing_values_by_feature: {age: [30, -9]}',
+    'missing_values_by_feature: {income: [0, 1, 0.5], purpose: [car, 1], flag: ["false"]}',
+    "missing_values: [-9.0, 999999]\n        missing_values_by_feature: {income: []}",
+]
+coded = st.one_of(numbers, st.sampled_from([-9, -8, -7, -9.0, -1, 0, 1, 30, 999999]))
+sentinel_record = st.tuples(record, leaf(coded), leaf(coded), leaf(st.sampled_from(
+    ["car", "home", "1", 1, -1, "-1", True]))).map(lambda t: {
+        **t[0], "a": {"income": t[1], "b": {"age": t[2]}, "flag": True},
+        "loan": {"purpose": t[3], "amount": 1.0, "fee": 1.0}})
+
+
+def _sentinel_streams(config: str) -> Any:
+    return parse_connector(CONNECTOR.replace("        metrics: {fee: loan.fee}\n",
+                                             f"        metrics: {{fee: loan.fee}}\n"
+                                             f"        {config}\n"))
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(config=st.sampled_from(SENTINEL_CONFIGS),
+       inserts=st.lists(st.tuples(st.integers(0, len(PLAIN)), st.one_of(
+           sentinel_record.map(lambda r: dump(r, 0)), line)), min_size=1, max_size=25))
+def test_both_parsers_agree_on_missing_values(config: str,
+                                              inserts: list[tuple[int, bytes]]) -> None:
+    streams = _sentinel_streams(config)
+    assert not streams.stream("predictions").missing.is_empty
+    lines = mixed(inserts)
+    fast = Decoder(streams.stream("predictions"), SCHEMA)
+    slow = Decoder(streams.stream("predictions"), SCHEMA, block_parse=False)
+    for dec in (fast, slow):
+        dec.decode_block(b"\n".join(WARM), source="warm")
+    block = b"\n".join(lines) + b"\n"
+    a, abad = fast.decode_block(block, source="f.jsonl", first_line=65)
+    b, bbad = slow.decode_block(block, source="f.jsonl", first_line=65)
+    assert_same(a, b)
+    assert letters(abad) == letters(bbad)
+    offsets = np.arange(100, 100 + len(lines))
+    a, abad = fast.decode(lines, source="t", positions=offsets, partition=2)
+    b, bbad = slow.decode(lines, source="t", positions=offsets, partition=2)
+    assert_same(a, b)
+    assert letters(abad) == letters(bbad)
+
+
+def test_the_block_parser_takes_lines_with_missing_values() -> None:
+    dec = Decoder(_sentinel_streams(SENTINEL_CONFIGS[0]).stream("predictions"), SCHEMA)
+    coded = [w.replace(b'"income":1.5', b'"income":-9') for w in WARM]
+    batch, bad = dec.decode_block(b"\n".join(coded * 3), source="f")
+    assert bad == [] and len(batch) == 192 and dec.rows_block_parsed == 128
+    assert np.isnan(batch.numeric[:, 0]).sum() == 3
