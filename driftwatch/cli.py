@@ -77,6 +77,9 @@ def _init_parser(sub: Any) -> None:
         i.add_argument(f"--{role}-field", metavar="NAME",
                        help=f"the {role} field (column or dotted path) when ambiguous"
                        + ("; 'none' for no exposure" if role == "exposure" else ""))
+    i.add_argument("--time-format", metavar="FORMAT",
+                   help="strptime format of a text event time (e.g. '%%d/%%m/%%Y'), when "
+                   "init cannot tell it; written as the connector's event_time format")
     i.add_argument("--score-is", choices=("p_bad", "p_good"),
                    help="what the score is the probability of (default: checked on labels)")
     i.add_argument("--label-bad", action="append", default=[], metavar="VALUE",

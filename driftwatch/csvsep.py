@@ -1,49 +1,88 @@
-"""A CSV written with another separator than the comma, said plainly.
+"""Which character separates a CSV file's fields: the comma, or one found in its header.
 
-driftwatch reads comma-separated CSV. A semicolon-separated file (what spreadsheets in
-much of Europe write, often with decimal commas), a tab- or pipe-separated one reads as
-one column whose name is the whole header: every later error (no id field, reference
-columns not found, every record missing its fields) would hide the cause. Each reader
-checks the header it found and refuses such a file with the reason.
+Many real tables are not comma-separated: spreadsheets in much of Europe write semicolons
+(UCI's Bank Marketing ``bank-full.csv`` among them), dumps write tabs or pipes. Read with
+commas such a file is one column whose name is the whole header, and every later error
+would hide the cause. So each reader looks at the header: when it is one column with
+commas and splits on exactly one of ``;``, tab, ``|`` (quotes respected), the file is read
+with that separator and the caller says so in one line. A header that splits on several
+of them is refused with the reason (a connector's ``csv: {delimiter:}`` settles it). The
+rule looks at the file's own first line only, so it is the same on every read.
 
->>> other_separator(["id;ts;income"]), other_separator(["id", "ts"]), other_separator(["a"])
-('semicolon', None, None)
+>>> header_separator('"age";"job";"y"'), header_separator("id,ts"), header_separator("a")
+(';', ',', ',')
+>>> header_separator('"a;b"|c'), separator_name("\\t")
+('|', 'tab')
 >>> try:
-...     refuse_other_separator(["id|ts"], "live.csv")
+...     header_separator("id;ts|x", "live.csv")
 ... except SourceError as exc:
-...     print(str(exc)[:50])
-live.csv looks pipe-separated (its header reads as
+...     print(str(exc)[:60])
+live.csv: its header splits on semicolon and on pipe, not on
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import csv
+import gzip
+import zlib
+from pathlib import Path
 
 from driftwatch.errors import SourceError
 
-__all__ = ["other_separator", "refuse_other_separator"]
+__all__ = ["SEPARATORS", "file_separator", "header_separator", "separator_name",
+           "separator_note"]
 
-_SEPARATORS = ((";", "semicolon"), ("\t", "tab"), ("|", "pipe"))
-
-
-def other_separator(columns: Sequence[object]) -> str | None:
-    """The separator a header read with commas holds instead (None when it looks fine)."""
-    if len(columns) != 1:
-        return None
-    name = str(columns[0])
-    for sep, word in _SEPARATORS:
-        if sep in name:
-            return word
-    return None
+#: Each separator a CSV may use and its name; the comma is the default.
+SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
+_HEAD = 1 << 16
+_FIX = "save it with commas, or as Parquet"
 
 
-def refuse_other_separator(columns: Sequence[object], what: str) -> None:
-    """Raise :class:`~driftwatch.errors.SourceError` naming ``what`` when its header is one
-    column holding another separator."""
-    word = other_separator(columns)
-    if word is not None:
-        head = str(columns[0])
-        head = head if len(head) <= 60 else head[:60] + "..."
-        raise SourceError(f"{what} looks {word}-separated (its header reads as one column, "
-                          f"{head!r}); driftwatch reads comma-separated CSV: save it with "
-                          "commas (and decimal points), or as Parquet")
+def separator_name(sep: str) -> str:
+    """``semicolon`` for ``;``; a separator without a name is shown quoted."""
+    return SEPARATORS.get(sep, repr(sep))
+
+
+def _columns(header: str, sep: str) -> int:
+    return len(next(csv.reader([header], delimiter=sep), []))
+
+
+def header_separator(header: str, what: str = "the file", fix: str = _FIX) -> str:
+    """The separator of a CSV whose first line is ``header``: ``,`` unless the header is
+    one column with commas and splits on exactly one other separator. Raises
+    :class:`~driftwatch.errors.SourceError` naming ``what`` (and ``fix``, what to do) when
+    it splits on several."""
+    header = header.rstrip("\r\n")
+    if _columns(header, ",") != 1:
+        return ","
+    found = [s for s in SEPARATORS if s != "," and _columns(header, s) > 1]
+    if len(found) > 1:
+        names = " and on ".join(separator_name(s) for s in found)
+        head = header if len(header) <= 60 else header[:60] + "..."
+        raise SourceError(f"{what}: its header splits on {names}, not on commas "
+                          f"({head!r}), so its separator cannot be told; {fix}")
+    return found[0] if found else ","
+
+
+def file_separator(path: str | Path, what: str | None = None, fix: str = _FIX) -> str:
+    """:func:`header_separator` of a file's first line (gzip or not)."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as raw:
+            gz = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            f = gzip.GzipFile(fileobj=raw) if gz else raw
+            try:
+                line = f.readline(_HEAD)
+            except (OSError, EOFError, zlib.error):  # magic bytes, but not gzip
+                raw.seek(0)
+                line = raw.readline(_HEAD)
+    except OSError as exc:
+        raise SourceError(f"cannot read {p}: {exc}") from exc
+    text = line.decode("utf-8", "replace").lstrip("\ufeff")
+    return header_separator(text, what or str(p), fix)
+
+
+def separator_note(what: str, sep: str) -> str:
+    """The line that says a file is read with a separator found in its header."""
+    return f"{what} is {separator_name(sep)}-separated (found in its header): read with {sep!r}"

@@ -58,7 +58,7 @@ from driftwatch.state import write_fault
 if TYPE_CHECKING:
     from driftwatch.gpupool import GpuPool
 
-__all__ = ["ACTIONS", "NEEDS_MLFLOW", "ActionExecutor"]
+__all__ = ["ACTIONS", "NEEDS_MLFLOW", "ActionExecutor", "waits_for_data"]
 
 log = logging.getLogger("driftwatch.actions")
 
@@ -419,13 +419,15 @@ class ActionExecutor:
         deadline = monotonic() + timeout_s
         while True:
             self.run_pending()
-            busy = [r for r in self.outbox.unfinished() if not _waits_for_data(r)]
+            busy = [r for r in self.outbox.unfinished() if not waits_for_data(r)]
             if not busy or monotonic() >= deadline:
                 return self.outbox.unfinished()
             sleep(interval_s)
 
 
-def _waits_for_data(rec: ActionRecord) -> bool:
+def waits_for_data(rec: ActionRecord) -> bool:
+    """Whether an unfinished action can end only on new data: a shadow in progress
+    scores live traffic and compares on labels still to come."""
     return rec.action == "shadow" and rec.state is ActionState.RUNNING
 
 

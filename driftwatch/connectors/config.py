@@ -12,6 +12,7 @@ The shape (see ``connectors/README.md`` for every key)::
         predictions:              # role = the name (predictions | outcomes) unless `role:`
           paths: [data/demo/predictions.jsonl.gz]   # globs, relative to the working dir
           format: auto            # auto | jsonl | csv | parquet | kafka-recording
+          # csv: {delimiter: ";"}   # default: the separator each file's header shows
           # topic: credit.predictions               # kafka, and kafka recordings
           fields:
             event_id: application_id                # dotted path
@@ -65,6 +66,7 @@ from driftwatch.connectors.spec import ConnectorSpec, located_error, show
 from driftwatch.connectors.streams import stream_mapping
 from driftwatch.errors import ConfigError, ConnectorError
 from driftwatch.schema import FeatureSchema
+from driftwatch.sentinels import MissingValues, is_number
 from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
 
 __all__ = ["Connector", "load_connector", "load_connectors", "parse_connector"]
@@ -108,6 +110,41 @@ class Connector:
                     out.setdefault(f.name, f.kind)
         return out
 
+    def missing_values(self) -> MissingValues:
+        """The values read as missing, the same in the stream and the reference: those of
+        the streams that map features (two that declare different ones are an error)."""
+        found: tuple[str, MissingValues] | None = None
+        for s in self.streams:
+            if s.features == () or s.missing.is_empty:
+                continue
+            if found is not None and found[1] != s.missing:
+                raise self.error(("source", "streams", s.name, "fields", "missing_values"),
+                                 f"stream {s.name!r} reads other values as missing than "
+                                 f"stream {found[0]!r}; the reference profile is read "
+                                 "one way", key=True,
+                                 hint="declare the same missing_values in both")
+            found = (s.name, s.missing)
+        return MissingValues() if found is None else found[1]
+
+    def _check_missing(self, schema: FeatureSchema) -> None:
+        """Each feature ``missing_values_by_feature`` names exists, and a numeric one lists
+        numbers only (text never reaches a numeric feature: it is a ``wrong_type``)."""
+        for s in self.streams:
+            at = ("source", "streams", s.name, "fields", "missing_values_by_feature")
+            for name, values in s.missing.by_feature.items():
+                if name not in schema.names:
+                    near = nearest(name, schema.names)
+                    raise self.error((*at, name), f"feature {name!r} is not a feature of "
+                                     "this connector", key=True,
+                                     hint=f"did you mean {near!r}?" if near
+                                     else "features: " + ", ".join(schema.names))
+                if name in schema.numeric:
+                    for i, v in enumerate(values):
+                        if not is_number(v):
+                            raise self.error((*at, name, i), f"feature {name!r} is numeric: "
+                                             "expected a number that means missing",
+                                             found=show(v))
+
     def schema_for(self, reference: FeatureSchema | None) -> FeatureSchema:
         """The feature schema decoding uses, checked against the reference profile's.
 
@@ -150,10 +187,12 @@ class Connector:
                 s = next(s for s in self.streams if s.features is None)
                 raise self.error(("source", "streams", s.name, "fields", "features"),
                                  "features: infer needs a reference profile")
-            return FeatureSchema(
+            declared = FeatureSchema(
                 numeric=tuple(n for n, k in wanted.items() if k == "numeric"),
                 categorical=tuple(n for n, k in wanted.items() if k == "categorical"),
             )
+            self._check_missing(declared)
+            return declared
         if not infer:
             unmapped = [n for n in reference.names if n not in wanted]
             if unmapped:
@@ -165,6 +204,7 @@ class Connector:
                     hint="map each under features (or write features: infer), or drop "
                     "those columns from the reference table",
                 )
+        self._check_missing(reference)
         return reference
 
     def resolved(self, schema: FeatureSchema) -> Connector:

@@ -64,7 +64,7 @@ from driftwatch.connectors.columns import (
     numeric,
     texts,
 )
-from driftwatch.connectors.eventtime import event_times
+from driftwatch.connectors.eventtime import event_times, parse_origin
 from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
 from driftwatch.connectors.mapping import FieldPath, StreamMapping
 from driftwatch.schema import FeatureSchema, level_text
@@ -125,6 +125,18 @@ def _recode_numbers(codes: np.ndarray, vals: pa.Array, lookup: tuple[pa.Array, n
         codes[idx] = encode(again, lookup, n_levels)[where.astype(np.int64)]
 
 
+def _without(vals: pa.Array, missing: frozenset[str], lenient: bool) -> pa.Array:
+    """``vals`` with the texts in ``missing`` made null; ``lenient`` (CSV): a number
+    (``-1.0``) matches by the level a pandas-read reference gives it (``-1``)."""
+    distinct = [v for v in pc.unique(vals).to_pylist() if v is not None]
+    hits = [v for v in distinct
+            if v in missing or (lenient and _number_text(v) in missing)]
+    if not hits:
+        return vals
+    hit = pc.fill_null(pc.is_in(vals, value_set=pa.array(hits, pa.string())), False)
+    return pc.if_else(hit, pa.scalar(None, pa.string()), vals)
+
+
 class Decoder:
     """Decodes one stream's records with its :class:`StreamMapping` into ``schema`` columns.
 
@@ -142,10 +154,19 @@ class Decoder:
         self._cat = [(j, n, feats[n]) for j, n in enumerate(schema.categorical) if n in feats]
         self._lookups = [code_lookup(lv, o) for lv, o in zip(schema.levels, schema.other,
                                                               strict=True)]
+        miss = self.mapping.missing
+        # both parsers meet in _assemble: the sentinels are applied once, there
+        self._missing_num = {n: miss.numbers(n) for _, n, _ in self._num}
+        self._missing_cat = {n: miss.texts(n) for _, n, _ in self._cat}
         m = self.mapping
+        t = m.event_time
+        # an offset is a count in seconds unless the unit says ms: no epoch rule applies
+        self._unit = "s" if t.origin is not None and t.unit == "auto" else t.unit
+        self._origin = None if t.origin is None else parse_origin(t.origin)
         fields: dict[str, tuple[FieldPath, str]] = {"event_id": (m.event_id, "any")}
-        if m.event_time.path is not None:
-            fields["event_time"] = (m.event_time.path, f"time:{m.event_time.unit}")
+        if t.path is not None:
+            fields["event_time"] = (t.path, "time:format" if t.format is not None
+                                    else f"time:{self._unit}")
         for _, n, p in self._num:
             fields[f"feature:{n}"] = (p, "number")
         for _, n, p in self._cat:
@@ -292,11 +313,15 @@ class Decoder:
         for j, name, _ in self._num:
             num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient, bools=True)
             prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}", "a number"))
+            if len(self._missing_num[name]):
+                num[np.isin(num[:, j], self._missing_num[name]), j] = np.nan
         cat = np.full((n, self.width[1]), -1, dtype=np.int32, order="F")
         for j, name, _ in self._cat:
             vals, bad = texts(cols[f"feature:{name}"])
             if lenient:  # CSV text: a pandas-written True/False is the boolean level
                 vals = _bool_text(vals)
+            if self._missing_cat[name]:
+                vals = _without(vals, self._missing_cat[name], lenient)
             n_levels = len(self.schema.levels[j])
             cat[:, j] = encode(vals, self._lookups[j], n_levels)
             if lenient:
@@ -366,10 +391,15 @@ class Decoder:
                       "timestamp")
             return secs
         raw, path = cols["event_time"], t.path.text  # type: ignore[union-attr]
-        secs, missing, bad = event_times(raw, t.unit)
+        secs, missing, bad = event_times(raw, self._unit, fmt=t.format, origin=self._origin)
         prob.flag(missing, "missing_time", lambda i: f"event_time ({path}) is missing")
-        unit = {"auto": "epoch seconds, epoch ms or ISO-8601", "s": "epoch seconds",
-                "ms": "epoch milliseconds", "iso": "ISO-8601"}[t.unit]
+        if t.format is not None:
+            unit = f"text in the format {t.format!r}"
+        elif t.origin is not None:
+            unit = f"{'seconds' if self._unit == 's' else 'milliseconds'} after {t.origin}"
+        else:
+            unit = {"auto": "epoch seconds, epoch ms or ISO-8601", "s": "epoch seconds",
+                    "ms": "epoch milliseconds", "iso": "ISO-8601"}[t.unit]
         prob.flag(bad, "bad_time", lambda i: f"event_time ({path}): expected {unit}, found "
                   f"{describe(_value_at(raw, i))}")
         return secs

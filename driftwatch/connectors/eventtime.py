@@ -1,4 +1,5 @@
-"""Event times to epoch seconds: epoch seconds, epoch milliseconds or ISO-8601 text.
+"""Event times to epoch seconds: epoch seconds, epoch milliseconds, ISO-8601 text, text in a
+strptime ``format``, or offsets from an ``origin``.
 
 ``auto`` takes numbers above 1e11 as milliseconds (1e11 s is the year 5138) and text as
 ISO-8601 unless it is a number; ISO times without a zone are UTC.
@@ -9,10 +10,27 @@ ISO-8601 unless it is a number; ISO times without a zone are UTC.
 ([1704067200.0, 1704067200.123, 1704067200.0, 1704067200.0], True, [True, True])
 >>> event_times(["1704067200"], "iso")[2].tolist()
 [True]
+>>> event_times(["now", "today"], "auto")[2].tolist()  # never the wall clock
+[True, True]
+
+A ``fmt`` reads text only (zone-less results are UTC); text it does not match, and any
+number, is a bad time. An ``origin`` (epoch seconds, see :func:`parse_origin`) makes every
+number, or text that is one, an offset from it in ``unit`` (``auto`` means seconds); any
+other value is a bad time. A table's own timestamp or date column keeps its time with
+either.
+
+>>> event_times(["Dec-2015", "Jan-2016", "2015-12", 1449878400], "auto", fmt="%b-%Y")[0].tolist()
+[1448928000.0, 1451606400.0, nan, nan]
+>>> origin = parse_origin("2013-09-01T00:00:00Z")
+>>> event_times([0, 172792, "2.5", "2013-09-01"], "s", origin=origin)[0].tolist()
+[1377993600.0, 1378166392.0, 1377993602.5, nan]
+>>> format_problem("%b-%Y") is None, format_problem("Mon-YYYY")
+(True, "expected a strptime format with a year directive, such as '%b-%Y'")
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -22,12 +40,27 @@ import pyarrow.compute as pc
 
 from driftwatch.connectors.columns import Raw, is_arrow, python_values
 
-__all__ = ["MS_THRESHOLD", "UNITS", "event_times", "from_numbers", "from_text"]
+__all__ = [
+    "MS_THRESHOLD",
+    "UNITS",
+    "event_times",
+    "format_problem",
+    "from_format",
+    "from_numbers",
+    "from_text",
+    "parse_origin",
+]
 
 UNITS = ("auto", "s", "ms", "iso")
 MS_THRESHOLD = 1e11
 _EPOCH = pd.Timestamp(0, tz="UTC")
 _PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
+# pandas reads these words as the wall clock whatever the format: a replay must not
+_CLOCK_WORDS = ("now", "today")
+_DIRECTIVE = re.compile(r"%(.)", re.DOTALL)
+_YEARS = frozenset("YyG")
+# an instant every directive writes distinctly, to check that a format reads its own text
+_PROBE = pd.Timestamp("2023-11-27T13:45:56.123456", tz="UTC")
 
 
 def from_numbers(v: np.ndarray, unit: str) -> np.ndarray:
@@ -41,6 +74,15 @@ def from_numbers(v: np.ndarray, unit: str) -> np.ndarray:
     return np.full(len(v), np.nan)
 
 
+def _seconds(dt: pd.Series) -> np.ndarray:
+    return ((dt - _EPOCH).dt.total_seconds()).to_numpy(np.float64, na_value=np.nan)
+
+
+def _readable(ser: pd.Series) -> pd.Series:
+    """``ser`` without the words pandas would read as the current time."""
+    return ser.where(~ser.isin(_CLOCK_WORDS), None)
+
+
 def from_text(s: np.ndarray, unit: str) -> np.ndarray:
     """Seconds from an object array of text (NaN where it cannot be read in ``unit``)."""
     ser = pd.Series(s, dtype=object)
@@ -51,13 +93,72 @@ def from_text(s: np.ndarray, unit: str) -> np.ndarray:
     if unit in ("auto", "iso"):
         rest = np.isnan(out)
         if rest.any():
-            dt = pd.to_datetime(ser[rest], format="ISO8601", utc=True, errors="coerce")
-            out[rest] = ((dt - _EPOCH).dt.total_seconds()).to_numpy(np.float64, na_value=np.nan)
+            dt = pd.to_datetime(_readable(ser[rest]), format="ISO8601", utc=True,
+                                errors="coerce")
+            out[rest] = _seconds(dt)
     return out
 
 
-def event_times(raw: Raw, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(seconds, missing, bad)`` for a raw column; bad includes non-finite results."""
+def from_format(s: np.ndarray, fmt: str) -> np.ndarray:
+    """Seconds from an object array of text read with the strptime format ``fmt`` (NaN
+    where it does not match); a result without a zone is UTC."""
+    if len(s) == 0:
+        return np.zeros(0)
+    ser = _readable(pd.Series(s, dtype=object))
+    return _seconds(pd.to_datetime(ser, format=fmt, utc=True, errors="coerce"))
+
+
+def format_problem(fmt: str) -> str | None:
+    """What ``fmt`` should have been, for an error that names it as found; None when it
+    reads event times.
+
+    A format needs a year directive (``%Y``, ``%y`` or ``%G``): without one every time
+    falls in 1900. It must be one pandas reads, and read the text it writes itself.
+    """
+    found = [m.group(1) for m in _DIRECTIVE.finditer(fmt)]
+    if not _YEARS & set(found):
+        return "expected a strptime format with a year directive, such as '%b-%Y'"
+    try:
+        text = _PROBE.strftime(fmt)
+        back = pd.to_datetime(pd.Series([text], dtype=object), format=fmt, utc=True)
+    except re.error:  # the pattern pandas builds names each directive once
+        return "expected a strptime format with each directive once"
+    except ValueError as exc:  # a bad directive, a stray %, %G without %V
+        return f"expected a strptime format ({str(exc).splitlines()[0].rstrip('.')})"
+    if back.isna().any():
+        return "expected a strptime format that reads the text it writes"
+    return None
+
+
+def parse_origin(text: str) -> float:
+    """Epoch seconds of an ISO-8601 instant (no zone: UTC); ValueError when it is not one.
+
+    >>> parse_origin("1970-01-02"), parse_origin("2013-09-01T02:00:00+02:00")
+    (86400.0, 1377993600.0)
+    """
+    if text.strip() in _CLOCK_WORDS:
+        raise ValueError(f"{text!r} is not an ISO-8601 instant")
+    try:
+        t = pd.to_datetime(pd.Series([text], dtype=object), format="ISO8601", utc=True)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"{text!r} is not an ISO-8601 instant") from exc
+    secs = float(_seconds(t)[0])
+    if not np.isfinite(secs):
+        raise ValueError(f"{text!r} is not an ISO-8601 instant")
+    return secs
+
+
+def event_times(
+    raw: Raw, unit: str, *, fmt: str | None = None, origin: float | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(seconds, missing, bad)`` for a raw column; bad includes non-finite results.
+
+    ``fmt`` (a strptime format) reads text; ``origin`` (epoch seconds) makes numbers
+    offsets in ``unit``. They are not meant together (the connector refuses it); given
+    both, ``fmt`` wins.
+    """
+    if origin is not None and unit == "auto":
+        unit = "s"  # an offset is a count: no epoch rule tells its unit
     if is_arrow(raw):
         arr = raw.combine_chunks() if isinstance(raw, pa.ChunkedArray) else raw
         t = arr.type
@@ -73,16 +174,31 @@ def event_times(raw: Raw, unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
             return secs, missing, ~missing & ~np.isfinite(secs)
         if pa.types.is_integer(t) or pa.types.is_floating(t):
             v = arr.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
-            secs = from_numbers(v, unit)
+            secs = _numbers(v, unit, fmt, origin)
             return secs, missing, ~missing & ~np.isfinite(secs)
         if pa.types.is_string(t) or pa.types.is_large_string(t):
-            secs = from_text(arr.to_numpy(zero_copy_only=False), unit)
+            secs = _text(arr.to_numpy(zero_copy_only=False), unit, fmt, origin)
             return secs, missing, ~missing & ~np.isfinite(secs)
         raw = python_values(arr)
-    return _from_python(raw, unit)  # type: ignore[arg-type]
+    return _from_python(raw, unit, fmt, origin)  # type: ignore[arg-type]
 
 
-def _from_python(vals: list[Any], unit: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _numbers(v: np.ndarray, unit: str, fmt: str | None, origin: float | None) -> np.ndarray:
+    if fmt is not None:
+        return np.full(len(v), np.nan)
+    secs = from_numbers(v, unit)
+    return secs if origin is None else secs + origin
+
+
+def _text(s: np.ndarray, unit: str, fmt: str | None, origin: float | None) -> np.ndarray:
+    if fmt is not None:
+        return from_format(s, fmt)
+    secs = from_text(s, unit)
+    return secs if origin is None else secs + origin
+
+
+def _from_python(vals: list[Any], unit: str, fmt: str | None, origin: float | None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = len(vals)
     secs = np.full(n, np.nan)
     missing = np.fromiter((v is None for v in vals), bool, n)
@@ -90,8 +206,9 @@ def _from_python(vals: list[Any], unit: str) -> tuple[np.ndarray, np.ndarray, np
     is_text = np.fromiter((type(v) is str for v in vals), bool, n)
     if is_num.any():
         idx = np.flatnonzero(is_num)
-        secs[idx] = from_numbers(np.array([vals[i] for i in idx], dtype=np.float64), unit)
+        secs[idx] = _numbers(np.array([vals[i] for i in idx], dtype=np.float64), unit, fmt,
+                             origin)
     if is_text.any():
         idx = np.flatnonzero(is_text)
-        secs[idx] = from_text(np.array([vals[i] for i in idx], dtype=object), unit)
+        secs[idx] = _text(np.array([vals[i] for i in idx], dtype=object), unit, fmt, origin)
     return secs, missing, ~missing & ~np.isfinite(secs)

@@ -44,10 +44,11 @@ from driftwatch.connectors.decode import Decoder
 from driftwatch.connectors.mapping import StreamMapping
 from driftwatch.connectors.merge import EventMerger
 from driftwatch.connectors.readers import Chunk, FileReader, detect_format
+from driftwatch.csvsep import file_separator, separator_note
 from driftwatch.errors import ConnectorError, SourceError
 from driftwatch.schema import FeatureSchema
 
-__all__ = ["FileInput", "FileSource", "bind_inputs", "discover_inputs"]
+__all__ = ["FileInput", "FileSource", "bind_inputs", "discover_inputs", "separator_notes"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class FileInput:
     key: str  # its name in positions and dead letters
     streams: tuple[str, ...]
     format: str  # resolved: jsonl | csv | parquet | kafka-recording
+    delimiter: str | None = None  # a CSV's separator; None: found in its header on opening
+    sniffed: bool = False  # the delimiter was found in the header, not configured
 
 
 class FileSource:
@@ -203,7 +206,8 @@ class FileSource:
                     decs = [(self._stream_index[s], self._decoders[s]) for s in inp.streams]
                     readers.append(FileReader(inp.path, inp.key, inp.format, decs,
                                               batch_size=self.batch_size,
-                                              skip_lines=self._skip.get(inp.key, 0)))
+                                              skip_lines=self._skip.get(inp.key, 0),
+                                              delimiter=inp.delimiter))
             except SourceError:
                 for r in readers:
                     r.close()
@@ -301,7 +305,21 @@ def _make_input(connector: Connector, path: Path, key: str, streams: tuple[str, 
     if len(streams) > 1 and fmt != "kafka-recording":
         raise SourceError(f"{key} matches the paths of several streams ({', '.join(streams)}); "
                           "only a Kafka recording may feed several streams")
-    return FileInput(path, key, streams, fmt)
+    if fmt != "csv" or not path.exists():  # a missing file fails where it is opened
+        return FileInput(path, key, streams, fmt)
+    (name,) = streams
+    configured = connector.stream(name).delimiter
+    if configured is not None:
+        return FileInput(path, key, streams, fmt, configured)
+    # each file by its own header: a folder may hold exports of both kinds
+    sep = file_separator(path, key, fix=f"set it on stream {name!r}: csv: {{delimiter: \";\"}}")
+    return FileInput(path, key, streams, fmt, sep, sniffed=True)
+
+
+def separator_notes(inputs: Sequence[FileInput]) -> list[str]:
+    """One line per CSV read with another separator than the comma found in its header."""
+    return [separator_note(i.key, i.delimiter or ",") for i in inputs
+            if i.sniffed and i.delimiter not in (None, ",")]
 
 
 def bind_inputs(connector: Connector, inputs: Sequence[str | Path]) -> list[FileInput]:

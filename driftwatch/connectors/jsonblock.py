@@ -35,8 +35,9 @@ from driftwatch.connectors.mapping import FieldPath
 
 __all__ = ["KINDS", "Lines", "ParsedRows", "RowParser"]
 
-# what a path holds: "number" and "proba" have fixed types, "time:<unit>" and "any" are learnt
-KINDS = ("number", "proba", "any", "time:auto", "time:s", "time:ms", "time:iso")
+# what a path holds: "number", "proba", "time:s", "time:ms" and the text times ("time:iso",
+# "time:format": a strptime format) have fixed types; "time:auto" and "any" are learnt
+KINDS = ("number", "proba", "any", "time:auto", "time:s", "time:ms", "time:iso", "time:format")
 _MAX_SAFE_LEN = 1000  # a line this short cannot nest deeper than orjson's 1024 levels
 _SMALLEST_BLOCK = 64
 # Fewer lines than this go through orjson: pyarrow's reader costs about a millisecond a
@@ -152,7 +153,7 @@ class RowParser:
                 self.types[key] = pa.float64()
             elif kind == "proba":
                 self.types[key] = pa.list_(pa.float64())
-            elif kind == "time:iso":
+            elif kind in ("time:iso", "time:format"):
                 self.types[key] = pa.string()
             else:
                 self.types[key] = pa.null()  # learnt from the first lines

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from driftwatch.schema import FeatureSchema, level_text
+from driftwatch.sentinels import MissingValues
 
 __all__ = [
     "DEFAULT_APPROVE",
@@ -76,11 +77,15 @@ class FieldPath:
 
 @dataclass(frozen=True)
 class TimeField:
-    """Event time: a path and its unit, or the Kafka record timestamp."""
+    """Event time: a path and its unit, or the Kafka record timestamp. ``format`` (a
+    strptime format) reads text times; ``origin`` (an ISO-8601 instant) makes numbers
+    offsets from it in ``unit`` (see :mod:`driftwatch.connectors.eventtime`)."""
 
     path: FieldPath | None
     unit: str = "auto"  # auto | s | ms | iso
-    source: str = "payload"  # payload | kafka_timestamp
+    source: str = "payload"  # payload | kafka_timestamp | arrival
+    format: str | None = None
+    origin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,8 +141,11 @@ class StreamMapping:
     metrics: tuple[tuple[str, FieldPath], ...] = ()
     paths: tuple[str, ...] = ()
     format: str = "auto"  # auto | jsonl | csv | parquet | kafka-recording
+    delimiter: str | None = None  # a CSV's separator; None: found in each file's header
     topic: str | Mapping[str, Any] | None = None  # passed through for the Kafka source
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: values read as missing (``missing_values`` / ``missing_values_by_feature``)
+    missing: MissingValues = field(default_factory=MissingValues)
 
     @property
     def topic_name(self) -> str | None:

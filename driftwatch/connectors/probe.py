@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from driftwatch.connectors.config import Connector
 from driftwatch.connectors.mapping import FeatureField, FieldPath, StreamMapping
+from driftwatch.csvsep import file_separator
 from driftwatch.errors import ConnectorError
 from driftwatch.schema import FeatureSchema
 
@@ -110,9 +111,11 @@ def infer_paths(
     return out
 
 
-def sample_records(path: Path, fmt: str, n: int = SAMPLE) -> list[dict[str, Any]]:
+def sample_records(path: Path, fmt: str, n: int = SAMPLE,
+                   delimiter: str | None = None) -> list[dict[str, Any]]:
     """The first ``n`` readable records of a JSONL, CSV or Parquet file, as dicts (Kafka
-    recordings and unreadable lines are skipped: the replay reports those)."""
+    recordings and unreadable lines are skipped: the replay reports those). A CSV is read
+    with ``delimiter``, by default the one its header shows."""
     if fmt == "parquet":
         pf = pq.ParquetFile(path)
         batch = next(pf.iter_batches(batch_size=n), None)
@@ -123,7 +126,9 @@ def sample_records(path: Path, fmt: str, n: int = SAMPLE) -> list[dict[str, Any]
         raw.seek(0)
         f: Any = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
         if fmt == "csv":
-            reader = pcsv.open_csv(f, read_options=pcsv.ReadOptions(block_size=1 << 20))
+            sep = delimiter or file_separator(path)
+            reader = pcsv.open_csv(f, read_options=pcsv.ReadOptions(block_size=1 << 20),
+                                   parse_options=pcsv.ParseOptions(delimiter=sep))
             batch = next(iter(reader), None)
             return [] if batch is None else batch.slice(0, n).to_pylist()
         if fmt != "jsonl":
@@ -197,7 +202,8 @@ def probe_inputs(
     for s in connector.streams:
         recs: list[dict[str, Any]] = []
         for inp in _stream_inputs(inputs, s.name):
-            recs += sample_records(inp.path, inp.format, n - len(recs))
+            recs += sample_records(inp.path, inp.format, n - len(recs),
+                                   getattr(inp, "delimiter", None))
             if len(recs) >= n:
                 break
         if s.features is None and reference is not None:

@@ -1,5 +1,6 @@
 """Read one input file in chunks of decoded rows: JSONL, CSV (gzip or not), Parquet, and the
-Kafka recording format.
+Kafka recording format. A CSV is read with the separator it is given, or the one its
+header shows (:mod:`driftwatch.csvsep`).
 
 A chunk holds, per stream, the decoded :class:`~driftwatch.batch.Batch` and the file line of
 each row; the bad records with their lines; and the last line the chunk covers. Lines are
@@ -29,7 +30,7 @@ import pyarrow.parquet as pq
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
-from driftwatch.csvsep import refuse_other_separator
+from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 
 __all__ = ["MAX_BLOCK_BYTES", "Chunk", "FileReader", "detect_format"]
@@ -113,8 +114,11 @@ class FileReader:
         *,
         batch_size: int,
         skip_lines: int = 0,
+        delimiter: str | None = None,
     ) -> None:
         self.path, self.key, self.format = path, key, fmt
+        #: a CSV's separator; None: the one its header shows (:mod:`driftwatch.csvsep`)
+        self.delimiter = delimiter
         self.decoders = list(decoders)
         self.batch_size = max(1, batch_size)
         self.line = 0  # last line read
@@ -186,10 +190,8 @@ class FileReader:
             self._drop, self.line = skip - rows, skip
             return
         if self.format == "csv":
-            f, raw = _open_bytes(self.path)
-            with raw, f:
-                head = f.readline(1 << 16).decode("utf-8", "replace").rstrip("\r\n")
-            refuse_other_separator(head.split(","), str(self.key))
+            if self.delimiter is None:
+                self.delimiter = file_separator(self.path, str(self.key))
             self._csv_bad: list[tuple[int, str, str]] = []
             cols = sorted({p.text for _, d in self.decoders for p, _ in d.fields.values()})
             self._csv_cols = cols
@@ -197,7 +199,8 @@ class FileReader:
                 pa.input_stream(str(self.path), compression="detect"),
                 read_options=pacsv.ReadOptions(block_size=_READ, use_threads=False,
                                                skip_rows_after_names=max(skip - 1, 0)),
-                parse_options=pacsv.ParseOptions(invalid_row_handler=self._invalid_row),
+                parse_options=pacsv.ParseOptions(delimiter=self.delimiter,
+                                                 invalid_row_handler=self._invalid_row),
                 convert_options=pacsv.ConvertOptions(
                     column_types=dict.fromkeys(cols, pa.string()), include_columns=cols,
                     include_missing_columns=True, strings_can_be_null=True),

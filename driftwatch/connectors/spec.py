@@ -17,6 +17,7 @@ c.yaml:2:9: expected one of 'file', 'kafka', found 'fiel'
 
 from __future__ import annotations
 
+import datetime
 import types
 from collections.abc import Sequence
 from typing import Any, Literal, Union, get_args, get_origin
@@ -31,6 +32,7 @@ __all__ = [
     "API_VERSION",
     "FORMATS",
     "ConnectorSpec",
+    "CsvSpec",
     "DecisionSpec",
     "FeatureSpec",
     "FieldsSpec",
@@ -82,9 +84,20 @@ class PathSpec(_Short):
 
 
 class TimeSpec(_Short):
+    """``event_time: ts`` or ``{path:, unit:, format:, origin:}`` or ``{source:}``; the
+    checks between keys are :mod:`driftwatch.connectors.streams`'s."""
+
     path: str | None = None
     unit: Literal["auto", "s", "ms", "iso"] = "auto"
     source: Literal["payload", "kafka_timestamp", "arrival"] = "payload"
+    format: str | None = None  # a strptime format for text times
+    origin: str | None = None  # an ISO-8601 instant: numbers are offsets from it
+
+    @field_validator("origin", mode="before")
+    @classmethod
+    def _instant(cls, v: Any) -> Any:
+        # YAML reads an unquoted 2013-09-01T00:00:00Z as a datetime, 2013-09-01 as a date
+        return v.isoformat() if isinstance(v, datetime.date) else v
 
 
 class FeatureSpec(_Short):
@@ -140,12 +153,24 @@ class FieldsSpec(_Spec):
     exposure: PathSpec | None = None
     label: LabelSpec | None = None
     metrics: dict[str, PathSpec] = {}
+    #: values that mean "missing" in every feature, and per feature (replacing that list):
+    #: checked by :mod:`driftwatch.connectors.streams`, element by element
+    missing_values: Any = None
+    missing_values_by_feature: Any = None
+
+
+class CsvSpec(_Spec):
+    """How a stream's CSV files are written: ``csv: {delimiter: ";"}``; the check that it
+    is one character is :mod:`driftwatch.connectors.streams`'s."""
+
+    delimiter: str | None = None  # None: the one each file's header shows
 
 
 class StreamSpec(_Spec):
     role: Literal["predictions", "outcomes"] | None = None
     paths: list[str] = []
     format: Literal["auto", "jsonl", "csv", "parquet", "kafka-recording"] = "auto"
+    csv: CsvSpec | None = None
     topic: Any = None  # a name or a mapping; the Kafka source owns its settings
     fields: FieldsSpec
 

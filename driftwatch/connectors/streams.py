@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from driftwatch.connectors.eventtime import format_problem, parse_origin
 from driftwatch.connectors.mapping import (
     ROLES,
     DecisionField,
@@ -27,10 +28,12 @@ from driftwatch.connectors.spec import (
     FieldsSpec,
     PathSpec,
     StreamSpec,
+    TimeSpec,
     located_error,
     show,
 )
 from driftwatch.errors import ConnectorError
+from driftwatch.sentinels import MissingValues, is_number
 from driftwatch.yamlio import LocatedDoc, nearest
 
 __all__ = ["stream_mapping"]
@@ -75,29 +78,15 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
                        "its topic", key=True)
     fld = s.fields
     fat: _PathT = (*at, "fields")
-    t = fld.event_time
-    if (t.source != "payload") == (t.path is not None):
-        raise _err(doc, (*fat, "event_time"), "event_time needs a path, or "
-                   "source: kafka_timestamp or arrival (not both)")
-    if t.source == "arrival" and role != "outcomes":
-        raise _err(doc, (*fat, "event_time", "source"), "source: arrival is for an outcomes "
-                   "stream", found=f"role {role!r}",
-                   hint="predictions need their event time: a path or kafka_timestamp")
-    if t.source == "kafka_timestamp" and kind == "file" and s.format not in (
-        "auto", "kafka-recording"
-    ):
-        raise _err(doc, (*fat, "event_time", "source"), "kafka_timestamp needs a Kafka source "
-                   "or format: kafka-recording", found=f"format {s.format!r}")
+    event_time = _time(doc, (*fat, "event_time"), fld.event_time, role, kind, s.format)
+    delimiter = _delimiter(doc, at, s, kind)
     if role == "outcomes" and fld.label is None:
         raise _err(doc, fat, "an outcomes stream needs a label", hint="add `label: <path>`")
     return StreamMapping(
         name=name,
         role=role,
         event_id=_path(doc, (*fat, "event_id"), fld.event_id.path),
-        event_time=TimeField(
-            _path(doc, (*fat, "event_time", "path"), t.path) if t.path is not None else None,
-            t.unit, t.source,
-        ),
+        event_time=event_time,
         features=_features(doc, fat, fld),
         score=_opt(doc, fat, "score", fld.score),
         proba=_proba(doc, fat, fld),
@@ -109,8 +98,78 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
         metrics=_metrics(doc, fat, fld),
         paths=tuple(s.paths),
         format=s.format,
+        delimiter=delimiter,
         topic=topic,
+        missing=_missing(doc, fat, fld),
     )
+
+
+#: Delimiter words a connector may write instead of the character (a tab is easy to
+#: lose in YAML).
+_DELIMITER_WORDS = {"comma": ",", "semicolon": ";", "tab": "\t", "pipe": "|"}
+
+
+def _delimiter(doc: LocatedDoc, at: _PathT, s: StreamSpec, kind: str) -> str | None:
+    """The stream's ``csv: {delimiter:}``: one character other than a quote or a line end
+    (or comma / semicolon / tab / pipe), for CSV files only."""
+    if s.csv is None:
+        return None
+    if kind != "file" or s.format not in ("auto", "csv"):
+        what = "kind: kafka" if kind != "file" else f"format: {s.format}"
+        raise _err(doc, (*at, "csv"), f"csv options are for CSV files, not {what}", key=True)
+    d = s.csv.delimiter
+    if d is None:
+        return None
+    d = _DELIMITER_WORDS.get(d.lower(), d) if len(d) > 1 else d
+    if len(d) != 1 or d in "\"\r\n":
+        raise _err(doc, (*at, "csv", "delimiter"), "expected one character other than a "
+                   "quote or a line end", found=show(s.csv.delimiter),
+                   hint='e.g. delimiter: ";" (or comma, semicolon, tab, pipe)')
+    return d
+
+
+def _time(doc: LocatedDoc, at: _PathT, t: TimeSpec, role: str, kind: str, fmt: str
+          ) -> TimeField:
+    """The event time mapping at ``at`` (``fmt``: the stream's file format)."""
+    if (t.source != "payload") == (t.path is not None):
+        raise _err(doc, at, "event_time needs a path, or source: kafka_timestamp or arrival "
+                   "(not both)")
+    if t.source == "arrival" and role != "outcomes":
+        raise _err(doc, (*at, "source"), "source: arrival is for an outcomes stream",
+                   found=f"role {role!r}",
+                   hint="predictions need their event time: a path or kafka_timestamp")
+    if t.source == "kafka_timestamp" and kind == "file" and fmt not in (
+        "auto", "kafka-recording"
+    ):
+        raise _err(doc, (*at, "source"), "kafka_timestamp needs a Kafka source or format: "
+                   "kafka-recording", found=f"format {fmt!r}")
+    for key in ("format", "origin"):
+        if getattr(t, key) is not None and t.source != "payload":
+            raise _err(doc, (*at, key), f"{key} reads the values at a path; source: "
+                       f"{t.source} has no path", key=True)
+    if t.format is not None:
+        if t.origin is not None:
+            raise _err(doc, (*at, "origin"), "origin cannot be combined with format: a format "
+                       "reads text times, an origin makes numbers offsets", key=True,
+                       hint="keep format for text like 'Dec-2015', origin for numbers")
+        if problem := format_problem(t.format):
+            raise _err(doc, (*at, "format"), problem, found=show(t.format),
+                       hint="strptime directives: %Y year, %m month, %b month name, %d day, "
+                       "%H:%M:%S time, %z zone; quote the format in YAML")
+        if t.unit not in ("auto", "iso"):
+            raise _err(doc, (*at, "unit"), "a format reads text: expected unit auto or iso "
+                       "(or none)", found=show(t.unit))
+    if t.origin is not None:
+        try:
+            parse_origin(t.origin)
+        except ValueError:
+            raise _err(doc, (*at, "origin"), "expected an ISO-8601 instant such as "
+                       "'2013-09-01T00:00:00Z' (no zone: UTC)", found=show(t.origin)) from None
+        if t.unit == "iso":
+            raise _err(doc, (*at, "unit"), "an origin makes numbers offsets: expected unit s "
+                       "or ms (auto: s)", found=show(t.unit))
+    path = _path(doc, (*at, "path"), t.path) if t.path is not None else None
+    return TimeField(path, t.unit, t.source, t.format, t.origin)
 
 
 def _opt(doc: LocatedDoc, fat: _PathT, key: str, p: PathSpec | None) -> FieldPath | None:
@@ -139,6 +198,39 @@ def _features(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> tuple[FeatureFie
         )
         out.append(FeatureField(str(fname), path, spec.type))
     return tuple(out)
+
+
+def _sentinel_list(doc: LocatedDoc, at: _PathT, raw: Any) -> tuple[Any, ...]:
+    if not isinstance(raw, list):
+        raise _err(doc, at, "expected a list of numbers or text, like [-9, -8, -7]",
+                   found=show(raw))
+    for i, v in enumerate(raw):
+        if not (is_number(v) or (isinstance(v, str) and v.strip())):
+            raise _err(doc, (*at, i), "expected a finite number or non-blank text "
+                       "(a value that means missing)", found=show(v))
+    return tuple(raw)
+
+
+def _missing(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> MissingValues:
+    """``missing_values`` and ``missing_values_by_feature``; whether each named feature
+    exists, and is numeric where a value is text, is checked against the reference
+    (:meth:`~driftwatch.connectors.config.Connector.schema_for`)."""
+    default, per = fld.missing_values, fld.missing_values_by_feature
+    if default is None and per is None:
+        return MissingValues()
+    if fld.features is None:
+        key = "missing_values" if default is not None else "missing_values_by_feature"
+        raise _err(doc, (*fat, key), f"{key} needs features: this stream maps none",
+                   key=True)
+    values = () if default is None else _sentinel_list(doc, (*fat, "missing_values"), default)
+    by: dict[str, tuple[Any, ...]] = {}
+    if per is not None:
+        at = (*fat, "missing_values_by_feature")
+        if not isinstance(per, dict):
+            raise _err(doc, at, "expected a mapping of feature name to a list of values",
+                       found=show(per))
+        by = {str(k): _sentinel_list(doc, (*at, k), v) for k, v in per.items()}
+    return MissingValues(values, by)
 
 
 def _proba(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> ProbaField | None:

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from driftwatch.csvsep import separator_note
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.plan import Options, Sample, make_plan
-from driftwatch.onboard.sample import kafka_sample, read_sample
+from driftwatch.onboard.sample import kafka_sample, read_sample, sample_separator
 from driftwatch.onboard.write import connector_yaml, policy_yaml, write_files
 
 __all__ = ["run_init"]
@@ -33,7 +34,7 @@ def _sample(path: str | None, topic: str | None, bootstrap: str | None, rows: in
         return Sample(kafka_sample(topic, bootstrap, min(rows, 500)), f"topic {topic}",
                       topic=topic)
     if path:
-        return Sample(read_sample(path, rows), path, path=path)
+        return Sample(read_sample(path, rows), path, path=path, delimiter=sample_separator(path))
     return None
 
 
@@ -64,12 +65,15 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if not args.reference or not (args.sample or args.kafka_topic):
         raise _Usage("driftwatch init needs --reference TABLE and --sample FILE (or "
                      "--kafka-topic TOPIC --bootstrap HOST:PORT)")
-    from driftwatch.windows.profile import read_reference_table
+    from driftwatch.windows.profile import read_reference_table, reference_separator
 
     ref_path = Path(args.reference)
     if not ref_path.exists():
         raise _Usage(f"the reference {args.reference} does not exist")
     ref = read_reference_table(ref_path)
+    notes = []
+    if (sep := reference_separator(ref_path)) not in (None, ","):
+        notes.append(separator_note(f"the reference {args.reference}", sep or ","))
     if ref.empty:
         raise ConfigError("the reference has no rows", file=args.reference)
     model = args.model or ref_path.name.split(".")[0]
@@ -78,16 +82,21 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     outs = _sample(args.outcomes, args.outcomes_topic, args.bootstrap, args.rows, "outcomes")
     opts = Options(
         model=model, id_field=args.id_field, time_field=args.time_field,
+        time_format=args.time_format,
         score_field=args.score_field, label_field=args.label_field,
         decision_field=args.decision_field, exposure_field=args.exposure_field,
         score_is=args.score_is, label_bad=args.label_bad, approve=args.approve,
         ignore=args.ignore)
+    for s in (preds, outs):
+        if s is not None and s.delimiter not in (None, ","):
+            notes.append(separator_note(s.name, s.delimiter or ",") + "; the connector says "
+                         "so (csv: delimiter)")
     plan = make_plan(ref, args.reference, preds, outs, opts)
     conn_path = Path(args.connector_out or f"connectors/{model}.yaml")
     pol_path = Path(args.policy_out or f"policies/{model}.yaml")
     write_files({conn_path: connector_yaml(plan, args.reference, args.bootstrap),
                  pol_path: policy_yaml(plan, args.pane)}, force=args.force)
-    for line in plan.lines:
+    for line in [*notes, *plan.lines]:
         print(line.rstrip(), file=out)
     print(f"wrote {conn_path} and {pol_path}", file=out)
     print(f"next: driftwatch policy check --connector {conn_path} {pol_path}", file=out)

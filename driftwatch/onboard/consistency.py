@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from driftwatch.connectors.config import Connector
-from driftwatch.csvsep import refuse_other_separator
 from driftwatch.errors import ConfigError, PolicyError, SourceError
 from driftwatch.policy.errors import PolicyErrors
 from driftwatch.policy.schema import Policy
@@ -62,9 +61,10 @@ def reference_columns(path: Path) -> list[str]:
             import pyarrow.parquet as pq
 
             return list(pq.read_schema(path).names)
-        names = [str(c) for c in pd.read_csv(path, nrows=0).columns]
-        refuse_other_separator(names, f"reference {path}")
-        return names
+        from driftwatch.windows.profile import reference_separator
+
+        sep = reference_separator(path) or ","
+        return [str(c) for c in pd.read_csv(path, nrows=0, sep=sep).columns]
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference {path}: {exc}") from exc
 
@@ -157,6 +157,15 @@ def _check_connector(conn: Connector, features: list[str], tc: TableConventions,
                          "no stream maps a segment field", key=True,
                          hint="map it (segment: <path>) under fields, or remove "
                               "reference.segment from the policy")
+    conn.missing_values()  # streams that read different values as missing: an error
+    for s in conn.streams:
+        for name in s.missing.by_feature:
+            if name not in features:
+                raise conn.error(("source", "streams", s.name, "fields",
+                                  "missing_values_by_feature", name),
+                                 f"feature {name!r} is not a feature column of the "
+                                 f"reference {ref_name}", key=True,
+                                 hint=_near(name, features))
     mapped: dict[str, str] = {}
     infer = False
     for s in conn.streams:

@@ -14,6 +14,8 @@ checked on the values; each finding comes with the reason it was made.
 ('numeric', 'numbers')
 >>> time_unit([1.7e9, 1.7e9 + 60]), time_unit(["2024-01-01T00:00:00Z"]), time_unit(["x"])
 ('s', 'iso', None)
+>>> text_formats(["Dec-2015", "Jan-2016"]), text_formats(["01/02/2015", "03/04/2015"])
+(['%b-%Y'], ['%d/%m/%Y', '%m/%d/%Y'])
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from driftwatch.connectors.eventtime import from_format
 from driftwatch.errors import ConfigError
 
 __all__ = [
     "BAD_WORDS",
     "GOOD_WORDS",
     "MAX_INT_LEVELS",
+    "TIME_FORMATS",
     "Candidate",
     "choose",
     "column_kind",
@@ -41,6 +45,7 @@ __all__ = [
     "looked_for",
     "name_rank",
     "not_a_feature",
+    "text_formats",
     "time_unit",
 ]
 
@@ -165,6 +170,41 @@ def time_unit(values: Sequence[Any]) -> str | None:
         parsed = pd.to_datetime(pd.Series(vals), errors="coerce", utc=True, format="ISO8601")
         return "iso" if parsed.notna().all() else None
     return None
+
+
+#: strptime formats tried on text times that are not ISO-8601, in order of preference
+TIME_FORMATS = ("%b-%Y", "%b %Y", "%B %Y", "%B-%Y", "%m/%Y", "%m-%Y", "%Y/%m/%d",
+                "%d/%m/%Y", "%m/%d/%Y", "%d-%m-%Y", "%m-%d-%Y", "%d.%m.%Y", "%d-%b-%Y",
+                "%d %b %Y", "%b %d, %Y", "%d/%m/%Y %H:%M", "%m/%d/%Y %H:%M",
+                "%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S", "%Y/%m/%d %H:%M:%S",
+                "%d.%m.%Y %H:%M", "%d.%m.%Y %H:%M:%S", "%d-%b-%Y %H:%M:%S")
+
+
+def text_formats(values: Sequence[Any], formats: Sequence[str] = TIME_FORMATS) -> list[str]:
+    """The ``formats`` that read every present value (all text) as a time, as replay's
+    decoder reads them; one that reads them to the same times as an earlier one is left
+    out, so two formats left mean the values are ambiguous (day/month or month/day).
+
+    >>> text_formats(["13/02/2015 10:30"]), text_formats(["May 2015"]), text_formats([1.5])
+    (['%d/%m/%Y %H:%M'], ['%b %Y'], [])
+    """
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))]
+    if not vals or not all(isinstance(v, str) for v in vals):
+        return []
+    texts = np.array(list(dict.fromkeys(vals)), dtype=object)
+    head = texts[:20]
+    found: list[tuple[str, np.ndarray]] = []
+    for fmt in formats:
+        try:  # a microsecond screen on one value; pandas (the decoder's reader) decides
+            datetime.datetime.strptime(texts[0], fmt)
+        except ValueError:
+            continue
+        if np.isnan(from_format(head, fmt)).any():
+            continue
+        secs = from_format(texts, fmt)
+        if not np.isnan(secs).any() and not any(np.array_equal(secs, s) for _, s in found):
+            found.append((fmt, secs))
+    return [f for f, _ in found]
 
 
 def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = ()

@@ -17,6 +17,7 @@ import pandas as pd
 
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.infer import (
+    TIME_FORMATS,
     Candidate,
     choose,
     column_kind,
@@ -25,6 +26,7 @@ from driftwatch.onboard.infer import (
     looked_for,
     name_rank,
     not_a_feature,
+    text_formats,
     time_unit,
 )
 from driftwatch.onboard.roles import (
@@ -40,10 +42,13 @@ from driftwatch.onboard.roles import (
     exposure_check,
     present,
     score_check,
+    shown,
     time_check,
     two_values,
     unique_check,
 )
+from driftwatch.onboard.sentinels import likely_missing_values
+from driftwatch.onboard.times import check_time_format, counts_from_start, time_reading
 from driftwatch.windows.conventions import norm_value
 
 __all__ = ["Feature", "Options", "Plan", "Sample", "StreamPlan", "make_plan"]
@@ -56,6 +61,7 @@ class Sample:
     name: str  # the file, or "topic T"
     path: str | None = None  # a file path, for the connector's paths
     topic: str | None = None
+    delimiter: str | None = None  # a CSV's separator when not the comma, for the connector
 
     def paths(self) -> list[str]:
         seen: dict[str, None] = {}
@@ -74,6 +80,7 @@ class Options:
     model: str = "my-model"
     id_field: str | None = None
     time_field: str | None = None
+    time_format: str | None = None  # strptime format of a text event time
     score_field: str | None = None
     label_field: str | None = None
     decision_field: str | None = None
@@ -90,6 +97,8 @@ class Feature:
     path: str  # the stream path
     kind: str  # numeric | categorical
     why: str
+    missing: tuple[int | float, ...] = ()  # likely codes for missing ...
+    missing_why: str = ""  # ... and what gave them away
 
 
 @dataclass
@@ -100,6 +109,8 @@ class StreamPlan:
     time_path: str | None  # None: time_source says where time comes from
     time_unit: str = "auto"
     time_source: str = "payload"  # payload | kafka_timestamp | arrival
+    time_format: str | None = None  # strptime format of a text time
+    time_offsets: bool = False  # counts from a start: the connector needs an origin
     score: str | None = None
     decision: str | None = None
     approve: list[Any] = field(default_factory=list)
@@ -169,24 +180,25 @@ def _match(col: str, paths: Sequence[str]) -> str | None:
     return None
 
 
-def _first(values: Sequence[Any], k: int = 3) -> str:
-    """The first ``k`` present values, for a message."""
-    shown = [repr(v) if isinstance(v, str) else str(v) for v in values if present(v)][:k]
-    return ", ".join(shown) + (", ..." if len(shown) == k else "")
+def _time_todo(name: str, vals: list[Any]) -> str:
+    todo = "convert it to epoch time (seconds or milliseconds since 1970) or ISO-8601"
+    if counts_from_start(vals):
+        return (f"{todo}; if it counts from a start, pass --time-field {name} and init "
+                "prints the origin: to add")
+    return f"{todo}, or pass --time-format FORMAT for dates written otherwise"
 
 
 #: What a required role that is absent needs: the fix when no field is named like it, the
-#: fix when one is but its values do not fit, and why they do not.
-_ABSENT = {
+#: fix when the first one named like it has values that do not fit, and why they do not.
+_ABSENT: dict[str, tuple[str, Callable[[str, list[Any]], str], Callable[[list[Any]], str]]] = {
     "id": ("add a unique id to every record (outcomes join on it)",
-           "make it unique per record",
+           lambda name, vals: "make it unique per record",
            lambda vals: "its values are missing or repeat (more than 1% of them) in the "
            "sample"),
     "event time": ("add each record's event time (epoch seconds or milliseconds, or "
-                   "ISO-8601)",
-                   "convert it to epoch time (seconds or milliseconds since 1970) or ISO-8601",
-                   lambda vals: f"its values ({_first(vals)}) are not epoch seconds, "
-                   "milliseconds or ISO-8601 times"),
+                   "ISO-8601)", _time_todo,
+                   lambda vals: f"its values ({shown(vals)}) are not epoch seconds, "
+                   "milliseconds or ISO-8601 times, nor dates in a common format"),
 }
 
 
@@ -210,7 +222,7 @@ def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, fl
         near = [n for n in names if name_rank(n, *spec)]
         if near:
             missing = "; ".join(f"{n} is named like one, but {why(values(n))}" for n in near)
-            todo = bad_todo
+            todo = bad_todo(near[0], values(near[0]))
         else:
             article = "an" if role[0] in "aeiou" else "a"
             missing = f"no field named like {article} {role} ({looked_for(*spec)})"
@@ -218,10 +230,11 @@ def _role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, fl
     return choose(role, found, flag, where, required=required, missing=missing, todo=todo)
 
 
-def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]]
-                    ) -> Callable[[], list[Candidate]]:
-    """Fields not named like a time whose every value is ISO-8601 text or a timestamp
-    (``txn.at``, ``reported``); numbers are left out, an epoch may be any count."""
+def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
+                    fmt: str | None = None) -> Callable[[], list[Candidate]]:
+    """Fields not named like a time whose every value is ISO-8601 text, a timestamp or text
+    in a common date format (``txn.at``, ``reported``, Lending Club's ``issue_d``); numbers
+    are left out, an epoch may be any count. ``fmt``: the user's ``--time-format``."""
     def find() -> list[Candidate]:
         out = []
         for n in names:
@@ -229,6 +242,10 @@ def _times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]]
             if unit in ("iso", "auto"):
                 what = "ISO-8601 text" if unit == "iso" else "timestamps"
                 out.append(Candidate(n, 0, f"every value reads as a time ({what})"))
+            elif unit is None and (formats := text_formats(vals(n), (fmt,) if fmt
+                                                                   else TIME_FORMATS)):
+                out.append(Candidate(n, 0, "every value reads as a time (text in "
+                                     f"{' or '.join(formats)})"))
         return out
     return find
 
@@ -237,15 +254,6 @@ def _resolves(value: str | None, names: Sequence[str]) -> bool:
     """Whether ``--x-field value`` names one of ``names`` (as :func:`_given` reads it)."""
     return value is not None and (value in names
                                   or sum(leaf(n) == value for n in names) == 1)
-
-
-def _as_time(v: Any) -> str:
-    """How replay's ``unit: auto`` reads a number that is not an epoch time."""
-    try:
-        x = float(v)
-        return pd.Timestamp(x, unit="ms" if abs(x) > 1e11 else "s", tz="UTC").isoformat()
-    except (TypeError, ValueError, OverflowError, pd.errors.OutOfBoundsDatetime):
-        return "unreadable"
 
 
 #: pandas names a CSV column with a blank header ``Unnamed: N``: the index it wrote.
@@ -318,9 +326,15 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                  f"{plan.ref_good}")
     else:
         plan.say("label: none", "no two-valued column named like a label in the reference")
+    score_why = None  # why the reference's score reads as P(bad) or P(good)
     if sc:
         plan.ref_score = sc.name
-        plan.score_is = opts.score_is or _score_is(ref, sc.name, plan)
+        if opts.score_is:
+            plan.score_is = opts.score_is
+            score_why = (f"P({'good' if opts.score_is == 'p_good' else 'bad'}), as "
+                         "--score-is says")
+        else:
+            plan.score_is, score_why = _score_is(ref, sc.name, plan)
     if dec:
         plan.ref_decision = dec.name
         plan.ref_approve = _approve(ref[dec.name].tolist(), opts.approve)
@@ -334,31 +348,25 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     sp.id_path = idc.name
     plan.say(f"id: {idc.name}", idc.why)
     others = [p for p in paths if p != idc.name]
-    tc = _role("event time", TIME, others, time_check(vals), "--time-field", opts.time_field,
-               where, required=sample.topic is None, values=vals,
-               by_values=_times_by_value(others, vals))
+    check_time_format(opts.time_format, where)
+    tc = _role("event time", TIME, others, time_check(vals, opts.time_format), "--time-field",
+               opts.time_field, where, required=sample.topic is None, values=vals,
+               by_values=_times_by_value(others, vals, opts.time_format))
     if tc is None:
+        if opts.time_format is not None:
+            raise ConfigError("--time-format needs a time field, and no field reads as event "
+                              "time", file=where, hint="pass --time-field NAME")
         sp.time_source = "kafka_timestamp"
         plan.say("event time: Kafka record timestamp", "no field reads as event time")
     else:
-        sp.time_path, sp.time_unit = tc.name, time_unit(vals(tc.name)) or "auto"
         plan.say(f"event time: {tc.name}", tc.why)
-        if time_unit(vals(tc.name)) is None:
-            first = next((v for v in vals(tc.name) if present(v)), None)
-            plan.say(f"  warning: {tc.name}", f"its values ({_first(vals(tc.name))}) are not "
-                     f"epoch seconds, milliseconds or ISO-8601: replay reads {first!r} as "
-                     f"{_as_time(first)}; convert them to epoch time")
+        _read_time(plan, sp, tc.name, vals(tc.name), where, opts.time_format)
     sp.score = _stream_of(plan.ref_score, paths) if plan.ref_score else None
     if sp.score is None:  # none in the reference, or one named otherwise in the stream
         c = _role("score", SCORE, paths, score_check(vals), "--score-field",
                   score_flag if _resolves(score_flag, paths) else None, where)
         sp.score = c.name if c else None
-    if sp.score:
-        plan.say(f"score: {sp.score}", f"P({'good' if plan.score_is == 'p_good' else 'bad'})"
-                 + (f"; reference column {plan.ref_score}" if plan.ref_score else
-                    "; the reference has no score column, so its stability is not watched"))
-    else:
-        plan.say("score: none", "no field in [0, 1] named like a score")
+    plan.say(*_score_line(sp.score, plan.ref_score, plan.score_is, score_why))
     if plan.ref_decision:
         sp.decision = _stream_of(plan.ref_decision, paths)
         sp.approve = plan.ref_approve
@@ -399,7 +407,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
             missing.append(c)
             continue
         kind, why = column_kind(ref[c])
-        plan.features.append(Feature(c, p, kind, why))
+        codes = likely_missing_values(ref[c])  # a few-valued integer column too
+        plan.features.append(Feature(c, p, kind, why, *((tuple(codes[0]), codes[1])
+                                                         if codes else ())))
         if apart := _apart(ref[c], kind, vals(p)):
             plan.say(f"  warning: {c}", f"{apart}: a time or counter that grows is not a "
                      f"feature (--ignore {c}); a unit change is a fault to fix upstream")
@@ -425,6 +435,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     for f in plan.features:
         plan.say(f"  {f.name}: {f.kind}", f.why + (f" at {f.path}" if f.path != f.name
                                                      else ""))
+        if f.missing:
+            plan.say(f"    missing: {list(f.missing)}", f"{f.missing_why} (connector "
+                     "missing_values_by_feature; remove a value that is a real one)")
     if outcomes is not None:
         plan.outcomes = _outcomes(plan, outcomes, opts)
     else:
@@ -454,7 +467,7 @@ def _apart(ref: pd.Series, kind: str, sample: list[Any], least: int = 20) -> str
     levels = {norm_value(v) for v in ref.dropna().unique()}
     if levels and not any(norm_value(v) in levels for v in got):
         return (f"none of its {len(got)} values in the sample is a level the reference has "
-                f"({_first(got)})")
+                f"({shown(got)})")
     return None
 
 
@@ -462,12 +475,38 @@ def _stream_of(col: str, paths: Sequence[str]) -> str | None:
     return _match(col, paths)
 
 
-def _score_is(ref: pd.DataFrame, col: str, plan: Plan) -> str:
+def _score_line(stream: str | None, ref: str | None, score_is: str,
+                why: str | None) -> tuple[str, str]:
+    """The one line ``init`` says about the score: the stream's field, with the reference's
+    column when it is named otherwise, and how it reads.
+
+    >>> _score_line("score", "score", "p_bad", "P(bad): mean 0.6 on bad rows (AUC 0.80)")
+    ('score: score', 'P(bad): mean 0.6 on bad rows (AUC 0.80)')
+    >>> _score_line("p_bad", "score", "p_bad", "P(bad): mean 0.6 on bad rows (AUC 0.80)")
+    ('score: p_bad (reference: score)', 'P(bad): mean 0.6 on bad rows (AUC 0.80)')
+    >>> _score_line("pd", None, "p_bad", None)[1]
+    'P(bad); the reference has no score column, so its stability is not watched'
+    >>> _score_line(None, "score", "p_bad", "P(bad), as --score-is says")
+    ('score: none (reference: score)', 'no field in [0, 1] named like a score in the \
+sample; the reference column reads as P(bad), as --score-is says')
+    """
+    if stream is None:
+        return (f"score: none (reference: {ref})" if ref else "score: none",
+                "no field in [0, 1] named like a score"
+                + (f" in the sample; the reference column reads as {why}" if ref else ""))
+    if ref is None:
+        return (f"score: {stream}", f"P({'good' if score_is == 'p_good' else 'bad'}); the "
+                "reference has no score column, so its stability is not watched")
+    return (f"score: {stream}" + ("" if stream == ref else f" (reference: {ref})"),
+            why or f"P({'good' if score_is == 'p_good' else 'bad'})")
+
+
+def _score_is(ref: pd.DataFrame, col: str, plan: Plan) -> tuple[str, str]:
+    """Whether reference column ``col`` is P(good) or P(bad), and why."""
     if plan.ref_label is None:
         good_name = "good" in col.lower()
-        plan.say(f"score: {col}", "P(good): the name says good" if good_name
-                 else "P(bad): no label to check it against (--score-is to change)")
-        return "p_good" if good_name else "p_bad"
+        return (("p_good", "P(good): the name says good") if good_name else
+                ("p_bad", "P(bad): no label to check it against (--score-is to change)"))
     from driftwatch.windows.conventions import norm_value
 
     y = ref[plan.ref_label].map(lambda v: norm_value(v) if present(v) else None)
@@ -479,13 +518,13 @@ def _score_is(ref: pd.DataFrame, col: str, plan: Plan) -> str:
     auc, z = _separation(on_bad.to_numpy(), on_good.to_numpy())
     if abs(z) < _CLEAR_Z:  # the labels cannot tell: the usual convention, said aloud
         good_name = "good" in col.lower()
-        plan.say(f"score: {col}", f"P({'good' if good_name else 'bad'}): {means}, too close "
-                 f"to tell (AUC {auc:.2f}), so {'the name' if good_name else 'the usual'}; "
-                 "--score-is to change")
-        return "p_good" if good_name else "p_bad"
+        return ("p_good" if good_name else "p_bad",
+                f"P({'good' if good_name else 'bad'}): {means}, too close to tell (AUC "
+                f"{auc:.2f}), so {'the name' if good_name else 'the usual'}; --score-is to "
+                "change")
     is_good = auc < 0.5
-    plan.say(f"score: {col}", f"P({'good' if is_good else 'bad'}): {means} (AUC {auc:.2f})")
-    return "p_good" if is_good else "p_bad"
+    return ("p_good" if is_good else "p_bad",
+            f"P({'good' if is_good else 'bad'}): {means} (AUC {auc:.2f})")
 
 
 #: How many standard errors from 0.5 the AUC must be before the labels decide whether a
@@ -566,6 +605,17 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
         plan.say("outcomes time: arrival", "no field reads as a time: outcomes join by id "
                  "where they arrive")
     else:
-        out.time_path, out.time_unit = tc.name, time_unit(vals(tc.name)) or "auto"
         plan.say(f"outcomes time: {tc.name}", tc.why)
+        _read_time(plan, out, tc.name, vals(tc.name), where)
     return out
+
+
+def _read_time(plan: Plan, sp: StreamPlan, name: str, values: list[Any], where: str,
+               fmt: str | None = None) -> None:
+    """Set how ``sp`` reads its time field ``name`` and say why (see
+    :func:`~driftwatch.onboard.times.time_reading`)."""
+    r = time_reading(name, values, where, fmt)
+    sp.time_path, sp.time_unit, sp.time_format, sp.time_offsets = (
+        name, r.unit, r.format, r.offsets)
+    for what, why in r.lines:
+        plan.say(what, why)

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from driftwatch.onboard.infer import time_unit
+from driftwatch.onboard.infer import TIME_FORMATS, text_formats, time_unit
 
 __all__ = ["APPROVE", "DECISION", "EXPOSURE", "ID", "LABEL", "SCORE", "TIME", "VERSION",
-           "decision_check", "exposure_check", "present", "score_check", "time_check",
-           "two_values", "unique_check"]
+           "decision_check", "exposure_check", "present", "score_check", "shown",
+           "time_check", "two_values", "unique_check"]
 
 ID = (("id", "event_id", "uuid", "request_id", "application_id", "transaction_id"),
        (r".+_id", r".+id"), (r".+_id_.+",))  # Home Credit's SK_ID_CURR
@@ -42,6 +42,16 @@ def present(v: Any) -> bool:
     return v is not None and not (isinstance(v, float) and np.isnan(v))
 
 
+def shown(values: Any, k: int = 3) -> str:
+    """The first ``k`` present values, for a message.
+
+    >>> shown(["Dec-2015", None, "Jan-2016"]), shown([0.0, 2.0, 4.0, 6.0])
+    ("'Dec-2015', 'Jan-2016'", '0.0, 2.0, 4.0, ...')
+    """
+    vals = [repr(v) if isinstance(v, str) else str(v) for v in values if present(v)][:k]
+    return ", ".join(vals) + (", ..." if len(vals) == k else "")
+
+
 #: Share of repeated values an id may have in the sample (a retried request sent twice):
 #: the label join counts a repeat as a duplicate prediction and keeps the first
 MAX_ID_REPEATS = 0.01
@@ -62,12 +72,19 @@ def unique_check(values_of: Any) -> Any:
     return check
 
 
-def time_check(values_of: Any) -> Any:
+def time_check(values_of: Any, fmt: str | None = None) -> Any:
+    """Why a field reads as event time: epoch numbers, ISO-8601 text, timestamps, or text
+    in ``fmt`` (the user's) or in common formats (one, or several: an ambiguity the
+    time's reading refuses with their names)."""
     def check(n: str) -> str | None:
-        unit = time_unit(values_of(n))
+        vals = values_of(n)
+        unit = time_unit(vals)
         if unit == "auto":
             return "reads as event time (timestamps)"
-        return f"reads as event time ({unit})" if unit else None
+        if unit:
+            return f"reads as event time ({unit})"
+        formats = text_formats(vals, (fmt,) if fmt else TIME_FORMATS)
+        return f"reads as event time (text in {' or '.join(formats)})" if formats else None
     return check
 
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import orjson
 
-from driftwatch.csvsep import refuse_other_separator
+from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 
-__all__ = ["DEFAULT_ROWS", "flatten", "kafka_sample", "read_sample"]
+__all__ = ["DEFAULT_ROWS", "flatten", "kafka_sample", "read_sample", "sample_separator"]
 
 DEFAULT_ROWS = 2000
 
@@ -64,8 +64,20 @@ def _jsonl(path: Path, limit: int) -> Iterator[dict[str, Any]]:
                 return
 
 
+def sample_separator(path: str | Path) -> str | None:
+    """The separator of a CSV sample (the comma, or the one its header shows); None for
+    JSON lines or Parquet."""
+    from driftwatch.connectors.readers import detect_format
+
+    p = Path(path)
+    if not p.exists() or detect_format(p) != "csv":
+        return None
+    return file_separator(p, f"the sample {p}")
+
+
 def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, Any]]:
-    """The first ``limit`` records of a file, flattened."""
+    """The first ``limit`` records of a file, flattened (a CSV read with
+    :func:`sample_separator`)."""
     import pandas as pd
 
     from driftwatch.connectors.readers import detect_format
@@ -80,8 +92,7 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, A
 
             rows = pq.ParquetFile(p).read().slice(0, limit).to_pylist()
         elif fmt == "csv":
-            frame = pd.read_csv(p, nrows=limit)
-            refuse_other_separator(list(frame.columns), f"the sample {p}")
+            frame = pd.read_csv(p, nrows=limit, sep=sample_separator(p) or ",")
             rows = frame.to_dict(orient="records")
         elif fmt == "jsonl":
             rows = list(_jsonl(p, limit))

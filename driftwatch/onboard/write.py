@@ -18,6 +18,7 @@ from typing import Any
 
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.plan import Plan, StreamPlan
+from driftwatch.onboard.times import ORIGIN_PLACEHOLDER
 
 __all__ = ["connector_yaml", "policy_yaml", "q", "write_files"]
 
@@ -47,10 +48,16 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
         out.append(f"      topic: {q(s.sample.topic)}")
     else:
         out.append(f"      paths: [{q(s.sample.path)}]")
+        if s.sample.delimiter not in (None, ","):  # read later as init read it
+            out.append(f"      csv: {{delimiter: {json.dumps(s.sample.delimiter)}}}")
     out.append("      fields:")
     out.append(f"        event_id: {q(s.id_path)}")
     if s.time_source == "payload":
-        out.append(f"        event_time: {{path: {q(s.time_path)}, unit: {s.time_unit}}}")
+        how = (f"format: {json.dumps(s.time_format)}" if s.time_format is not None
+               else f"unit: {s.time_unit}")
+        note = (f'   # counts from a start: add origin: "{ORIGIN_PLACEHOLDER}", the instant '
+                "of 0" if s.time_offsets else "")
+        out.append(f"        event_time: {{path: {q(s.time_path)}, {how}}}{note}")
     elif s.time_source == "arrival":
         out.append("        event_time: {source: arrival}   # none in the data: joined by id "
                    "where it arrives")
@@ -60,6 +67,11 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
         out.append("        features:")
         for f in plan.features:
             out.append(f"          {q(f.name)}: {{path: {q(f.path)}, type: {f.kind}}}")
+        coded = [f for f in plan.features if f.missing]
+        if coded:
+            out.append("        missing_values_by_feature:   # codes init found in the "
+                       "reference: read as missing")
+            out += [f"          {q(f.name)}: {_list(f.missing)}" for f in coded]
         if s.score:
             note = "   # P(good): the policy's reference.score_is turns it into P(bad)" \
                 if plan.score_is == "p_good" else ""

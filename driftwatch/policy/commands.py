@@ -86,8 +86,7 @@ def check_files(paths: Iterable[str | Path], *, out: TextIO | None = None,
     for path in paths:
         try:
             policy = load_policy(path)
-            if reference:
-                _check_reference(policy, connector)
+            notes = _check_reference(policy, connector) if reference else []
         except ConfigError as exc:
             print(exc, file=err)
             status = 1
@@ -99,17 +98,26 @@ def check_files(paths: Iterable[str | Path], *, out: TextIO | None = None,
                   "please report it", file=err)
             status = 2
         else:
+            for note in notes:
+                print(f"note: {note}", file=out)
             print(f"ok {path}", file=out)
     return status
 
 
-def _check_reference(policy: Policy, connector: str | Path | None) -> None:
+def _check_reference(policy: Policy, connector: str | Path | None) -> list[str]:
+    """Check the reference (and connector); the lines to print before ``ok``: the
+    separator a CSV reference is read with, when not the comma."""
     # the check spans the connector layer: imported here, at the command's edge
     from driftwatch.connectors.config import load_connector
-    from driftwatch.onboard.consistency import check_reference
+    from driftwatch.csvsep import separator_note
+    from driftwatch.onboard.consistency import check_reference, resolve_reference
+    from driftwatch.windows.profile import reference_separator
 
     conn = load_connector(connector) if connector is not None else None
     check_reference(policy, connector=conn)
+    ref = policy.model.reference
+    sep = reference_separator(resolve_reference(str(ref))) if ref is not None else None
+    return [] if sep in (None, ",") else [separator_note(f"the reference {ref}", sep or ",")]
 
 
 def detector_table() -> str:

@@ -35,6 +35,7 @@ from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.registry import SIGNALS
 from driftwatch.errors import ConfigError
 from driftwatch.policy.schema import Policy
+from driftwatch.sentinels import MissingValues
 from driftwatch.windows.conventions import build_profile
 from driftwatch.windows.profile import ReferenceProfile
 
@@ -159,9 +160,11 @@ class CalibratorCache:
 
 
 def load_reference(path: str | Path, policy: Policy | None, *,
-                   kinds: Mapping[str, str] | None = None) -> ReferenceProfile:
+                   kinds: Mapping[str, str] | None = None,
+                   missing: MissingValues | None = None) -> ReferenceProfile:
     """The reference profile at ``path``, read with the policy's ``reference:`` columns
-    and binned as its ``detectors:`` says (``kinds``: feature types a connector declares).
+    and binned as its ``detectors:`` says (``kinds``: feature types a connector declares;
+    ``missing``: the values it reads as missing, read so in the table too).
 
     A dataset is binned with the policy's ``bins``/``fine_bins``/``top_k``; a saved
     profile keeps its bins, and a policy that names other ones is refused (the windows
@@ -174,8 +177,16 @@ def load_reference(path: str | Path, policy: Policy | None, *,
         if policy is not None and policy.reference.segment:
             kw["segment_top_k"] = policy.segments.top_k
         conv = policy.reference.conventions() if policy is not None else None
-        return build_profile(path, conv, kinds=kinds, **kw)  # type: ignore[no-any-return]
+        return build_profile(path, conv, kinds=kinds, missing=missing,  # type: ignore[no-any-return]
+                             **kw)
     profile = ReferenceProfile.from_file(path)
+    want = missing.to_dict(profile.schema.names) if missing is not None else {}
+    have = profile.meta.get("missing_values", {})
+    if missing is not None and want != have:
+        raise ConfigError("the saved reference profile reads other values as missing than "
+                          f"the connector ({have or 'none'} vs {want or 'none'})",
+                          file=str(path), hint="rebuild the profile from the dataset with "
+                          "this connector, or declare the same missing_values")
     for k in sorted(d.model_fields_set & set(_BIN_SETTINGS)) if d is not None else ():
         have = profile.meta.get(k)
         if have is not None and have != getattr(d, k):

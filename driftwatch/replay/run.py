@@ -23,11 +23,12 @@ import orjson
 
 from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
-from driftwatch.connectors.file import FileSource, bind_inputs
+from driftwatch.connectors.file import FileInput, FileSource, bind_inputs, separator_notes
 from driftwatch.connectors.probe import probe_inputs
+from driftwatch.csvsep import separator_note
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
-from driftwatch.onboard.consistency import check_reference
+from driftwatch.onboard.consistency import check_reference, resolve_reference
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
 from driftwatch.policy.level_store import LevelStore
@@ -37,7 +38,7 @@ from driftwatch.policy.schema import Policy
 from driftwatch.replay.isolation import poison_records, timeline_record
 from driftwatch.replay.timeline import TimelineWriter, iso
 from driftwatch.windows.panes import WindowSpec
-from driftwatch.windows.profile import ReferenceProfile
+from driftwatch.windows.profile import ReferenceProfile, reference_separator
 
 __all__ = [
     "RUN_FILES",
@@ -86,14 +87,16 @@ def build_monitor(
     """A monitor for the policy's model, on its reference profile.
 
     A reference table is read with the policy's ``reference:`` conventions; features the
-    ``connector`` types explicitly get that type in the profile.
+    ``connector`` types explicitly get that type in the profile, and the values it reads as
+    missing are missing there too.
     """
     ref = reference or (policy.model.reference if policy else None)
     if ref is None:
         raise ConfigError("no reference: give --reference or a policy whose model names one")
     ref_path = _resolve(str(ref), base_dir or Path.cwd())
     profile = load_reference(ref_path, policy,
-                             kinds=connector.declared_kinds() if connector else None)
+                             kinds=connector.declared_kinds() if connector else None,
+                             missing=connector.missing_values() if connector else None)
     return monitor_for(policy, profile, window=window)
 
 
@@ -215,6 +218,7 @@ def replay(
     on_window: Callable[[WindowResult], None] | None = None,
     keep_results: bool = False,
     warn: Callable[[str], None] | None = None,
+    note: Callable[[str], None] | None = None,
     champion: Any = None,
     tracking_uri: str | None = None,
     levels_cache: str | Path | None = None,
@@ -229,7 +233,9 @@ def replay(
     (:func:`~driftwatch.connectors.probe.probe_inputs`): ``features: infer`` takes the
     nested path where a feature sits, and each mapped field absent from most of them is
     passed to ``warn`` (default: a ``warning:`` line on stderr) and, for features, becomes
-    the ``field_absent`` data-quality signal of every window.
+    the ``field_absent`` data-quality signal of every window. A CSV (input or reference)
+    read with another separator than the comma, found in its header, is said in one line
+    passed to ``note`` (default: a ``note:`` line on stderr).
 
     With ``execute``, ``champion`` (a :class:`~driftwatch.registry.scorers.ChampionRef`)
     names the user's registered model; the monitored model takes its registered name.
@@ -248,6 +254,8 @@ def replay(
     if levels_cache is not None:
         monitor.calibrators.store = LevelStore(levels_cache)
     bound = bind_inputs(conn, [Path(p) for p in inputs])
+    for text in _separator_notes(reference or (pol.model.reference if pol else None), bound):
+        (note or _note)(text)
     # the first records: where `features: infer` finds each feature, which paths match nothing
     probe = probe_inputs(conn, monitor.profile.schema, bound,
                          missing=monitor.profile.missing_shares())
@@ -355,6 +363,21 @@ def clear_previous_run(out: Path, *, state: bool = False) -> None:
 
 def _stderr(text: str) -> None:
     print(f"warning: {text}", file=sys.stderr)
+
+
+def _note(text: str) -> None:
+    print(f"note: {text}", file=sys.stderr)
+
+
+def _separator_notes(reference: str | Path | None, inputs: Sequence[FileInput]) -> list[str]:
+    """What :func:`replay` says about CSV files read with another separator: the
+    reference's (a CSV, by its header) and each input's."""
+    out = []
+    if reference is not None:
+        sep = reference_separator(resolve_reference(str(reference)))
+        if sep not in (None, ","):
+            out.append(separator_note(f"the reference {reference}", sep or ","))
+    return out + separator_notes(inputs)
 
 
 def nothing_read_error(

@@ -18,7 +18,8 @@ an action that finds MLflow down backs off (``retry_backoff`` doubling to
 ``retry_backoff_max``), so does the champion check (``action_champion.py``), and the
 ``mlflow`` dependency reads down. :meth:`stop` gives a call in flight ``shutdown_grace``,
 then abandons it: its action stays open in the outbox. HTTP calls :meth:`admin` and
-:meth:`audit` (``action_admin.py``).
+:meth:`audit` (``action_admin.py``). What is left for the lanes when a finite run drains
+before it exits: ``action_drain.py``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from driftwatch.pipeline import WindowResult
 from driftwatch.policy.decision import Decision
 from driftwatch.service.action_admin import AdminCalls, retrain_settings
 from driftwatch.service.action_champion import ChampionCheck
+from driftwatch.service.action_drain import DrainHooks
 from driftwatch.service.action_shadows import ShadowHooks
 from driftwatch.service.config import ServiceConfig
 from driftwatch.service.dependencies import Dependencies
@@ -105,7 +107,7 @@ class ModelActions:
     features: tuple[str, ...] = ()  # the connector's features, for the champion's columns
 
 
-class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks):
+class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
     """Outboxes, executors and the pool behind the few calls the service makes."""
 
     def __init__(self, config: ServiceConfig, *, clock: Clock, metrics: Metrics,

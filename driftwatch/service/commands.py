@@ -4,7 +4,10 @@ Without ``--config`` it runs the embedded default (the same as the bundled
 ``driftwatch.yaml``): the demo recording streamed live, state under ``./state``, HTTP on
 127.0.0.1:9108. A finite recording, once consumed, gets its report written and the daemon
 keeps serving ``/metrics`` and ``/reports/`` until SIGTERM or Ctrl-C; ``--exit-when-done``
-ends it there instead. Exit 0 after a clean stop (final checkpoint, offsets committed).
+ends it there instead, once the reports still queued are written and the decided actions
+have run as far as they can alone (``--drain-timeout`` bounds that wait). Exit 0 after a
+clean stop (final checkpoint, offsets committed); 3 when ``--drain-timeout`` passed with
+work left, which resumes on the next start.
 """
 
 from __future__ import annotations
@@ -36,10 +39,29 @@ def add_commands(subparsers: Any) -> None:
                    help="override every file model's live speed (event seconds per wall "
                         "second; 0: as fast as possible)")
     p.add_argument("--exit-when-done", action="store_true",
-                   help="stop once every finite source is consumed (and reported)")
+                   help="stop once every finite source is consumed, its reports are written "
+                        "and its actions have run as far as they can without new data or "
+                        "a person's approval (progress is logged every 5s)")
+    p.add_argument("--drain-timeout", metavar="DURATION", type=_drain_timeout,
+                   help="with --exit-when-done: wait at most this long (e.g. 30s, 10m; 0: "
+                        "not at all) for those reports and actions; past it the daemon "
+                        "stops and exits 3, and what is left resumes on the next start "
+                        "(default: no limit; SIGTERM or Ctrl-C always stop within the "
+                        "usual shutdown bound)")
     p.add_argument("--log-level", default="INFO",
                    choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="log verbosity")
     p.set_defaults(func=run_command)
+
+
+def _drain_timeout(text: str) -> float:
+    from driftwatch.policy.durations import parse_duration
+
+    if text.strip() == "0":
+        return 0.0
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _overrides(cfg: Any, args: argparse.Namespace) -> Any:
@@ -71,8 +93,14 @@ def run_command(args: argparse.Namespace) -> int:
     from prometheus_client import disable_created_metrics
 
     disable_created_metrics()  # process-wide: `_created` series are noise for ops
+    if args.drain_timeout is not None and not args.exit_when_done:
+        from driftwatch.errors import ConfigError
+
+        raise ConfigError("--drain-timeout applies to --exit-when-done: give both, or "
+                          "neither")
     cfg = _overrides(load_service_config(args.config), args)
-    service = Service(cfg, exit_when_done=args.exit_when_done)
+    service = Service(cfg, exit_when_done=args.exit_when_done,
+                      drain_timeout_s=args.drain_timeout)
 
     def on_signal(signum: int, _frame: Any) -> None:
         logging.getLogger("driftwatch").info("%s: finishing the batch, checkpointing",

@@ -13,7 +13,11 @@ snapshots taken under the loop's lock (``daemon_views.py``); ``/readyz`` names e
 dependency's state (:mod:`~driftwatch.service.dependencies`). SIGTERM/SIGINT: the batch in
 hand is finished, a final checkpoint written, offsets committed, and an action still inside
 an MLflow call after ``actions.shutdown_grace`` is abandoned (it stays open in the outbox);
-exit 0.
+exit 0. With ``exit_when_done``, once every source is consumed the loop drains
+(:mod:`~driftwatch.service.drain`): it waits for the queued reports and the actions the
+lanes can finish, for at most ``drain_timeout_s`` (None: no limit), then stops the same way;
+exit 3 (:data:`~driftwatch.service.daemon_finish.EXIT_UNFINISHED`) when the limit passed
+with work left.
 """
 
 from __future__ import annotations
@@ -36,15 +40,16 @@ from driftwatch.replay.timeline import iso
 from driftwatch.service.actions import (
     ServiceActions,
     labelled_buffer,
-    open_actions_note,
     shadow_defaults,
 )
 from driftwatch.service.checkpoint import Checkpoints
 from driftwatch.service.config import ServiceConfig
+from driftwatch.service.daemon_finish import FinishingRun
 from driftwatch.service.daemon_jobs import ScheduledJobs
 from driftwatch.service.daemon_views import ServiceViews
 from driftwatch.service.dependencies import Dependencies
 from driftwatch.service.disk import StateDisk
+from driftwatch.service.drain import Drain, DrainResult
 from driftwatch.service.http import ADMIN_ACTIONS, HttpServer
 from driftwatch.service.live_reports import LiveReports, report_job
 from driftwatch.service.live_source import PacedSource
@@ -63,9 +68,10 @@ JOBS = ("checkpoint", "staleness", "actions", "alerts", "policy_reload", "refere
         "offpeak_dispatch", "reports")
 
 
-class Service(ServiceViews, ScheduledJobs):
+class Service(ServiceViews, ScheduledJobs, FinishingRun):
     """The daemon. ``run()`` blocks until :meth:`stop` (or, with ``exit_when_done``, until
-    every finite source is consumed) and returns the exit code."""
+    every finite source is consumed and what it started is finished: see the module doc)
+    and returns the exit code."""
 
     def __init__(
         self,
@@ -74,12 +80,17 @@ class Service(ServiceViews, ScheduledJobs):
         clock: Clock | None = None,
         registry: CollectorRegistry | None = None,
         exit_when_done: bool = False,
+        drain_timeout_s: float | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
         self.clock = clock or SystemClock()
         self.registry = registry or CollectorRegistry()
         self.exit_when_done = exit_when_done
+        self.drain_timeout_s = drain_timeout_s
+        self.drain: Drain | None = None  # set once every source is consumed
+        self.drained: DrainResult | None = None
+        self._settled: dict[str, tuple[tuple[int, str], ...]] = {}
         self.environ = os.environ if environ is None else environ
         self.metrics = Metrics(self.registry, feature_cap=config.feature_cap,
                                version=__version__)
@@ -93,7 +104,7 @@ class Service(ServiceViews, ScheduledJobs):
         self._restore_s = 0.0
         self._running = False
         self._stale: set[str] = set()
-        self._reported: set[str] = set()
+        self._reported: dict[str, tuple[tuple[int, str], ...]] = {}  # model -> action states
         self._idle_logged = False
         self._lock_file = StateDirLock(config.state_dir)
         self.disk = StateDisk(config.state_dir, clock=self.clock, metrics=self.metrics,
@@ -122,7 +133,7 @@ class Service(ServiceViews, ScheduledJobs):
             opened = True
             self._loop()
             clean = True
-            return 0
+            return self._exit_code()
         finally:
             # after a failure the monitors may hold half a batch: the last checkpoint stays
             self._close(final_checkpoint=clean)
@@ -202,6 +213,9 @@ class Service(ServiceViews, ScheduledJobs):
 
     def _close(self, *, final_checkpoint: bool) -> None:
         self._running = False
+        if self.drain is not None and self.drained is None:  # stopped while finishing
+            log.warning("stopped while finishing: %s left unfinished; they resume on the "
+                        "next start", self._backlog())
         if self.actions is not None:  # no new action work; what runs ends meanwhile
             self.actions.request_stop()
         for rt in self.runtimes:  # a broker that is down must not hold the shutdown
@@ -254,8 +268,7 @@ class Service(ServiceViews, ScheduledJobs):
         active = [rt for rt in self.runtimes if not rt.done]
         if not active:
             if self.exit_when_done:
-                self._say_open_actions()
-                return False
+                return self._finishing()
             if not self._idle_logged:
                 self._idle_logged = True
                 where = self.http.url if self.http else "(HTTP disabled)"
@@ -304,13 +317,6 @@ class Service(ServiceViews, ScheduledJobs):
                 self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))
             self._handle(rt, results)
 
-    def _say_open_actions(self) -> None:
-        if self.actions is not None:
-            note = open_actions_note(self.actions.open_actions(), execute=self.actions.execute,
-                                     state_dir=str(self.config.state_dir))
-            if note:
-                log.warning("%s", note)
-
     def _step(self, rt: ModelRuntime, timeout: float) -> None:
         polled = rt.source.poll(rt.batch_size, timeout)
         t0 = self.clock.monotonic()
@@ -346,10 +352,12 @@ class Service(ServiceViews, ScheduledJobs):
                 self._submit_report(rt, res)
 
     # -- reports --------------------------------------------------------------------------------
-    def _submit_report(self, rt: ModelRuntime, res: WindowResult | None = None) -> None:
-        """A decision report (``res``) or the rolling one, written by the reports thread."""
+    def _submit_report(self, rt: ModelRuntime, res: WindowResult | None = None, *,
+                       page: bool = True) -> None:
+        """A decision report (``res``) or the rolling one (``page`` False: only the decision
+        reports whose action moved on), written by the reports thread."""
         try:
-            job = report_job(rt, res)
+            job = report_job(rt, res, page=page)
         except OSError as exc:  # the timeline could not be synced: the checkpoint says so
             log.warning("%s: no report this time (%s)", rt.name, exc)
             return
@@ -364,7 +372,8 @@ class Service(ServiceViews, ScheduledJobs):
     def _report(self, rt: ModelRuntime) -> None:
         if not self.config.report_on_done or rt.name in self._reported:
             return
-        self._reported.add(rt.name)
+        self._reported[rt.name] = self.actions.states(rt.name) \
+            if self.actions is not None else ()
         try:
             if self.actions is not None:  # what ran, from the outbox
                 self.actions.export(rt.name, rt.out_dir / "actions.jsonl")

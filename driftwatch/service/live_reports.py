@@ -13,7 +13,9 @@ the monitor's counters, the reference profile) and hands a :class:`ReportJob` to
 thread, which reads the timeline's tail, the audit trail (what the outbox says ran), builds
 the page and writes it atomically (a temporary file, then a rename). A decision report made
 while its action was still open is written again by the next rolling run once the outbox
-says the action moved on. A report that cannot be written is a log line; the daemon goes on.
+says the action moved on (or by a job that does only that: what ``--exit-when-done``
+submits once the actions are through). A report that cannot be written is a log line; the
+daemon goes on.
 At most ``keep`` decision reports per model stay on disk (the oldest are removed), and a
 report covers at most ``windows`` windows, so neither the disk nor the time to write one
 grows with the daemon's age.
@@ -74,13 +76,19 @@ def tail_lines(path: Path, end: int, n: int, *, block: int = _BLOCK) -> list[byt
         return [line for line in pieces if line.strip()]
 
     with path.open("rb") as fh:
-        pos, buf = end, b""
-        while pos > 0 and (buf.count(b"\n") <= n or len(whole(buf, pos)) < n):
+        pos, chunks, newlines = end, [], 0
+        while pos > 0:
+            # newlines are counted per block read: a count over all read so far would
+            # scan the tail once per block (quadratic in its length)
+            if newlines > n and len(whole(b"".join(reversed(chunks)), pos)) >= n:
+                break
             step = min(block, pos)
             pos -= step
             fh.seek(pos)
-            buf = fh.read(step) + buf
-    return whole(buf, pos)[-n:]
+            chunk = fh.read(step)
+            chunks.append(chunk)
+            newlines += chunk.count(b"\n")
+    return whole(b"".join(reversed(chunks)), pos)[-n:]
 
 
 def newest_first(entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -106,8 +114,9 @@ class ReportJob:
 
     ``upto`` is the timeline's synced length: the writer reads no byte past it.
     ``decision`` (``window_id``, ``tier``, ``action``, ``end``) makes a decision report;
-    None, the rolling one. ``base`` holds the monitor-level summary (counters, label
-    statistics, the reference fingerprint).
+    None, the rolling one, or with ``page`` False only the decision reports whose
+    action moved on (the rolling page stays as it is). ``base`` holds the monitor-level
+    summary (counters, label statistics, the reference fingerprint).
     """
 
     model: str
@@ -116,6 +125,7 @@ class ReportJob:
     base: Mapping[str, Any]
     reference: Any = None
     decision: Mapping[str, Any] | None = None
+    page: bool = True
 
 
 @dataclass
@@ -133,7 +143,7 @@ class LiveReports:
     executed: Callable[[str], list[dict[str, Any]]] | None = None
     _queue: queue.Queue[ReportJob | None] = field(default_factory=queue.Queue)
     _thread: threading.Thread | None = None
-    _pending_rolling: set[str] = field(default_factory=set)
+    _pending_rolling: set[tuple[str, bool]] = field(default_factory=set)
     _guard: threading.Lock = field(default_factory=threading.Lock)
     written: int = 0
     failed: int = 0
@@ -143,9 +153,9 @@ class LiveReports:
         """Queue a report (a rolling one already waiting for the model is not queued twice)."""
         if job.decision is None:
             with self._guard:
-                if job.model in self._pending_rolling:
+                if (job.model, job.page) in self._pending_rolling:
                     return
-                self._pending_rolling.add(job.model)
+                self._pending_rolling.add((job.model, job.page))
         if self._thread is None:
             self._thread = threading.Thread(target=self._work, name="driftwatch-reports",
                                             daemon=True)
@@ -162,6 +172,10 @@ class LiveReports:
                             timeout_s)
             self._thread = None
 
+    def pending(self) -> int:
+        """Reports queued or being written."""
+        return self._queue.unfinished_tasks
+
     def flush(self) -> None:
         """Block until every queued report is written (tests, shutdown)."""
         self._queue.join()
@@ -175,7 +189,7 @@ class LiveReports:
                     return
                 if job.decision is None:
                     with self._guard:
-                        self._pending_rolling.discard(job.model)
+                        self._pending_rolling.discard((job.model, job.page))
                 self.write(job)
             finally:
                 self._queue.task_done()
@@ -206,7 +220,11 @@ class LiveReports:
         now = iso(at) or ""
         doc = self._manifest(job.model)
         d = job.decision
-        if d is None:
+        if d is None and not job.page:
+            dest = None
+            doc["decisions"] = retained([self._refreshed(job, e, records, executed, (at, now))
+                                         for e in doc["decisions"]], keep=self.keep)
+        elif d is None:
             dest = self._page(job, records, executed, None, now)
             if dest is None:
                 return None
@@ -305,10 +323,11 @@ class LiveReports:
         return [self._manifest(p.parent.name) for p in sorted(self.root.glob(f"*/{_MANIFEST}"))]
 
 
-def report_job(rt: Any, result: Any = None) -> ReportJob | None:
+def report_job(rt: Any, result: Any = None, *, page: bool = True) -> ReportJob | None:
     """What a report of runtime ``rt`` needs, taken in the loop's thread: its rolling
-    report, or the decision report of ``result`` (a ``WindowResult``; None when its
-    decision is none: tier none and no action, as ``/status`` counts them)."""
+    report (with ``page`` False: only its decision reports whose action moved on), or the
+    decision report of ``result`` (a ``WindowResult``; None when its decision is none:
+    tier none and no action, as ``/status`` counts them)."""
     from driftwatch.replay import summarise
 
     decision = None
@@ -326,7 +345,7 @@ def report_job(rt: Any, result: Any = None) -> ReportJob | None:
         return None
     return ReportJob(model=rt.name, out_dir=rt.out_dir, upto=upto,
                      base=summarise([], rt.monitor), reference=rt.monitor.profile,
-                     decision=decision)
+                     decision=decision, page=page)
 
 
 def _state_of(executed: Sequence[Mapping[str, Any]], window: int) -> str | None:

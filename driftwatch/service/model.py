@@ -71,10 +71,12 @@ def open_source(
         settings = KafkaSourceSettings.from_connector(connector, out_dir=out_dir)
         decoders = {s.name: Decoder(s, schema) for s in connector.streams}
         return KafkaSource(settings, decoders, clock=clock), None
-    from driftwatch.connectors.file import FileSource, discover_inputs
+    from driftwatch.connectors.file import FileSource, discover_inputs, separator_notes
     from driftwatch.connectors.probe import probe_inputs
 
     inputs = discover_inputs(connector)
+    for text in separator_notes(inputs):
+        log.info("model %s: %s", monitor.model, text)
     # as in replay: nested paths for `features: infer`, a word on fields that match nothing
     probe = probe_inputs(connector, monitor.profile.schema, inputs,
                          missing=monitor.profile.missing_shares())
@@ -264,7 +266,8 @@ class ModelRuntime:
         self._ref_stamp = stamp
         policy = self.watcher.policy
         profile = load_reference(self.reference_path, policy,
-                                 kinds=self.connector.declared_kinds())
+                                 kinds=self.connector.declared_kinds(),
+                                 missing=self.connector.missing_values())
         if profile.fingerprint == self.monitor.profile.fingerprint:
             return None
         return profile

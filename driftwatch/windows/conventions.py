@@ -32,6 +32,7 @@ import pandas as pd
 from driftwatch.errors import SourceError
 from driftwatch.schema import level_text as schema_level_text
 from driftwatch.schema import map_distinct
+from driftwatch.sentinels import MissingValues
 
 __all__ = ["DEFAULT_APPROVE", "DEFAULT_BAD", "DEFAULT_GOOD", "SCORE_IS", "TableConventions",
            "build_profile", "level_text",
@@ -180,12 +181,15 @@ def build_profile(
     conventions: TableConventions | None = None,
     *,
     kinds: Mapping[str, str] | None = None,
+    missing: MissingValues | None = None,
     meta: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
     """A :class:`~driftwatch.windows.profile.ReferenceProfile` from a table read with
     ``conventions``. ``kinds`` (feature -> numeric | categorical) fixes the type of the
     features it names (a connector's ``type:``); the others are inferred from dtypes.
+    ``missing`` (a connector's ``missing_values``) are read as null, as the decoder reads
+    them, and recorded in the profile's ``meta["missing_values"]``.
 
     A saved profile (``.json`` / ``.json.gz``) is loaded as it is.
     """
@@ -228,6 +232,17 @@ def build_profile(
     for c in categorical:
         col = table[c].astype(object)
         table[c] = pd.Series(map_distinct(col, level_text), index=col.index, dtype=object)
+    if missing is not None and not missing.is_empty:
+        for c in numeric:
+            if len(missing.numbers(c)):
+                vals = table[c].to_numpy(dtype=np.float64, na_value=np.nan)
+                table[c] = missing.mask_numbers(vals, c)
+        for c in categorical:
+            if missing.texts(c):
+                table[c] = table[c].where(~table[c].isin(missing.texts(c)), None)
+        declared = missing.to_dict(numeric + categorical)
+        if declared:  # absent otherwise: profiles without sentinels keep their fingerprint
+            meta = {**(meta or {}), "missing_values": declared}
     return ReferenceProfile.build(
         table, numeric=numeric, categorical=categorical, score=tc.score, label=tc.label,
         decision=tc.decision, exposure=tc.exposure, meta=meta, segment=tc.segment, **kwargs)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,7 @@ import orjson
 import pandas as pd
 
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
-from driftwatch.csvsep import refuse_other_separator
+from driftwatch.csvsep import file_separator, separator_note
 from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema, level_texts
 from driftwatch.windows.segments import DEFAULT_TOP_K, SegmentProfile
@@ -50,22 +51,35 @@ __all__ = [
     "frame_batch",
     "is_numeric_column",
     "read_reference_table",
+    "reference_separator",
 ]
 
 FORMAT_VERSION = 1
+log = logging.getLogger(__name__)
+
+
+def reference_separator(path: str | Path) -> str | None:
+    """The separator a CSV reference is read with: the comma, or the one its header shows
+    (:mod:`driftwatch.csvsep`); None for Parquet or a saved profile (``.json[.gz]``)."""
+    p = Path(path)
+    if p.name.endswith((".parquet", ".json", ".json.gz")):
+        return None
+    return file_separator(p, f"reference dataset {p}")
 
 
 def read_reference_table(path: str | Path) -> pd.DataFrame:
-    """Read a reference dataset (Parquet, CSV, CSV.gz) into a DataFrame."""
+    """Read a reference dataset (Parquet, CSV, CSV.gz; a CSV with the separator its header
+    shows) into a DataFrame."""
     p = Path(path)
     try:
         if p.suffix == ".parquet" or p.name.endswith(".parquet"):
             return pd.read_parquet(p)
-        frame = pd.read_csv(p)
+        sep = reference_separator(p) or ","
+        if sep != ",":  # the commands that read it print the same line
+            log.info(separator_note(f"reference dataset {p}", sep))
+        return pd.read_csv(p, sep=sep)
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference dataset {p}: {exc}") from exc
-    refuse_other_separator(list(frame.columns), f"reference dataset {p}")
-    return frame
 
 
 def is_numeric_column(col: pd.Series) -> bool:

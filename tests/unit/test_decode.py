@@ -160,6 +160,16 @@ def test_event_time_units(unit: str, value: Any, expected: float) -> None:
     assert bad == [] and batch.event_time.tolist() == [expected]
 
 
+@pytest.mark.parametrize("word", ["now", "today"])
+def test_words_pandas_reads_as_the_wall_clock_are_bad_times(word: str) -> None:
+    # pandas parses "now" and "today" as the current time: a replay would depend on when
+    # it ran, not on its input
+    for unit in ("auto", "iso"):
+        for blk in (True, False):
+            batch, bad = decode([rec(ts=word)], unit=unit, block=blk)
+            assert len(batch) == 0 and [b.reason for b in bad] == ["bad_time"], (unit, blk)
+
+
 @pytest.mark.parametrize(
     ("record", "reason", "in_detail"),
     [

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -212,3 +213,132 @@ def test_the_block_parser_takes_plain_lines() -> None:
     dec = Decoder(STREAMS.stream("predictions"), SCHEMA)
     batch, bad = dec.decode_block(b"\n".join(WARM * 3), source="f")
     assert bad == [] and len(batch) == 192 and dec.rows_block_parsed == 128
+
+
+# -- event_time format: and origin: ---------------------------------------------------------
+# Each configuration with the plain time its warm-up lines carry: a text time must reach the
+# block parser as text, or every block falls back and the agreement below is vacuous.
+TIME_CONFIGS = [
+    ('{path: ts, format: "%b-%Y"}', "Dec-2015"),
+    ('{path: ts, unit: iso, format: "%d/%m/%Y %H:%M"}', "01/12/2015 10:30"),
+    ('{path: ts, format: "%Y-%m-%dT%H:%M:%S%z"}', "2015-12-01T10:30:00+0100"),
+    ('{path: ts, unit: s, origin: "2013-09-01T00:00:00Z"}', 172792),
+    ('{path: ts, unit: ms, origin: "2013-09-01"}', 1500.5),
+    ("{path: ts, origin: 2013-09-01T00:00:00+02:00}", 0),
+]
+time_values = st.one_of(
+    st.sampled_from(["Dec-2015", "dec-2015", "Dec-15", "01/12/2015 10:30", "1/2/2015 9:05",
+                     "2015-12-01T10:30:00+0100", "2015-12-01T10:30:00Z", "2015-12-01",
+                     "172792", "1.5e3", " 12", "now", "today", "", "NaN", "-0"]),
+    st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(0, 200_000), st.text(max_size=20), values,
+)
+timed_record = st.tuples(record, leaf(time_values)).map(
+    lambda t: {**t[0], "ts": t[1]} if t[1] is not ABSENT else
+    {k: v for k, v in t[0].items() if k != "ts"})
+
+
+def _timed_streams(config: str) -> Any:
+    text = CONNECTOR.replace("{path: ts, unit: auto}", config).replace("{path: ts, unit: s}",
+                                                                       config)
+    return parse_connector(text)
+
+
+def _warm(ts: Any) -> list[bytes]:
+    return [orjson.dumps({**orjson.loads(w), "ts": ts}) for w in WARM]
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(config=st.sampled_from(TIME_CONFIGS),
+       inserts=st.lists(st.tuples(st.integers(0, len(PLAIN)), st.one_of(
+           st.tuples(timed_record, st.sampled_from([0, 0, 0, 1, 2])).map(lambda t: dump(*t)),
+           raw_lines)), min_size=1, max_size=25),
+       stream=st.sampled_from(["predictions", "outcomes"]))  # fmt: skip
+def test_both_parsers_agree_on_event_time_formats_and_origins(
+    config: tuple[str, Any], inserts: list[tuple[int, bytes]], stream: str
+) -> None:
+    streams = _timed_streams(config[0])
+    warm = _warm(config[1])
+    plain = [w.replace(b'"w', b'"p') for w in warm] * 2
+    lines = list(plain)
+    for at, ln in sorted(inserts, key=lambda t: -t[0]):
+        lines.insert(at, ln)
+    fast = Decoder(streams.stream(stream), SCHEMA)
+    slow = Decoder(streams.stream(stream), SCHEMA, block_parse=False)
+    for dec in (fast, slow):
+        dec.decode_block(b"\n".join(warm), source="warm")
+    block = b"\n".join(lines) + b"\n"
+    a, abad = fast.decode_block(block, source="f.jsonl", first_line=65)
+    b, bbad = slow.decode_block(block, source="f.jsonl", first_line=65)
+    assert_same(a, b)
+    assert letters(abad) == letters(bbad)
+    offsets = np.arange(100, 100 + len(lines))
+    a, abad = fast.decode(lines, source="t", positions=offsets, partition=2)
+    b, bbad = slow.decode(lines, source="t", positions=offsets, partition=2)
+    assert_same(a, b)
+    assert letters(abad) == letters(bbad)
+    assert len(a) + len(abad) == len(lines)
+
+
+@pytest.mark.parametrize(("config", "plain"), TIME_CONFIGS)
+def test_the_block_parser_takes_formatted_and_offset_times(config: str, plain: Any) -> None:
+    dec = Decoder(_timed_streams(config).stream("predictions"), SCHEMA)
+    batch, bad = dec.decode_block(b"\n".join(_warm(plain) * 3), source="f")
+    assert bad == [] and len(batch) == 192 and dec.rows_block_parsed == 128
+    assert np.isfinite(batch.event_time).all() and batch.event_time.min() > 1.3e9  # not 1970
+
+
+# -- missing_values: ------------------------------------------------------------------------
+# Each adds lines under the predictions stream's fields; the records carry the listed codes.
+SENTINEL_CONFIGS = [
+    "missing_values: [-9, -8, -7]",
+    'missing_values: [-1, home, "1"]\n        missing_values_by_feature: {age: [30, -9]}',
+    'missing_values_by_feature: {income: [0, 1, 0.5], purpose: [car, 1], flag: ["false"]}',
+    "missing_values: [-9.0, 999999]\n        missing_values_by_feature: {income: []}",
+]
+coded = st.one_of(numbers, st.sampled_from([-9, -8, -7, -9.0, -1, 0, 1, 30, 999999]))
+sentinel_record = st.tuples(record, leaf(coded), leaf(coded), leaf(st.sampled_from(
+    ["car", "home", "1", 1, -1, "-1", True]))).map(lambda t: {
+        **t[0], "a": {"income": t[1], "b": {"age": t[2]}, "flag": True},
+        "loan": {"purpose": t[3], "amount": 1.0, "fee": 1.0}})
+
+
+def _sentinel_streams(config: str) -> Any:
+    return parse_connector(CONNECTOR.replace("        metrics: {fee: loan.fee}\n",
+                                             f"        metrics: {{fee: loan.fee}}\n"
+                                             f"        {config}\n"))
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(config=st.sampled_from(SENTINEL_CONFIGS),
+       inserts=st.lists(st.tuples(st.integers(0, len(PLAIN)), st.one_of(
+           sentinel_record.map(lambda r: dump(r, 0)), line)), min_size=1, max_size=25))
+def test_both_parsers_agree_on_missing_values(config: str,
+                                              inserts: list[tuple[int, bytes]]) -> None:
+    streams = _sentinel_streams(config)
+    assert not streams.stream("predictions").missing.is_empty
+    lines = mixed(inserts)
+    fast = Decoder(streams.stream("predictions"), SCHEMA)
+    slow = Decoder(streams.stream("predictions"), SCHEMA, block_parse=False)
+    for dec in (fast, slow):
+        dec.decode_block(b"\n".join(WARM), source="warm")
+    block = b"\n".join(lines) + b"\n"
+    a, abad = fast.decode_block(block, source="f.jsonl", first_line=65)
+    b, bbad = slow.decode_block(block, source="f.jsonl", first_line=65)
+    assert_same(a, b)
+    assert letters(abad) == letters(bbad)
+    offsets = np.arange(100, 100 + len(lines))
+    a, abad = fast.decode(lines, source="t", positions=offsets, partition=2)
+    b, bbad = slow.decode(lines, source="t", positions=offsets, partition=2)
+    assert_same(a, b)
+    assert letters(abad) == letters(bbad)
+
+
+def test_the_block_parser_takes_lines_with_missing_values() -> None:
+    dec = Decoder(_sentinel_streams(SENTINEL_CONFIGS[0]).stream("predictions"), SCHEMA)
+    coded = [w.replace(b'"income":1.5', b'"income":-9') for w in WARM]
+    batch, bad = dec.decode_block(b"\n".join(coded * 3), source="f")
+    assert bad == [] and len(batch) == 192 and dec.rows_block_parsed == 128
+    assert np.isnan(batch.numeric[:, 0]).sum() == 3

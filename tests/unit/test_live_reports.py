@@ -7,6 +7,7 @@ data-quality alert), written by :class:`LiveReports` the way the daemon's writer
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -148,6 +149,33 @@ def test_a_decision_report_is_written_again_once_its_action_ran(
     assert doc.find("table", class_="champion-challenger")
     (entry,) = orjson.loads((folder / MODEL / "reports.json").read_bytes())["decisions"]
     assert entry["action_state"] == "succeeded" and entry["written_at"] == 120.0
+
+
+def test_a_refresh_rewrites_the_decision_reports_whose_action_ran_and_nothing_else(
+        folder: Path, profile: ReferenceProfile) -> None:
+    """What ``--exit-when-done`` submits once the actions are through."""
+    (shadow,) = _executed(folder)(MODEL)
+    now: list[dict[str, Any]] = [{**shadow, "state": "pending", "steps": [{"step": "recorded"}],
+                                  "outcome": {}, "shadow": None}]
+    clock = ManualClock(0.0)
+    reports = LiveReports(folder, clock, executed=lambda m: now)
+    path = reports.write(_job(folder, profile, 3))
+    assert path is not None and "recorded, not run yet" in path.read_text()
+    now[:] = [shadow]
+    clock.advance(60)
+    reports.submit(dataclasses.replace(_job(folder, profile, None), page=False))
+    reports.submit(_job(folder, profile, None))  # a rolling one is not the same job
+    reports.flush()
+    assert reports.pending() == 0
+    assert "executed · promoted" in path.read_text()
+    manifest = orjson.loads((folder / MODEL / "reports.json").read_bytes())
+    assert manifest["decisions"][0]["action_state"] == "succeeded"
+    assert manifest["rolling"] is not None  # written by the rolling job alone
+    reports.close()
+    (folder / MODEL / "report.html").unlink()
+    reports = LiveReports(folder, clock, executed=lambda m: now)
+    reports.write(dataclasses.replace(_job(folder, profile, None), page=False))
+    assert not (folder / MODEL / "report.html").exists()
 
 
 def test_a_lowered_keep_applies_at_the_next_rolling_run(

@@ -89,7 +89,7 @@ def test_an_ambiguous_score_lists_the_candidates_and_the_flag_settles_it(work, c
         "  hint: pass --score-field NAME to say which"]
     code, out, err = _init(capsys, "--score-field", "score_a", "--ignore", "score_b")
     assert code == 0, err
-    assert "score: score_a" in out
+    assert "score: score (reference: score_a)" in out  # the stream's field keeps its name
 
 
 def test_an_ambiguous_id_in_the_stream(work, capsys):
@@ -468,6 +468,27 @@ def test_a_stream_score_named_otherwise_than_the_reference_column_is_found(work,
     code, out, err = _init(capsys, "--force", "--score-field", "p_bad")
     assert code == 0, err
     assert yaml.safe_load(Path("p.yaml").read_text())["reference"]["score"] == "score"
+
+
+def test_init_says_the_score_once_with_the_reference_column_when_named_otherwise(
+        work, capsys):
+    _data(work)
+    code, out, err = _init(capsys)
+    assert code == 0, err
+    (line,) = [x for x in out.splitlines() if x.startswith("score:")]
+    assert line.split()[:2] == ["score:", "score"] and "P(bad): mean " in line
+    pd.read_csv("live.csv").rename(columns={"score": "p_bad"}).to_csv("live.csv", index=False)
+    code, out, err = _init(capsys, "--force", "--score-is", "p_good")
+    assert code == 0, err
+    assert [x for x in out.splitlines() if x.startswith("score:")] == [
+        f"{'score: p_bad (reference: score)':<34} P(good), as --score-is says"]
+    pd.read_csv("live.csv").drop(columns=["p_bad"]).to_csv("live.csv", index=False)
+    code, out, err = _init(capsys, "--force")
+    assert code == 0, err
+    (line,) = [x for x in out.splitlines() if x.startswith("score:")]
+    assert line.startswith("score: none (reference: score) ")
+    assert "no field in [0, 1] named like a score in the sample; the reference column reads "\
+        "as P(bad): mean " in line
 
 
 def test_the_label_is_the_two_valued_reference_column_the_outcomes_carry(work, capsys):

@@ -1,0 +1,92 @@
+"""Numbers in a reference column that most likely mean "missing" (sentinel codes).
+
+Bureau data codes special cases as numbers: FICO HELOC writes -9 (no bureau record), -8
+(no usable trades) and -7 (condition not met) into otherwise non-negative columns; banks
+use -999, 9999 or 999999. :func:`likely_missing_values` names such codes so that
+``driftwatch init`` can write them into the connector, with the reason, for a person to
+confirm. It errs on the side of saying nothing: a value is a code only when it is
+
+* an integer found in at least :data:`MIN_SHARE` of the rows and :data:`MIN_ROWS` rows (a
+  spike, not a stray value),
+* and either a few (at most :data:`MAX_NEGATIVE_CODES`) negative integers in a column whose
+  other values are all >= 0, set apart from them (a gap of an unused integer, or each code
+  at least twice as frequent as the smallest real value, which no tail explains);
+* or an all-nines number (-999, 9999, 999999, ...) outside the range of the other values;
+
+and the other values still take at least :data:`MIN_DISTINCT` distinct values. A column
+with genuine negative values (a balance, a change) has many distinct negatives, or small
+ones that continue its distribution, and is left alone.
+
+>>> import numpy as np, pandas as pd
+>>> rng = np.random.default_rng(0)
+>>> x = rng.integers(30, 95, 1000).astype(float)
+>>> x[:60], x[60:80] = -9, -8
+>>> likely_missing_values(pd.Series(x))[0]
+[-9, -8]
+>>> likely_missing_values(pd.Series(rng.normal(0, 500, 1000).round(2))) is None
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["MAX_NEGATIVE_CODES", "MIN_DISTINCT", "MIN_ROWS", "MIN_SHARE",
+           "likely_missing_values"]
+
+MIN_SHARE = 0.005
+MIN_ROWS = 5
+MAX_NEGATIVE_CODES = 3
+MIN_DISTINCT = 5
+_LEAST_ROWS = 50
+
+
+def _nines(v: float) -> bool:
+    a = abs(v)
+    return a >= 99 and float(a).is_integer() and set(str(int(a))) == {"9"}
+
+
+def _num(v: float) -> int | float:
+    return int(v) if float(v).is_integer() else float(v)
+
+
+def likely_missing_values(col: pd.Series) -> tuple[list[int | float], str] | None:
+    """``(codes, why)`` for a numeric reference column that holds likely sentinel codes
+    (in ascending order, as people write them: -9, -8, -7), else None."""
+    if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+        return None
+    s = col.dropna().astype(np.float64)
+    s = s[np.isfinite(s)]
+    n = len(s)
+    if n < _LEAST_ROWS:
+        return None
+    share = s.value_counts() / n
+    least = max(MIN_SHARE, MIN_ROWS / n)
+    nines = [float(v) for v, p in share.items() if _nines(float(v)) and p >= least]
+    rest = s[~s.isin(nines)]
+    if rest.empty:
+        return None
+    codes = [v for v in nines if v < rest.min() or v > rest.max()]
+    rest = s[~s.isin(codes)]
+    neg = np.unique(rest[rest < 0].to_numpy())
+    if len(neg):
+        if (len(neg) > MAX_NEGATIVE_CODES or not all(float(v).is_integer() for v in neg)
+                or any(share[v] < least for v in neg)):
+            return None  # genuine negative values: a balance, a change, a rare stray
+        pos = rest[rest >= 0]
+        if pos.empty:
+            return None
+        lo = float(pos.min())
+        apart = float(neg.max()) <= lo - 2 or all(share[v] >= 2 * share[lo] for v in neg)
+        if not apart:
+            return None  # the tail of the values below zero, not a code
+        codes += [float(v) for v in neg]
+        rest = pos
+    if not codes or rest.nunique() < MIN_DISTINCT:
+        return None
+    codes = sorted(set(codes))
+    found = ", ".join(f"{_num(v)} in {share[v]:.1%}" for v in codes)
+    why = (f"{found} of rows, apart from the other values ({_num(float(rest.min()))} to "
+           f"{_num(float(rest.max()))}): a code, read as missing")
+    return [_num(v) for v in codes], why

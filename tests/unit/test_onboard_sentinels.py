@@ -1,0 +1,142 @@
+"""``driftwatch init`` finds sentinel codes (HELOC's -9/-8/-7) and writes them into the
+connector; a genuine negative-valued column is left alone; a feed that sends -9 twice as
+often is a missing-rate fault, not drift of the value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from driftwatch.onboard.sentinels import likely_missing_values
+
+from ._cli import run_cli
+
+T0 = 1_700_000_000
+FEATURES = ("ExternalRiskEstimate", "MSinceOldestTradeOpen", "MSinceMostRecentDelq",
+            "NumTrades60Ever2DerogPubRec", "NetFractionRevolvingBurden")
+
+
+def heloc(n: int, seed: int, no_record: float) -> pd.DataFrame:
+    """HELOC-shaped rows: -9 for the whole row (no bureau record) in ``no_record`` of rows,
+    -7 (no delinquency) in MSinceMostRecentDelq, -8 (no usable trades) here and there."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "ExternalRiskEstimate": rng.integers(40, 95, n),
+        "MSinceOldestTradeOpen": rng.integers(2, 600, n),
+        "MSinceMostRecentDelq": rng.integers(0, 80, n),
+        "NumTrades60Ever2DerogPubRec": rng.poisson(1.0, n),
+        "NetFractionRevolvingBurden": rng.integers(0, 120, n),
+    })
+    df.loc[rng.random(n) < 0.4, "MSinceMostRecentDelq"] = -7
+    df.loc[rng.random(n) < 0.03, "MSinceOldestTradeOpen"] = -8
+    df.loc[rng.random(n) < 0.05, "NetFractionRevolvingBurden"] = -8
+    df.loc[rng.random(n) < no_record, list(FEATURES)] = -9
+    return df
+
+
+@pytest.fixture
+def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_init_finds_the_codes_and_replay_calls_more_of_them_a_missing_rate_fault(
+    work: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = heloc(4000, 0, 0.08)
+    ref.insert(0, "RiskPerformance", np.where(np.random.default_rng(1).random(4000) < 0.5,
+                                              "Bad", "Good"))
+    ref.to_csv("ref.csv", index=False)
+    # the live feed: as the reference for 1000 events, then -9 twice as often for 1000
+    live = pd.concat([heloc(1000, 2, 0.08), heloc(1000, 3, 0.16)], ignore_index=True)
+    live.insert(0, "application_id", [f"a{i}" for i in range(len(live))])
+    live.insert(1, "ts", T0 + np.arange(len(live)))
+    live.to_csv("live.csv", index=False)
+    outcomes = live[["application_id", "ts"]].assign(ts=live["ts"] + 86_400 * 60)
+    outcomes["RiskPerformance"] = np.where(np.arange(len(live)) % 2, "Bad", "Good")
+    outcomes.to_csv("outcomes.csv", index=False)
+
+    code, out, err = run_cli(["init", "--reference", "ref.csv", "--sample", "live.csv",
+                              "--outcomes", "outcomes.csv", "--model", "heloc",
+                              "--connector-out", "c.yaml", "--policy-out", "p.yaml",
+                              "--pane", "1000"], capsys)
+    assert code == 0, err
+    said = [ln for ln in out.splitlines() if ln.strip().startswith("missing: [")]
+    assert len(said) == len(FEATURES)  # one printed line per coded feature, with its reason
+    assert all("of rows, apart from the other values" in ln for ln in said)
+    assert "missing: [-9, -7]" in out and "-7 in 3" in out
+    fields = yaml.safe_load(Path("c.yaml").read_text())["source"]["streams"]["predictions"][
+        "fields"]
+    assert fields["missing_values_by_feature"] == {
+        "ExternalRiskEstimate": [-9], "MSinceOldestTradeOpen": [-9, -8],
+        "MSinceMostRecentDelq": [-9, -7], "NumTrades60Ever2DerogPubRec": [-9],
+        "NetFractionRevolvingBurden": [-9, -8]}
+
+    code, checked, err = run_cli(["policy", "check", "--connector", "c.yaml", "p.yaml"],
+                                 capsys)
+    assert (code, checked) == (0, "ok p.yaml\n"), err
+
+    code, _, err = run_cli(["replay", "-q", "-c", "c.yaml", "-p", "p.yaml", "--out", "o", "-i",
+                            "predictions=live.csv", "outcomes=outcomes.csv",
+                            "--no-levels-cache"], capsys)
+    assert code == 0, err
+    windows = [w for x in Path("o/timeline.jsonl").read_text().splitlines()
+               if (w := orjson.loads(x))["n_events"]]  # not the labels-only tail
+    assert len(windows) == 2
+    faults = [w["decision"]["data_quality_fault"] for w in windows]
+    assert faults == [False, True]
+    raised = {(r["signal"], r.get("feature")) for r in windows[1]["decision"]["reasons"]}
+    assert ("missing_rate", "ExternalRiskEstimate") in raised
+    assert not any(sig == "psi" for sig, _ in raised), raised  # not drift of the value
+    assert [w["tier"] for w in windows] == ["none", "none"]
+
+
+# -- what init flags, and what it leaves alone ----------------------------------------------
+
+
+@pytest.mark.parametrize(("values", "codes"), [
+    (list(range(0, 60)) * 20 + [-9] * 40 + [-7] * 300, [-9, -7]),
+    (list(np.linspace(1e3, 9e4, 1000).round()) + [999999] * 30, [999999]),
+    (list(np.linspace(0, 1, 1000)) + [-999] * 10, [-999]),
+    (list(range(1, 30)) * 30 + [-1] * 100, [-1]),  # each -1 far above the smallest value's
+])  # fmt: skip
+def test_codes_apart_from_the_values_are_found(values: list[float], codes: list[int]) -> None:
+    found = likely_missing_values(pd.Series(values))
+    assert found is not None and found[0] == codes
+
+
+@pytest.mark.parametrize("values", [
+    list(np.random.default_rng(0).normal(0, 500, 2000).round(2)),   # a balance
+    list(np.random.default_rng(1).normal(2, 1, 5000).round()),      # a tail through zero
+    list(range(-3, 40)) * 50,                                        # a change in counts
+    [-9] * 40 + [1, 2, 3] * 300,                                     # too few real values
+    list(range(0, 60)) * 20 + [-9] * 3,                              # a stray, not a spike
+    list(range(0, 1200)) + [999] * 30,                               # 999 inside the range
+])  # fmt: skip
+def test_values_that_are_real_are_left_alone(values: list[float]) -> None:
+    assert likely_missing_values(pd.Series(values)) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(loc=st.floats(-1e5, 1e5), scale=st.floats(0.5, 1e5), n=st.integers(50, 3000),
+       digits=st.integers(0, 2), seed=st.integers(0, 2**32 - 1),
+       shape=st.sampled_from(["normal", "laplace", "uniform", "t"]))
+def test_a_column_with_genuine_negative_values_is_never_flagged(
+    loc: float, scale: float, n: int, digits: int, seed: int, shape: str
+) -> None:
+    """Balances, changes, scores: continuous values that reach below zero, rounded to
+    whole numbers or cents, whatever their centre and spread."""
+    rng = np.random.default_rng(seed)
+    draw = {"normal": lambda: rng.normal(0, 1, n), "laplace": lambda: rng.laplace(0, 1, n),
+            "uniform": lambda: rng.uniform(-1, 1, n), "t": lambda: rng.standard_t(3, n)}
+    x = (loc + scale * draw[shape]()).round(digits)
+    if not (x < 0).any():
+        x[0] = -abs(x[0]) - 1  # make it reach below zero
+    assert likely_missing_values(pd.Series(x)) is None
