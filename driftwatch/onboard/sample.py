@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import math
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,30 @@ import orjson
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 
-__all__ = ["DEFAULT_ROWS", "flatten", "kafka_sample", "read_sample", "sample_separator"]
+__all__ = ["DEFAULT_ROWS", "Sample", "flatten", "kafka_sample", "read_sample",
+           "sample_separator"]
 
 DEFAULT_ROWS = 2000
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Flat records of a stream and where they came from (a file, or a Kafka topic)."""
+
+    rows: list[dict[str, Any]]
+    name: str  # the file, or "topic T"
+    path: str | None = None  # a file path, for the connector's paths
+    topic: str | None = None
+    delimiter: str | None = None  # a CSV's separator when not the comma, for the connector
+
+    def paths(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for r in self.rows:
+            seen.update(dict.fromkeys(r))
+        return list(seen)
+
+    def values(self, path: str) -> list[Any]:
+        return [r.get(path) for r in self.rows]
 
 
 def flatten(rec: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from driftwatch.errors import ConfigError
-from driftwatch.onboard.plan import Plan, StreamPlan
+from driftwatch.onboard.plandata import Plan, StreamPlan
 from driftwatch.onboard.times import ORIGIN_PLACEHOLDER
 
 __all__ = ["connector_yaml", "policy_yaml", "q", "write_files"]

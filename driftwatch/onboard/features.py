@@ -1,0 +1,132 @@
+"""Which reference columns are features (typed, placed, with missing codes) and which not."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
+
+import pandas as pd
+
+from driftwatch.errors import ConfigError
+from driftwatch.onboard.infer import column_kind, name_rank, not_a_feature
+from driftwatch.onboard.matching import stream_path
+from driftwatch.onboard.plandata import Feature, Plan
+from driftwatch.onboard.roles import ID, TIME, present, shown, two_values
+from driftwatch.onboard.sentinels import likely_missing_values
+from driftwatch.windows.conventions import norm_value
+
+__all__ = ["apart", "choose_features", "row_index"]
+
+#: pandas names a CSV column with a blank header ``Unnamed: N``: the index it wrote.
+_BLANK_HEADER = re.compile(r"Unnamed: \d+")
+
+
+def row_index(ref: pd.DataFrame, col: str) -> bool:
+    """A blank-headed column of unique integers: the row numbers pandas wrote with the
+    table, not a feature (and never in a live stream).
+
+    >>> row_index(pd.DataFrame({"Unnamed: 0": [0, 1, 2], "x": [1, 1, 2]}), "Unnamed: 0")
+    True
+    """
+    s = ref[col]
+    return (bool(_BLANK_HEADER.fullmatch(col)) and pd.api.types.is_integer_dtype(s)
+            and s.notna().all() and s.is_unique)
+
+
+def apart(ref: pd.Series, kind: str, sample: list[Any], least: int = 20) -> str | None:
+    """What says that none of a feature's sample values (at least ``least``) meet the
+    reference: all outside its range, or none among its levels; None otherwise."""
+    got = [v for v in sample if present(v)]
+    if len(got) < least:
+        return None
+    if kind == "numeric":
+        nums = pd.to_numeric(pd.Series(got, dtype=object), errors="coerce").dropna()
+        lo, hi = ref.min(), ref.max()
+        if len(nums) < least or not (pd.notna(lo) and pd.notna(hi)):
+            return None
+        if ((nums < lo) | (nums > hi)).all():
+            return (f"all {len(nums)} values in the sample lie outside the reference's range "
+                    f"[{lo:g}, {hi:g}] (the sample's: [{nums.min():g}, {nums.max():g}])")
+        if len(got) == len(nums) and nums.nunique() > 2 and nums.is_monotonic_increasing:
+            return (f"its values never decrease over the sample's {len(nums)} records "
+                    f"({nums.iloc[0]:g} to {nums.iloc[-1]:g}), as a clock's do, so each "
+                    "window holds a slice of the reference's range")
+        return None
+    levels = {norm_value(v) for v in ref.dropna().unique()}
+    if levels and not any(norm_value(v) in levels for v in got):
+        return (f"none of its {len(got)} values in the sample is a level the reference has "
+                f"({shown(got)})")
+    return None
+
+
+def _ignore_columns(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
+                    used: Collection[str], ignore: Sequence[str]) -> None:
+    """Put the reference columns that are not features in ``plan.ignore``, saying why."""
+    for c in [str(c) for c in ref.columns]:
+        if c in (plan.ref_label, plan.ref_score, plan.ref_decision):
+            continue
+        if c in ignore:
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", "from --ignore")
+        elif row_index(ref, c):
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", "a blank header over unique row numbers: the index "
+                     "pandas wrote with the table")
+        elif ((stream_path(c, paths) or "") in used or name_rank(c, *ID) == 3
+              or name_rank(c, *TIME) == 3):
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", "the id or time, not a feature")
+        elif why := not_a_feature(ref[c]):
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", why)
+
+
+def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
+                    vals: Callable[[str], list[Any]], used: Collection[str],
+                    ignore: Sequence[str], where: str, reference: str) -> None:
+    """Fill ``plan.ignore`` and ``plan.features`` from the reference's columns other than
+    the label, score and decision (``used``: the stream paths of the id, time, score and
+    decision), saying each; raises :class:`~driftwatch.errors.ConfigError` when a column
+    is not in the sample ``where`` or none is a feature."""
+    _ignore_columns(plan, ref, paths, used, ignore)
+    missing = []
+    for c in [str(c) for c in ref.columns]:
+        if c in plan.ignore or c in (plan.ref_label, plan.ref_score, plan.ref_decision):
+            continue
+        p = stream_path(c, paths)
+        if p is None:
+            missing.append(c)
+            continue
+        kind, why = column_kind(ref[c])
+        codes = likely_missing_values(ref[c])  # a few-valued integer column too
+        plan.features.append(Feature(c, p, kind, why, *((tuple(codes[0]), codes[1])
+                                                         if codes else ())))
+        if far := apart(ref[c], kind, vals(p)):
+            plan.say(f"  warning: {c}", f"{far}: a time or counter that grows is not a "
+                     f"feature (--ignore {c}); a unit change is a fault to fix upstream")
+        if kind == "numeric" and any(isinstance(v, str) for v in vals(p)):
+            plan.say(f"  warning: {c}", f"numbers in the reference, text at {p} in the "
+                     "sample: replay counts those records as wrong_type")
+    if missing:
+        hint = ("map their fields by name, or pass --ignore COL for columns the live stream "
+                "does not carry")
+        two = [c for c in missing if two_values(lambda n: ref[n].tolist())(c)]
+        if two and plan.ref_label is None:  # most likely the outcome, which comes later
+            hint = (f"if {two[0]} is the label, pass --label-field {two[0]} (and --outcomes "
+                    f"FILE, a sample of the outcomes stream); else {hint}")
+        raise ConfigError(
+            f"reference columns not found in the sample {where}: " + ", ".join(missing),
+            file=reference, hint=hint)
+
+    if not plan.features:
+        raise ConfigError("the reference has no feature columns", file=reference)
+    kinds = pd.Series([f.kind for f in plan.features]).value_counts().to_dict()
+    plan.say(f"features: {len(plan.features)}", ", ".join(f"{n} {k}" for k, n in
+                                                          sorted(kinds.items())))
+    for f in plan.features:
+        plan.say(f"  {f.name}: {f.kind}", f.why + (f" at {f.path}" if f.path != f.name
+                                                     else ""))
+        if f.missing:
+            plan.say(f"    missing: {list(f.missing)}", f"{f.missing_why} (connector "
+                     "missing_values_by_feature; remove a value that is a real one)")

@@ -1,0 +1,105 @@
+"""Which field plays a role: the one its flag names, else one found by name or by values.
+
+Each finding comes with its reason; a required role that is absent is an error that says
+what to do.
+
+>>> from driftwatch.onboard.roles import ID, unique_check
+>>> vals = {"txn.id": [1, 2, 3], "amount": [5, 5, 7]}.get
+>>> find_role("id", ID, ["txn.id", "amount"], unique_check(vals), "--id-field", None, "x")
+Candidate(name='txn.id', rank=3, why='unique in the sample')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from driftwatch.errors import ConfigError
+from driftwatch.onboard.infer import Candidate, choose, looked_for, name_rank
+from driftwatch.onboard.matching import given_field, stream_path
+from driftwatch.onboard.roles import shown
+from driftwatch.onboard.sample import Sample
+from driftwatch.onboard.timefields import time_todo
+
+__all__ = ["find_role", "label_from_outcomes"]
+
+
+def _candidates(names: Sequence[str], spec: tuple[Any, ...], check: Any) -> list[Candidate]:
+    out = []
+    for n in names:
+        rank = name_rank(n, *spec)
+        if rank:
+            why = check(n)
+            if why:
+                out.append(Candidate(n, rank, why))
+    return out
+
+
+#: What a required role that is absent needs: the fix when no field is named like it, the
+#: fix when the first one named like it has values that do not fit, and why they do not.
+_ABSENT: dict[str, tuple[str, Callable[[str, list[Any]], str], Callable[[list[Any]], str]]] = {
+    "id": ("add a unique id to every record (outcomes join on it)",
+           lambda name, vals: "make it unique per record",
+           lambda vals: "its values are missing or repeat (more than 1% of them) in the "
+           "sample"),
+    "event time": ("add each record's event time (epoch seconds or milliseconds, or "
+                   "ISO-8601)", time_todo,
+                   lambda vals: f"its values ({shown(vals)}) are not epoch seconds, "
+                   "milliseconds or ISO-8601 times, nor dates in a common format"),
+}
+
+
+def find_role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, flag: str,
+              given: str | None, where: str, required: bool = False,
+              values: Any = None,
+              by_values: Callable[[], list[Candidate]] | None = None) -> Candidate | None:
+    """The field for ``role``: ``given`` by its flag, else the best named candidate, else
+    (``by_values``) the candidates found by their values alone; ``values`` reads a field's
+    sample values, for what a required role's error says."""
+    if given is not None:
+        if given.lower() == "none" and not required:
+            return None
+        return Candidate(given_field(flag, given, names, where), 4, f"from {flag}")
+    found = _candidates(names, spec, check)
+    if not found and by_values is not None:
+        found = by_values()
+    missing = todo = ""
+    if required and not found and role in _ABSENT and values is not None:
+        none_todo, bad_todo, why = _ABSENT[role]
+        near = [n for n in names if name_rank(n, *spec)]
+        if near:
+            missing = "; ".join(f"{n} is named like one, but {why(values(n))}" for n in near)
+            todo = bad_todo(near[0], values(near[0]))
+        else:
+            article = "an" if role[0] in "aeiou" else "a"
+            missing = f"no field named like {article} {role} ({looked_for(*spec)})"
+            todo = none_todo
+    return choose(role, found, flag, where, required=required, missing=missing, todo=todo)
+
+
+def label_from_outcomes(ref: pd.DataFrame, cols: Sequence[str], sample: Sample,
+                        outcomes: Sample | None) -> Candidate | None:
+    """The one two-valued reference column the outcomes sample carries and the predictions
+    do not: the label, whatever its name (``SeriousDlqin2yrs``, ``Class``)."""
+    if outcomes is None:
+        return None
+    out_paths, pred_paths = outcomes.paths(), sample.paths()
+
+    def carried(c: str, paths: Sequence[str]) -> bool:
+        try:
+            return stream_path(c, paths) is not None
+        except ConfigError:  # several fields end so: not this column's
+            return False
+
+    hits = [c for c in cols if ref[c].nunique() == 2 and carried(c, out_paths)
+            and not carried(c, pred_paths)]
+    if len(hits) > 1:
+        raise ConfigError("several reference columns could be the label (two values, in "
+                          "the outcomes sample only): " + ", ".join(hits),
+                          file=outcomes.name, hint="pass --label-field NAME")
+    if not hits:
+        return None
+    return Candidate(hits[0], 2, "two distinct values, in the outcomes sample and not in "
+                     "the predictions")

@@ -1,0 +1,81 @@
+"""What ``driftwatch init`` decides, as data: the user's options and the plan they lead to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from driftwatch.onboard.sample import Sample
+
+__all__ = ["Feature", "Options", "Plan", "StreamPlan"]
+
+
+@dataclass
+class Options:
+    """What the user said (flags); None leaves it to the heuristics."""
+
+    model: str = "my-model"
+    id_field: str | None = None
+    time_field: str | None = None
+    time_format: str | None = None  # strptime format of a text event time
+    score_field: str | None = None
+    label_field: str | None = None
+    decision_field: str | None = None
+    exposure_field: str | None = None
+    score_is: str | None = None
+    label_bad: list[str] = field(default_factory=list)
+    approve: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str  # the reference column
+    path: str  # the stream path
+    kind: str  # numeric | categorical
+    why: str
+    missing: tuple[int | float, ...] = ()  # likely codes for missing ...
+    missing_why: str = ""  # ... and what gave them away
+
+
+@dataclass
+class StreamPlan:
+    name: str  # predictions | outcomes
+    sample: Sample
+    id_path: str
+    time_path: str | None  # None: time_source says where time comes from
+    time_unit: str = "auto"
+    time_source: str = "payload"  # payload | kafka_timestamp | arrival
+    time_format: str | None = None  # strptime format of a text time
+    time_offsets: bool = False  # counts from a start: the connector needs an origin
+    score: str | None = None
+    decision: str | None = None
+    approve: list[Any] = field(default_factory=list)
+    exposure: str | None = None
+    model_version: str | None = None
+    label: str | None = None
+    bad: list[Any] = field(default_factory=list)
+    good: list[Any] = field(default_factory=list)
+    pending: list[Any] = field(default_factory=list)  # label values: no outcome yet
+
+
+@dataclass
+class Plan:
+    model: str
+    reference: str
+    features: list[Feature]
+    ignore: list[str]
+    predictions: StreamPlan
+    outcomes: StreamPlan | None
+    ref_score: str | None = None
+    score_is: str = "p_bad"
+    ref_label: str | None = None
+    ref_bad: list[Any] = field(default_factory=list)
+    ref_good: list[Any] = field(default_factory=list)
+    ref_decision: str | None = None
+    ref_approve: list[Any] = field(default_factory=list)
+    ref_exposure: str | None = None
+    lines: list[str] = field(default_factory=list)
+
+    def say(self, what: str, why: str) -> None:
+        self.lines.append(f"{what:<34} {why}")

@@ -1,0 +1,57 @@
+"""Event time: the fields whose values read as times, and how a stream reads the one chosen.
+
+>>> find = times_by_value(["id", "at"], {"id": [1, 2], "at": ["Dec-2015", "Jan-2016"]}.get)
+>>> [(c.name, c.why) for c in find()]
+[('at', 'every value reads as a time (text in %b-%Y)')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from driftwatch.onboard.infer import TIME_FORMATS, Candidate, text_formats, time_unit
+from driftwatch.onboard.plandata import Plan, StreamPlan
+from driftwatch.onboard.times import counts_from_start, time_reading
+
+__all__ = ["read_time", "time_todo", "times_by_value"]
+
+
+def time_todo(name: str, vals: list[Any]) -> str:
+    """What to do about ``name``, named like a time, whose values do not read as one."""
+    todo = "convert it to epoch time (seconds or milliseconds since 1970) or ISO-8601"
+    if counts_from_start(vals):
+        return (f"{todo}; if it counts from a start, pass --time-field {name} and init "
+                "prints the origin: to add")
+    return f"{todo}, or pass --time-format FORMAT for dates written otherwise"
+
+
+def times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
+                   fmt: str | None = None) -> Callable[[], list[Candidate]]:
+    """Fields not named like a time whose every value is ISO-8601 text, a timestamp or text
+    in a common date format (``txn.at``, ``reported``, Lending Club's ``issue_d``); numbers
+    are left out, an epoch may be any count. ``fmt``: the user's ``--time-format``."""
+    def find() -> list[Candidate]:
+        out = []
+        for n in names:
+            unit = time_unit(vals(n))
+            if unit in ("iso", "auto"):
+                what = "ISO-8601 text" if unit == "iso" else "timestamps"
+                out.append(Candidate(n, 0, f"every value reads as a time ({what})"))
+            elif unit is None and (formats := text_formats(vals(n), (fmt,) if fmt
+                                                                   else TIME_FORMATS)):
+                out.append(Candidate(n, 0, "every value reads as a time (text in "
+                                     f"{' or '.join(formats)})"))
+        return out
+    return find
+
+
+def read_time(plan: Plan, sp: StreamPlan, name: str, values: list[Any], where: str,
+              fmt: str | None = None) -> None:
+    """Set how ``sp`` reads its time field ``name`` and say why (see
+    :func:`~driftwatch.onboard.times.time_reading`)."""
+    r = time_reading(name, values, where, fmt)
+    sp.time_path, sp.time_unit, sp.time_format, sp.time_offsets = (
+        name, r.unit, r.format, r.offsets)
+    for what, why in r.lines:
+        plan.say(what, why)
