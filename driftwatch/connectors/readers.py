@@ -382,9 +382,10 @@ class FileReader:
 
 
 def _refuse_json_array(path: Path, key: str) -> None:
-    """A file holding one JSON array (``[`` alone on the first line, or one line that is the
-    whole array) is not JSON lines: refused with how to convert it, rather than read as a
-    single bad record and an empty stream."""
+    """A file holding one JSON array of objects (``[`` alone on the first line and no whole
+    object on the next, or one line that is the whole array) is not JSON lines: refused
+    with how to convert it, rather than read as a single bad record and an empty stream.
+    Any other line that is not an object is a bad record like any other."""
     f, raw = _open_bytes(path)
     with raw, f:
         first = b""
@@ -392,12 +393,37 @@ def _refuse_json_array(path: Path, key: str) -> None:
             first = f.readline(1 << 20)
             if not first:
                 return
-        second = f.readline(1 << 10)
+        second = b""
+        while not second.strip():
+            second = f.readline(1 << 20)
+            if not second:
+                break
     head = first.strip()
-    if head == b"[" or (head.startswith(b"[") and head.endswith(b"]") and not second.strip()):
+    if head == b"[":
+        refuse = not second.strip() or not _is_object(second)
+    else:
+        cut = len(first) >= 1 << 20  # a line too long to read whole: its start decides
+        refuse = head.startswith(b"[{") and not second.strip() and (
+            cut or _is_array_of_objects(head))
+    if refuse:
         raise SourceError(f"{key} holds one JSON array; driftwatch reads JSON lines, one "
                           f"object per line (convert it: jq -c '.[]' {path.name} > "
                           f"{path.stem}.jsonl)")
+
+
+def _is_object(line: bytes) -> bool:
+    try:
+        return type(orjson.loads(line)) is dict
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _is_array_of_objects(line: bytes) -> bool:
+    try:
+        v = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return type(v) is list and bool(v) and type(v[0]) is dict
 
 
 def _envelope(line: bytes) -> tuple[dict[str, Any], tuple[str, str] | None]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import orjson
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from driftwatch.connectors.deadletter import DeadLetterWriter, read_dead_letters
@@ -192,6 +192,9 @@ def test_malformed_lines_never_stop_the_source(plan: list[tuple[int, int, bytes]
         rng = random.Random(seed)
         rec = RECORDS[i % len(RECORDS)]
         lines.append(garbage(data) if m == len(MUTATIONS) else MUTATIONS[m](rec, rng))
+    # a file that opens like a JSON array dump is refused whole (test_onboard_files.py)
+    first = next((ln.strip() for ln, _ in lines if ln.strip()), b"")
+    assume(first != b"[" and not first.startswith(b"[{"))
     check(lines, batch_size)
 
 

@@ -68,6 +68,14 @@ def test_a_json_array_is_refused_with_how_to_convert_it(
     polled = src.poll()
     assert polled is not None and [b.reason for b in polled.bad] == ["not_an_object"]
     src.close()
+    # a lone bad line, or "[" before a whole record, is a bad record, not an array dump
+    for text in ("[]\n", "[1, {}]\n", '[\n{"application_id": "a", "ts": 1700000000}\n'):
+        (tmp_path / "p.json").write_text(text)
+        src = FileSource(credit_connector("p.json", "o.jsonl", base_dir=tmp_path),
+                         credit_schema())
+        polled = src.poll()
+        assert polled is not None and len(polled.bad) == 1, text
+        src.close()
 
 
 @pytest.mark.parametrize("repeats", [0, 4, 40])
