@@ -199,11 +199,13 @@ class Decoder:
         *,
         source: str,
         positions: np.ndarray,
-        partition: int | None = None,
+        partition: int | np.ndarray | None = None,
         timestamps: np.ndarray | None = None,
     ) -> tuple[Batch, list[BadRecord]]:
         """Decode JSON payloads (one per Kafka message). ``positions`` are their offsets;
-        ``timestamps`` the record timestamps in epoch seconds (NaN where none)."""
+        ``timestamps`` the record timestamps in epoch seconds (NaN where none);
+        ``partition`` one partition for all, or each payload's (one call for a poll's
+        partitions of a topic: the parse's fixed cost is paid once)."""
         lines = Lines.from_payloads(list(payloads))
         pos = np.asarray(positions, dtype=np.int64)
         return self._run(lines, pos, source, partition, timestamps)
@@ -246,7 +248,7 @@ class Decoder:
         lines: Lines,
         positions: np.ndarray,
         source: str,
-        partition: int | None,
+        partition: int | np.ndarray | None,
         timestamps: np.ndarray | None,
     ) -> tuple[Batch, list[BadRecord]]:
         ts = None if timestamps is None else np.asarray(timestamps, dtype=np.float64)
@@ -254,13 +256,17 @@ class Decoder:
         big = size > MAX_MESSAGE_BYTES
         if big.any():  # refused unparsed; the rest is decoded as if they were not there
             keep = np.flatnonzero(~big)
-            batch, bad = self._run(lines.subset(keep), positions[keep], source, partition,
-                                   None if ts is None else ts[keep])
+            batch, bad = self._run(lines.subset(keep), positions[keep], source,
+                                   _rows_of(partition, keep), None if ts is None else ts[keep])
             huge = [BadRecord("message_too_large", f"{int(size[i])} bytes, over the "
                               f"{MAX_MESSAGE_BYTES} byte limit", source, int(positions[i]),
-                              lines.raw(int(i))[:KEPT_BYTES], partition, self.mapping.name)
+                              lines.raw(int(i))[:KEPT_BYTES], _partition_at(partition, i),
+                              self.mapping.name)
                     for i in np.flatnonzero(big).tolist()]
-            return batch, sorted(bad + huge, key=lambda b: b.position)
+            # in the payloads' order (offsets repeat across partitions: not a sort key alone)
+            row = {(_partition_at(partition, i), int(positions[i])): i
+                   for i in range(len(positions))}
+            return batch, sorted(bad + huge, key=lambda b: row[(b.partition, b.position)])
         results = []
         for part in self._parser.parse(lines):
             rows = part.rows
@@ -268,8 +274,8 @@ class Decoder:
             def raw(k: int, rows: np.ndarray = rows) -> bytes:
                 return lines.raw(int(rows[k]))
 
-            args = (positions[rows], raw, source, partition, None if ts is None else ts[rows],
-                    False)
+            args = (positions[rows], raw, source, _rows_of(partition, rows),
+                    None if ts is None else ts[rows], False)
             try:
                 batch, bad, ok = self._assemble(part, *args)
             except pa.ArrowException:  # a value the block parser let through: read it again
@@ -289,7 +295,7 @@ class Decoder:
         positions: np.ndarray,
         raw_of: Callable[[int], bytes],
         source: str,
-        partition: int | None,
+        partition: int | np.ndarray | None,
         timestamps: np.ndarray | None,
         lenient: bool,
     ) -> tuple[Batch, list[BadRecord], np.ndarray]:
@@ -374,7 +380,7 @@ class Decoder:
         bad_idx = np.flatnonzero(~ok)
         bads = [
             BadRecord(prob.reason(i), prob.detail[i], source, int(positions[i]), raw_of(i),
-                      partition, m.name)
+                      _partition_at(partition, i), m.name)
             for i in bad_idx.tolist()
         ]
         return batch, bads, ok
@@ -480,3 +486,12 @@ def _table_column(table: pa.Table, path: FieldPath) -> pa.Array:
             col = pc.struct_field(col, [col.type.get_field_index(p)])
         return col
     return pa.nulls(table.num_rows)
+
+
+def _rows_of(partition: int | np.ndarray | None, rows: np.ndarray) -> int | np.ndarray | None:
+    """The partitions of ``rows``: one for all, or each row's."""
+    return partition[rows] if isinstance(partition, np.ndarray) else partition
+
+
+def _partition_at(partition: int | np.ndarray | None, i: int) -> int | None:
+    return int(partition[i]) if isinstance(partition, np.ndarray) else partition

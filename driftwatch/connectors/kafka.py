@@ -368,22 +368,33 @@ class KafkaSource:
             self.commit_requested = True
 
     def _decode(self, records: Mapping[Any, Sequence[Any]]) -> Polled:
+        """Decode a poll's records: one decoder call per topic, whatever its partitions in
+        the poll (each call has a fixed cost; a topic of 12 partitions paid it 12 times)."""
         polled = Polled()
-        per_stream: dict[str, list[Batch]] = defaultdict(list)
+        per_topic: dict[str, list[tuple[Any, Sequence[Any]]]] = defaultdict(list)
         for tp, recs in records.items():
-            if not recs:
-                continue
-            stream = self._streams[tp.topic]
-            n = len(recs)
+            if recs:
+                per_topic[tp.topic].append((tp, recs))
+        per_stream: dict[str, list[Batch]] = defaultdict(list)
+        for topic, parts in per_topic.items():
+            stream = self._streams[topic]
             # the fetched values as they are, and fields read in C (map + attrgetter)
-            payloads = list(map(_VALUE, recs))
+            payloads = [v for _, recs in parts for v in map(_VALUE, recs)]
             if None in payloads:  # a tombstone: an empty message, dead-lettered as such
                 payloads = [b"" if v is None else v for v in payloads]
-            offsets = np.fromiter(map(_OFFSET, recs), dtype=np.int64, count=n)
-            ts = np.fromiter(map(_TIMESTAMP, recs), dtype=np.float64, count=n)
+            n = len(payloads)
+            offsets = np.fromiter((o for _, recs in parts for o in map(_OFFSET, recs)),
+                                  dtype=np.int64, count=n)
+            ts = np.fromiter((t for _, recs in parts for t in map(_TIMESTAMP, recs)),
+                             dtype=np.float64, count=n)
             ts = np.where(ts >= 0, ts / 1000.0, np.nan)
+            if len(parts) == 1:
+                partition: int | np.ndarray = parts[0][0].partition
+            else:
+                partition = np.repeat(np.array([tp.partition for tp, _ in parts], np.int64),
+                                      [len(recs) for _, recs in parts])
             batch, bad = self._decoders[stream].decode(
-                payloads, source=tp.topic, positions=offsets, partition=tp.partition, timestamps=ts
+                payloads, source=topic, positions=offsets, partition=partition, timestamps=ts
             )
             if len(batch):
                 per_stream[stream].append(batch)
@@ -393,9 +404,10 @@ class KafkaSource:
             polled.bytes_read += size
             self.stats.messages_total += n
             self.stats.bytes_total += size
-            next_offset = int(offsets[-1]) + 1
-            polled.positions[_tp_key(tp.topic, tp.partition)] = next_offset
-            self._positions[tp] = next_offset
+            for tp, recs in parts:
+                next_offset = int(recs[-1].offset) + 1
+                polled.positions[_tp_key(tp.topic, tp.partition)] = next_offset
+                self._positions[tp] = next_offset
         polled.batches = [Batch.concat(bs) for bs in per_stream.values()]
         for b in polled.bad:
             self.stats.bad_total += 1
