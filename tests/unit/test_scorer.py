@@ -250,3 +250,14 @@ def test_a_model_error_is_one_short_line(tmp_path: Path) -> None:
         s.score(df)
     assert str(err.value) == ("model pd v1 (pyfunc) failed to score: Incompatible input "
                               "types for column age.")
+
+
+def test_a_recalibration_that_loses_on_its_holdout_is_not_registered() -> None:
+    from driftwatch.actions.recalibrate import recalibration_loses
+
+    # the trial's numbers: a layer fitted on the older 70% that does worse on the newest 30%
+    lost = {"champion_holdout_log_loss": 0.59665, "recalibrated_holdout_log_loss": 0.59736,
+            "holdout_rows": 2400.0}
+    assert "does not beat the champion on the newest 2400 rows" in recalibration_loses(lost)
+    assert recalibration_loses({**lost, "recalibrated_holdout_log_loss": 0.59}) is None
+    assert recalibration_loses({**lost, "recalibrated_holdout_log_loss": None}) is not None
