@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from driftwatch.actions.labelled_buffer import LabelledBuffer
 from driftwatch.actions.retrain_limits import RetrainLimits
 from driftwatch.clock import Clock
+from driftwatch.connectors.mapping import DEFAULT_BAD
 from driftwatch.errors import ActionError
 from driftwatch.policy.actions import ACTION_MODELS
 from driftwatch.windows.profile import ReferenceProfile
@@ -116,6 +117,9 @@ class ActionEnv:
     default_learner: str = "StandardScaler|LogisticRegression"
     #: model input column -> connector feature, for the user's champion (default: same name)
     columns: Mapping[str, str] = field(default_factory=dict)
+    #: label values of the bad class (the policy's reference), to read a classifier's
+    #: ``predict_proba`` at the right column
+    bad_labels: tuple[Any, ...] = DEFAULT_BAD
     #: the policy's ``limits.max_concurrent_retrains`` (pool jobs of this model at a time)
     max_concurrent_retrains: int | None = None
     #: the policy's per-day limits and cooldowns, checked against the pool's job records
@@ -131,7 +135,8 @@ class ActionEnv:
             from driftwatch.registry.scorers import ScorerCache
 
             self._scorers = ScorerCache(
-                self.registry, self.state_dir / "model-cache", columns=self.columns
+                self.registry, self.state_dir / "model-cache", columns=self.columns,
+                bad=self.bad_labels,
             )
         return self._scorers
 

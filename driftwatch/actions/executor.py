@@ -21,7 +21,7 @@ import fcntl
 import logging
 import os
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,7 @@ from driftwatch.actions.steps import (
     Waiting,
 )
 from driftwatch.clock import Clock
+from driftwatch.connectors.mapping import DEFAULT_BAD
 from driftwatch.errors import ActionError, DriftwatchError, StateError
 from driftwatch.policy.decision import Decision
 from driftwatch.registry.mlflow_registry import MlflowRegistry
@@ -113,6 +114,7 @@ class ActionExecutor:
         columns: Mapping[str, str] | None = None,
         max_concurrent_retrains: int | None = None,
         retrain_limits: RetrainLimits | None = None,
+        bad_labels: Sequence[Any] | None = None,
     ) -> None:
         self.outbox = outbox
         self.clock = clock
@@ -128,6 +130,7 @@ class ActionExecutor:
             on_promote=on_promote,
             webhook_timeout=webhook_timeout,
             columns=dict(columns or {}),
+            bad_labels=tuple(bad_labels) if bad_labels else DEFAULT_BAD,
             max_concurrent_retrains=max_concurrent_retrains,
             retrain_limits=retrain_limits,
         )

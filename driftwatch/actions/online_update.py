@@ -27,7 +27,11 @@ import pandas as pd
 
 from driftwatch.actions.context import ActionContext, ActionEnv, parse_settings
 from driftwatch.actions.export import ensure_export, read_window
-from driftwatch.actions.recalibrate import recalibrated_candidate, river_champion
+from driftwatch.actions.recalibrate import (
+    recalibrated_candidate,
+    recalibration_loses,
+    river_champion,
+)
 from driftwatch.actions.records import ActionRecord
 from driftwatch.actions.scoring import auc_exact, log_loss_sum
 from driftwatch.actions.steps import Done, Result, StepRunner
@@ -154,6 +158,12 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
         }
 
     trained = steps.run("train", train)
+    if trained["start"] == "recalibrate":
+        loses = recalibration_loses(trained["metrics"])
+        if loses is not None:  # judged on the holdout: a worse layer never reaches the registry
+            return Done({"verdict": "discarded", "reason": loses, "start": "recalibrate",
+                         "parent_version": trained["parent_version"],
+                         "metrics": trained["metrics"]})
 
     def publish() -> dict[str, Any]:
         model = pickle.loads(candidate_path.read_bytes())

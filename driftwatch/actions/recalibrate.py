@@ -3,7 +3,8 @@
 The champion version scores the exported labelled window; a
 :class:`~driftwatch.registry.recalibrated.LogitCalibrator` learns the first part of it (in
 window order) and is judged on the rest, against the champion on the same rows (log loss,
-Brier score, observed/expected bad rate). It then learns the rest too, and the result is a
+Brier score, observed/expected bad rate); one that does not lower the log loss there is
+discarded unregistered. Otherwise it learns the rest too, and the result is a
 :class:`~driftwatch.registry.recalibrated.RecalibratedPyfunc` wrapping
 ``models:/<name>/<champion version>``: a new version whose lineage names its parent.
 """
@@ -11,6 +12,7 @@ Brier score, observed/expected bad rate). It then learns the rest too, and the r
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,7 +24,10 @@ from driftwatch.errors import ActionError
 if TYPE_CHECKING:  # MLflow is a heavy import: only an action that recalibrates pays for it
     from driftwatch.registry.recalibrated import RecalibratedPyfunc
 
-__all__ = ["HOLDOUT", "calibration_metrics", "recalibrated_candidate", "river_champion"]
+__all__ = [
+    "HOLDOUT", "calibration_metrics", "recalibrated_candidate", "recalibration_loses",
+    "river_champion",
+]
 
 #: The newest share of the window that judges the calibrator before it learns it.
 HOLDOUT = 0.3
@@ -69,6 +74,27 @@ def recalibrated_candidate(
     cal.learn(p[cut:], y[cut:])
     metrics.update({f"calibrator_{k}": v for k, v in cal.coefficients.items()})
     return RecalibratedPyfunc(f"models:/{model}/{champion_version}", cal), metrics
+
+
+def recalibration_loses(metrics: Mapping[str, float | None]) -> str | None:
+    """Why the calibrator is not registered (its holdout log loss is no better than the
+    champion's on the same rows), or None when it wins.
+
+    >>> print(recalibration_loses({"champion_holdout_log_loss": 0.50,
+    ...                            "recalibrated_holdout_log_loss": 0.51, "holdout_rows": 300}))
+    the recalibrated score does not beat the champion on the newest 300 rows (log loss 0.5100 \
+vs 0.5000): no version registered
+    >>> recalibration_loses({"champion_holdout_log_loss": 0.50,
+    ...                      "recalibrated_holdout_log_loss": 0.45, "holdout_rows": 300.0})
+    """
+    champ = metrics.get("champion_holdout_log_loss")
+    recal = metrics.get("recalibrated_holdout_log_loss")
+    champ, recal = (math.nan if v is None else float(v) for v in (champ, recal))
+    if math.isfinite(champ) and math.isfinite(recal) and recal < champ:
+        return None
+    return (f"the recalibrated score does not beat the champion on the newest "
+            f"{metrics.get('holdout_rows', 0):.0f} rows (log loss {recal:.4f} vs {champ:.4f}): "
+            "no version registered")
 
 
 def river_champion(env: ActionEnv, model: str, version: str | None) -> Any:

@@ -2,8 +2,16 @@
 
 driftwatch never needs a model's internals. A version is loaded by its flavour: scikit-learn,
 XGBoost and LightGBM classifiers answer ``predict_proba`` (the pyfunc ``predict`` of those
-flavours returns class labels), anything else answers the pyfunc ``predict`` (a column of
-probabilities, or a frame whose last column is the bad class). driftwatch's own river models
+flavours returns class labels), read at the column of the bad class (the model's
+``classes_`` value among the policy's bad label values, else ``1``/``bad``/``default``);
+anything else answers the pyfunc ``predict`` (a column of probabilities, or a frame whose
+last column is the bad class).
+
+Inputs take the signature's types: text goes to XGBoost and LightGBM as a pandas
+``category`` (each library maps the levels to its training codes), and an integer column
+arrives as integers when every value is whole. MLflow's pyfunc refuses a missing value in
+an integer column, so a custom pyfunc leaves such rows unscored (NaN, counted in
+``Scorer.unscored``) and scores the rest. driftwatch's own river models
 and recalibrated versions are pyfuncs too, unwrapped here so they score without MLflow's
 schema checks.
 
@@ -25,6 +33,7 @@ feature 'annual_income'), which the connector does not provide; features: age
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,13 +43,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from driftwatch.connectors.mapping import DEFAULT_BAD, value_key
 from driftwatch.errors import ActionError
 
-__all__ = ["Scorer", "load_scorer", "probabilities"]
+__all__ = ["Scorer", "bad_class_index", "load_scorer", "probabilities"]
+
+log = logging.getLogger(__name__)
 
 #: Signature column types read as numbers; the others are passed as text.
 _NUMERIC = {"double", "float", "long", "integer", "boolean"}
+#: Signature types that want whole values, and the dtype they are passed as.
+_WHOLE = {"long": np.int64, "integer": np.int32, "boolean": np.bool_}
 _PROBA_FLAVOURS = ("sklearn", "xgboost", "lightgbm")
+#: Flavours whose pandas input takes text levels as ``category`` only.
+_CATEGORY_FLAVOURS = ("xgboost", "lightgbm")
+#: Longest model error kept in an action's record (MLflow's quote the whole input frame).
+_MAX_ERROR = 400
 
 
 @dataclass
@@ -55,6 +73,13 @@ class Scorer:
     types: Mapping[str, str] = field(default_factory=dict)
     columns: Mapping[str, str] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    #: text inputs go as pandas ``category`` (XGBoost, LightGBM)
+    categorical: bool = False
+    #: the model enforces its signature (MLflow pyfunc): a missing value in an integer
+    #: column cannot be passed, so that row is left unscored
+    strict: bool = False
+    #: rows left unscored so far (see ``strict``)
+    unscored: int = 0
 
     @property
     def label(self) -> str:
@@ -85,26 +110,94 @@ class Scorer:
             values = frame[self.feature_of(col)]
             kind = self.types.get(col)
             if kind in _NUMERIC or (kind is None and pd.api.types.is_numeric_dtype(values)):
-                out[col] = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
+                x = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
+                whole = _WHOLE.get(kind or "")
+                # connectors carry numbers as float64; MLflow refuses float for an int column
+                out[col] = x.astype(whole) if whole is not None and _is_whole(x) else x
             else:
                 s = values.astype(object)
-                out[col] = s.where(s.notna(), None).to_numpy(object)
+                s = s.where(s.notna(), None)
+                out[col] = pd.Categorical(s) if self.categorical else s.to_numpy(object)
         return pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
+
+    def _complete(self, x: pd.DataFrame) -> np.ndarray:
+        """Rows a strict model can take: whole values in every integer column."""
+        ok = np.ones(len(x), dtype=bool)
+        for col in self.inputs:
+            whole = _WHOLE.get(self.types.get(col) or "")
+            if whole is not None and x[col].dtype == np.float64:
+                v = x[col].to_numpy()
+                ok &= np.isfinite(v) & (v == np.round(v))
+        return ok
 
     def score(self, frame: pd.DataFrame) -> np.ndarray:
         """P(bad) per row of ``frame`` (connector feature names)."""
         if len(frame) == 0:
             return np.zeros(0)
         x = self.model_input(frame)
-        try:
-            raw = self.predict(x)
-        except ActionError:
-            raise
-        except Exception as exc:
-            raise ActionError(f"model {self.label} ({self.flavor}) failed to score: {exc}") \
-                from exc
-        p = probabilities(raw, len(x))
-        return np.clip(np.nan_to_num(p, nan=math.nan), 0.0, 1.0)
+        rows = self._complete(x) if self.strict else np.ones(len(x), dtype=bool)
+        p = np.full(len(x), math.nan)
+        if not rows.all():
+            self.unscored += int((~rows).sum())
+            log.warning("%s: %d of %d rows left unscored: a missing or fractional value in an "
+                        "integer column of its signature (%s)", self.label, int((~rows).sum()),
+                        len(x), ", ".join(c for c in self.inputs if c in _int_columns(self, x)))
+            x = x[rows].reset_index(drop=True)
+            for col in _int_columns(self, x):
+                x[col] = x[col].astype(_WHOLE[self.types[col]])
+        if len(x):
+            try:
+                raw = self.predict(x)
+            except ActionError:
+                raise
+            except Exception as exc:
+                raise ActionError(f"model {self.label} ({self.flavor}) failed to score: "
+                                  f"{_brief(exc)}") from exc
+            p[rows] = probabilities(raw, len(x))
+        return np.clip(p, 0.0, 1.0)
+
+
+def _int_columns(scorer: Scorer, x: pd.DataFrame) -> list[str]:
+    return [c for c in scorer.inputs if _WHOLE.get(scorer.types.get(c) or "") is not None
+            and x[c].dtype == np.float64]
+
+
+def _is_whole(x: np.ndarray) -> bool:
+    return bool(np.isfinite(x).all() and (x == np.round(x)).all())
+
+
+def _brief(exc: BaseException) -> str:
+    """A model's error in a line: MLflow's schema errors quote the whole input frame."""
+    text = str(exc)
+    _, sep, tail = text.rpartition("Error: ")
+    if sep and "enforce schema" in text:
+        text = tail
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_ERROR else text[: _MAX_ERROR - 3] + "..."
+
+
+def bad_class_index(classes: Sequence[Any] | None, bad: Sequence[Any] = DEFAULT_BAD) -> int:
+    """The ``predict_proba`` column of the bad class among a classifier's ``classes_``.
+
+    >>> bad_class_index([0, 1]), bad_class_index(["bad", "good"], [1])
+    (1, 0)
+    >>> bad_class_index(["Fully Paid", "Charged Off"], ["Charged Off"])
+    1
+    """
+    if classes is None or len(classes) != 2:
+        return -1
+    keys = [value_key(c) for c in classes]
+    for vocabulary in (bad, DEFAULT_BAD):
+        wanted = {value_key(v) for v in vocabulary}
+        hits = [i for i, k in enumerate(keys) if k in wanted]
+        if len(hits) == 1:
+            return hits[0]
+    if all(isinstance(c, (int, float, np.number)) for c in classes):
+        return 1  # 0/1-like codes: the higher one is the event, as scikit-learn's pos_label
+    raise ActionError(
+        f"cannot tell which of the model's classes {list(map(str, classes))} is the bad one: "
+        "name it among the policy's reference label values (reference.label.bad)"
+    )
 
 
 def probabilities(raw: Any, n: int) -> np.ndarray:
@@ -147,13 +240,15 @@ def _signature(path: Path) -> tuple[tuple[str, ...], dict[str, str]]:
     return tuple(names), types
 
 
-def _flavour_predict(flavor: str, path: Path) -> Callable[[pd.DataFrame], np.ndarray]:
+def _flavour_predict(flavor: str, path: Path, bad: Sequence[Any]
+                     ) -> Callable[[pd.DataFrame], np.ndarray]:
     import importlib
 
     module = importlib.import_module(f"mlflow.{flavor}")
     model = module.load_model(str(path))
     if hasattr(model, "predict_proba"):
-        return lambda x: model.predict_proba(x)
+        col = bad_class_index(getattr(model, "classes_", None), bad)
+        return lambda x: np.asarray(model.predict_proba(x))[:, col]
     if flavor == "xgboost":  # a bare Booster: predict gives probabilities for binary:logistic
         import xgboost
 
@@ -168,10 +263,12 @@ def load_scorer(
     version: str,
     columns: Mapping[str, str] | None = None,
     resolve: Callable[[str], Scorer] | None = None,
+    bad: Sequence[Any] = DEFAULT_BAD,
 ) -> Scorer:
     """A :class:`Scorer` for the model directory at ``path`` (an ``MLmodel`` inside).
 
-    ``resolve(uri)`` loads the version a recalibrated model wraps.
+    ``resolve(uri)`` loads the version a recalibrated model wraps; ``bad`` are the label
+    values of the bad class, to find its ``predict_proba`` column.
     """
     import mlflow.pyfunc
     from mlflow.models import Model
@@ -190,8 +287,8 @@ def load_scorer(
                     f"model {name} v{version} ({flavor}) has no signature: log it with "
                     "signature=infer_signature(features) so driftwatch knows its input columns"
                 )
-            return Scorer(name, version, flavor, inputs, _flavour_predict(flavor, local),
-                          types, cols)
+            return Scorer(name, version, flavor, inputs, _flavour_predict(flavor, local, bad),
+                          types, cols, categorical=flavor in _CATEGORY_FLAVOURS)
     try:
         pyfunc = mlflow.pyfunc.load_model(str(local))
     except Exception as exc:
@@ -227,11 +324,12 @@ def _from_pyfunc(
         return Scorer(name, version, "recalibrated", base.inputs,
                       lambda x, b=base, c=inner: c.calibrate(probabilities(b.predict(x), len(x))),
                       dict(base.types), dict(base.columns),
-                      {"base_uri": base_uri, "base_version": base.version})
+                      {"base_uri": base_uri, "base_version": base.version},
+                      categorical=base.categorical, strict=base.strict)
     if not inputs:
         raise ActionError(
             f"model {name} v{version} has no signature: log it with a signature so "
             "driftwatch knows its input columns"
         )
     return Scorer(name, version, "pyfunc", tuple(inputs),
-                  lambda x: pyfunc.predict(x), dict(types), dict(cols))
+                  lambda x: pyfunc.predict(x), dict(types), dict(cols), strict=True)

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from driftwatch.connectors.mapping import DEFAULT_BAD
 from driftwatch.errors import ActionError, ConfigError
 from driftwatch.registry.scorer import Scorer, load_scorer
 from driftwatch.registry.versions import CHAMPION
@@ -71,11 +72,13 @@ class ScorerCache:
     """Scorers of one registry's versions, downloaded under ``cache_dir``."""
 
     def __init__(
-        self, registry: Any, cache_dir: str | Path, columns: Mapping[str, str] | None = None
+        self, registry: Any, cache_dir: str | Path, columns: Mapping[str, str] | None = None,
+        bad: Sequence[Any] = DEFAULT_BAD,
     ) -> None:
         self.registry = registry
         self.cache_dir = Path(cache_dir)
         self.columns = dict(columns or {})
+        self.bad = tuple(bad)
         self._loaded: dict[tuple[str, str], Scorer] = {}
 
     def get(self, model: str, version: str | int) -> Scorer:
@@ -85,7 +88,7 @@ class ScorerCache:
             local = self._download(model, str(version))
             self._loaded[key] = load_scorer(
                 local, name=model, version=str(version), columns=self.columns,
-                resolve=self.by_uri,
+                resolve=self.by_uri, bad=self.bad,
             )
         return self._loaded[key]
 

@@ -79,6 +79,7 @@ class ReplayActions:
             shadow_defaults=shadow_defaults(policy),
             on_promote=self._adopt,
             columns=dict(champion.columns) if champion is not None else None,
+            bad_labels=policy.reference.conventions().bad if policy is not None else None,
             max_concurrent_retrains=(
                 policy.limits.max_concurrent_retrains if policy is not None else None
             ),

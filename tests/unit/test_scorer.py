@@ -149,3 +149,115 @@ def test_publishing_leaves_the_process_mlflow_uris_as_they_were(tmp_path, monkey
     assert "MLFLOW_TRACKING_URI" not in os.environ
     assert os.environ["MLFLOW_REGISTRY_URI"] == "sqlite:///elsewhere.db"
     assert mlflow.get_tracking_uri() == before
+
+
+def _credit(n: int = 400, seed: int = 1) -> pd.DataFrame:
+    """Connector-shaped rows: numbers as float64 (NaN for missing), text levels."""
+    rng = np.random.default_rng(seed)
+    home = rng.choice(["RENT", "OWN", "MORTGAGE"], n)
+    age = rng.integers(21, 80, n)
+    util = rng.uniform(0, 1, n)
+    p = 1 / (1 + np.exp(-(-1.5 + 2.5 * util + 1.0 * (home == "RENT") - 0.02 * (age - 45))))
+    return pd.DataFrame({"util": util, "age": age.astype(np.float64), "home": home,
+                         "label": (rng.random(n) < p).astype(int)})
+
+
+def _typed(df: pd.DataFrame, categorical: bool) -> pd.DataFrame:
+    x = df[["util", "age", "home"]].astype({"age": np.int64})
+    return x.astype({"home": "category"}) if categorical else x
+
+
+@pytest.mark.parametrize("flavour", ["xgboost", "lightgbm"])
+def test_text_levels_reach_a_categorical_booster_with_its_training_codes(tmp_path, flavour):
+    df = _credit()
+    x = _typed(df, categorical=True)
+    if flavour == "xgboost":
+        import mlflow.xgboost
+        import xgboost
+
+        model = xgboost.XGBClassifier(n_estimators=20, max_depth=3, enable_categorical=True)
+        save = mlflow.xgboost.save_model
+    else:
+        import lightgbm
+        import mlflow.lightgbm
+
+        model = lightgbm.LGBMClassifier(n_estimators=20, verbose=-1)
+        save = mlflow.lightgbm.save_model
+    model.fit(x, df["label"])
+    save(model, str(tmp_path / "m"), signature=infer_signature(x, model.predict_proba(x)))
+    s = load_scorer(tmp_path / "m", name="pd", version="1")
+    # a live batch without MORTGAGE rows: its own levels would code RENT differently
+    live = df[df["home"] != "MORTGAGE"].reset_index(drop=True)
+    expected = model.predict_proba(_typed(live, categorical=True).astype(
+        {"home": x["home"].dtype}))[:, 1]
+    np.testing.assert_allclose(s.score(live), expected, rtol=1e-6)
+
+
+def test_string_class_labels_read_the_bad_column(tmp_path: Path) -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    df = _credit()
+    x = df[["util", "age"]]
+    y = np.where(df["label"] == 1, "bad", "good")  # classes_ sorted: ["bad", "good"]
+    model = LogisticRegression().fit(x, y)
+    mlflow.sklearn.save_model(model, str(tmp_path / "m"), serialization_format="cloudpickle",
+                              signature=infer_signature(x, model.predict_proba(x)))
+    s = load_scorer(tmp_path / "m", name="pd", version="1", bad=["bad"])
+    np.testing.assert_allclose(s.score(df), model.predict_proba(x)[:, 0])
+
+
+def test_a_classifier_whose_bad_class_is_unknowable_is_refused(tmp_path: Path) -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    df = _credit()
+    model = LogisticRegression().fit(df[["util"]], np.where(df["label"] == 1, "N", "Y"))
+    mlflow.sklearn.save_model(model, str(tmp_path / "m"), serialization_format="cloudpickle",
+                              signature=infer_signature(df[["util"]], np.zeros(len(df))))
+    with pytest.raises(ActionError, match=r"classes \['N', 'Y'\].*reference.label.bad"):
+        load_scorer(tmp_path / "m", name="pd", version="1", bad=[1])
+
+
+class _Scorecard(mlflow.pyfunc.PythonModel):
+    def predict(self, context, model_input, params=None):
+        z = -1.5 + 2.5 * model_input["util"] - 0.02 * (model_input["age"] - 45)
+        return pd.DataFrame({"p_bad": 1 / (1 + np.exp(-z))})
+
+
+def test_an_integer_signature_column_takes_connector_floats(tmp_path: Path) -> None:
+    df = _credit()
+    x = _typed(df, categorical=False)
+    mlflow.pyfunc.save_model(str(tmp_path / "m"), python_model=_Scorecard(),
+                             signature=infer_signature(x, pd.DataFrame({"p_bad": [0.1]})))
+    s = load_scorer(tmp_path / "m", name="pd", version="1")
+    assert s.types["age"] == "long" and df["age"].dtype == np.float64
+    np.testing.assert_allclose(s.score(df), _Scorecard().predict(None, x)["p_bad"])
+    # a missing age cannot go through MLflow's schema: that row alone is left unscored
+    gap = df.copy()
+    gap.loc[3, "age"] = np.nan
+    p = s.score(gap)
+    assert np.isnan(p[3]) and np.isfinite(np.delete(p, 3)).all() and s.unscored == 1
+
+
+def test_a_model_error_is_one_short_line(tmp_path: Path) -> None:
+    df = _credit(2000)
+
+    def boom(x: pd.DataFrame) -> np.ndarray:
+        raise ValueError(f"Failed to enforce schema of data '{x}' with schema 'x'. "
+                         "Error: Incompatible input types for column age.")
+
+    s = Scorer("pd", "1", "pyfunc", ("util",), boom, {"util": "double"})
+    with pytest.raises(ActionError) as err:
+        s.score(df)
+    assert str(err.value) == ("model pd v1 (pyfunc) failed to score: Incompatible input "
+                              "types for column age.")
+
+
+def test_a_recalibration_that_loses_on_its_holdout_is_not_registered() -> None:
+    from driftwatch.actions.recalibrate import recalibration_loses
+
+    # the trial's numbers: a layer fitted on the older 70% that does worse on the newest 30%
+    lost = {"champion_holdout_log_loss": 0.59665, "recalibrated_holdout_log_loss": 0.59736,
+            "holdout_rows": 2400.0}
+    assert "does not beat the champion on the newest 2400 rows" in recalibration_loses(lost)
+    assert recalibration_loses({**lost, "recalibrated_holdout_log_loss": 0.59}) is None
+    assert recalibration_loses({**lost, "recalibrated_holdout_log_loss": None}) is not None
