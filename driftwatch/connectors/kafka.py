@@ -360,8 +360,9 @@ class KafkaSource:
                     f"Kafka unreachable for {now - self._unavailable_since:.0f}s "
                     f"({type(exc).__name__}); giving up"
                 ) from exc
-            log.warning("Kafka not reachable (%s); retrying in %.1fs", type(exc).__name__,
-                        self._backoff)  # fmt: skip
+            log.warning("Kafka not reachable at %s (%s); retrying in %.1fs",
+                        ",".join(self.settings.connection.bootstrap_servers),
+                        type(exc).__name__, self._backoff)  # fmt: skip
             self._next_attempt = now + self._backoff
             self._backoff = min(self._backoff * 2, self.settings.retry_backoff_max_s)
             return None

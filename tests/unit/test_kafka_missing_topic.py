@@ -49,7 +49,7 @@ class FakeConsumer:
         pass
 
 
-def source(consumer: FakeConsumer, clock: ManualClock, tmp_path) -> KafkaSource:
+def source(consumer: FakeConsumer, clock: ManualClock, tmp_path, factory=None) -> KafkaSource:
     mapping = StreamMapping(name="predictions", event_id=FieldPath.parse("id"),
                             event_time=TimeField(None, source="kafka_timestamp"), features=())
     settings = KafkaSourceSettings(
@@ -58,7 +58,7 @@ def source(consumer: FakeConsumer, clock: ManualClock, tmp_path) -> KafkaSource:
         dead_letter_path=str(tmp_path / "dead.jsonl"),
     )
     return KafkaSource(settings, {"predictions": Decoder(mapping, FeatureSchema())},
-                       clock=clock, consumer_factory=lambda **c: consumer)
+                       clock=clock, consumer_factory=factory or (lambda **c: consumer))
 
 
 def test_missing_topic_is_not_ready_and_named_with_the_nearest(tmp_path, caplog) -> None:
@@ -117,3 +117,17 @@ def test_build_client_makes_no_auto_create_hold_on_the_metadata() -> None:
     assert off._client._manager.cluster.config["allow_auto_create_topics"] is False
     on = build_client(Client)
     assert on._client._manager.cluster.config["allow_auto_create_topics"] is True
+
+
+def test_unreachable_names_the_bootstrap_servers(tmp_path, caplog) -> None:
+    """A bootstrap typo is found from the log line alone."""
+
+    def refuse(**config: Any) -> None:
+        raise OSError("connection refused")
+
+    src = source(FakeConsumer(set()), ManualClock(), tmp_path, factory=refuse)
+    with caplog.at_level(logging.WARNING, logger="driftwatch.connectors.kafka"):
+        src.poll(timeout_s=0.01)
+    assert "Kafka not reachable at b:9092 (OSError)" in caplog.text
+    assert not src.ready and src.not_ready_reason == "no broker connection to b:9092"
+    src.close()
