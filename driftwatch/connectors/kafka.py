@@ -34,7 +34,7 @@ import numpy as np
 from driftwatch.batch import Batch
 from driftwatch.clock import Clock, SystemClock
 from driftwatch.connectors.base import BadRecord, Polled
-from driftwatch.connectors.kafka_client import build_client, is_connected
+from driftwatch.connectors.kafka_client import build_client, is_connected, topic_hint
 from driftwatch.connectors.kafka_dead_letter import DeadLetterSink, dead_letter_sink
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
 from driftwatch.connectors.kafka_stats import KafkaSourceStats
@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 #: On shutdown, the longest one broker call may wait (a commit, a flush, a close): five
 #: such calls fit the daemon's 10 s shutdown bound with room to spare.
 STOP_WAIT_S = 1.0
+# how often the subscribed topics are looked up on the cluster while one of them is missing
+TOPIC_CHECK_S = 10.0
 
 _VALUE = operator.attrgetter("value")
 _OFFSET = operator.attrgetter("offset")
@@ -153,6 +155,9 @@ class KafkaSource:
         self._closed = False
         self._stopping = False  # shutdown: every broker wait is capped at STOP_WAIT_S
         self._ready = False
+        self._missing_topics: tuple[str, ...] = ()  # subscribed, absent from the cluster
+        self._topics_checked_at = float("-inf")
+        self._topics_known = False  # every subscribed topic was seen on the cluster once
         self._wake = threading.Event()
         self._dead: DeadLetterSink | None = dead_letter_sink(
             settings.dead_letter_topic,
@@ -187,6 +192,8 @@ class KafkaSource:
         # records came over a live connection; only an empty poll asks the client's metrics
         # (a dict of every metric it keeps, ~1% of a busy source's time)
         self._ready = bool(records) or is_connected(consumer)
+        if self._ready:
+            self._check_topics(consumer)
         return polled
 
     def seek(self, positions: Mapping[str, int]) -> None:
@@ -283,11 +290,24 @@ class KafkaSource:
     # -- what the service and metrics read -----------------------------------------------------
     @property
     def ready(self) -> bool:
-        """Connected to the cluster as of the last poll (a live broker connection).
+        """Connected to the cluster as of the last poll (a live broker connection), and
+        every subscribed topic exists there.
 
         A plain attribute read, safe from a health-check thread.
         """
-        return self._ready and not self._closed
+        return self._ready and not self._closed and not self._missing_topics
+
+    @property
+    def not_ready_reason(self) -> str:
+        """Why :attr:`ready` is False, in words ("" when it is True)."""
+        if self._closed:
+            return "source closed"
+        if not self._ready:
+            servers = ",".join(self.settings.connection.bootstrap_servers)
+            return f"no broker connection to {servers}"
+        if self._missing_topics:
+            return f"topic(s) not found on the cluster: {', '.join(self._missing_topics)}"
+        return ""
 
     @property
     def positions(self) -> dict[str, int]:
@@ -342,8 +362,9 @@ class KafkaSource:
                     f"Kafka unreachable for {now - self._unavailable_since:.0f}s "
                     f"({type(exc).__name__}); giving up"
                 ) from exc
-            log.warning("Kafka not reachable (%s); retrying in %.1fs", type(exc).__name__,
-                        self._backoff)  # fmt: skip
+            log.warning("Kafka not reachable at %s (%s); retrying in %.1fs",
+                        ",".join(self.settings.connection.bootstrap_servers),
+                        type(exc).__name__, self._backoff)  # fmt: skip
             self._next_attempt = now + self._backoff
             self._backoff = min(self._backoff * 2, self.settings.retry_backoff_max_s)
             return None
@@ -352,6 +373,31 @@ class KafkaSource:
         self._backoff = self.settings.retry_backoff_s
         self._unavailable_since = None
         return consumer
+
+    def _check_topics(self, consumer: Any) -> None:
+        """Look the subscribed topics up on the cluster: at the first connection, then every
+        ``TOPIC_CHECK_S`` while one is missing. A misspelt topic is never created (no
+        auto-create) and kafka-python just assigns nothing, so without this a wrong name
+        reads as a healthy, idle consumer. The consumer stays subscribed: a topic created
+        later is picked up by its own metadata refresh."""
+        now = self._clock.monotonic()
+        if self._topics_known or now - self._topics_checked_at < TOPIC_CHECK_S:
+            return
+        self._topics_checked_at = now
+        try:
+            on_cluster = set(consumer.topics())
+        except KafkaError as exc:
+            log.warning("listing Kafka topics failed: %s", type(exc).__name__)
+            return
+        missing = tuple(sorted(t for t in self._streams if t not in on_cluster))
+        if missing and missing != self._missing_topics:
+            log.error("Kafka topic(s) not found on the cluster: %s; nothing is read from them "
+                      "until they exist (the connector's `topic:`)",
+                      ", ".join(topic_hint(t, on_cluster) for t in missing))
+        elif not missing and self._missing_topics:
+            log.info("Kafka topic(s) now exist: %s", ", ".join(self._missing_topics))
+        self._missing_topics = missing
+        self._topics_known = not missing
 
     def _on_assigned(self, assigned: set[Any]) -> None:
         self.stats.rebalances_total += 1

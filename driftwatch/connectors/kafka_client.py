@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["build_client", "is_connected"]
+__all__ = ["build_client", "is_connected", "topic_hint"]
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +29,21 @@ def build_client(cls: Any, **config: Any) -> Any:
             except Exception:  # best effort: the original error matters more
                 log.debug("closing a half-built kafka client failed", exc_info=True)
         raise
+    if config.get("allow_auto_create_topics") is False:
+        _no_auto_create(client)
     return client
+
+
+def _no_auto_create(client: Any) -> None:
+    """Make ``allow_auto_create_topics=False`` hold: kafka-python 3.0 keeps it in the client's
+    config but builds the cluster metadata, which sends the metadata requests, with its own
+    default (True), so subscribing to a misspelt topic creates it on a broker that allows
+    auto-creation (Kafka's default)."""
+    cluster = getattr(getattr(getattr(client, "_client", None), "_manager", None),
+                      "cluster", None)  # fmt: skip
+    conf = getattr(cluster, "config", None)
+    if isinstance(conf, dict):
+        conf["allow_auto_create_topics"] = False
 
 
 def is_connected(client: Any) -> bool:
@@ -37,3 +53,13 @@ def is_connected(client: Any) -> bool:
     except Exception:  # a closed or broken client is simply not connected
         return False
     return float(metrics.get("consumer-metrics", {}).get("connection-count", 0)) > 0
+
+
+def topic_hint(topic: str, on_cluster: Iterable[str]) -> str:
+    """``topic`` followed by the nearest name the cluster has, for an error message.
+
+    >>> topic_hint("gmsc.prediction", ["gmsc.predictions", "gmsc.outcomes"])
+    'gmsc.prediction (did you mean gmsc.predictions?)'
+    """
+    near = difflib.get_close_matches(topic, sorted(on_cluster), n=1)
+    return f"{topic} (did you mean {near[0]}?)" if near else topic

@@ -137,17 +137,25 @@ def kafka_sample(topic: str, bootstrap: str, limit: int = 200,
     except ModuleNotFoundError:
         raise SourceError("reading a Kafka sample needs kafka-python: "
                           "pip install 'driftwatch[kafka]'") from None
-    from driftwatch.connectors.kafka_client import build_client
+    from driftwatch.connectors.kafka_client import build_client, topic_hint
 
     try:
         consumer = build_client(
             KafkaConsumer, bootstrap_servers=bootstrap.split(","), group_id=None,
             auto_offset_reset="earliest", enable_auto_commit=False,
+            allow_auto_create_topics=False,  # a misspelt topic must not spring into being
             consumer_timeout_ms=int(timeout_s * 1000))
     except Exception as exc:  # kafka-python raises its own tree; say what failed
         raise SourceError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
     rows: list[dict[str, Any]] = []
     try:
+        on_cluster = consumer.topics()
+        if topic not in on_cluster:
+            names = sorted(on_cluster)
+            listed = ", ".join(names[:10]) + (f" and {len(names) - 10} more"
+                                              if len(names) > 10 else "")
+            raise SourceError(f"no topic {topic_hint(topic, on_cluster)} at {bootstrap}; "
+                              f"topics there: {listed or 'none'}")
         consumer.subscribe([topic])
         for msg in consumer:
             try:

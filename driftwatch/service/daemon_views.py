@@ -69,9 +69,10 @@ class ServiceViews:
 
     def _kafka_up(self) -> tuple[bool | None, str]:
         kafka = [rt for rt in self.runtimes if rt.connector.kind == "kafka" and not rt.done]
-        down = [rt.name for rt in kafka if not rt.ready]
-        return not down, ("no broker connection or no partitions assigned for "
-                          + ", ".join(down)) if down else ""
+        down = [rt for rt in kafka if not rt.ready]
+        return not down, "; ".join(
+            f"{rt.name}: {getattr(rt, 'not_ready_reason', '') or 'no broker connection'}"
+            for rt in down)
 
     def status(self) -> dict[str, Any]:
         ok, details = self.ready()

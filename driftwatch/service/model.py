@@ -125,6 +125,7 @@ class ModelRuntime:
     base_dir: Path | None = None
     _late_seen: int = 0
     _ready: bool = False
+    not_ready_reason: str = ""  # the source's own words, when it has them
     _lag: int = 0
     _ref_stamp: tuple[int, int] | None = None
     errors: list[StageError] = field(default_factory=list)
@@ -169,6 +170,8 @@ class ModelRuntime:
         # read the source's state here, in the loop's thread: a Kafka consumer is not
         # thread-safe, and scrapes read these cached values instead
         self._ready = bool(getattr(self.source, "ready", True))
+        self.not_ready_reason = "" if self._ready else str(
+            getattr(self.source, "not_ready_reason", "") or "")
         stats = getattr(self.source, "stats", None)
         self._lag = int(getattr(stats, "lag_total", 0) or 0)
         if polled is None:
