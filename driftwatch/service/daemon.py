@@ -51,6 +51,7 @@ from driftwatch.service.dependencies import Dependencies
 from driftwatch.service.disk import StateDisk
 from driftwatch.service.drain import Drain, DrainResult
 from driftwatch.service.http import ADMIN_ACTIONS, HttpServer
+from driftwatch.service.late_watch import LateWatch
 from driftwatch.service.live_reports import LiveReports, report_job
 from driftwatch.service.live_source import PacedSource
 from driftwatch.service.metrics_live import LiveCollector
@@ -101,6 +102,7 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
         self.lock = threading.RLock()  # held by the loop while it changes a monitor
         self._stop = threading.Event()
         self._started = self.clock.monotonic()
+        self._late_watch: dict[str, LateWatch] = {}  # per model: late events in numbers
         self._restore_s = 0.0
         self._running = False
         self._stale: set[str] = set()
@@ -328,7 +330,12 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
                 rt.name, predictions=preds, outcomes=polled.n_events - preds,
                 bad_reasons=(b.reason for b in polled.bad), nbytes=polled.bytes_read,
                 seconds=self.clock.monotonic() - t0)
-            self.metrics.record_late(rt.name, rt.late_delta())
+            late = rt.late_delta()
+            self.metrics.record_late(rt.name, late)
+            said = self._late_watch.setdefault(rt.name, LateWatch()).see(
+                predictions=preds, late=late, now=self.clock.monotonic())
+            if said:
+                log.warning("%s: %s", rt.name, said)
         for err in rt.take_errors():
             self.metrics.record_error(rt.name, err.stage)
         self._handle(rt, results)
