@@ -1,7 +1,7 @@
 """A warning when a live stream's predictions arrive late in numbers: out of event-time order.
 
-Late events (behind the newest event time by more than the window's ``allowed_lateness``)
-are counted and left out of the windows. A few are normal; a large share means the stream
+Late events (for a pane already closed: the newest event time, less the policy's
+``window.allowed_lateness``, had passed its end) are counted and left out of the windows. A few are normal; a large share means the stream
 is read out of event-time order, as when a backlog is read across Kafka partitions and
 topics whose event times lie far apart (a history produced in bulk). Only a metric said so;
 this watch turns it into a log line, at most once per ``every_s``.
@@ -46,9 +46,8 @@ class LateWatch:
         if self._said_at is not None and now - self._said_at < self.every_s:
             return None
         self._said_at = now
-        return (f"{n_late / events:.0%} of the last {events:,} predictions came late (more "
-                "than the window's allowed_lateness behind the newest event time) and are "
-                "left out of the windows: the stream is read out of event-time order, as a "
-                "backlog of partitions or topics whose event times lie far apart is; for a "
-                "recorded history, record it and replay it (README: Running against a real "
-                "Kafka)")
+        return (f"{n_late / events:.0%} of the last {events:,} predictions came late (their "
+                "pane had closed: window.allowed_lateness is the slack) and are left out of "
+                "the windows: the stream is read out of event-time order, as a backlog of "
+                "partitions or topics whose event times lie far apart is; for a recorded "
+                "history, record it and replay it (README: Running against a real Kafka)")
