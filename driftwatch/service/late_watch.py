@@ -1,16 +1,17 @@
 """A warning when a live stream's predictions arrive late in numbers: out of event-time order.
 
 Late events (for a pane already closed: the newest event time, less the policy's
-``window.allowed_lateness``, had passed its end) are counted and left out of the windows. A few are normal; a large share means the stream
-is read out of event-time order, as when a backlog is read across Kafka partitions and
-topics whose event times lie far apart (a history produced in bulk). Only a metric said so;
-this watch turns it into a log line, at most once per ``every_s``.
+``window.allowed_lateness``, had passed its end) are counted and left out of the windows.
+A few are normal; a large share means the stream is read out of event-time order, as when
+a backlog is read across Kafka partitions and topics whose event times lie far apart (a
+history produced in bulk). Only a metric said so; this watch turns it into a log line, at
+most once per ``every_s``.
 
 >>> w = LateWatch(min_events=100, share=0.05, every_s=60.0)
 >>> w.see(predictions=80, late=40, now=0.0) is None       # too few to judge yet
 True
 >>> w.see(predictions=40, late=20, now=1.0)[:46]
-'50% of the last 120 predictions came late (mor'
+'50% of the last 120 predictions came late (the'
 >>> w.see(predictions=500, late=400, now=30.0) is None    # said a minute ago at most once
 True
 """
