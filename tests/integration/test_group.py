@@ -91,8 +91,9 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> dict:
     joins = sum(orjson.loads(x)["application_id"] in approved for x in lines["outcomes"])
     # the labelled rows of the panes a live group completes: outcomes (of approved
     # applications) before the slowest partition's watermark, and the bad ones among them
+    closable = _closable(lines)  # once: it reads every line
     landed = [o["defaulted"] for o in map(orjson.loads, lines["outcomes"])
-              if o["application_id"] in approved and o["outcome_ts"] < _closable(lines)]
+              if o["application_id"] in approved and o["outcome_ts"] < closable]
     labelled = {"added": len(landed), "bad": sum(landed)}
     return {"dir": out, "policy": policy, "lines": lines, "want": want, "joins": joins,
             "labelled": labelled}
