@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["OUTCOME_STATES", "action_outcome", "outcome_counts", "outcome_line"]
+__all__ = ["OUTCOME_STATES", "action_outcome", "outcome_counts", "outcome_line", "version_words"]
 
 #: Outcome states in the order summaries list them.
 OUTCOME_STATES = ("done", "failed", "discarded", "awaiting approval", "still open", "cancelled",
@@ -72,5 +72,19 @@ def outcome_line(o: Mapping[str, Any]) -> str:
     if o.get("reason"):
         text += f": {o['reason']}"
     if o.get("version"):
-        text += f"; registered v{o['version']}"
+        text += f"; {version_words(o)}"
     return text
+
+
+def version_words(o: Mapping[str, Any]) -> str:
+    """``registered v3``; a shadow registers nothing: it judges a challenger and may promote it.
+
+    >>> version_words({"kind": "shadow", "state": "awaiting approval", "version": "6"})
+    'challenger v6'
+    >>> version_words({"kind": "shadow", "state": "done", "version": "6"})
+    'promoted v6'
+    """
+    said = "registered"
+    if o.get("kind") == "shadow":
+        said = "promoted" if o.get("state") == "done" else "challenger"
+    return f"{said} v{o['version']}"

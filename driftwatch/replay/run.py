@@ -184,6 +184,7 @@ def summarise(
                 limit = s.get("time_limit", 3600.0)
                 limit = parse_duration(limit) if isinstance(limit, str) else limit
                 gpu_hours += float(s.get("gpus", 1)) * float(limit) / 3600
+    by_type = dict(sorted(Counter(a["action"] for a in actions).items()))  # decisions only
     if executed is not None:
         actions = _with_outcomes(actions, executed)
     j = monitor.joiner
@@ -197,7 +198,7 @@ def summarise(
         "windows_per_tier": {t: tiers.get(t, 0) for t in ("none", "mild", "moderate", "severe")},
         "episodes": _episodes(records),
         "actions": actions,
-        "actions_by_type": dict(sorted(Counter(a["action"] for a in actions).items())),
+        "actions_by_type": by_type,
         "actions_executed": executed is not None,
         "retrain_gpu_hours_max": round(gpu_hours, 3),
         "events": monitor.n_events,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from driftwatch.actions.outcomes import action_outcome, outcome_counts
+from driftwatch.actions.outcomes import action_outcome, outcome_counts, version_words
 from driftwatch.report.html import Markup, el, fmt, join, kv_table, table
 from driftwatch.report.sections import Context, Section, tier_badge
 
@@ -306,7 +306,7 @@ def _outcome_row(ex: dict[str, Any]) -> Markup:
               el("td", el("span", _status([ex]) if o["state"] in _OPEN_STATES
                           else f"executed · {o['state']}", class_="tag warn" if warn else "tag")),
               el("td", o["reason"] or "—"),
-              el("td", f"v{o['version']}" if o["version"] else "—"),
+              el("td", version_words(o) if o["version"] else "—"),
               class_="action-outcome", data_action=o["id"], data_state=o["state"])
 
 
@@ -329,7 +329,7 @@ def actions_section(ctx: Context) -> Section | None:
                        "What each action the policy decided came to.")
     shown = executed[: ctx.budget.max_decisions]
     head = el("thead", el("tr", *(el("th", h) for h in (
-        "action", "kind", "window", "state", "reason", "model version registered"))))
+        "action", "kind", "window", "state", "reason", "model version"))))
     parts: list[Any] = [
         el("p", "Outcomes: ", el("b", outcome_counts(action_outcome(e) for e in executed)),
            class_="action-counts"),

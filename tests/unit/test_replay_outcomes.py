@@ -127,7 +127,7 @@ def test_report_lists_each_executed_action_with_its_state(tmp_path, entries, pro
     assert "1 done, 1 failed, 1 discarded, 1 awaiting approval, 1 still open" in part
     assert "executed · failed" in part and "MLflow unreachable: connection refused" in part
     assert "Traceback" not in part
-    assert "executed · discarded" in part and LOSES in part and "v3" in part
+    assert "executed · discarded" in part and LOSES in part and "registered v3" in part
     # never "executed" for an action that has not run
     assert "recorded, not run yet (awaiting approval)" in part
     assert "recorded, not run yet" in part.replace("(awaiting approval)", "")
