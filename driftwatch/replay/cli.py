@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from driftwatch.actions.outcomes import outcome_counts, outcome_line
 from driftwatch.replay import replay
 
 __all__ = ["print_summary", "run_replay_command"]
@@ -22,12 +23,21 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
         print(f"  episode {i}: first alert {ep['first_alert']} (window {ep['first_window']}), "
               f"max tier {ep['max_tier']}, {ep['windows']} windows", file=out)
     by = summary["actions_by_type"]
+    acts = summary.get("actions") or []
+    ran = summary.get("actions_executed", False)
     if by:
-        print("  actions: " + ", ".join(f"{k} x{v}" for k, v in by.items())
+        decided = [a for a in acts if a.get("parent_id") is None]  # follow-ups have own lines
+        said = f" ({outcome_counts(decided)})" if ran else " (dry run, not executed)"
+        print("  actions: " + ", ".join(f"{k} x{v}" for k, v in by.items()) + said
               + f"; retraining at most {summary['retrain_gpu_hours_max']} GPU-hours", file=out)
     else:
         print("  actions: none", file=out)
-    for u in summary.get("undecided", ()):
+    undecided = summary.get("undecided", ())
+    open_ids = {u["id"] for u in undecided}
+    for a in acts if ran else ():
+        if a.get("id") not in open_ids:  # an open action's line is its `undecided:` below
+            print(f"  {outcome_line(a)}", file=out)
+    for u in undecided:
         print(f"  undecided: {u['action']} {u['id']} ({u['key']}): {u['reason']}", file=out)
 
 

@@ -159,15 +159,15 @@ class ReplayActions:
         """At the end of the recording: wait for pool jobs; returns actions still open."""
         return self.executor.drain(timeout_s)
 
-    def export(self, path: str | Path) -> Path:
-        """The audit trail, one action a line (what the report reads)."""
+    def export(self, path: str | Path) -> list[dict[str, Any]]:
+        """Writes the audit trail, one action a line (what the report reads); returns it."""
         import orjson
 
         from driftwatch.actions.audit import AuditTrail
 
-        out = Path(path)
-        with out.open("wb") as fh:
-            for entry in AuditTrail(self.executor.outbox, self.pool).entries():
+        entries = AuditTrail(self.executor.outbox, self.pool).entries()
+        with Path(path).open("wb") as fh:
+            for entry in entries:
                 fh.write(
                     orjson.dumps(
                         entry,
@@ -176,7 +176,7 @@ class ReplayActions:
                         | orjson.OPT_NON_STR_KEYS,
                     )
                 )
-        return out
+        return entries
 
     def close(self) -> None:
         self.executor.close()

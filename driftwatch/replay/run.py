@@ -147,9 +147,18 @@ def _verdict(r: dict[str, Any]) -> dict[str, Any]:
             "reasons": d.get("reasons", [])}
 
 
-def summarise(records: Sequence[dict[str, Any]], monitor: ModelMonitor) -> dict[str, Any]:
-    """Windows per tier, episodes, actions that would have run, GPU-hours of retraining,
-    cohort verdicts and every kept cohort's expected and realised rates."""
+def summarise(
+    records: Sequence[dict[str, Any]],
+    monitor: ModelMonitor,
+    executed: Sequence[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Windows per tier, episodes, actions, GPU-hours of retraining, cohort verdicts and
+    every kept cohort's expected and realised rates.
+
+    ``executed``: the audit-trail entries of an executing replay; each action then says
+    what it came to (:func:`~driftwatch.actions.outcomes.action_outcome`). Without them
+    (a dry run) each action is one that would have run, marked ``dry run``.
+    """
     verdicts = [r for r in records if r.get("cohort") is not None]
     records = [r for r in records if r.get("cohort") is None]
     tiers = Counter(r["tier"] for r in records)
@@ -168,12 +177,16 @@ def summarise(records: Sequence[dict[str, Any]], monitor: ModelMonitor) -> dict[
                     "tier": r["tier"],
                     "action": d["action"],
                     "requires_approval": d.get("requires_approval", False),
+                    "state": "dry run",
                 }
             )
             if d["action"] == "retrain":
                 limit = s.get("time_limit", 3600.0)
                 limit = parse_duration(limit) if isinstance(limit, str) else limit
                 gpu_hours += float(s.get("gpus", 1)) * float(limit) / 3600
+    by_type = dict(sorted(Counter(a["action"] for a in actions).items()))  # decisions only
+    if executed is not None:
+        actions = _with_outcomes(actions, executed)
     j = monitor.joiner
     errors = {"errors_by_stage": dict(sorted(monitor.errors_by_stage.items()))} \
         if monitor.errors_by_stage else {}
@@ -185,7 +198,8 @@ def summarise(records: Sequence[dict[str, Any]], monitor: ModelMonitor) -> dict[
         "windows_per_tier": {t: tiers.get(t, 0) for t in ("none", "mild", "moderate", "severe")},
         "episodes": _episodes(records),
         "actions": actions,
-        "actions_by_type": dict(sorted(Counter(a["action"] for a in actions).items())),
+        "actions_by_type": by_type,
+        "actions_executed": executed is not None,
         "retrain_gpu_hours_max": round(gpu_hours, 3),
         "events": monitor.n_events,
         "outcomes": monitor.n_outcomes,
@@ -201,6 +215,38 @@ def summarise(records: Sequence[dict[str, Any]], monitor: ModelMonitor) -> dict[
         "first_event": iso(records[0]["start_time"]) if records else None,
         "last_event": iso(records[-1]["end_time"]) if records else None,
     }
+
+
+def _with_outcomes(
+    decided: list[dict[str, Any]], executed: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each decided action with what the outbox says it came to; the actions a decision
+    did not ask for itself (a retraining's shadow) follow, each after its parent."""
+    from driftwatch.actions.outcomes import action_outcome
+
+    first = {}
+    for e in executed:
+        if e.get("parent_id") is None:
+            first.setdefault((e.get("window_id"), e.get("action")), e)
+    out: list[dict[str, Any]] = []
+    seen: set[Any] = set()
+    for a in decided:
+        e = first.get((a["window_id"], a["action"]))
+        if e is None or e.get("id") in seen:
+            out.append({**a, "id": None, "kind": a["action"], "window": a["window_id"],
+                        "state": "not recorded", "reason": "the outbox holds no such action",
+                        "version": None})
+            continue
+        seen.add(e.get("id"))
+        out.append({**a, **action_outcome(e)})
+    for e in executed:  # follow-ups, and anything recorded without a decision in this run
+        if e.get("id") not in seen:
+            seen.add(e.get("id"))
+            out.append({"window_id": e.get("window_id"), "action": e.get("action"),
+                        "tier": e.get("tier"), "parent_id": e.get("parent_id"),
+                        "requires_approval": e.get("requires_approval", False),
+                        **action_outcome(e)})
+    return out
 
 
 def replay(
@@ -268,6 +314,7 @@ def replay(
     source = FileSource(conn, schema, batch_size=batch_size, dead_letter=dl, inputs=bound)
     result = ReplayResult(out_dir=out)
     actions = None
+    entries: list[dict[str, Any]] | None = None  # the audit trail, when actions ran
     if execute:
         from driftwatch.replay.execute import ReplayActions
 
@@ -317,7 +364,7 @@ def replay(
                 still_open = actions.finish()
                 result.open_actions = [r.id for r in still_open]
                 undecided = [_undecided(r) for r in still_open]
-                actions.export(out / "actions.jsonl")
+                entries = actions.export(out / "actions.jsonl")
         finally:
             if actions is not None:
                 actions.close()
@@ -325,7 +372,7 @@ def replay(
             dl.close()
             if bar is not None:
                 bar.close()
-    result.summary = summarise(result.records, monitor)
+    result.summary = summarise(result.records, monitor, executed=entries)
     if actions is not None:
         result.summary["undecided"] = undecided
     (out / "summary.json").write_bytes(

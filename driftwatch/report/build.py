@@ -23,7 +23,7 @@ from pathlib import Path
 from driftwatch import __version__
 from driftwatch.errors import DriftwatchError
 from driftwatch.report.cohorts import cohort_section
-from driftwatch.report.deployments import retraining_section, shadow_section
+from driftwatch.report.deployments import actions_section, retraining_section, shadow_section
 from driftwatch.report.features import features_section
 from driftwatch.report.html import Markup, el, join, page
 from driftwatch.report.inputs import TIER_ORDER, RunData, load_run, signal_index
@@ -65,7 +65,8 @@ BUDGETS = (
 
 #: Section builders in page order; their ids are stable: run-summary, timeline, features,
 #: segments (only with segment signals), data-quality, confidence, performance, cohorts,
-#: shadow, retraining, versions (only with executed actions), reasons.
+#: shadow, retraining, actions (only with decided actions), versions (only with executed
+#: actions), reasons.
 SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     summary_section,
     timeline_section,
@@ -77,6 +78,7 @@ SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     cohort_section,
     shadow_section,
     retraining_section,
+    actions_section,
     versions_section,
     reasons_section,
 )

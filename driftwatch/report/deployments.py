@@ -18,10 +18,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from driftwatch.actions.outcomes import action_outcome, outcome_counts, version_words
 from driftwatch.report.html import Markup, el, fmt, join, kv_table, table
 from driftwatch.report.sections import Context, Section, tier_badge
 
-__all__ = ["human_duration", "retraining_section", "shadow_rule", "shadow_section"]
+__all__ = ["actions_section", "human_duration", "retraining_section", "shadow_rule",
+           "shadow_section"]
 
 _DRY = "not executed (dry run)"
 
@@ -292,3 +294,52 @@ def retraining_section(ctx: Context) -> Section | None:
     return Section("retraining", "Retraining jobs", join(blocks),
                    "Retraining runs on the reserved GPU pool; its model goes to shadow, never "
                    "straight to production.")
+
+
+_OPEN_STATES = ("still open", "awaiting approval")  # may not have run at all: say so
+
+
+def _outcome_row(ex: dict[str, Any]) -> Markup:
+    o = action_outcome(ex)
+    warn = o["state"] != "done"
+    return el("tr", el("td", str(o["id"])), el("td", str(o["kind"])), el("td", str(o["window"])),
+              el("td", el("span", _status([ex]) if o["state"] in _OPEN_STATES
+                          else f"executed · {o['state']}", class_="tag warn" if warn else "tag")),
+              el("td", o["reason"] or "—"),
+              el("td", version_words(o) if o["version"] else "—"),
+              class_="action-outcome", data_action=o["id"], data_state=o["state"])
+
+
+def actions_section(ctx: Context) -> Section | None:
+    """Every action the outbox holds, with what it came to; a dry run says none ran."""
+    if ctx.focus is not None:
+        executed = ctx.run.executed_for(ctx.focus)
+        decided = [ctx.focus_record] if (ctx.focus_record or {}).get("decision", {}).get(
+            "action") else []
+    else:
+        executed, decided = ctx.run.executed, ctx.run.decisions()
+        decided = [r for r in decided if r["decision"].get("action")]
+    if not executed:
+        if not decided:
+            return None
+        body = el("p", f"{len(decided)} decision{'s' if len(decided) != 1 else ''} asked for "
+                       f"an action: {_DRY}. Run with --execute to run them.",
+                  class_="note", data_status="dry-run")
+        return Section("actions", "Actions: what ran", body,
+                       "What each action the policy decided came to.")
+    shown = executed[: ctx.budget.max_decisions]
+    head = el("thead", el("tr", *(el("th", h) for h in (
+        "action", "kind", "window", "state", "reason", "model version"))))
+    parts: list[Any] = [
+        el("p", "Outcomes: ", el("b", outcome_counts(action_outcome(e) for e in executed)),
+           class_="action-counts"),
+        el("table", head, el("tbody", *(_outcome_row(e) for e in shown)),
+           class_="action-outcomes"),
+    ]
+    if len(executed) > len(shown):
+        parts.append(el("p", f"{len(executed) - len(shown)} more actions are not listed here; "
+                             "actions.jsonl holds them all.", class_="note"))
+    return Section("actions", "Actions: what ran", join(parts),
+                   "What each action came to, as the actions outbox recorded it: done, "
+                   "failed, discarded, awaiting approval or still open, and the model "
+                   "version it registered.")

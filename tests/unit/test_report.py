@@ -233,7 +233,7 @@ def test_run_report_has_every_section_in_order(run_dir: Path, profile: Reference
     html = write_report(run_dir, reference=profile).read_text()
     ids = [a["id"] for a in Elements(html).find("section")]
     assert ids == ["run-summary", "timeline", "features", "data-quality", "confidence",
-                   "performance", "shadow", "retraining", "versions", "reasons"]
+                   "performance", "shadow", "retraining", "actions", "versions", "reasons"]
 
 
 def test_report_is_offline_and_scriptless(run_dir: Path, profile: ReferenceProfile) -> None:
