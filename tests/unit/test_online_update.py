@@ -34,6 +34,8 @@ from driftwatch.registry.versions import (
     TAG_DATA_WINDOW,
     TAG_PARENT,
     TAG_PROFILE,
+    TAG_UPDATE_DIGEST,
+    TAG_VERDICT,
 )
 from driftwatch.testing.generator import reference_table
 from driftwatch.windows.profile import ReferenceProfile
@@ -248,6 +250,7 @@ def test_an_unreachable_tracking_server_delays_the_action_and_never_loses_it(
 
 def test_a_newer_update_supersedes_the_waiting_challenger(executor: ActionExecutor):
     executor.submit(mild(window_id=11), CONTEXT)
+    executor.env.buffer.add_frame(labelled_window(200, seed=5))  # new labels came in
     executor.submit(mild(window_id=12), CONTEXT)
     first, second = executor.run_pending()
     assert second.outcome["version"] == "3"
@@ -256,3 +259,59 @@ def test_a_newer_update_supersedes_the_waiting_challenger(executor: ActionExecut
     assert reg.get_version(MODEL, first.outcome["version"]).tags["driftwatch.verdict"] == (
         "superseded"
     )
+
+
+@pytest.mark.parametrize("method", ["learner", "recalibrate"])
+def test_the_same_rows_on_the_same_parent_register_no_second_version(
+    executor: ActionExecutor, method: str
+):
+    [first] = (executor.submit(mild(11, method=method), CONTEXT), executor.run_pending())[1]
+    assert first.state is ActionState.SUCCEEDED, first.error
+    reg = executor.registry
+    assert reg.get_version(MODEL, "2").tags[TAG_UPDATE_DIGEST].startswith("sha256:")
+
+    # the next mild window, before any new label: the same parent, learner and rows
+    [again] = (executor.submit(mild(12, method=method), CONTEXT), executor.run_pending())[1]
+    assert again.state is ActionState.SUCCEEDED, again.error
+    assert again.outcome["verdict"] == "unchanged"
+    assert again.outcome["reason"] == "unchanged: same data and parent as version 2"
+    assert again.outcome["version"] == "2" and again.outcome["alias"] == CHALLENGER
+    assert [v.version for v in reg.versions(MODEL)] == ["1", "2"]
+    assert reg.by_alias(MODEL, CHALLENGER).version == "2"
+    assert TAG_VERDICT not in reg.get_version(MODEL, "2").tags  # not superseded by itself
+
+
+def test_an_unchanged_update_reuses_its_version_as_challenger_unless_judged(
+    executor: ActionExecutor,
+):
+    executor.submit(mild(11), CONTEXT)
+    executor.run_pending()
+    reg = executor.registry
+    reg.delete_alias(MODEL, CHALLENGER, at=0.0)
+    [rec] = (executor.submit(mild(12), CONTEXT), executor.run_pending())[1]
+    assert rec.outcome["verdict"] == "unchanged" and rec.outcome["alias"] == CHALLENGER
+    assert reg.by_alias(MODEL, CHALLENGER).version == "2"
+
+    reg.delete_alias(MODEL, CHALLENGER, at=0.0)
+    reg.set_version_tag(MODEL, "2", TAG_VERDICT, "discarded")
+    [rec] = (executor.submit(mild(13), CONTEXT), executor.run_pending())[1]
+    assert rec.outcome["verdict"] == "unchanged" and rec.outcome["alias"] is None
+    assert rec.outcome["earlier_verdict"] == "discarded"
+    assert reg.by_alias(MODEL, CHALLENGER) is None
+    assert [v.version for v in reg.versions(MODEL)] == ["1", "2"]
+
+
+def test_another_learner_or_parent_is_a_new_update(executor: ActionExecutor):
+    executor.submit(mild(11), CONTEXT)
+    executor.run_pending()
+    # the waiting challenger, asked again with direct promotion, is promoted
+    [rec] = (executor.submit(mild(12, promote="direct"), CONTEXT), executor.run_pending())[1]
+    assert rec.outcome["verdict"] == "unchanged" and rec.outcome["version"] == "2"
+    assert executor.registry.by_alias(MODEL, CHAMPION).version == "2"
+    assert executor.promoted[-1][1] == "2"
+    # v2 is the parent now: the same rows on it are a new update, and so is another learner
+    [rec] = (executor.submit(mild(13), CONTEXT), executor.run_pending())[1]
+    assert rec.outcome["version"] == "3" and rec.outcome["parent_version"] == "2"
+    [rec] = (executor.submit(mild(14, learner="StandardScaler|PAClassifier"), CONTEXT),
+             executor.run_pending())[1]
+    assert rec.outcome["version"] == "4" and "verdict" not in rec.outcome
