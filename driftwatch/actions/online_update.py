@@ -143,7 +143,7 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
         parent = info.version if info else None
         if method == "recalibrate":
             learned_by = "LogitCalibrator"
-            extra = {"holdout": HOLDOUT}
+            extra = {"holdout": HOLDOUT, "score_is": env.score_is}
         else:
             learned_by = normalise_learner(settings.learner)
             extra = {"reference": env.reference_for(context)}  # a fresh start learns it
@@ -252,7 +252,9 @@ def _unchanged(
     """The update was made already (see module doc): reuse its version, register nothing."""
     version = trained["same_as"]
     reason = f"unchanged: same data and parent as version {version}"
-    out = {"verdict": "unchanged", "reason": reason, "version": version,
+    # ``same_as``, not ``version``: the audit and report credit a version's making to the
+    # action whose outcome names it as ``version``
+    out = {"verdict": "unchanged", "reason": reason, "same_as": version,
            "parent_version": trained["parent_version"], "start": "unchanged",
            "digest": trained["digest"]}
 
