@@ -123,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: an empty registry gets the demo's river stand-in)")
     r.add_argument("--champion-column", action="append", default=[], metavar="COL=FEATURE",
                    help="read the champion's input column COL from connector feature FEATURE")
+    r.add_argument("--champion-score-is", choices=("p_bad", "p_good"), default=None,
+                   help="what a custom pyfunc champion returns (default p_bad; p_good is "
+                        "read as 1 - p)")
     r.add_argument("--tracking-uri", metavar="URI",
                    help="with --execute: MLflow tracking server (default: under --state-dir)")
     r.add_argument("--no-report", action="store_true", help="skip report.html")

@@ -222,7 +222,8 @@ def _carry_out(box: Outbox, action_id: int) -> Any:
     registry = MlflowRegistry.from_uri(saved.get("tracking_uri"), box.state_dir)
     try:
         ex = ActionExecutor(box, registry, None, SystemClock(),
-                            columns=saved.get("columns") or None)
+                            columns=saved.get("columns") or None,
+                            score_is=saved.get("score_is") or "p_bad")
     except StateError:  # a process runs actions on this folder: it carries this one out
         return None
     try:

@@ -120,6 +120,8 @@ class ActionEnv:
     #: label values of the bad class (the policy's reference), to read a classifier's
     #: ``predict_proba`` at the right column
     bad_labels: tuple[Any, ...] = DEFAULT_BAD
+    #: what the user's custom pyfunc champion returns (``p_good`` is read as 1 - p)
+    score_is: str = "p_bad"
     #: the policy's ``limits.max_concurrent_retrains`` (pool jobs of this model at a time)
     max_concurrent_retrains: int | None = None
     #: the policy's per-day limits and cooldowns, checked against the pool's job records
@@ -136,7 +138,7 @@ class ActionEnv:
 
             self._scorers = ScorerCache(
                 self.registry, self.state_dir / "model-cache", columns=self.columns,
-                bad=self.bad_labels,
+                bad=self.bad_labels, score_is=self.score_is,
             )
         return self._scorers
 

@@ -115,6 +115,7 @@ class ActionExecutor:
         max_concurrent_retrains: int | None = None,
         retrain_limits: RetrainLimits | None = None,
         bad_labels: Sequence[Any] | None = None,
+        score_is: str = "p_bad",
     ) -> None:
         self.outbox = outbox
         self.clock = clock
@@ -131,6 +132,7 @@ class ActionExecutor:
             webhook_timeout=webhook_timeout,
             columns=dict(columns or {}),
             bad_labels=tuple(bad_labels) if bad_labels else DEFAULT_BAD,
+            score_is=score_is,
             max_concurrent_retrains=max_concurrent_retrains,
             retrain_limits=retrain_limits,
         )

@@ -27,12 +27,14 @@ REPLAY_STATE = "replay.json"
 
 
 def write_replay_state(
-    state_dir: str | Path, *, model: str, tracking_uri: str | None, columns: Mapping[str, str]
+    state_dir: str | Path, *, model: str, tracking_uri: str | None, columns: Mapping[str, str],
+    score_is: str = "p_bad",
 ) -> None:
     path = Path(state_dir) / REPLAY_STATE
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(orjson.dumps(
-        {"model": model, "tracking_uri": tracking_uri, "columns": dict(columns)}))
+        {"model": model, "tracking_uri": tracking_uri, "columns": dict(columns),
+         "score_is": score_is}))
     tmp.replace(path)
 
 

@@ -12,8 +12,15 @@ chunks, each scored before it is learned
 data it had not seen, beside the champion's on the same rows.
 
 The result is a new model version with lineage (parent version, data window, action key,
-reference profile fingerprint), then alias ``challenger`` or, with ``promote: direct``,
-``champion``. Steps: ``export`` (at submit), ``train``, ``publish``, ``alias``.
+reference profile fingerprint, :func:`~driftwatch.actions.update_digest.update_digest`),
+then alias ``challenger`` or, with ``promote: direct``, ``champion``. Steps: ``export`` (at
+submit), ``train``, ``publish``, ``alias``.
+
+An update whose digest a registered version already carries (the same parent, learner and
+labelled rows: two mild windows before new labels came in) trains and registers nothing: it
+ends ``unchanged`` and reuses that version: it gets the policy's alias (``promote: direct``
+promotes a waiting challenger) unless it was judged already (one discarded, superseded or
+rolled back is not proposed again).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import pandas as pd
 from driftwatch.actions.context import ActionContext, ActionEnv, parse_settings
 from driftwatch.actions.export import ensure_export, read_window
 from driftwatch.actions.recalibrate import (
+    HOLDOUT,
     recalibrated_candidate,
     recalibration_loses,
     river_champion,
@@ -35,12 +43,18 @@ from driftwatch.actions.recalibrate import (
 from driftwatch.actions.records import ActionRecord
 from driftwatch.actions.scoring import auc_exact, log_loss_sum
 from driftwatch.actions.steps import Done, Result, StepRunner
+from driftwatch.actions.update_digest import update_digest
 from driftwatch.errors import ActionError
 from driftwatch.registry.learners import normalise_learner
 from driftwatch.registry.promotion import make_challenger, promote
 from driftwatch.registry.retry import RegistryUnavailableError
 from driftwatch.registry.river_model import FeatureEncoder, RiverModel
-from driftwatch.registry.versions import CHALLENGER, CHAMPION
+from driftwatch.registry.versions import (
+    CHALLENGER,
+    CHAMPION,
+    TAG_UPDATE_DIGEST,
+    TAG_VERDICT,
+)
 from driftwatch.windows.profile import ReferenceProfile, read_reference_table
 
 __all__ = ["build_candidate", "learn_window", "run_online_update"]
@@ -126,6 +140,18 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
         method = settings.method
         if method == "auto":
             method = "recalibrate" if info is not None and champion is None else "learner"
+        parent = info.version if info else None
+        if method == "recalibrate":
+            learned_by = "LogitCalibrator"
+            extra = {"holdout": HOLDOUT, "score_is": env.score_is}
+        else:
+            learned_by = normalise_learner(settings.learner)
+            extra = {"reference": env.reference_for(context)}  # a fresh start learns it
+        digest = update_digest(window, parent=parent, learner=learned_by, settings=extra)
+        same = env.registry.find_tagged(model_name, TAG_UPDATE_DIGEST, digest)
+        if same is not None:
+            return {"parent_version": parent, "start": "unchanged", "learner": learned_by,
+                    "digest": digest, "same_as": same.version}
         if method == "recalibrate":
             if info is None:
                 raise ActionError(f"model {model_name!r} has no champion to recalibrate")
@@ -135,6 +161,7 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
                 "parent_version": info.version,
                 "start": "recalibrate",
                 "learner": "LogitCalibrator",
+                "digest": digest,
                 "metrics": _clean(metrics),
             }
         reference = _reference(env, context)
@@ -154,10 +181,14 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             "parent_version": info.version if info else None,
             "start": start,
             "learner": model.learner,
+            "digest": digest,
             "metrics": _clean(metrics),
         }
 
     trained = steps.run("train", train)
+    direct = settings.promote == "direct"
+    if trained["start"] == "unchanged":
+        return _unchanged(action, steps, env, trained, direct=direct)
     if trained["start"] == "recalibrate":
         loses = recalibration_loses(trained["metrics"])
         if loses is not None:  # judged on the holdout: a worse layer never reaches the registry
@@ -184,22 +215,13 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             },
             parent_version=parent,
             data_window=context.window_label,
+            tags={TAG_UPDATE_DIGEST: trained["digest"]} if trained.get("digest") else None,
         )
         return {"version": info.version, "run_id": info.run_id}
 
     published = steps.run("publish", publish)
     version = published["version"]
-    direct = settings.promote == "direct"
-
-    def alias() -> dict[str, Any]:
-        now = env.clock.now()
-        if direct:
-            previous = promote(env.registry, model_name, version, at=now, by=action.key)
-            return {"alias": CHAMPION, "previous": previous}
-        replaced = make_challenger(env.registry, model_name, version, at=now, by=action.key)
-        return {"alias": CHALLENGER, "replaced": replaced}
-
-    aliased = steps.run("alias", alias)
+    aliased = steps.run("alias", lambda: _alias(action, env, version, direct=direct))
     if direct:
         steps.run("adopt_profile", lambda: adopt_profile(env, model_name, version))
     return Done(
@@ -212,6 +234,43 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             "metrics": trained["metrics"],
         }
     )
+
+
+def _alias(action: ActionRecord, env: ActionEnv, version: str, *, direct: bool) -> dict[str, Any]:
+    now = env.clock.now()
+    if direct:
+        previous = promote(env.registry, action.model, version, at=now, by=action.key)
+        return {"alias": CHAMPION, "previous": previous}
+    replaced = make_challenger(env.registry, action.model, version, at=now, by=action.key)
+    return {"alias": CHALLENGER, "replaced": replaced}
+
+
+def _unchanged(
+    action: ActionRecord, steps: StepRunner, env: ActionEnv, trained: dict[str, Any], *,
+    direct: bool,
+) -> Result:
+    """The update was made already (see module doc): reuse its version, register nothing."""
+    version = trained["same_as"]
+    reason = f"unchanged: same data and parent as version {version}"
+    # ``same_as``, not ``version``: the audit and report credit a version's making to the
+    # action whose outcome names it as ``version``
+    out = {"verdict": "unchanged", "reason": reason, "same_as": version,
+           "parent_version": trained["parent_version"], "start": "unchanged",
+           "digest": trained["digest"]}
+
+    def alias() -> dict[str, Any]:
+        info = env.registry.get_version(action.model, version)
+        if CHAMPION in info.aliases or (CHALLENGER in info.aliases and not direct):
+            return {"alias": CHAMPION if CHAMPION in info.aliases else CHALLENGER,
+                    "held_already": True}
+        if TAG_VERDICT in info.tags:  # judged already: the same model is not proposed again
+            return {"alias": None, "earlier_verdict": info.tags[TAG_VERDICT]}
+        return _alias(action, env, version, direct=direct)
+
+    aliased = steps.run("alias", alias)
+    if aliased["alias"] == CHAMPION and not aliased.get("held_already"):
+        steps.run("adopt_profile", lambda: adopt_profile(env, action.model, version))
+    return Done({**out, **aliased})
 
 
 def _write(path: Any, model: Any) -> None:

@@ -73,7 +73,8 @@ def recalibrated_candidate(
             metrics[f"{who}_holdout_{k}"] = v
     cal.learn(p[cut:], y[cut:])
     metrics.update({f"calibrator_{k}": v for k, v in cal.coefficients.items()})
-    return RecalibratedPyfunc(f"models:/{model}/{champion_version}", cal), metrics
+    base = f"models:/{model}/{champion_version}"
+    return RecalibratedPyfunc(base, cal, base_score_is=env.score_is), metrics
 
 
 def recalibration_loses(metrics: Mapping[str, float | None]) -> str | None:

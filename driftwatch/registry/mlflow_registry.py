@@ -221,7 +221,11 @@ class MlflowRegistry:
     # -- versions ----------------------------------------------------------------------
     def find_version(self, model: str, action_key: str) -> ModelVersionInfo | None:
         """The version registered for ``action_key``, if any."""
-        query = f"name = {_quoted(model)} and tags.`{TAG_ACTION_KEY}` = {_quoted(action_key)}"
+        return self.find_tagged(model, TAG_ACTION_KEY, action_key)
+
+    def find_tagged(self, model: str, key: str, value: str) -> ModelVersionInfo | None:
+        """The oldest version of ``model`` whose tag ``key`` is ``value``, if any."""
+        query = f"name = {_quoted(model)} and tags.`{key}` = {_quoted(value)}"
         found = self._call("search versions", lambda: self.client.search_model_versions(query))
         found = sorted(found, key=lambda mv: int(mv.version))
         return ModelVersionInfo.of(found[0]) if found else None

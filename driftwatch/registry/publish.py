@@ -109,12 +109,15 @@ def publish_flavour(
                 mlflow.log_metric(key, float(value))
         mlflow.set_tag(TAG_MODEL_LOGGED, "true")
         run_id = run.info.run_id
-    return registry.register(
-        model,
-        run_id,
-        action_key=action_key,
-        parent_version=parent_version,
-        data_window=data_window,
-        source=logged.model_uri,
-        model_id=getattr(logged, "model_id", None),
-    )
+    # still pointed at it: a SQLite registry finds the logged model through the tracking
+    # URI of the process, not the client's
+    with pointed_at(registry):
+        return registry.register(
+            model,
+            run_id,
+            action_key=action_key,
+            parent_version=parent_version,
+            data_window=data_window,
+            source=logged.model_uri,
+            model_id=getattr(logged, "model_id", None),
+        )

@@ -98,11 +98,14 @@ class LogitCalibrator:
 class RecalibratedPyfunc(mlflow.pyfunc.PythonModel):
     """The registered recalibrated version: ``base_uri`` (``models:/name/version``) scored,
     then re-mapped by the calibrator. Served outside driftwatch, it loads the base version
-    from ``$MLFLOW_TRACKING_URI`` on first use."""
+    from ``$MLFLOW_TRACKING_URI`` on first use, reading its output as ``base_score_is``
+    says (the champion's ``score_is``)."""
 
-    def __init__(self, base_uri: str, calibrator: LogitCalibrator) -> None:
+    def __init__(self, base_uri: str, calibrator: LogitCalibrator,
+                 base_score_is: str = "p_bad") -> None:
         self.base_uri = base_uri
         self.calibrator = calibrator
+        self.base_score_is = base_score_is
         self._base: Any = None
 
     def calibrate(self, score: np.ndarray) -> np.ndarray:
@@ -119,8 +122,10 @@ class RecalibratedPyfunc(mlflow.pyfunc.PythonModel):
 
             name, _, version = parse_models_uri(self.base_uri)
             local = download_artifacts(self.base_uri, dst_path=tempfile.mkdtemp())
-            self._base = load_scorer(local, name=name, version=str(version))
+            self._base = load_scorer(local, name=name, version=str(version),
+                                     score_is=getattr(self, "base_score_is", "p_bad"))
         return self.calibrate(self._base.score(model_input)).tolist()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"base_uri": self.base_uri, "calibrator": self.calibrator, "_base": None}
+        return {"base_uri": self.base_uri, "calibrator": self.calibrator,
+                "base_score_is": getattr(self, "base_score_is", "p_bad"), "_base": None}

@@ -5,7 +5,8 @@ XGBoost and LightGBM classifiers answer ``predict_proba`` (the pyfunc ``predict`
 flavours returns class labels), read at the column of the bad class (the model's
 ``classes_`` value among the policy's bad label values, else ``1``/``bad``/``default``);
 anything else answers the pyfunc ``predict`` (a column of probabilities, or a frame whose
-last column is the bad class).
+last column is the bad class). A custom pyfunc that returns P(good) is declared with
+``score_is="p_good"`` (the champion's ``score_is``): its output is read as ``1 - p``.
 
 Inputs take the signature's types: text goes to XGBoost and LightGBM as a pandas
 ``category`` (each library maps the levels to its training codes), and an integer column
@@ -46,7 +47,7 @@ import pandas as pd
 from driftwatch.connectors.mapping import DEFAULT_BAD, value_key
 from driftwatch.errors import ActionError
 
-__all__ = ["Scorer", "bad_class_index", "load_scorer", "probabilities"]
+__all__ = ["SCORE_IS", "Scorer", "bad_class_index", "load_scorer", "probabilities"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ _PROBA_FLAVOURS = ("sklearn", "xgboost", "lightgbm")
 _CATEGORY_FLAVOURS = ("xgboost", "lightgbm")
 #: Longest model error kept in an action's record (MLflow's quote the whole input frame).
 _MAX_ERROR = 400
+#: What a custom pyfunc's output may be the probability of (the policy's ``score_is``).
+SCORE_IS = ("p_bad", "p_good")
 
 
 @dataclass
@@ -264,12 +267,17 @@ def load_scorer(
     columns: Mapping[str, str] | None = None,
     resolve: Callable[[str], Scorer] | None = None,
     bad: Sequence[Any] = DEFAULT_BAD,
+    score_is: str = "p_bad",
 ) -> Scorer:
     """A :class:`Scorer` for the model directory at ``path`` (an ``MLmodel`` inside).
 
     ``resolve(uri)`` loads the version a recalibrated model wraps; ``bad`` are the label
-    values of the bad class, to find its ``predict_proba`` column.
+    values of the bad class, to find its ``predict_proba`` column; ``score_is`` what a
+    custom pyfunc's ``predict`` returns (``p_good`` is turned into P(bad)). driftwatch's
+    own versions and ``predict_proba`` flavours answer P(bad) whatever it says.
     """
+    if score_is not in SCORE_IS:
+        raise ActionError(f"score_is must be one of {', '.join(SCORE_IS)}, found {score_is!r}")
     import mlflow.pyfunc
     from mlflow.models import Model
 
@@ -293,7 +301,8 @@ def load_scorer(
         pyfunc = mlflow.pyfunc.load_model(str(local))
     except Exception as exc:
         raise ActionError(f"cannot load {name} v{version}: {exc}") from exc
-    return _from_pyfunc(pyfunc, name, version, inputs, types, cols, resolve)
+    return _from_pyfunc(pyfunc, name, version, inputs, types, cols, resolve,
+                        p_good=score_is == "p_good")
 
 
 def _from_pyfunc(
@@ -304,6 +313,8 @@ def _from_pyfunc(
     types: Mapping[str, str],
     cols: Mapping[str, str],
     resolve: Callable[[str], Scorer] | None,
+    *,
+    p_good: bool = False,
 ) -> Scorer:
     from driftwatch.registry.river_model import RiverModel
 
@@ -331,5 +342,9 @@ def _from_pyfunc(
             f"model {name} v{version} has no signature: log it with a signature so "
             "driftwatch knows its input columns"
         )
+    if p_good:  # flipped in predict, so a recalibrated version wrapping it sees P(bad) too
+        return Scorer(name, version, "pyfunc", tuple(inputs),
+                      lambda x: 1.0 - probabilities(pyfunc.predict(x), len(x)),
+                      dict(types), dict(cols), {"score_is": "p_good"}, strict=True)
     return Scorer(name, version, "pyfunc", tuple(inputs),
                   lambda x: pyfunc.predict(x), dict(types), dict(cols), strict=True)

@@ -3,7 +3,8 @@
 ``models:/<name>@<alias>`` and ``models:/<name>/<version>`` name a version; the champion of a
 monitored model is named that way in the service configuration and on the replay command
 line. :class:`ChampionRef` is that name plus the mapping from model input columns to the
-connector's features.
+connector's features, and what its output is the probability of (``score_is``: ``p_bad``,
+or ``p_good`` for a custom pyfunc that returns P(good)).
 
 >>> ref = ChampionRef.parse("models:/credit-pd@champion", {"annual_income": "income"})
 >>> ref.name, ref.alias, dict(ref.columns)
@@ -12,6 +13,10 @@ connector's features.
 Traceback (most recent call last):
 ...
 driftwatch.errors.ConfigError: ...expected models:/<name>@champion, found 'credit-pd'
+>>> ChampionRef.parse("models:/credit-pd@champion", score_is="good")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+driftwatch.errors.ConfigError: ...score_is must be p_bad or p_good, found 'good'
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any
 
 from driftwatch.connectors.mapping import DEFAULT_BAD
 from driftwatch.errors import ActionError, ConfigError
-from driftwatch.registry.scorer import Scorer, load_scorer
+from driftwatch.registry.scorer import SCORE_IS, Scorer, load_scorer
 from driftwatch.registry.versions import CHAMPION
 
 __all__ = ["ChampionRef", "ScorerCache", "parse_models_uri"]
@@ -52,20 +57,25 @@ class ChampionRef:
     name: str
     alias: str = CHAMPION
     columns: Mapping[str, str] = field(default_factory=dict)
+    #: what the model's output is the probability of (see the module doc)
+    score_is: str = "p_bad"
 
     @property
     def uri(self) -> str:
         return f"models:/{self.name}@{self.alias}"
 
     @classmethod
-    def parse(cls, uri: str, columns: Mapping[str, str] | None = None) -> ChampionRef:
+    def parse(cls, uri: str, columns: Mapping[str, str] | None = None,
+              score_is: str = "p_bad") -> ChampionRef:
+        if score_is not in SCORE_IS:
+            raise ConfigError(f"score_is must be {' or '.join(SCORE_IS)}", found=repr(score_is))
         name, alias, _ = parse_models_uri(uri)
         if alias != CHAMPION:
             raise ConfigError(
                 f"name the champion by its alias, models:/{name}@{CHAMPION} (driftwatch moves "
                 f"the aliases {CHAMPION!r} and 'challenger')", found=repr(uri)
             )
-        return cls(name, alias, dict(columns or {}))
+        return cls(name, alias, dict(columns or {}), score_is)
 
 
 class ScorerCache:
@@ -73,9 +83,10 @@ class ScorerCache:
 
     def __init__(
         self, registry: Any, cache_dir: str | Path, columns: Mapping[str, str] | None = None,
-        bad: Sequence[Any] = DEFAULT_BAD,
+        bad: Sequence[Any] = DEFAULT_BAD, score_is: str = "p_bad",
     ) -> None:
         self.registry = registry
+        self.score_is = score_is
         self.cache_dir = Path(cache_dir)
         self.columns = dict(columns or {})
         self.bad = tuple(bad)
@@ -88,7 +99,7 @@ class ScorerCache:
             local = self._download(model, str(version))
             self._loaded[key] = load_scorer(
                 local, name=model, version=str(version), columns=self.columns,
-                resolve=self.by_uri, bad=self.bad,
+                resolve=self.by_uri, bad=self.bad, score_is=self.score_is,
             )
         return self._loaded[key]
 

@@ -27,6 +27,7 @@ __all__ = [
     "TAG_PARENT",
     "TAG_PREVIOUS_CHAMPION",
     "TAG_PROFILE",
+    "TAG_UPDATE_DIGEST",
     "TAG_VERDICT",
     "ModelVersionInfo",
     "embedded_tracking_uri",
@@ -44,6 +45,9 @@ TAG_VERDICT = "driftwatch.verdict"
 TAG_PREVIOUS_CHAMPION = "driftwatch.previous_champion"
 TAG_MODEL_LOGGED = "driftwatch.model_logged"
 TAG_ALIAS_HISTORY = "driftwatch.alias_history"
+#: what an online update learned (parent, learner, labelled rows), so the same update is
+#: never registered twice, across restarts too
+TAG_UPDATE_DIGEST = "driftwatch.update_digest"
 
 
 def embedded_tracking_uri(state_dir: str | Path) -> str:

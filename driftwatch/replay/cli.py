@@ -41,13 +41,16 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
         print(f"  undecided: {u['action']} {u['id']} ({u['key']}): {u['reason']}", file=out)
 
 
-def champion_ref(uri: str | None, columns: list[str]) -> object:
-    """``--champion`` and ``--champion-column COL=FEATURE`` as a ``ChampionRef`` (or None)."""
+def champion_ref(uri: str | None, columns: list[str], score_is: str | None = None) -> object:
+    """``--champion``, ``--champion-column COL=FEATURE`` and ``--champion-score-is`` as a
+    ``ChampionRef`` (or None)."""
     from driftwatch.errors import ConfigError
 
     if uri is None:
         if columns:
             raise ConfigError("--champion-column needs --champion")
+        if score_is is not None:
+            raise ConfigError("--champion-score-is needs --champion")
         return None
     from driftwatch.registry.scorers import ChampionRef
 
@@ -57,7 +60,7 @@ def champion_ref(uri: str | None, columns: list[str]) -> object:
         if not sep or not col or not feature:
             raise ConfigError(f"--champion-column expects COL=FEATURE, found {item!r}")
         mapping[col] = feature
-    return ChampionRef.parse(uri, mapping)
+    return ChampionRef.parse(uri, mapping, score_is or "p_bad")
 
 
 def run_replay_command(args: argparse.Namespace) -> int:
@@ -66,7 +69,8 @@ def run_replay_command(args: argparse.Namespace) -> int:
 
     expectations = [parse_expectation(e) for e in args.expect]
     champion = champion_ref(getattr(args, "champion", None),
-                            getattr(args, "champion_column", []))
+                            getattr(args, "champion_column", []),
+                            getattr(args, "champion_score_is", None))
     if champion is not None and not args.execute:
         raise ConfigError("--champion names the model actions run on: add --execute")
     levels = None

@@ -79,6 +79,7 @@ class ReplayActions:
             shadow_defaults=shadow_defaults(policy),
             on_promote=self._adopt,
             columns=dict(champion.columns) if champion is not None else None,
+            score_is=champion.score_is if champion is not None else "p_bad",
             bad_labels=policy.reference.conventions().bad if policy is not None else None,
             max_concurrent_retrains=(
                 policy.limits.max_concurrent_retrains if policy is not None else None
@@ -100,7 +101,8 @@ class ReplayActions:
         from driftwatch.actions.handoff import write_replay_state
 
         write_replay_state(self.state_dir, model=monitor.model, tracking_uri=tracking_uri,
-                           columns=dict(champion.columns) if champion is not None else {})
+                           columns=dict(champion.columns) if champion is not None else {},
+                           score_is=champion.score_is if champion is not None else "p_bad")
 
     def _observe(self, batch: Any) -> None:
         """Live predictions to the challengers in shadow (the monitor's hook)."""

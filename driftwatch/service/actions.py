@@ -175,6 +175,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
                 reference_path=reference, cutoff=cutoff, shadow_defaults=shadow_defaults,
                 on_promote=on_promote, drive_pool=False,
                 columns=dict(champion.columns) if champion is not None else None,
+                score_is=champion.score_is if champion is not None else "p_bad",
                 bad_labels=(policy.reference.conventions().bad
                             if getattr(policy, "reference", None) is not None else None),
                 max_concurrent_retrains=getattr(limits, "max_concurrent_retrains", None),

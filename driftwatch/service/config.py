@@ -84,6 +84,7 @@ class _LiveSpec(_Spec):
 class _ChampionSpec(_Spec):
     uri: str
     columns: dict[str, str] = {}
+    score_is: str = "p_bad"  # checked in _champion: a Literal here gets lost in the union
 
 
 class _ModelSpec(_Spec):
@@ -307,12 +308,17 @@ def _champion(doc: LocatedDoc, i: int, m: _ModelSpec) -> Any:
     """The model's ``champion`` as a ``ChampionRef`` (None: not given)."""
     if m.champion is None:
         return None
+    from driftwatch.registry.scorer import SCORE_IS
     from driftwatch.registry.scorers import ChampionRef
 
     spec = m.champion if isinstance(m.champion, _ChampionSpec) else _ChampionSpec(uri=m.champion)
     where: tuple[Any, ...] = ("models", i, "champion")
+    if spec.score_is not in SCORE_IS:
+        raise doc.error((*where, "score_is"),
+                        f"score_is must be {' or '.join(SCORE_IS)} (what the champion's output "
+                        "is the probability of)", found=repr(spec.score_is))
     try:
-        ref = ChampionRef.parse(spec.uri, spec.columns)
+        ref = ChampionRef.parse(spec.uri, spec.columns, spec.score_is)
     except ConfigError as exc:
         loc = (*where, "uri") if isinstance(m.champion, _ChampionSpec) else where
         raise doc.error(loc, exc.message, found=exc.found) from None

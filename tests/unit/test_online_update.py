@@ -26,6 +26,7 @@ from driftwatch.policy.tiers import Tier
 from driftwatch.registry.bootstrap import ensure_champion
 from driftwatch.registry.learners import build_learner
 from driftwatch.registry.mlflow_registry import MlflowRegistry
+from driftwatch.registry.publish import publish_flavour
 from driftwatch.registry.retry import RegistryUnavailableError, Retry
 from driftwatch.registry.versions import (
     CHALLENGER,
@@ -34,6 +35,8 @@ from driftwatch.registry.versions import (
     TAG_DATA_WINDOW,
     TAG_PARENT,
     TAG_PROFILE,
+    TAG_UPDATE_DIGEST,
+    TAG_VERDICT,
 )
 from driftwatch.testing.generator import reference_table
 from driftwatch.windows.profile import ReferenceProfile
@@ -248,6 +251,7 @@ def test_an_unreachable_tracking_server_delays_the_action_and_never_loses_it(
 
 def test_a_newer_update_supersedes_the_waiting_challenger(executor: ActionExecutor):
     executor.submit(mild(window_id=11), CONTEXT)
+    executor.env.buffer.add_frame(labelled_window(200, seed=5))  # new labels came in
     executor.submit(mild(window_id=12), CONTEXT)
     first, second = executor.run_pending()
     assert second.outcome["version"] == "3"
@@ -256,3 +260,113 @@ def test_a_newer_update_supersedes_the_waiting_challenger(executor: ActionExecut
     assert reg.get_version(MODEL, first.outcome["version"]).tags["driftwatch.verdict"] == (
         "superseded"
     )
+
+
+@pytest.mark.parametrize("method", ["learner", "recalibrate"])
+def test_the_same_rows_on_the_same_parent_register_no_second_version(
+    executor: ActionExecutor, method: str
+):
+    [first] = (executor.submit(mild(11, method=method), CONTEXT), executor.run_pending())[1]
+    assert first.state is ActionState.SUCCEEDED, first.error
+    reg = executor.registry
+    assert reg.get_version(MODEL, "2").tags[TAG_UPDATE_DIGEST].startswith("sha256:")
+
+    # the next mild window, before any new label: the same parent, learner and rows
+    [again] = (executor.submit(mild(12, method=method), CONTEXT), executor.run_pending())[1]
+    assert again.state is ActionState.SUCCEEDED, again.error
+    assert again.outcome["verdict"] == "unchanged"
+    assert again.outcome["reason"] == "unchanged: same data and parent as version 2"
+    assert again.outcome["same_as"] == "2" and again.outcome["alias"] == CHALLENGER
+    assert "version" not in again.outcome  # the audit credits v2 to the first action only
+    assert [v.version for v in reg.versions(MODEL)] == ["1", "2"]
+    assert reg.by_alias(MODEL, CHALLENGER).version == "2"
+    assert TAG_VERDICT not in reg.get_version(MODEL, "2").tags  # not superseded by itself
+
+
+def test_an_unchanged_update_reuses_its_version_as_challenger_unless_judged(
+    executor: ActionExecutor,
+):
+    executor.submit(mild(11), CONTEXT)
+    executor.run_pending()
+    reg = executor.registry
+    reg.delete_alias(MODEL, CHALLENGER, at=0.0)
+    [rec] = (executor.submit(mild(12), CONTEXT), executor.run_pending())[1]
+    assert rec.outcome["verdict"] == "unchanged" and rec.outcome["alias"] == CHALLENGER
+    assert reg.by_alias(MODEL, CHALLENGER).version == "2"
+
+    reg.delete_alias(MODEL, CHALLENGER, at=0.0)
+    reg.set_version_tag(MODEL, "2", TAG_VERDICT, "discarded")
+    [rec] = (executor.submit(mild(13), CONTEXT), executor.run_pending())[1]
+    assert rec.outcome["verdict"] == "unchanged" and rec.outcome["alias"] is None
+    assert rec.outcome["earlier_verdict"] == "discarded"
+    assert reg.by_alias(MODEL, CHALLENGER) is None
+    assert [v.version for v in reg.versions(MODEL)] == ["1", "2"]
+
+
+def test_another_learner_or_parent_is_a_new_update(executor: ActionExecutor):
+    executor.submit(mild(11), CONTEXT)
+    executor.run_pending()
+    # the waiting challenger, asked again with direct promotion, is promoted
+    [rec] = (executor.submit(mild(12, promote="direct"), CONTEXT), executor.run_pending())[1]
+    assert rec.outcome["verdict"] == "unchanged" and rec.outcome["same_as"] == "2"
+    assert executor.registry.by_alias(MODEL, CHAMPION).version == "2"
+    assert executor.promoted[-1][1] == "2"
+    # v2 is the parent now: the same rows on it are a new update, and so is another learner
+    [rec] = (executor.submit(mild(13), CONTEXT), executor.run_pending())[1]
+    assert rec.outcome["version"] == "3" and rec.outcome["parent_version"] == "2"
+    [rec] = (executor.submit(mild(14, learner="StandardScaler|PAClassifier"), CONTEXT),
+             executor.run_pending())[1]
+    assert rec.outcome["version"] == "4" and "verdict" not in rec.outcome
+
+
+class _GoodScore:
+    """A bank's custom pyfunc that answers P(good): high debt and utilisation, low."""
+
+    @staticmethod
+    def p_good(x: pd.DataFrame) -> np.ndarray:
+        z = 4 * x["debt_to_income"].to_numpy(np.float64) + 2 * x["utilization"].to_numpy(
+            np.float64) - 3
+        return 1 / (1 + np.exp(z))
+
+
+def _custom_champion_update(tmp_path: Path, clock: ManualClock, profile: ReferenceProfile,
+                            score_is: str) -> tuple[ActionExecutor, object]:
+    import mlflow.pyfunc
+    from mlflow.models import infer_signature
+
+    class GoodScore(mlflow.pyfunc.PythonModel):
+        def predict(self, context, model_input, params=None):  # type: ignore[no-untyped-def]
+            return _GoodScore.p_good(model_input)
+
+    window = labelled_window(1500, seed=3)
+    x = window[["debt_to_income", "utilization"]].astype(np.float64)
+    state = tmp_path / score_is
+    reg = MlflowRegistry.embedded(state)
+    sig = infer_signature(x, _GoodScore.p_good(x))
+    info = publish_flavour(
+        reg, MODEL,
+        lambda: mlflow.pyfunc.log_model(name="model", python_model=GoodScore(), signature=sig),
+        action_key="bank:v1", profile=profile)
+    reg.set_alias(MODEL, CHAMPION, info.version, at=clock.now())
+    buffer = LabelledBuffer(profile.schema, capacity=5000)
+    buffer.add_frame(window)
+    ex = ActionExecutor.open(state, clock=clock, buffer=buffer, score_is=score_is)
+    [rec] = (ex.submit(mild(method="auto"), CONTEXT), ex.run_pending())[1]
+    assert rec.state is ActionState.SUCCEEDED, rec.error
+    assert rec.outcome["start"] == "recalibrate"
+    return ex, rec
+
+
+def test_a_champion_declared_p_good_is_scored_and_recalibrated_as_p_bad(
+    tmp_path: Path, clock: ManualClock, profile: ReferenceProfile
+):
+    ex, rec = _custom_champion_update(tmp_path, clock, profile, "p_good")
+    window = labelled_window(300, seed=8)
+    np.testing.assert_allclose(ex.env.scorer(MODEL, "1").score(window),
+                               1 - _GoodScore.p_good(window))
+    ex.close()
+    plain, misread = _custom_champion_update(tmp_path, clock, profile, "p_bad")
+    plain.close()
+    # read as P(bad), its P(good) ranks applicants backwards: a far worse log loss
+    declared = rec.outcome["metrics"]["champion_holdout_log_loss"]
+    assert declared < misread.outcome["metrics"]["champion_holdout_log_loss"]

@@ -77,6 +77,46 @@ def test_custom_pyfunc_with_a_signature(tmp_path: Path) -> None:
     np.testing.assert_allclose(s.score(df), expected)
 
 
+class _GoodScore(mlflow.pyfunc.PythonModel):
+    """A bank's custom model that answers P(good), one value per row."""
+
+    def predict(self, context, model_input, params=None):  # type: ignore[no-untyped-def]
+        return 1 / (1 + np.exp(model_input["debt_to_income"].to_numpy() * 4 - 2))
+
+
+def test_a_custom_pyfunc_declared_p_good_is_read_as_p_bad(tmp_path: Path) -> None:
+    df = _data()
+    x = df[["debt_to_income"]]
+    path = tmp_path / "good"
+    mlflow.pyfunc.save_model(str(path), python_model=_GoodScore(),
+                             signature=infer_signature(x, np.zeros(len(x))))
+    p_bad = 1 / (1 + np.exp(-(df["debt_to_income"].to_numpy() * 4 - 2)))
+    s = load_scorer(path, name="pd", version="2", score_is="p_good")
+    np.testing.assert_allclose(s.score(df), p_bad)
+    np.testing.assert_allclose(load_scorer(path, name="pd", version="2").score(df), 1 - p_bad)
+    with pytest.raises(ActionError, match="score_is must be one of p_bad, p_good"):
+        load_scorer(path, name="pd", version="2", score_is="good")
+
+    # a recalibrated version wrapping it learns and scores on P(bad)
+    cal = LogitCalibrator()
+    cal.learn(s.score(df), df["label"].to_numpy())
+    recal = tmp_path / "recal"
+    mlflow.pyfunc.save_model(str(recal), python_model=RecalibratedPyfunc(
+        "models:/pd/2", cal, base_score_is="p_good"))
+    r = load_scorer(recal, name="pd", version="3", resolve=lambda uri: s)
+    np.testing.assert_allclose(r.score(df), cal.transform(p_bad))
+    served = mlflow.pyfunc.load_model(str(recal)).unwrap_python_model()
+    assert served.base_score_is == "p_good"  # served outside driftwatch, read the same way
+
+
+def test_p_good_leaves_predict_proba_flavours_alone(sklearn_dir) -> None:
+    path, model, df = sklearn_dir
+    s = load_scorer(path, name="pd", version="1", columns={"annual_income": "income"},
+                    score_is="p_good")
+    x = df[["income", "debt_to_income"]].rename(columns={"income": "annual_income"})
+    np.testing.assert_allclose(s.score(df), model.predict_proba(x)[:, 1])
+
+
 def test_a_custom_pyfunc_without_signature_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "nosig"
     mlflow.pyfunc.save_model(str(path), python_model=_Custom())

@@ -109,6 +109,24 @@ def test_champion_by_alias_with_column_map_names_the_model():
     assert short.models[0].champion == ref.__class__("credit-pd")
 
 
+def test_a_champion_returning_p_good_is_declared_by_score_is():
+    cfg = parse_service_config(
+        MINIMAL + "    champion:\n      uri: models:/credit-pd@champion\n"
+                  "      score_is: p_good\n")
+    assert cfg.models[0].champion.score_is == "p_good"
+    short = parse_service_config(MINIMAL + "    champion: models:/credit-pd@champion\n")
+    assert short.models[0].champion.score_is == "p_bad"
+
+
+def test_an_unknown_champion_score_is_is_located():
+    with pytest.raises(ConfigError) as err:
+        parse_service_config(
+            MINIMAL + "    champion:\n      uri: models:/credit-pd@champion\n"
+                      "      score_is: good\n", file="d.yaml")
+    text = str(err.value)
+    assert text.startswith("d.yaml:6:") and "p_bad" in text and "p_good" in text, text
+
+
 @pytest.mark.parametrize(("text", "where", "what"), [
     ("    champion: credit-pd\n", "d.yaml:4:15", "expected models:/<name>@champion, "
                                                  "found 'credit-pd'"),
