@@ -99,6 +99,8 @@ def _expected_sections(decisions: list[dict[str, Any]]) -> list[str]:
         ids.insert(ids.index("reasons"), "shadow")
     if "retrain" in actions:
         ids.insert(ids.index("reasons"), "retraining")
+    if actions - {None}:  # what each decided action came to (a dry run says none ran)
+        ids.insert(ids.index("reasons"), "actions")
     return ids
 
 
