@@ -164,6 +164,28 @@ def letters(bad: list[BadRecord]) -> list[tuple[Any, ...]]:
     return [(b.reason, b.detail, b.position, b.raw, b.stream) for b in bad]
 
 
+def both_agree(mapping: Any, warm: list[bytes], lines: list[bytes],
+               stamps: np.ndarray | None = None) -> tuple[Batch, list[BadRecord]]:
+    """Decode ``lines`` (after ``warm``) as one block and as Kafka payloads, with the block
+    parser and line by line: the same batches and dead letters each way. Returns the
+    payloads' decode."""
+    fast = Decoder(mapping, SCHEMA)
+    slow = Decoder(mapping, SCHEMA, block_parse=False)
+    for dec in (fast, slow):
+        dec.decode_block(b"\n".join(warm), source="warm")
+    block = b"\n".join(lines) + b"\n"
+    a, abad = fast.decode_block(block, source="f.jsonl", first_line=65)
+    b, bbad = slow.decode_block(block, source="f.jsonl", first_line=65)
+    assert_same(a, b)
+    assert letters(abad) == letters(bbad)
+    offsets = np.arange(100, 100 + len(lines))
+    a, abad = fast.decode(lines, source="t", positions=offsets, partition=2, timestamps=stamps)
+    b, bbad = slow.decode(lines, source="t", positions=offsets, partition=2, timestamps=stamps)
+    assert_same(a, b)
+    assert letters(abad) == letters(bbad)
+    return a, abad
+
+
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(inserts=st.lists(st.tuples(st.integers(0, len(PLAIN)), line), min_size=1, max_size=25),
@@ -172,21 +194,7 @@ def test_block_and_line_parsers_give_the_same_batches_and_dead_letters(
     inserts: list[tuple[int, bytes]], stream: str
 ) -> None:
     lines = mixed(inserts)
-    fast = Decoder(STREAMS.stream(stream), SCHEMA)
-    slow = Decoder(STREAMS.stream(stream), SCHEMA, block_parse=False)
-    for dec in (fast, slow):
-        dec.decode_block(b"\n".join(WARM), source="warm")
-    block = b"\n".join(lines) + b"\n"
-    a, abad = fast.decode_block(block, source="f.jsonl", first_line=65)
-    b, bbad = slow.decode_block(block, source="f.jsonl", first_line=65)
-    assert_same(a, b)
-    assert letters(abad) == letters(bbad)
-    offsets = np.arange(100, 100 + len(lines))
-    stamps = np.full(len(lines), 1.7e9)
-    a, abad = fast.decode(lines, source="t", positions=offsets, partition=2, timestamps=stamps)
-    b, bbad = slow.decode(lines, source="t", positions=offsets, partition=2, timestamps=stamps)
-    assert_same(a, b)
-    assert letters(abad) == letters(bbad)
+    a, abad = both_agree(STREAMS.stream(stream), WARM, lines, np.full(len(lines), 1.7e9))
     assert len(a) + len(abad) == len(lines)  # every payload is a row or a dead letter
 
 
@@ -264,20 +272,7 @@ def test_both_parsers_agree_on_event_time_formats_and_origins(
     lines = list(plain)
     for at, ln in sorted(inserts, key=lambda t: -t[0]):
         lines.insert(at, ln)
-    fast = Decoder(streams.stream(stream), SCHEMA)
-    slow = Decoder(streams.stream(stream), SCHEMA, block_parse=False)
-    for dec in (fast, slow):
-        dec.decode_block(b"\n".join(warm), source="warm")
-    block = b"\n".join(lines) + b"\n"
-    a, abad = fast.decode_block(block, source="f.jsonl", first_line=65)
-    b, bbad = slow.decode_block(block, source="f.jsonl", first_line=65)
-    assert_same(a, b)
-    assert letters(abad) == letters(bbad)
-    offsets = np.arange(100, 100 + len(lines))
-    a, abad = fast.decode(lines, source="t", positions=offsets, partition=2)
-    b, bbad = slow.decode(lines, source="t", positions=offsets, partition=2)
-    assert_same(a, b)
-    assert letters(abad) == letters(bbad)
+    a, abad = both_agree(streams.stream(stream), warm, lines)
     assert len(a) + len(abad) == len(lines)
 
 
@@ -319,21 +314,7 @@ def test_both_parsers_agree_on_missing_values(config: str,
                                               inserts: list[tuple[int, bytes]]) -> None:
     streams = _sentinel_streams(config)
     assert not streams.stream("predictions").missing.is_empty
-    lines = mixed(inserts)
-    fast = Decoder(streams.stream("predictions"), SCHEMA)
-    slow = Decoder(streams.stream("predictions"), SCHEMA, block_parse=False)
-    for dec in (fast, slow):
-        dec.decode_block(b"\n".join(WARM), source="warm")
-    block = b"\n".join(lines) + b"\n"
-    a, abad = fast.decode_block(block, source="f.jsonl", first_line=65)
-    b, bbad = slow.decode_block(block, source="f.jsonl", first_line=65)
-    assert_same(a, b)
-    assert letters(abad) == letters(bbad)
-    offsets = np.arange(100, 100 + len(lines))
-    a, abad = fast.decode(lines, source="t", positions=offsets, partition=2)
-    b, bbad = slow.decode(lines, source="t", positions=offsets, partition=2)
-    assert_same(a, b)
-    assert letters(abad) == letters(bbad)
+    both_agree(streams.stream("predictions"), WARM, mixed(inserts))
 
 
 def test_the_block_parser_takes_lines_with_missing_values() -> None:
