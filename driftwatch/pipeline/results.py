@@ -60,3 +60,7 @@ class WindowResult:
     #: Set on a cohort's verdict (its window judged again on its own outcomes): the
     #: cohort's counts, completeness and rates.
     cohort: dict[str, Any] | None = None
+    #: Set by a consumer group's decider when the decision's idempotency key was decided
+    #: before (a cohort's verdict that repeats its window's tier, perhaps decided by
+    #: another member whose outbox holds the action): the daemon does not submit it again.
+    action_recorded: bool = False

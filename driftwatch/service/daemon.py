@@ -353,7 +353,8 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
                           "goes on", rt.name, res.window.window_id, res.error.stage,
                           res.error.message)
             d = res.decision
-            if d is not None and d.action and self.actions is not None:
+            if (d is not None and d.action and self.actions is not None
+                    and not res.action_recorded):
                 self.actions.submit(d, res)
             if self.reports is not None and self.config.reports.on_decision:
                 self._submit_report(rt, res)

@@ -324,6 +324,17 @@ def _half(recording: dict, first: bool) -> dict[str, list[bytes]]:
             for s, ls in recording["lines"].items()}
 
 
+def _between(recording: dict, lo: float, hi: float) -> dict[str, list[bytes]]:
+    """Each stream's lines whose event time is in [lo, hi)."""
+    field = {"predictions": "ts", "outcomes": "outcome_ts"}
+    return {s: [x for x in ls if lo <= float(orjson.loads(x)[field[s]]) < hi]
+            for s, ls in recording["lines"].items()}
+
+
+def _window(want: list[dict], window_id: int, cohort: bool = False) -> dict:
+    return next(r for r in want if _line_id(r) == (window_id, cohort))
+
+
 def test_the_decider_killed_between_the_log_and_its_outputs(
     segmented, kafka_endpoint, kafka_group, tmp_path, driftwatch_daemon, service_config_factory,
 ) -> None:
@@ -332,11 +343,26 @@ def test_the_decider_killed_between_the_log_and_its_outputs(
     decision move to the other instance (from the pane log), which resumes after that
     batch; on restart the killed one completes the batch; nothing lost or doubled. The
     policy is segmented: the decider's ring and the partitions' open panes move with
-    their segment sketches."""
+    their segment sketches.
+
+    The stream goes in three parts, so that the killed instance decides a window with an
+    action (window 12, its outbox holds the action), is killed in a later batch, and the
+    other instance decides the verdict on window 12's cohort, which repeats its tier: the
+    same action key, which the group must not record a second time in a second outbox."""
     recording = segmented
+    want = recording["want"]
+    window, verdict = _window(want, 12), _window(want, 12, cohort=True)
+    assert window["decision"]["action"] and verdict["decision"]["action"], "no repeated key"
+    assert verdict["decision"]["tier"] == window["decision"]["tier"]
+    # the verdict on 12 comes with the close of a later window (16 here): parts end half
+    # a pane past a window's end, so the windows up to it close and the next does not
+    judged_at = next(r for r in want[want.index(verdict) - 1::-1] if not r.get("cohort"))
+    cut1 = window["end_time"] + 1.5 * PANE_S  # window 13 at most
+    cut2 = judged_at["end_time"] - 0.5 * PANE_S  # not the verdict's window
+    assert cut1 < cut2, (cut1, cut2)
     boot = kafka_endpoint.bootstrap
     topics = _topics(boot)
-    _produce(boot, topics, _half(recording, True), slice(None))
+    _produce(boot, topics, _between(recording, -math.inf, cut1), slice(None))
     arm = tmp_path / "kill-the-decider"
     group = Group(tmp_path, _config(tmp_path, boot, topics, kafka_group(), recording,
                                     service_config_factory), driftwatch_daemon,
@@ -344,10 +370,11 @@ def test_the_decider_killed_between_the_log_and_its_outputs(
     for name in ("a", "b"):
         group.start(name)
     group.wait_assigned("a", "b")
-    group.wait_windows(3)
     victim = group.daemons["a"].wait_for("a decider", group.decider)
+    group.daemons[victim].wait_for("window 12 decided", lambda: (12, False) in {
+        _line_id(r) for r in group.records()}, 90.0)
     arm.touch()  # the decider's next batch kills it
-    _produce(boot, topics, _half(recording, False), slice(None))
+    _produce(boot, topics, _between(recording, cut1, cut2), slice(None))
     killed = group.daemons[victim]
     killed.proc.wait(90)
     assert killed.proc.returncode == -signal.SIGKILL, killed.log()[-3000:]
@@ -355,13 +382,16 @@ def test_the_decider_killed_between_the_log_and_its_outputs(
     survivor = "b" if victim == "a" else "a"
     group.daemons[survivor].wait_for("the survivor to decide",
                                      lambda: group.decider() == survivor, 90.0)
+    _produce(boot, topics, _between(recording, cut2, math.inf), slice(None))
+    group.daemons[survivor].wait_for("the verdict on 12 decided by the survivor", lambda: (
+        12, True) in {_line_id(r) for r in group.records()}, 90.0)
     again = group.start(victim)
     group.wait_assigned(victim)
-    group.wait_windows(len(recording["want"]))
+    group.wait_windows(len(want))
     _check_labelled(group, recording)
     group.stop()
     assert "completed the batch from window" in again.log(), again.log()[-3000:]
-    _check(group, recording["want"])
+    _check(group, want)
 
 
 def test_an_instance_added_mid_stream(

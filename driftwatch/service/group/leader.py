@@ -26,6 +26,7 @@ from driftwatch.service.group.merge import PaneMerger
 from driftwatch.service.group.outputs import (
     crash_point,
     lines_value,
+    mark_recorded,
     recovered_result,
     unwritten,
 )
@@ -69,9 +70,12 @@ class Leadership:
         # batch, and this member completes it after a crash (outputs.py)
         records = [timeline_record(r) for r in results]
         lines = [orjson.dumps(r, option=_OPTS) for r in records]
+        # an action key the group decided before is not submitted again (outputs.py)
+        recorded = mark_recorded(results, self._acted, floor=self._verdict_floor())
         leader = self._leader_dict()
         first = results[0].window.window_id
-        self.pane_log.put("outputs", lines_value(self.member, leader, lines), pane=first)
+        self.pane_log.put("outputs", lines_value(self.member, leader, lines, recorded),
+                          pane=first)
         for part, pane in self.merger.merged:
             self.pane_log.forget(part, pane)
         self.merger.merged.clear()
@@ -107,7 +111,7 @@ class Leadership:
             return []
         out: list[WindowResult] = []
         for first in sorted(self._pending):
-            lines = self._pending[first]
+            lines, recorded = self._pending[first]
             missing = unwritten(lines, data)
             for line in missing:
                 self.timeline.write(line)
@@ -115,7 +119,10 @@ class Leadership:
                 if not rec.get("cohort"):  # a cohort's verdict judges an earlier window
                     self.windows += 1
                     self.tier = str(rec.get("tier", self.tier))
-            out += [recovered_result(x, self.monitor.profile.layout) for x in lines]
+            batch = [recovered_result(x, self.monitor.profile.layout) for x in lines]
+            for i in recorded:  # decided before this batch: not submitted the first time
+                batch[i].action_recorded = True
+            out += batch
             self._unacked.append((first, None))
             log.warning("%s: completed the batch from window %d, decided here before this "
                         "instance stopped (%d of %d lines were missing)", self.name, first,
@@ -131,7 +138,8 @@ class Leadership:
                 return
             self._leader_state = e.value["leader"]
             if e.value.get("member") == self.member:
-                self._pending[e.pane] = [x.encode() for x in e.value["lines"]]
+                self._pending[e.pane] = ([x.encode() for x in e.value["lines"]],
+                                         [int(i) for i in e.value.get("recorded", ())])
             return
         if e.deleted:
             return
@@ -168,6 +176,13 @@ class Leadership:
             self.merger.add_mark(e.partition, None if f is None else int(f),
                                  idle=e.value.get("idle"))
 
+    def _verdict_floor(self) -> int:
+        """The oldest window a later decision can be about: that of the oldest cohort
+        not judged yet, else the next window's)."""
+        ids = [c.window_id for c in self.monitor.joiner.book.cohorts()
+               if c.window_id >= 0 and not c.judged]
+        return min(ids, default=self.monitor.window.next_id)
+
     def _passed(self, e: LogEntry) -> bool:
         """Rows published for a pane the merge passed while their partition was idle:
         the pane is at or past the partition's mark (rows come before the mark that
@@ -189,6 +204,7 @@ class Leadership:
                 "changes": {k: v.to_dict() for k, v in sorted(m.changes.items())},
                 "book": m.joiner.book.to_dict(), "cohort_engine": m.cohort_state.to_dict(),
                 "labelled": m.labelled_buffer.to_dict(last=self._log_rows),
+                "acted": dict(sorted(self._acted.items())),
                 "early": {"cohorts": self.cohort_parts.progress(),
                           "labelled": self.labelled_parts.progress()}}
 
@@ -221,6 +237,7 @@ class Leadership:
             m.changes = {k: MetricChange.from_dict(v) for k, v in d["changes"].items()}
             if "book" in d:  # the merged cohorts, and the persistence of their verdicts
                 group_cohorts.restore_leader(m, d["book"], d["cohort_engine"])
+            self._acted = {str(k): int(w) for k, w in d.get("acted", {}).items()}
             if "labelled" in d:  # in place: the actions hold this buffer
                 m.labelled_buffer.adopt(LabelledBuffer.from_dict(m.profile.schema,
                                                                  d["labelled"]))

@@ -39,8 +39,8 @@ from driftwatch.policy.decision import Decision
 from driftwatch.windows.panes import ClosedWindow
 from driftwatch.windows.sketch import Sketch, SketchLayout
 
-__all__ = ["CRASH_HOOK", "crash_point", "lines_value", "member_id", "recovered_result",
-           "unwritten"]
+__all__ = ["CRASH_HOOK", "crash_point", "lines_value", "mark_recorded",
+           "member_id", "recovered_result", "unwritten"]
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,48 @@ def recovered_result(line: bytes, layout: SketchLayout) -> WindowResult:
                         cohort=rec.get("cohort"))
 
 
-def lines_value(member: str, leader: dict[str, Any], lines: list[bytes]) -> dict[str, Any]:
-    """The ``outputs`` message of one batch (see the module docstring)."""
-    return {"member": member, "leader": leader, "lines": [x.decode() for x in lines]}
+def lines_value(member: str, leader: dict[str, Any], lines: list[bytes],
+                recorded: list[int]) -> dict[str, Any]:
+    """The ``outputs`` message of one batch (see the module docstring); ``recorded``: the
+    indexes of the lines whose action key the group decided before (not submitted)."""
+    return {"member": member, "leader": leader, "lines": [x.decode() for x in lines],
+            "recorded": recorded}
+
+
+def mark_recorded(results: list[WindowResult], acted: dict[str, int], *,
+                  floor: int | None = None) -> list[int]:
+    """Mark the results whose action key was decided before (in ``acted``: key -> window,
+    the group's decisions so far), add the others' keys, then forget the keys of windows
+    below ``floor`` (the oldest window a later decision can still be about); the indexes
+    marked.
+
+    The outbox is idempotent by key, but each member has its own: a cohort's verdict that
+    repeats its window's tier, decided after the decision moved to another member, would
+    otherwise be a second action in a second outbox.
+
+    >>> from types import SimpleNamespace as N
+    >>> def r(w, tier="mild"):
+    ...     return N(decision=N(action="alert", key=f"m:{tier}:{w}", window_id=w),
+    ...               action_recorded=False)
+    >>> acted = {"m:mild:3": 3}
+    >>> mark_recorded([r(4), r(3), r(4)], acted)
+    [1, 2]
+    >>> sorted(acted)
+    ['m:mild:3', 'm:mild:4']
+    >>> mark_recorded([r(9)], acted, floor=4), sorted(acted)
+    ([], ['m:mild:4', 'm:mild:9'])
+    """
+    marked = []
+    for i, r in enumerate(results):
+        d = r.decision
+        if d is None or not d.action:
+            continue
+        if d.key in acted:
+            r.action_recorded = True
+            marked.append(i)
+        else:
+            acted[d.key] = int(d.window_id)
+    if floor is not None:
+        for k in [k for k, w in acted.items() if w < floor]:
+            del acted[k]
+    return marked

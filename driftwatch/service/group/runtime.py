@@ -88,7 +88,11 @@ class GroupRuntime(Leadership, ModelRuntime):
     #: this member's name in the pane log (kept in its state folder)
     member: str = ""
     #: this member's batches in the log not acknowledged there: first window -> lines
-    _pending: dict[int, list[bytes]] = field(default_factory=dict)
+    #: and the indexes of those whose action the group had decided before
+    _pending: dict[int, tuple[list[bytes], list[int]]] = field(default_factory=dict)
+    #: the action keys the group decided (key -> window), for windows a later cohort
+    #: verdict can still be about: such a verdict's action is not submitted again
+    _acted: dict[str, int] = field(default_factory=dict)
     #: batches handed to the daemon, to acknowledge at the next poll: (first window,
     #: the decider state to keep under ``leader``, None when it is not this member's now)
     _unacked: list[tuple[int, dict[str, Any] | None]] = field(default_factory=list)
