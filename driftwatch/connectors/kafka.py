@@ -26,7 +26,7 @@ import operator
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -34,6 +34,7 @@ import numpy as np
 from driftwatch.batch import Batch
 from driftwatch.clock import Clock, SystemClock
 from driftwatch.connectors.base import BadRecord, Polled
+from driftwatch.connectors.kafka_align import PartitionAligner
 from driftwatch.connectors.kafka_client import build_client, is_connected, topic_hint
 from driftwatch.connectors.kafka_dead_letter import DeadLetterSink, dead_letter_sink
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
@@ -66,6 +67,18 @@ _TIMESTAMP = operator.attrgetter("timestamp")
 _DLQ_PRODUCER = {"acks": "all", "linger_ms": 5, "bootstrap_timeout_ms": 10_000}
 
 
+@dataclass
+class _Piece:
+    """One partition's records of a poll, decoded."""
+
+    key: str  # "topic:partition"
+    tp: Any
+    batch: Batch | None  # good rows, ``position`` the offset
+    bad: list[BadRecord]
+    start: int  # first offset fetched
+    end: int  # next offset to fetch
+
+
 class RecordDecoder(Protocol):
     """What a stream's decoder offers (``driftwatch.connectors.decode.Decoder``)."""
 
@@ -95,6 +108,25 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc, valid-type]
 
     def on_partitions_revoked(self, revoked: Any) -> None:
         self._source._on_revoked(set(revoked))
+
+
+def _unpark(consumer: Any) -> None:
+    """Let kafka-python hand out what it kept for a resumed partition.
+
+    kafka-python 3.0 parks the records it had fetched for a partition when the partition
+    is paused, and puts them back in line on resume only while nothing else is in line;
+    but a partition's records stay "in line" after they are all handed out (an empty,
+    drained holder, never cleared). From then on the resumed partition is neither handed
+    out nor fetched again: its consumer stalls. An empty holder is nothing in line, so it
+    is cleared before each poll; with another client (or a fixed one) there is nothing to
+    do.
+    """
+    fetcher = getattr(consumer, "_fetcher", None)
+    if fetcher is None or not getattr(fetcher, "_paused_partition_records", None):
+        return
+    held = getattr(fetcher, "_next_partition_records", None)
+    if held is not None and not held:
+        fetcher._next_partition_records = None
 
 
 class KafkaSource:
@@ -159,6 +191,19 @@ class KafkaSource:
         self._topics_checked_at = float("-inf")
         self._topics_known = False  # every subscribed topic was seen on the cluster once
         self._wake = threading.Event()
+        # event-time alignment of the partitions (kafka_align.py); a group member has its
+        # own (a pane per partition), and turns it off
+        self._aligner = (PartitionAligner(stall_s=settings.align_stall_s)
+                         if settings.align_event_time else None)
+        names = list(dict.fromkeys(t.stream for t in settings.topics))
+        self._stream_names = names
+        self._stream_ix = {n: i for i, n in enumerate(names)}
+        self._topic_rank = {t.name: i for i, t in enumerate(
+            sorted(settings.topics, key=lambda t: self._stream_ix[t.stream]))}
+        self._fetched: dict[Any, int] = {}  # TopicPartition -> next offset fetched
+        self._paused: set[Any] = set()
+        self._realign: set[str] = set()  # partitions whose held records to drop
+        self._stalled: list[str] = []
         self._dead: DeadLetterSink | None = dead_letter_sink(
             settings.dead_letter_topic,
             settings.dead_letter_path,
@@ -178,6 +223,8 @@ class KafkaSource:
         if consumer is None:
             return Polled()
         self.stats.polls_total += 1
+        if self._aligner is not None:  # it pauses partitions
+            _unpark(consumer)
         try:
             records = consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records)
         except KafkaError as exc:  # retriable trouble: the next poll tries again
@@ -185,7 +232,10 @@ class KafkaSource:
             self._ready = is_connected(consumer)
             log.warning("kafka poll failed: %s", type(exc).__name__)
             return Polled()
-        polled = self._decode(records)
+        if self._aligner is None:
+            polled = self._decode(records)
+        else:
+            polled = self._aligned(records, consumer, max_records)
         if polled.bad:
             self._keep_dead_letters(polled.bad)
         self._update_lag()
@@ -208,6 +258,8 @@ class KafkaSource:
                 continue
             tp = TopicPartition(topic, int(part))
             self._positions[tp] = int(offset)
+            self._fetched.pop(tp, None)
+            self._realign.add(key)
             if self._consumer is not None and tp in self._assigned:
                 self._consumer.seek(tp, int(offset))
 
@@ -402,13 +454,17 @@ class KafkaSource:
     def _on_assigned(self, assigned: set[Any]) -> None:
         self.stats.rebalances_total += 1
         self._assigned |= assigned
-        for tp in assigned:
+        for tp in assigned:  # read again from the position: what was held goes
+            self._realign.add(_tp_key(tp.topic, tp.partition))
+            self._fetched.pop(tp, None)
             if tp in self._positions:  # checkpoint (or our own state) wins over the group
                 self._consumer.seek(tp, self._positions[tp])
 
     def _on_revoked(self, revoked: set[Any]) -> None:
         self._assigned -= revoked
         for tp in revoked:
+            self._realign.add(_tp_key(tp.topic, tp.partition))
+            self._fetched.pop(tp, None)
             self.stats.lag.pop(_tp_key(tp.topic, tp.partition), None)
         if revoked and not self._closed:
             self.commit_requested = True
@@ -417,11 +473,25 @@ class KafkaSource:
         """Decode a poll's records: one decoder call per topic, whatever its partitions in
         the poll (each call has a fixed cost; a topic of 12 partitions paid it 12 times)."""
         polled = Polled()
+        per_stream: dict[str, list[Batch]] = defaultdict(list)
+        for stream, piece in self._decoded(records, polled):
+            if piece.batch is not None:
+                per_stream[stream].append(piece.batch)
+            polled.bad += piece.bad
+            polled.positions[piece.key] = self._positions[piece.tp] = piece.end
+        polled.batches = [Batch.concat(bs) for bs in per_stream.values()]
+        return polled
+
+    def _decoded(self, records: Mapping[Any, Sequence[Any]],
+                 polled: Polled) -> list[tuple[str, _Piece]]:
+        """Each partition's records of a poll decoded (one decoder call per topic): its
+        good rows (``position`` is the offset), its bad records and the offsets fetched,
+        in the poll's order. Counts bytes and messages into ``polled`` and the stats."""
         per_topic: dict[str, list[tuple[Any, Sequence[Any]]]] = defaultdict(list)
         for tp, recs in records.items():
             if recs:
                 per_topic[tp.topic].append((tp, recs))
-        per_stream: dict[str, list[Batch]] = defaultdict(list)
+        out: list[tuple[str, _Piece]] = []
         for topic, parts in per_topic.items():
             stream = self._streams[topic]
             # the fetched values as they are, and fields read in C (map + attrgetter)
@@ -434,31 +504,127 @@ class KafkaSource:
             ts = np.fromiter((t for _, recs in parts for t in map(_TIMESTAMP, recs)),
                              dtype=np.float64, count=n)
             ts = np.where(ts >= 0, ts / 1000.0, np.nan)
+            sizes = [len(recs) for _, recs in parts]
             if len(parts) == 1:
                 partition: int | np.ndarray = parts[0][0].partition
             else:
                 partition = np.repeat(np.array([tp.partition for tp, _ in parts], np.int64),
-                                      [len(recs) for _, recs in parts])
+                                      sizes)
+            # each payload's index as its position: offsets repeat across partitions
             batch, bad = self._decoders[stream].decode(
-                payloads, source=topic, positions=offsets, partition=partition, timestamps=ts
-            )
-            if len(batch):
-                per_stream[stream].append(batch)
-            for b in bad:
-                polled.bad.append(b if b.stream else replace(b, stream=stream))
+                payloads, source=topic, positions=np.arange(n, dtype=np.int64),
+                partition=partition, timestamps=ts)
+            bounds = np.cumsum([0, *sizes])
+            rows = np.searchsorted(batch.position, bounds) if len(batch) else np.zeros(
+                len(bounds), np.int64)
+            bad_at = np.searchsorted(bounds, [b.position for b in bad], side="right") - 1
+            for k, (tp, recs) in enumerate(parts):
+                mine = batch.take(slice(int(rows[k]), int(rows[k + 1])))
+                got = None
+                if len(mine):
+                    got = replace(mine, position=offsets[mine.position])
+                letters = [replace(b, position=int(offsets[b.position]),
+                                   stream=b.stream or stream)
+                           for b, at in zip(bad, bad_at, strict=True) if at == k]
+                next_offset = int(recs[-1].offset) + 1
+                out.append((stream, _Piece(_tp_key(tp.topic, tp.partition), tp, got, letters,
+                                           int(recs[0].offset), next_offset)))
             size = sum(map(len, payloads))
             polled.bytes_read += size
             self.stats.messages_total += n
             self.stats.bytes_total += size
-            for tp, recs in parts:
-                next_offset = int(recs[-1].offset) + 1
-                polled.positions[_tp_key(tp.topic, tp.partition)] = next_offset
-                self._positions[tp] = next_offset
-        polled.batches = [Batch.concat(bs) for bs in per_stream.values()]
-        for b in polled.bad:
-            self.stats.bad_total += 1
-            self.stats.bad_by_reason[b.reason] = self.stats.bad_by_reason.get(b.reason, 0) + 1
+            for b in bad:
+                self.stats.bad_total += 1
+                self.stats.bad_by_reason[b.reason] = self.stats.bad_by_reason.get(b.reason, 0) + 1
+        return out
+
+    def _aligned(self, records: Mapping[Any, Sequence[Any]], consumer: Any,
+                 max_records: int) -> Polled:
+        """A poll's records merged in event time with what earlier polls left held
+        (:mod:`~driftwatch.connectors.kafka_align`): the records that may leave, in that
+        order, one batch per stream, and positions that cover only those."""
+        aligner = self._aligner
+        assert aligner is not None
+        if self._realign:  # sought or reassigned since: read again from their positions
+            aligner.forget(self._realign)
+            self._realign = set()
+        now = self._clock.monotonic()
+        polled = Polled()
+        for stream, piece in self._decoded(records, polled):
+            tp = piece.tp
+            aligner.add(piece.key, rank=self._rank(tp), stream=self._stream_ix[stream],
+                        batch=piece.batch, bad=piece.bad, start=piece.start, end=piece.end,
+                        now=now)
+            self._fetched[tp] = piece.end
+        # what the consumer has paused: kafka-python keeps a pause across a rebalance
+        # that leaves the partition here, where this source dropped what it held
+        self._paused = set(consumer.paused()) & self._assigned
+        behind = {}
+        for tp in self._assigned:
+            behind[_tp_key(tp.topic, tp.partition)] = self._is_behind(consumer, tp)
+        aligner.behind(behind, now=now, paused=self._paused_keys())
+        stalled = aligner.stalled()
+        if stalled != self._stalled:
+            new = sorted(set(stalled) - set(self._stalled))
+            if new:
+                log.warning("event-time alignment: %s behind but fetched nothing for %.0fs; "
+                            "the other partitions no longer wait for it (its records may "
+                            "count as late)", ", ".join(new), aligner.stall_s)
+            self._stalled = stalled
+        taken = aligner.take(max_records)
+        names = self._stream_names
+        lut = np.full(len(names), -1, dtype=np.intp)
+        for k, (ix, _) in enumerate(taken.batches):
+            lut[ix] = k
+        polled.batches = [b for _, b in taken.batches]
+        polled.order = lut[taken.order[taken.order >= 0]] if taken.batches else None
+        polled.bad = taken.bad
+        by_key = {_tp_key(tp.topic, tp.partition): tp for tp in self._assigned}
+        for key, offset in aligner.positions().items():
+            tp = by_key.get(key)
+            if tp is not None:
+                polled.positions[key] = self._positions[tp] = offset
+        self._pause_full(consumer, max_records)
+        self.stats.held = aligner.n_held
         return polled
+
+    def _is_behind(self, consumer: Any, tp: Any) -> bool:
+        """The broker holds records of ``tp`` this consumer has not fetched (True while
+        that is not known: no fetch answered yet)."""
+        try:
+            end = consumer.highwater(tp)
+            if end is None:
+                return True
+            at = self._fetched.get(tp)
+            return (consumer.position(tp) if at is None else at) < end
+        except (AssertionError, KafkaError, ValueError):  # not assigned (a rebalance)
+            return False
+
+    def _pause_full(self, consumer: Any, max_records: int) -> None:
+        """Stop fetching partitions that hold a poll's worth (they are ahead in event time;
+        the ones behind get the fetches), and fetch again once they hold less."""
+        assert self._aligner is not None
+        full, free = [], []
+        for tp in self._assigned:
+            held = self._aligner.held(_tp_key(tp.topic, tp.partition))
+            if held >= max_records and tp not in self._paused:
+                full.append(tp)
+            elif held < max_records and tp in self._paused:
+                free.append(tp)
+        if full:
+            consumer.pause(*full)
+            self._paused.update(full)
+        if free:
+            consumer.resume(*free)
+            self._paused.difference_update(free)
+
+    def _paused_keys(self) -> set[str]:
+        return {_tp_key(tp.topic, tp.partition) for tp in self._paused}
+
+    def _rank(self, tp: Any) -> int:
+        """Ties in event time: streams in the connector's order, then topics, then
+        partitions (as a replay orders streams, then files)."""
+        return self._topic_rank[tp.topic] * (1 << 24) + int(tp.partition)
 
     def dead_letter(self, records: Sequence[BadRecord]) -> None:
         """Dead-letter records the run loop could not process (after decoding); like the

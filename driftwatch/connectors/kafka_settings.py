@@ -194,6 +194,11 @@ class KafkaSourceSettings:
     give_up_after_s: float | None = None  # None: keep retrying, reporting ready=False
     commit_timeout_s: float = 30.0
     dead_letter_timeout_s: float = 30.0
+    #: merge the partitions (and the two topics) in event time, as a replay merges files,
+    #: holding records a partition still behind could come before (kafka_align.py)
+    align_event_time: bool = True
+    #: a partition behind that fetches nothing this long no longer holds the others back
+    align_stall_s: float = 30.0
 
     def __post_init__(self) -> None:
         if not self.topics:
@@ -205,6 +210,13 @@ class KafkaSourceSettings:
             raise ConnectorError("dead_letter_topic must differ from the topics read")
         if self.retry_backoff_s <= 0 or self.retry_backoff_max_s < self.retry_backoff_s:
             raise ConnectorError("need 0 < retry_backoff_s <= retry_backoff_max_s")
+        if not isinstance(self.align_event_time, bool):
+            raise ConnectorError("align_event_time must be true or false",
+                                 found=repr(self.align_event_time), path="align_event_time")
+        if (isinstance(self.align_stall_s, bool) or not isinstance(self.align_stall_s, int | float)
+                or self.align_stall_s <= 0):
+            raise ConnectorError("align_stall_s must be a number of seconds above 0",
+                                 found=repr(self.align_stall_s), path="align_stall_s")
 
     @property
     def streams(self) -> dict[str, str]:

@@ -32,6 +32,7 @@ class KafkaSourceStats:
     commit_latency_seconds_sum: float = 0.0
     commit_latency_seconds_last: float = 0.0
     lag: dict[str, int] = field(default_factory=dict)  # gauge per "topic:partition"
+    held: int = 0  # gauge: records held for event-time alignment (kafka_align.py)
 
     @property
     def lag_total(self) -> int:

@@ -38,6 +38,9 @@ class FakeConsumer:
     def poll(self, timeout_ms: int, max_records: int) -> dict:
         return {}
 
+    def paused(self) -> set:
+        return set()
+
     def topics(self) -> set[str]:
         self.topics_calls += 1
         return set(self.on_cluster)

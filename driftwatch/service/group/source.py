@@ -60,6 +60,7 @@ class GroupSource(KafkaSource):
                  clock: Clock, on_assigned: Hook, on_revoked: Hook) -> None:
         super().__init__(settings, decoders, clock=clock, consumer_config={
             "partition_assignment_strategy": [RangePartitionAssignor]})
+        self._aligner = None  # each partition has its own panes: the merge lines them up
         self._group_assigned = on_assigned
         self._group_revoked = on_revoked
         self._fresh: set[Any] = set()
