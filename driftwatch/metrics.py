@@ -108,6 +108,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     _M("driftwatch_consumer_lag_messages", "gauge",
        "Messages behind the end of the assigned partitions (0 for file sources).", ("model",),
        live=True),
+    _M("driftwatch_source_held_events", "gauge",
+       "Kafka records fetched and held back to merge the partitions in event time (0 for "
+       "file sources).", ("model",), live=True),
     _M("driftwatch_last_event_age_seconds", "gauge",
        "Wall-clock seconds since the model's source last delivered an event.", ("model",),
        live=True),

@@ -453,8 +453,10 @@ def operations() -> dict[str, Any]:
              f"sum by (model) (rate(driftwatch_batch_duration_seconds_count{{{M}}}[{RI}]))",
              "{{model}} mean")],
            desc="Time to process one micro-batch.", unit="s"),
-        ts("Consumer lag", [(f"driftwatch_consumer_lag_messages{{{M}}}", "{{model}}")],
-           desc="Messages behind the end of the topic (0 for files)."),
+        ts("Consumer lag", [(f"driftwatch_consumer_lag_messages{{{M}}}", "{{model}}"),
+                            (f"driftwatch_source_held_events{{{M}}}", "{{model}} held")],
+           desc="Messages behind the end of the topic, and fetched records held back to "
+                "merge the partitions in event time (0 for files)."),
         ts("Last event age", [(f"driftwatch_last_event_age_seconds{{{M}}}", "{{model}}")],
            desc="Seconds since the source delivered an event.", unit="s"),
         ts("Event-time watermark", [(f"driftwatch_event_time_watermark_seconds{{{M}}} * 1000",

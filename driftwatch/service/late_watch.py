@@ -2,10 +2,10 @@
 
 Late events (for a pane already closed: the newest event time, less the policy's
 ``window.allowed_lateness``, had passed its end) are counted and left out of the windows.
-A few are normal; a large share means the stream is read out of event-time order, as when
-a backlog is read across Kafka partitions and topics whose event times lie far apart (a
-history produced in bulk). Only a metric said so; this watch turns it into a log line, at
-most once per ``every_s``.
+A few are normal; a large share means the stream arrives out of event-time order: a
+producer sending late, or a Kafka partition read without the event-time merge (stalled, or
+``align_event_time: false``). Only a metric said so; this watch turns it into a log line,
+at most once per ``every_s``.
 
 >>> w = LateWatch(min_events=100, share=0.05, every_s=60.0)
 >>> w.see(predictions=80, late=40, now=0.0) is None       # too few to judge yet
@@ -49,6 +49,7 @@ class LateWatch:
         self._said_at = now
         return (f"{n_late / events:.0%} of the last {events:,} predictions came late (their "
                 "pane had closed: window.allowed_lateness is the slack) and are left out of "
-                "the windows: the stream is read out of event-time order, as a backlog of "
-                "partitions or topics whose event times lie far apart is; for a recorded "
-                "history, record it and replay it (README: Running against a real Kafka)")
+                "the windows: the stream arrives out of event-time order (a source "
+                "producing late, a Kafka partition that stalled or align_event_time: false); "
+                "for a recorded history, record it and replay it (README: Running against a "
+                "real Kafka)")

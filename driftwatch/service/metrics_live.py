@@ -47,6 +47,7 @@ class ModelSnapshot:
     source_ready: bool = False
     source_done: bool = False
     consumer_lag: int = 0
+    source_held: int = 0
     last_event_monotonic: float | None = None
     label_backlog: int = 0
     label_counters: Mapping[str, int] = field(default_factory=dict)
@@ -129,6 +130,7 @@ class LiveCollector(Collector):
         add("driftwatch_source_ready", m.source_ready, m.model)
         add("driftwatch_source_done", m.source_done, m.model)
         add("driftwatch_consumer_lag_messages", m.consumer_lag, m.model)
+        add("driftwatch_source_held_events", m.source_held, m.model)
         add("driftwatch_last_event_age_seconds", age, m.model)
         # a consumed recording is finished, not stale
         add("driftwatch_input_stale", age > snap.stale_after_s and not m.source_done, m.model)

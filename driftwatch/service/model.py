@@ -127,6 +127,7 @@ class ModelRuntime:
     _ready: bool = False
     not_ready_reason: str = ""  # the source's own words, when it has them
     _lag: int = 0
+    _held: int = 0
     _ref_stamp: tuple[int, int] | None = None
     errors: list[StageError] = field(default_factory=list)
 
@@ -174,6 +175,7 @@ class ModelRuntime:
             getattr(self.source, "not_ready_reason", "") or "")
         stats = getattr(self.source, "stats", None)
         self._lag = int(getattr(stats, "lag_total", 0) or 0)
+        self._held = int(getattr(stats, "held", 0) or 0)
         if polled is None:
             self.done = True
             return self._record(self.monitor.flush())
@@ -360,6 +362,7 @@ class ModelRuntime:
             source_ready=self.ready,
             source_done=self.done,
             consumer_lag=self.consumer_lag(),
+            source_held=self._held,
             last_event_monotonic=self.last_event_monotonic,
             label_backlog=int(getattr(j, "backlog", 0)),
             label_counters=dict(getattr(j, "counters", {})),
