@@ -8,7 +8,9 @@ whole topic twice in the same run:
 1. **bare**: ``KafkaConsumer.poll`` touching each message's bytes, nothing else;
 2. **source**: ``KafkaSource.poll`` with the stream's decoder, i.e. columnar ``Batch``es;
 3. **source, no decode**: ``KafkaSource.poll`` with a decoder that reads nothing, the
-   source's own cost (group membership, offsets, bookkeeping) over the bare loop.
+   source's own cost (group membership, offsets, bookkeeping) over the bare loop;
+4. **source, no align**: as 2 with ``align_event_time: false``, what merging the
+   partitions in event time costs (with ``--partitions`` above 1 it has work to do).
 
 It prints events/s for both and their ratio: the cost of decoding and bookkeeping over
 the network client itself. The decoder is ``driftwatch.connectors.decode.Decoder`` with a
@@ -183,13 +185,14 @@ class Skip:
 
 
 def read_source(
-    bootstrap: str, topic: str, n: int, batch: int, decoder: Timed | Skip
+    bootstrap: str, topic: str, n: int, batch: int, decoder: Timed | Skip, *, align: bool = True
 ) -> tuple[float, float]:
     settings = KafkaSourceSettings(
         connection=KafkaConnection(bootstrap_servers=(bootstrap,),
                                    group_id=f"bench-{topic}-{uuid.uuid4().hex[:6]}"),
         topics=(KafkaTopic(topic, "predictions"),),
         dead_letter_path=str(Path(tempfile.gettempdir()) / f"{topic}-dead.jsonl"),
+        align_event_time=align,
     )
     source = KafkaSource(settings, {"predictions": decoder})  # type: ignore[dict-item]
     seen = 0
@@ -219,13 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     with bootstrap_or_broker(args.bootstrap) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
         t_produce = produce(bootstrap, topic, values, args.partitions)
-        bare, source, skip = [], [], []
+        bare, source, skip, unaligned = [], [], [], []
         for _ in range(args.repeat):
             bare.append(read_bare(bootstrap, topic, args.events, args.batch))
             skip.append(read_source(bootstrap, topic, args.events, args.batch, Skip()))
             decoder.cpu = 0.0
             source.append((*read_source(bootstrap, topic, args.events, args.batch, decoder),
                            decoder.cpu))
+            unaligned.append(read_source(bootstrap, topic, args.events, args.batch,
+                                         Timed(make_decoder()), align=False))
     n = args.events
     print(f"events            {n} x {size:.0f} B JSON, {args.partitions} partition(s)")
     print(f"produce           {n / t_produce:12,.0f} events/s")
@@ -237,7 +242,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{c_source_best:.2f} s CPU, poll + decode)")
     t_skip, c_skip = min(b[0] for b in skip), min(b[1] for b in skip)
     print(f"source, no decode {n / t_skip:12,.0f} events/s  ({t_skip:.2f} s, {c_skip:.2f} s CPU)")
+    t_un, c_un = min(u[0] for u in unaligned), min(u[1] for u in unaligned)
+    print(f"source, no align  {n / t_un:12,.0f} events/s  ({t_un:.2f} s, {c_un:.2f} s CPU)")
     print(f"source / bare     {t_bare / t_source:12.2f}  (CPU time: {c_bare / c_source_best:.2f})")
+    print(f"aligned / not     {t_un / t_source:12.2f}  (CPU time: {c_un / c_source_best:.2f})")
     print(f"no decode / bare  {t_bare / t_skip:12.2f}  (CPU time: {c_bare / c_skip:.2f})")
     print(f"decode share      {c_decode / c_source:12.0%}  of the source's CPU time")
     # what the source costs beyond the client and the decoder: bookkeeping, commits, lag

@@ -37,8 +37,10 @@ from driftwatch.connectors.base import BadRecord, Polled
 from driftwatch.connectors.kafka_align import PartitionAligner
 from driftwatch.connectors.kafka_client import build_client, is_connected, topic_hint
 from driftwatch.connectors.kafka_dead_letter import DeadLetterSink, dead_letter_sink
+from driftwatch.connectors.kafka_sample import FirstRecords
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
 from driftwatch.connectors.kafka_stats import KafkaSourceStats
+from driftwatch.connectors.probe import SAMPLE
 from driftwatch.errors import ConnectorError, SourceError
 
 try:
@@ -59,6 +61,10 @@ log = logging.getLogger(__name__)
 STOP_WAIT_S = 1.0
 # how often the subscribed topics are looked up on the cluster while one of them is missing
 TOPIC_CHECK_S = 10.0
+
+#: Seconds after a stream's first message its first records are handed out to be probed,
+#: when fewer than ``SAMPLE`` came by then.
+SAMPLE_WAIT_S = 60.0
 
 _VALUE = operator.attrgetter("value")
 _OFFSET = operator.attrgetter("offset")
@@ -204,6 +210,9 @@ class KafkaSource:
         self._paused: set[Any] = set()
         self._realign: set[str] = set()  # partitions whose held records to drop
         self._stalled: list[str] = []
+        # the first messages of each stream, to check the connector's paths against (the
+        # daemon probes them as replay probes its files: probe.py)
+        self._first = FirstRecords(names, n=SAMPLE, wait_s=SAMPLE_WAIT_S)
         self._dead: DeadLetterSink | None = dead_letter_sink(
             settings.dead_letter_topic,
             settings.dead_letter_path,
@@ -499,6 +508,8 @@ class KafkaSource:
             if None in payloads:  # a tombstone: an empty message, dead-lettered as such
                 payloads = [b"" if v is None else v for v in payloads]
             n = len(payloads)
+            if self._first.wants(stream):
+                self._first.keep(stream, payloads, now=self._clock.monotonic())
             offsets = np.fromiter((o for _, recs in parts for o in map(_OFFSET, recs)),
                                   dtype=np.int64, count=n)
             ts = np.fromiter((t for _, recs in parts for t in map(_TIMESTAMP, recs)),
@@ -625,6 +636,14 @@ class KafkaSource:
         """Ties in event time: streams in the connector's order, then topics, then
         partitions (as a replay orders streams, then files)."""
         return self._topic_rank[tp.topic] * (1 << 24) + int(tp.partition)
+
+    def take_samples(self) -> dict[str, list[dict[str, Any]]]:
+        """Each stream's first messages (parsed JSON objects), once: when
+        :data:`~driftwatch.connectors.probe.SAMPLE` have come, or ``SAMPLE_WAIT_S`` after the
+        first one; an empty dict until then and afterwards."""
+        if self._first.done:
+            return {}
+        return self._first.take(now=self._clock.monotonic())
 
     def dead_letter(self, records: Sequence[BadRecord]) -> None:
         """Dead-letter records the run loop could not process (after decoding); like the

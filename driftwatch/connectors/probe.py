@@ -38,6 +38,7 @@ __all__ = [
     "absent_share",
     "infer_paths",
     "probe_inputs",
+    "probe_records",
     "sample_records",
 ]
 
@@ -196,9 +197,7 @@ def probe_inputs(
     its path is missing from more than :data:`ABSENT_WARN` of the records that should hold
     a value: an exporter that leaves nulls out drops the key as often as the reference
     misses the value, and that is the missing rate's business, not a wrong path."""
-    streams: list[StreamMapping] = []
-    absent: dict[tuple[str, str], float] = {}
-    sampled: dict[str, int] = {}
+    records: dict[str, list[dict[str, Any]]] = {}
     for s in connector.streams:
         recs: list[dict[str, Any]] = []
         for inp in _stream_inputs(inputs, s.name):
@@ -206,6 +205,23 @@ def probe_inputs(
                                    getattr(inp, "delimiter", None))
             if len(recs) >= n:
                 break
+        records[s.name] = recs
+    return probe_records(connector, reference, records, missing=missing)
+
+
+def probe_records(
+    connector: Connector, reference: FeatureSchema | None,
+    records: Mapping[str, Sequence[Mapping[str, Any]]], *,
+    missing: Mapping[str, float] | None = None,
+) -> Probe:
+    """:func:`probe_inputs` on records already read: ``records`` maps a stream's name to
+    its first records (a stream left out, or with none, is not judged). With ``reference``
+    ``features: infer`` is filled from them; without it the streams stay as they are."""
+    streams: list[StreamMapping] = []
+    absent: dict[tuple[str, str], float] = {}
+    sampled: dict[str, int] = {}
+    for s in connector.streams:
+        recs = list(records.get(s.name, ()))
         if s.features is None and reference is not None:
             try:
                 paths = infer_paths(reference.names, recs)

@@ -13,7 +13,7 @@ import logging
 import math
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -176,6 +176,7 @@ class ModelRuntime:
         stats = getattr(self.source, "stats", None)
         self._lag = int(getattr(stats, "lag_total", 0) or 0)
         self._held = int(getattr(stats, "held", 0) or 0)
+        self._probe_first()
         if polled is None:
             self.done = True
             return self._record(self.monitor.flush())
@@ -185,6 +186,24 @@ class ModelRuntime:
         self._poisoned()
         self.positions.update(polled.positions)
         return self._record(results)
+
+    def _probe_first(self) -> None:
+        """A Kafka stream's first messages checked against the connector's paths, as a
+        replay checks its files' first records: a mapped field absent from most of them is
+        logged and becomes the ``field_absent`` signal of every window."""
+        take = getattr(self.source, "take_samples", None)
+        samples = take() if callable(take) else None
+        if not samples:
+            return
+        from driftwatch.connectors.probe import probe_records
+
+        schema = self.connector.schema_for(self.monitor.profile.schema)
+        conn = replace(self.connector, streams=tuple(s.resolve(schema)
+                                                     for s in self.connector.streams))
+        probe = probe_records(conn, None, samples, missing=self.monitor.profile.missing_shares())
+        for text in probe.warnings():
+            log.warning("model %s: %s", self.name, text)
+        self.monitor.absent_fields.update(probe.absent_features())
 
     def _poisoned(self) -> None:
         """Dead-letter the events of polls the monitor could not take in, and say so."""
