@@ -144,9 +144,12 @@ def kafka_sample(topic: str, bootstrap: str, limit: int = 200,
             KafkaConsumer, bootstrap_servers=bootstrap.split(","), group_id=None,
             auto_offset_reset="earliest", enable_auto_commit=False,
             allow_auto_create_topics=False,  # a misspelt topic must not spring into being
-            consumer_timeout_ms=int(timeout_s * 1000))
+            consumer_timeout_ms=int(timeout_s * 1000),
+            bootstrap_timeout_ms=int(timeout_s * 1000))  # its default waits 30 s
     except Exception as exc:  # kafka-python raises its own tree; say what failed
-        raise SourceError(f"cannot reach Kafka at {bootstrap}: {exc}") from None
+        raise SourceError(f"cannot reach Kafka at {bootstrap} within {timeout_s:.0f} s "
+                          f"({type(exc).__name__}): is the broker up, and is this its "
+                          "address (host:port of a listener, as clients see it)?") from None
     rows: list[dict[str, Any]] = []
     try:
         on_cluster = consumer.topics()

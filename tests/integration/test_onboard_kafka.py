@@ -57,3 +57,18 @@ def test_init_samples_a_topic_and_writes_a_kafka_connector(kafka_endpoint, kafka
     assert out_fields["label"] == {"path": "outcome", "bad": ["bad"], "good": ["good"]}
     assert load_connector("c.yaml").kind == "kafka"
     assert main(["policy", "check", "--connector", "c.yaml", "p.yaml"]) == 0
+
+
+def test_init_on_an_address_with_no_broker_says_so_in_one_line(tmp_path, monkeypatch, capsys):
+    from driftwatch.testing.net import free_port
+
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({"income": [1.0, 2.0, 3.0], "score": [0.1, 0.5, 0.9]}).to_csv(
+        "ref.csv", index=False)
+    where = f"127.0.0.1:{free_port()}"  # nothing listens there
+    code = main(["init", "--reference", "ref.csv", "--kafka-topic", "t", "--bootstrap", where,
+                 "--connector-out", "c.yaml", "--policy-out", "p.yaml"])
+    err = capsys.readouterr().err
+    assert code != 0 and "Traceback" not in err
+    assert f"cannot reach Kafka at {where} within 10 s" in err
+    assert not (tmp_path / "c.yaml").exists() and not (tmp_path / "p.yaml").exists()
