@@ -29,7 +29,7 @@ from pathlib import Path
 
 from driftwatch.errors import SourceError
 
-__all__ = ["SEPARATORS", "file_separator", "header_separator", "separator_name",
+__all__ = ["SEPARATORS", "file_separator", "header_separator", "read_head", "separator_name",
            "separator_note"]
 
 #: Each separator a CSV may use and its name; the comma is the default.
@@ -64,8 +64,9 @@ def header_separator(header: str, what: str = "the file", fix: str = _FIX) -> st
     return found[0] if found else ","
 
 
-def file_separator(path: str | Path, what: str | None = None, fix: str = _FIX) -> str:
-    """:func:`header_separator` of a file's first line (gzip or not)."""
+def read_head(path: str | Path, size: int = _HEAD) -> tuple[str, bool]:
+    """The text of a file's first ``size`` bytes (gzip or not, decompressed) and whether
+    that is the whole file: what the CSV rules look at, so every read agrees."""
     p = Path(path)
     try:
         with open(p, "rb") as raw:
@@ -73,16 +74,26 @@ def file_separator(path: str | Path, what: str | None = None, fix: str = _FIX) -
             raw.seek(0)
             f = gzip.GzipFile(fileobj=raw) if gz else raw
             try:
-                line = f.readline(_HEAD)
+                data = f.read(size + 1)
             except (OSError, EOFError, zlib.error):  # magic bytes, but not gzip
                 raw.seek(0)
-                line = raw.readline(_HEAD)
+                data = raw.read(size + 1)
     except OSError as exc:
         raise SourceError(f"cannot read {p}: {exc}") from exc
-    text = line.decode("utf-8", "replace").lstrip("\ufeff")
-    return header_separator(text, what or str(p), fix)
+    text = data[:size].decode("utf-8", "replace").lstrip("\ufeff")
+    return text, len(data) <= size
 
 
-def separator_note(what: str, sep: str) -> str:
-    """The line that says a file is read with a separator found in its header."""
+def file_separator(path: str | Path, what: str | None = None, fix: str = _FIX) -> str:
+    """:func:`header_separator` of a file's first line (gzip or not)."""
+    text, _ = read_head(path)
+    return header_separator(text.split("\n", 1)[0], what or str(path), fix)
+
+
+def separator_note(what: str, sep: str, decimal: str = ".") -> str:
+    """The line that says a file is read with a separator found in its header (and with
+    the decimal comma its first rows show, when ``decimal`` is ``,``)."""
+    if decimal == ",":
+        return (f"{what} is {separator_name(sep)}-separated with decimal commas (found in "
+                f"its first rows): read with {sep!r} and ','")
     return f"{what} is {separator_name(sep)}-separated (found in its header): read with {sep!r}"

@@ -12,7 +12,7 @@ The shape (see ``connectors/README.md`` for every key)::
         predictions:              # role = the name (predictions | outcomes) unless `role:`
           paths: [data/demo/predictions.jsonl.gz]   # globs, relative to the working dir
           format: auto            # auto | jsonl | csv | parquet | kafka-recording
-          # csv: {delimiter: ";"}   # default: the separator each file's header shows
+          # csv: {delimiter: ";", decimal: ","}   # default: what each file's head shows
           # topic: credit.predictions               # kafka, and kafka recordings
           fields:
             event_id: application_id                # dotted path

@@ -44,7 +44,8 @@ from driftwatch.connectors.decode import Decoder
 from driftwatch.connectors.mapping import StreamMapping
 from driftwatch.connectors.merge import EventMerger
 from driftwatch.connectors.readers import Chunk, FileReader, detect_format
-from driftwatch.csvsep import file_separator, separator_note
+from driftwatch.csvdecimal import DecimalMark, csv_notes, file_decimal
+from driftwatch.csvsep import file_separator
 from driftwatch.errors import ConnectorError, SourceError
 from driftwatch.schema import FeatureSchema
 
@@ -61,6 +62,8 @@ class FileInput:
     format: str  # resolved: jsonl | csv | parquet | kafka-recording
     delimiter: str | None = None  # a CSV's separator; None: found in its header on opening
     sniffed: bool = False  # the delimiter was found in the header, not configured
+    decimal: str | None = None  # a CSV's decimal mark; None: found in its first rows on opening
+    decimal_found: DecimalMark | None = None  # what its first rows show, when not configured
 
 
 class FileSource:
@@ -207,7 +210,8 @@ class FileSource:
                     readers.append(FileReader(inp.path, inp.key, inp.format, decs,
                                               batch_size=self.batch_size,
                                               skip_lines=self._skip.get(inp.key, 0),
-                                              delimiter=inp.delimiter))
+                                              delimiter=inp.delimiter,
+                                              decimal=inp.decimal))
             except SourceError:
                 for r in readers:
                     r.close()
@@ -308,18 +312,22 @@ def _make_input(connector: Connector, path: Path, key: str, streams: tuple[str, 
     if fmt != "csv" or not path.exists():  # a missing file fails where it is opened
         return FileInput(path, key, streams, fmt)
     (name,) = streams
-    configured = connector.stream(name).delimiter
-    if configured is not None:
-        return FileInput(path, key, streams, fmt, configured)
-    # each file by its own header: a folder may hold exports of both kinds
-    sep = file_separator(path, key, fix=f"set it on stream {name!r}: csv: {{delimiter: \";\"}}")
-    return FileInput(path, key, streams, fmt, sep, sniffed=True)
+    stream = connector.stream(name)
+    # each file by its own head: a folder may hold exports of both kinds
+    sep = stream.delimiter or file_separator(
+        path, key, fix=f"set it on stream {name!r}: csv: {{delimiter: \";\"}}")
+    found = None if stream.decimal is not None else file_decimal(path, sep)
+    return FileInput(path, key, streams, fmt, sep, sniffed=stream.delimiter is None,
+                     decimal=stream.decimal or (found.mark if found else None),
+                     decimal_found=found)
 
 
 def separator_notes(inputs: Sequence[FileInput]) -> list[str]:
-    """One line per CSV read with another separator than the comma found in its header."""
-    return [separator_note(i.key, i.delimiter or ",") for i in inputs
-            if i.sniffed and i.delimiter not in (None, ",")]
+    """The lines that say how each CSV is read, when its head decided something other than
+    the comma and the decimal point (or could not tell its decimal mark)."""
+    return [note for i in inputs if i.format == "csv" for note in csv_notes(
+        i.key, i.delimiter or ",", i.decimal_found, sep_found=i.sniffed,
+        fix=f'if it is the comma, set it on stream {i.streams[0]!r}: csv: {{decimal: ","}}')]
 
 
 def bind_inputs(connector: Connector, inputs: Sequence[str | Path]) -> list[FileInput]:

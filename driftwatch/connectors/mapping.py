@@ -142,6 +142,7 @@ class StreamMapping:
     paths: tuple[str, ...] = ()
     format: str = "auto"  # auto | jsonl | csv | parquet | kafka-recording
     delimiter: str | None = None  # a CSV's separator; None: found in each file's header
+    decimal: str | None = None  # a CSV's decimal mark; None: found in each file's first rows
     topic: str | Mapping[str, Any] | None = None  # passed through for the Kafka source
     options: Mapping[str, Any] = field(default_factory=dict)
     #: values read as missing (``missing_values`` / ``missing_values_by_feature``)

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from driftwatch.connectors.config import Connector
 from driftwatch.connectors.mapping import FeatureField, FieldPath, StreamMapping
+from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import ConnectorError
 from driftwatch.schema import FeatureSchema
@@ -113,10 +114,11 @@ def infer_paths(
 
 
 def sample_records(path: Path, fmt: str, n: int = SAMPLE,
-                   delimiter: str | None = None) -> list[dict[str, Any]]:
+                   delimiter: str | None = None,
+                   decimal: str | None = None) -> list[dict[str, Any]]:
     """The first ``n`` readable records of a JSONL, CSV or Parquet file, as dicts (Kafka
     recordings and unreadable lines are skipped: the replay reports those). A CSV is read
-    with ``delimiter``, by default the one its header shows."""
+    with ``delimiter`` and ``decimal``, by default the ones its head shows."""
     if fmt == "parquet":
         pf = pq.ParquetFile(path)
         batch = next(pf.iter_batches(batch_size=n), None)
@@ -128,8 +130,10 @@ def sample_records(path: Path, fmt: str, n: int = SAMPLE,
         f: Any = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
         if fmt == "csv":
             sep = delimiter or file_separator(path)
+            mark = decimal or file_decimal(path, sep).mark
             reader = pcsv.open_csv(f, read_options=pcsv.ReadOptions(block_size=1 << 20),
-                                   parse_options=pcsv.ParseOptions(delimiter=sep))
+                                   parse_options=pcsv.ParseOptions(delimiter=sep),
+                                   convert_options=pcsv.ConvertOptions(decimal_point=mark))
             batch = next(iter(reader), None)
             return [] if batch is None else batch.slice(0, n).to_pylist()
         if fmt != "jsonl":
@@ -202,7 +206,7 @@ def probe_inputs(
         recs: list[dict[str, Any]] = []
         for inp in _stream_inputs(inputs, s.name):
             recs += sample_records(inp.path, inp.format, n - len(recs),
-                                   getattr(inp, "delimiter", None))
+                                   getattr(inp, "delimiter", None), getattr(inp, "decimal", None))
             if len(recs) >= n:
                 break
         records[s.name] = recs

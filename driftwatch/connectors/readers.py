@@ -1,6 +1,7 @@
 """Read one input file in chunks of decoded rows: JSONL, CSV (gzip or not), Parquet, and the
 Kafka recording format. A CSV is read with the separator it is given, or the one its
-header shows (:mod:`driftwatch.csvsep`).
+header shows (:mod:`driftwatch.csvsep`), and the decimal mark it is given, or the one its
+first rows show (:mod:`driftwatch.csvdecimal`).
 
 A chunk holds, per stream, the decoded :class:`~driftwatch.batch.Batch` and the file line of
 each row; the bad records with their lines; and the last line the chunk covers. Lines are
@@ -24,12 +25,14 @@ from typing import IO, Any
 import numpy as np
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
+from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 
@@ -40,6 +43,10 @@ _READ = 1 << 22
 #: past this (ten thousand 1 MiB lines would otherwise be read at once).
 MAX_BLOCK_BYTES = 1 << 26
 _ENVELOPE = ("topic", "partition", "offset")
+# what the decoder reads as a number (jsonblock.KINDS), and such a number's text with a
+# decimal comma (3644,09), made 3644.09 in a decimal-comma CSV
+_NUMBER_KINDS = ("number", "proba", "time:s", "time:ms", "time:auto")
+_DECIMAL_COMMA = r"^(\s*[-+]?\d*),(\d+(?:[eE][-+]?\d+)?\s*)$"
 
 
 @dataclass
@@ -115,10 +122,13 @@ class FileReader:
         batch_size: int,
         skip_lines: int = 0,
         delimiter: str | None = None,
+        decimal: str | None = None,
     ) -> None:
         self.path, self.key, self.format = path, key, fmt
         #: a CSV's separator; None: the one its header shows (:mod:`driftwatch.csvsep`)
         self.delimiter = delimiter
+        #: a CSV's decimal mark; None: the one its first rows show
+        self.decimal = decimal
         self.decoders = list(decoders)
         self.batch_size = max(1, batch_size)
         self.line = 0  # last line read
@@ -192,9 +202,18 @@ class FileReader:
         if self.format == "csv":
             if self.delimiter is None:
                 self.delimiter = file_separator(self.path, str(self.key))
+            if self.decimal is None:
+                self.decimal = file_decimal(self.path, self.delimiter).mark
             self._csv_bad: list[tuple[int, str, str]] = []
             cols = sorted({p.text for _, d in self.decoders for p, _ in d.fields.values()})
             self._csv_cols = cols
+            # every column is read as text and the decoder reads the numbers in it, so a
+            # decimal comma is made a point in the columns it reads as numbers (categories
+            # keep their text: a level is the reference's text)
+            self._comma_cols = sorted({
+                p.text for _, d in self.decoders for p, kind in d.fields.values()
+                if kind in _NUMBER_KINDS
+            }) if self.decimal == "," else []
             self._f = pacsv.open_csv(
                 pa.input_stream(str(self.path), compression="detect"),
                 read_options=pacsv.ReadOptions(block_size=_READ, use_threads=False,
@@ -340,6 +359,7 @@ class FileReader:
         if table is None:  # no rows at all (a bare header); pa.table({}) would slice badly
             table = pa.table({c: pa.array([], pa.string()) for c in self._csv_cols})
         take, self._table = table.slice(0, self.batch_size), table.slice(self.batch_size)
+        take = _decimal_points(take, self._comma_cols)
         invalid = sorted(b for b in self._csv_bad)
         lines = self.line + 1 + np.arange(take.num_rows, dtype=np.int64)
         for v, _, _ in invalid:  # rows pyarrow skipped shift the lines after them
@@ -379,6 +399,18 @@ class FileReader:
         batch, bad = dec.decode_table(table, source=self.key, positions=lines, lenient=lenient)
         self.line = end
         return Chunk({si: (batch, batch.position.copy())}, bad, [b.position for b in bad], end)
+
+
+def _decimal_points(table: pa.Table, cols: Sequence[str]) -> pa.Table:
+    """``table`` with each number written with a decimal comma in ``cols`` written with
+    a point; other text is left as it is (a bad value stays bad)."""
+    for c in cols:
+        i = table.schema.get_field_index(c)
+        if i >= 0 and table.num_rows:
+            col = pc.replace_substring_regex(table.column(i), pattern=_DECIMAL_COMMA,
+                                             replacement=r"\1.\2")
+            table = table.set_column(i, c, col)
+    return table
 
 
 def _refuse_json_array(path: Path, key: str) -> None:

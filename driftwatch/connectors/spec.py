@@ -160,10 +160,11 @@ class FieldsSpec(_Spec):
 
 
 class CsvSpec(_Spec):
-    """How a stream's CSV files are written: ``csv: {delimiter: ";"}``; the check that it
-    is one character is :mod:`driftwatch.connectors.streams`'s."""
+    """How a stream's CSV files are written: ``csv: {delimiter: ";", decimal: ","}``; the
+    checks of the values are :mod:`driftwatch.connectors.streams`'s."""
 
     delimiter: str | None = None  # None: the one each file's header shows
+    decimal: str | None = None  # None: the one each file's first rows show
 
 
 class StreamSpec(_Spec):

@@ -80,6 +80,7 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
     fat: _PathT = (*at, "fields")
     event_time = _time(doc, (*fat, "event_time"), fld.event_time, role, kind, s.format)
     delimiter = _delimiter(doc, at, s, kind)
+    decimal = _decimal(doc, at, s, delimiter)
     if role == "outcomes" and fld.label is None:
         raise _err(doc, fat, "an outcomes stream needs a label", hint="add `label: <path>`")
     return StreamMapping(
@@ -99,6 +100,7 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
         paths=tuple(s.paths),
         format=s.format,
         delimiter=delimiter,
+        decimal=decimal,
         topic=topic,
         missing=_missing(doc, fat, fld),
     )
@@ -125,6 +127,23 @@ def _delimiter(doc: LocatedDoc, at: _PathT, s: StreamSpec, kind: str) -> str | N
         raise _err(doc, (*at, "csv", "delimiter"), "expected one character other than a "
                    "quote or a line end", found=show(s.csv.delimiter),
                    hint='e.g. delimiter: ";" (or comma, semicolon, tab, pipe)')
+    return d
+
+
+def _decimal(doc: LocatedDoc, at: _PathT, s: StreamSpec, delimiter: str | None
+             ) -> str | None:
+    """The stream's ``csv: {decimal:}``: ``.`` or ``,``, and not ``,`` in a file whose
+    separator is the comma (``_delimiter`` has checked that ``csv:`` belongs here)."""
+    if s.csv is None or s.csv.decimal is None:
+        return None
+    d = s.csv.decimal
+    where = (*at, "csv", "decimal")
+    if d not in (".", ","):
+        raise _err(doc, where, 'expected the decimal mark "." or ","', found=show(d),
+                   hint='e.g. decimal: "," for numbers written 3644,09')
+    if d == "," and delimiter == ",":
+        raise _err(doc, where, "a comma-separated file cannot hold decimal commas",
+                   hint='name its separator, e.g. csv: {delimiter: ";", decimal: ","}')
     return d
 
 

@@ -10,10 +10,15 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from driftwatch.csvsep import separator_note
+from driftwatch.csvdecimal import csv_notes
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.plan import Options, Sample, make_plan
-from driftwatch.onboard.sample import kafka_sample, read_sample, sample_separator
+from driftwatch.onboard.sample import (
+    kafka_sample,
+    read_sample,
+    sample_decimal,
+    sample_separator,
+)
 from driftwatch.onboard.write import connector_yaml, policy_yaml, write_files
 
 __all__ = ["run_init"]
@@ -34,7 +39,8 @@ def _sample(path: str | None, topic: str | None, bootstrap: str | None, rows: in
         return Sample(kafka_sample(topic, bootstrap, min(rows, 500)), f"topic {topic}",
                       topic=topic)
     if path:
-        return Sample(read_sample(path, rows), path, path=path, delimiter=sample_separator(path))
+        return Sample(read_sample(path, rows), path, path=path, delimiter=sample_separator(path),
+                      decimal=sample_decimal(path))
     return None
 
 
@@ -65,15 +71,13 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if not args.reference or not (args.sample or args.kafka_topic):
         raise _Usage("driftwatch init needs --reference TABLE and --sample FILE (or "
                      "--kafka-topic TOPIC --bootstrap HOST:PORT)")
-    from driftwatch.windows.profile import read_reference_table, reference_separator
+    from driftwatch.windows.profile import read_reference_table, reference_notes
 
     ref_path = Path(args.reference)
     if not ref_path.exists():
         raise _Usage(f"the reference {args.reference} does not exist")
     ref = read_reference_table(ref_path)
-    notes = []
-    if (sep := reference_separator(ref_path)) not in (None, ","):
-        notes.append(separator_note(f"the reference {args.reference}", sep or ","))
+    notes = reference_notes(ref_path, f"the reference {args.reference}")
     if ref.empty:
         raise ConfigError("the reference has no rows", file=args.reference)
     model = args.model or ref_path.name.split(".")[0]
@@ -88,9 +92,14 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         score_is=args.score_is, label_bad=args.label_bad, approve=args.approve,
         ignore=args.ignore)
     for s in (preds, outs):
-        if s is not None and s.delimiter not in (None, ","):
-            notes.append(separator_note(s.name, s.delimiter or ",") + "; the connector says "
-                         "so (csv: delimiter)")
+        if s is not None and s.delimiter is not None:
+            said = csv_notes(s.name, s.delimiter, s.decimal, fix='if it is the comma, set '
+                             'csv: {decimal: ","} on its stream in the connector')
+            if said and s.delimiter != ",":  # the first line says how it is read
+                comma = s.decimal is not None and s.decimal.mark == ","
+                keys = "delimiter, decimal" if comma else "delimiter"
+                said[0] += f"; the connector says so (csv: {keys})"
+            notes += said
     plan = make_plan(ref, args.reference, preds, outs, opts)
     conn_path = Path(args.connector_out or f"connectors/{model}.yaml")
     pol_path = Path(args.policy_out or f"policies/{model}.yaml")

@@ -19,11 +19,12 @@ from typing import Any
 
 import orjson
 
+from driftwatch.csvdecimal import DecimalMark, file_decimal
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 
 __all__ = ["DEFAULT_ROWS", "Sample", "flatten", "kafka_sample", "read_sample",
-           "sample_separator"]
+           "sample_decimal", "sample_separator"]
 
 DEFAULT_ROWS = 2000
 
@@ -37,6 +38,7 @@ class Sample:
     path: str | None = None  # a file path, for the connector's paths
     topic: str | None = None
     delimiter: str | None = None  # a CSV's separator when not the comma, for the connector
+    decimal: DecimalMark | None = None  # what a CSV's first rows say of its decimal mark
 
     def paths(self) -> list[str]:
         seen: dict[str, None] = {}
@@ -97,9 +99,16 @@ def sample_separator(path: str | Path) -> str | None:
     return file_separator(p, f"the sample {p}")
 
 
+def sample_decimal(path: str | Path) -> DecimalMark | None:
+    """The decimal mark of a CSV sample (the point, or the comma its first rows show);
+    None for JSON lines or Parquet."""
+    sep = sample_separator(path)
+    return None if sep is None else file_decimal(path, sep)
+
+
 def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, Any]]:
     """The first ``limit`` records of a file, flattened (a CSV read with
-    :func:`sample_separator`)."""
+    :func:`sample_separator` and :func:`sample_decimal`)."""
     import pandas as pd
 
     from driftwatch.connectors.readers import detect_format
@@ -114,7 +123,8 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, A
 
             rows = pq.ParquetFile(p).read().slice(0, limit).to_pylist()
         elif fmt == "csv":
-            frame = pd.read_csv(p, nrows=limit, sep=sample_separator(p) or ",")
+            sep = sample_separator(p) or ","
+            frame = pd.read_csv(p, nrows=limit, sep=sep, decimal=file_decimal(p, sep).mark)
             rows = frame.to_dict(orient="records")
         elif fmt == "jsonl":
             rows = list(_jsonl(p, limit))

@@ -48,8 +48,14 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
         out.append(f"      topic: {q(s.sample.topic)}")
     else:
         out.append(f"      paths: [{q(s.sample.path)}]")
-        if s.sample.delimiter not in (None, ","):  # read later as init read it
-            out.append(f"      csv: {{delimiter: {json.dumps(s.sample.delimiter)}}}")
+        how: dict[str, str] = {}  # read later as init read it
+        if s.sample.delimiter not in (None, ","):
+            how["delimiter"] = s.sample.delimiter or ","
+        if s.sample.decimal is not None and s.sample.decimal.mark == ",":
+            how["decimal"] = ","
+        if how:
+            out.append("      csv: {" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in
+                                                  how.items()) + "}")
     out.append("      fields:")
     out.append(f"        event_id: {q(s.id_path)}")
     if s.time_source == "payload":

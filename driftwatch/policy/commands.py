@@ -106,18 +106,18 @@ def check_files(paths: Iterable[str | Path], *, out: TextIO | None = None,
 
 def _check_reference(policy: Policy, connector: str | Path | None) -> list[str]:
     """Check the reference (and connector); the lines to print before ``ok``: the
-    separator a CSV reference is read with, when not the comma."""
+    separator and decimal mark a CSV reference is read with, when not the comma and the
+    point."""
     # the check spans the connector layer: imported here, at the command's edge
     from driftwatch.connectors.config import load_connector
-    from driftwatch.csvsep import separator_note
     from driftwatch.onboard.consistency import check_reference, resolve_reference
-    from driftwatch.windows.profile import reference_separator
+    from driftwatch.windows.profile import reference_notes
 
     conn = load_connector(connector) if connector is not None else None
     check_reference(policy, connector=conn)
     ref = policy.model.reference
-    sep = reference_separator(resolve_reference(str(ref))) if ref is not None else None
-    return [] if sep in (None, ",") else [separator_note(f"the reference {ref}", sep or ",")]
+    return [] if ref is None else reference_notes(resolve_reference(str(ref)),
+                                                  f"the reference {ref}")
 
 
 def detector_table() -> str:

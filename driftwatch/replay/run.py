@@ -25,7 +25,6 @@ from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.connectors.file import FileInput, FileSource, bind_inputs, separator_notes
 from driftwatch.connectors.probe import probe_inputs
-from driftwatch.csvsep import separator_note
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
 from driftwatch.onboard.consistency import check_reference, resolve_reference
@@ -38,7 +37,7 @@ from driftwatch.policy.schema import Policy
 from driftwatch.replay.isolation import poison_records, timeline_record
 from driftwatch.replay.timeline import TimelineWriter, iso
 from driftwatch.windows.panes import WindowSpec
-from driftwatch.windows.profile import ReferenceProfile, reference_separator
+from driftwatch.windows.profile import ReferenceProfile, reference_notes
 
 __all__ = [
     "RUN_FILES",
@@ -417,13 +416,10 @@ def _note(text: str) -> None:
 
 
 def _separator_notes(reference: str | Path | None, inputs: Sequence[FileInput]) -> list[str]:
-    """What :func:`replay` says about CSV files read with another separator: the
-    reference's (a CSV, by its header) and each input's."""
-    out = []
-    if reference is not None:
-        sep = reference_separator(resolve_reference(str(reference)))
-        if sep not in (None, ","):
-            out.append(separator_note(f"the reference {reference}", sep or ","))
+    """What :func:`replay` says about CSV files read with another separator or decimal
+    mark than the comma and the point: the reference's (by its head) and each input's."""
+    out = [] if reference is None else reference_notes(resolve_reference(str(reference)),
+                                                       f"the reference {reference}")
     return out + separator_notes(inputs)
 
 

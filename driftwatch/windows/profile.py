@@ -38,7 +38,8 @@ import orjson
 import pandas as pd
 
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
-from driftwatch.csvsep import file_separator, separator_note
+from driftwatch.csvdecimal import csv_notes, file_decimal
+from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema, level_texts
 from driftwatch.windows.segments import DEFAULT_TOP_K, SegmentProfile
@@ -51,6 +52,7 @@ __all__ = [
     "frame_batch",
     "is_numeric_column",
     "read_reference_table",
+    "reference_notes",
     "reference_separator",
 ]
 
@@ -67,17 +69,26 @@ def reference_separator(path: str | Path) -> str | None:
     return file_separator(p, f"reference dataset {p}")
 
 
+def reference_notes(path: str | Path, what: str) -> list[str]:
+    """The lines that say how a CSV reference is read, when its head decided something
+    other than the comma and the decimal point (``what`` names it; the decimal mark is
+    :mod:`driftwatch.csvdecimal`'s)."""
+    sep = reference_separator(path)
+    return [] if sep is None else csv_notes(what, sep, file_decimal(path, sep))
+
+
 def read_reference_table(path: str | Path) -> pd.DataFrame:
     """Read a reference dataset (Parquet, CSV, CSV.gz; a CSV with the separator its header
-    shows) into a DataFrame."""
+    shows and the decimal mark its first rows show) into a DataFrame."""
     p = Path(path)
     try:
         if p.suffix == ".parquet" or p.name.endswith(".parquet"):
             return pd.read_parquet(p)
         sep = reference_separator(p) or ","
-        if sep != ",":  # the commands that read it print the same line
-            log.info(separator_note(f"reference dataset {p}", sep))
-        return pd.read_csv(p, sep=sep)
+        found = file_decimal(p, sep)
+        for note in csv_notes(f"reference dataset {p}", sep, found):
+            log.info(note)  # the commands that read it print the same lines
+        return pd.read_csv(p, sep=sep, decimal=found.mark)
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference dataset {p}: {exc}") from exc
 
