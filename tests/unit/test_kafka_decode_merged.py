@@ -20,6 +20,7 @@ from kafka import TopicPartition
 from driftwatch.batch import Batch
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.kafka import KafkaSource
+from driftwatch.connectors.kafka_sample import FirstRecords
 from driftwatch.connectors.kafka_stats import KafkaSourceStats
 
 from .test_decode_paths_agree import PLAIN, SCHEMA, STREAMS, WARM, assert_same, letters, line
@@ -35,6 +36,7 @@ def _source() -> KafkaSource:
     src._decoders = {"predictions": dec}
     src.stats = KafkaSourceStats()
     src._positions = {}
+    src._first = FirstRecords([], n=0, wait_s=0.0)  # keeps nothing
     return src
 
 
