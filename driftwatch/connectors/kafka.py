@@ -210,6 +210,7 @@ class KafkaSource:
         self._paused: set[Any] = set()
         self._realign: set[str] = set()  # partitions whose held records to drop
         self._stalled: list[str] = []
+        self._more_ready = False  # the aligner's last take stopped at max_records
         # the first messages of each stream, to check the connector's paths against (the
         # daemon probes them as replay probes its files: probe.py)
         self._first = FirstRecords(names, n=SAMPLE, wait_s=SAMPLE_WAIT_S)
@@ -235,7 +236,9 @@ class KafkaSource:
         if self._aligner is not None:  # it pauses partitions
             _unpark(consumer)
         try:
-            records = consumer.poll(timeout_ms=int(timeout_s * 1000), max_records=max_records)
+            # records held that may leave (the last take was cut at max_records): no wait
+            wait_s = 0.0 if self._more_ready else timeout_s
+            records = consumer.poll(timeout_ms=int(wait_s * 1000), max_records=max_records)
         except KafkaError as exc:  # retriable trouble: the next poll tries again
             self.stats.poll_errors_total += 1
             self._ready = is_connected(consumer)
@@ -583,6 +586,7 @@ class KafkaSource:
                             "count as late)", ", ".join(new), aligner.stall_s)
             self._stalled = stalled
         taken = aligner.take(max_records)
+        self._more_ready = sum(len(b) for _, b in taken.batches) + len(taken.bad) >= max_records
         names = self._stream_names
         lut = np.full(len(names), -1, dtype=np.intp)
         for k, (ix, _) in enumerate(taken.batches):

@@ -57,11 +57,13 @@ class FakeConsumer:
         self.paused_set: set[TopicPartition] = set()
         self.listener: Any = None
         self.turn = 0
+        self.waits: list[int] = []  # each poll's timeout_ms
 
     def subscribe(self, topics: list[str], listener: Any) -> None:
         self.listener = listener
 
     def poll(self, timeout_ms: int, max_records: int) -> dict:
+        self.waits.append(timeout_ms)
         if not self.position_of:  # the first poll joins the group: everything assigned
             tps = set(self.broker.log)
             for tp in tps:
@@ -271,3 +273,23 @@ def test_a_pause_kept_across_a_rebalance_is_lifted(tmp_path) -> None:
     consumer.silent = frozenset()
     got = _drain(src, clock, polls=20, max_records=50)
     assert [k for _, k, _ in got] == [f"a{i}" for i in range(200)] + [f"b{i}" for i in range(200)]
+
+
+def test_held_records_ready_to_leave_do_not_wait_for_the_broker(tmp_path) -> None:
+    """Records held while a partition was behind all become ready once it catches up, and
+    leave max_records a poll; while more are ready the source must not sit in the client's
+    poll for its timeout (a second per poll, when the client has nothing new)."""
+    parts = {TopicPartition(PRED, 0): [(f"a{i}", 1e9 + 2 * i) for i in range(100)],
+             TopicPartition(PRED, 1): [(f"b{i}", 1e9 + 2 * i + 1) for i in range(100)],
+             TopicPartition(OUT, 0): [], TopicPartition(OUT, 1): []}
+    consumer = FakeConsumer(FakeBroker(parts), fetch=100, silent={TopicPartition(PRED, 1)})
+    clock = ManualClock()
+    src = _source(consumer, tmp_path, clock)
+    sizes = [src.poll(40, timeout_s=1.0).n_events for _ in range(3)]
+    consumer.silent = frozenset()
+    sizes += [src.poll(40, timeout_s=1.0).n_events for _ in range(12)]
+    assert sum(sizes) == 200 and sizes[:3] == [0, 0, 0]
+    assert sizes.count(40) == 5
+    # the poll after a take cut at max_records does not wait; any other waits as asked
+    for before, wait in zip(sizes, consumer.waits[1:], strict=False):
+        assert wait == (0 if before == 40 else 1000)
