@@ -34,7 +34,8 @@ __all__ = ["AuditTrail"]
 
 _SHADOW_KEYS = ("champion_version", "challenger_version", "metric", "margin", "min_labelled",
                 "max_duration", "cutoff", "verdict", "reason", "started_at", "decided_at",
-                "first_live", "last_live", "score_psi", "missed")
+                "first_live", "last_live", "score_psi", "missed", "unscored_live",
+                "unscored_labelled")
 
 
 def _shadow(rec: ActionRecord) -> dict[str, Any] | None:

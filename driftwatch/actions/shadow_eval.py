@@ -75,6 +75,9 @@ class ShadowEvaluation:
     live_through: int | None = None
     #: the monitor lineage those indices belong to
     live_lineage: str | None = None
+    #: rows left out because a version gave no score (a strict signature refused them)
+    unscored_live: int = 0
+    unscored_labelled: int = 0
 
     def __post_init__(self) -> None:
         if self.metric not in HIGHER_IS_BETTER:
@@ -92,6 +95,7 @@ class ShadowEvaluation:
         """Add joined outcomes; rows where either score is missing are left out."""
         c, s, y = (np.asarray(a, np.float64) for a in (champion_score, challenger_score, label))
         ok = np.isfinite(c) & np.isfinite(s) & np.isfinite(y)
+        self.unscored_labelled += int((np.isfinite(y) & ~(np.isfinite(c) & np.isfinite(s))).sum())
         self.champion.add_labelled(c[ok], y[ok], cutoff=self.cutoff)
         self.challenger.add_labelled(s[ok], y[ok], cutoff=self.cutoff)
 
@@ -105,6 +109,7 @@ class ShadowEvaluation:
         """Add live predictions (approval rate and expected loss need a cut-off)."""
         c, s = np.asarray(champion_score, np.float64), np.asarray(challenger_score, np.float64)
         ok = np.isfinite(c) & np.isfinite(s)
+        self.unscored_live += int((~ok).sum())
         ex = None if exposure is None else np.asarray(exposure, np.float64)[ok]
         self.champion.add_live(c[ok], ex, cutoff=self.cutoff)
         self.challenger.add_live(s[ok], ex, cutoff=self.cutoff)
@@ -155,6 +160,9 @@ class ShadowEvaluation:
                 f"challenger {self.metric} {'beats' if wins else 'does not beat'} the champion's "
                 f"by the margin {self.margin:g} (gain {gain:+.4f} on {self.labelled} outcomes)"
             )
+            if self.unscored_labelled:
+                self.reason += (f"; {self.unscored_labelled} more outcomes left out: a version "
+                                "gave them no score")
         elif now - self.started_at >= self.max_duration:
             self.verdict = "discard"
             self.reason = (

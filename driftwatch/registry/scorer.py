@@ -141,10 +141,13 @@ class Scorer:
         rows = self._complete(x) if self.strict else np.ones(len(x), dtype=bool)
         p = np.full(len(x), math.nan)
         if not rows.all():
+            before = self.unscored
             self.unscored += int((~rows).sum())
-            log.warning("%s: %d of %d rows left unscored: a missing or fractional value in an "
-                        "integer column of its signature (%s)", self.label, int((~rows).sum()),
-                        len(x), ", ".join(c for c in self.inputs if c in _int_columns(self, x)))
+            if _said_again(before, self.unscored):  # first time, then at 10x, 100x, ...
+                log.warning("%s: %d of %d rows left unscored (%d so far): a missing or "
+                            "fractional value in an integer column of its signature (%s)",
+                            self.label, int((~rows).sum()), len(x), self.unscored,
+                            ", ".join(c for c in self.inputs if c in _int_columns(self, x)))
             x = x[rows].reset_index(drop=True)
             for col in _int_columns(self, x):
                 x[col] = x[col].astype(_WHOLE[self.types[col]])
@@ -158,6 +161,21 @@ class Scorer:
                                   f"{_brief(exc)}") from exc
             p[rows] = probabilities(raw, len(x))
         return np.clip(p, 0.0, 1.0)
+
+
+def _said_again(before: int, now: int) -> bool:
+    """Whether a running count that went from ``before`` to ``now`` deserves a log line:
+    the first time, then each time it reaches another power of ten (a warning per batch
+    would fill the log of a shadow scoring every live batch).
+
+    >>> [n for n in range(1, 2000) if _said_again(n - 1, n)]
+    [1, 10, 100, 1000]
+    >>> _said_again(0, 50), _said_again(50, 60), _said_again(60, 150)
+    (True, False, True)
+    """
+    if before <= 0:
+        return now > 0
+    return len(str(now)) > len(str(before))
 
 
 def _int_columns(scorer: Scorer, x: pd.DataFrame) -> list[str]:

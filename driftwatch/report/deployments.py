@@ -175,6 +175,10 @@ def _shadow_facts(ex: dict[str, Any]) -> Markup:
                       else "none configured (model.approval_cutoff)"))
         items.append(("shadow period (live traffic, event time)",
                       f"{_when(sh.get('first_live'))} to {_when(sh.get('last_live'))}"))
+        left = (sh.get("unscored_live") or 0, sh.get("unscored_labelled") or 0)
+        if any(left):
+            items.append(("left out: a version gave no score",
+                          f"{left[0]:,} live predictions, {left[1]:,} outcomes"))
     verdict = out.get("verdict") or (sh.get("verdict") if sh else None) or ex.get("status")
     items.append(("verdict", verdict or "undecided"))
     reason = out.get("reason") or (sh.get("reason") if sh else None) or ex.get("verdict")

@@ -58,3 +58,26 @@ def test_score_psi_of_a_histogram_with_itself_is_zero(counts: list[int]) -> None
     a = np.array(counts, float)
     psi = score_psi(a, a)
     assert (psi == 0.0) if a.sum() > 0 else np.isnan(psi)
+
+
+def test_rows_a_version_could_not_score_are_counted_and_named_in_the_verdict() -> None:
+    """A strict MLflow signature leaves a row with a missing integer unscored (NaN): the
+    comparison leaves it out, and says how many it left out."""
+    rng = np.random.default_rng(9)
+    ev = _ev()
+    champ, chall = rng.uniform(0, 1, 300), rng.uniform(0, 1, 300)
+    chall[:7] = np.nan  # the challenger refused 7 rows
+    champ[7:10] = np.nan  # the champion 3 others
+    ev.observe_live(champ, chall)
+    y = (rng.random(300) < 0.3).astype(float)
+    y[-5:] = np.nan  # no outcome yet: not counted as unscored
+    champ[-5:] = np.nan
+    ev.observe_labelled(champ, chall, y)
+    assert (ev.unscored_live, ev.unscored_labelled) == (10, 10)
+    assert ev.metrics()["champion"]["live"] == 290
+    assert ev.judge(now=1.0) is not None
+    assert ev.reason.endswith("; 10 more outcomes left out: a version gave them no score")
+    back = ShadowEvaluation.from_dict(ev.to_dict())
+    assert (back.unscored_live, back.unscored_labelled) == (10, 10)
+    old = {k: v for k, v in ev.to_dict().items() if not k.startswith("unscored")}
+    assert ShadowEvaluation.from_dict(old).unscored_live == 0  # stored before this field
