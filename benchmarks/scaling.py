@@ -77,12 +77,15 @@ def threads(n: int | None) -> None:
         os.environ["DRIFTWATCH_KERNEL_THREADS"] = str(n)
 
 
-def measure(rows: int, f: int, repeat: int, pool: ThreadPoolExecutor, cores: int) -> dict:
+def measure(rows: int, f: int, repeat: int, pool: ThreadPoolExecutor, cores: int,
+            layout: str = "column") -> dict:
     rng = np.random.default_rng(rows + f)
     ref = columns(rng, 50_000, f)
     lay = SketchLayout.fit(numeric_names=tuple(f"x{j}" for j in range(f)), numeric=ref,
                            score=rng.beta(2, 5, 50_000))
     x = columns(rng, rows, f)
+    if layout == "column":  # as the decoder builds a batch: each feature's values together
+        x = np.asfortranarray(x)
     score = rng.beta(2, 5, rows)
     codes = np.zeros((rows, 0), np.int32)
     values = rows * (f + 1)
@@ -103,7 +106,7 @@ def measure(rows: int, f: int, repeat: int, pool: ThreadPoolExecutor, cores: int
     def sum_all() -> None:
         list(pool.map(lambda ab: x[ab[0]:ab[1]].sum() + score[ab[0]:ab[1]].sum(), bounds))
 
-    out = {"rows": rows, "features": f, "values": values}
+    out = {"rows": rows, "features": f, "values": values, "layout": layout}
     if kernel.kernel_name() == "numba":
         threads(None)
         out["kernel_s"] = best_time(lambda: lay.count(x, codes, score), repeat)
@@ -145,7 +148,8 @@ def linearity(results: list[dict]) -> list[str]:
 
 def report(results: list[dict], cores: int) -> str:
     lines = [
-        f"kernel: {kernel.kernel_name()}, cores: {cores}; ns per value (best of the repeats); "
+        f"kernel: {kernel.kernel_name()}, cores: {cores}, batch layout: {results[0]['layout']}"
+        "-major; ns per value (best of the repeats); "
         "ratios are "
         "to the same run's baselines",
         "",
@@ -183,15 +187,18 @@ def main() -> int:
     ap.add_argument("--rows", type=int, nargs="*", default=list(ROWS))
     ap.add_argument("--features", type=int, nargs="*", default=list(FEATURES))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--layout", choices=("column", "row"), default="column",
+                    help="the batch's memory layout: column-major, as the decoder builds "
+                         "batches (default), or row-major")
     a = ap.parse_args()
     cores = kernel._threads()
     results = []
     with ThreadPoolExecutor(cores) as pool:
         for rows in a.rows:
-            results.append(measure(rows, 25, a.repeat, pool, cores))
+            results.append(measure(rows, 25, a.repeat, pool, cores, a.layout))
         for f in a.features:
             if f != 25 or 100_000 not in a.rows:
-                results.append(measure(100_000, f, a.repeat, pool, cores))
+                results.append(measure(100_000, f, a.repeat, pool, cores, a.layout))
     results.sort(key=lambda r: (r["features"] != 25, r["features"], r["rows"]))
     if a.json:
         print(json.dumps(results))
