@@ -17,7 +17,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from driftwatch.connectors.config import parse_connector
 from driftwatch.connectors.file import FileSource, separator_notes
 from driftwatch.connectors.probe import sample_records
 from driftwatch.csvdecimal import DecimalMark, file_decimal, text_decimal
@@ -27,6 +26,7 @@ from driftwatch.schema import FeatureSchema
 from driftwatch.windows.profile import read_reference_table
 
 from ._cli import run_cli
+from ._csvconn import csv_connector
 
 HEAD = '"id";"x"\n'
 
@@ -67,23 +67,9 @@ def test_the_rule_reads_the_head_of_a_gzip_file_and_only_the_head(tmp_path: Path
 
 def _connector(tmp: Path, path: str, csv_line: str = "", *, fmt: str = "csv",
                features: str = "x: {path: x, type: numeric}") -> object:
-    text = f"""apiVersion: driftwatch/v1
-kind: Connector
-metadata: {{name: t}}
-source:
-  kind: file
-  streams:
-    predictions:
-      paths: ['{path}']
-      format: {fmt}
-      {csv_line}
-      fields:
-        event_id: id
-        event_time: {{path: ts, unit: s}}
-        features: {{{features}}}
-        score: score
-"""
-    return parse_connector(text, file="t.yaml", base_dir=tmp)
+    return csv_connector(tmp, path, csv_line, fmt=fmt, fields=(
+        "event_id: id", "event_time: {path: ts, unit: s}", f"features: {{{features}}}",
+        "score: score"))
 
 
 @pytest.mark.parametrize(("line", "where", "message"), [

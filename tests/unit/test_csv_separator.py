@@ -22,6 +22,7 @@ from driftwatch.testing.credit import credit_connector, credit_schema
 from driftwatch.windows.profile import read_reference_table
 
 from ._cli import run_cli
+from ._csvconn import csv_connector
 
 SEPS = [(";", "semicolon"), ("\t", "tab"), ("|", "pipe")]
 
@@ -119,22 +120,8 @@ def test_a_replayed_semicolon_csv_is_read_and_said(
 
 def _connector(tmp: Path, path: str, csv_line: str = "", *,
                fields: str = "event_time: {path: ts, unit: s}", fmt: str = "csv") -> object:
-    text = f"""apiVersion: driftwatch/v1
-kind: Connector
-metadata: {{name: t}}
-source:
-  kind: file
-  streams:
-    predictions:
-      paths: ['{path}']
-      format: {fmt}
-      {csv_line}
-      fields:
-        event_id: application_id
-        {fields}
-        score: model.score
-"""
-    return parse_connector(text, file="t.yaml", base_dir=tmp)
+    return csv_connector(tmp, path, csv_line, fmt=fmt,
+                         fields=("event_id: application_id", fields, "score: model.score"))
 
 
 @pytest.mark.parametrize(("value", "found"), [('";;"', "';;'"), ("'\"'", "'\"'"),
