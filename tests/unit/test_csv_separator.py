@@ -14,7 +14,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from driftwatch.connectors.config import parse_connector
 from driftwatch.connectors.file import FileSource
 from driftwatch.errors import ConnectorError, SourceError
 from driftwatch.schema import FeatureSchema
@@ -157,20 +156,10 @@ _ROW = st.tuples(_TEXT, st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=Fals
 
 
 def _read(tmp: Path, name: str, schema: FeatureSchema) -> tuple[list, list]:
-    conn = parse_connector(f"""apiVersion: driftwatch/v1
-kind: Connector
-metadata: {{name: t}}
-source:
-  kind: file
-  streams:
-    predictions:
-      paths: ['{name}']
-      fields:
-        event_id: id
-        event_time: {{path: ts, unit: s}}
-        features: {{x: {{path: x, type: numeric}}, cat: {{path: cat, type: categorical}}}}
-        score: score
-""", file="t.yaml", base_dir=tmp)
+    conn = csv_connector(tmp, name, fmt="auto", fields=(
+        "event_id: id", "event_time: {path: ts, unit: s}",
+        "features: {x: {path: x, type: numeric}, cat: {path: cat, type: categorical}}",
+        "score: score"))
     src = FileSource(conn, schema, batch_size=7, read_ahead=False)
     batches, bad = [], []
     while (polled := src.poll()) is not None:
