@@ -21,12 +21,13 @@ True
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from driftwatch.cachedir import user_cache_dir
 from driftwatch.errors import ConfigError
 
-__all__ = ["numba_enabled"]
+__all__ = ["compiled", "numba_enabled"]
 
 
 def numba_enabled() -> bool:
@@ -48,6 +49,24 @@ def numba_enabled() -> bool:
         numba.config.CACHE_DIR = str(user_cache_dir("numba"))
     _lean_cache_loads()
     return True
+
+
+def compiled(**options: Any) -> Callable[[Callable[..., Any]], Any]:
+    """A decorator for a compiled loop: numba's ``njit``, releasing the GIL, with numpy's
+    error model and no bounds checks, cached on disk (in memory where no cache folder can
+    be used). ``options`` add to or override those. Only modules imported once numba is
+    known to be installed use it."""
+    import numba
+
+    opts = {"nogil": True, "error_model": "numpy", "boundscheck": False, **options}
+
+    def deco(fn: Callable[..., Any]) -> Any:
+        try:
+            return numba.njit(cache=True, **opts)(fn)
+        except RuntimeError:  # numba found no writable cache location
+            return numba.njit(cache=False, **opts)(fn)
+
+    return deco
 
 
 def _lean_cache_loads() -> None:

@@ -8,11 +8,9 @@ insert costs a few tens of nanoseconds instead of a numpy round per probe step.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import numba
 import numpy as np
+
+from driftwatch.numba_setup import compiled
 
 __all__ = ["first_occurrences", "insert", "probe", "tombstone"]
 
@@ -21,13 +19,7 @@ _TOMB = -2
 _MUL = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _jit(fn: Callable[..., Any]) -> Any:
-    """``njit`` with an on-disk cache, or in memory where no cache folder can be used."""
-    opts = {"nogil": True, "error_model": "numpy", "boundscheck": False}
-    try:
-        return numba.njit(cache=True, **opts)(fn)
-    except RuntimeError:  # numba found no writable cache location
-        return numba.njit(cache=False, **opts)(fn)
+_jit = compiled()
 
 
 @_jit

@@ -11,11 +11,9 @@ counted apart: they are the last bin.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import numba
 import numpy as np
+
+from driftwatch.numba_setup import compiled
 
 __all__ = ["count_rows"]
 
@@ -30,17 +28,7 @@ _GROUP = 32
 _PAD = 24
 
 
-def _jit(**kw: Any) -> Callable[[Any], Any]:
-    """``njit`` with an on-disk cache, or in memory where no cache folder can be used."""
-    opts = {"nogil": True, "error_model": "numpy", "boundscheck": False, **kw}
-
-    def deco(fn: Any) -> Any:
-        try:
-            return numba.njit(cache=True, **opts)(fn)
-        except RuntimeError:  # numba found no writable cache location
-            return numba.njit(cache=False, **opts)(fn)
-
-    return deco
+_jit = compiled
 
 
 # The helper is inlined into ``count_rows`` at numba's IR level: a call would take and
