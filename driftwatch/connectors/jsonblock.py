@@ -1,4 +1,8 @@
-"""Parse many JSON lines at once: a pyarrow fast path, and orjson per line as the reference.
+"""Parse many JSON lines at once: the compiled scanner, a pyarrow fast path, and orjson per
+line as the reference.
+
+Where numba runs, :mod:`driftwatch.connectors.jsonscan` reads the lines first, in one
+compiled pass that releases the GIL; the lines it hands back go on as below.
 
 ``pyarrow.json`` parses a block of lines into columns in C++, reading only the mapped paths
 (an explicit schema), several times faster than building a dict per line. It is used only
@@ -31,6 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from driftwatch.connectors.columns import BAD_PARENT, Problems, describe
+from driftwatch.connectors.jsonscan import Scanner, scanner_for
 from driftwatch.connectors.mapping import FieldPath
 
 __all__ = ["KINDS", "Lines", "ParsedRows", "RowParser"]
@@ -105,30 +110,30 @@ class Lines:
         sub.whole = True  # rows passed the screen: no line breaks inside
         return sub
 
-    def screen(self) -> np.ndarray:
-        """Rows the block parser may take (see the module docstring)."""
+    def screen(self, rows: np.ndarray) -> np.ndarray:
+        """Which of ``rows`` the block parser may take (see the module docstring)."""
         arr = np.frombuffer(self.buf, dtype=np.uint8)
-        n = len(self)
-        if n == 0:
+        starts, ends = self.starts[rows], self.ends[rows]
+        if len(rows) == 0:
             return np.zeros(0, bool)
-        nonempty = self.ends > self.starts
+        nonempty = ends > starts
         ok = nonempty.copy()
-        ok[nonempty] &= arr[self.starts[nonempty]] == _OPEN
-        ok[nonempty] &= arr[self.ends[nonempty] - 1] == _CLOSE
-        ok &= (self.ends - self.starts) <= _MAX_SAFE_LEN
+        ok[nonempty] &= arr[starts[nonempty]] == _OPEN
+        ok[nonempty] &= arr[ends[nonempty] - 1] == _CLOSE
+        ok &= (ends - starts) <= _MAX_SAFE_LEN
         # a one-byte search is a memchr: cheap when the block has no capital N or I at all
         if int(arr.max(initial=0)) >= 0x80:  # pyarrow lets some invalid UTF-8 through
-            for i in np.flatnonzero(ok).tolist():
+            for k in np.flatnonzero(ok).tolist():
                 try:
-                    self.raw(i).decode("utf-8")
+                    self.raw(int(rows[k])).decode("utf-8")
                 except UnicodeDecodeError:
-                    ok[i] = False
+                    ok[k] = False
         if (b"N" in self.buf and b"NaN" in self.buf) or (
             b"I" in self.buf and b"Infinity" in self.buf
         ):
-            for i in np.flatnonzero(ok).tolist():
-                r = self.raw(i)
-                ok[i] = b"NaN" not in r and b"Infinity" not in r
+            for k in np.flatnonzero(ok).tolist():
+                r = self.raw(int(rows[k]))
+                ok[k] = b"NaN" not in r and b"Infinity" not in r
         return ok
 
 
@@ -161,24 +166,34 @@ class RowParser:
         self._learnt = False
         self.fast_rows = 0
         self.slow_rows = 0
+        self._scanner_types: tuple[pa.DataType, ...] | None = None
+        self._scanner_built: Scanner | None = None
 
     # -- public ---------------------------------------------------------------------------
     def parse(self, lines: Lines) -> list[ParsedRows]:
         """Parse every row; the parts come back in no particular order."""
         n = len(lines)
-        everything = np.arange(n)
-        if not (self.block and self.fast_enabled) or n < _FEWEST_FOR_BLOCK:
-            return [self._slow(lines, everything)]
+        rows = np.arange(n)
+        scanner = self._scanner() if self.block and self.fast_enabled else None
+        if n == 0 or (scanner is None and (not (self.block and self.fast_enabled)
+                                          or n < _FEWEST_FOR_BLOCK)):
+            return [self._slow(lines, rows)]
         out: list[ParsedRows] = []
         if not self._learnt:
-            head = everything[:_SMALLEST_BLOCK]
-            out.append(self._slow(lines, head))
-            everything = everything[len(head) :]
-        ok = lines.screen()[everything]
+            out.append(self._slow(lines, rows[:_SMALLEST_BLOCK]))
+            rows = rows[_SMALLEST_BLOCK:]
+            scanner = self._scanner()  # the types just learnt
+        if scanner is not None and rows.size:
+            rows = self._scan(scanner, lines, rows, out)  # the rows it hands back
+        if rows.size < _FEWEST_FOR_BLOCK:
+            if rows.size:
+                out.append(self._slow(lines, rows))
+            return out
+        ok = lines.screen(rows)
         if (~ok).any():
-            out.append(self._slow(lines, everything[~ok]))
+            out.append(self._slow(lines, rows[~ok]))
         if ok.any():
-            self._fast(lines, everything[ok], out)
+            self._fast(lines, rows[ok], out)
         return out
 
     # -- slow path: orjson per line ---------------------------------------------------------
@@ -239,6 +254,29 @@ class RowParser:
                 changed = True
         if changed:
             self.fast_enabled = self._tree() is not None
+
+    # -- fastest path: the compiled scanner ------------------------------------------------
+    def _scanner(self) -> Scanner | None:
+        """The scanner for the paths as typed now (built once per set of types)."""
+        types = tuple(self.types[key] for key in self.fields)
+        if self._scanner_types != types:
+            self._scanner_types = types
+            self._scanner_built = scanner_for(
+                {key: path.parts for key, (path, _) in self.fields.items()}, self.types)
+        return self._scanner_built
+
+    def _scan(self, scanner: Scanner, lines: Lines, rows: np.ndarray,
+              out: list[ParsedRows]) -> np.ndarray:
+        """Scan ``rows``: the rows taken go to ``out``, the rows handed back are returned."""
+        taken, cols = scanner.scan(lines.buf, lines.starts[rows], lines.ends[rows])
+        if len(taken):
+            self.fast_rows += len(taken)
+            out.append(ParsedRows(rows[taken], cols, Problems(len(taken))))
+        if len(taken) == len(rows):
+            return rows[:0]
+        left = np.ones(len(rows), bool)
+        left[taken] = False
+        return rows[left]
 
     # -- fast path: pyarrow per block -------------------------------------------------------
     def _tree(self) -> pa.Schema | None:

@@ -1,0 +1,178 @@
+"""The compiled JSON line scanner: mapped paths straight into Arrow columns, one pass.
+
+For the lines of a block it gives the same columns ``pyarrow.json`` gives with the
+mapped paths as its explicit schema (a float, integer, text, boolean or still-unknown
+column per path), but it walks each line once in compiled code, releasing the GIL,
+and builds nothing else: no table, no struct columns, no Python object per value. A
+line it cannot take exactly as orjson would (see :mod:`driftwatch.connectors._scanloops`)
+is handed back for the block parser or orjson to read; the result never depends on
+which parser took a line.
+
+It runs where numba does (``DRIFTWATCH_KERNEL``, :mod:`driftwatch.numba_setup`); without
+numba :func:`scanner_for` gives ``None`` and blocks go to ``pyarrow.json`` as before.
+
+>>> import numpy as np, pyarrow as pa
+>>> sc = scanner_for({"id": ("id",), "x": ("a", "x")}, {"id": pa.string(), "x": pa.float64()})
+>>> if sc is not None:  # numba installed
+...     buf = b'{"id": "e1", "a": {"x": 2.5}}\\n{"id": "e2", "a": null}\\n{"id": 3}'
+...     ends = np.array([i for i, b in enumerate(buf) if b == 10] + [len(buf)])
+...     taken, cols = sc.scan(buf, np.r_[0, ends[:-1] + 1], ends)
+...     assert taken.tolist() == [0, 1] and cols["x"].to_pylist() == [2.5, None]
+...     assert cols["id"].to_pylist() == ["e1", "e2"]  # line 3's id is not text: handed back
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from driftwatch.numba_setup import numba_enabled
+
+__all__ = ["Scanner", "scanner_for"]
+
+
+@functools.cache
+def _loops() -> ModuleType | None:
+    if not numba_enabled():
+        return None
+    from driftwatch.connectors import _scanloops
+
+    return _scanloops
+
+
+def scanner_for(paths: Mapping[str, tuple[str, ...]],
+                types: Mapping[str, pa.DataType]) -> Scanner | None:
+    """A scanner for ``paths`` (key -> path parts) read as ``types``; ``None`` without
+    numba, for a type it does not build (a list), or where two paths clash (one is the
+    other's parent, or the same path with two types)."""
+    loops = _loops()
+    if loops is None:
+        return None
+    kind_of = {pa.float64(): loops.K_FLOAT, pa.int64(): loops.K_INT,
+               pa.string(): loops.K_TEXT, pa.bool_(): loops.K_BOOL, pa.null(): loops.K_NULL}
+    if any(t not in kind_of for t in types.values()):
+        return None
+    tree: dict[str, Any] = {}
+    leaves: dict[tuple[str, ...], int] = {}
+    col_of: dict[str, int] = {}
+    kinds: list[int] = []
+    for key, parts in paths.items():
+        node = tree
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                return None
+        leaf = parts[-1]
+        if isinstance(node.get(leaf), dict):
+            return None
+        if parts in leaves:
+            if kinds[leaves[parts]] != kind_of[types[key]]:
+                return None
+        else:
+            leaves[parts] = len(kinds)
+            kinds.append(kind_of[types[key]])
+            node[leaf] = leaves[parts]
+        col_of[key] = leaves[parts]
+    return Scanner(loops, tree, col_of, np.array(kinds, dtype=np.int64))
+
+
+class Scanner:
+    """Reads one fixed set of paths; built by :func:`scanner_for`."""
+
+    def __init__(self, loops: ModuleType, tree: dict[str, Any], col_of: dict[str, int],
+                 kinds: np.ndarray) -> None:
+        self._loops = loops
+        self._col_of = col_of
+        self._kinds = kinds
+        self._tree = _flatten(tree)
+        self._text = kinds == loops.K_TEXT
+        self._int = kinds == loops.K_INT
+        self._fv_cols = ~self._text & ~self._int  # doubles, booleans (and unknown: unused)
+        self._slots = np.zeros(len(kinds), np.int64)
+        for group in (self._text, self._int, self._fv_cols):
+            self._slots[group] = np.arange(int(group.sum()))
+
+    def scan(self, buf: bytes, starts: np.ndarray,
+             ends: np.ndarray) -> tuple[np.ndarray, dict[str, pa.Array]]:
+        """Scan the lines ``buf[starts[i]:ends[i]]``: the indices of the lines taken, and
+        each key's column over those lines, in order."""
+        n = len(starts)
+        arr = np.frombuffer(buf, dtype=np.uint8)
+        fv = np.empty((int(self._fv_cols.sum()), n))
+        iv = np.empty((int(self._int.sum()), n), dtype=np.int64)
+        s0 = np.empty((int(self._text.sum()), n), dtype=np.int64)
+        s1 = np.empty_like(s0)
+        valid = np.empty((len(self._kinds), n), dtype=np.uint8)
+        taken = np.empty(n, dtype=np.int64)
+        k = self._loops.scan(arr, np.ascontiguousarray(starts, dtype=np.int64),
+                             np.ascontiguousarray(ends, dtype=np.int64), self._tree,
+                             self._kinds, self._slots, fv, iv, s0, s1, valid, taken)
+        built = [self._column(c, k, arr, fv, iv, s0, s1, valid[c, :k])
+                 for c in range(len(self._kinds))]
+        return taken[:k], {key: built[c] for key, c in self._col_of.items()}
+
+    def _column(self, c: int, k: int, arr: np.ndarray, fv: np.ndarray, iv: np.ndarray,
+                s0: np.ndarray, s1: np.ndarray, valid: np.ndarray) -> pa.Array:
+        loops, kind, slot = self._loops, int(self._kinds[c]), int(self._slots[c])
+        if kind == loops.K_NULL:
+            return pa.nulls(k)
+        nulls = k - int(np.count_nonzero(valid))
+        bitmap = None if nulls == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
+        if kind == loops.K_TEXT:
+            offsets = np.empty(k + 1, dtype=np.int64)
+            data = loops.gather_text(arr, s0[slot, :k], s1[slot, :k], valid, k, offsets)
+            typ = pa.string()
+            if len(data) < 2**31:  # Arrow's text: 32-bit offsets
+                offsets = offsets.astype(np.int32)
+            else:
+                typ = pa.large_string()
+            return pa.Array.from_buffers(typ, k, [bitmap, pa.py_buffer(offsets),
+                                                  pa.py_buffer(data)], null_count=nulls)
+        if kind == loops.K_BOOL:
+            bits = np.packbits(fv[slot, :k] != 0, bitorder="little")
+            return pa.Array.from_buffers(pa.bool_(), k, [bitmap, pa.py_buffer(bits)],
+                                         null_count=nulls)
+        values = iv[slot, :k] if kind == loops.K_INT else fv[slot, :k]
+        typ = pa.int64() if kind == loops.K_INT else pa.float64()
+        return pa.Array.from_buffers(typ, k, [bitmap, pa.py_buffer(np.ascontiguousarray(values))],
+                                     null_count=nulls)
+
+
+def _flatten(tree: dict[str, Any]) -> tuple[np.ndarray, ...]:
+    """The path tree as arrays, breadth first: node ``i``'s children are ``lo[i]:hi[i]``;
+    child ``c`` is named ``keys[koff[c]:koff[c] + klen[c]]`` (UTF-8) and is either node
+    ``cnode[c]`` or column ``ccol[c]`` (the other is -1)."""
+    nodes = [tree]
+    lo: list[int] = []
+    hi: list[int] = []
+    koff: list[int] = []
+    klen: list[int] = []
+    cnode: list[int] = []
+    ccol: list[int] = []
+    keys = bytearray()
+    i = 0
+    while i < len(nodes):
+        lo.append(len(koff))
+        for name, sub in nodes[i].items():
+            raw = name.encode()
+            koff.append(len(keys))
+            klen.append(len(raw))
+            keys += raw
+            if isinstance(sub, dict):
+                cnode.append(len(nodes))
+                ccol.append(-1)
+                nodes.append(sub)
+            else:
+                cnode.append(-1)
+                ccol.append(sub)
+        hi.append(len(koff))
+        i += 1
+    as_int = functools.partial(np.array, dtype=np.int64)
+    return (as_int(lo), as_int(hi), as_int(koff), as_int(klen),
+            np.frombuffer(bytes(keys) or b"\0", dtype=np.uint8).copy(), as_int(cnode),
+            as_int(ccol))
