@@ -42,10 +42,9 @@ _NULL = np.frombuffer(b"null", dtype=np.uint8)
 def _ws(buf, p, end):  # type: ignore[no-untyped-def]
     while p < end:
         c = buf[p]
-        if c == 32 or c == 9 or c == 13 or c == 10:
-            p += 1
-        else:
+        if c > 32 or not (c == 32 or c == 9 or c == 13 or c == 10):
             break
+        p += 1
     return p
 
 
@@ -231,19 +230,19 @@ def _leaf(buf, p, end, kind, col, slot, k, fv, iv, s0, s1, valid):  # type: igno
         q, qe, fl = _text(buf, p + 1, end)
         if fl != 0:
             return -1
-        s0[slot, k] = p + 1
-        s1[slot, k] = qe
-        valid[col, k] = 1
+        s0[k, slot] = p + 1
+        s1[k, slot] = qe
+        valid[k, col] = 1
         return q
     if kind == K_BOOL:
         q = _lit(buf, p, end, _TRUE)
         if q >= 0:
-            fv[slot, k] = 1.0
+            fv[k, slot] = 1.0
         else:
             q = _lit(buf, p, end, _FALSE)
-            fv[slot, k] = 0.0
+            fv[k, slot] = 0.0
         if q >= 0:
-            valid[col, k] = 1
+            valid[k, col] = 1
         return q
     if kind == K_NULL:
         return -1  # only null is taken
@@ -253,12 +252,12 @@ def _leaf(buf, p, end, kind, col, slot, k, fv, iv, s0, s1, valid):  # type: igno
     if status != 0:
         return -1
     if kind == K_FLOAT:
-        fv[slot, k] = v
+        fv[k, slot] = v
     else:
         if not is_int:
             return -1
-        iv[slot, k] = iv_
-    valid[col, k] = 1
+        iv[k, slot] = iv_
+    valid[k, col] = 1
     return q
 
 
@@ -391,9 +390,10 @@ def scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken):  
     """Scan the lines ``buf[starts[i]:ends[i]]``; the lines taken fill rows 0, 1, ... of the
     column arrays and ``taken`` holds their indices. Returns how many were taken.
 
-    Column ``c`` (of kind ``kinds[c]``) has row ``slots[c]`` of ``fv`` (doubles and
-    booleans), ``iv`` (integers) or ``s0``/``s1`` (a text's span in ``buf``); ``valid[c]``
-    says which of its cells hold a value (the others are null or absent)."""
+    Column ``c`` (of kind ``kinds[c]``) is column ``slots[c]`` of ``fv`` (doubles and
+    booleans), ``iv`` (integers) or ``s0``/``s1`` (a text's span in ``buf``); ``valid[:, c]``
+    says which of its cells hold a value (the others are null or absent). Every array has
+    a row per line, so a line's values are written close together."""
     seen = np.zeros(max(tree[2].size, 1), np.int64)
     st_node = np.empty(MAX_DEPTH + 1, np.int64)
     st_arr = np.empty(MAX_DEPTH + 1, np.uint8)
@@ -401,7 +401,7 @@ def scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken):  
     k = 0
     for r in range(starts.size):
         for col in range(n_cols):
-            valid[col, k] = 0
+            valid[k, col] = 0
         if _row(buf, starts[r], ends[r], k, r + 1, tree, kinds, slots, fv, iv, s0, s1, valid, seen,
                 st_node, st_arr):
             taken[k] = r

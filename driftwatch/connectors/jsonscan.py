@@ -103,16 +103,18 @@ class Scanner:
         each key's column over those lines, in order."""
         n = len(starts)
         arr = np.frombuffer(buf, dtype=np.uint8)
-        fv = np.empty((int(self._fv_cols.sum()), n))
-        iv = np.empty((int(self._int.sum()), n), dtype=np.int64)
-        s0 = np.empty((int(self._text.sum()), n), dtype=np.int64)
+        # a row per line: a line's cells are written side by side (a column per array
+        # row would write to as many distant pages per line as there are columns)
+        fv = np.empty((n, int(self._fv_cols.sum())))
+        iv = np.empty((n, int(self._int.sum())), dtype=np.int64)
+        s0 = np.empty((n, int(self._text.sum())), dtype=np.int64)
         s1 = np.empty_like(s0)
-        valid = np.empty((len(self._kinds), n), dtype=np.uint8)
+        valid = np.empty((n, len(self._kinds)), dtype=np.uint8)
         taken = np.empty(n, dtype=np.int64)
         k = self._loops.scan(arr, np.ascontiguousarray(starts, dtype=np.int64),
                              np.ascontiguousarray(ends, dtype=np.int64), self._tree,
                              self._kinds, self._slots, fv, iv, s0, s1, valid, taken)
-        built = [self._column(c, k, arr, fv, iv, s0, s1, valid[c, :k])
+        built = [self._column(c, k, arr, fv, iv, s0, s1, np.ascontiguousarray(valid[:k, c]))
                  for c in range(len(self._kinds))]
         return taken[:k], {key: built[c] for key, c in self._col_of.items()}
 
@@ -125,7 +127,7 @@ class Scanner:
         bitmap = None if nulls == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
         if kind == loops.K_TEXT:
             offsets = np.empty(k + 1, dtype=np.int64)
-            data = loops.gather_text(arr, s0[slot, :k], s1[slot, :k], valid, k, offsets)
+            data = loops.gather_text(arr, s0[:k, slot], s1[:k, slot], valid, k, offsets)
             typ = pa.string()
             if len(data) < 2**31:  # Arrow's text: 32-bit offsets
                 offsets = offsets.astype(np.int32)
@@ -134,10 +136,10 @@ class Scanner:
             return pa.Array.from_buffers(typ, k, [bitmap, pa.py_buffer(offsets),
                                                   pa.py_buffer(data)], null_count=nulls)
         if kind == loops.K_BOOL:
-            bits = np.packbits(fv[slot, :k] != 0, bitorder="little")
+            bits = np.packbits(fv[:k, slot] != 0, bitorder="little")
             return pa.Array.from_buffers(pa.bool_(), k, [bitmap, pa.py_buffer(bits)],
                                          null_count=nulls)
-        values = iv[slot, :k] if kind == loops.K_INT else fv[slot, :k]
+        values = iv[:k, slot] if kind == loops.K_INT else fv[:k, slot]
         typ = pa.int64() if kind == loops.K_INT else pa.float64()
         return pa.Array.from_buffers(typ, k, [bitmap, pa.py_buffer(np.ascontiguousarray(values))],
                                      null_count=nulls)
