@@ -25,13 +25,16 @@ import numpy as np
 
 from driftwatch.numba_setup import compiled
 
-__all__ = ["K_BOOL", "K_FLOAT", "K_INT", "K_NULL", "K_TEXT", "MAX_DEPTH", "gather_text", "scan"]
+__all__ = ["FNV_BASIS", "FNV_PRIME", "K_BOOL", "K_FLOAT", "K_INT", "K_NULL", "K_TEXT", "MAX_DEPTH",
+           "gather_text", "scan"]
 
 K_FLOAT, K_INT, K_TEXT, K_BOOL, K_NULL = 0, 1, 2, 3, 4
 #: Deeper nesting is refused (orjson's limit is 1024)
 MAX_DEPTH = 512
 _POW10 = np.array([10.0**i for i in range(23)])
 _EXACT = 1 << 53
+FNV_BASIS = np.uint64(0xCBF29CE484222325)
+FNV_PRIME = np.uint64(0x100000001B3)
 _jit = compiled(inline="always")
 _TRUE = np.frombuffer(b"true", dtype=np.uint8)
 _FALSE = np.frombuffer(b"false", dtype=np.uint8)
@@ -201,6 +204,51 @@ def _number(buf, p, end):  # type: ignore[no-untyped-def]
 
 
 @_jit
+def _skip_number(buf, p, end):  # type: ignore[no-untyped-def]
+    """Validate an unmapped JSON number at ``p``: the position after it, or -1 (not a
+    number, or an exponent that might make orjson's double infinite: not judged here)."""
+    if p < end and buf[p] == 45:
+        p += 1
+    if p >= end:
+        return -1
+    c = buf[p]
+    nd = 0
+    if c == 48:
+        p += 1
+    elif 49 <= c <= 57:
+        q = p
+        while p < end and 48 <= buf[p] <= 57:
+            p += 1
+        nd = p - q
+    else:
+        return -1
+    if p < end and buf[p] == 46:
+        p += 1
+        q = p
+        while p < end and 48 <= buf[p] <= 57:
+            p += 1
+        if p == q:
+            return -1
+    if p < end and (buf[p] == 101 or buf[p] == 69):
+        p += 1
+        eneg = False
+        if p < end and (buf[p] == 43 or buf[p] == 45):
+            eneg = buf[p] == 45
+            p += 1
+        e = 0
+        q = p
+        while p < end and 48 <= buf[p] <= 57:
+            if e < 100000:
+                e = e * 10 + (buf[p] - 48)
+            p += 1
+        if p == q or (not eneg and e + nd > 300) or (eneg and e > 300):
+            return -1
+    elif nd > 300:
+        return -1
+    return p
+
+
+@_jit
 def _scalar(buf, p, end):  # type: ignore[no-untyped-def]
     """Validate an unmapped scalar at ``p``: the position after it, or -1."""
     c = buf[p]
@@ -213,8 +261,7 @@ def _scalar(buf, p, end):  # type: ignore[no-untyped-def]
         return _lit(buf, p, end, _FALSE)
     if c == 110:
         return _lit(buf, p, end, _NULL)
-    q, status, _, _, _ = _number(buf, p, end)
-    return -1 if status < 0 else q
+    return _skip_number(buf, p, end)
 
 
 @_jit
@@ -262,29 +309,37 @@ def _leaf(buf, p, end, kind, col, slot, k, fv, iv, s0, s1, valid):  # type: igno
 
 
 @_jit
-def _key(buf, ks, kl, node, lo, hi, koff, klen, keys):  # type: ignore[no-untyped-def]
-    """The child of tree ``node`` named by ``buf[ks:ks+kl]``, or -1."""
-    if node < 0:
-        return -1
-    for ch in range(lo[node], hi[node]):
-        if klen[ch] != kl:
-            continue
-        o = koff[ch]
-        same = True
-        for t in range(kl):
-            if keys[o + t] != buf[ks + t]:
-                same = False
-                break
-        if same:
-            return ch
-    return -1
+def _key(buf, ks, kl, node, hoff, hmask, htab, koff, klen, keys):  # type: ignore[no-untyped-def]
+    """The child of tree ``node`` named by ``buf[ks:ks+kl]``, or -1: FNV-1a of the name,
+    then linear probing in the node's slice of ``htab`` (a power of two, at most half
+    full), so an object of hundreds of mapped keys costs no more per key than one of few."""
+    h = FNV_BASIS
+    for t in range(kl):
+        h = (h ^ np.uint64(buf[ks + t])) * FNV_PRIME
+    mask = hmask[node]
+    slot = np.int64(h & np.uint64(mask))
+    base = hoff[node]
+    while True:
+        ch = htab[base + slot]
+        if ch < 0:
+            return -1
+        if klen[ch] == kl:
+            o = koff[ch]
+            same = True
+            for t in range(kl):
+                if keys[o + t] != buf[ks + t]:
+                    same = False
+                    break
+            if same:
+                return ch
+        slot = (slot + 1) & mask
 
 
 @_jit
 def _row(buf, p, end, k, mark, tree, kinds, slots, fv, iv, s0, s1, valid, seen, st_node,  # type: ignore[no-untyped-def]
          st_arr):
     """Parse one line at ``buf[p:end]`` into row ``k``: True when taken."""
-    lo, hi, koff, klen, keys, cnode, ccol = tree
+    hoff, hmask, htab, koff, klen, keys, cnode, ccol = tree
     p = _ws(buf, p, end)
     if p >= end or buf[p] != 123:
         return False
@@ -336,7 +391,8 @@ def _row(buf, p, end, k, mark, tree, kinds, slots, fv, iv, s0, s1, valid, seen, 
             if st_node[depth] >= 0:
                 if fl != 0:
                     return False  # an escaped key might name a mapped path
-                child = _key(buf, p + 1, qe - p - 1, st_node[depth], lo, hi, koff, klen, keys)
+                child = _key(buf, p + 1, qe - p - 1, st_node[depth], hoff, hmask, htab, koff,
+                             klen, keys)
             p = _ws(buf, q, end)
             if p >= end or buf[p] != 58:
                 return False
@@ -394,7 +450,7 @@ def scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken):  
     booleans), ``iv`` (integers) or ``s0``/``s1`` (a text's span in ``buf``); ``valid[:, c]``
     says which of its cells hold a value (the others are null or absent). Every array has
     a row per line, so a line's values are written close together."""
-    seen = np.zeros(max(tree[2].size, 1), np.int64)
+    seen = np.zeros(max(tree[3].size, 1), np.int64)
     st_node = np.empty(MAX_DEPTH + 1, np.int64)
     st_arr = np.empty(MAX_DEPTH + 1, np.uint8)
     n_cols = kinds.size

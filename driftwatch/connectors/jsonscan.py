@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from driftwatch.numba_setup import numba_enabled
 
-__all__ = ["Scanner", "scanner_for"]
+__all__ = ["Scanner", "fnv1a", "scanner_for"]
 
 
 @functools.cache
@@ -145,13 +145,23 @@ class Scanner:
                                      null_count=nulls)
 
 
+def fnv1a(raw: bytes) -> int:
+    """64-bit FNV-1a, as the scanner hashes a key's bytes."""
+    h = 0xCBF29CE484222325
+    for b in raw:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
 def _flatten(tree: dict[str, Any]) -> tuple[np.ndarray, ...]:
-    """The path tree as arrays, breadth first: node ``i``'s children are ``lo[i]:hi[i]``;
-    child ``c`` is named ``keys[koff[c]:koff[c] + klen[c]]`` (UTF-8) and is either node
-    ``cnode[c]`` or column ``ccol[c]`` (the other is -1)."""
+    """The path tree as arrays, breadth first. Node ``i``'s children are found through
+    its hash table ``htab[hoff[i]:hoff[i] + hmask[i] + 1]`` (child indices, -1 empty, by
+    :func:`fnv1a` of the name); child ``c`` is named ``keys[koff[c]:koff[c] + klen[c]]``
+    (UTF-8) and is either node ``cnode[c]`` or column ``ccol[c]`` (the other is -1)."""
     nodes = [tree]
-    lo: list[int] = []
-    hi: list[int] = []
+    hoff: list[int] = []
+    hmask: list[int] = []
+    htab: list[int] = []
     koff: list[int] = []
     klen: list[int] = []
     cnode: list[int] = []
@@ -159,9 +169,14 @@ def _flatten(tree: dict[str, Any]) -> tuple[np.ndarray, ...]:
     keys = bytearray()
     i = 0
     while i < len(nodes):
-        lo.append(len(koff))
+        size = 1 << max(1, (2 * len(nodes[i])).bit_length())  # at most half full
+        table = [-1] * size
         for name, sub in nodes[i].items():
             raw = name.encode()
+            slot = fnv1a(raw) & (size - 1)
+            while table[slot] >= 0:
+                slot = (slot + 1) & (size - 1)
+            table[slot] = len(koff)
             koff.append(len(keys))
             klen.append(len(raw))
             keys += raw
@@ -172,9 +187,11 @@ def _flatten(tree: dict[str, Any]) -> tuple[np.ndarray, ...]:
             else:
                 cnode.append(-1)
                 ccol.append(sub)
-        hi.append(len(koff))
+        hoff.append(len(htab))
+        hmask.append(size - 1)
+        htab += table
         i += 1
     as_int = functools.partial(np.array, dtype=np.int64)
-    return (as_int(lo), as_int(hi), as_int(koff), as_int(klen),
+    return (as_int(hoff), as_int(hmask), as_int(htab), as_int(koff), as_int(klen),
             np.frombuffer(bytes(keys) or b"\0", dtype=np.uint8).copy(), as_int(cnode),
             as_int(ccol))

@@ -290,3 +290,16 @@ def test_types_it_cannot_build_give_no_scanner() -> None:
     assert scanner_for({"a": ("a",), "b": ("a", "b")}, {"a": pa.float64(),
                                                        "b": pa.float64()}) is None
     assert scanner_for({"a": ("a",), "b": ("a",)}, {"a": pa.float64(), "b": pa.string()}) is None
+
+
+def test_an_object_of_hundreds_of_mapped_keys() -> None:
+    """Every key found through the node's hash table, colliding or not, in any order."""
+    names = [f"f{i}" for i in range(300)] + ["", "é", "f1 ", "F1"]
+    sc = scanner_for({n: ("o", n) for n in names}, {n: pa.float64() for n in names})
+    assert sc is not None
+    rec = {"o": {n: float(i) for i, n in enumerate(reversed(names))}}
+    rec["o"]["unmapped"] = 1.0
+    line = orjson.dumps(rec)
+    taken, cols = sc.scan(line, np.array([0]), np.array([len(line)]))
+    assert taken.tolist() == [0]
+    assert {n: cols[n].to_pylist()[0] for n in names} == {n: rec["o"][n] for n in names}
