@@ -6,9 +6,12 @@ On a generated JSONL stream (scenario ``large``, 1M predictions by default, writ
 
 * ``orjson.loads`` per line (lines already split, in memory): the floor of per-line parsing;
 * ``pyarrow.json.read_json`` on the whole file, inferring types, and with an explicit schema
-  of the mapped paths (what the decoder's block parser does);
+  of the mapped paths (what the decoder's block parser does with the lines its compiled
+  scanner hands back, and with every line where numba does not run);
 * ``Decoder.decode_block`` on in-memory blocks of ``--batch-size`` lines, block parser on
-  and off (``block_parse=False`` reads every line with orjson);
+  and off (``block_parse=False`` reads every line with orjson); the block parser starts
+  with the compiled scanner where numba runs (``DRIFTWATCH_KERNEL=numpy`` to compare
+  without it);
 * ``FileSource`` end to end on the predictions file alone, and merged with its outcomes;
 * with ``--candidates``, other ways to get the mapped paths' values out of the same blocks
   (the measurement behind the decoder's choice of parser): orjson per line and on a joined
