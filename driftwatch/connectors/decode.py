@@ -140,11 +140,14 @@ def _without(vals: pa.Array, missing: frozenset[str], lenient: bool) -> pa.Array
 class Decoder:
     """Decodes one stream's records with its :class:`StreamMapping` into ``schema`` columns.
 
-    ``block_parse=False`` reads every JSON line with orjson (slower; the same result).
+    ``block_parse=False`` reads every JSON line with orjson (slower; the same result);
+    ``scan=False`` leaves out the compiled scanner, so blocks go to pyarrow (the same
+    result again).
     """
 
     def __init__(
-        self, mapping: StreamMapping, schema: FeatureSchema, *, block_parse: bool = True
+        self, mapping: StreamMapping, schema: FeatureSchema, *, block_parse: bool = True,
+        scan: bool = True,
     ) -> None:
         self.mapping = mapping.resolve(schema)
         self.schema = schema
@@ -185,12 +188,18 @@ class Decoder:
         for name, p in m.metrics:
             fields[f"metric:{name}"] = (p, "number")
         self.fields = fields
-        self._parser = RowParser(fields, block=block_parse)
+        self._parser = RowParser(fields, block=block_parse, scan=scan)
 
     @property
     def rows_block_parsed(self) -> int:
-        """Rows the pyarrow block parser took so far (the rest went line by line)."""
+        """Rows the block parsers (the scanner, pyarrow) took so far (the rest went line by
+        line)."""
         return self._parser.fast_rows
+
+    @property
+    def rows_scanned(self) -> int:
+        """Rows the compiled scanner took so far."""
+        return self._parser.scanned_rows
 
     # -- entry points -----------------------------------------------------------------------
     def decode(

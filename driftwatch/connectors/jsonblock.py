@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from driftwatch.connectors.columns import BAD_PARENT, Problems, describe
-from driftwatch.connectors.jsonscan import Scanner, scanner_for
+from driftwatch.connectors.jsonscan import Scanner, scanner_for, scanner_settled
 from driftwatch.connectors.mapping import FieldPath
 
 __all__ = ["KINDS", "Lines", "ParsedRows", "RowParser"]
@@ -149,9 +149,11 @@ class ParsedRows:
 class RowParser:
     """Parses rows to raw columns for a fixed set of paths, learning types as it goes."""
 
-    def __init__(self, fields: Mapping[str, tuple[FieldPath, str]], *, block: bool = True) -> None:
+    def __init__(self, fields: Mapping[str, tuple[FieldPath, str]], *, block: bool = True,
+                 scan: bool = True) -> None:
         self.fields = dict(fields)
         self.block = block  # False: every line through orjson (the reference path)
+        self.scan = scan  # False: no compiled scanner, pyarrow first
         self.types: dict[str, pa.DataType] = {}
         for key, (_, kind) in self.fields.items():
             if kind == "number" or kind in ("time:s", "time:ms"):
@@ -166,6 +168,7 @@ class RowParser:
         self._learnt = False
         self.fast_rows = 0
         self.slow_rows = 0
+        self.scanned_rows = 0
         self._scanner_types: tuple[pa.DataType, ...] | None = None
         self._scanner_built: Scanner | None = None
 
@@ -258,11 +261,14 @@ class RowParser:
     # -- fastest path: the compiled scanner ------------------------------------------------
     def _scanner(self) -> Scanner | None:
         """The scanner for the paths as typed now (built once per set of types)."""
+        if not self.scan:
+            return None
         types = tuple(self.types[key] for key in self.fields)
         if self._scanner_types != types:
-            self._scanner_types = types
             self._scanner_built = scanner_for(
                 {key: path.parts for key, (path, _) in self.fields.items()}, self.types)
+            if self._scanner_built is not None or scanner_settled():  # else: asked again
+                self._scanner_types = types
         return self._scanner_built
 
     def _scan(self, scanner: Scanner, lines: Lines, rows: np.ndarray,
@@ -271,6 +277,7 @@ class RowParser:
         taken, cols = scanner.scan(lines.buf, lines.starts[rows], lines.ends[rows])
         if len(taken):
             self.fast_rows += len(taken)
+            self.scanned_rows += len(taken)
             out.append(ParsedRows(rows[taken], cols, Problems(len(taken))))
         if len(taken) == len(rows):
             return rows[:0]

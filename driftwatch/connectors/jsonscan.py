@@ -8,11 +8,13 @@ line it cannot take exactly as orjson would (see :mod:`driftwatch.connectors._sc
 is handed back for the block parser or orjson to read; the result never depends on
 which parser took a line.
 
-It runs where numba does (``DRIFTWATCH_KERNEL``, :mod:`driftwatch.numba_setup`); without
-numba :func:`scanner_for` gives ``None`` and blocks go to ``pyarrow.json`` as before.
+It runs where numba does (``DRIFTWATCH_KERNEL``, :mod:`driftwatch.numba_setup`), once its
+loops have loaded on a background thread (see :func:`_loops`); until then, and without
+numba, :func:`scanner_for` gives ``None`` and blocks go to ``pyarrow.json`` as before.
 
 >>> import numpy as np, pyarrow as pa
->>> sc = scanner_for({"id": ("id",), "x": ("a", "x")}, {"id": pa.string(), "x": pa.float64()})
+>>> sc = scanner_for({"id": ("id",), "x": ("a", "x")}, {"id": pa.string(), "x": pa.float64()},
+...                  wait=True)
 >>> if sc is not None:  # numba installed
 ...     buf = b'{"id": "e1", "a": {"x": 2.5}}\\n{"id": "e2", "a": null}\\n{"id": 3}'
 ...     ends = np.array([i for i, b in enumerate(buf) if b == 10] + [len(buf)])
@@ -24,6 +26,8 @@ numba :func:`scanner_for` gives ``None`` and blocks go to ``pyarrow.json`` as be
 from __future__ import annotations
 
 import functools
+import logging
+import threading
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
@@ -33,26 +37,75 @@ import pyarrow as pa
 
 from driftwatch.numba_setup import numba_enabled
 
-__all__ = ["Scanner", "fnv1a", "scanner_for"]
+__all__ = ["Scanner", "fnv1a", "scanner_for", "scanner_settled"]
+
+log = logging.getLogger(__name__)
 
 
-@functools.cache
-def _loops() -> ModuleType | None:
-    if not numba_enabled():
-        return None
-    from driftwatch.connectors import _scanloops
+_LOAD: dict[str, Any] = {}  # "thread": the loader, "loops": the module once it runs
+_LOCK = threading.Lock()
+# the smallest block of every kind of column: loading the loops runs each signature once
+_WARM_UP = (b'{"t": "a", "f": 1.5, "i": 2, "b": true, "n": null}',
+            {"t": ("t",), "f": ("f",), "i": ("i",), "b": ("b",), "n": ("n",)},
+            {"t": pa.string(), "f": pa.float64(), "i": pa.int64(), "b": pa.bool_(),
+             "n": pa.null()})
 
-    return _scanloops
+
+def _loops(wait: bool = False) -> ModuleType | None:
+    """The compiled loops once they run, else ``None`` (numba off, or still loading).
+
+    The first call starts loading them on a daemon thread: a cache load takes a tenth of
+    a second, but a machine whose numba cache does not hold them yet compiles them for
+    15 to 30 s, and a replay or a daemon should not stand still meanwhile: until they run,
+    blocks go to the other parsers, which give the same batches. ``wait`` waits for them.
+    """
+    with _LOCK:
+        thread = _LOAD.get("thread")
+        if thread is None:
+            if not numba_enabled():
+                return None
+            thread = _LOAD["thread"] = threading.Thread(
+                target=_load, name="driftwatch-json-scanner", daemon=True)
+            thread.start()
+    if wait:
+        thread.join()
+    return _LOAD.get("loops")
 
 
-def scanner_for(paths: Mapping[str, tuple[str, ...]],
-                types: Mapping[str, pa.DataType]) -> Scanner | None:
+def scanner_settled() -> bool:
+    """True once :func:`scanner_for` gives its final answer for a set of types: numba off,
+    or the loops loaded (or failed to)."""
+    thread = _LOAD.get("thread")
+    return not numba_enabled() if thread is None else not thread.is_alive()
+
+
+def _load() -> None:
+    from driftwatch.connectors import _scanloops as loops
+
+    line, paths, types = _WARM_UP
+    try:
+        built = _build(loops, paths, types)
+        assert built is not None
+        built.scan(line, np.zeros(1, np.int64), np.array([len(line)], np.int64))
+    except Exception:  # numba could not build them: the other parsers read every block
+        log.warning("the compiled JSON scanner could not be loaded; JSON is parsed by "
+                    "pyarrow and orjson instead", exc_info=True)
+        return
+    _LOAD["loops"] = loops
+
+
+def scanner_for(paths: Mapping[str, tuple[str, ...]], types: Mapping[str, pa.DataType], *,
+                wait: bool = False) -> Scanner | None:
     """A scanner for ``paths`` (key -> path parts) read as ``types``; ``None`` without
-    numba, for a type it does not build (a list), or where two paths clash (one is the
-    other's parent, or the same path with two types)."""
-    loops = _loops()
-    if loops is None:
-        return None
+    numba, while its loops load (``wait`` waits for them), for a type it does not build
+    (a list), or where two paths clash (one is the other's parent, or the same path with
+    two types)."""
+    loops = _loops(wait)
+    return None if loops is None else _build(loops, paths, types)
+
+
+def _build(loops: ModuleType, paths: Mapping[str, tuple[str, ...]],
+           types: Mapping[str, pa.DataType]) -> Scanner | None:
     kind_of = {pa.float64(): loops.K_FLOAT, pa.int64(): loops.K_INT,
                pa.string(): loops.K_TEXT, pa.bool_(): loops.K_BOOL, pa.null(): loops.K_NULL}
     if any(t not in kind_of for t in types.values()):

@@ -30,7 +30,7 @@ _ABSENT = object()
 
 
 def scanner() -> Any:
-    sc = scanner_for(PATHS, TYPES)
+    sc = scanner_for(PATHS, TYPES, wait=True)
     assert sc is not None, "numba is a development dependency: the scanner must build"
     return sc
 
@@ -286,7 +286,7 @@ def test_a_line_of_any_length_is_scanned() -> None:
 
 
 def test_types_it_cannot_build_give_no_scanner() -> None:
-    assert scanner_for({"p": ("p",)}, {"p": pa.list_(pa.float64())}) is None
+    assert scanner_for({"p": ("p",)}, {"p": pa.list_(pa.float64())}, wait=True) is None
     assert scanner_for({"a": ("a",), "b": ("a", "b")}, {"a": pa.float64(),
                                                        "b": pa.float64()}) is None
     assert scanner_for({"a": ("a",), "b": ("a",)}, {"a": pa.float64(), "b": pa.string()}) is None
@@ -295,7 +295,8 @@ def test_types_it_cannot_build_give_no_scanner() -> None:
 def test_an_object_of_hundreds_of_mapped_keys() -> None:
     """Every key found through the node's hash table, colliding or not, in any order."""
     names = [f"f{i}" for i in range(300)] + ["", "é", "f1 ", "F1"]
-    sc = scanner_for({n: ("o", n) for n in names}, {n: pa.float64() for n in names})
+    sc = scanner_for({n: ("o", n) for n in names}, {n: pa.float64() for n in names},
+                     wait=True)
     assert sc is not None
     rec = {"o": {n: float(i) for i, n in enumerate(reversed(names))}}
     rec["o"]["unmapped"] = 1.0
