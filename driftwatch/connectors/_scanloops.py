@@ -25,16 +25,16 @@ import numpy as np
 
 from driftwatch.numba_setup import compiled
 
-__all__ = ["FNV_BASIS", "FNV_PRIME", "K_BOOL", "K_FLOAT", "K_INT", "K_NULL", "K_TEXT", "MAX_DEPTH",
-           "gather_text", "scan"]
+__all__ = ["K_BOOL", "K_FLOAT", "K_INT", "K_NULL", "K_TEXT", "MAX_DEPTH", "gather_text", "scan"]
 
 K_FLOAT, K_INT, K_TEXT, K_BOOL, K_NULL = 0, 1, 2, 3, 4
 #: Deeper nesting is refused (orjson's limit is 1024)
 MAX_DEPTH = 512
 _POW10 = np.array([10.0**i for i in range(23)])
 _EXACT = 1 << 53
-FNV_BASIS = np.uint64(0xCBF29CE484222325)
-FNV_PRIME = np.uint64(0x100000001B3)
+# 64-bit FNV-1a, as jsonscan.fnv1a hashes the names when it builds the tables
+_FNV_BASIS = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
 _jit = compiled(inline="always")
 _TRUE = np.frombuffer(b"true", dtype=np.uint8)
 _FALSE = np.frombuffer(b"false", dtype=np.uint8)
@@ -204,51 +204,6 @@ def _number(buf, p, end):  # type: ignore[no-untyped-def]
 
 
 @_jit
-def _skip_number(buf, p, end):  # type: ignore[no-untyped-def]
-    """Validate an unmapped JSON number at ``p``: the position after it, or -1 (not a
-    number, or an exponent that might make orjson's double infinite: not judged here)."""
-    if p < end and buf[p] == 45:
-        p += 1
-    if p >= end:
-        return -1
-    c = buf[p]
-    nd = 0
-    if c == 48:
-        p += 1
-    elif 49 <= c <= 57:
-        q = p
-        while p < end and 48 <= buf[p] <= 57:
-            p += 1
-        nd = p - q
-    else:
-        return -1
-    if p < end and buf[p] == 46:
-        p += 1
-        q = p
-        while p < end and 48 <= buf[p] <= 57:
-            p += 1
-        if p == q:
-            return -1
-    if p < end and (buf[p] == 101 or buf[p] == 69):
-        p += 1
-        eneg = False
-        if p < end and (buf[p] == 43 or buf[p] == 45):
-            eneg = buf[p] == 45
-            p += 1
-        e = 0
-        q = p
-        while p < end and 48 <= buf[p] <= 57:
-            if e < 100000:
-                e = e * 10 + (buf[p] - 48)
-            p += 1
-        if p == q or (not eneg and e + nd > 300) or (eneg and e > 300):
-            return -1
-    elif nd > 300:
-        return -1
-    return p
-
-
-@_jit
 def _scalar(buf, p, end):  # type: ignore[no-untyped-def]
     """Validate an unmapped scalar at ``p``: the position after it, or -1."""
     c = buf[p]
@@ -261,12 +216,13 @@ def _scalar(buf, p, end):  # type: ignore[no-untyped-def]
         return _lit(buf, p, end, _FALSE)
     if c == 110:
         return _lit(buf, p, end, _NULL)
-    return _skip_number(buf, p, end)
+    q, status, _, _, _ = _number(buf, p, end)
+    return -1 if status < 0 else q
 
 
 @_jit
 def _leaf(buf, p, end, kind, col, slot, k, fv, iv, s0, s1, valid):  # type: ignore[no-untyped-def]
-    """Read a mapped value of ``kind`` at ``p`` into row ``k`` of column ``col`` (row
+    """Read a mapped value of ``kind`` at ``p`` into row ``k`` of column ``col`` (column
     ``slot`` of the arrays for its kind): the position after it, or -1 (refused)."""
     c = buf[p]
     if c == 110:
@@ -313,9 +269,9 @@ def _key(buf, ks, kl, node, hoff, hmask, htab, koff, klen, keys):  # type: ignor
     """The child of tree ``node`` named by ``buf[ks:ks+kl]``, or -1: FNV-1a of the name,
     then linear probing in the node's slice of ``htab`` (a power of two, at most half
     full), so an object of hundreds of mapped keys costs no more per key than one of few."""
-    h = FNV_BASIS
+    h = _FNV_BASIS
     for t in range(kl):
-        h = (h ^ np.uint64(buf[ks + t])) * FNV_PRIME
+        h = (h ^ np.uint64(buf[ks + t])) * _FNV_PRIME
     mask = hmask[node]
     slot = np.int64(h & np.uint64(mask))
     base = hoff[node]

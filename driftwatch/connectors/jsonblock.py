@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from driftwatch.connectors.columns import BAD_PARENT, Problems, describe
-from driftwatch.connectors.jsonscan import Scanner, scanner_for, scanner_settled
+from driftwatch.connectors.jsonscan import Scanner, path_tree, scanner_for, scanner_settled
 from driftwatch.connectors.mapping import FieldPath
 
 __all__ = ["KINDS", "Lines", "ParsedRows", "RowParser"]
@@ -152,6 +152,7 @@ class RowParser:
     def __init__(self, fields: Mapping[str, tuple[FieldPath, str]], *, block: bool = True,
                  scan: bool = True) -> None:
         self.fields = dict(fields)
+        self._paths = {key: path.parts for key, (path, _) in self.fields.items()}
         self.block = block  # False: every line through orjson (the reference path)
         self.scan = scan  # False: no compiled scanner, pyarrow first
         self.types: dict[str, pa.DataType] = {}
@@ -177,7 +178,7 @@ class RowParser:
         """Parse every row; the parts come back in no particular order."""
         n = len(lines)
         rows = np.arange(n)
-        scanner = self._scanner() if self.block and self.fast_enabled else None
+        scanner = self._scanner()
         if n == 0 or (scanner is None and (not (self.block and self.fast_enabled)
                                           or n < _FEWEST_FOR_BLOCK)):
             return [self._slow(lines, rows)]
@@ -230,7 +231,7 @@ class RowParser:
             m = np.zeros(n, bool)
             m[list(not_obj)] = True
             prob.flag(m, "not_an_object", not_obj.__getitem__)
-        cols = _extract_all(objs, {key: path.parts for key, (path, _) in self.fields.items()})
+        cols = _extract_all(objs, self._paths)
         self._learn(cols)
         return ParsedRows(rows, cols, prob)
 
@@ -261,12 +262,11 @@ class RowParser:
     # -- fastest path: the compiled scanner ------------------------------------------------
     def _scanner(self) -> Scanner | None:
         """The scanner for the paths as typed now (built once per set of types)."""
-        if not self.scan:
+        if not (self.scan and self.block and self.fast_enabled):
             return None
         types = tuple(self.types[key] for key in self.fields)
         if self._scanner_types != types:
-            self._scanner_built = scanner_for(
-                {key: path.parts for key, (path, _) in self.fields.items()}, self.types)
+            self._scanner_built = scanner_for(self._paths, self.types)
             if self._scanner_built is not None or scanner_settled():  # else: asked again
                 self._scanner_types = types
         return self._scanner_built
@@ -287,18 +287,9 @@ class RowParser:
 
     # -- fast path: pyarrow per block -------------------------------------------------------
     def _tree(self) -> pa.Schema | None:
-        tree: dict[str, Any] = {}
-        for key, (path, _) in self.fields.items():
-            node = tree
-            for p in path.parts[:-1]:
-                nxt = node.setdefault(p, {})
-                if not isinstance(nxt, dict):
-                    return None
-                node = nxt
-            leaf = path.parts[-1]
-            if leaf in node and (isinstance(node[leaf], dict) or node[leaf] != self.types[key]):
-                return None  # a path that is both a leaf and a parent, or two types
-            node[leaf] = self.types[key]
+        tree = path_tree(self._paths, self.types)
+        if tree is None:
+            return None
 
         def build(node: dict[str, Any]) -> list[pa.Field]:
             return [pa.field(k, pa.struct(build(v)) if isinstance(v, dict) else v)

@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from driftwatch.numba_setup import numba_enabled
 
-__all__ = ["Scanner", "fnv1a", "scanner_for", "scanner_settled"]
+__all__ = ["Scanner", "fnv1a", "path_tree", "scanner_for", "scanner_settled"]
 
 log = logging.getLogger(__name__)
 
@@ -104,33 +104,49 @@ def scanner_for(paths: Mapping[str, tuple[str, ...]], types: Mapping[str, pa.Dat
     return None if loops is None else _build(loops, paths, types)
 
 
+def path_tree(paths: Mapping[str, tuple[str, ...]],
+              types: Mapping[str, pa.DataType]) -> dict[str, Any] | None:
+    """The mapped paths as nested dicts whose leaves are their types, or ``None`` where two
+    clash: a path that is another's parent, or one path with two types.
+
+    >>> path_tree({"a": ("x", "a"), "b": ("x", "b")}, {"a": pa.string(), "b": pa.string()})
+    {'x': {'a': DataType(string), 'b': DataType(string)}}
+    >>> path_tree({"a": ("x",), "b": ("x", "b")}, {"a": pa.string(), "b": pa.string()})
+    """
+    tree: dict[str, Any] = {}
+    for key, parts in paths.items():
+        node = tree
+        for part in parts[:-1]:
+            nxt = node.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                return None
+            node = nxt
+        leaf = parts[-1]
+        if leaf in node and (isinstance(node[leaf], dict) or node[leaf] != types[key]):
+            return None
+        node[leaf] = types[key]
+    return tree
+
+
 def _build(loops: ModuleType, paths: Mapping[str, tuple[str, ...]],
            types: Mapping[str, pa.DataType]) -> Scanner | None:
     kind_of = {pa.float64(): loops.K_FLOAT, pa.int64(): loops.K_INT,
                pa.string(): loops.K_TEXT, pa.bool_(): loops.K_BOOL, pa.null(): loops.K_NULL}
-    if any(t not in kind_of for t in types.values()):
+    tree = path_tree(paths, types)
+    if tree is None or any(t not in kind_of for t in types.values()):
         return None
-    tree: dict[str, Any] = {}
-    leaves: dict[tuple[str, ...], int] = {}
     col_of: dict[str, int] = {}
+    col_at: dict[tuple[str, ...], int] = {}  # one column per path, whatever keys name it
     kinds: list[int] = []
     for key, parts in paths.items():
-        node = tree
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                return None
-        leaf = parts[-1]
-        if isinstance(node.get(leaf), dict):
-            return None
-        if parts in leaves:
-            if kinds[leaves[parts]] != kind_of[types[key]]:
-                return None
-        else:
-            leaves[parts] = len(kinds)
+        if parts not in col_at:
+            col_at[parts] = len(kinds)
             kinds.append(kind_of[types[key]])
-            node[leaf] = leaves[parts]
-        col_of[key] = leaves[parts]
+            node = tree
+            for part in parts[:-1]:
+                node = node[part]
+            node[parts[-1]] = col_at[parts]  # the leaf: its column instead of its type
+        col_of[key] = col_at[parts]
     return Scanner(loops, tree, col_of, np.array(kinds, dtype=np.int64))
 
 
@@ -156,8 +172,7 @@ class Scanner:
         each key's column over those lines, in order."""
         n = len(starts)
         arr = np.frombuffer(buf, dtype=np.uint8)
-        # a row per line: a line's cells are written side by side (a column per array
-        # row would write to as many distant pages per line as there are columns)
+        # a row per line: a line's cells are written side by side
         fv = np.empty((n, int(self._fv_cols.sum())))
         iv = np.empty((n, int(self._int.sum())), dtype=np.int64)
         s0 = np.empty((n, int(self._text.sum())), dtype=np.int64)
@@ -199,7 +214,7 @@ class Scanner:
 
 
 def fnv1a(raw: bytes) -> int:
-    """64-bit FNV-1a, as the scanner hashes a key's bytes."""
+    """64-bit FNV-1a, as the scanner's loops hash a key's bytes (``_scanloops._key``)."""
     h = 0xCBF29CE484222325
     for b in raw:
         h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
