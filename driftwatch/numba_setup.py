@@ -20,14 +20,19 @@ True
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from driftwatch.cachedir import user_cache_dir
 from driftwatch.errors import ConfigError
 
-__all__ = ["compiled", "numba_enabled"]
+__all__ = ["LoadedLater", "compiled", "numba_enabled"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def numba_enabled() -> bool:
@@ -67,6 +72,55 @@ def compiled(**options: Any) -> Callable[[Callable[..., Any]], Any]:
             return numba.njit(cache=False, **opts)(fn)
 
     return deco
+
+
+class LoadedLater(Generic[T]):
+    """Compiled loops loaded on a daemon thread the first time they are asked for.
+
+    A load from numba's disk cache takes a tenth of a second, but a machine whose cache
+    does not hold the loops yet compiles them for 15 to 30 s, and a replay or a daemon
+    should not stand still meanwhile: until ``load`` has returned, :meth:`get` gives
+    ``None`` and callers use their fallback, which must give the same results. ``load``
+    imports the loops and runs each signature once; if it raises, the fallback stays (with
+    a warning naming ``what``).
+
+    >>> later = LoadedLater("a doubling loop", lambda: (lambda x: 2 * x))
+    >>> loop = later.get(wait=True)
+    >>> loop is None or loop(21) == 42  # None where numba is off
+    True
+    """
+
+    def __init__(self, what: str, load: Callable[[], T]) -> None:
+        self._what, self._load = what, load
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._loaded: T | None = None
+
+    def get(self, wait: bool = False) -> T | None:
+        """The loaded loops, or ``None`` (numba off, still loading, or failed); ``wait``
+        waits for the load."""
+        with self._lock:
+            if self._thread is None:
+                if not numba_enabled():
+                    return None
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name=f"driftwatch-load-{self._what}")
+                self._thread.start()
+        if wait:
+            self._thread.join()
+        return self._loaded
+
+    def settled(self) -> bool:
+        """True once :meth:`get` gives its final answer: numba off, or the load over."""
+        thread = self._thread
+        return not numba_enabled() if thread is None else not thread.is_alive()
+
+    def _run(self) -> None:
+        try:
+            self._loaded = self._load()
+        except Exception:  # numba could not build them: the fallback serves every call
+            log.warning("the compiled %s could not be loaded; the slower fallback runs "
+                        "instead", self._what, exc_info=True)
 
 
 def _lean_cache_loads() -> None:

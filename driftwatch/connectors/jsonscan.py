@@ -9,7 +9,7 @@ is handed back for the block parser or orjson to read; the result never depends 
 which parser took a line.
 
 It runs where numba does (``DRIFTWATCH_KERNEL``, :mod:`driftwatch.numba_setup`), once its
-loops have loaded on a background thread (see :func:`_loops`); until then, and without
+loops have loaded on a background thread (see :data:`_LOOPS`); until then, and without
 numba, :func:`scanner_for` gives ``None`` and blocks go to ``pyarrow.json`` as before.
 
 >>> import numpy as np, pyarrow as pa
@@ -26,8 +26,6 @@ numba, :func:`scanner_for` gives ``None`` and blocks go to ``pyarrow.json`` as b
 from __future__ import annotations
 
 import functools
-import logging
-import threading
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
@@ -35,15 +33,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from driftwatch.numba_setup import numba_enabled
+from driftwatch.numba_setup import LoadedLater
 
 __all__ = ["Scanner", "fnv1a", "path_tree", "scanner_for", "scanner_settled"]
 
-log = logging.getLogger(__name__)
 
 
-_LOAD: dict[str, Any] = {}  # "thread": the loader, "loops": the module once it runs
-_LOCK = threading.Lock()
 # the smallest block of every kind of column: loading the loops runs each signature once
 _WARM_UP = (b'{"t": "a", "f": 1.5, "i": 2, "b": true, "n": null}',
             {"t": ("t",), "f": ("f",), "i": ("i",), "b": ("b",), "n": ("n",)},
@@ -51,47 +46,25 @@ _WARM_UP = (b'{"t": "a", "f": 1.5, "i": 2, "b": true, "n": null}',
              "n": pa.null()})
 
 
-def _loops(wait: bool = False) -> ModuleType | None:
-    """The compiled loops once they run, else ``None`` (numba off, or still loading).
+def _load() -> ModuleType:
+    from driftwatch.connectors import _scanloops as loops
 
-    The first call starts loading them on a daemon thread: a cache load takes a tenth of
-    a second, but a machine whose numba cache does not hold them yet compiles them for
-    15 to 30 s, and a replay or a daemon should not stand still meanwhile: until they run,
-    blocks go to the other parsers, which give the same batches. ``wait`` waits for them.
-    """
-    with _LOCK:
-        thread = _LOAD.get("thread")
-        if thread is None:
-            if not numba_enabled():
-                return None
-            thread = _LOAD["thread"] = threading.Thread(
-                target=_load, name="driftwatch-json-scanner", daemon=True)
-            thread.start()
-    if wait:
-        thread.join()
-    return _LOAD.get("loops")
+    line, paths, types = _WARM_UP
+    built = _build(loops, paths, types)
+    assert built is not None
+    built.scan(line, np.zeros(1, np.int64), np.array([len(line)], np.int64))
+    return loops
+
+
+#: The loops, loaded in the background (see :class:`~driftwatch.numba_setup.LoadedLater`);
+#: until they run, blocks go to the other parsers, which give the same batches.
+_LOOPS = LoadedLater("JSON scanner", _load)
 
 
 def scanner_settled() -> bool:
     """True once :func:`scanner_for` gives its final answer for a set of types: numba off,
     or the loops loaded (or failed to)."""
-    thread = _LOAD.get("thread")
-    return not numba_enabled() if thread is None else not thread.is_alive()
-
-
-def _load() -> None:
-    from driftwatch.connectors import _scanloops as loops
-
-    line, paths, types = _WARM_UP
-    try:
-        built = _build(loops, paths, types)
-        assert built is not None
-        built.scan(line, np.zeros(1, np.int64), np.array([len(line)], np.int64))
-    except Exception:  # numba could not build them: the other parsers read every block
-        log.warning("the compiled JSON scanner could not be loaded; JSON is parsed by "
-                    "pyarrow and orjson instead", exc_info=True)
-        return
-    _LOAD["loops"] = loops
+    return _LOOPS.settled()
 
 
 def scanner_for(paths: Mapping[str, tuple[str, ...]], types: Mapping[str, pa.DataType], *,
@@ -100,7 +73,7 @@ def scanner_for(paths: Mapping[str, tuple[str, ...]], types: Mapping[str, pa.Dat
     numba, while its loops load (``wait`` waits for them), for a type it does not build
     (a list), or where two paths clash (one is the other's parent, or the same path with
     two types)."""
-    loops = _loops(wait)
+    loops = _LOOPS.get(wait)
     return None if loops is None else _build(loops, paths, types)
 
 
