@@ -219,6 +219,20 @@ class Decoder:
         pos = np.asarray(positions, dtype=np.int64)
         return self._run(lines, pos, source, partition, timestamps)
 
+    def decode_lines(
+        self,
+        lines: Lines,
+        *,
+        source: str,
+        positions: np.ndarray,
+        partition: int | np.ndarray | None = None,
+        timestamps: np.ndarray | None = None,
+    ) -> tuple[Batch, list[BadRecord]]:
+        """As :meth:`decode`, for payloads already laid out as spans of one buffer (Kafka
+        record batches read in bulk: :mod:`driftwatch.connectors.kafka_records`)."""
+        pos = np.asarray(positions, dtype=np.int64)
+        return self._run(lines, pos, source, partition, timestamps)
+
     def decode_block(
         self, block: bytes, *, source: str, first_line: int = 1, partition: int | None = None
     ) -> tuple[Batch, list[BadRecord]]:

@@ -17,12 +17,15 @@ Bad messages never stop the source: the stream's decoder returns them as
 :class:`~driftwatch.connectors.base.BadRecord` and the source keeps each one in the
 dead-letter topic (or file) before the poll returns. They are also returned in
 ``Polled.bad`` for counting; the run loop must not dead-letter them again.
+
+Fetched record batches are read in bulk (:mod:`~driftwatch.connectors.kafka_records`):
+each partition's records of a poll reach the decoder as spans of the batches' own
+buffers, with no Python object per message.
 """
 
 from __future__ import annotations
 
 import logging
-import operator
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -34,9 +37,11 @@ import numpy as np
 from driftwatch.batch import Batch
 from driftwatch.clock import Clock, SystemClock
 from driftwatch.connectors.base import BadRecord, Polled
+from driftwatch.connectors.jsonblock import Lines
 from driftwatch.connectors.kafka_align import PartitionAligner
 from driftwatch.connectors.kafka_client import build_client, is_connected, topic_hint
 from driftwatch.connectors.kafka_dead_letter import DeadLetterSink, dead_letter_sink
+from driftwatch.connectors.kafka_records import Fetched, fetched, read_in_bulk
 from driftwatch.connectors.kafka_sample import FirstRecords
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
 from driftwatch.connectors.kafka_stats import KafkaSourceStats
@@ -66,10 +71,6 @@ TOPIC_CHECK_S = 10.0
 #: when fewer than ``SAMPLE`` came by then.
 SAMPLE_WAIT_S = 60.0
 
-_VALUE = operator.attrgetter("value")
-_OFFSET = operator.attrgetter("offset")
-_TIMESTAMP = operator.attrgetter("timestamp")
-
 _DLQ_PRODUCER = {"acks": "all", "linger_ms": 5, "bootstrap_timeout_ms": 10_000}
 
 
@@ -88,9 +89,9 @@ class _Piece:
 class RecordDecoder(Protocol):
     """What a stream's decoder offers (``driftwatch.connectors.decode.Decoder``)."""
 
-    def decode(
+    def decode_lines(
         self,
-        payloads: Sequence[bytes],
+        lines: Lines,
         *,
         source: str,
         positions: np.ndarray,
@@ -238,12 +239,13 @@ class KafkaSource:
         try:
             # records held that may leave (the last take was cut at max_records): no wait
             wait_s = 0.0 if self._more_ready else timeout_s
-            records = consumer.poll(timeout_ms=int(wait_s * 1000), max_records=max_records)
+            got = consumer.poll(timeout_ms=int(wait_s * 1000), max_records=max_records)
         except KafkaError as exc:  # retriable trouble: the next poll tries again
             self.stats.poll_errors_total += 1
             self._ready = is_connected(consumer)
             log.warning("kafka poll failed: %s", type(exc).__name__)
             return Polled()
+        records = {tp: fetched(recs) for tp, recs in got.items() if recs}
         if self._aligner is None:
             polled = self._decode(records)
         else:
@@ -253,7 +255,7 @@ class KafkaSource:
         self._update_lag()
         # records came over a live connection; only an empty poll asks the client's metrics
         # (a dict of every metric it keeps, ~1% of a busy source's time)
-        self._ready = bool(records) or is_connected(consumer)
+        self._ready = bool(got) or is_connected(consumer)
         if self._ready:
             self._check_topics(consumer)
         return polled
@@ -432,6 +434,7 @@ class KafkaSource:
             self._next_attempt = now + self._backoff
             self._backoff = min(self._backoff * 2, self.settings.retry_backoff_max_s)
             return None
+        read_in_bulk(consumer)
         consumer.subscribe(topics=list(self._streams), listener=_Rebalance(self))
         self._consumer = consumer
         self._backoff = self.settings.retry_backoff_s
@@ -481,7 +484,7 @@ class KafkaSource:
         if revoked and not self._closed:
             self.commit_requested = True
 
-    def _decode(self, records: Mapping[Any, Sequence[Any]]) -> Polled:
+    def _decode(self, records: Mapping[Any, Fetched]) -> Polled:
         """Decode a poll's records: one decoder call per topic, whatever its partitions in
         the poll (each call has a fixed cost; a topic of 12 partitions paid it 12 times)."""
         polled = Polled()
@@ -494,29 +497,24 @@ class KafkaSource:
         polled.batches = [Batch.concat(bs) for bs in per_stream.values()]
         return polled
 
-    def _decoded(self, records: Mapping[Any, Sequence[Any]],
+    def _decoded(self, records: Mapping[Any, Fetched],
                  polled: Polled) -> list[tuple[str, _Piece]]:
         """Each partition's records of a poll decoded (one decoder call per topic): its
         good rows (``position`` is the offset), its bad records and the offsets fetched,
         in the poll's order. Counts bytes and messages into ``polled`` and the stats."""
-        per_topic: dict[str, list[tuple[Any, Sequence[Any]]]] = defaultdict(list)
+        per_topic: dict[str, list[tuple[Any, Fetched]]] = defaultdict(list)
         for tp, recs in records.items():
-            if recs:
+            if len(recs):
                 per_topic[tp.topic].append((tp, recs))
         out: list[tuple[str, _Piece]] = []
         for topic, parts in per_topic.items():
             stream = self._streams[topic]
-            # the fetched values as they are, and fields read in C (map + attrgetter)
-            payloads = [v for _, recs in parts for v in map(_VALUE, recs)]
-            if None in payloads:  # a tombstone: an empty message, dead-lettered as such
-                payloads = [b"" if v is None else v for v in payloads]
-            n = len(payloads)
+            every = Fetched.concat([recs for _, recs in parts])
+            n = len(every)
             if self._first.wants(stream):
-                self._first.keep(stream, payloads, now=self._clock.monotonic())
-            offsets = np.fromiter((o for _, recs in parts for o in map(_OFFSET, recs)),
-                                  dtype=np.int64, count=n)
-            ts = np.fromiter((t for _, recs in parts for t in map(_TIMESTAMP, recs)),
-                             dtype=np.float64, count=n)
+                self._first.keep(stream, every.values(), now=self._clock.monotonic())
+            offsets = every.offsets
+            ts = every.timestamps.astype(np.float64)
             ts = np.where(ts >= 0, ts / 1000.0, np.nan)
             sizes = [len(recs) for _, recs in parts]
             if len(parts) == 1:
@@ -524,9 +522,9 @@ class KafkaSource:
             else:
                 partition = np.repeat(np.array([tp.partition for tp, _ in parts], np.int64),
                                       sizes)
-            # each payload's index as its position: offsets repeat across partitions
-            batch, bad = self._decoders[stream].decode(
-                payloads, source=topic, positions=np.arange(n, dtype=np.int64),
+            # each record's index as its position: offsets repeat across partitions
+            batch, bad = self._decoders[stream].decode_lines(
+                every.lines(), source=topic, positions=np.arange(n, dtype=np.int64),
                 partition=partition, timestamps=ts)
             bounds = np.cumsum([0, *sizes])
             rows = np.searchsorted(batch.position, bounds) if len(batch) else np.zeros(
@@ -540,10 +538,9 @@ class KafkaSource:
                 letters = [replace(b, position=int(offsets[b.position]),
                                    stream=b.stream or stream)
                            for b, at in zip(bad, bad_at, strict=True) if at == k]
-                next_offset = int(recs[-1].offset) + 1
                 out.append((stream, _Piece(_tp_key(tp.topic, tp.partition), tp, got, letters,
-                                           int(recs[0].offset), next_offset)))
-            size = sum(map(len, payloads))
+                                           recs.first_offset, recs.last_offset + 1)))
+            size = every.value_bytes()
             polled.bytes_read += size
             self.stats.messages_total += n
             self.stats.bytes_total += size
@@ -552,7 +549,7 @@ class KafkaSource:
                 self.stats.bad_by_reason[b.reason] = self.stats.bad_by_reason.get(b.reason, 0) + 1
         return out
 
-    def _aligned(self, records: Mapping[Any, Sequence[Any]], consumer: Any,
+    def _aligned(self, records: Mapping[Any, Fetched], consumer: Any,
                  max_records: int) -> Polled:
         """A poll's records merged in event time with what earlier polls left held
         (:mod:`~driftwatch.connectors.kafka_align`): the records that may leave, in that

@@ -17,6 +17,7 @@ from kafka import TopicPartition
 
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.kafka import KafkaSource
+from driftwatch.connectors.kafka_records import fetched
 from driftwatch.service.group.source import GroupSource
 
 TP = TopicPartition("predictions", 3)
@@ -43,7 +44,7 @@ def _source(restored: int, monkeypatch: pytest.MonkeyPatch) -> tuple[GroupSource
         src._consumer.seek(TP, restored)
 
     def decode(self: KafkaSource, records: dict) -> Polled:  # type: ignore[type-arg]
-        decoded.append([r.offset for recs in records.values() for r in recs])
+        decoded.append([int(o) for recs in records.values() for o in recs.offsets])
         return Polled()
 
     src._group_assigned = restore
@@ -52,7 +53,8 @@ def _source(restored: int, monkeypatch: pytest.MonkeyPatch) -> tuple[GroupSource
 
 
 def _records(first: int, n: int) -> dict:  # type: ignore[type-arg]
-    return {TP: [SimpleNamespace(offset=first + i, key=b"k") for i in range(n)]}
+    return {TP: fetched([SimpleNamespace(offset=first + i, key=b"k", value=b"{}", timestamp=0)
+                         for i in range(n)])}
 
 
 def test_records_that_start_at_the_restored_offset_are_read_once(monkeypatch) -> None:

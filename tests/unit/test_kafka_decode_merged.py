@@ -20,6 +20,7 @@ from kafka import TopicPartition
 from driftwatch.batch import Batch
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.kafka import KafkaSource
+from driftwatch.connectors.kafka_records import fetched
 from driftwatch.connectors.kafka_sample import FirstRecords
 from driftwatch.connectors.kafka_stats import KafkaSourceStats
 
@@ -72,12 +73,13 @@ def test_one_call_per_topic_gives_what_one_call_per_partition_gave(
 ) -> None:
     records = {
         TopicPartition(TOPIC, p): [
-            SimpleNamespace(value=v, offset=first + i, timestamp=1_700_000_000_000 + i)
+            SimpleNamespace(value=v, key=None, offset=first + i,
+                            timestamp=1_700_000_000_000 + i)
             for i, v in enumerate(vals)]
         for p, first, vals in parts
     }
     want_batch, want_bad = _per_partition(records)
-    got = _source()._decode(records)
+    got = _source()._decode({tp: fetched(recs) for tp, recs in records.items() if recs})
     if want_batch is None:
         assert got.batches == []
     else:

@@ -14,13 +14,14 @@ records are on the same partition: the first records read are checked for that
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.kafka import KafkaSource, RecordDecoder
+from driftwatch.connectors.kafka_records import Fetched
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
 from driftwatch.service.group.keys import KeyCheck
 
@@ -95,26 +96,26 @@ class GroupSource(KafkaSource):
         self._group_revoked(revoked)  # their state durable in the pane log first
         super()._on_revoked(revoked)
 
-    def _decode(self, records: Mapping[Any, Sequence[Any]]) -> Polled:
+    def _decode(self, records: Mapping[Any, Fetched]) -> Polled:
         if self._fresh:
             fresh, self._fresh = self._fresh, set()
             self._group_assigned(fresh)  # restores their state, seeks through seek()
             keep = {}
             for tp, recs in records.items():
                 want = self._positions.get(tp)
-                if tp not in fresh or not recs or want is None or want == recs[0].offset:
+                if tp not in fresh or not len(recs) or want is None or want == recs.first_offset:
                     keep[tp] = recs
-                    if tp in fresh and recs and self._consumer is not None:
+                    if tp in fresh and len(recs) and self._consumer is not None:
                         # the restore sought to where these start: on past them, or the
                         # next poll would hand them out again (counted twice)
-                        self._consumer.seek(tp, recs[-1].offset + 1)
+                        self._consumer.seek(tp, recs.last_offset + 1)
                 # else: sought to the restored offset, read again from there
             records = keep
         out = Polled()
         for tp, recs in records.items():
             one = super()._decode({tp: recs})
             if not self.key_check.done:  # raises on an event not co-partitioned
-                key_at = {r.offset: r.key for r in recs}
+                key_at = {int(o): recs.key(i) for i, o in enumerate(recs.offsets)}
                 for b in one.batches:
                     self.key_check.see(b.stream, tp.topic, tp.partition,
                                        [key_at.get(int(x)) for x in b.position], b.ids)
