@@ -194,6 +194,7 @@ class KafkaSource:
         self._closed = False
         self._stopping = False  # shutdown: every broker wait is capped at STOP_WAIT_S
         self._ready = False
+        self._bulk = False  # the consumer reads record batches in bulk (kafka_records.py)
         self._missing_topics: tuple[str, ...] = ()  # subscribed, absent from the cluster
         self._topics_checked_at = float("-inf")
         self._topics_known = False  # every subscribed topic was seen on the cluster once
@@ -355,6 +356,13 @@ class KafkaSource:
 
     # -- what the service and metrics read -----------------------------------------------------
     @property
+    def reads_in_bulk(self) -> bool:
+        """True when the consumer hands out record batches read in bulk
+        (:mod:`~driftwatch.connectors.kafka_records`), False where it hands out kafka-python's
+        own records (a client other than the one known here) or before it connected."""
+        return self._bulk
+
+    @property
     def ready(self) -> bool:
         """Connected to the cluster as of the last poll (a live broker connection), and
         every subscribed topic exists there.
@@ -434,7 +442,7 @@ class KafkaSource:
             self._next_attempt = now + self._backoff
             self._backoff = min(self._backoff * 2, self.settings.retry_backoff_max_s)
             return None
-        read_in_bulk(consumer)
+        self._bulk = read_in_bulk(consumer)
         consumer.subscribe(topics=list(self._streams), listener=_Rebalance(self))
         self._consumer = consumer
         self._backoff = self.settings.retry_backoff_s

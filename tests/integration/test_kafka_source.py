@@ -85,12 +85,14 @@ def test_is_a_source(kafka_endpoint, kafka_topic, kafka_group, tmp_path):
     source.close()
 
 
-def test_consumes_what_kcat_produces(kafka_endpoint, kafka_topic, kafka_group, tmp_path):
+@pytest.mark.parametrize("codec", ["none", "gzip"])
+def test_consumes_what_kcat_produces(kafka_endpoint, kafka_topic, kafka_group, tmp_path, codec):
+    """librdkafka's record batches (plain and gzip), read in bulk."""
     topic = kafka_topic("kcat")
     lines = "".join(f"app-{i}|" + json.dumps({"id": f"app-{i}", "score": 0.25}) + "\n"
                     for i in range(300))  # fmt: skip
     subprocess.run(
-        ["kcat", "-b", kafka_endpoint.bootstrap, "-t", topic, "-P", "-K", "|"],
+        ["kcat", "-b", kafka_endpoint.bootstrap, "-t", topic, "-P", "-K", "|", "-z", codec],
         input=lines.encode(),
         check=True,
         timeout=120,
@@ -103,6 +105,7 @@ def test_consumes_what_kcat_produces(kafka_endpoint, kafka_topic, kafka_group, t
     assert ids == [f"app-{i}" for i in range(300)]
     assert not bad
     assert positions == {f"{topic}:0": 300}
+    assert source.reads_in_bulk
     batch = Batch.concat(batches)
     assert batch.position.tolist() == list(range(300))
     assert np.all(batch.score == 0.25)
