@@ -29,18 +29,24 @@ from typing import Any, Generic, TypeVar
 from driftwatch.cachedir import user_cache_dir
 from driftwatch.errors import ConfigError
 
-__all__ = ["LoadedLater", "compiled", "numba_enabled"]
+__all__ = ["LoadedLater", "compiled", "numba_enabled", "prewarm"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def numba_enabled() -> bool:
-    """True when compiled loops run (numba installed and not switched off), with numba's
-    cache folder set. Callers cache their loaded loops (and clear that to re-read)."""
+def _wanted() -> str:
+    """``DRIFTWATCH_KERNEL`` as set ("", "numba" or "numpy"), without importing numba."""
     wanted = os.environ.get("DRIFTWATCH_KERNEL", "").strip().lower()
     if wanted not in ("", "numba", "numpy"):
         raise ConfigError(f"DRIFTWATCH_KERNEL must be 'numba' or 'numpy', not {wanted!r}")
+    return wanted
+
+
+def numba_enabled() -> bool:
+    """True when compiled loops run (numba installed and not switched off), with numba's
+    cache folder set. Callers cache their loaded loops (and clear that to re-read)."""
+    wanted = _wanted()
     if wanted == "numpy":
         return False
     try:
@@ -74,6 +80,27 @@ def compiled(**options: Any) -> Callable[[Callable[..., Any]], Any]:
     return deco
 
 
+_PREWARM: list[threading.Thread] = []
+
+
+def prewarm() -> None:
+    """Import numba on a daemon thread now (about a third of a second), for a process that
+    will need it soon and has other work first: whoever needs it then waits only for
+    what is left of the import. Nothing where numba is off; once per process."""
+    if _PREWARM or _wanted() == "numpy":
+        return
+
+    def load() -> None:
+        try:
+            numba_enabled()
+        except Exception:  # whoever needs numba says why it cannot be had
+            log.debug("numba could not be imported ahead", exc_info=True)
+
+    _PREWARM.append(threading.Thread(target=load, name="driftwatch-import-numba",
+                                     daemon=True))
+    _PREWARM[0].start()
+
+
 class LoadedLater(Generic[T]):
     """Compiled loops loaded on a daemon thread the first time they are asked for.
 
@@ -101,7 +128,7 @@ class LoadedLater(Generic[T]):
         waits for the load."""
         with self._lock:
             if self._thread is None:
-                if not numba_enabled():
+                if _wanted() == "numpy":
                     return None
                 self._thread = threading.Thread(target=self._run, daemon=True,
                                                 name=f"driftwatch-load-{self._what}")
@@ -113,11 +140,13 @@ class LoadedLater(Generic[T]):
     def settled(self) -> bool:
         """True once :meth:`get` gives its final answer: numba off, or the load over."""
         thread = self._thread
-        return not numba_enabled() if thread is None else not thread.is_alive()
+        return _wanted() == "numpy" if thread is None else not thread.is_alive()
 
     def _run(self) -> None:
         try:
-            self._loaded = self._load()
+            # numba itself is imported here too (a third of a second), not on the caller's
+            if numba_enabled():
+                self._loaded = self._load()
         except Exception:  # numba could not build them: the fallback serves every call
             log.warning("the compiled %s could not be loaded; the slower fallback runs "
                         "instead", self._what, exc_info=True)

@@ -27,6 +27,7 @@ from driftwatch.connectors.file import FileInput, FileSource, bind_inputs, separ
 from driftwatch.connectors.probe import probe_inputs
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
+from driftwatch.numba_setup import prewarm
 from driftwatch.onboard.consistency import check_reference, resolve_reference
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
@@ -289,6 +290,7 @@ def replay(
     (:class:`~driftwatch.policy.level_store.LevelStore`); a run on the same reference
     and settings reads them back instead of resampling them (the same values).
     """
+    prewarm()  # the window kernel needs numba once the reference is read: import it now
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     clear_previous_run(out, state=execute and state_dir is None)
