@@ -50,12 +50,13 @@ from driftwatch.errors import ConnectorError, SourceError
 
 try:
     from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
-    from kafka.errors import KafkaError
+    from kafka.errors import KafkaError, UnsupportedCodecError
     from kafka.structs import OffsetAndMetadata
 except ImportError:  # pragma: no cover - depends on the install
     KafkaConsumer = KafkaProducer = None
     ConsumerRebalanceListener = object
     KafkaError = Exception
+    UnsupportedCodecError = type("UnsupportedCodecError", (Exception,), {})
 
 __all__ = ["STOP_WAIT_S", "KafkaSource", "KafkaSourceStats", "RecordDecoder"]
 
@@ -241,6 +242,11 @@ class KafkaSource:
             # records held that may leave (the last take was cut at max_records): no wait
             wait_s = 0.0 if self._more_ready else timeout_s
             got = consumer.poll(timeout_ms=int(wait_s * 1000), max_records=max_records)
+        except UnsupportedCodecError as exc:  # no retry reads it: say what to install
+            raise SourceError(
+                f"messages on {', '.join(self._streams)} are compressed with a codec this "
+                f"install cannot decompress ({exc}): pip install 'driftwatch[kafka]' brings "
+                "lz4, zstandard and python-snappy") from exc
         except KafkaError as exc:  # retriable trouble: the next poll tries again
             self.stats.poll_errors_total += 1
             self._ready = is_connected(consumer)

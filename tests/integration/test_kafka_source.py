@@ -85,9 +85,10 @@ def test_is_a_source(kafka_endpoint, kafka_topic, kafka_group, tmp_path):
     source.close()
 
 
-@pytest.mark.parametrize("codec", ["none", "gzip"])
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
 def test_consumes_what_kcat_produces(kafka_endpoint, kafka_topic, kafka_group, tmp_path, codec):
-    """librdkafka's record batches (plain and gzip), read in bulk."""
+    """librdkafka's record batches, plain and in every compression a producer may choose,
+    read in bulk."""
     topic = kafka_topic("kcat")
     lines = "".join(f"app-{i}|" + json.dumps({"id": f"app-{i}", "score": 0.25}) + "\n"
                     for i in range(300))  # fmt: skip

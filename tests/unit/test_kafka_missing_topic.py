@@ -134,3 +134,19 @@ def test_unreachable_names_the_bootstrap_servers(tmp_path, caplog) -> None:
     assert "Kafka not reachable at b:9092 (OSError)" in caplog.text
     assert not src.ready and src.not_ready_reason == "no broker connection to b:9092"
     src.close()
+
+
+def test_a_codec_without_its_library_stops_the_source_with_what_to_install(tmp_path) -> None:
+    """A topic compressed with lz4 (say) and no lz4 library: kafka-python fails every
+    poll alike, so retrying would stall the source forever without a word."""
+    from kafka.errors import UnsupportedCodecError
+
+    from driftwatch.errors import SourceError
+
+    class NoCodec(FakeConsumer):
+        def poll(self, timeout_ms: int, max_records: int) -> dict:
+            raise UnsupportedCodecError("Libraries for lz4 compression codec not found")
+
+    src = source(NoCodec({"gmsc.prediction"}), ManualClock(), tmp_path)
+    with pytest.raises(SourceError, match=r"gmsc\.prediction.*lz4.*driftwatch\[kafka\]"):
+        src.poll(timeout_s=0.01)
