@@ -161,9 +161,9 @@ def _read_batch(batch: Any) -> tuple[Fetched, int]:
     pos = getattr(batch, "_pos", None)
     if loops is None or not isinstance(buf, bytearray) or not isinstance(pos, int):
         return _by_record(batch)
-    n = int(batch.records_count)
-    out = np.empty((max(n, 0), 6), np.int64)
-    status, got, body = loops.read_records(np.frombuffer(buf, np.uint8), pos, max(n, 0), out)
+    n = max(int(batch.records_count), 0)
+    out = np.empty((n, 6), np.int64)
+    status, got, body = loops.read_records(np.frombuffer(buf, np.uint8), pos, n, out)
     if status:
         from kafka.errors import CorruptRecordError
 
@@ -200,6 +200,8 @@ class _Taken(list):  # type: ignore[type-arg]
 @functools.cache
 def _bulk_class(base: type) -> type:
     """kafka-python's ``PartitionRecords`` handing out :class:`Fetched` runs."""
+    from kafka.consumer.fetcher import IsolationLevel
+    from kafka.errors import CorruptRecordError
 
     class BulkRecords(base):  # type: ignore[misc, valid-type]
         _rest: Fetched | None = None
@@ -233,8 +235,6 @@ def _bulk_class(base: type) -> type:
 
         def _unpack_records(self, tp: Any, records: Any, key_deserializer: Any,
                             value_deserializer: Any) -> Iterator[Fetched]:
-            from kafka.errors import CorruptRecordError
-
             batch = records.next_batch()
             last_batch = None
             while batch is not None:
@@ -267,8 +267,6 @@ def _bulk_class(base: type) -> type:
         def _skipped(self, batch: Any) -> bool:
             """Aborted transactions and control records are not handed out (as
             kafka-python's own ``_unpack_records`` does)."""
-            from kafka.consumer.fetcher import IsolationLevel
-
             if (self.isolation_level == IsolationLevel.READ_COMMITTED
                     and batch.has_producer_id()):
                 self._consume_aborted_transactions_up_to(batch.last_offset)
@@ -299,9 +297,10 @@ def read_in_bulk(consumer: Any) -> bool:
         log.info("kafka records are read one by one (not a fetcher known here)")
         return False
     try:
-        from kafka.consumer.fetcher import IsolationLevel  # noqa: F401  (used per batch)
-    except ImportError:
+        bulk = _bulk_class(base)
+    except ImportError:  # a kafka-python without these names: not the fetcher known here
+        log.info("kafka records are read one by one (not a fetcher known here)")
         return False
     _LOOPS.get()  # start loading the compiled loop
-    fetcher.PartitionRecords = _bulk_class(base)
+    fetcher.PartitionRecords = bulk
     return True
