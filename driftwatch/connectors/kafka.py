@@ -413,6 +413,7 @@ class KafkaSource:
             enable_auto_commit=False,
             allow_auto_create_topics=False,  # a misspelt topic must not spring into being
             auto_offset_reset=s.auto_offset_reset,
+            isolation_level=s.isolation_level,
             fetch_max_wait_ms=s.fetch_max_wait_ms,
             max_partition_fetch_bytes=s.max_partition_fetch_bytes,
             session_timeout_ms=s.session_timeout_ms,

@@ -199,6 +199,10 @@ class KafkaSourceSettings:
     align_event_time: bool = True
     #: a partition behind that fetches nothing this long no longer holds the others back
     align_stall_s: float = 30.0
+    #: ``read_committed``: messages of aborted transactions never reach the windows (a
+    #: transactional producer's retries, an exactly-once pipeline's failed attempts), and
+    #: a partition is read up to its last stable offset; ``read_uncommitted`` reads them
+    isolation_level: Literal["read_committed", "read_uncommitted"] = "read_committed"
 
     def __post_init__(self) -> None:
         if not self.topics:
@@ -217,6 +221,9 @@ class KafkaSourceSettings:
                 or self.align_stall_s <= 0):
             raise ConnectorError("align_stall_s must be a number of seconds above 0",
                                  found=repr(self.align_stall_s), path="align_stall_s")
+        if self.isolation_level not in ("read_committed", "read_uncommitted"):
+            raise ConnectorError("isolation_level must be read_committed or read_uncommitted",
+                                 found=repr(self.isolation_level), path="isolation_level")
 
     @property
     def streams(self) -> dict[str, str]:
@@ -256,10 +263,15 @@ class KafkaSourceSettings:
             raise fail(("bootstrap_servers",), "missing required key 'bootstrap_servers'") from None
         topics = tuple(KafkaTopic(str(s.topic_name), s.name) for s in connector.streams)
         dl_path = connector.dead_letter_path(out_dir) if connector.dead_letter else None
-        return cls(
-            connection=conn,
-            topics=topics,
-            dead_letter_topic=connector.dead_letter_topic,
-            dead_letter_path=str(dl_path) if dl_path is not None else None,
-            **{k: v for k, v in raw.items() if k in own_keys},
-        )
+        try:
+            return cls(
+                connection=conn,
+                topics=topics,
+                dead_letter_topic=connector.dead_letter_topic,
+                dead_letter_path=str(dl_path) if dl_path is not None else None,
+                **{k: v for k, v in raw.items() if k in own_keys},
+            )
+        except ConnectorError as exc:  # a tuning key's value: point at it in the file
+            if exc.path not in raw:
+                raise
+            raise fail((exc.path,), exc.message, found=exc.found, hint=exc.hint) from None

@@ -241,3 +241,27 @@ def test_load_connectors_reads_a_folder_and_rejects_duplicate_names(tmp_path: Pa
     (tmp_path / "b.yaml").write_text(credit_connector_yaml("p.jsonl", "o.jsonl"))
     with pytest.raises(ConnectorError, match="also used by"):
         load_connectors(tmp_path)
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("isolation_level", "read_comitted", "isolation_level must be read_committed or "
+                                         "read_uncommitted"),
+    ("align_stall_s", "0", "align_stall_s must be a number of seconds above 0"),
+])
+def test_a_bad_kafka_tuning_value_is_located(key: str, value: str, message: str) -> None:
+    from driftwatch.connectors.kafka_settings import KafkaSourceSettings
+
+    text = GOOD.replace("kind: file", "kind: kafka\n  connection:\n    bootstrap_servers: "
+                        f"['k:9092']\n    group_id: dw\n    {key}: {value}")
+    text = text.replace("      paths: [data/demo/predictions.jsonl.gz]\n",
+                        "      topic: credit.predictions\n")
+    text = text.replace("      paths: [data/demo/outcomes.jsonl.gz]\n",
+                        "      topic: credit.outcomes\n")
+    with pytest.raises(ConnectorError, match=message) as info:
+        KafkaSourceSettings.from_connector(parse_connector(text, file="c.yaml"))
+    assert info.value.file == "c.yaml"
+    line, col = where(text, f"{key}: {value}")
+    assert (info.value.line, info.value.col) == (line, col + len(key) + 2)  # at the value
+    assert KafkaSourceSettings.from_connector(parse_connector(
+        text.replace(f"{key}: {value}", "isolation_level: read_uncommitted"))
+    ).isolation_level == "read_uncommitted"
