@@ -129,7 +129,8 @@ def make_decoder() -> Decoder:
     return Decoder(mapping, SCHEMA)
 
 
-def produce(bootstrap: str, topic: str, values: list[bytes], partitions: int) -> float:
+def produce(bootstrap: str, topic: str, values: list[bytes], partitions: int,
+            compression: str | None = None) -> float:
     from kafka import KafkaProducer
     from kafka.admin import KafkaAdminClient, NewTopic
 
@@ -137,6 +138,7 @@ def produce(bootstrap: str, topic: str, values: list[bytes], partitions: int) ->
     admin.create_topics([NewTopic(topic, partitions, 1)])
     admin.close()
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20,
+                             compression_type=compression,
                              batch_size=512 * 1024)  # fmt: skip
     t0 = time.perf_counter()
     for v in values:
@@ -218,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=10_000, help="max records per poll")
     p.add_argument("--bootstrap", help="use this broker instead of starting one")
     p.add_argument("--repeat", type=int, default=2, help="reads of each kind; best kept")
+    p.add_argument("--compression", choices=["gzip", "snappy", "lz4", "zstd"],
+                   help="the producer compresses its batches (both reads decompress them)")
     args = p.parse_args(argv)
 
     decoder = Timed(make_decoder())
@@ -225,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     size = sum(map(len, values)) / len(values)
     with bootstrap_or_broker(args.bootstrap) as bootstrap:
         topic = f"bench-{uuid.uuid4().hex[:8]}"
-        t_produce = produce(bootstrap, topic, values, args.partitions)
+        t_produce = produce(bootstrap, topic, values, args.partitions, args.compression)
         bare, source, skip, unaligned = [], [], [], []
         for _ in range(args.repeat):
             bare.append(read_bare(bootstrap, topic, args.events, args.batch))
@@ -236,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             unaligned.append(read_source(bootstrap, topic, args.events, args.batch,
                                          Timed(make_decoder()), align=False))
     n = args.events
-    print(f"events            {n} x {size:.0f} B JSON, {args.partitions} partition(s)")
+    print(f"events            {n} x {size:.0f} B JSON, {args.partitions} partition(s), "
+          f"{args.compression or 'no'} compression")
     print(f"produce           {n / t_produce:12,.0f} events/s")
     t_bare, c_bare = min(b[0] for b in bare), min(b[1] for b in bare)
     t_source, c_source, c_decode = min(source)
