@@ -150,6 +150,8 @@ def record(
             enable_auto_commit=False,
             allow_auto_create_topics=False,
             auto_offset_reset="earliest" if from_beginning else "latest",
+            # what the daemon on these settings would read: a replay counts the same
+            isolation_level=source_settings.isolation_level,
             **cfg,
         )
         stack.callback(consumer.close)

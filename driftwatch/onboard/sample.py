@@ -153,6 +153,7 @@ def kafka_sample(topic: str, bootstrap: str, limit: int = 200,
         consumer = build_client(
             KafkaConsumer, bootstrap_servers=bootstrap.split(","), group_id=None,
             auto_offset_reset="earliest", enable_auto_commit=False,
+            isolation_level="read_committed",  # as the daemon reads by default
             allow_auto_create_topics=False,  # a misspelt topic must not spring into being
             consumer_timeout_ms=int(timeout_s * 1000),
             bootstrap_timeout_ms=int(timeout_s * 1000))  # its default waits 30 s
