@@ -225,10 +225,10 @@ def _bulk_class(base: type) -> type:
                     if len(run) > want:
                         run, self._rest = run.cut(0, want), run.cut(want)
                     self.next_fetch_offset = run.last_offset + 1
-                    list.append(taken, run)
+                    taken.append(run)
                     want -= len(run)
             except Exception as exc:
-                if not list.__len__(taken):
+                if not taken:  # (runs are never empty: no records, no runs)
                     raise
                 self._next_inline_exception = exc  # raised by the next take, as kafka-python
             return taken
@@ -291,14 +291,15 @@ def read_in_bulk(consumer: Any) -> bool:
     fetcher = getattr(consumer, "_fetcher", None)
     base = getattr(type(fetcher), "PartitionRecords", None)
     config = getattr(fetcher, "config", None)
-    if (base is None or not isinstance(config, dict)
-            or not all(hasattr(base, name) for name in _NEEDED)
-            or config.get("key_deserializer") or config.get("value_deserializer")):
-        log.info("kafka records are read one by one (not a fetcher known here)")
-        return False
-    try:
-        bulk = _bulk_class(base)
-    except ImportError:  # a kafka-python without these names: not the fetcher known here
+    bulk = None
+    if (base is not None and isinstance(config, dict)
+            and all(hasattr(base, name) for name in _NEEDED)
+            and not config.get("key_deserializer") and not config.get("value_deserializer")):
+        try:
+            bulk = _bulk_class(base)
+        except ImportError:  # a kafka-python without the names it uses
+            bulk = None
+    if bulk is None:
         log.info("kafka records are read one by one (not a fetcher known here)")
         return False
     _LOOPS.get()  # start loading the compiled loop
