@@ -215,9 +215,9 @@ class Decoder:
         ``timestamps`` the record timestamps in epoch seconds (NaN where none);
         ``partition`` one partition for all, or each payload's (one call for a poll's
         partitions of a topic: the parse's fixed cost is paid once)."""
-        lines = Lines.from_payloads(list(payloads))
-        pos = np.asarray(positions, dtype=np.int64)
-        return self._run(lines, pos, source, partition, timestamps)
+        return self.decode_lines(Lines.from_payloads(list(payloads)), source=source,
+                                 positions=positions, partition=partition,
+                                 timestamps=timestamps)
 
     def decode_lines(
         self,
