@@ -112,9 +112,34 @@ class ScorerCache:
             version = info.version
         return self.get(name, version)
 
-    def _download(self, model: str, version: str) -> Path:
+    def _fetch(self, model: str, version: str, where: str, tmp: Path) -> str:
+        """Download ``where`` into ``tmp``. MLflow reports an artifact store it cannot
+        reach as a path that does not exist: the server is asked for the version, so an
+        outage backs off (the check raises RegistryUnavailableError), and the download is
+        tried once more before the path counts as missing (a server shutting down may
+        answer the check after its artifacts stopped being served)."""
         from mlflow.artifacts import download_artifacts
 
+        reg = self.registry
+        what = f"download {model} v{version}"
+        for last in (False, True):
+            try:
+                return str(reg.retry.call(
+                    lambda: download_artifacts(
+                        artifact_uri=where, dst_path=str(tmp), tracking_uri=reg.tracking_uri
+                    ),
+                    what=what,
+                ))
+            except Exception as exc:
+                if type(exc).__name__ != "MlflowException":
+                    raise
+                reg.retry.call(lambda: reg.client.get_model_version(model, version), what=what)
+                if last:
+                    raise
+                reg.retry.sleep(reg.retry.base_delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _download(self, model: str, version: str) -> Path:
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
         dst = self.cache_dir / safe / version
         if (dst / "MLmodel").exists():
@@ -127,22 +152,7 @@ class ScorerCache:
             lambda: reg.client.get_model_version_download_uri(model, version),
             what=f"locate {model} v{version}",
         )
-        try:
-            path = reg.retry.call(
-                lambda: download_artifacts(
-                    artifact_uri=where, dst_path=str(tmp), tracking_uri=reg.tracking_uri
-                ),
-                what=f"download {model} v{version}",
-            )
-        except Exception as exc:
-            if type(exc).__name__ != "MlflowException":
-                raise
-            # MLflow reports an artifact store it cannot reach as a path that does not
-            # exist: ask the server for the version, so an outage backs off (the check
-            # raises RegistryUnavailableError) and only a real bad path fails the action
-            reg.retry.call(lambda: reg.client.get_model_version(model, version),
-                           what=f"download {model} v{version}")
-            raise
+        path = self._fetch(model, version, where, tmp)
         found = Path(path)
         root = found if (found / "MLmodel").exists() else next(
             (p.parent for p in tmp.rglob("MLmodel")), None)

@@ -55,3 +55,38 @@ def test_a_download_that_fails_is_an_outage_only_while_the_server_is_down(
     with pytest.raises(raised) as info:
         cache.get("credit-risk", 3)
     assert says in str(info.value)
+
+
+def test_a_server_shutting_down_that_still_answers_the_check_gets_a_second_download(
+        tmp_path, monkeypatch) -> None:
+    """Its artifacts stopped being served before its API did: the version check succeeds,
+    so the download is tried again before the path counts as missing (seen in the MLflow
+    outage test: an online update failed for good during a kill)."""
+    tries: list[str] = []
+
+    def flaky(**kw: Any) -> str:
+        tries.append(kw["dst_path"])
+        if len(tries) == 1:
+            _missing_path()
+        return kw["dst_path"]
+
+    monkeypatch.setattr(mlflow.artifacts, "download_artifacts", flaky)
+    slept: list[float] = []
+    reg = _Registry(_Client(server_up=True), retry=Retry(attempts=2, sleep=slept.append))
+    cache = ScorerCache(reg, tmp_path)
+    assert cache._fetch("credit-risk", "3", "models:/credit-risk/3", tmp_path) == str(tmp_path)
+    assert len(tries) == 2 and slept == [reg.retry.base_delay]
+
+
+def test_a_path_missing_twice_while_the_server_answers_fails(tmp_path, monkeypatch) -> None:
+    tries: list[int] = []
+
+    def missing(**kw: Any) -> str:
+        tries.append(1)
+        return _missing_path()
+
+    monkeypatch.setattr(mlflow.artifacts, "download_artifacts", missing)
+    cache = ScorerCache(_Registry(_Client(server_up=True)), tmp_path)
+    with pytest.raises(MlflowException, match="Failed to download artifacts"):
+        cache._fetch("credit-risk", "3", "models:/credit-risk/3", tmp_path)
+    assert len(tries) == 2
