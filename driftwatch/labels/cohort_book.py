@@ -334,17 +334,24 @@ class CohortBook:
                 out.merge(c)
         return out
 
-    def _groups(self, cohort: np.ndarray) -> Iterable[tuple[Cohort, np.ndarray]]:
+    def _grouping(self, cohort: np.ndarray) -> tuple[list[Cohort], np.ndarray]:
+        """The cohorts these rows add to (created where new) and each row's index among
+        them (-1: a row without a cohort, or of a dropped one)."""
         cohort = np.asarray(cohort, dtype=np.int64)
         ok = cohort >= 0
         keep = ok & (cohort >= self._floor)
         self.late_for_dropped += int((ok & ~keep).sum())
-        for k in np.unique(cohort[keep]).tolist():
+        keys, inverse = np.unique(cohort[keep], return_inverse=True)
+        gid = np.full(cohort.size, -1, dtype=np.int64)
+        gid[keep] = inverse
+        groups = []
+        for k in keys.tolist():
             c = self._c.get(k)
             if c is None:
                 c = self._c[k] = Cohort(k)
-            yield c, keep & (cohort == k)
+            groups.append(c)
         self._trim()
+        return groups, gid
 
     def _trim(self) -> None:
         over = len(self._c) - self.max_cohorts
@@ -357,18 +364,31 @@ class CohortBook:
     # -- updates ---------------------------------------------------------------------------
     def add_predictions(self, cohort: np.ndarray, score: np.ndarray, time: np.ndarray) -> None:
         """Held predictions: their cohort, P(bad) and event time."""
-        score = np.asarray(score, dtype=np.float64)
-        time = np.asarray(time, dtype=np.float64)
-        for c, m in list(self._groups(cohort)):
-            s = score[m]
-            b = score_bins(s)
-            fin = b < BINS
-            np.add.at(c.pred_n, b, 1)
-            np.add.at(c.pred_pd, b[fin], _fixed(s[fin]))
-            c.pred_pq += int(_fixed(s[fin] * (1 - s[fin])).sum())
-            t = time[m][np.isfinite(time[m])]
-            if t.size:
-                c.t_min, c.t_max = min(c.t_min, float(t.min())), max(c.t_max, float(t.max()))
+        groups, gid = self._grouping(cohort)
+        if not groups:
+            return
+        rows = np.flatnonzero(gid >= 0)
+        s, g = np.asarray(score, dtype=np.float64)[rows], gid[rows]
+        t = np.asarray(time, dtype=np.float64)[rows]
+        width = BINS + 1
+        b = score_bins(s)
+        fin = b < BINS
+        cell = g * width + b
+        pred_n = np.bincount(cell, minlength=len(groups) * width).reshape(len(groups), width)
+        pred_pd = np.zeros(len(groups) * width, dtype=np.int64)
+        np.add.at(pred_pd, cell[fin], _fixed(s[fin]))
+        pq = np.zeros(len(groups), dtype=np.int64)
+        np.add.at(pq, g[fin], _fixed(s[fin] * (1 - s[fin])))
+        timed = np.isfinite(t)
+        t_min, t_max = np.full(len(groups), math.inf), np.full(len(groups), -math.inf)
+        np.minimum.at(t_min, g[timed], t[timed])
+        np.maximum.at(t_max, g[timed], t[timed])
+        pred_pd = pred_pd.reshape(len(groups), width)
+        for k, c in enumerate(groups):
+            c.pred_n += pred_n[k]
+            c.pred_pd += pred_pd[k]
+            c.pred_pq += int(pq[k])
+            c.t_min, c.t_max = min(c.t_min, float(t_min[k])), max(c.t_max, float(t_max[k]))
 
     def add_labelled(self, cohort: np.ndarray, score: np.ndarray, label: np.ndarray, *,
                      time: np.ndarray | None = None) -> None:
@@ -377,14 +397,11 @@ class CohortBook:
         (:class:`~driftwatch.labels.landing.LandingBook`)."""
         score = np.asarray(score, dtype=np.float64)
         bad = np.asarray(label, dtype=np.float64) > 0.5
-        groups = list(self._groups(cohort))
+        groups, gid = self._grouping(cohort)
         if not groups:
             return
         # every row's terms at once, then summed per (cohort, class, bin): integer sums, so
         # the same numbers as cohort by cohort
-        gid = np.full(score.size, -1, dtype=np.int64)
-        for g, (_, m) in enumerate(groups):
-            gid[m] = g
         rows = np.flatnonzero(gid >= 0)
         s, y, g = score[rows], bad[rows], gid[rows]
         b = score_bins(s)
@@ -401,7 +418,7 @@ class CohortBook:
         p = np.clip(sf, _LL_CLIP, 1 - _LL_CLIP)
         ll = np.zeros(len(groups), dtype=np.int64)
         np.add.at(ll, gf, _fixed(np.where(yf, -np.log(p), -np.log1p(-p))))
-        for k, (c, _) in enumerate(groups):
+        for k, c in enumerate(groups):
             c.lab_n += lab_n[k]
             c.lab_pd += lab_pd[k]
             c.lab_pq += int(pq[k])
@@ -413,8 +430,10 @@ class CohortBook:
         ``time`` (the predictions' event time) as for :meth:`add_labelled`."""
         if kind not in ("expired", "evicted"):
             raise ValueError(f"kind must be 'expired' or 'evicted', not {kind!r}")
-        for c, m in list(self._groups(cohort)):
-            setattr(c, kind, getattr(c, kind) + int(m.sum()))
+        groups, gid = self._grouping(cohort)
+        lost = np.bincount(gid[gid >= 0], minlength=len(groups))
+        for k, c in enumerate(groups):
+            setattr(c, kind, getattr(c, kind) + int(lost[k]))
 
     def absorb(self, delta: Cohort) -> None:
         """Add a cohort's sums counted elsewhere (another book, another partition)."""

@@ -77,18 +77,23 @@ class LandingBook(CohortBook):
         with np.errstate(invalid="ignore"):
             return np.floor(np.asarray(t, dtype=np.float64) / self.size)
 
-    def _groups(self, cohort: np.ndarray) -> Iterable[tuple[Cohort, np.ndarray]]:
+    def _grouping(self, cohort: np.ndarray) -> tuple[list[Cohort], np.ndarray]:
+        """Rows are staged by (landing pane, cohort): the staged cohorts they add to, and
+        each row's index among them (-1: a row without a cohort)."""
         cohort = np.asarray(cohort, dtype=np.int64)
         ok = cohort >= 0
-        land = self._land
-        for p in np.unique(land[ok]).tolist():
-            at = ok & (land == p)
+        pairs, inverse = np.unique(np.stack([self._land[ok], cohort[ok]], axis=1), axis=0,
+                                   return_inverse=True)
+        gid = np.full(cohort.size, -1, dtype=np.int64)
+        gid[ok] = inverse.reshape(-1)
+        groups = []
+        for p, k in pairs.tolist():
             bucket = self.staged.setdefault(int(p), {})
-            for k in np.unique(cohort[at]).tolist():
-                c = bucket.get(k)
-                if c is None:
-                    c = bucket[k] = Cohort(k)
-                yield c, at & (cohort == k)
+            c = bucket.get(k)
+            if c is None:
+                c = bucket[k] = Cohort(k)
+            groups.append(c)
+        return groups, gid
 
     def add_predictions(self, cohort: np.ndarray, score: np.ndarray, time: np.ndarray) -> None:
         cohort = np.asarray(cohort, dtype=np.int64)

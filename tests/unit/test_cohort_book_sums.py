@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftwatch.labels.cohort_book import BINS, SCALE, CohortBook, score_bins
+from driftwatch.labels.landing import LandingBook
 
 
 def _alone(cohort: int, score: np.ndarray, bad: np.ndarray) -> dict[str, object]:
@@ -60,3 +61,53 @@ def test_labelled_sums_per_cohort_equal_the_rows_alone(seed: int, n: int, batche
         got = {"key": key, "lab_n": c.lab_n.tolist(), "lab_pd": c.lab_pd.tolist(),
                "lab_pq": c.lab_pq, "lab_ll": c.lab_ll}
         assert got == want[key]
+
+
+def _predicted_alone(score: np.ndarray, time: np.ndarray, lost: int) -> dict[str, object]:
+    """One cohort's prediction sums from its own rows alone: count and fixed-point P(bad)
+    per score bin, fixed-point p(1 - p) over the rows with a score, the first and last
+    finite time, and the rows lost."""
+    n = np.zeros(BINS + 1, np.int64)
+    pd = np.zeros(BINS + 1, np.int64)
+    pq = 0
+    for bi, si in zip(score_bins(score).tolist(), score.tolist(), strict=True):
+        n[bi] += 1
+        if bi < BINS:
+            pd[bi] += int(np.rint(si * SCALE))
+            pq += int(np.rint(si * (1 - si) * SCALE))
+    t = time[np.isfinite(time)]
+    return {"pred_n": n.tolist(), "pred_pd": pd.tolist(), "pred_pq": pq,
+            "t_min": float(t.min()) if t.size else float("inf"),
+            "t_max": float(t.max()) if t.size else float("-inf"), "expired": lost}
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 120), batches=st.integers(1, 3),
+       landing=st.booleans())
+def test_prediction_sums_per_cohort_equal_the_rows_alone(seed: int, n: int, batches: int,
+                                                         landing: bool) -> None:
+    rng = np.random.default_rng(seed)
+    book = LandingBook(pane_size=10.0, max_cohorts=50) if landing else CohortBook(50)
+    rows: dict[int, tuple[list[float], list[float], list[int]]] = {}
+    for _ in range(batches):
+        cohort = rng.integers(-1, 9, n)
+        score = np.where(rng.uniform(size=n) < 0.6, rng.uniform(size=n),
+                         rng.choice([0.0, 1.0, np.nan, 0.3, 1e-13], n))
+        time = np.where(rng.uniform(size=n) < 0.8, rng.uniform(0, 100, n),
+                        rng.choice([np.nan, np.inf, -np.inf], n))
+        book.add_predictions(cohort, score, time)
+        gone = rng.uniform(size=n) < 0.2
+        book.add_lost("expired", np.where(gone, cohort, -1), time=time)
+        for c in np.unique(cohort[cohort >= 0]).tolist():
+            m = cohort == c
+            s, t, lost = rows.setdefault(c, ([], [], [0]))
+            s.extend(score[m].tolist())
+            t.extend(time[m].tolist())
+            lost[0] += int((m & gone).sum())
+    if landing:
+        book.fold(np.inf)  # type: ignore[attr-defined]
+    got = {c.key: {"pred_n": c.pred_n.tolist(), "pred_pd": c.pred_pd.tolist(),
+                   "pred_pq": c.pred_pq, "t_min": c.t_min, "t_max": c.t_max,
+                   "expired": c.expired} for c in book.cohorts()}
+    assert got == {c: _predicted_alone(np.array(s), np.array(t), lost[0])
+                   for c, (s, t, lost) in rows.items()}
