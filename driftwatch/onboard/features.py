@@ -9,14 +9,14 @@ from typing import Any
 import pandas as pd
 
 from driftwatch.errors import ConfigError
-from driftwatch.onboard.infer import column_kind, name_rank, not_a_feature
+from driftwatch.onboard.infer import MAX_INT_LEVELS, column_kind, name_rank, not_a_feature
 from driftwatch.onboard.matching import stream_path
 from driftwatch.onboard.plandata import Feature, Plan
-from driftwatch.onboard.roles import ID, TIME, present, shown, two_values
+from driftwatch.onboard.roles import ID, PREDICTED, TIME, present, shown, two_values
 from driftwatch.onboard.sentinels import likely_missing_values
 from driftwatch.windows.conventions import norm_value
 
-__all__ = ["apart", "choose_features", "row_index"]
+__all__ = ["apart", "choose_features", "predicted_class", "row_index"]
 
 #: pandas names a CSV column with a blank header ``Unnamed: N``: the index it wrote.
 _BLANK_HEADER = re.compile(r"Unnamed: \d+")
@@ -32,6 +32,17 @@ def row_index(ref: pd.DataFrame, col: str) -> bool:
     s = ref[col]
     return (bool(_BLANK_HEADER.fullmatch(col)) and pd.api.types.is_integer_dtype(s)
             and s.notna().all() and s.is_unique)
+
+
+def predicted_class(ref: pd.DataFrame, col: str) -> bool:
+    """A column named like the model's predicted class (``y_pred``) with a few values.
+
+    >>> ref = pd.DataFrame({"y_pred": [0, 1, 1], "pred_amount": [3.5, 1.2, 9.9]})
+    >>> predicted_class(ref, "y_pred"), predicted_class(ref, "pred_amount")
+    (True, False)
+    """
+    return (name_rank(col, *PREDICTED) >= 2
+            and ref[col].nunique(dropna=True) <= MAX_INT_LEVELS)
 
 
 def apart(ref: pd.Series, kind: str, sample: list[Any], least: int = 20) -> str | None:
@@ -77,6 +88,12 @@ def _ignore_columns(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
               or name_rank(c, *TIME) == 3):
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", "the id or time, not a feature")
+        elif predicted_class(ref, c):
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", "the model's predicted class: an output, not an input (a "
+                     "retrained model must not learn from it); "
+                     + ("the score's PSI watches its shift" if plan.ref_score else
+                        "--decision-field it if it approves or declines"))
         elif why := not_a_feature(ref[c]):
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", why)

@@ -34,12 +34,15 @@ from driftwatch.errors import ConfigError
 
 __all__ = [
     "BAD_WORDS",
+    "GOOD_WHEN_TRUE",
     "GOOD_WORDS",
     "MAX_INT_LEVELS",
     "TIME_FORMATS",
     "Candidate",
     "choose",
     "column_kind",
+    "good_when_true",
+    "label_note",
     "label_values",
     "leaf",
     "looked_for",
@@ -207,10 +210,40 @@ def text_formats(values: Sequence[Any], formats: Sequence[str] = TIME_FORMATS) -
     return [f for f, _ in found]
 
 
-def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = ()
-                 ) -> tuple[list[Any], list[Any]]:
+#: Label names whose true / 1 value is the good outcome (the loan was repaid)
+GOOD_WHEN_TRUE = (r"(is_|was_|has_|loan_)?(re)?paid(_off|_back|_in_full)?", r"fully_paid",
+                  r"(is_)?good(_loan|_credit|_payer)?", r"(is_)?performing",
+                  r"(is_)?non_?default(ed)?", r"(is_)?repayment", r".+_repaid")
+_NEGATED = re.compile(r"(^|_)(not|no|un)(_|$)|^un")
+_TRUE = frozenset({"1", "true", "yes", "y"})
+
+
+def good_when_true(name: str | None) -> bool:
+    """Whether a label's name says its true / 1 value is the good outcome.
+
+    >>> good_when_true("repaid"), good_when_true("is_good"), good_when_true("loan_paid_off")
+    (True, True, True)
+    >>> good_when_true("SeriousDlqin2yrs"), good_when_true("not_repaid"), good_when_true("unpaid")
+    (False, False, False)
+    """
+    if name is None:
+        return False
+    snake = _SPACES.sub("_", _HUMPS.sub("_", leaf(name).strip())).lower()
+    return not _NEGATED.search(snake) and any(re.fullmatch(p, snake) for p in GOOD_WHEN_TRUE)
+
+
+def label_note(name: str | None, good: Sequence[Any]) -> str:
+    """What ``init`` adds to a label's line when its name set which value is good."""
+    if good_when_true(name) and len(good) == 1 and _norm(good[0]) in _TRUE:
+        return f"; the name says {good[0]!r} is the good outcome (--label-bad to change)"
+    return ""
+
+
+def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = (),
+                 name: str | None = None) -> tuple[list[Any], list[Any]]:
     """``(bad, good)`` values of a label column with two distinct values (``where``: the
-    file, for the error)."""
+    file, for the error). A flag (1/0, true/false, yes/no) is bad when true, unless the
+    column's ``name`` says true is good (:func:`good_when_true`: ``repaid``)."""
     distinct = sorted({v for v in values if v is not None and not pd.isna(v)}, key=str)
     keys = {_norm(v): v for v in distinct}
     if bad:
@@ -224,6 +257,8 @@ def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = ()
             "cannot tell which label value is bad: values "
             + ", ".join(repr(v) for v in distinct[:6]), file=where,
             hint="pass --label-bad VALUE (repeat it for several)")
+    if good_when_true(name) and _norm(b[0]) in _TRUE:
+        return g, b
     return b, g
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.features import choose_features
 from driftwatch.onboard.finding import find_role, label_from_outcomes
-from driftwatch.onboard.infer import label_values, leaf, name_rank
+from driftwatch.onboard.infer import label_note, label_values, leaf, name_rank
 from driftwatch.onboard.matching import resolves, stream_path
 from driftwatch.onboard.outputs import approve_values, score_is, score_line
 from driftwatch.onboard.plandata import Feature, Options, Plan, StreamPlan
@@ -73,9 +73,10 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     if lab:
         plan.ref_label = lab.name
         plan.ref_bad, plan.ref_good = label_values(ref[lab.name].tolist(), reference,
-                                                   opts.label_bad)
+                                                   opts.label_bad, name=lab.name)
         plan.say(f"label: {lab.name}", f"{lab.why}; bad = {plan.ref_bad}, good = "
-                 f"{plan.ref_good}")
+                 f"{plan.ref_good}"
+                 + ("" if opts.label_bad else label_note(lab.name, plan.ref_good)))
     else:
         plan.say("label: none", "no two-valued column named like a label in the reference")
     score_why = None  # why the reference's score reads as P(bad) or P(good)
@@ -170,7 +171,7 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
     else:
         bad = opts.label_bad or [str(v) for v in plan.ref_bad]
         out.bad, out.good = label_values(vals(lab), where, bad) if bad else label_values(
-            vals(lab), where)
+            vals(lab), where, name=lab)
     plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
     named = {norm_value(v) for v in [*out.bad, *out.good]}
     if other := [v for k, v in sorted(seen.items()) if k not in named]:

@@ -15,7 +15,8 @@ import numpy as np
 
 from driftwatch.onboard.infer import TIME_FORMATS, text_formats, time_unit
 
-__all__ = ["APPROVE", "DECISION", "EXPOSURE", "ID", "LABEL", "SCORE", "TIME", "VERSION",
+__all__ = ["APPROVE", "DECISION", "EXPOSURE", "ID", "LABEL", "PREDICTED", "SCORE", "TIME",
+           "VERSION",
            "decision_check", "exposure_check", "present", "score_check", "shown",
            "time_check", "two_values", "unique_check"]
 
@@ -25,7 +26,7 @@ TIME = (("ts", "time", "timestamp", "event_time", "datetime", "created_at"),
          (r".+_ts", r".+_at", r".*time.*", r".*date.*"), ())
 SCORE = (("score", "pd", "p_bad", "p_good", "prob", "probability", "proba", "prediction"),
           (r".*score.*", r"p_.+", r"prob.*", r".+_prob", r"pd_.+", r".*risk.*",
-           r".+_pd"), ())
+           r".+_pd", r".+_proba", r".+_proba_.+", r".+_probability"), ())  # sklearn's y_pred_proba
 LABEL = (("label", "target", "y", "bad", "is_bad", "default", "defaulted", "outcome",
            "fraud", "is_fraud", "chargeback"), (r".*default.*", r"is_.*bad", r".*label.*",
                                                 r".*target.*", r".*fraud.*"), ())
@@ -34,6 +35,10 @@ DECISION = (("decision", "approved", "approve", "approval"),
 EXPOSURE = (("exposure", "ead", "exposure_at_default"),
              (r".*exposure.*",), (r".*amount", r".*balance"))
 VERSION = (("model_version", "version"), (), ())
+#: The model's predicted class (scikit-learn's ``y_pred``): an output beside the score
+PREDICTED = (("y_pred", "y_hat", "yhat", "pred", "predicted", "predicted_class", "pred_class",
+              "predicted_label", "pred_label", "prediction_label", "y_predicted"),
+             (r"y_pred_.+", r"predicted_.+"), ())
 APPROVE = frozenset({"approve", "approved", "accept", "accepted", "a", "yes", "y", "true",
                       "1", "ok"})
 
