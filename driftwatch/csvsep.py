@@ -44,7 +44,10 @@ def separator_name(sep: str) -> str:
 
 
 def _columns(header: str, sep: str) -> int:
-    return len(next(csv.reader([header], delimiter=sep), []))
+    try:
+        return len(next(csv.reader([header], delimiter=sep), []))
+    except csv.Error:  # not CSV text (a binary file): one column, read as it is
+        return 1
 
 
 def header_separator(header: str, what: str = "the file", fix: str = _FIX) -> str:

@@ -57,11 +57,15 @@ def reference_columns(path: Path) -> list[str]:
             from driftwatch.windows.profile import ReferenceProfile
 
             return list(ReferenceProfile.load(path).schema.names)
-        if path.name.endswith(".parquet"):
+        from driftwatch.windows.profile import is_parquet, reference_separator
+
+        if is_parquet(path):
             import pyarrow.parquet as pq
 
-            return list(pq.read_schema(path).names)
-        from driftwatch.windows.profile import reference_separator
+            # pandas' own columns: its saved index is no column of the table
+            meta = pq.read_schema(path).pandas_metadata or {}
+            index = {i for i in meta.get("index_columns", []) if isinstance(i, str)}
+            return [n for n in pq.read_schema(path).names if n not in index]
 
         sep = reference_separator(path) or ","
         return [str(c) for c in pd.read_csv(path, nrows=0, sep=sep).columns]

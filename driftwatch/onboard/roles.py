@@ -36,7 +36,8 @@ EXPOSURE = (("exposure", "ead", "exposure_at_default"),
              (r".*exposure.*",), (r".*amount", r".*balance"))
 VERSION = (("model_version", "version"), (), ())
 #: The model's predicted class (scikit-learn's ``y_pred``): an output beside the score
-PREDICTED = (("y_pred", "y_hat", "yhat", "pred", "predicted", "predicted_class", "pred_class",
+PREDICTED = (("y_pred", "y_hat", "yhat", "pred", "prediction", "predicted", "predicted_class",
+              "pred_class",
               "predicted_label", "pred_label", "prediction_label", "y_predicted"),
              (r"y_pred_.+", r"predicted_.+"), ())
 APPROVE = frozenset({"approve", "approved", "accept", "accepted", "a", "yes", "y", "true",

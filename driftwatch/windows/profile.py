@@ -51,6 +51,7 @@ __all__ = [
     "add_frame_labels",
     "frame_batch",
     "is_numeric_column",
+    "is_parquet",
     "read_reference_table",
     "reference_notes",
     "reference_separator",
@@ -60,11 +61,24 @@ FORMAT_VERSION = 1
 log = logging.getLogger(__name__)
 
 
+def is_parquet(path: str | Path) -> bool:
+    """Whether a reference dataset is Parquet: named ``.parquet``, ``.pq`` or ``.parq``, or
+    starting with Parquet's magic bytes whatever its name."""
+    p = Path(path)
+    if p.name.lower().endswith((".parquet", ".pq", ".parq")):
+        return True
+    try:
+        with open(p, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
 def reference_separator(path: str | Path) -> str | None:
     """The separator a CSV reference is read with: the comma, or the one its header shows
     (:mod:`driftwatch.csvsep`); None for Parquet or a saved profile (``.json[.gz]``)."""
     p = Path(path)
-    if p.name.endswith((".parquet", ".json", ".json.gz")):
+    if p.name.endswith((".json", ".json.gz")) or is_parquet(p):
         return None
     return file_separator(p, f"reference dataset {p}")
 
@@ -82,7 +96,7 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
     shows and the decimal mark its first rows show) into a DataFrame."""
     p = Path(path)
     try:
-        if p.suffix == ".parquet" or p.name.endswith(".parquet"):
+        if is_parquet(p):
             return pd.read_parquet(p)
         sep = reference_separator(p) or ","
         found = file_decimal(p, sep)

@@ -1,0 +1,49 @@
+"""A Parquet reference is read as Parquet whatever it is called: ``.pq`` and ``.parq``
+(NannyML ships ``employment_MA_reference.pq``), or any name over Parquet's magic bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from driftwatch.csvsep import file_separator
+from driftwatch.onboard.consistency import reference_columns
+from driftwatch.windows.profile import is_parquet, read_reference_table, reference_separator
+
+
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame({"AGEP": [62.0, 48.0, 30.0],
+                         "SCHL": pd.Categorical(["16", "21", "16"]),
+                         "employed": [0, 1, 1]})
+
+
+@pytest.mark.parametrize("name", ["ref.pq", "ref.parq", "ref.PARQUET", "ref.data", "ref"])
+def test_a_parquet_reference_is_read_whatever_its_name(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    _frame().to_parquet(path)
+    assert is_parquet(path)
+    assert reference_separator(path) is None
+    got = read_reference_table(path)
+    pd.testing.assert_frame_equal(got, _frame())
+    assert reference_columns(path) == ["AGEP", "SCHL", "employed"]
+
+
+def test_a_saved_pandas_index_is_no_reference_column(tmp_path: Path) -> None:
+    path = tmp_path / "ref.pq"
+    _frame().set_index("AGEP").to_parquet(path)
+    assert reference_columns(path) == list(read_reference_table(path).columns)
+
+
+def test_a_csv_is_not_taken_for_parquet(tmp_path: Path) -> None:
+    path = tmp_path / "ref.data"
+    _frame().to_csv(path, index=False)
+    assert not is_parquet(path)
+    assert list(read_reference_table(path).columns) == ["AGEP", "SCHL", "employed"]
+
+
+def test_a_binary_header_reads_as_one_column_not_a_csv_error(tmp_path: Path) -> None:
+    path = tmp_path / "blob.bin"
+    path.write_bytes(b"\x00\x01abc\rdef,\r\x90\xff\n,;|")
+    assert file_separator(path) == ","
