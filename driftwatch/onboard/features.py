@@ -120,8 +120,11 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
         plan.features.append(Feature(c, p, kind, why, *((tuple(codes[0]), codes[1])
                                                          if codes else ())))
         if far := apart(ref[c], kind, vals(p)):
-            plan.say(f"  warning: {c}", f"{far}: a time or counter that grows is not a "
-                     f"feature (--ignore {c}); a unit change is a fault to fix upstream")
+            plan.say(f"  warning: {c}", f"{far}: " + (
+                f"a time or counter that grows is not a feature (--ignore {c}); a unit "
+                "change is a fault to fix upstream" if kind == "numeric" else
+                f"a column that names the file, period or batch is not a feature (--ignore "
+                f"{c}); renamed categories are a fault to fix upstream"))
         if kind == "numeric" and any(isinstance(v, str) for v in vals(p)):
             plan.say(f"  warning: {c}", f"numbers in the reference, text at {p} in the "
                      "sample: replay counts those records as wrong_type")

@@ -96,7 +96,8 @@ def column_kind(s: pd.Series) -> tuple[str, str]:
                                    "one value only (a constant)")
         return "numeric", "numbers"
     n = vals.astype(str).nunique()
-    return "categorical", f"text with {n} levels"
+    return "categorical", (f"text with {n} levels" if n > 1 else
+                           "text with one value only (a constant)")
 
 
 #: Text columns with more distinct values than this, most of them once, name rows

@@ -91,6 +91,7 @@ def test_a_label_named_like_a_default_keeps_1_bad(
     label = yaml.safe_load((tmp_path / "c.yaml").read_text())[
         "source"]["streams"]["outcomes"]["fields"]["label"]
     assert label["bad"] == [1.0] and label["good"] == [0.0], label
+    assert "the name says" not in out, out
 
 
 @pytest.mark.parametrize(("name", "good"), [
@@ -109,3 +110,19 @@ def test_text_labels_are_read_by_their_words_whatever_the_name() -> None:
     assert label_values(["Charged Off", "Fully Paid"], "f.csv", ("Charged Off",),
                         name="repaid") == (["Charged Off"], ["Fully Paid"])
     assert label_values(["bad", "good"], "f.csv", name="repaid") == (["bad"], ["good"])
+
+
+def test_a_bookkeeping_column_with_no_shared_level_is_warned_about_as_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # NannyML's synthetic_sample: 'period' is 'reference' in one file, 'analysis' in the other
+    _car_loans(tmp_path)
+    for name, value in (("ref.csv", "reference"), ("live.csv", "analysis")):
+        df = pd.read_csv(tmp_path / name)
+        df["period"] = value
+        df.to_csv(tmp_path / name, index=False)
+    code, out, err = _init(tmp_path, capsys)
+    assert code == 0, err
+    assert "period: categorical              text with one value only (a constant)" in out, out
+    warning = next(ln for ln in out.splitlines() if "warning: period" in ln)
+    assert "names the file, period or batch" in warning and "--ignore period" in warning
+    assert "counter" not in warning, warning
