@@ -26,6 +26,7 @@ numba, :func:`scanner_for` gives ``None`` and blocks go to ``pyarrow.json`` as b
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
@@ -35,7 +36,8 @@ import pyarrow as pa
 
 from driftwatch.numba_setup import LoadedLater
 
-__all__ = ["Scanner", "fnv1a", "path_tree", "scanner_for", "scanner_settled"]
+__all__ = ["PART_LINES", "Scanner", "fnv1a", "path_tree", "scan_pool", "scan_threads",
+           "scanner_for", "scanner_settled"]
 
 
 
@@ -142,7 +144,11 @@ class Scanner:
     def scan(self, buf: bytes, starts: np.ndarray,
              ends: np.ndarray) -> tuple[np.ndarray, dict[str, pa.Array]]:
         """Scan the lines ``buf[starts[i]:ends[i]]``: the indices of the lines taken, and
-        each key's column over those lines, in order."""
+        each key's column over those lines, in order.
+
+        A block of many lines is cut into parts scanned at once on :func:`scan_pool`'s
+        threads (the loop releases the GIL); the parts' rows are then put back end to end,
+        so the columns are the same however many parts there were."""
         n = len(starts)
         arr = np.frombuffer(buf, dtype=np.uint8)
         # a row per line: a line's cells are written side by side
@@ -152,9 +158,27 @@ class Scanner:
         s1 = np.empty_like(s0)
         valid = np.empty((n, len(self._kinds)), dtype=np.uint8)
         taken = np.empty(n, dtype=np.int64)
-        k = self._loops.scan(arr, np.ascontiguousarray(starts, dtype=np.int64),
-                             np.ascontiguousarray(ends, dtype=np.int64), self._tree,
-                             self._kinds, self._slots, fv, iv, s0, s1, valid, taken)
+        starts = np.ascontiguousarray(starts, dtype=np.int64)
+        ends = np.ascontiguousarray(ends, dtype=np.int64)
+        outs = (fv, iv, s0, s1, valid, taken)
+
+        def part(a: int, b: int) -> int:
+            return int(self._loops.scan(arr, starts[a:b], ends[a:b], self._tree, self._kinds,
+                                        self._slots, *(o[a:b] for o in outs)))
+
+        cuts = _cuts(n)
+        if len(cuts) == 2:
+            k = part(0, n)
+        else:
+            pool = scan_pool()
+            later = [pool.submit(part, a, b) for a, b in itertools.pairwise(cuts[1:])]
+            got = [part(0, cuts[1]), *(f.result() for f in later)]
+            k = got[0]
+            for a, m in zip(cuts[1:-1], got[1:], strict=True):  # rows taken, end to end
+                for o in outs:
+                    o[k : k + m] = o[a : a + m]
+                taken[k : k + m] += a
+                k += m
         built = [self._column(c, k, arr, fv, iv, s0, s1, np.ascontiguousarray(valid[:k, c]))
                  for c in range(len(self._kinds))]
         return taken[:k], {key: built[c] for key, c in self._col_of.items()}
@@ -184,6 +208,41 @@ class Scanner:
         typ = pa.int64() if kind == loops.K_INT else pa.float64()
         return pa.Array.from_buffers(typ, k, [bitmap, pa.py_buffer(np.ascontiguousarray(values))],
                                      null_count=nulls)
+
+
+#: Lines a scan part holds at least: fewer are scanned in one go (a thread's hand-off
+#: costs tens of microseconds, a line about one)
+PART_LINES = 2048
+
+
+def _cuts(n: int) -> list[int]:
+    """Where a block of ``n`` lines is cut into parts, one per core (at most four).
+
+    >>> _cuts(100), len(_cuts(10**6)) - 1 == min(scan_threads(), 4)
+    ([0, 100], True)
+    """
+    parts = max(1, min(scan_threads(), 4, n // PART_LINES))
+    return [n * i // parts for i in range(parts + 1)]
+
+
+@functools.cache
+def scan_threads() -> int:
+    """The cores this process may run on."""
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@functools.cache
+def scan_pool() -> Any:
+    """The threads that scan a block's later parts (daemon threads, started on first use)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=min(scan_threads(), 4) - 1 or 1,
+                              thread_name_prefix="driftwatch-scan")
 
 
 def fnv1a(raw: bytes) -> int:

@@ -304,3 +304,25 @@ def test_an_object_of_hundreds_of_mapped_keys() -> None:
     taken, cols = sc.scan(line, np.array([0]), np.array([len(line)]))
     assert taken.tolist() == [0]
     assert {n: cols[n].to_pylist()[0] for n in names} == {n: rec["o"][n] for n in names}
+
+
+@settings(max_examples=150, deadline=None,  # monkeypatch.context() is per example
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(records().map(dumps), st.sampled_from(
+    [b'{"id": 1}', b"{", b"", b'{"a": {"x": 1e400}}', b'{"zz": NaN}'])), max_size=40),
+       threads=st.integers(1, 4), part_lines=st.integers(1, 6))
+def test_a_block_scanned_in_parts_gives_what_one_pass_gives(
+        lines: list[bytes], threads: int, part_lines: int,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cut into parts on the scan threads, lines handed back anywhere (a whole part too):
+    the same lines taken, the same columns, in the same order."""
+    from driftwatch.connectors import jsonscan
+
+    with monkeypatch.context() as m:
+        m.setattr(jsonscan, "scan_threads", lambda: 1)
+        one = scan_lines(lines)
+        m.setattr(jsonscan, "scan_threads", lambda: threads)
+        m.setattr(jsonscan, "PART_LINES", part_lines)
+        assert len(jsonscan._cuts(len(lines))) - 1 == max(1, min(threads, len(lines)
+                                                                 // part_lines))
+        assert scan_lines(lines) == one
