@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
+from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.connectors.config import Connector
 from driftwatch.connectors.mapping import FeatureField, FieldPath, StreamMapping
 from driftwatch.csvdecimal import file_decimal
@@ -122,7 +123,8 @@ def sample_records(path: Path, fmt: str, n: int = SAMPLE,
     if fmt == "parquet":
         pf = pq.ParquetFile(path)
         batch = next(pf.iter_batches(batch_size=n), None)
-        return [] if batch is None else pa.Table.from_batches([batch]).to_pylist()
+        return [] if batch is None else decimals_as_doubles(
+            pa.Table.from_batches([batch])).to_pylist()
     raw = path.open("rb")
     with raw:
         head = raw.read(2)

@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
@@ -390,7 +391,7 @@ class FileReader:
         if self._drop:
             drop = min(self._drop, rb.num_rows)
             rb, self._drop = rb.slice(drop), self._drop - drop
-        table = pa.Table.from_batches([rb])
+        table = decimals_as_doubles(pa.Table.from_batches([rb]))
         lines = self.line + 1 + np.arange(table.num_rows, dtype=np.int64)
         return self._table_chunk(table, lines, self.line + table.num_rows, lenient=False)
 

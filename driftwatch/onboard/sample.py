@@ -121,7 +121,9 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, A
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            rows = pq.ParquetFile(p).read().slice(0, limit).to_pylist()
+            from driftwatch.arrowdecimal import decimals_as_doubles
+
+            rows = decimals_as_doubles(pq.ParquetFile(p).read().slice(0, limit)).to_pylist()
         elif fmt == "csv":
             sep = sample_separator(p) or ","
             frame = pd.read_csv(p, nrows=limit, sep=sep, decimal=file_decimal(p, sep).mark)

@@ -37,6 +37,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
 from driftwatch.csvdecimal import csv_notes, file_decimal
 from driftwatch.csvsep import file_separator
@@ -97,7 +98,9 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
     p = Path(path)
     try:
         if is_parquet(p):
-            return pd.read_parquet(p)
+            import pyarrow.parquet as pq
+
+            return decimals_as_doubles(pq.read_table(p)).to_pandas()
         sep = reference_separator(p) or ","
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
