@@ -298,7 +298,7 @@ class Decoder:
                 return lines.raw(int(rows[k]))
 
             args = (positions[rows], raw, source, _rows_of(partition, rows),
-                    None if ts is None else ts[rows], False)
+                    None if ts is None else ts[rows], self.mapping.numbers_as_text)
             try:
                 batch, bad, ok = self._assemble(part, *args)
             except pa.ArrowException:  # a value the block parser let through: read it again

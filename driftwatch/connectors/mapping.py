@@ -143,6 +143,8 @@ class StreamMapping:
     format: str = "auto"  # auto | jsonl | csv | parquet | kafka-recording
     delimiter: str | None = None  # a CSV's separator; None: found in each file's header
     decimal: str | None = None  # a CSV's decimal mark; None: found in each file's first rows
+    #: numbers written as text read as numbers (always so in a CSV)
+    numbers_as_text: bool = False
     topic: str | Mapping[str, Any] | None = None  # passed through for the Kafka source
     options: Mapping[str, Any] = field(default_factory=dict)
     #: values read as missing (``missing_values`` / ``missing_values_by_feature``)

@@ -172,6 +172,8 @@ class StreamSpec(_Spec):
     paths: list[str] = []
     format: Literal["auto", "jsonl", "csv", "parquet", "kafka-recording"] = "auto"
     csv: CsvSpec | None = None
+    #: numbers written as JSON text ("52000") are read as numbers, as a CSV's are
+    numbers_as_text: bool = False
     topic: Any = None  # a name or a mapping; the Kafka source owns its settings
     fields: FieldsSpec
 

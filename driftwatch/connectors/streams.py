@@ -101,6 +101,7 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
         format=s.format,
         delimiter=delimiter,
         decimal=decimal,
+        numbers_as_text=s.numbers_as_text,
         topic=topic,
         missing=_missing(doc, fat, fld),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
@@ -32,6 +33,18 @@ def row_index(ref: pd.DataFrame, col: str) -> bool:
     s = ref[col]
     return (bool(_BLANK_HEADER.fullmatch(col)) and pd.api.types.is_integer_dtype(s)
             and s.notna().all() and s.is_unique)
+
+
+def _number_text(v: str) -> bool:
+    """Whether text reads as a finite number (``"52000"``, ``" -1.5e3"``), as a CSV's does.
+
+    >>> _number_text("52000"), _number_text("1.5e3"), _number_text("n/a"), _number_text("nan")
+    (True, True, False, False)
+    """
+    try:
+        return math.isfinite(float(v))
+    except ValueError:
+        return False
 
 
 def predicted_class(ref: pd.DataFrame, col: str) -> bool:
@@ -125,9 +138,16 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                 "change is a fault to fix upstream" if kind == "numeric" else
                 f"a column that names the file, period or batch is not a feature (--ignore "
                 f"{c}); renamed categories are a fault to fix upstream"))
-        if kind == "numeric" and any(isinstance(v, str) for v in vals(p)):
-            plan.say(f"  warning: {c}", f"numbers in the reference, text at {p} in the "
-                     "sample: replay counts those records as wrong_type")
+        text = [v for v in vals(p) if isinstance(v, str)]
+        if kind == "numeric" and text:
+            if all(_number_text(v) for v in text):
+                plan.predictions.numbers_as_text = True
+                plan.say(f"  {c}: numbers as text", f"{shown(text)} at {p} in the sample: "
+                         "the stream reads numbers written as text (numbers_as_text: true)")
+            else:
+                bad = [v for v in text if not _number_text(v)]
+                plan.say(f"  warning: {c}", f"numbers in the reference, text at {p} in the "
+                         f"sample ({shown(bad)}): replay counts those records as wrong_type")
     if missing:
         hint = ("map their fields by name, or pass --ignore COL for columns the live stream "
                 "does not carry")

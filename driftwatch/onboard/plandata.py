@@ -57,6 +57,7 @@ class StreamPlan:
     bad: list[Any] = field(default_factory=list)
     good: list[Any] = field(default_factory=list)
     pending: list[Any] = field(default_factory=list)  # label values: no outcome yet
+    numbers_as_text: bool = False  # numeric features written as JSON text ("52000")
 
 
 @dataclass

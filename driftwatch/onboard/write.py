@@ -56,6 +56,8 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
         if how:
             out.append("      csv: {" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in
                                                   how.items()) + "}")
+    if s.numbers_as_text:
+        out.append("      numbers_as_text: true   # the sample writes numbers as text")
     out.append("      fields:")
     out.append(f"        event_id: {q(s.id_path)}")
     if s.time_source == "payload":
