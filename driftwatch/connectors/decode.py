@@ -81,6 +81,9 @@ MAX_TEXT_CHARS = 256
 
 _Detail = Callable[[int], str]
 
+#: A count's unit, in words (an ``origin`` makes numbers offsets)
+_UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+
 
 def _value_at(raw: Raw, i: int) -> Any:
     return raw[i].as_py() if is_arrow(raw) else raw[i]  # type: ignore[union-attr,index]
@@ -425,10 +428,11 @@ class Decoder:
         if t.format is not None:
             unit = f"text in the format {t.format!r}"
         elif t.origin is not None:
-            unit = f"{'seconds' if self._unit == 's' else 'milliseconds'} after {t.origin}"
+            unit = f"{_UNIT_WORDS[self._unit]} after {t.origin}"
         else:
-            unit = {"auto": "epoch seconds, epoch ms or ISO-8601", "s": "epoch seconds",
-                    "ms": "epoch milliseconds", "iso": "ISO-8601"}[t.unit]
+            unit = {"auto": "epoch seconds, ms, µs or ns, or ISO-8601", "s": "epoch seconds",
+                    "ms": "epoch milliseconds", "us": "epoch microseconds",
+                    "ns": "epoch nanoseconds", "iso": "ISO-8601"}[t.unit]
         prob.flag(bad, "bad_time", lambda i: f"event_time ({path}): expected {unit}, found "
                   f"{describe(_value_at(raw, i))}")
         return secs

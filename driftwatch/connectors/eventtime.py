@@ -42,7 +42,9 @@ from driftwatch.connectors.columns import Raw, is_arrow, python_values
 
 __all__ = [
     "MS_THRESHOLD",
+    "NS_THRESHOLD",
     "UNITS",
+    "US_THRESHOLD",
     "event_times",
     "format_problem",
     "from_format",
@@ -51,8 +53,12 @@ __all__ = [
     "parse_origin",
 ]
 
-UNITS = ("auto", "s", "ms", "iso")
+UNITS = ("auto", "s", "ms", "us", "ns", "iso")
+#: ``unit: auto`` reads a number above each as the next finer unit: milliseconds, then
+#: microseconds, then nanoseconds (each past the year 5000 read in the coarser unit)
 MS_THRESHOLD = 1e11
+US_THRESHOLD = 1e14
+NS_THRESHOLD = 1e17
 _EPOCH = pd.Timestamp(0, tz="UTC")
 _PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 # pandas reads these words as the wall clock whatever the format: a replay must not
@@ -67,10 +73,12 @@ def from_numbers(v: np.ndarray, unit: str) -> np.ndarray:
     """Seconds from numbers in ``unit`` (NaN where ``unit`` is ``iso``: numbers are bad)."""
     if unit == "s":
         return v.astype(np.float64, copy=True)
-    if unit == "ms":
-        return v / 1000.0
+    if unit in ("ms", "us", "ns"):
+        return v / _PER_SECOND[unit]
     if unit == "auto":
-        return np.where(v > MS_THRESHOLD, v / 1000.0, v)
+        per = np.select([v > NS_THRESHOLD, v > US_THRESHOLD, v > MS_THRESHOLD],
+                        [1e9, 1e6, 1e3], 1.0)
+        return v / per
     return np.full(len(v), np.nan)
 
 

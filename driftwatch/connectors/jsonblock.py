@@ -38,11 +38,14 @@ from driftwatch.connectors.columns import BAD_PARENT, Problems, describe
 from driftwatch.connectors.jsonscan import Scanner, path_tree, scanner_for, scanner_settled
 from driftwatch.connectors.mapping import FieldPath
 
-__all__ = ["KINDS", "Lines", "ParsedRows", "RowParser"]
+__all__ = ["KINDS", "TIME_COUNTS", "Lines", "ParsedRows", "RowParser"]
 
-# what a path holds: "number", "proba", "time:s", "time:ms" and the text times ("time:iso",
+#: The epoch counts, read as doubles (a count of nanoseconds past 2**53 is rounded, to
+#: within a microsecond).
+TIME_COUNTS = ("time:s", "time:ms", "time:us", "time:ns")
+# what a path holds: "number", "proba", the epoch counts and the text times ("time:iso",
 # "time:format": a strptime format) have fixed types; "time:auto" and "any" are learnt
-KINDS = ("number", "proba", "any", "time:auto", "time:s", "time:ms", "time:iso", "time:format")
+KINDS = ("number", "proba", "any", "time:auto", *TIME_COUNTS, "time:iso", "time:format")
 _MAX_SAFE_LEN = 1000  # a line this short cannot nest deeper than orjson's 1024 levels
 _SMALLEST_BLOCK = 64
 # Fewer lines than this go through orjson: pyarrow's reader costs about a millisecond a
@@ -157,7 +160,7 @@ class RowParser:
         self.scan = scan  # False: no compiled scanner, pyarrow first
         self.types: dict[str, pa.DataType] = {}
         for key, (_, kind) in self.fields.items():
-            if kind == "number" or kind in ("time:s", "time:ms"):
+            if kind == "number" or kind in TIME_COUNTS:
                 self.types[key] = pa.float64()
             elif kind == "proba":
                 self.types[key] = pa.list_(pa.float64())

@@ -33,6 +33,7 @@ from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
+from driftwatch.connectors.jsonblock import TIME_COUNTS
 from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
@@ -46,7 +47,7 @@ MAX_BLOCK_BYTES = 1 << 26
 _ENVELOPE = ("topic", "partition", "offset")
 # what the decoder reads as a number (jsonblock.KINDS), and such a number's text with a
 # decimal comma (3644,09), made 3644.09 in a decimal-comma CSV
-_NUMBER_KINDS = ("number", "proba", "time:s", "time:ms", "time:auto")
+_NUMBER_KINDS = ("number", "proba", *TIME_COUNTS, "time:auto")
 _DECIMAL_COMMA = r"^(\s*[-+]?\d*),(\d+(?:[eE][-+]?\d+)?\s*)$"
 
 

@@ -88,7 +88,7 @@ class TimeSpec(_Short):
     checks between keys are :mod:`driftwatch.connectors.streams`'s."""
 
     path: str | None = None
-    unit: Literal["auto", "s", "ms", "iso"] = "auto"
+    unit: Literal["auto", "s", "ms", "us", "ns", "iso"] = "auto"
     source: Literal["payload", "kafka_timestamp", "arrival"] = "payload"
     format: str | None = None  # a strptime format for text times
     origin: str | None = None  # an ISO-8601 instant: numbers are offsets from it

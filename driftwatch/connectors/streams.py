@@ -186,8 +186,8 @@ def _time(doc: LocatedDoc, at: _PathT, t: TimeSpec, role: str, kind: str, fmt: s
             raise _err(doc, (*at, "origin"), "expected an ISO-8601 instant such as "
                        "'2013-09-01T00:00:00Z' (no zone: UTC)", found=show(t.origin)) from None
         if t.unit == "iso":
-            raise _err(doc, (*at, "unit"), "an origin makes numbers offsets: expected unit s "
-                       "or ms (auto: s)", found=show(t.unit))
+            raise _err(doc, (*at, "unit"), "an origin makes numbers offsets: expected unit s, "
+                       "ms, us or ns (auto: s)", found=show(t.unit))
     path = _path(doc, (*at, "path"), t.path) if t.path is not None else None
     return TimeField(path, t.unit, t.source, t.format, t.origin)
 

@@ -150,7 +150,8 @@ def not_a_feature(s: pd.Series) -> str | None:
 
 
 def time_unit(values: Sequence[Any]) -> str | None:
-    """``s``, ``ms`` or ``iso`` when every non-null value reads as an event time; ``auto``
+    """``s``, ``ms``, ``us``, ``ns`` or ``iso`` when every non-null value reads as an event
+    time; ``auto``
     for a table's own timestamps or dates (a Parquet timestamp column), which carry their
     unit with them.
 
@@ -169,6 +170,10 @@ def time_unit(values: Sequence[Any]) -> str | None:
             return "s"
         if np.all((arr > 9.4e11) & (arr < 4.2e12)):
             return "ms"
+        if np.all((arr > 9.4e14) & (arr < 4.2e15)):
+            return "us"  # Debezium's ts_us, Java's Instant in micros
+        if np.all((arr > 9.4e17) & (arr < 4.2e18)):
+            return "ns"  # Go's UnixNano, Spark's timestamps as integers
         return None
     if all(isinstance(v, str) for v in vals):
         parsed = pd.to_datetime(pd.Series(vals), errors="coerce", utc=True, format="ISO8601")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from driftwatch.connectors.eventtime import format_problem, from_format
+from driftwatch.connectors.eventtime import format_problem, from_format, from_numbers
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.infer import text_formats, time_unit
 from driftwatch.onboard.roles import present, shown
@@ -62,7 +62,8 @@ def _as_time(v: Any) -> str:
     """How replay's ``unit: auto`` reads a number that is not an epoch time."""
     try:
         x = float(v)
-        return pd.Timestamp(x, unit="ms" if abs(x) > 1e11 else "s", tz="UTC").isoformat()
+        return pd.Timestamp(from_numbers(np.array([x]), "auto")[0], unit="s",
+                            tz="UTC").isoformat()
     except (TypeError, ValueError, OverflowError, pd.errors.OutOfBoundsDatetime):
         return "unreadable"
 

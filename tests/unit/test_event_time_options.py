@@ -109,7 +109,7 @@ def test_an_unquoted_origin_yaml_reads_as_a_date_is_taken_as_written(
     ('{path: ts, origin: "now"}', '"now"', "expected an ISO-8601 instant", "'now'"),
     ("{path: ts, origin: 5}", "5}", "expected text", "5"),
     ('{path: ts, origin: "2013-09-01", unit: iso}', "iso}",
-     "an origin makes numbers offsets: expected unit s or ms", "'iso'"),
+     "an origin makes numbers offsets: expected unit s, ms, us or ns", "'iso'"),
     ('{source: kafka_timestamp, format: "%b-%Y"}', "format",
      "format reads the values at a path; source: kafka_timestamp has no path", None),
 ])  # fmt: skip
