@@ -16,7 +16,7 @@ The shape (see ``connectors/README.md`` for every key)::
           # topic: credit.predictions               # kafka, and kafka recordings
           fields:
             event_id: application_id                # dotted path
-            event_time: {path: ts, unit: auto}      # auto | s | ms | iso; or
+            event_time: {path: ts, unit: auto}      # auto | s | ms | us | ns | iso; or
                                                     # {source: kafka_timestamp}
             features: infer       # or {name: path | {path:, type: numeric|categorical}}
             score: model.score

@@ -82,7 +82,7 @@ class TimeField:
     offsets from it in ``unit`` (see :mod:`driftwatch.connectors.eventtime`)."""
 
     path: FieldPath | None
-    unit: str = "auto"  # auto | s | ms | iso
+    unit: str = "auto"  # auto | s | ms | us | ns | iso
     source: str = "payload"  # payload | kafka_timestamp | arrival
     format: str | None = None
     origin: str | None = None

@@ -37,7 +37,7 @@ _EPOCH_FLOOR = 9.4e8
 class TimeReading:
     """How the connector reads a time field, and what init says about it."""
 
-    unit: str = "auto"  # auto | s | ms | iso
+    unit: str = "auto"  # auto | s | ms | us | ns | iso
     format: str | None = None  # a strptime format for text times
     offsets: bool = False  # a count from a start: the connector needs an origin
     lines: tuple[tuple[str, str], ...] = ()  # (what, why) for init's output
