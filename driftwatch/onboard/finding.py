@@ -23,7 +23,7 @@ from driftwatch.onboard.roles import shown
 from driftwatch.onboard.sample import Sample
 from driftwatch.onboard.timefields import time_todo
 
-__all__ = ["find_role", "label_from_outcomes"]
+__all__ = ["carried", "find_role", "label_from_outcomes"]
 
 
 def _candidates(names: Sequence[str], spec: tuple[Any, ...], check: Any) -> list[Candidate]:
@@ -79,6 +79,14 @@ def find_role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any
     return choose(role, found, flag, where, required=required, missing=missing, todo=todo)
 
 
+def carried(c: str, paths: Sequence[str]) -> bool:
+    """Whether a sample carries reference column ``c`` (at its own path or one ending so)."""
+    try:
+        return stream_path(c, paths) is not None
+    except ConfigError:  # several fields end so: not this column's
+        return False
+
+
 def label_from_outcomes(ref: pd.DataFrame, cols: Sequence[str], sample: Sample,
                         outcomes: Sample | None) -> Candidate | None:
     """The one two-valued reference column the outcomes sample carries and the predictions
@@ -86,13 +94,6 @@ def label_from_outcomes(ref: pd.DataFrame, cols: Sequence[str], sample: Sample,
     if outcomes is None:
         return None
     out_paths, pred_paths = outcomes.paths(), sample.paths()
-
-    def carried(c: str, paths: Sequence[str]) -> bool:
-        try:
-            return stream_path(c, paths) is not None
-        except ConfigError:  # several fields end so: not this column's
-            return False
-
     hits = [c for c in cols if ref[c].nunique() == 2 and carried(c, out_paths)
             and not carried(c, pred_paths)]
     if len(hits) > 1:

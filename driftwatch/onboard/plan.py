@@ -18,7 +18,7 @@ import pandas as pd
 
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.features import choose_features
-from driftwatch.onboard.finding import find_role, label_from_outcomes
+from driftwatch.onboard.finding import carried, find_role, label_from_outcomes
 from driftwatch.onboard.infer import label_note, label_values, leaf, name_rank
 from driftwatch.onboard.matching import resolves, stream_path
 from driftwatch.onboard.outputs import approve_values, score_is, score_line
@@ -55,10 +55,16 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     paths = sample.paths()
     where = sample.name
     # -- the reference's own roles
-    lab = find_role("label column", LABEL, cols, two_values(ref_vals), "--label-field",
-                    opts.label_field, reference)
-    if lab is None and opts.label_field is None:
-        lab = label_from_outcomes(ref, cols, sample, outcomes)
+    lab = None
+    if outcomes is not None and opts.label_field is None:
+        # the label comes with the outcomes: a column the predictions carry is a feature,
+        # whatever its name says (credit_risk_dataset's cb_person_default_on_file)
+        later = [c for c in cols if not carried(c, paths)]
+        lab = find_role("label column", LABEL, later, two_values(ref_vals), "--label-field",
+                        None, reference) or label_from_outcomes(ref, cols, sample, outcomes)
+    if lab is None:
+        lab = find_role("label column", LABEL, cols, two_values(ref_vals), "--label-field",
+                        opts.label_field, reference)
     # --score-field may name the stream's score alone (the reference's is found by name)
     score_flag = opts.score_field
     stream_score_only = (score_flag is not None and not resolves(score_flag, cols)

@@ -1,0 +1,72 @@
+"""With an outcomes sample, the label is a column the predictions do not carry: Kaggle's
+credit_risk_dataset has ``loan_status`` (the outcome) beside ``cb_person_default_on_file``
+(a Y/N feature whose name looks like a label)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from ._cli import run_cli
+
+
+def _credit_risk(tmp: Path, *, outcome: str = "loan_status", live_label: bool = False) -> None:
+    rng = np.random.default_rng(0)
+
+    def frame(n: int, start: int) -> pd.DataFrame:
+        return pd.DataFrame({
+            "id": np.arange(start, start + n),
+            "person_income": rng.lognormal(10.8, 0.5, n).round(0),
+            "loan_intent": rng.choice(["EDUCATION", "MEDICAL", "VENTURE"], n),
+            outcome: (rng.random(n) < 0.22).astype(int),
+            "cb_person_default_on_file": rng.choice(["Y", "N"], n, p=[0.18, 0.82]),
+            "score": rng.uniform(0, 1, n).round(4),
+        })
+
+    frame(2000, 0).to_csv(tmp / "ref.csv", index=False)
+    live = frame(1500, 10**6)
+    live.insert(1, "ts", 1.7e9 + np.arange(1500) * 60.0)
+    (live if live_label else live.drop(columns=[outcome])).to_csv(tmp / "live.csv", index=False)
+    live[["id", outcome]].to_csv(tmp / "out.csv", index=False)
+
+
+def _init(tmp: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
+    return run_cli(["init", "--reference", str(tmp / "ref.csv"), "--sample",
+                    str(tmp / "live.csv"), "--outcomes", str(tmp / "out.csv"), "--model", "m",
+                    "--connector-out", str(tmp / "c.yaml"), "--policy-out",
+                    str(tmp / "p.yaml"), *extra], capsys)
+
+
+def _fields(tmp: Path) -> tuple[dict[str, object], dict[str, object]]:
+    streams = yaml.safe_load((tmp / "c.yaml").read_text())["source"]["streams"]
+    return streams["predictions"]["fields"], streams["outcomes"]["fields"]
+
+
+def test_a_feature_named_like_a_label_is_not_the_label(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _credit_risk(tmp_path)
+    code, out, err = _init(tmp_path, capsys)
+    assert code == 0, err
+    pred, outc = _fields(tmp_path)
+    assert out.startswith("label: loan_status "), out
+    assert outc["label"]["path"] == "loan_status"  # type: ignore[index]
+    assert "cb_person_default_on_file" in pred["features"]  # type: ignore[operator]
+
+
+def test_a_label_named_so_and_only_in_the_outcomes_is_still_found_by_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _credit_risk(tmp_path, outcome="defaulted")
+    code, out, err = _init(tmp_path, capsys)
+    assert code == 0, err
+    assert out.startswith("label: defaulted "), out
+
+
+def test_label_field_still_decides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _credit_risk(tmp_path, live_label=True)  # the live sample carries the outcome too
+    code, out, err = _init(tmp_path, capsys, "--label-field", "loan_status")
+    assert code == 0, err
+    assert out.startswith("label: loan_status "), out
