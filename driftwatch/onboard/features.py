@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from driftwatch.errors import ConfigError
+from driftwatch.onboard.finding import carried
 from driftwatch.onboard.infer import MAX_INT_LEVELS, column_kind, name_rank, not_a_feature
 from driftwatch.onboard.matching import stream_path
 from driftwatch.onboard.plandata import Feature, Plan
@@ -152,7 +153,9 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
         hint = ("map their fields by name, or pass --ignore COL for columns the live stream "
                 "does not carry")
         two = [c for c in missing if two_values(lambda n: ref[n].tolist())(c)]
-        if two and plan.ref_label is None:  # most likely the outcome, which comes later
+        if two and (plan.ref_label is None or carried(plan.ref_label, paths)):
+            # most likely the outcome, which comes later (a label the predictions carry is
+            # a feature named like one)
             hint = (f"if {two[0]} is the label, pass --label-field {two[0]} (and --outcomes "
                     f"FILE, a sample of the outcomes stream); else {hint}")
         raise ConfigError(

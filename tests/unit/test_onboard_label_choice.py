@@ -70,3 +70,14 @@ def test_label_field_still_decides(tmp_path: Path, capsys: pytest.CaptureFixture
     code, out, err = _init(tmp_path, capsys, "--label-field", "loan_status")
     assert code == 0, err
     assert out.startswith("label: loan_status "), out
+
+
+def test_without_outcomes_the_hint_names_the_column_missing_from_the_sample(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _credit_risk(tmp_path)
+    code, _, err = run_cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+                            str(tmp_path / "live.csv"), "--model", "m", "--connector-out",
+                            str(tmp_path / "c.yaml"), "--policy-out", str(tmp_path / "p.yaml")],
+                           capsys)
+    assert code != 0
+    assert "not found in the sample" in err and "--label-field loan_status" in err, err
