@@ -9,7 +9,7 @@ import pandas as pd
 from driftwatch.onboard.roles import APPROVE, present
 from driftwatch.windows.conventions import norm_value
 
-__all__ = ["approve_values", "score_is", "score_line", "separation"]
+__all__ = ["approve_values", "points_scale", "score_is", "score_line", "separation"]
 
 #: How many standard errors from 0.5 the AUC must be before the labels decide whether a
 #: score is P(bad) or P(good)
@@ -66,6 +66,26 @@ def score_is(ref: pd.DataFrame, col: str, label: str | None,
     is_good = auc < 0.5
     return ("p_good" if is_good else "p_bad",
             f"P({'good' if is_good else 'bad'}): {means} (AUC {auc:.2f})")
+
+
+def points_scale(ref: pd.DataFrame, cols: list[str]) -> str | None:
+    """What ``init`` says of a reference column named like a score whose numbers lie
+    outside [0, 1] (a scorecard's points, 300 to 850): a feature, not the score.
+
+    >>> points_scale(pd.DataFrame({"score": [300, 720, 850]}), ["score"])[:45]
+    "'score' is named like a score but holds 300 t"
+    """
+    from driftwatch.onboard.infer import name_rank
+    from driftwatch.onboard.roles import SCORE
+
+    for c in cols:
+        s = pd.to_numeric(ref[c], errors="coerce").dropna()
+        if name_rank(c, *SCORE) >= 2 and len(s) and (s.min() < 0 or s.max() > 1):
+            return (f"{c!r} is named like a score but holds {s.min():g} to {s.max():g}, not a "
+                    "probability: it is watched as a numeric feature (its PSI is the "
+                    "scorecard's stability); the performance and calibration signals need "
+                    "P(bad) in [0, 1] (--score-field once the stream carries one)")
+    return None
 
 
 def separation(on_bad: Any, on_good: Any) -> tuple[float, float]:

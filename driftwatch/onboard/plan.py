@@ -21,7 +21,7 @@ from driftwatch.onboard.features import choose_features
 from driftwatch.onboard.finding import carried, find_role, label_from_outcomes
 from driftwatch.onboard.infer import label_note, label_values, leaf, name_rank
 from driftwatch.onboard.matching import resolves, stream_path
-from driftwatch.onboard.outputs import approve_values, score_is, score_line
+from driftwatch.onboard.outputs import approve_values, points_scale, score_is, score_line
 from driftwatch.onboard.plandata import Feature, Options, Plan, StreamPlan
 from driftwatch.onboard.roles import (
     DECISION,
@@ -125,7 +125,10 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         c = find_role("score", SCORE, paths, score_check(vals), "--score-field",
                       score_flag if resolves(score_flag, paths) else None, where)
         sp.score = c.name if c else None
-    plan.say(*score_line(sp.score, plan.ref_score, plan.score_is, score_why))
+    head, why = score_line(sp.score, plan.ref_score, plan.score_is, score_why)
+    if sp.score is None and plan.ref_score is None and (scale := points_scale(ref, cols)):
+        why += f"; {scale}"
+    plan.say(head, why)
     if plan.ref_decision:
         sp.decision = stream_path(plan.ref_decision, paths)
         sp.approve = plan.ref_approve

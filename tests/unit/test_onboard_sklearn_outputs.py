@@ -126,3 +126,19 @@ def test_a_bookkeeping_column_with_no_shared_level_is_warned_about_as_one(
     warning = next(ln for ln in out.splitlines() if "warning: period" in ln)
     assert "names the file, period or batch" in warning and "--ignore period" in warning
     assert "counter" not in warning, warning
+
+
+def test_a_scorecards_points_are_a_feature_and_init_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _car_loans(tmp_path)
+    for name in ("ref.csv", "live.csv"):
+        df = pd.read_csv(tmp_path / name).drop(columns=["y_pred_proba"])
+        df["score"] = np.random.default_rng(3).integers(300, 851, len(df))
+        df.to_csv(tmp_path / name, index=False)
+    code, out, err = _init(tmp_path, capsys)
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if ln.startswith("score: none"))
+    assert "'score' is named like a score but holds 300 to 850" in line, line
+    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]
+    assert "score" not in fields and fields["features"]["score"]["type"] == "numeric"
