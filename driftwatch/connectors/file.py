@@ -41,6 +41,7 @@ from driftwatch.connectors.base import Polled
 from driftwatch.connectors.config import Connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.connectors.decode import Decoder
+from driftwatch.connectors.jsonscan import leave_cores
 from driftwatch.connectors.mapping import StreamMapping
 from driftwatch.connectors.merge import EventMerger
 from driftwatch.connectors.readers import Chunk, FileReader, detect_format
@@ -230,7 +231,9 @@ class FileSource:
         if not self.read_ahead:
             return _read_chunk(readers[i])
         if self._worker is None:
-            self._worker = ThreadPoolExecutor(1, thread_name_prefix="driftwatch-read")
+            # the loop keeps a core to judge on: the worker's scans leave it one
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="driftwatch-read",
+                                              initializer=leave_cores, initargs=(1,))
         fut = self._ahead.pop(i, None)
         if fut is None:
             if readers[i].exhausted:  # the worker never touches a finished file

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import threading
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
@@ -36,8 +37,8 @@ import pyarrow as pa
 
 from driftwatch.numba_setup import LoadedLater
 
-__all__ = ["PART_LINES", "Scanner", "fnv1a", "path_tree", "scan_pool", "scan_threads",
-           "scanner_for", "scanner_settled"]
+__all__ = ["PART_LINES", "Scanner", "fnv1a", "leave_cores", "path_tree", "scan_pool",
+           "scan_threads", "scanner_for", "scanner_settled"]
 
 
 
@@ -215,13 +216,25 @@ class Scanner:
 PART_LINES = 2048
 
 
+_here = threading.local()
+
+
+def leave_cores(n: int) -> None:
+    """Scans on the calling thread leave ``n`` cores to other busy threads: a file's
+    read-ahead thread leaves one to the loop judging the windows, which a scan in parts
+    would otherwise slow down on a machine of two cores."""
+    _here.left = n
+
+
 def _cuts(n: int) -> list[int]:
-    """Where a block of ``n`` lines is cut into parts, one per core (at most four).
+    """Where a block of ``n`` lines is cut into parts, one per core the calling thread may
+    use (at most four; see :func:`leave_cores`).
 
     >>> _cuts(100), len(_cuts(10**6)) - 1 == min(scan_threads(), 4)
     ([0, 100], True)
     """
-    parts = max(1, min(scan_threads(), 4, n // PART_LINES))
+    cores = scan_threads() - getattr(_here, "left", 0)
+    parts = max(1, min(cores, 4, n // PART_LINES))
     return [n * i // parts for i in range(parts + 1)]
 
 

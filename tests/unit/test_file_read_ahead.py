@@ -134,3 +134,27 @@ def test_a_read_error_surfaces_from_poll(tmp_path: Path, stream: CreditStream) -
             pass
     src.close()  # after a failed read too: the worker is stopped
     assert not set(_readers_alive()) - before
+
+
+
+def test_the_read_ahead_worker_leaves_the_loop_a_core(
+        tmp_path: Path, stream: CreditStream, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's scans leave a core to the loop that judges (two cores: one part)."""
+    from driftwatch.connectors import file as file_source
+    from driftwatch.connectors import jsonscan
+
+    left: set[int] = set()
+    real = file_source._read_chunk
+
+    def spy(reader: object) -> object:
+        if threading.current_thread().name.startswith("driftwatch-read"):
+            left.add(getattr(jsonscan._here, "left", 0))
+        return real(reader)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(file_source, "_read_chunk", spy)
+    conn = _files(tmp_path, stream, 400, 10**9)
+    src = FileSource.from_paths(conn, credit_schema(), sorted(tmp_path.glob("*.jsonl")))
+    src.read_ahead = True
+    _polls(src, [100])
+    src.close()
+    assert left == {1}

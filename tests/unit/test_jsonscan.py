@@ -326,3 +326,24 @@ def test_a_block_scanned_in_parts_gives_what_one_pass_gives(
         assert len(jsonscan._cuts(len(lines))) - 1 == max(1, min(threads, len(lines)
                                                                  // part_lines))
         assert scan_lines(lines) == one
+
+
+def test_a_thread_that_leaves_cores_scans_in_fewer_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from driftwatch.connectors import jsonscan
+
+    monkeypatch.setattr(jsonscan, "scan_threads", lambda: 2)
+    parts: dict[str, int] = {}
+
+    def run(name: str, left: int | None) -> None:
+        if left is not None:
+            jsonscan.leave_cores(left)
+        parts[name] = len(jsonscan._cuts(10**5)) - 1
+
+    for name, left in (("reader", 1), ("plain", None)):
+        t = threading.Thread(target=run, args=(name, left))
+        t.start()
+        t.join()
+    assert parts == {"reader": 1, "plain": 2}
+
