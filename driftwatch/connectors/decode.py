@@ -278,6 +278,7 @@ class Decoder:
         timestamps: np.ndarray | None,
     ) -> tuple[Batch, list[BadRecord]]:
         ts = None if timestamps is None else np.asarray(timestamps, dtype=np.float64)
+        lines = lines.without_registry_header()
         size = lines.ends - lines.starts
         big = size > MAX_MESSAGE_BYTES
         if big.any():  # refused unparsed; the rest is decoded as if they were not there

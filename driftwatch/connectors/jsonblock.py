@@ -46,6 +46,8 @@ TIME_COUNTS = ("time:s", "time:ms", "time:us", "time:ns")
 # what a path holds: "number", "proba", the epoch counts and the text times ("time:iso",
 # "time:format": a strptime format) have fixed types; "time:auto" and "any" are learnt
 KINDS = ("number", "proba", "any", "time:auto", *TIME_COUNTS, "time:iso", "time:format")
+#: A schema registry's header before a JSON value: a zero byte and a 4-byte schema id
+_HEADER = 5
 _MAX_SAFE_LEN = 1000  # a line this short cannot nest deeper than orjson's 1024 levels
 _SMALLEST_BLOCK = 64
 # Fewer lines than this go through orjson: pyarrow's reader costs about a millisecond a
@@ -112,6 +114,25 @@ class Lines:
         sub = Lines.from_payloads(parts)
         sub.whole = True  # rows passed the screen: no line breaks inside
         return sub
+
+    def without_registry_header(self) -> Lines:
+        """These rows with the 5-byte header of a schema registry's JSON serializer cut off
+        (Confluent's wire format: a zero byte, a 4-byte schema id, then the JSON object);
+        JSON itself never starts with a zero byte, so no other row changes.
+
+        >>> lines = Lines.from_payloads([b"\\x00\\x00\\x00\\x00\\x07{\\"a\\": 1}", b'{"b": 2}'])
+        >>> [lines.without_registry_header().raw(i) for i in range(2)]
+        [b'{"a": 1}', b'{"b": 2}']
+        """
+        arr = np.frombuffer(self.buf, dtype=np.uint8)
+        if len(self) == 0 or not (arr[self.starts[self.ends > self.starts]] == 0).any():
+            return self
+        s, e = self.starts, self.ends
+        framed = (e - s > _HEADER) & (arr[np.minimum(s, len(arr) - 1)] == 0)
+        framed[framed] &= arr[s[framed] + _HEADER] == _OPEN
+        if not framed.any():
+            return self
+        return Lines(self.buf, np.where(framed, s + _HEADER, s), e, whole=False)
 
     def screen(self, rows: np.ndarray) -> np.ndarray:
         """Which of ``rows`` the block parser may take (see the module docstring)."""
@@ -220,7 +241,8 @@ class RowParser:
             try:
                 o = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                invalid[k] = "empty payload" if not raw.strip() else str(exc)[:200]
+                invalid[k] = "empty payload" if not raw.strip() else (
+                    _registry_binary(raw) or str(exc)[:200])
                 continue
             if type(o) is dict:
                 objs[k] = o
@@ -356,3 +378,13 @@ def _column(table: pa.Table, parts: tuple[str, ...]) -> pa.Array:
     for p in parts[1:]:
         col = pc.struct_field(col, [col.type.get_field_index(p)])
     return col
+
+
+def _registry_binary(raw: bytes) -> str | None:
+    """What a schema registry's binary value (Avro, Protobuf) is, for its dead letter."""
+    if len(raw) < _HEADER or raw[0] != 0:
+        return None
+    schema_id = int.from_bytes(raw[1:_HEADER], "big")
+    return (f"a schema-registry value (zero byte, schema id {schema_id}) that is not JSON: "
+            "Avro or Protobuf, which driftwatch does not read; publish JSON (values of the "
+            "registry's JSON Schema serializer are read)")

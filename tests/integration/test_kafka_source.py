@@ -151,6 +151,25 @@ def test_aborted_transactions_are_not_counted(kafka_endpoint, kafka_topic, kafka
     assert not bad
 
 
+def test_schema_registry_framed_values(kafka_endpoint, kafka_topic, kafka_group, tmp_path):
+    """Values framed as a schema registry's JSON serializer writes them (a zero byte, a
+    4-byte schema id, the JSON) are read as the JSON; a binary (Avro) value beside them is
+    dead-lettered, naming its schema id."""
+    topic = kafka_topic("registry")
+    framed = [b"\x00\x00\x00\x01\x2c" + v for v in events(0, 60)]
+    produce(kafka_endpoint.bootstrap, topic, [*framed[:30], b"\x00\x00\x00\x00\x07\x02\x06e99",
+                                              *framed[30:]])
+    source = make_source(kafka_endpoint.bootstrap, topic, kafka_group(), tmp_path)
+    try:
+        ids, _, bad, _ = drain(source, 60)
+        assert source.reads_in_bulk
+    finally:
+        source.close()
+    assert ids == [f"e{i}" for i in range(60)]
+    assert [(b.reason, b.position) for b in bad] == [("invalid_json", 30)]
+    assert "schema id 7" in bad[0].detail
+
+
 def test_offsets_move_only_on_commit(kafka_endpoint, kafka_topic, kafka_group, tmp_path):
     topic, group = kafka_topic("commit"), kafka_group()
     produce(kafka_endpoint.bootstrap, topic, events(0, 50))
