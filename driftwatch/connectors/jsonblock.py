@@ -38,7 +38,7 @@ from driftwatch.connectors.columns import BAD_PARENT, Problems, describe
 from driftwatch.connectors.jsonscan import Scanner, path_tree, scanner_for, scanner_settled
 from driftwatch.connectors.mapping import FieldPath
 
-__all__ = ["KINDS", "TIME_COUNTS", "Lines", "ParsedRows", "RowParser"]
+__all__ = ["KINDS", "TIME_COUNTS", "Lines", "ParsedRows", "RowParser", "registry_json"]
 
 #: The epoch counts, read as doubles (a count of nanoseconds past 2**53 is rounded, to
 #: within a microsecond).
@@ -388,3 +388,16 @@ def _registry_binary(raw: bytes) -> str | None:
     return (f"a schema-registry value (zero byte, schema id {schema_id}) that is not JSON: "
             "Avro or Protobuf, which driftwatch does not read; publish JSON (values of the "
             "registry's JSON Schema serializer are read)")
+
+
+def registry_json(payload: Any) -> Any:
+    """One value without a schema registry's JSON-serializer header (see
+    :meth:`Lines.without_registry_header`); any other value as it is.
+
+    >>> registry_json(b"\\x00\\x00\\x00\\x00\\x01{}"), registry_json(b"{}")
+    (b'{}', b'{}')
+    """
+    if (isinstance(payload, bytes | bytearray | memoryview) and len(payload) > _HEADER
+            and payload[0] == 0 and payload[_HEADER] == _OPEN):
+        return payload[_HEADER:]
+    return payload

@@ -27,6 +27,8 @@ from typing import Any
 
 import orjson
 
+from driftwatch.connectors.jsonblock import registry_json
+
 __all__ = ["FirstRecords"]
 
 
@@ -57,7 +59,7 @@ class FirstRecords:
             if len(recs) >= self.n:
                 break
             try:
-                rec = orjson.loads(payload)
+                rec = orjson.loads(registry_json(payload))
             except (orjson.JSONDecodeError, TypeError):
                 continue
             if isinstance(rec, dict):

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from driftwatch.connectors.jsonblock import registry_json
 from driftwatch.csvdecimal import DecimalMark, file_decimal
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
@@ -175,7 +176,7 @@ def kafka_sample(topic: str, bootstrap: str, limit: int = 200,
         consumer.subscribe([topic])
         for msg in consumer:
             try:
-                rec = orjson.loads(msg.value)
+                rec = orjson.loads(registry_json(msg.value))
             except orjson.JSONDecodeError:
                 continue  # not JSON: the decoder counts these later as bad records
             if isinstance(rec, dict):

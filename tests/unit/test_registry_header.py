@@ -54,3 +54,13 @@ def test_a_binary_registry_value_is_dead_lettered_with_what_it_is() -> None:
     assert len(batch) == 1
     assert [(b.reason, b.position) for b in bad] == [("invalid_json", 1)]
     assert "schema id 42" in bad[0].detail and "Avro or Protobuf" in bad[0].detail
+
+
+def test_samples_read_framed_values_too() -> None:
+    from driftwatch.connectors.kafka_sample import FirstRecords
+
+    first = FirstRecords(["predictions"], n=2, wait_s=60.0)
+    first.keep("predictions", [_framed(_record(0), 9), b"\x00\x00\x00\x00\x09\x02", _record(1)],
+               now=0.0)
+    got = first.take(now=1.0)["predictions"]
+    assert [r["application_id"] for r in got] == ["A0", "A1"]
