@@ -373,6 +373,8 @@ class Decoder:
             extra["score"] = score
         if m.proba is not None:
             extra["proba"] = self._proba(cols["proba"], prob, n)
+            if m.score is None:  # one class's probability is the score
+                extra["score"] = extra["proba"][:, m.proba.score_at]
         for key in ("model_version", "segment"):
             if getattr(m, key) is not None:
                 vals, bad = texts(cols[key])

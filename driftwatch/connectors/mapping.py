@@ -115,6 +115,10 @@ class LabelField:
 class ProbaField:
     path: FieldPath
     classes: int = 2  # length every probability list must have
+    #: the position in the list of the probability that is the score when the stream maps
+    #: no ``score``: the class the reference's score is the probability of (bad, unless the
+    #: policy says ``score_is: p_good``); by default the last (``predict_proba``'s class 1)
+    score_at: int = 1
 
 
 @dataclass(frozen=True)

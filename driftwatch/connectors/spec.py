@@ -113,6 +113,7 @@ class FeatureSpec(_Short):
 class ProbaSpec(_Short):
     path: str
     classes: int = 2
+    score: int | None = None  # the position of the score's class (default: the last)
 
 
 class DecisionSpec(_Short):

@@ -260,7 +260,11 @@ def _proba(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> ProbaField | None:
     if p.classes < 2:
         raise _err(doc, (*fat, "proba", "classes"), "expected at least 2 classes",
                    found=str(p.classes))
-    return ProbaField(_path(doc, (*fat, "proba", "path"), p.path), p.classes)
+    at = p.classes - 1 if p.score is None else p.score
+    if not 0 <= at < p.classes:
+        raise _err(doc, (*fat, "proba", "score"), "expected the position of the score's class "
+                   f"in the list, 0 to {p.classes - 1}", found=str(p.score))
+    return ProbaField(_path(doc, (*fat, "proba", "path"), p.path), p.classes, at)
 
 
 def _decision(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> DecisionField | None:

@@ -14,6 +14,8 @@ order.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from driftwatch.errors import ConfigError
@@ -125,8 +127,16 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         c = find_role("score", SCORE, paths, score_check(vals), "--score-field",
                       score_flag if resolves(score_flag, paths) else None, where)
         sp.score = c.name if c else None
-    head, why = score_line(sp.score, plan.ref_score, plan.score_is, score_why)
-    if sp.score is None and plan.ref_score is None and (scale := points_scale(ref, cols)):
+    if sp.score is None and not opts.score_field:
+        _proba_score(plan, sp, paths, vals)
+    head, why = score_line(sp.score or sp.proba, plan.ref_score, plan.score_is, score_why)
+    if sp.proba is not None:
+        head = f"score: {sp.proba}[{sp.proba_at}]" + head[len(f"score: {sp.proba}"):]
+        why = (f"the {'second' if sp.proba_at else 'first'} of two class probabilities (a "
+               f"predict_proba row), the {'good' if plan.score_is == 'p_good' else 'bad'} "
+               f"class's; {why}")
+    if sp.score is None and sp.proba is None and plan.ref_score is None and (
+            scale := points_scale(ref, cols)):
         why += f"; {scale}"
     plan.say(head, why)
     if plan.ref_decision:
@@ -203,3 +213,32 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
         plan.say(f"outcomes time: {tc.name}", tc.why)
         read_time(plan, out, tc.name, vals(tc.name), where)
     return out
+
+
+def _proba_score(plan: Plan, sp: StreamPlan, paths: list[str], vals: Any) -> None:
+    """A sample field holding two class probabilities on every record (a ``predict_proba``
+    row) stands for the score: the probability of the class the reference's score means
+    (bad, or good for a P(good) score), at its position in scikit-learn's order (the label
+    values sorted)."""
+    def pair(v: Any) -> bool:
+        return (isinstance(v, list) and len(v) == 2
+                and all(isinstance(x, int | float) and not isinstance(x, bool) and 0 <= x <= 1
+                        for x in v) and abs(sum(v) - 1) < 1e-6)
+
+    found = [p for p in paths if (got := [v for v in vals(p) if present(v)])
+             and all(pair(v) for v in got)]
+    if len(found) != 1:
+        return
+    labels = sorted([*plan.ref_bad, *plan.ref_good], key=_class_order)
+    want = plan.ref_good if plan.score_is == "p_good" else plan.ref_bad
+    sp.proba = found[0]
+    if len(labels) == 2 and len(want) == 1:
+        sp.proba_at = labels.index(want[0])
+
+
+def _class_order(v: Any) -> tuple[int, Any]:
+    """scikit-learn's order of class labels (``np.unique``): numbers and booleans by value,
+    then text."""
+    if isinstance(v, bool | int | float):
+        return 0, float(v)
+    return 1, str(v)

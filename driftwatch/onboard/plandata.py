@@ -49,6 +49,10 @@ class StreamPlan:
     time_format: str | None = None  # strptime format of a text time
     time_offsets: bool = False  # counts from a start: the connector needs an origin
     score: str | None = None
+    #: a list of class probabilities (predict_proba's row) standing for the score, and
+    #: the position of the class whose probability the score is
+    proba: str | None = None
+    proba_at: int = 1
     decision: str | None = None
     approve: list[Any] = field(default_factory=list)
     exposure: str | None = None

@@ -84,6 +84,9 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
             note = "   # P(good): the policy's reference.score_is turns it into P(bad)" \
                 if plan.score_is == "p_good" else ""
             out.append(f"        score: {q(s.score)}{note}")
+        elif s.proba:
+            out.append(f"        proba: {{path: {q(s.proba)}, classes: 2, score: {s.proba_at}}}"
+                       "   # the score: the probability at this position")
         if s.model_version:
             out.append(f"        model_version: {q(s.model_version)}")
         if s.decision:
@@ -172,7 +175,7 @@ def policy_yaml(plan: Plan, pane: int) -> str:
         *(["  # PSI of the model's score on the reference's: the system stability report.",
            "  - detector: score_psi",
            "    thresholds: {mild: 0.10, moderate: 0.25, severe: 0.50}"]
-          if plan.ref_score and plan.predictions.score else []),
+          if plan.ref_score and (plan.predictions.score or plan.predictions.proba) else []),
         "persistence: 2",
         "data_quality:               # a broken feed is not drift: alert, block model changes",
         "  signals:",
