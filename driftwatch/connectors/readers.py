@@ -92,6 +92,10 @@ def detect_format(path: Path) -> str:
             head = f.read(1 << 16)
     except (OSError, EOFError, zlib.error) as exc:
         raise SourceError(f"cannot read {path}: {exc}") from exc
+    if head.startswith(b"PK\x03\x04"):
+        raise SourceError(f"{path} is a zip archive (an Excel workbook?): driftwatch reads JSON "
+                          "lines, CSV or Parquet (gzip too); save it as CSV or Parquet, or "
+                          "unzip it")
     named_json = name.endswith((".jsonl", ".json", ".ndjson"))
     # a name that says JSON is JSON: a bad line that happens to start with b"PAR1" is a
     # bad record to dead-letter, not a Parquet file that stops the source

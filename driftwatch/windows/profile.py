@@ -97,6 +97,10 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
     shows and the decimal mark its first rows show) into a DataFrame."""
     p = Path(path)
     try:
+        with open(p, "rb") as f:
+            if f.read(4) == b"PK\x03\x04":
+                raise SourceError(f"reference dataset {p} is a zip archive (an Excel "
+                                  "workbook?): save it as CSV or Parquet")
         if is_parquet(p):
             import pyarrow.parquet as pq
 

@@ -47,3 +47,18 @@ def test_a_binary_header_reads_as_one_column_not_a_csv_error(tmp_path: Path) -> 
     path = tmp_path / "blob.bin"
     path.write_bytes(b"\x00\x01abc\rdef,\r\x90\xff\n,;|")
     assert file_separator(path) == ","
+
+
+def test_a_zip_archive_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    import zipfile
+
+    from driftwatch.connectors.readers import detect_format
+    from driftwatch.errors import SourceError
+
+    path = tmp_path / "book.xlsx"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("xl/workbook.xml", "<workbook/>")
+    with pytest.raises(SourceError, match=r"zip archive \(an Excel workbook\?\).*save it as CSV"):
+        read_reference_table(path)
+    with pytest.raises(SourceError, match=r"zip archive \(an Excel workbook\?\).*save it as CSV"):
+        detect_format(path)
