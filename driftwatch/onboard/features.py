@@ -102,6 +102,11 @@ def _ignore_columns(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
               or name_rank(c, *TIME) == 3):
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", "the id or time, not a feature")
+        elif ref[c].isna().all():
+            plan.ignore.append(c)
+            plan.say(f"ignore: {c}", f"missing on every one of the reference's {len(ref)} rows: "
+                     "nothing to measure the stream's values against (any value would read "
+                     "as drift); fill it in the reference to watch it")
         elif predicted_class(ref, c):
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", "the model's predicted class: an output, not an input (a "

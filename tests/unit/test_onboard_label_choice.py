@@ -81,3 +81,17 @@ def test_without_outcomes_the_hint_names_the_column_missing_from_the_sample(
                            capsys)
     assert code != 0
     assert "not found in the sample" in err and "--label-field loan_status" in err, err
+
+
+def test_a_column_missing_on_every_reference_row_is_no_feature(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _credit_risk(tmp_path)
+    for name, value in (("ref.csv", None), ("live.csv", 3.0)):
+        df = pd.read_csv(tmp_path / name)
+        df["bureau_score"] = value  # filled only since the model went live
+        df.to_csv(tmp_path / name, index=False)
+    code, out, err = _init(tmp_path, capsys)
+    assert code == 0, err
+    assert "ignore: bureau_score" in out and "missing on every one of the reference's" in out
+    pred, _ = _fields(tmp_path)
+    assert "bureau_score" not in pred["features"]  # type: ignore[operator]
