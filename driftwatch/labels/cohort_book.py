@@ -91,6 +91,26 @@ def _fixed(x: np.ndarray) -> np.ndarray:
     return np.rint(np.asarray(x, dtype=np.float64) * SCALE).astype(np.int64)
 
 
+def _bin_sums(g: np.ndarray, s: np.ndarray, groups: int, bad: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows' sums per group ``g`` (and class, with ``bad``; else one class) and score bin:
+    counts ``[G, C, BINS + 1]``, fixed-point P(bad) ``[G, C, BINS + 1]``, fixed-point
+    ``Σ p(1 - p)`` ``[G]``, and which rows have a score. Integer sums: the same numbers
+    however the rows are grouped."""
+    classes = 1 if bad is None else 2
+    b = score_bins(s)
+    fin = b < BINS
+    slot = g if bad is None else g * 2 + bad
+    cell = slot * (BINS + 1) + b
+    shape = (groups, classes, BINS + 1)
+    n = np.bincount(cell, minlength=int(np.prod(shape))).reshape(shape)
+    pd_ = np.zeros(int(np.prod(shape)), dtype=np.int64)
+    np.add.at(pd_, cell[fin], _fixed(s[fin]))
+    pq = np.zeros(groups, dtype=np.int64)
+    np.add.at(pq, g[fin], _fixed(s[fin] * (1 - s[fin])))
+    return n, pd_.reshape(shape), pq, fin
+
+
 @dataclass
 class Cohort:
     """One cohort's sums (see the module docstring); arrays are ``[BINS + 1]`` wide."""
@@ -370,23 +390,14 @@ class CohortBook:
         rows = np.flatnonzero(gid >= 0)
         s, g = np.asarray(score, dtype=np.float64)[rows], gid[rows]
         t = np.asarray(time, dtype=np.float64)[rows]
-        width = BINS + 1
-        b = score_bins(s)
-        fin = b < BINS
-        cell = g * width + b
-        pred_n = np.bincount(cell, minlength=len(groups) * width).reshape(len(groups), width)
-        pred_pd = np.zeros(len(groups) * width, dtype=np.int64)
-        np.add.at(pred_pd, cell[fin], _fixed(s[fin]))
-        pq = np.zeros(len(groups), dtype=np.int64)
-        np.add.at(pq, g[fin], _fixed(s[fin] * (1 - s[fin])))
+        pred_n, pred_pd, pq, _ = _bin_sums(g, s, len(groups))
         timed = np.isfinite(t)
         t_min, t_max = np.full(len(groups), math.inf), np.full(len(groups), -math.inf)
         np.minimum.at(t_min, g[timed], t[timed])
         np.maximum.at(t_max, g[timed], t[timed])
-        pred_pd = pred_pd.reshape(len(groups), width)
         for k, c in enumerate(groups):
-            c.pred_n += pred_n[k]
-            c.pred_pd += pred_pd[k]
+            c.pred_n += pred_n[k, 0]
+            c.pred_pd += pred_pd[k, 0]
             c.pred_pq += int(pq[k])
             c.t_min, c.t_max = min(c.t_min, float(t_min[k])), max(c.t_max, float(t_max[k]))
 
@@ -404,17 +415,8 @@ class CohortBook:
         # the same numbers as cohort by cohort
         rows = np.flatnonzero(gid >= 0)
         s, y, g = score[rows], bad[rows], gid[rows]
-        b = score_bins(s)
-        fin = b < BINS
-        cell = (g * 2 + y) * (BINS + 1) + b
-        n_cells = len(groups) * 2 * (BINS + 1)
-        lab_n = np.bincount(cell, minlength=n_cells).reshape(len(groups), 2, BINS + 1)
-        lab_pd = np.zeros(n_cells, dtype=np.int64)
-        np.add.at(lab_pd, cell[fin], _fixed(s[fin]))
-        lab_pd = lab_pd.reshape(len(groups), 2, BINS + 1)
+        lab_n, lab_pd, pq, fin = _bin_sums(g, s, len(groups), y)
         sf, yf, gf = s[fin], y[fin], g[fin]
-        pq = np.zeros(len(groups), dtype=np.int64)
-        np.add.at(pq, gf, _fixed(sf * (1 - sf)))
         p = np.clip(sf, _LL_CLIP, 1 - _LL_CLIP)
         ll = np.zeros(len(groups), dtype=np.int64)
         np.add.at(ll, gf, _fixed(np.where(yf, -np.log(p), -np.log1p(-p))))
