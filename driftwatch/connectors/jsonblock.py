@@ -125,12 +125,13 @@ class Lines:
         [b'{"a": 1}', b'{"b": 2}']
         """
         arr = np.frombuffer(self.buf, dtype=np.uint8)
-        if len(self) == 0 or not (arr[self.starts[self.ends > self.starts]] == 0).any():
-            return self
         s, e = self.starts, self.ends
-        framed = (e - s > _HEADER) & (arr[np.minimum(s, len(arr) - 1)] == 0)
+        framed = e - s > _HEADER
+        framed[framed] &= arr[s[framed]] == 0
+        if not framed.any():  # every poll but a registry's: one gather and out
+            return self
         framed[framed] &= arr[s[framed] + _HEADER] == _OPEN
-        if not framed.any():
+        if not framed.any():  # zero bytes, but no JSON after them: left for the parsers
             return self
         return Lines(self.buf, np.where(framed, s + _HEADER, s), e, whole=False)
 
