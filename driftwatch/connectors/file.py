@@ -45,6 +45,7 @@ from driftwatch.connectors.jsonscan import leave_cores
 from driftwatch.connectors.mapping import StreamMapping
 from driftwatch.connectors.merge import EventMerger
 from driftwatch.connectors.readers import Chunk, FileReader, detect_format
+from driftwatch.cores import usable_cores
 from driftwatch.csvdecimal import DecimalMark, csv_notes, file_decimal
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import ConnectorError, SourceError
@@ -106,7 +107,7 @@ class FileSource:
         self._merger: EventMerger | None = None
         # by default only with a second core to run on: on one, the worker only adds
         # hand-offs and contention for the GIL to the same work
-        self.read_ahead = _cores() >= 2 if read_ahead is None else read_ahead
+        self.read_ahead = usable_cores() >= 2 if read_ahead is None else read_ahead
         self._worker: ThreadPoolExecutor | None = None
         self._ahead: dict[int, Future[tuple[Chunk, bool]]] = {}
 
@@ -245,11 +246,6 @@ class FileSource:
         return chunk, exhausted
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _read_chunk(reader: FileReader) -> tuple[Chunk, bool]:

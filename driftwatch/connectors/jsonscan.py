@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from driftwatch.cores import usable_cores
 from driftwatch.numba_setup import LoadedLater
 
 __all__ = ["PART_LINES", "Scanner", "fnv1a", "leave_cores", "path_tree", "scan_pool",
@@ -240,13 +241,8 @@ def _cuts(n: int) -> list[int]:
 
 @functools.cache
 def scan_threads() -> int:
-    """The cores this process may run on."""
-    import os
-
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+    """The cores this process may run on (:func:`~driftwatch.cores.usable_cores`, once)."""
+    return usable_cores()
 
 
 @functools.cache

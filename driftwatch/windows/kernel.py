@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from driftwatch.cores import usable_cores
 from driftwatch.windows import _compiled
 
 __all__ = [
@@ -67,10 +68,7 @@ def _threads() -> int:
     raw = os.environ.get("DRIFTWATCH_KERNEL_THREADS", "")
     if raw.strip():
         return max(int(raw), 1)
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # not on Linux
-        return max(os.cpu_count() or 1, 1)
+    return usable_cores()
 
 
 def _executor(threads: int) -> ThreadPoolExecutor:
