@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import pandas as pd
 
+from driftwatch.connectors.columns import numeric
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.finding import carried
 from driftwatch.onboard.infer import MAX_INT_LEVELS, column_kind, name_rank, not_a_feature
@@ -34,18 +34,6 @@ def row_index(ref: pd.DataFrame, col: str) -> bool:
     s = ref[col]
     return (bool(_BLANK_HEADER.fullmatch(col)) and pd.api.types.is_integer_dtype(s)
             and s.notna().all() and s.is_unique)
-
-
-def _number_text(v: str) -> bool:
-    """Whether text reads as a finite number (``"52000"``, ``" -1.5e3"``), as a CSV's does.
-
-    >>> _number_text("52000"), _number_text("1.5e3"), _number_text("n/a"), _number_text("nan")
-    (True, True, False, False)
-    """
-    try:
-        return math.isfinite(float(v))
-    except ValueError:
-        return False
 
 
 def predicted_class(ref: pd.DataFrame, col: str) -> bool:
@@ -146,12 +134,14 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                 f"{c}); renamed categories are a fault to fix upstream"))
         text = [v for v in vals(p) if isinstance(v, str)]
         if kind == "numeric" and text:
-            if all(_number_text(v) for v in text):
+            # the decoder's own reading of text as numbers (numbers_as_text, as in a CSV)
+            unread = numeric(text, lenient=True, bools=True)[1]
+            if not unread.any():
                 plan.predictions.numbers_as_text = True
                 plan.say(f"  {c}: numbers as text", f"{shown(text)} at {p} in the sample: "
                          "the stream reads numbers written as text (numbers_as_text: true)")
             else:
-                bad = [v for v in text if not _number_text(v)]
+                bad = [v for v, no in zip(text, unread.tolist(), strict=True) if no]
                 plan.say(f"  warning: {c}", f"numbers in the reference, text at {p} in the "
                          f"sample ({shown(bad)}): replay counts those records as wrong_type")
     if missing:
