@@ -6,7 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from driftwatch.onboard.roles import APPROVE, present
+from driftwatch.onboard.infer import name_rank
+from driftwatch.onboard.roles import APPROVE, SCORE, present
 from driftwatch.windows.conventions import norm_value
 
 __all__ = ["approve_values", "points_scale", "score_is", "score_line", "separation"]
@@ -75,9 +76,6 @@ def points_scale(ref: pd.DataFrame, cols: list[str]) -> str | None:
     >>> points_scale(pd.DataFrame({"score": [300, 720, 850]}), ["score"])[:45]
     "'score' is named like a score but holds 300 t"
     """
-    from driftwatch.onboard.infer import name_rank
-    from driftwatch.onboard.roles import SCORE
-
     for c in cols:
         s = pd.to_numeric(ref[c], errors="coerce").dropna()
         if name_rank(c, *SCORE) >= 2 and len(s) and (s.min() < 0 or s.max() > 1):
