@@ -5,6 +5,7 @@ example): ``y_pred_proba`` is the score, ``y_pred`` the predicted class, and the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,13 +47,17 @@ def _init(tmp: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[i
                  *extra], capsys)
 
 
+def _fields(tmp: Path, stream: str) -> dict[str, Any]:
+    """The fields ``init`` wrote for ``stream`` in the connector."""
+    return yaml.safe_load((tmp / "c.yaml").read_text())["source"]["streams"][stream]["fields"]
+
+
 def test_y_pred_proba_is_the_score_and_y_pred_no_feature(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _car_loans(tmp_path)
     code, out, err = _init(tmp_path, capsys)
     assert code == 0, err
-    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
-        "source"]["streams"]["predictions"]["fields"]
+    fields = _fields(tmp_path, "predictions")
     assert fields["score"] == "y_pred_proba", fields
     assert set(fields["features"]) == {"car_value", "salary_range", "debt_to_income_ratio"}
     assert "ignore: y_pred " in out and "predicted class" in out, out
@@ -67,8 +72,7 @@ def test_a_label_named_repaid_is_bad_when_0(
     _car_loans(tmp_path)
     code, out, err = _init(tmp_path, capsys)
     assert code == 0, err
-    label = yaml.safe_load((tmp_path / "c.yaml").read_text())[
-        "source"]["streams"]["outcomes"]["fields"]["label"]
+    label = _fields(tmp_path, "outcomes")["label"]
     assert label["bad"] == [0.0] and label["good"] == [1.0], label
     assert "the name says 1.0 is the good outcome" in out, out
 
@@ -77,8 +81,7 @@ def test_label_bad_still_decides(tmp_path: Path, capsys: pytest.CaptureFixture[s
     _car_loans(tmp_path)
     code, out, err = _init(tmp_path, capsys, "--label-bad", "1")
     assert code == 0, err
-    label = yaml.safe_load((tmp_path / "c.yaml").read_text())[
-        "source"]["streams"]["outcomes"]["fields"]["label"]
+    label = _fields(tmp_path, "outcomes")["label"]
     assert label["bad"] == [1.0] and label["good"] == [0.0], label
     assert "the name says" not in out, out
 
@@ -88,8 +91,7 @@ def test_a_label_named_like_a_default_keeps_1_bad(
     _car_loans(tmp_path, label="defaulted")
     code, out, err = _init(tmp_path, capsys)
     assert code == 0, err
-    label = yaml.safe_load((tmp_path / "c.yaml").read_text())[
-        "source"]["streams"]["outcomes"]["fields"]["label"]
+    label = _fields(tmp_path, "outcomes")["label"]
     assert label["bad"] == [1.0] and label["good"] == [0.0], label
     assert "the name says" not in out, out
 
@@ -139,6 +141,5 @@ def test_a_scorecards_points_are_a_feature_and_init_says_why(
     assert code == 0, err
     line = next(ln for ln in out.splitlines() if ln.startswith("score: none"))
     assert "'score' is named like a score but holds 300 to 850" in line, line
-    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
-        "source"]["streams"]["predictions"]["fields"]
+    fields = _fields(tmp_path, "predictions")
     assert "score" not in fields and fields["features"]["score"]["type"] == "numeric"
