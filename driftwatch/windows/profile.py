@@ -104,7 +104,9 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
         if is_parquet(p):
             import pyarrow.parquet as pq
 
-            return decimals_as_doubles(pq.read_table(p)).to_pandas()
+            # ParquetFile, not read_table: read_table goes through pyarrow.dataset, whose
+            # import alone costs every command that reads a reference 0.3-0.8 s
+            return decimals_as_doubles(pq.ParquetFile(p).read()).to_pandas()
         sep = reference_separator(p) or ","
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
