@@ -15,7 +15,7 @@ forms go through the same rules, so a record decodes the same whichever path rea
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -26,6 +26,7 @@ from driftwatch.connectors.mapping import as_text
 __all__ = [
     "BAD_PARENT",
     "REASONS",
+    "CodeLookup",
     "Problems",
     "Raw",
     "blank",
@@ -236,9 +237,44 @@ def texts(raw: Raw, *, bools: bool = True) -> tuple[pa.Array, np.ndarray]:
 
 
 def blank(arr: pa.Array) -> np.ndarray:
-    """Rows that are null, empty or only whitespace."""
+    """Rows that are null, empty or only whitespace.
+
+    Arrow's trim is asked only about the rows that may be blank: a text whose first byte
+    is printable ASCII other than the space (``A0001``, ``web``) is not, whatever follows.
+
+    >>> blank(pa.array(["a", None, "", " \t", "\u00a0", " b"])).tolist()
+    [False, True, True, True, True, False]
+    """
+    maybe = _maybe_blank(arr)
+    if maybe is None:
+        return _blank(arr)
+    rows = np.flatnonzero(maybe)
+    if rows.size:
+        maybe[rows] = _blank(arr.take(pa.array(rows)))
+    return maybe
+
+
+def _blank(arr: pa.Array) -> np.ndarray:
     empty = pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(arr)), 0)
     return pc.fill_null(empty, True).to_numpy(zero_copy_only=False)
+
+
+def _maybe_blank(arr: pa.Array) -> np.ndarray | None:
+    """Rows of a text array that may be blank (null, empty, or a first byte that is not
+    printable ASCII: a space, a control or a multi-byte character), from its buffers; None
+    for other layouts."""
+    if not isinstance(arr, pa.Array) or arr.type != pa.string():
+        return None
+    n = len(arr)
+    _, offsets, data = arr.buffers()
+    offs = np.frombuffer(offsets, dtype=np.int32)[arr.offset : arr.offset + n + 1]
+    maybe = offs[1:] <= offs[:-1]
+    if data is not None and len(data):
+        first = np.frombuffer(data, dtype=np.uint8)[np.minimum(offs[:-1], len(data) - 1)]
+        maybe |= (first <= 0x20) | (first >= 0x7F)
+    if arr.null_count:
+        maybe |= arr.is_null().to_numpy(zero_copy_only=False)
+    return maybe
 
 
 def keys(arr: pa.Array) -> pa.Array:
@@ -246,21 +282,39 @@ def keys(arr: pa.Array) -> pa.Array:
     return pc.utf8_lower(pc.utf8_trim_whitespace(arr))
 
 
-def code_lookup(levels: Sequence[str], other: frozenset[str]) -> tuple[pa.Array, np.ndarray]:
-    """``(value_set, codes)`` for :func:`encode`: the FeatureSchema coding of one feature."""
+class CodeLookup(NamedTuple):
+    """What :func:`encode` needs of one feature's coding: its texts, each text's code, and
+    whether a text is blank (then its rows are missing all the same)."""
+
+    value_set: pa.Array
+    codes: np.ndarray
+    blank_level: bool
+
+
+def code_lookup(levels: Sequence[str], other: frozenset[str]) -> CodeLookup:
+    """The lookup :func:`encode` takes: the FeatureSchema coding of one feature."""
     d = {v: i for i, v in enumerate(levels)}
     d.update({v: len(levels) for v in sorted(other) if v not in d})
-    return pa.array(list(d), pa.string()), np.array(list(d.values()), dtype=np.int32)
+    value_set = pa.array(list(d), pa.string())
+    return CodeLookup(value_set, np.array(list(d.values()), dtype=np.int32),
+                      bool(len(value_set)) and bool(blank(value_set).any()))
 
 
-def encode(arr: pa.Array, lookup: tuple[pa.Array, np.ndarray], n_levels: int) -> np.ndarray:
-    """Vectorised ``FeatureSchema.encode_categorical`` for a text column (blank = missing)."""
-    value_set, codes = lookup
-    idx = pc.index_in(arr, value_set=value_set).to_numpy(zero_copy_only=False)
-    found = ~np.isnan(idx)
-    out = np.full(len(arr), n_levels + 1, dtype=np.int32)
-    out[found] = codes[idx[found].astype(np.int64)]
-    out[blank(arr)] = -1
+def encode(arr: pa.Array, lookup: CodeLookup, n_levels: int) -> np.ndarray:
+    """Vectorised ``FeatureSchema.encode_categorical`` for a text column (blank = missing).
+
+    >>> encode(pa.array(["b", "zz", None, " ", "a"]), code_lookup(["a", "b"], frozenset()), 2)
+    array([ 1,  3, -1, -1,  0], dtype=int32)
+    """
+    at = pc.fill_null(pc.index_in(arr, value_set=lookup.value_set), -1)
+    # -1 (no text matched) picks the last entry: unseen
+    out = np.append(lookup.codes, np.int32(n_levels + 1))[at.to_numpy(zero_copy_only=False)]
+    if lookup.blank_level:
+        out[blank(arr)] = -1
+    else:  # a level is never blank: only the rows no level matched may be
+        rest = np.flatnonzero(out == n_levels + 1)
+        if rest.size:
+            out[rest[blank(arr.take(pa.array(rest)))]] = -1
     return out
 
 

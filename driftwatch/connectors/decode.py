@@ -52,6 +52,7 @@ from driftwatch.batch import (
 )
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.columns import (
+    CodeLookup,
     Problems,
     Raw,
     blank,
@@ -94,6 +95,22 @@ def _isin(k: pa.Array, values: frozenset[str]) -> np.ndarray:
                         False).to_numpy(zero_copy_only=False)
 
 
+class _Distinct:
+    """A text column's match keys (stripped, lower-cased), made once per distinct text: a
+    decision or a label column holds a handful of texts over thousands of rows."""
+
+    def __init__(self, vals: pa.Array) -> None:
+        enc = pc.dictionary_encode(vals)
+        self._keys = keys(enc.dictionary)
+        # a null row points past the texts: never in a set
+        self._at = pc.fill_null(enc.indices, len(enc.dictionary)).to_numpy(
+            zero_copy_only=False)
+
+    def isin(self, values: frozenset[str]) -> np.ndarray:
+        """Rows whose key is one of ``values``, as :func:`_isin` of the keys says."""
+        return np.append(_isin(self._keys, values), False)[self._at]
+
+
 _PY_BOOLS = pa.array(["True", "TRUE", "False", "FALSE"], pa.string())
 
 
@@ -115,7 +132,7 @@ def _number_text(s: str | None) -> str | None:
     return level_text(v) if np.isfinite(v) else s
 
 
-def _recode_numbers(codes: np.ndarray, vals: pa.Array, lookup: tuple[pa.Array, np.ndarray],
+def _recode_numbers(codes: np.ndarray, vals: pa.Array, lookup: CodeLookup,
                     n_levels: int) -> None:
     """Codes unseen text again as the number it spells (in place): pandas writes an integer
     column holding a missing value as ``3.0``, and reads the reference's back as 3.0."""
@@ -470,26 +487,26 @@ class Decoder:
         assert d is not None
         vals, bad = texts(raw)
         prob.flag(bad, "wrong_type", wrong("decision", "decision", "text, a number or a boolean"))
-        k = keys(vals)
+        k = _Distinct(vals)
         out = np.full(len(vals), DECISION_UNKNOWN, dtype=np.int8)
         if d.decline is None:
             out[vals.is_valid().to_numpy(zero_copy_only=False)] = DECISION_DECLINE
         else:
-            out[_isin(k, d.decline)] = DECISION_DECLINE
-        out[_isin(k, d.approve)] = DECISION_APPROVE
+            out[k.isin(d.decline)] = DECISION_DECLINE
+        out[k.isin(d.approve)] = DECISION_APPROVE
         return out
 
     def _label(self, raw: Raw, prob: Problems) -> np.ndarray:
         lb = self.mapping.label
         assert lb is not None
         vals, bad = texts(raw)
-        k = keys(vals)
+        k = _Distinct(vals)
         null = vals.is_null().to_numpy(zero_copy_only=False) & ~bad
-        is_bad = _isin(k, lb.bad)
-        is_good = _isin(k, lb.good)
+        is_bad = k.isin(lb.bad)
+        is_good = k.isin(lb.good)
         # a pending value is read as no label (NaN): the joiner leaves the record out and
         # counts it in ``invalid_outcomes``; the outcome itself may come later
-        pending = _isin(k, lb.pending) if lb.pending else np.zeros(len(k), bool)
+        pending = k.isin(lb.pending) if lb.pending else np.zeros(len(vals), bool)
         out = np.where(is_bad, 1.0, np.where(is_good, 0.0, np.nan))
         unreadable = bad | (~null & ~is_bad & ~is_good & ~pending) | (null & lb.required)
         path = lb.path.text
