@@ -517,6 +517,13 @@ class Decoder:
 
 
 def _too_long(values: pa.Array) -> np.ndarray:
+    """Rows over :data:`MAX_TEXT_CHARS` characters; counted only where some row has more
+    bytes than that (a character is at least one byte)."""
+    if values.type == pa.string() and len(values):
+        offs = np.frombuffer(values.buffers()[1], dtype=np.int32)[
+            values.offset : values.offset + len(values) + 1]
+        if int(np.diff(offs).max()) <= MAX_TEXT_CHARS:
+            return np.zeros(len(values), dtype=bool)
     n = pc.fill_null(pc.utf8_length(values), 0)
     return np.asarray(n.to_numpy(zero_copy_only=False)) > MAX_TEXT_CHARS
 

@@ -61,6 +61,15 @@ def test_the_id_cap_is_exact() -> None:
     assert [b.reason for b in bad] == ["id_too_long"]
 
 
+def test_the_cap_counts_characters_not_bytes() -> None:
+    # 256 two-byte characters are 512 bytes and within the cap; one more is over it
+    lines = [_rec(0, id="é" * MAX_TEXT_CHARS), _rec(1, id="日" * (MAX_TEXT_CHARS + 1)),
+             _rec(2, id="e2")]
+    batch, bad = _decoder().decode_block(b"\n".join(lines), source="p.jsonl")
+    assert batch.ids.tolist() == ["é" * MAX_TEXT_CHARS, "e2"]
+    assert [(b.reason, b.position) for b in bad] == [("id_too_long", 2)]
+
+
 def test_a_long_segment_is_refused_too() -> None:
     lines = _lines(3)
     lines[1] = _rec(1, seg="z" * (MAX_TEXT_CHARS + 1))
