@@ -77,10 +77,12 @@ class Lines:
         return self.buf[int(self.starts[i]) : int(self.ends[i])]
 
     @classmethod
-    def from_block(cls, block: bytes) -> tuple[Lines, np.ndarray]:
-        """Non-blank lines of a JSONL block and their 0-based line numbers in the block."""
+    def from_block(cls, block: bytes, nl: np.ndarray | None = None) -> tuple[Lines, np.ndarray]:
+        """Non-blank lines of a JSONL block and their 0-based line numbers in the block;
+        ``nl``: the offsets of its line feeds, when known."""
         arr = np.frombuffer(block, dtype=np.uint8)
-        nl = np.flatnonzero(arr == 10)
+        if nl is None:
+            nl = np.flatnonzero(arr == 10)
         ends = nl if (len(block) == 0 or block.endswith(b"\n")) else np.append(nl, len(block))
         starts = np.concatenate(([0], nl + 1))[: len(ends)]
         cr = (ends > starts) & (arr[np.maximum(ends - 1, 0)] == 13) if len(arr) else ends > 0

@@ -146,6 +146,7 @@ class FileReader:
         self._buf, self._pos = b"", 0
         self._nl, self._nl_at = np.zeros(0, np.int64), 0
         self._block_lines = 0
+        self._block_nl = np.zeros(0, dtype=np.int64)
         try:
             self._start(skip_lines)
         except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
@@ -264,11 +265,11 @@ class FileReader:
             found = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + len(rest)
             self._nl = np.concatenate([self._nl[self._nl_at :] - self._pos, found])
             self._buf, self._pos, self._nl_at = rest + data, 0, 0
-        buf, pos = self._buf, self._pos
-        have = len(self._nl) - self._nl_at
+        buf, pos, at = self._buf, self._pos, self._nl_at
+        have = len(self._nl) - at
         if have >= want or (have and not eof):
             take = min(have, want)
-            end = int(self._nl[self._nl_at + take - 1]) + 1
+            end = int(self._nl[at + take - 1]) + 1
             self._nl_at += take
             self._block_lines = take
         else:
@@ -276,6 +277,8 @@ class FileReader:
             self._block_lines = have + (1 if end > pos and buf[-1:] != b"\n" else 0)
             self._nl_at = len(self._nl)
             self.exhausted = True
+        # the block's line ends, already found: the decoder need not look for them again
+        self._block_nl = self._nl[at : self._nl_at] - pos
         self.line += self._block_lines
         self._pos = end
         return buf[pos:end]
@@ -297,7 +300,8 @@ class FileReader:
     def _jsonl_chunk(self, block: bytes) -> Chunk:
         first = self.line - self._block_lines + 1
         (si, dec), = self.decoders
-        batch, bad = dec.decode_block(block, source=self.key, first_line=first)
+        batch, bad = dec.decode_block(block, source=self.key, first_line=first,
+                                      line_ends=self._block_nl)
         return Chunk({si: (batch, batch.position.copy())}, bad, [b.position for b in bad],
                      self.line)
 
