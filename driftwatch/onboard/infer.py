@@ -41,6 +41,7 @@ __all__ = [
     "Candidate",
     "choose",
     "column_kind",
+    "flag_truth",
     "good_when_true",
     "label_note",
     "label_values",
@@ -222,6 +223,18 @@ GOOD_WHEN_TRUE = (r"(is_|was_|has_|loan_)?(re)?paid(_off|_back|_in_full)?", r"fu
                   r"(is_)?non_?default(ed)?", r"(is_)?repayment", r".+_repaid")
 _NEGATED = re.compile(r"(^|_)(not|no|un)(_|$)|^un")
 _TRUE = frozenset({"1", "true", "yes", "y"})
+_FALSE = frozenset({"0", "false", "no", "n"})
+
+
+def flag_truth(v: Any) -> bool | None:
+    """Which side of a flag ``v`` spells (1, true, yes and y; 0, false, no and n), None
+    where it is no flag.
+
+    >>> flag_truth(True), flag_truth("Y"), flag_truth(0.0), flag_truth("no"), flag_truth(2)
+    (True, True, False, False, None)
+    """
+    k = _norm(v)
+    return True if k in _TRUE else False if k in _FALSE else None
 
 
 def good_when_true(name: str | None) -> bool:
@@ -249,11 +262,20 @@ def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = (),
                  name: str | None = None) -> tuple[list[Any], list[Any]]:
     """``(bad, good)`` values of a label column with two distinct values (``where``: the
     file, for the error). A flag (1/0, true/false, yes/no) is bad when true, unless the
-    column's ``name`` says true is good (:func:`good_when_true`: ``repaid``)."""
+    column's ``name`` says true is good (:func:`good_when_true`: ``repaid``). Given ``bad``
+    values of which none is in a flag column, the column's own spelling of the same side
+    is bad: a reference's 1 is an outcomes stream's ``true``.
+
+    >>> label_values([True, False, True], "out.jsonl", bad=["1"])
+    ([True], [False])
+    """
     distinct = sorted({v for v in values if v is not None and not pd.isna(v)}, key=str)
     keys = {_norm(v): v for v in distinct}
     if bad:
         want = {_norm(b) for b in bad}
+        if not want & keys.keys() and all(flag_truth(v) is not None for v in [*bad, *distinct]):
+            sides = {flag_truth(b) for b in bad}
+            want = {k for k, v in keys.items() if flag_truth(v) in sides}
         b = [v for k, v in keys.items() if k in want]
         return b, [v for k, v in keys.items() if k not in want]
     b = [v for k, v in keys.items() if k in BAD_WORDS]
