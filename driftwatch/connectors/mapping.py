@@ -20,7 +20,7 @@ and integral numbers lose their ``.0``, so ``1``, ``1.0`` and ``"1"`` all match 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -205,3 +205,29 @@ class StreamMapping:
         for name, p in self.metrics:
             out[f"metric:{name}"] = p
         return out
+
+    def with_flat_keys(self, keys: Collection[str]) -> StreamMapping:
+        """This mapping with each dotted path whose whole text is one of ``keys`` read as
+        that one key: a JSON record's flat ``"default.payment.next.month"``, as a CSV's
+        column of that name is read.
+
+        >>> m = StreamMapping("o", FieldPath.parse("ID"), TimeField(None, source="arrival"),
+        ...                   label=LabelField(FieldPath.parse("default.payment.next.month")))
+        >>> m.with_flat_keys({"default.payment.next.month"}).label.path.parts
+        ('default.payment.next.month',)
+        """
+        def flat(p: FieldPath | None) -> FieldPath | None:
+            return FieldPath((p.text,)) if p is not None and p.text in keys else p
+
+        def flat_in(f: Any) -> Any:
+            return None if f is None else replace(f, path=flat(f.path))
+
+        return replace(
+            self, event_id=flat(self.event_id), event_time=flat_in(self.event_time),
+            features=None if self.features is None else tuple(
+                flat_in(f) for f in self.features),
+            score=flat(self.score), proba=flat_in(self.proba),
+            model_version=flat(self.model_version), decision=flat_in(self.decision),
+            segment=flat(self.segment), exposure=flat(self.exposure),
+            label=flat_in(self.label),
+            metrics=tuple((n, flat(p)) for n, p in self.metrics))  # type: ignore[misc]

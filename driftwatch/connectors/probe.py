@@ -38,6 +38,7 @@ __all__ = [
     "ABSENT_WARN",
     "Probe",
     "absent_share",
+    "flat_keys",
     "infer_paths",
     "probe_inputs",
     "probe_records",
@@ -72,6 +73,14 @@ def absent_share(path: FieldPath, records: Sequence[Mapping[str, Any]]) -> float
     if not records:
         return float("nan")
     return sum(_lookup(r, path) is _ABSENT for r in records) / len(records)
+
+
+def flat_keys(stream: StreamMapping, records: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The dotted paths of ``stream`` that ``records`` hold as one key named like the whole
+    path (pandas' JSON of the Taiwan table: ``"default.payment.next.month": 0``): the key
+    wins, as :func:`absent_share` and a CSV's column of that name read it."""
+    dotted = {p.text for p in stream.all_paths().values() if len(p.parts) > 1}
+    return {t for t in dotted if any(t in r for r in records)}
 
 
 def _leaves(rec: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
@@ -235,6 +244,8 @@ def probe_records(
                 raise connector.error(("source", "streams", s.name, "fields", "features"),
                                       exc.message, hint=exc.hint) from exc
             s = replace(s, features=tuple(FeatureField(name, p) for name, p in paths.items()))
+        if flat := flat_keys(s, recs):
+            s = s.with_flat_keys(flat)
         streams.append(s)
         if not recs:
             continue

@@ -1,6 +1,7 @@
 """``init`` and ``replay`` on the shapes of more public tables and streams: Give Me Some
 Credit (a 0/1 ``SeriousDlqin2yrs`` in the reference, written as JSON booleans by the
-service that sends the outcomes)."""
+service that sends the outcomes) and the Taiwan credit-card table (a label named
+``default.payment.next.month``, which pandas writes to JSON as one flat key)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,55 @@ def test_replay_counts_the_true_outcomes_as_bad(
     windows = _timeline(tmp_path / "run")
     assert sum(w["n_labelled"] for w in windows) == len(bad)
     assert sum(w["n_labelled_bad"] for w in windows) == int(bad.sum()) > 0
+
+
+def _taiwan(tmp: Path, n: int = 500) -> np.ndarray:
+    """The Taiwan table's reference; predictions as CSV; outcomes as pandas writes them to
+    JSON lines (``to_json(orient="records", lines=True)``): one key with dots in it."""
+    rng = np.random.default_rng(8)
+    pay0 = rng.choice([-2, -1, 0, 1, 2], n)
+    bill = rng.normal(40000, 15000, n).round()
+    score = (1 / (1 + np.exp(-(-1.5 + 0.6 * pay0)))).round(4)
+    bad = (rng.uniform(size=n) < score).astype(int)
+    pd.DataFrame({"ID": np.arange(1, n + 1), "PAY_0": pay0, "BILL_AMT1": bill, "score": score,
+                  "default.payment.next.month": bad}).to_csv(tmp / "ref.csv", index=False)
+    live = pd.DataFrame({"ID": np.arange(10**5, 10**5 + n), "ts": 1.1e9 + 3600 * np.arange(n),
+                         "PAY_0": pay0, "BILL_AMT1": bill, "score": score})
+    live.to_csv(tmp / "live.csv", index=False)
+    pd.DataFrame({"ID": live["ID"], "default.payment.next.month": bad}).to_json(
+        tmp / "out.jsonl", orient="records", lines=True)
+    return bad
+
+
+def test_a_json_key_with_dots_is_read_as_that_key_not_as_nested_objects(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # before: init mapped it and policy check passed, then replay dead-lettered every
+    # outcome as bad_label ("found null"): the decoder looked for {"default": {"payment": ...}}
+    bad = _taiwan(tmp_path)
+    code, out, err = _init(tmp_path, capsys, "ref.csv", "live.csv", "out.jsonl")
+    assert code == 0, err
+    assert "outcomes label: default.payment.next.month" in out, out
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
+                         "predictions=live.csv", "outcomes=out.jsonl", "--out", "run"], capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["bad_records"] == 0, summary["bad_by_reason"]
+    assert summary["labels"]["outcomes"] == len(bad)
+    windows = _timeline(tmp_path / "run")
+    assert sum(w["n_labelled_bad"] for w in windows) == int(bad.sum()) > 0
+
+
+def test_the_probe_reads_a_dotted_path_as_one_key_only_where_records_hold_that_key() -> None:
+    from driftwatch.connectors.mapping import FieldPath, LabelField, StreamMapping, TimeField
+    from driftwatch.connectors.probe import flat_keys
+
+    m = StreamMapping("outcomes", FieldPath.parse("ID"), TimeField(None, source="arrival"),
+                      role="outcomes", score=FieldPath.parse("model.score"),
+                      label=LabelField(FieldPath.parse("default.payment.next.month")))
+    recs = [{"ID": 1, "default.payment.next.month": 0, "model": {"score": 0.2}}]
+    assert flat_keys(m, recs) == {"default.payment.next.month"}
+    flat = m.with_flat_keys(flat_keys(m, recs))
+    assert flat.label is not None and flat.label.path.parts == ("default.payment.next.month",)
+    assert flat.score == FieldPath(("model", "score"))  # a nested path stays nested
