@@ -384,11 +384,14 @@ class Decoder:
         if m.score is not None:
             score, bad, null = numeric(cols["score"], lenient=lenient)
             prob.flag(bad, "wrong_type", wrong("score", "score", "a number"))
+            if m.score_percent:
+                score = score / 100.0
             finite = np.isfinite(score)
             prob.flag(~null & ~finite, "non_finite_score",
                       wrong("score", "score", "a finite number"))
             prob.flag(finite & ((score < 0) | (score > 1)), "score_out_of_range",
-                      wrong("score", "score", "a probability in [0, 1]"))
+                      wrong("score", "score", "a percentage in [0, 100]" if m.score_percent
+                            else "a probability in [0, 1]"))
             extra["score"] = score
         if m.proba is not None:
             extra["proba"] = self._proba(cols["proba"], prob, n)

@@ -136,6 +136,7 @@ class StreamMapping:
     features: tuple[FeatureField, ...] | None = ()
     role: str = "predictions"
     score: FieldPath | None = None
+    score_percent: bool = False  # the score is written as a percentage: read divided by 100
     proba: ProbaField | None = None
     model_version: FieldPath | None = None
     decision: DecisionField | None = None

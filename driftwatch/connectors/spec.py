@@ -39,6 +39,7 @@ __all__ = [
     "LabelSpec",
     "PathSpec",
     "ProbaSpec",
+    "ScoreSpec",
     "StreamSpec",
     "TimeSpec",
     "located_error",
@@ -81,6 +82,13 @@ class PathSpec(_Short):
     """``score: model.score`` or ``score: {path: model.score}``."""
 
     path: str
+
+
+class ScoreSpec(PathSpec):
+    """``score: model.score`` or ``score: {path: model.score, percent: true}`` (a stream
+    that writes the probability as a percentage, 0 to 100, read divided by 100)."""
+
+    percent: bool = False
 
 
 class TimeSpec(_Short):
@@ -146,7 +154,7 @@ class FieldsSpec(_Spec):
     event_id: PathSpec
     event_time: TimeSpec
     features: Any = None  # 'infer' or {name: FeatureSpec}: checked by the config builder
-    score: PathSpec | None = None
+    score: ScoreSpec | None = None
     proba: ProbaSpec | None = None
     model_version: PathSpec | None = None
     decision: DecisionSpec | None = None

@@ -90,6 +90,7 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
         event_time=event_time,
         features=_features(doc, fat, fld),
         score=_opt(doc, fat, "score", fld.score),
+        score_percent=fld.score is not None and fld.score.percent,
         proba=_proba(doc, fat, fld),
         model_version=_opt(doc, fat, "model_version", fld.model_version),
         decision=_decision(doc, fat, fld),

@@ -10,7 +10,8 @@ from driftwatch.onboard.infer import name_rank
 from driftwatch.onboard.roles import APPROVE, SCORE, present
 from driftwatch.windows.conventions import norm_value
 
-__all__ = ["approve_values", "points_scale", "score_is", "score_line", "separation"]
+__all__ = ["approve_values", "points_scale", "score_is", "score_line", "score_scale",
+           "separation"]
 
 #: How many standard errors from 0.5 the AUC must be before the labels decide whether a
 #: score is P(bad) or P(good)
@@ -109,3 +110,24 @@ def approve_values(values: list[Any], given: list[str]) -> list[Any]:
     distinct = sorted({v for v in values if present(v)}, key=str)
     want = {norm_value(g) for g in given} if given else APPROVE
     return [v for v in distinct if norm_value(v) in want]
+
+
+def score_scale(values: list[Any]) -> tuple[str | None, str]:
+    """How a stream's score field writes the probability: ``"probability"`` (in [0, 1]),
+    ``"percent"`` (0 to 100, some above 1) or None (neither: log-odds, points), with the
+    values' range for ``init``'s line.
+
+    >>> score_scale([0.1, 0.93]), score_scale([12.5, 88.0, 0.4]), score_scale([-2.1, 1.3])
+    (('probability', '0.1 to 0.93'), ('percent', '0.4 to 88'), (None, '-2.1 to 1.3'))
+    """
+    got = pd.to_numeric(pd.Series([v for v in values if present(v)], dtype=object),
+                        errors="coerce").dropna()
+    if got.empty:
+        return "probability", ""
+    lo, hi = float(got.min()), float(got.max())
+    span = f"{lo:g} to {hi:g}"
+    if lo >= 0 and hi <= 1:
+        return "probability", span
+    if lo >= 0 and hi <= 100:
+        return "percent", span
+    return None, span

@@ -23,7 +23,13 @@ from driftwatch.onboard.features import choose_features
 from driftwatch.onboard.finding import carried, find_role, label_from_outcomes
 from driftwatch.onboard.infer import label_note, label_values, leaf, name_rank
 from driftwatch.onboard.matching import resolves, stream_path
-from driftwatch.onboard.outputs import approve_values, points_scale, score_is, score_line
+from driftwatch.onboard.outputs import (
+    approve_values,
+    points_scale,
+    score_is,
+    score_line,
+    score_scale,
+)
 from driftwatch.onboard.plandata import Feature, Options, Plan, StreamPlan
 from driftwatch.onboard.roles import (
     DECISION,
@@ -123,6 +129,19 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         plan.say(f"event time: {tc.name}", tc.why)
         read_time(plan, sp, tc.name, vals(tc.name), where, opts.time_format)
     sp.score = stream_path(plan.ref_score, paths) if plan.ref_score else None
+    scale_note = ""
+    if sp.score is not None:  # found by the reference's name: are its values probabilities?
+        scale, span = score_scale(vals(sp.score))
+        if scale == "percent":
+            sp.score_percent = True
+            scale_note = (f"; a percentage in the sample ({span}): read divided by 100 "
+                          "(percent: true)")
+        elif scale is None:
+            plan.say(f"  not the score: {sp.score}", f"its values run {span}, neither a "
+                     "probability in [0, 1] nor a percentage (log-odds? points?): left out, "
+                     "replay would reject every record as score_out_of_range; map a "
+                     "probability as the stream's score")
+            sp.score = None
     if sp.score is None:  # none in the reference, or one named otherwise in the stream
         c = find_role("score", SCORE, paths, score_check(vals), "--score-field",
                       score_flag if resolves(score_flag, paths) else None, where)
@@ -138,6 +157,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     if sp.score is None and sp.proba is None and plan.ref_score is None and (
             scale := points_scale(ref, cols)):
         why += f"; {scale}"
+    why += scale_note
     plan.say(head, why)
     if plan.ref_decision:
         sp.decision = stream_path(plan.ref_decision, paths)

@@ -83,7 +83,9 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
         if s.score:
             note = "   # P(good): the policy's reference.score_is turns it into P(bad)" \
                 if plan.score_is == "p_good" else ""
-            out.append(f"        score: {q(s.score)}{note}")
+            score = (f"{{path: {q(s.score)}, percent: true}}" if s.score_percent
+                     else q(s.score))
+            out.append(f"        score: {score}{note}")
         elif s.proba:
             out.append(f"        proba: {{path: {q(s.proba)}, classes: 2, score: {s.proba_at}}}"
                        "   # the score: the probability at this position")

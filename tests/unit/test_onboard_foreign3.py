@@ -1,7 +1,9 @@
 """``init`` and ``replay`` on the shapes of more public tables and streams: Give Me Some
 Credit (a 0/1 ``SeriousDlqin2yrs`` in the reference, written as JSON booleans by the
 service that sends the outcomes) and the Taiwan credit-card table (a label named
-``default.payment.next.month``, which pandas writes to JSON as one flat key)."""
+``default.payment.next.month``, which pandas writes to JSON as one flat key), and UCI
+German credit with a service that sends its score as a percentage (0 to 100) or as
+log-odds."""
 
 from __future__ import annotations
 
@@ -138,3 +140,101 @@ def test_the_probe_reads_a_dotted_path_as_one_key_only_where_records_hold_that_k
     flat = m.with_flat_keys(flat_keys(m, recs))
     assert flat.label is not None and flat.label.path.parts == ("default.payment.next.month",)
     assert flat.score == FieldPath(("model", "score"))  # a nested path stays nested
+
+
+def _german(tmp: Path, stream_score: str, n: int = 400) -> None:
+    """German credit's coded reference (label 1 good / 2 bad, score P(bad) in [0, 1]) and a
+    stream whose score is written as ``stream_score`` says: probability, percent, logit."""
+    rng = np.random.default_rng(9)
+    chk = rng.choice(["A11", "A12", "A13", "A14"], n)
+    dur = rng.integers(4, 72, n)
+    p = (1 / (1 + np.exp(-(-1.0 + 0.9 * (chk == "A11") + 0.02 * dur)))).round(4)
+    label = np.where(rng.uniform(size=n) < p, 2, 1)
+    pd.DataFrame({"checking_status": chk, "duration": dur, "score": p,
+                  "credit_risk": label}).to_csv(tmp / "ref.csv", index=False)
+    written = {"probability": p, "percent": (p * 100).round(2),
+               "logit": np.log(p / (1 - p)).round(4)}[stream_score]
+    live = pd.DataFrame({"application_id": [f"APP-{i:06d}" for i in range(n)],
+                         "decision_time": pd.date_range("2024-03-01T08:00:00+02:00",
+                                                        periods=n, freq="7min").astype(str),
+                         "checking_status": chk, "duration": dur, "score": written})
+    live.to_csv(tmp / "live.csv", index=False)
+    live[["application_id"]].assign(credit_risk=label).to_csv(tmp / "out.csv", index=False)
+
+
+def test_a_percent_score_is_mapped_with_percent_and_replays_as_the_probability(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # before: init mapped `score: score` and replay rejected every record as
+    # score_out_of_range ("expected a probability in [0, 1], found '61.99'")
+    runs = {}
+    for kind in ("probability", "percent"):
+        tmp = tmp_path / kind
+        tmp.mkdir()
+        _german(tmp, kind)
+        code, out, err = _init(tmp, capsys, "ref.csv", "live.csv", "out.csv",
+                               "--label-bad", "2")
+        assert code == 0, err
+        score = yaml.safe_load((tmp / "c.yaml").read_text())[
+            "source"]["streams"]["predictions"]["fields"]["score"]
+        if kind == "percent":
+            assert score == {"path": "score", "percent": True}, score
+            assert "a percentage in the sample" in out, out
+        else:
+            assert score == "score", score
+        monkeypatch.chdir(tmp)
+        code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
+                             "--input", "predictions=live.csv", "outcomes=out.csv", "--out",
+                             "run", "--no-report"], capsys)
+        assert code == 0, err
+        summary = json.loads((tmp / "run" / "summary.json").read_text())
+        assert summary["bad_records"] == 0, summary["bad_by_reason"]
+        runs[kind] = [w["score"] for w in _timeline(tmp / "run") if w["n_events"]]
+    # the same probabilities, written two ways: the same score bins and mean
+    assert [w["bins"] for w in runs["percent"]] == [w["bins"] for w in runs["probability"]]
+    assert [w["mean"] for w in runs["percent"]] == pytest.approx(
+        [w["mean"] for w in runs["probability"]])
+
+
+def test_a_log_odds_score_is_left_out_with_the_reason(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _german(tmp_path, "logit")
+    code, out, err = _init(tmp_path, capsys, "ref.csv", "live.csv", "out.csv",
+                           "--label-bad", "2")
+    assert code == 0, err
+    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]
+    assert "score" not in fields, fields
+    assert "not the score: score" in out and "neither a probability" in out, out
+
+
+def test_the_decoder_reads_a_percent_score_divided_by_100() -> None:
+    from driftwatch.connectors.config import parse_connector
+    from driftwatch.connectors.decode import Decoder
+    from driftwatch.schema import FeatureSchema
+
+    conn = parse_connector("""
+apiVersion: driftwatch/v1
+kind: Connector
+metadata: {name: m}
+source:
+  kind: file
+  streams:
+    predictions:
+      paths: [p.jsonl]
+      fields:
+        event_id: id
+        event_time: {path: ts, unit: s}
+        score: {path: risk, percent: true}
+""")
+    stream = conn.stream("predictions")
+    assert stream.score_percent
+    dec = Decoder(stream, FeatureSchema(numeric=(), categorical=(), levels=()))
+    batch, bad = dec.decode_block(
+        b'{"id": "a", "ts": 1704067200, "risk": 61.99}\n'
+        b'{"id": "b", "ts": 1704067260, "risk": 0.5}\n'
+        b'{"id": "c", "ts": 1704067320, "risk": 140}\n', source="p.jsonl")
+    assert batch.ids.tolist() == ["a", "b"]
+    assert batch.score.tolist() == pytest.approx([0.6199, 0.005])
+    assert [(b.reason, b.position) for b in bad] == [("score_out_of_range", 3)]
+    assert "a percentage in [0, 100]" in bad[0].detail
