@@ -175,6 +175,12 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     choose_features(plan, ref, paths, vals, used, opts.ignore, where, reference)
     if outcomes is not None:
         plan.outcomes = _outcomes(plan, outcomes, opts)
+    elif plan.ref_label and (lab := stream_path(plan.ref_label, paths)):
+        # the outcome comes in the record of its prediction: read there, joined at once
+        _read_label(plan, sp, lab, opts)
+        plan.say(f"label in the predictions: {lab}", f"bad = {sp.bad}, good = {sp.good}; "
+                 "each outcome comes with its prediction and joins it at once")
+        _say_pending(plan, sp)
     else:
         plan.say("outcomes: none", "no outcomes sample; label-based metrics stay off")
     return plan
@@ -200,25 +206,9 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
                       two_values(vals), "--label-field", None, where, required=True)
         lab = c.name if c else None
     assert lab is not None
-    out.label = lab
-    seen = {norm_value(v): v for v in vals(lab) if present(v)}
-    known = {norm_value(v) for v in [*plan.ref_bad, *plan.ref_good]}
-    if plan.ref_label and known & seen.keys():
-        # the reference's values: a rare bad value may be absent from the sample's first
-        # records, and a value the reference lacks ('Current': no outcome yet) is not good
-        out.bad, out.good = list(plan.ref_bad), list(plan.ref_good)
-    else:
-        bad = opts.label_bad or [str(v) for v in plan.ref_bad]
-        out.bad, out.good = label_values(vals(lab), where, bad) if bad else label_values(
-            vals(lab), where, name=lab)
+    _read_label(plan, out, lab, opts)
     plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
-    named = {norm_value(v) for v in [*out.bad, *out.good]}
-    if other := [v for k, v in sorted(seen.items()) if k not in named]:
-        out.pending = other
-        plan.say(f"  pending: {lab}", ", ".join(map(repr, other[:5])) + " in the outcomes "
-                 "sample is neither bad nor good in the reference: written as `pending` (no "
-                 "outcome yet: left out of the join, counted in invalid_outcomes); move it to "
-                 "bad or good in the connector if it is an outcome")
+    _say_pending(plan, out)
     rest = [p for p in paths if p not in (id_path, lab)]
     tc = find_role("outcomes time", TIME, rest, time_check(vals), "--time-field", None,
                    where, by_values=times_by_value(rest, vals))
@@ -234,6 +224,33 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
         read_time(plan, out, tc.name, vals(tc.name), where)
     return out
 
+
+def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
+    """The label at ``lab`` in ``sp``'s sample, with its bad, good and pending values: the
+    reference's where the sample writes them alike, else read off the sample."""
+    vals, where = sp.sample.values, sp.sample.name
+    sp.label = lab
+    seen = {norm_value(v): v for v in vals(lab) if present(v)}
+    known = {norm_value(v) for v in [*plan.ref_bad, *plan.ref_good]}
+    if plan.ref_label and known & seen.keys():
+        # the reference's values: a rare bad value may be absent from the sample's first
+        # records, and a value the reference lacks ('Current': no outcome yet) is not good
+        sp.bad, sp.good = list(plan.ref_bad), list(plan.ref_good)
+    else:
+        bad = opts.label_bad or [str(v) for v in plan.ref_bad]
+        sp.bad, sp.good = label_values(vals(lab), where, bad) if bad else label_values(
+            vals(lab), where, name=lab)
+    named = {norm_value(v) for v in [*sp.bad, *sp.good]}
+    sp.pending = [v for k, v in sorted(seen.items()) if k not in named]
+
+
+def _say_pending(plan: Plan, sp: StreamPlan) -> None:
+    if sp.pending:
+        plan.say(f"  pending: {sp.label}", ", ".join(map(repr, sp.pending[:5])) + " in the "
+                 f"{sp.name} sample is neither bad nor good in the reference: written as "
+                 "`pending` (no outcome yet: left out of the join, counted in "
+                 "invalid_outcomes); move it to bad or good in the connector if it is an "
+                 "outcome")
 
 def _proba_score(plan: Plan, sp: StreamPlan, paths: list[str], vals: Any) -> None:
     """A sample field holding two class probabilities on every record (a ``predict_proba``

@@ -62,6 +62,15 @@ class PollIntake:
             if len(late.label):
                 row = _rows_of(pred.keys, late.keys)
                 self._label(late, base + row, late.outcome_time, wm_pred[row])
+            if np.isfinite(pred.label).any():
+                # a label on the predictions stream: the outcome came with its record, and
+                # joins its prediction at once, charged where the prediction sits
+                inline = pred.take(np.isfinite(pred.label))
+                self.n_outcomes += len(inline)
+                now = self.joiner.add_outcomes(inline)
+                if len(now.label):
+                    row = _rows_of(pred.keys, now.keys)
+                    self._label(now, base + row, pred.event_time[row], wm_pred[row])
         if out is not None:
             self.n_outcomes += len(out)
             joined = self.joiner.add_outcomes(out)

@@ -238,3 +238,34 @@ source:
     assert batch.score.tolist() == pytest.approx([0.6199, 0.005])
     assert [(b.reason, b.position) for b in bad] == [("score_out_of_range", 3)]
     assert "a percentage in [0, 100]" in bad[0].detail
+
+
+def test_a_label_in_the_prediction_records_is_mapped_and_joined_at_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # before: init said "outcomes: none ... label-based metrics stay off", and a label put
+    # on the predictions stream by hand passed policy check and was ignored by replay
+    _german(tmp_path, "probability", n=900)
+    live = pd.read_csv(tmp_path / "live.csv")
+    live["credit_risk"] = pd.read_csv(tmp_path / "out.csv")["credit_risk"]
+    live.to_csv(tmp_path / "live.csv", index=False)
+    code, out, err = _cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+                           str(tmp_path / "live.csv"), "--model", "m", "--connector-out",
+                           str(tmp_path / "c.yaml"), "--policy-out", str(tmp_path / "p.yaml"),
+                           "--label-field", "credit_risk", "--label-bad", "2", "--pane", "300"],
+                          capsys)
+    assert code == 0, err
+    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]
+    assert fields["label"] == {"path": "credit_risk", "bad": [2], "good": [1]}, fields
+    assert "credit_risk" not in fields["features"]
+    assert "label in the predictions: credit_risk" in out, out
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
+                         "live.csv", "--out", "run", "--no-report"], capsys)
+    assert code == 0, err
+    windows = [w for w in _timeline(tmp_path / "run") if w["n_events"]]
+    bad_per_pane = [int((live["credit_risk"].iloc[i:i + 300] == 2).sum())
+                    for i in range(0, 900, 300)]
+    assert [w["n_labelled"] for w in windows] == [300, 300, 300]
+    assert [w["n_labelled_bad"] for w in windows] == bad_per_pane
