@@ -34,7 +34,8 @@ __all__ = [
 
 class _ActionBase(StrictModel):
     """Every action has a ``type`` and ``require_approval`` (a person must approve
-    before it changes anything); each subclass declares them so ``type`` comes first."""
+    before it changes anything; ``alert`` and ``none`` change nothing, so they refuse
+    ``true``); each subclass declares them so ``type`` comes first."""
 
     type: str
     require_approval: bool
@@ -44,9 +45,27 @@ class _ActionBase(StrictModel):
         raise NotImplementedError
 
 
+def _nothing_to_approve(value: bool, what: str) -> bool:
+    """``require_approval: true`` only where the executor holds the action for a person:
+    an alert goes out at once and ``none`` does nothing, so there is nothing to approve."""
+    if value:
+        raise fail(
+            "require_approval",
+            f"{what}, so there is nothing to approve: require_approval applies to "
+            "online_update, shadow and retrain",
+            "remove require_approval, or choose an action a person signs off",
+        )
+    return value
+
+
 class NoAction(_ActionBase):
     type: Literal["none"] = "none"
     require_approval: bool = False
+
+    @field_validator("require_approval")
+    @classmethod
+    def _no_approval(cls, value: bool) -> bool:
+        return _nothing_to_approve(value, "action none does nothing")
 
     def summary(self) -> str:
         return "do nothing (the decision is still recorded)"
@@ -57,6 +76,11 @@ class AlertAction(_ActionBase):
     require_approval: bool = False
     channels: list[str] = Field(default_factory=list)
     webhook: WebhookUrl | None = None
+
+    @field_validator("require_approval")
+    @classmethod
+    def _no_approval(cls, value: bool) -> bool:
+        return _nothing_to_approve(value, "an alert goes out at once")
 
     def summary(self) -> str:
         where = ", ".join(self.channels) or "the log and metrics"

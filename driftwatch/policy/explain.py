@@ -150,7 +150,7 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
                 f"after {e.after} windows in a row at {e.from_} or above" for e in escalations)
         action = policy.actions.get(tier)
         text += f"; then {action.summary()}"
-        if action.require_approval and action.type != "none":
+        if action.require_approval:
             text += ", after a person approves"
         limit = policy.limits.max_actions_per_day.get(tier)
         if limit is not None and action.type != "none":

@@ -227,6 +227,14 @@ CASES = [
     ("approval-as-string", sub("    type: retrain\n", "    type: retrain\n"
                                                       "    require_approval: \"yes\"\n"),
      [(17, 23, "expected true or false, found 'yes'")]),
+    # an alert goes out at once and none does nothing: approval would be promised, not kept
+    ("alert-require-approval", plus("  mild: {type: alert, require_approval: true}\n"),
+     [(18, 41, "an alert goes out at once, so there is nothing to approve")]),
+    ("none-require-approval", plus("  mild: {type: none, require_approval: true}\n"),
+     [(18, 40, "action none does nothing, so there is nothing to approve")]),
+    ("data-quality-alert-require-approval",
+     plus("data_quality:\n  action: {type: alert, require_approval: true}\n"),
+     [(19, 43, "require_approval applies to online_update, shadow and retrain")]),
     ("webhook-not-a-url", plus("  mild: {type: alert, webhook: hooks.example.com}\n"),
      [(18, 32, "expected an http(s) URL")]),
     ("data-quality-action-retrain",
