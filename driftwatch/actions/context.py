@@ -47,12 +47,24 @@ def parse_settings(kind: str, raw: Mapping[str, Any], defaults: Mapping[str, Any
     model = ACTION_MODELS[kind]
     data = {**dict(defaults), **dict(raw), "type": kind}
     data = {k: v for k, v in data.items() if k in model.model_fields}
+    data.update(_recorded_before_refused(kind, data))
     try:
         return model.model_validate(data)
     except ValueError as exc:
         errors = getattr(exc, "errors", lambda: [])()
         what = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors) or exc
         raise ActionError(f"invalid {kind} settings: {what}") from exc
+
+
+def _recorded_before_refused(kind: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings a policy may no longer write, as such an action ran: an alert or none
+    never waited for approval, and a retraining asked for 0 GPUs leased one. An action
+    recorded with them before stays readable when it resumes."""
+    if kind in ("alert", "none") and data.get("require_approval") is True:
+        return {"require_approval": False}
+    if kind == "retrain" and data.get("gpus") == 0:
+        return {"gpus": 1}
+    return {}
 
 
 def shadow_defaults(policy: Any) -> dict[str, Any]:

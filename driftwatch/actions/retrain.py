@@ -80,7 +80,7 @@ def build_job_spec(action: ActionRecord, env: ActionEnv, training: str, window: 
         name=name or "retrain",
         argv=argv,
         env=job_env,
-        gpus=max(1, s.gpus),  # the pool leases whole GPUs, at least one
+        gpus=s.gpus,
         time_limit_s=float(s.time_limit),
         retries=s.retries,
         severity=action.tier if action.tier in ("mild", "moderate", "severe") else "severe",

@@ -151,11 +151,23 @@ class RetrainAction(_ActionBase):
     type: Literal["retrain"] = "retrain"
     require_approval: bool = False
     argv: Argv
-    gpus: int = Field(default=1, ge=0)
+    #: Whole GPUs of the pool's reserved share the job leases (at least one).
+    gpus: int = 1
     time_limit: Duration = 4 * 3600.0
     retries: int = Field(default=0, ge=0)
     deferrable: bool = False
     preemptible: bool = False
+
+    @field_validator("gpus")
+    @classmethod
+    def _whole_gpus(cls, value: int) -> int:
+        if value < 1:
+            raise fail(
+                "gpus",
+                f"a retraining job leases at least one GPU of the pool, found {value}",
+                "write gpus: 1 (a CPU-only job holds one of the reserved GPUs too)",
+            )
+        return value
 
     def summary(self) -> str:
         extra = [w for w, on in (("deferrable", self.deferrable),

@@ -242,7 +242,7 @@ def _policy_job(path: str) -> Any:
         a = getattr(policy.actions, tier, None)
         if getattr(a, "type", None) == "retrain":
             name = _job_name(f"retrain-{policy.model.name}")
-            return JobSpec(name=name, argv=list(a.argv), gpus=max(1, a.gpus),
+            return JobSpec(name=name, argv=list(a.argv), gpus=a.gpus,
                            time_limit_s=float(a.time_limit), retries=a.retries,
                            severity=tier, deferrable=a.deferrable, preemptible=a.preemptible)
     raise PoolConfigError(f"{path}: the policy has no retrain action to render as a Job")

@@ -224,6 +224,9 @@ CASES = [
      [(18, 54, "a learner is transformers then exactly one estimator, last")]),
     ("shadow-unknown-metric", plus("  moderate: {type: shadow, metric: accuracy}\n"),
      [(18, 36, "expected 'auc', 'brier', 'gini', 'ks_score' or 'log_loss', found 'accuracy'")]),
+    # the pool leases whole GPUs: gpus: 0 used to run on one while explain said 0
+    ("retrain-zero-gpus", sub("argv: [python, job.py]", "argv: [python, job.py]\n    gpus: 0"),
+     [(18, 11, "a retraining job leases at least one GPU of the pool, found 0")]),
     ("approval-as-string", sub("    type: retrain\n", "    type: retrain\n"
                                                       "    require_approval: \"yes\"\n"),
      [(17, 23, "expected true or false, found 'yes'")]),
