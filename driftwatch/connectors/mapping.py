@@ -150,7 +150,7 @@ class StreamMapping:
     decimal: str | None = None  # a CSV's decimal mark; None: found in each file's first rows
     #: numbers written as text read as numbers (always so in a CSV)
     numbers_as_text: bool = False
-    topic: str | Mapping[str, Any] | None = None  # passed through for the Kafka source
+    topic: str | Mapping[str, Any] | None = None  # a name, or a mapping with only `name`
     options: Mapping[str, Any] = field(default_factory=dict)
     #: values read as missing (``missing_values`` / ``missing_values_by_feature``)
     missing: MissingValues = field(default_factory=MissingValues)

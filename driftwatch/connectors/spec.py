@@ -183,7 +183,7 @@ class StreamSpec(_Spec):
     csv: CsvSpec | None = None
     #: numbers written as JSON text ("52000") are read as numbers, as a CSV's are
     numbers_as_text: bool = False
-    topic: Any = None  # a name or a mapping; the Kafka source owns its settings
+    topic: Any = None  # a name or a mapping with only `name` (checked in streams.py)
     fields: FieldsSpec
 
     @field_validator("paths", mode="before")

@@ -70,6 +70,11 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
     ):
         raise _err(doc, (*at, "topic"), "expected a topic name or a mapping with 'name'",
                    found=show(topic))
+    for extra in sorted(topic) if isinstance(topic, dict) else ():
+        if extra != "name":  # nothing reads it: the source consumes every partition
+            raise _err(doc, (*at, "topic", extra), f"unknown key {extra!r} in topic: only "
+                       "'name' is read (the source consumes every partition of the topic)",
+                       key=True, hint="write topic: <name>")
     if kind == "kafka":
         if topic is None:
             raise _err(doc, at, "missing required key 'topic' (kind: kafka)")

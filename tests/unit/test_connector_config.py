@@ -151,13 +151,26 @@ def test_kafka_source_passes_connection_and_topics_through() -> None:
     text = GOOD.replace("kind: file", "kind: kafka\n  connection: {bootstrap_servers: "
                         "['k:9092'], group_id: dw}")
     text = text.replace("      paths: [data/demo/predictions.jsonl.gz]\n",
-                        "      topic: {name: credit.predictions, partitions: [0, 1]}\n")
+                        "      topic: {name: credit.predictions}\n")
     text = text.replace("      paths: [data/demo/outcomes.jsonl.gz]\n",
                         "      topic: credit.outcomes\n")
     c = parse_connector(text)
     assert c.connection == {"bootstrap_servers": ["k:9092"], "group_id": "dw"}
-    assert c.streams[0].topic == {"name": "credit.predictions", "partitions": [0, 1]}
+    assert c.streams[0].topic == {"name": "credit.predictions"}
     assert [s.topic_name for s in c.streams] == ["credit.predictions", "credit.outcomes"]
+
+
+def test_a_topic_key_nothing_reads_is_a_located_error() -> None:
+    # `partitions:` was accepted and dropped: the source consumed every partition anyway
+    text = GOOD.replace("kind: file", "kind: kafka\n  connection: {bootstrap_servers: k:9092}")
+    text = text.replace("      paths: [data/demo/predictions.jsonl.gz]\n",
+                        "      topic: {name: credit.predictions, partitions: [0, 1]}\n")
+    text = text.replace("      paths: [data/demo/outcomes.jsonl.gz]\n",
+                        "      topic: credit.outcomes\n")
+    err = error_of(text)
+    assert err.message.startswith("unknown key 'partitions' in topic: only 'name' is read")
+    assert (err.line, err.col) == where(text, "partitions:")
+    assert err.hint == "write topic: <name>"
 
 
 @pytest.mark.parametrize(
