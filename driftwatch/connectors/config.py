@@ -32,7 +32,7 @@ The shape (see ``connectors/README.md`` for every key)::
             event_id: application_id
             event_time: {path: outcome_ts}
             label: {path: defaulted, bad: [1, true, bad, default]}
-    dead_letter: {path: dead_letter.jsonl}  # relative to the output/state dir
+    dead_letter: {path: dead_letter.jsonl}  # run: relative to <state_dir>/out/<model>
 
 Errors are :class:`~driftwatch.errors.ConnectorError` with ``file:line:col``:
 
@@ -276,6 +276,11 @@ def _build(doc: LocatedDoc, base_dir: str | Path | None) -> Connector:
                         key=True, cls=ConnectorError)
     streams = tuple(stream_mapping(doc, src.kind, name, s) for name, s in src.streams.items())
     dl = spec.dead_letter
+    if src.kind == "file" and dl is not None and dl.topic is not None:
+        # a file source writes dead letters to a file only: the topic would be dropped
+        raise doc.error(("dead_letter", "topic"), "dead_letter.topic is only for kind: kafka",
+                        key=True, cls=ConnectorError,
+                        hint="write dead_letter: {path: dead_letter.jsonl}")
     return Connector(
         name=spec.metadata.name,
         kind=src.kind,

@@ -201,7 +201,6 @@ class SourceSpec(_Spec):
 class MetadataSpec(_Spec):
     name: str
     description: str = ""
-    labels: dict[str, str] = {}
 
 
 class DeadLetterSpec(_Spec):

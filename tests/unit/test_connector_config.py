@@ -160,6 +160,34 @@ def test_kafka_source_passes_connection_and_topics_through() -> None:
     assert [s.topic_name for s in c.streams] == ["credit.predictions", "credit.outcomes"]
 
 
+def test_a_dead_letter_topic_on_a_file_source_is_a_located_error() -> None:
+    # a file source writes dead letters to a file only: the topic was dropped, and with
+    # no path no dead letter was kept at all
+    text = GOOD.replace("dead_letter: {path: dead_letter.jsonl}",
+                        "dead_letter: {topic: credit.dead}")
+    err = error_of(text)
+    assert err.message == "dead_letter.topic is only for kind: kafka"
+    assert err.hint == "write dead_letter: {path: dead_letter.jsonl}"
+    assert (err.line, err.col) == where(text, "topic: credit.dead")
+    kafka = GOOD.replace("kind: file", "kind: kafka\n  connection: {bootstrap_servers: k:9092}")
+    kafka = kafka.replace("      paths: [data/demo/predictions.jsonl.gz]\n",
+                          "      topic: credit.predictions\n")
+    kafka = kafka.replace("      paths: [data/demo/outcomes.jsonl.gz]\n",
+                          "      topic: credit.outcomes\n")
+    kafka = kafka.replace("dead_letter: {path: dead_letter.jsonl}",
+                          "dead_letter: {topic: credit.dead}")
+    assert parse_connector(kafka).dead_letter_topic == "credit.dead"
+
+
+def test_connector_metadata_labels_are_an_unknown_key() -> None:
+    # they were accepted and dropped: nothing (metrics, logs, reports) ever showed them
+    text = GOOD.replace("metadata: {name: credit-demo}",
+                        "metadata: {name: credit-demo, labels: {team: risk}}")
+    err = error_of(text)
+    assert err.message == "unknown key 'labels'"
+    assert (err.line, err.col) == where(text, "labels:")
+
+
 def test_a_topic_key_nothing_reads_is_a_located_error() -> None:
     # `partitions:` was accepted and dropped: the source consumed every partition anyway
     text = GOOD.replace("kind: file", "kind: kafka\n  connection: {bootstrap_servers: k:9092}")
