@@ -23,7 +23,7 @@ from driftwatch.policy.schema import (
     TierThresholds,
     Window,
 )
-from driftwatch.policy.settings import DetectorSettings
+from driftwatch.policy.settings import ChangeSettings, DetectorSettings
 from driftwatch.policy.tiers import ACTION_TIERS, Tier
 from driftwatch.yamlio import LocatedDoc, PathT, nearest
 
@@ -75,6 +75,13 @@ def semantic_errors(doc: LocatedDoc) -> list[PolicyError]:
         err(("data_quality", "action"), "the data-quality gate's action must be alert or none",
             found=repr(gate.action.type),
             hint="a broken feed should alert people, not change the model")
+    change = settings.change if settings is not None else None
+    if change is not None and change.method != "page_hinkley" and (
+            change.threshold != ChangeSettings().threshold):
+        # ADWIN has no such level: the value was read and never used
+        err(("detectors", "change", "threshold"), "threshold applies to method: page_hinkley",
+            found=f"method {change.method!r}", key=True,
+            hint="ADWIN's sensitivity is delta; remove threshold or use page_hinkley")
     if combine is not None:
         if combine.min_features != 1 and combine.method != "count":
             err(("combine", "min_features"), "min_features applies to method: count",

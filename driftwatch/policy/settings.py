@@ -54,7 +54,8 @@ class ChangeSettings(StrictModel):
     method: Literal["adwin", "page_hinkley"] = "adwin"
     #: ADWIN: confidence; Page-Hinkley: tolerated drift per window (standard errors).
     delta: float = Field(default=0.002, gt=0, lt=1)
-    #: Page-Hinkley: the cumulative deviation (standard errors) that declares a change.
+    #: Page-Hinkley: the cumulative deviation (standard errors) that declares a change
+    #: (ADWIN has none: another value with method adwin is an error).
     threshold: float = Field(default=20.0, gt=0)
     #: Windows a series needs before a change can be declared.
     min_windows: int = Field(default=10, ge=1)

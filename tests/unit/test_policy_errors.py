@@ -190,6 +190,9 @@ CASES = [
      [(18, 21, "expected a whole number, found 'two'")]),
     ("persistence-float", plus("persistence: 1.5\n"),
      [(18, 14, "expected a mapping, found 1.5")]),
+    # ADWIN has no threshold: the value was read and never used
+    ("change-threshold-with-adwin", plus("detectors:\n  change: {threshold: 5}\n"),
+     [(19, 12, "threshold applies to method: page_hinkley")]),
     ("min-features-without-count", plus("combine: {method: worst, min_features: 3}\n"),
      [(18, 26, "min_features applies to method: count")]),
     ("escalation-going-down", plus("escalation:\n  - {from: severe, to: mild, after: 2}\n"),
@@ -314,3 +317,9 @@ def test_missing_file_is_a_policy_error(tmp_path):
 
     with pytest.raises(PolicyError, match="cannot read file"):
         load_policy(tmp_path / "absent.yaml")
+
+
+def test_a_change_threshold_is_taken_with_page_hinkley():
+    p = load_policy_text(plus("detectors:\n  change: {method: page_hinkley, threshold: 5}\n"),
+                         file="ok.yaml")
+    assert (p.detectors.change.method, p.detectors.change.threshold) == ("page_hinkley", 5.0)
