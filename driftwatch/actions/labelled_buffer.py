@@ -95,12 +95,13 @@ class LabelledBuffer:
         self._cols = {c: np.zeros(capacity) for c in _COLUMNS}
         self._seq = np.zeros(capacity, dtype=np.int64)
         self.seq = 0  # rows ever added; the last row added has number ``seq``
+        self._held = 0  # rows held: the newest, numbered ``seq - _held + 1`` to ``seq``
         self._table = new_table_id()  # rows are numbered by ``seq`` for good: one table
         # the run loop adds while an action's thread reads (an export, a shadow's rows)
         self._lock = threading.RLock()
 
     def __len__(self) -> int:
-        return min(self.seq, self.capacity)
+        return self._held
 
     # -- feeding ---------------------------------------------------------------------
     def add(
@@ -153,6 +154,7 @@ class LabelledBuffer:
             self._cols[k][slots] = v
         self._seq[slots] = self.seq + 1 + np.arange(n)
         self.seq += n
+        self._held = min(self._held + n, self.capacity)
 
     def add_batch(self, batch: Batch) -> None:
         """Append the labelled rows of a prediction batch whose ``label`` is filled in."""
@@ -209,6 +211,7 @@ class LabelledBuffer:
         hold this object (the actions) see them."""
         with self._lock:
             self.capacity, self.seq, self._table = other.capacity, other.seq, other._table
+            self._held = other._held
             self._numeric, self._categorical = other._numeric, other._categorical
             self._cols, self._seq = other._cols, other._seq
 
@@ -248,6 +251,23 @@ class LabelledBuffer:
 
     def _decode(self, j: int, codes: np.ndarray) -> np.ndarray:
         return decode_levels(self.schema, j, codes)
+
+    def resized(self, capacity: int) -> LabelledBuffer:
+        """The newest rows that fit ``capacity``, numbered as here (a policy that changes
+        ``labels.labelled_rows``): actions that read rows by number read the same rows."""
+        with self._lock:
+            out = LabelledBuffer(self.schema, capacity)
+            n = min(len(self), out.capacity)
+            a, b = self.seq - n, self.seq
+            rows = self._rows(a, b)
+            for ring, got in out._spans(a, b):
+                out._numeric[ring] = rows["numeric"][got]
+                out._categorical[ring] = rows["categorical"][got]
+                for k in _COLUMNS:
+                    out._cols[k][ring] = rows[k][got]
+                out._seq[ring] = a + 1 + np.arange(got.start, got.stop)
+            out.seq, out._held = b, n
+            return out
 
     def rebase(self, schema: FeatureSchema) -> LabelledBuffer:
         """The same rows encoded for another schema (a new reference profile's levels),
@@ -336,7 +356,7 @@ class LabelledBuffer:
                 for k in _COLUMNS:
                     buf._cols[k][ring] = c[k][got]
                 buf._seq[ring] = rows.start + 1 + np.arange(got.start, got.stop)
-            buf.seq = rows.stop
+            buf.seq, buf._held = rows.stop, n
             buf._table = rows.table
             return buf
         buf.seq = int(d["seq"]) - int(rows)

@@ -83,6 +83,16 @@ class PendingFeatures:
             self._store.evict_oldest(over, "time")
             self.evicted += over
 
+    def resize(self, capacity: int) -> None:
+        """Hold at most ``capacity`` rows from now on; the oldest beyond it are evicted."""
+        if capacity < 1:
+            raise ValueError("capacity must be >= 1")
+        self.capacity = int(capacity)
+        over = len(self._store) - self.capacity
+        if over > 0:
+            self._store.evict_oldest(over, "time")
+            self.evicted += over
+
     def take(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Remove and return the rows of ``keys``: found mask, numeric and categorical rows
         (for the found keys, in the order of ``keys``)."""

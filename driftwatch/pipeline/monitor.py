@@ -212,12 +212,19 @@ class ModelMonitor(PollIntake, MonitorState):
                                     model_level=False)
 
     def apply_label_settings(self) -> None:
-        """Take the policy's TTL and pending cap (after a reload or a restored checkpoint)."""
+        """Take the policy's ``labels:`` and ``cohorts:`` sizes (after a reload or a
+        restored checkpoint, which holds the sizes it was saved with)."""
         if self.policy is None:
             return
-        self.joiner.ttl = float(self.policy.labels.ttl)
-        self.joiner.max_pending = int(self.policy.labels.max_pending)
+        labels = self.policy.labels
+        self.joiner.ttl = float(labels.ttl)
+        self.joiner.max_pending = int(labels.max_pending)
         self.joiner.book.max_cohorts = int(self.policy.cohorts.max_cohorts)
+        if self.pending_features.capacity != labels.pending_feature_rows:
+            self.pending_features.resize(labels.pending_feature_rows)
+        if self.labelled_buffer.capacity != labels.labelled_rows:
+            # in place: the actions hold this buffer object
+            self.labelled_buffer.adopt(self.labelled_buffer.resized(labels.labelled_rows))
         self._fit_book()
 
     def _fit_book(self) -> None:

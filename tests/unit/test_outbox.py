@@ -282,6 +282,23 @@ def test_labelled_buffer_keeps_only_the_newest_rows():
     assert set(frame["purpose"]) == {"car", "home"}
 
 
+def test_a_resized_labelled_buffer_keeps_the_newest_rows_and_their_numbers():
+    buf = LabelledBuffer(SCHEMA, capacity=100)
+    fill(buf, 0, 250)  # rows 1..250 added, 151..250 held (income 150..249)
+    small = buf.resized(40)
+    assert (len(small), small.seq, small.capacity) == (40, 250, 40)
+    assert small.frame()["seq"].tolist() == list(range(211, 251))
+    assert small.frame()["income"].tolist() == list(np.arange(210, 250, dtype=np.float64))
+    # larger: it holds what it had, and says so (not 250 rows it never saw)
+    big = small.resized(1000)
+    assert (len(big), big.seq) == (40, 250)
+    assert big.frame()["seq"].tolist() == list(range(211, 251))
+    restored = LabelledBuffer.from_dict(SCHEMA, json.loads(json.dumps(big.to_dict())))
+    assert (len(restored), restored.seq) == (40, 250)
+    fill(big, 250, 5)
+    assert (len(big), big.frame()["seq"].tolist()[-6:]) == (45, list(range(250, 256)))
+
+
 def test_labelled_buffer_skips_rows_without_an_outcome():
     buf = LabelledBuffer(SCHEMA, capacity=10)
     buf.add(

@@ -133,6 +133,38 @@ def test_label_settings_size_the_joiner_and_buffers(profile) -> None:
     assert mon.joiner.ttl == 7 * 86400 and mon.joiner.max_pending == 10
 
 
+def test_buffer_sizes_follow_a_reload_and_a_restored_checkpoint(profile) -> None:
+    # both were fixed when the monitor was built: a hot reload kept the old sizes, and a
+    # checkpoint brought back the sizes it was saved with, whatever the policy said since
+    import json
+
+    mon = ModelMonitor("m", profile, SPEC, policy=_policy(
+        "labels: {pending_feature_rows: 700, labelled_rows: 300}\n"))
+    mon.process(_feed(profile, 600))  # 600 predictions wait for their outcome
+    rng = np.random.default_rng(1)
+    mon.labelled_buffer.add(numeric=rng.normal(size=(300, 2)),
+                            categorical=np.zeros((300, 1), np.int32),
+                            label=np.ones(300), score=np.full(300, 0.3))
+    held = mon.labelled_buffer
+    assert (len(mon.pending_features), len(held)) == (600, 300)
+
+    mon.policy = _policy("labels: {pending_feature_rows: 50, labelled_rows: 100}\n")
+    mon.apply_label_settings()  # what a hot reload does
+    assert (mon.pending_features.capacity, len(mon.pending_features)) == (50, 50)
+    assert mon.pending_features.evicted == 550
+    assert mon.labelled_buffer is held  # the actions hold this object
+    assert (held.capacity, len(held), held.seq) == (100, 100, 300)
+    assert held.frame()["seq"].tolist() == list(range(201, 301))
+
+    saved = json.loads(json.dumps(mon.state_dict()))
+    again = ModelMonitor("m", profile, SPEC, policy=_policy(
+        "labels: {pending_feature_rows: 80, labelled_rows: 20}\n"))
+    again.load_state(saved)
+    assert (again.pending_features.capacity, len(again.pending_features)) == (80, 50)
+    assert (again.labelled_buffer.capacity, len(again.labelled_buffer)) == (20, 20)
+    assert again.labelled_buffer.frame()["seq"].tolist() == list(range(281, 301))
+
+
 def test_explain_shows_every_default_and_the_levels_with_a_reference(profile) -> None:
     from driftwatch.policy.levels import calibrated_table
 
