@@ -219,6 +219,7 @@ class ModelMonitor(PollIntake, MonitorState):
         labels = self.policy.labels
         self.joiner.ttl = float(labels.ttl)
         self.joiner.max_pending = int(labels.max_pending)
+        self.joiner.max_orphans = max(int(labels.max_pending) // 10, 1)  # as built
         self.joiner.book.max_cohorts = int(self.policy.cohorts.max_cohorts)
         if self.pending_features.capacity != labels.pending_feature_rows:
             self.pending_features.resize(labels.pending_feature_rows)

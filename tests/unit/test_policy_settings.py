@@ -127,10 +127,13 @@ def test_label_settings_size_the_joiner_and_buffers(profile) -> None:
                      "labelled_rows: 300}\n")
     mon = ModelMonitor("m", profile, SPEC, policy=policy)
     assert mon.joiner.ttl == 30 * 86400 and mon.joiner.max_pending == 5000
+    assert mon.joiner.max_orphans == 500
     assert mon.pending_features.capacity == 700 and mon.labelled_buffer.capacity == 300
     mon.policy = _policy("labels: {ttl: 7d, max_pending: 10}\n")  # a hot reload
     mon.apply_label_settings()
     assert mon.joiner.ttl == 7 * 86400 and mon.joiner.max_pending == 10
+    # outcomes waiting for their prediction: a tenth of max_pending, as when built
+    assert mon.joiner.max_orphans == 1
 
 
 def test_buffer_sizes_follow_a_reload_and_a_restored_checkpoint(profile) -> None:
