@@ -25,7 +25,7 @@ import numpy as np
 
 from driftwatch.numba_setup import compiled
 
-__all__ = ["K_BOOL", "K_FLOAT", "K_INT", "K_NULL", "K_TEXT", "MAX_DEPTH", "gather_text", "scan"]
+__all__ = ["K_BOOL", "K_FLOAT", "K_INT", "K_NULL", "K_TEXT", "MAX_DEPTH", "gather_texts", "scan"]
 
 K_FLOAT, K_INT, K_TEXT, K_BOOL, K_NULL = 0, 1, 2, 3, 4
 #: Deeper nesting is refused (orjson's limit is 1024)
@@ -422,19 +422,32 @@ def scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken):  
 
 
 @compiled()
-def gather_text(buf, s0, s1, valid, n, offsets):  # type: ignore[no-untyped-def]
-    """Arrow's text layout for ``n`` cells: ``offsets`` (n + 1) filled, the bytes returned."""
-    total = 0
+def gather_texts(buf, s0, s1, valid, cols, n, offsets):  # type: ignore[no-untyped-def]
+    """Arrow's text layout for every text column at once, in one pass over the rows (a
+    row's cells lie together in ``buf``, so each line is read from memory once, not once a
+    column): text slot ``t`` is column ``cols[t]`` of ``valid``, its spans ``s0[:, t]`` to
+    ``s1[:, t]``. Fills ``offsets[t]`` (n + 1 each, from 0) and returns the bytes, column
+    after column, and where each column's bytes start in them (T + 1 entries)."""
+    n_text = s0.shape[1]
+    at = np.zeros(n_text + 1, np.int64)
+    for t in range(n_text):
+        c = cols[t]
+        total = 0
+        for i in range(n):
+            if valid[i, c]:
+                total += s1[i, t] - s0[i, t]
+        at[t + 1] = at[t] + total
+    data = np.empty(at[n_text], np.uint8)
+    pos = at[:n_text].copy()
+    for t in range(n_text):
+        offsets[t, 0] = 0
     for i in range(n):
-        if valid[i]:
-            total += s1[i] - s0[i]
-    data = np.empty(total, np.uint8)
-    o = 0
-    offsets[0] = 0
-    for i in range(n):
-        if valid[i]:
-            for t in range(s0[i], s1[i]):
-                data[o] = buf[t]
-                o += 1
-        offsets[i + 1] = o
-    return data
+        for t in range(n_text):
+            o = pos[t]
+            if valid[i, cols[t]]:
+                for x in range(s0[i, t], s1[i, t]):
+                    data[o] = buf[x]
+                    o += 1
+                pos[t] = o
+            offsets[t, i + 1] = o - at[t]
+    return data, at

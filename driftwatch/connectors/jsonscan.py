@@ -142,6 +142,7 @@ class Scanner:
         self._slots = np.zeros(len(kinds), np.int64)
         for group in (self._text, self._int, self._fv_cols):
             self._slots[group] = np.arange(int(group.sum()))
+        self._text_cols = np.flatnonzero(self._text).astype(np.int64)  # by text slot
 
     def scan(self, buf: bytes, starts: np.ndarray,
              ends: np.ndarray) -> tuple[np.ndarray, dict[str, pa.Array]]:
@@ -181,20 +182,29 @@ class Scanner:
                     o[k : k + m] = o[a : a + m]
                 taken[k : k + m] += a
                 k += m
-        built = [self._column(c, k, arr, fv, iv, s0, s1, np.ascontiguousarray(valid[:k, c]))
+        text = None
+        if s0.shape[1]:  # every text column's bytes, gathered in one pass over the rows
+            offsets = np.empty((s0.shape[1], k + 1), dtype=np.int64)
+            data, at = self._loops.gather_texts(arr, s0[:k], s1[:k], valid[:k],
+                                                self._text_cols, k, offsets)
+            text = (data, at, offsets)
+        built = [self._column(c, k, fv, iv, text, np.ascontiguousarray(valid[:k, c]))
                  for c in range(len(self._kinds))]
         return taken[:k], {key: built[c] for key, c in self._col_of.items()}
 
-    def _column(self, c: int, k: int, arr: np.ndarray, fv: np.ndarray, iv: np.ndarray,
-                s0: np.ndarray, s1: np.ndarray, valid: np.ndarray) -> pa.Array:
+    def _column(self, c: int, k: int, fv: np.ndarray, iv: np.ndarray,
+                text: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+                valid: np.ndarray) -> pa.Array:
         loops, kind, slot = self._loops, int(self._kinds[c]), int(self._slots[c])
         if kind == loops.K_NULL:
             return pa.nulls(k)
         nulls = k - int(np.count_nonzero(valid))
         bitmap = None if nulls == 0 else pa.py_buffer(np.packbits(valid, bitorder="little"))
         if kind == loops.K_TEXT:
-            offsets = np.empty(k + 1, dtype=np.int64)
-            data = loops.gather_text(arr, s0[:k, slot], s1[:k, slot], valid, k, offsets)
+            assert text is not None
+            everything, at, all_offsets = text
+            data = everything[at[slot] : at[slot + 1]]
+            offsets = all_offsets[slot]
             typ = pa.string()
             if len(data) < 2**31:  # Arrow's text: 32-bit offsets
                 offsets = offsets.astype(np.int32)
