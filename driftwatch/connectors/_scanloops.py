@@ -70,6 +70,9 @@ def _text(buf, p, end):  # type: ignore[no-untyped-def]
     esc = 0
     while p < end:
         c = buf[p]
+        if 93 <= c <= 127:  # lower-case letters and the like: no quote, escape or control
+            p += 1
+            continue
         if c == 34:
             return p + 1, p, esc
         if c == 92:
@@ -265,13 +268,35 @@ def _leaf(buf, p, end, kind, col, slot, k, fv, iv, s0, s1, valid):  # type: igno
 
 
 @_jit
-def _key(buf, ks, kl, node, hoff, hmask, htab, koff, klen, keys):  # type: ignore[no-untyped-def]
-    """The child of tree ``node`` named by ``buf[ks:ks+kl]``, or -1: FNV-1a of the name,
-    then linear probing in the node's slice of ``htab`` (a power of two, at most half
-    full), so an object of hundreds of mapped keys costs no more per key than one of few."""
+def _key_text(buf, p, end):  # type: ignore[no-untyped-def]
+    """A key in a mapped object, ``p`` just after its opening quote: (position after the
+    closing quote, its FNV-1a hash), hashed as it is read; position -1 where the key has an
+    escape (it might name a mapped path) or is no valid JSON text, as :func:`_text` says."""
     h = _FNV_BASIS
-    for t in range(kl):
-        h = (h ^ np.uint64(buf[ks + t])) * _FNV_PRIME
+    while p < end:
+        c = buf[p]
+        if c == 34:
+            return p + 1, h
+        if c == 92 or c < 32:
+            return -1, h
+        if c >= 0x80:
+            q = _utf8(buf, p, end)
+            if q < 0:
+                return -1, h
+            for t in range(p, q):
+                h = (h ^ np.uint64(buf[t])) * _FNV_PRIME
+            p = q
+            continue
+        h = (h ^ np.uint64(c)) * _FNV_PRIME
+        p += 1
+    return -1, h
+
+
+@_jit
+def _key(buf, ks, kl, h, node, hoff, hmask, htab, koff, klen, keys):  # type: ignore[no-untyped-def]
+    """The child of tree ``node`` named by ``buf[ks:ks+kl]`` (of FNV-1a hash ``h``), or -1:
+    linear probing in the node's slice of ``htab`` (a power of two, at most half full), so
+    an object of hundreds of mapped keys costs no more per key than one of few."""
     mask = hmask[node]
     slot = np.int64(h & np.uint64(mask))
     base = hoff[node]
@@ -340,15 +365,17 @@ def _row(buf, p, end, k, mark, tree, kinds, slots, fv, iv, s0, s1, valid, seen, 
                 continue
             if c != 34:
                 return False
-            q, qe, fl = _text(buf, p + 1, end)
-            if fl < 0:
-                return False
             child = -1
-            if st_node[depth] >= 0:
-                if fl != 0:
-                    return False  # an escaped key might name a mapped path
-                child = _key(buf, p + 1, qe - p - 1, st_node[depth], hoff, hmask, htab, koff,
-                             klen, keys)
+            if st_node[depth] >= 0:  # a key that may name a mapped path: hashed as read
+                q, h = _key_text(buf, p + 1, end)
+                if q < 0:
+                    return False  # invalid, or an escape that might name a mapped path
+                child = _key(buf, p + 1, q - p - 2, h, st_node[depth], hoff, hmask, htab,
+                             koff, klen, keys)
+            else:
+                q, _, fl = _text(buf, p + 1, end)
+                if fl < 0:
+                    return False
             p = _ws(buf, q, end)
             if p >= end or buf[p] != 58:
                 return False
