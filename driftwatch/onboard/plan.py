@@ -21,6 +21,7 @@ import pandas as pd
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.features import choose_features
 from driftwatch.onboard.finding import carried, find_role, label_from_outcomes
+from driftwatch.onboard.flags import check_approve, check_ignore, check_label_bad, no_score_for
 from driftwatch.onboard.infer import label_note, label_values, leaf, name_rank
 from driftwatch.onboard.matching import resolves, stream_path
 from driftwatch.onboard.outputs import (
@@ -62,6 +63,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     ref_vals = lambda n: ref[n].tolist()  # noqa: E731
     paths = sample.paths()
     where = sample.name
+    check_ignore(opts.ignore, cols, paths, reference)
     # -- the reference's own roles
     lab = None
     if outcomes is not None and opts.label_field is None:
@@ -91,9 +93,14 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         plan.say(f"label: {lab.name}", f"{lab.why}; bad = {plan.ref_bad}, good = "
                  f"{plan.ref_good}"
                  + ("" if opts.label_bad else label_note(lab.name, plan.ref_good)))
+        check_label_bad(opts.label_bad, ref, lab.name, plan.ref_bad, plan.ref_good, reference)
     else:
+        if outcomes is None:  # with outcomes, the label is the outcomes stream's
+            check_label_bad(opts.label_bad, ref, None, [], [], reference)
         plan.say("label: none", "no two-valued column named like a label in the reference")
     score_why = None  # why the reference's score reads as P(bad) or P(good)
+    if opts.score_is:  # the stream's score too, where the reference has none
+        plan.score_is = opts.score_is
     if sc:
         plan.ref_score = sc.name
         if opts.score_is:
@@ -106,6 +113,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         plan.ref_decision = dec.name
         plan.ref_approve = approve_values(ref[dec.name].tolist(), opts.approve)
         plan.say(f"decision: {dec.name}", f"{dec.why}; approve = {plan.ref_approve}")
+    check_approve(opts.approve, ref, plan.ref_decision, plan.ref_approve, reference)
     # -- the predictions stream
     vals = sample.values
     idc = find_role("id", ID, paths, unique_check(vals), "--id-field", opts.id_field, where,
@@ -148,6 +156,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         sp.score = c.name if c else None
     if sp.score is None and not opts.score_field:
         _proba_score(plan, sp, paths, vals)
+    if opts.score_is and sp.score is None and sp.proba is None and plan.ref_score is None:
+        raise no_score_for(opts.score_is, where)
     head, why = score_line(sp.score or sp.proba, plan.ref_score, plan.score_is, score_why)
     if sp.proba is not None:
         head = f"score: {sp.proba}[{sp.proba_at}]" + head[len(f"score: {sp.proba}"):]
@@ -155,7 +165,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                f"predict_proba row), the {'good' if plan.score_is == 'p_good' else 'bad'} "
                f"class's; {why}")
     if sp.score is None and sp.proba is None and plan.ref_score is None and (
-            scale := points_scale(ref, cols)):
+            scale := points_scale(ref, [c for c in cols if c != plan.ref_label])):
         why += f"; {scale}"
     why += scale_note
     plan.say(head, why)

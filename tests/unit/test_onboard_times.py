@@ -93,13 +93,12 @@ def test_two_month_year_fields_are_an_ambiguity_named_then_settled_by_flag(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # neither is named like a time: both are found by their values
     _loans(tmp_path, MONTHS, earliest_cr_line=["Jan-1999", "Jun-2003", "Dec-1987"])
-    code, _, err = _init(tmp_path, capsys, "--label-bad", "Charged Off",
-                         "--ignore", "earliest_cr_line")
+    code, _, err = _init(tmp_path, capsys, "--label-bad", "Charged Off")
     assert code == 2
     assert "the event time is ambiguous: candidates issue_d (" in err, err
     assert "earliest_cr_line (" in err and "--time-field" in err, err
     code, _, err = _init(tmp_path, capsys, "--label-bad", "Charged Off",
-                         "--ignore", "earliest_cr_line", "--time-field", "issue_d")
+                         "--time-field", "issue_d")
     assert code == 0, err
     assert _event_time(tmp_path) == {"path": "issue_d", "format": "%b-%Y"}
 
