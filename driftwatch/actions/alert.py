@@ -1,4 +1,5 @@
-"""Alerts: a log line always, a JSON POST to the policy's webhook when it has one.
+"""Alerts: a log line always (naming the action's channels), a JSON POST to the policy's
+webhook when it has one; only the POST delivers anything to a channel.
 
 The POST has a short timeout so a slow receiver never holds the loop; a failed POST is
 retried on later ``run_pending`` calls (the step is not done until it succeeds), at most
@@ -18,7 +19,7 @@ from driftwatch.actions.records import ActionRecord
 from driftwatch.actions.steps import Done, Result, StepRunner, Waiting
 from driftwatch.errors import ActionError
 
-__all__ = ["MAX_ATTEMPTS", "alert_payload", "alert_text", "run_alert"]
+__all__ = ["MAX_ATTEMPTS", "alert_line", "alert_payload", "alert_text", "run_alert"]
 
 MAX_ATTEMPTS = 3
 RETRY_AFTER_S = 60.0
@@ -110,6 +111,18 @@ def alert_text(payload: dict[str, Any]) -> str:
     return f"{payload.get('tier')} tier on {where}: {said}"
 
 
+def alert_line(key: str, payload: dict[str, Any]) -> str:
+    """The alert's log line: its key, the channels it is meant for, then the alert.
+
+    >>> alert_line("m:severe:9", {"model": "m", "window_id": 9, "tier": "severe",
+    ...     "channels": ["risk-oncall"], "reasons": []})[:52]
+    'driftwatch alert m:severe:9 [channels: risk-oncall]:'
+    """
+    channels = payload.get("channels") or []
+    to = f" [channels: {', '.join(channels)}]" if channels else ""
+    return f"driftwatch alert {key}{to}: {alert_text(payload)}"
+
+
 def _log(action: ActionRecord, payload: dict[str, Any]) -> dict[str, Any]:
-    log.warning("driftwatch alert %s: %s", action.key, alert_text(payload))
+    log.warning("%s", alert_line(action.key, payload))
     return {"logged": True}

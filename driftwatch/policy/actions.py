@@ -83,10 +83,27 @@ class AlertAction(_ActionBase):
         return _nothing_to_approve(value, "an alert goes out at once")
 
     def summary(self) -> str:
-        where = ", ".join(self.channels) or "the log and metrics"
-        if self.webhook:
-            where += " and the webhook"
-        return f"alert {where}"
+        """What an alert does: a warning in the log (naming the channels) and the actions
+        metric always; only a webhook delivers it, the channels riding in its JSON for the
+        receiver to route by.
+
+        >>> AlertAction(channels=["oncall"]).summary()
+        'alert: a warning in the log naming channel oncall, and the metrics (no webhook: \
+nothing is sent to the channel)'
+        >>> AlertAction(channels=["a", "b"], webhook="https://h.example/x").summary()
+        'alert: a warning in the log naming channels a, b, the metrics, and a POST to the \
+webhook (its receiver routes by the channels in the JSON)'
+        """
+        said = "a warning in the log"
+        if self.channels:
+            said += (f" naming channel{'s' if len(self.channels) > 1 else ''} "
+                     + ", ".join(self.channels))
+        if not self.webhook:
+            lost = (f" (no webhook: nothing is sent to the channel"
+                    f"{'s' if len(self.channels) > 1 else ''})" if self.channels else "")
+            return f"alert: {said}{',' if self.channels else ''} and the metrics{lost}"
+        route = " (its receiver routes by the channels in the JSON)" if self.channels else ""
+        return f"alert: {said}, the metrics, and a POST to the webhook{route}"
 
 
 class OnlineUpdateAction(_ActionBase):

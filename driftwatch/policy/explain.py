@@ -7,9 +7,10 @@ plain-English line of what will happen.
 ...     "model": {"name": "credit", "reference": "ref.parquet"}, "window": {"pane": 500},
 ...     "signals": [{"detector": "gini", "thresholds": {"moderate": 0.5}}],
 ...     "actions": {"moderate": "alert"}})
->>> for line in describe_tiers(p)[:4]: print(line)
+>>> for line in describe_tiers(p)[:4]: print(line)  # doctest: +NORMALIZE_WHITESPACE
 mild: never reached (no signal has a mild threshold and no escalation leads here).
-moderate: when any of: gini <= 0.5 (model); acts at once; then alert the log and metrics.
+moderate: when any of: gini <= 0.5 (model); acts at once; then alert: a warning in the log
+and the metrics.
 severe: never reached (no signal has a severe threshold and no escalation leads here).
 data quality: no data-quality signals: the gate never closes.
 >>> [line.split(":")[0] for line in describe_tiers(p)[4:]]
