@@ -19,7 +19,7 @@ from pydantic import BeforeValidator, Discriminator, Field, field_validator
 from driftwatch.policy.base import StrictModel
 from driftwatch.policy.catalog import SHADOW_METRICS
 from driftwatch.policy.durations import format_duration
-from driftwatch.policy.fields import Argv, Duration, Learner, WebhookUrl, fail
+from driftwatch.policy.fields import Argv, Learner, PositiveDuration, WebhookUrl, fail
 
 __all__ = [
     "ACTION_MODELS",
@@ -152,7 +152,7 @@ class ShadowAction(_ActionBase):
     min_labelled: int = Field(default=1000, ge=1)
     metric: Literal[SHADOW_METRICS] = "auc"  # type: ignore[valid-type]
     margin: float = Field(default=0.0, ge=0)
-    max_duration: Duration = 14 * 86400.0
+    max_duration: PositiveDuration = 14 * 86400.0
 
     def summary(self) -> str:
         return (
@@ -170,7 +170,7 @@ class RetrainAction(_ActionBase):
     argv: Argv
     #: Whole GPUs of the pool's reserved share the job leases (at least one).
     gpus: int = 1
-    time_limit: Duration = 4 * 3600.0
+    time_limit: PositiveDuration = 4 * 3600.0
     retries: int = Field(default=0, ge=0)
     deferrable: bool = False
     preemptible: bool = False

@@ -30,6 +30,7 @@ __all__ = [
     "Duration",
     "FalseAlarm",
     "Learner",
+    "PositiveDuration",
     "SignalDetector",
     "Threshold",
     "TierName",
@@ -77,6 +78,23 @@ def _duration(value: Any) -> float:
 Duration = Annotated[
     float,
     BeforeValidator(_duration),
+    PlainSerializer(format_duration, return_type=str),
+]
+
+
+def _positive_duration(value: Any) -> float:
+    seconds = _duration(value)
+    if seconds == 0:
+        raise fail("duration", "expected a duration above 0s",
+                   "0s leaves no time at all: write how long it may take, e.g. 30m or 4h")
+    return seconds
+
+
+#: A :data:`Duration` that must be above 0s (a time limit, a wait): 0s would fail or give
+#: up at once, so it is refused where the policy is read.
+PositiveDuration = Annotated[
+    float,
+    BeforeValidator(_positive_duration),
     PlainSerializer(format_duration, return_type=str),
 ]
 

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from driftwatch.detectors.divergence import DEFAULT_EPS
 from driftwatch.policy.base import StrictModel
-from driftwatch.policy.fields import Duration
+from driftwatch.policy.fields import PositiveDuration
 
 __all__ = [
     "CalibrationSettings",
@@ -86,7 +86,7 @@ class LabelSettings(StrictModel):
     """How long predictions wait for their outcome, and how many are held."""
 
     #: A prediction waits this long (event time) for its outcome, then counts as expired.
-    ttl: Duration = 120 * 86400.0
+    ttl: PositiveDuration = 120 * 86400.0
     #: Predictions held at most; beyond it the oldest are evicted (and counted).
     max_pending: int = Field(default=1_000_000, ge=1)
     #: Feature rows kept for predictions awaiting outcomes (for online updates).

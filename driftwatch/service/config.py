@@ -247,10 +247,7 @@ def parse_service_config(
         attempts=a.mlflow_attempts, backoff_s=_duration(a.retry_backoff),
         backoff_max_s=_duration(a.retry_backoff_max),
         shutdown_grace_s=_duration(a.shutdown_grace))
-    for key, value in (("mlflow_timeout", limits.timeout_s), ("retry_backoff", limits.backoff_s)):
-        if value <= 0:
-            raise doc.error(("actions", key), "expected a positive duration",
-                            found=getattr(a, key))
+    _positive_durations(doc, spec)
     if limits.backoff_max_s < limits.backoff_s:
         raise doc.error(("actions", "retry_backoff_max"),
                         f"must not be shorter than retry_backoff ({a.retry_backoff})",
@@ -302,6 +299,27 @@ def parse_service_config(
                           None if spec.group.idle_timeout is None
                           else _duration(spec.group.idle_timeout)),
     )
+
+
+#: Durations that must be above 0s: an interval, a wait or a limit that 0s would turn into a
+#: busy loop, a job the scheduler refuses at start, or a check that always fails
+_POSITIVE = (("checkpoint", "interval"), ("checkpoint", "max_age"), ("staleness", "after"),
+             ("scheduler", "misfire_grace_time"), ("scheduler", "actions"),
+             ("scheduler", "policy_reload"), ("scheduler", "reference_refresh"),
+             ("scheduler", "offpeak_dispatch"), ("scheduler", "staleness_check"),
+             ("actions", "mlflow_timeout"), ("actions", "retry_backoff"),
+             ("report", "rolling"))
+
+
+def _positive_durations(doc: LocatedDoc, spec: _ServiceSpec) -> None:
+    """Refuse a 0s among :data:`_POSITIVE` at its ``file:line:col``."""
+    for section, key in _POSITIVE:
+        text = getattr(getattr(spec, section), key)
+        if text is not None and _duration(text) <= 0:
+            raise doc.error((section, key), "expected a positive duration (above 0s)",
+                            found=text,
+                            hint="null turns rolling reports off" if key == "rolling"
+                            else None)
 
 
 def _champion(doc: LocatedDoc, i: int, m: _ModelSpec) -> Any:
