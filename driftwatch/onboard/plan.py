@@ -134,8 +134,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         sp.time_source = "kafka_timestamp"
         plan.say("event time: Kafka record timestamp", "no field reads as event time")
     else:
-        plan.say(f"event time: {tc.name}", tc.why)
-        read_time(plan, sp, tc.name, vals(tc.name), where, opts.time_format)
+        read_time(plan, sp, (f"event time: {tc.name}", tc.why), tc.name, vals(tc.name),
+                  where, opts.time_format)
     sp.score = stream_path(plan.ref_score, paths) if plan.ref_score else None
     scale_note = ""
     if sp.score is not None:  # found by the reference's name: are its values probabilities?
@@ -230,8 +230,8 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
         plan.say("outcomes time: arrival", "no field reads as a time: outcomes join by id "
                  "where they arrive")
     else:
-        plan.say(f"outcomes time: {tc.name}", tc.why)
-        read_time(plan, out, tc.name, vals(tc.name), where)
+        read_time(plan, out, (f"outcomes time: {tc.name}", tc.why), tc.name, vals(tc.name),
+                  where)
     return out
 
 

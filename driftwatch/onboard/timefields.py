@@ -46,12 +46,14 @@ def times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
     return find
 
 
-def read_time(plan: Plan, sp: StreamPlan, name: str, values: list[Any], where: str,
-              fmt: str | None = None) -> None:
-    """Set how ``sp`` reads its time field ``name`` and say why (see
+def read_time(plan: Plan, sp: StreamPlan, line: tuple[str, str], name: str,
+              values: list[Any], where: str, fmt: str | None = None) -> None:
+    """Set how ``sp`` reads its time field ``name`` and say it: ``line`` (what, why) with
+    the reading's note (a zone-less time read as UTC), then the reading's own lines (see
     :func:`~driftwatch.onboard.times.time_reading`)."""
     r = time_reading(name, values, where, fmt)
     sp.time_path, sp.time_unit, sp.time_format, sp.time_offsets = (
         name, r.unit, r.format, r.offsets)
+    plan.say(line[0], line[1] + r.note)
     for what, why in r.lines:
         plan.say(what, why)

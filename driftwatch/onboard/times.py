@@ -12,6 +12,7 @@ with the line that says why.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from driftwatch.onboard.infer import text_formats, time_unit
 from driftwatch.onboard.roles import present, shown
 
 __all__ = ["ORIGIN_PLACEHOLDER", "TimeReading", "check_time_format", "counts_from_start",
-           "time_reading"]
+           "time_reading", "zoneless"]
 
 #: What init writes where only the user knows the instant a count starts from
 ORIGIN_PLACEHOLDER = "YYYY-MM-DDTHH:MM:SSZ"
@@ -41,6 +42,7 @@ class TimeReading:
     format: str | None = None  # a strptime format for text times
     offsets: bool = False  # a count from a start: the connector needs an origin
     lines: tuple[tuple[str, str], ...] = ()  # (what, why) for init's output
+    note: str = ""  # added to the time's own line
 
 
 def counts_from_start(values: Sequence[Any]) -> bool:
@@ -56,6 +58,38 @@ def counts_from_start(values: Sequence[Any]) -> bool:
         return False
     arr = np.asarray(vals, dtype=np.float64)
     return bool(np.isfinite(arr).all() and arr.min() >= 0 and arr.max() < _EPOCH_FLOOR)
+
+
+_ZONE = re.compile(r"(z|[+-]\d{2}(:?\d{2})?)$", re.IGNORECASE)
+
+
+def zoneless(values: Sequence[Any]) -> list[str]:
+    """The ISO-8601 texts among ``values`` that carry no zone (no ``Z``, no offset after the
+    time of day; a date alone has none): replay reads them as UTC.
+
+    >>> zoneless(["2024-05-01T09:00:00", "2024-05-01T09:00:00Z", "2024-05-01 09:00+02:00",
+    ...           "2024-05-01", "2024-05-01T09:00:00.5-0500"])
+    ['2024-05-01T09:00:00', '2024-05-01']
+    """
+    out = []
+    for v in values:
+        if isinstance(v, str):
+            parts = re.split(r"[Tt ]", v.strip(), maxsplit=1)
+            if len(parts) == 1 or not _ZONE.search(parts[1].strip()):
+                out.append(v)
+    return out
+
+
+def _iso(values: Sequence[Any]) -> TimeReading:
+    """ISO-8601 text: said to be read as UTC where the sample's times carry no zone."""
+    texts = [v for v in values if isinstance(v, str)]
+    bare = zoneless(texts)
+    if not bare:
+        return TimeReading("iso")
+    some = "" if len(bare) == len(texts) else f"{len(bare)} of {len(texts)} of "
+    return TimeReading("iso", note=(
+        f"; {some}its times carry no zone ({shown(bare)}): read as UTC (write Z or the "
+        "offset, e.g. +02:00, if they are local times)"))
 
 
 def _as_time(v: Any) -> str:
@@ -97,6 +131,8 @@ def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None =
         return _given(name, values, where, fmt)
     distinct = list(dict.fromkeys(v for v in values if present(v)))
     unit = time_unit(values)
+    if unit == "iso":
+        return _iso(values)
     if unit is not None:
         return TimeReading(unit)
     formats = text_formats(values)
