@@ -12,6 +12,10 @@ confirm. It errs on the side of saying nothing: a value is a code only when it i
   other values are all >= 0, set apart from them (a gap of an unused integer, or each code
   at least twice as frequent as the smallest real value, which no tail explains);
 * or an all-nines number (-999, 9999, 999999, ...) outside the range of the other values;
+* or the one positive value, an integer in at least :data:`MIN_FAR_SHARE` of the rows, of a
+  column whose other values are all <= 0, above them by at least :data:`FAR_SPANS` times
+  their own span (Home Credit's ``DAYS_EMPLOYED``: 365243 in 18% of rows, the others -17912
+  to 0);
 
 and the other values still take at least :data:`MIN_DISTINCT` distinct values. A column
 with genuine negative values (a balance, a change) has many distinct negatives, or small
@@ -25,6 +29,10 @@ ones that continue its distribution, and is left alone.
 [-9, -8]
 >>> likely_missing_values(pd.Series(rng.normal(0, 500, 1000).round(2))) is None
 True
+>>> days = -rng.integers(0, 18000, 1000).astype(float)
+>>> days[:180] = 365243
+>>> likely_missing_values(pd.Series(days))[0]
+[365243]
 """
 
 from __future__ import annotations
@@ -32,14 +40,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["MAX_NEGATIVE_CODES", "MIN_DISTINCT", "MIN_ROWS", "MIN_SHARE",
-           "likely_missing_values"]
+__all__ = ["FAR_SPANS", "MAX_NEGATIVE_CODES", "MIN_DISTINCT", "MIN_FAR_SHARE", "MIN_ROWS",
+           "MIN_SHARE", "likely_missing_values"]
 
 MIN_SHARE = 0.005
 MIN_ROWS = 5
 MAX_NEGATIVE_CODES = 3
 MIN_DISTINCT = 5
 _LEAST_ROWS = 50
+#: A positive code above non-positive values: its least share of rows, and how many times
+#: the other values' span it must lie above their largest
+MIN_FAR_SHARE = 0.01
+FAR_SPANS = 10.0
 
 
 def _nines(v: float) -> bool:
@@ -49,6 +61,19 @@ def _nines(v: float) -> bool:
 
 def _num(v: float) -> int | float:
     return int(v) if float(v).is_integer() else float(v)
+
+
+def _far_above(rest: pd.Series, share: pd.Series, least: float) -> float | None:
+    """The one positive value of ``rest`` when it is a code far above values all <= 0."""
+    pos = np.unique(rest[rest > 0].to_numpy())
+    if len(pos) != 1 or not float(pos[0]).is_integer():
+        return None
+    v = float(pos[0])
+    others = rest[rest <= 0]
+    if others.empty or share[v] < max(MIN_FAR_SHARE, least):
+        return None
+    lo, hi = float(others.min()), float(others.max())
+    return v if v - hi >= FAR_SPANS * (hi - lo) > 0 else None
 
 
 def likely_missing_values(col: pd.Series) -> tuple[list[int | float], str] | None:
@@ -69,8 +94,10 @@ def likely_missing_values(col: pd.Series) -> tuple[list[int | float], str] | Non
         return None
     codes = [v for v in nines if v < rest.min() or v > rest.max()]
     rest = s[~s.isin(codes)]
-    neg = np.unique(rest[rest < 0].to_numpy())
-    if len(neg):
+    if (far := _far_above(rest, share, least)) is not None:
+        codes.append(far)  # the other values are all <= 0: their negatives are real
+        rest = rest[rest != far]
+    elif len(neg := np.unique(rest[rest < 0].to_numpy())):
         if (len(neg) > MAX_NEGATIVE_CODES or not all(float(v).is_integer() for v in neg)
                 or any(share[v] < least for v in neg)):
             return None  # genuine negative values: a balance, a change, a rare stray

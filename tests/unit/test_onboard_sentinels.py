@@ -140,3 +140,77 @@ def test_a_column_with_genuine_negative_values_is_never_flagged(
     if not (x < 0).any():
         x[0] = -abs(x[0]) - 1  # make it reach below zero
     assert likely_missing_values(pd.Series(x)) is None
+
+
+# -- a code far above a column whose values are all <= 0 (Home Credit's DAYS_EMPLOYED) ------
+
+
+def _days(n: int, seed: int = 0) -> np.ndarray:
+    return -np.random.default_rng(seed).integers(0, 17913, n).astype(float)
+
+
+def test_a_frequent_code_far_above_non_positive_values_is_found() -> None:
+    x = _days(1000)
+    x[:180] = 365243  # 18% of rows, as in Home Credit's application table
+    found = likely_missing_values(pd.Series(x))
+    assert found is not None and found[0] == [365243]
+    lo, hi = int(x[180:].min()), int(x[180:].max())
+    assert found[1] == (f"365243 in 18.0% of rows, apart from the other values ({lo} to "
+                        f"{hi}): a code, read as missing")
+
+
+@pytest.mark.parametrize("case", [
+    "rare",            # 0.5% of rows: above the usual share, below the far rule's 1%
+    "near",            # a positive value within ten spans of the others
+    "two_values",      # two distinct positive values: not one code
+    "fractional",      # not an integer
+    "positive_column"  # large and frequent, but on the same side as the others
+])  # fmt: skip
+def test_large_values_that_are_not_a_far_code_are_left_alone(case: str) -> None:
+    x = _days(1000)
+    if case == "rare":
+        x[:5] = 365243
+    elif case == "near":
+        x[:180] = 17912 * 9
+    elif case == "two_values":
+        x[:90], x[90:180] = 365243, 365244
+    elif case == "fractional":
+        x[:180] = 365243.5
+    else:
+        x = -x + 1  # 1 to 17913
+        x[:180] = 365243
+    assert likely_missing_values(pd.Series(x)) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(hi=st.floats(-1e6, 0), span=st.floats(5, 1e6), n=st.integers(50, 3000),
+       outliers=st.integers(1, 40), seed=st.integers(0, 2**32 - 1),
+       digits=st.integers(0, 2))
+def test_genuine_large_values_above_non_positive_ones_are_never_flagged(
+    hi: float, span: float, n: int, outliers: int, seed: int, digits: int
+) -> None:
+    """Values at or below zero with real large ones above them: each large value drawn
+    on its own (a heavy tail), so no single one repeats as a code does."""
+    rng = np.random.default_rng(seed)
+    x = (hi - span * rng.uniform(0, 1, n)).round(digits)
+    k = min(outliers, n // 2)
+    x[:k] = (rng.uniform(1, 1e7, k) + rng.uniform(0, 1, k)).round(digits)
+    found = likely_missing_values(pd.Series(x))
+    assert found is None or not any(v > 0 for v in found[0]), found
+
+
+@settings(max_examples=100, deadline=None)
+@given(span=st.integers(10, 10**5), n=st.integers(200, 3000),
+       share=st.floats(0.02, 0.4), seed=st.integers(0, 2**32 - 1))
+def test_a_far_code_is_found_whatever_the_column_below_it(
+    span: int, n: int, share: float, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    x = -rng.integers(0, span + 1, n).astype(float)
+    code = 11 * span + int(rng.integers(1, 10**6))
+    k = max(int(share * n), 5)  # at least 5 rows, as every code
+    x[:k] = code
+    if len(np.unique(x[k:])) < 5:
+        return  # too few real values: nothing is named, by the rule on distinct values
+    found = likely_missing_values(pd.Series(x))
+    assert found is not None and found[0] == [code]
