@@ -38,6 +38,7 @@ __all__ = [
     "ABSENT_WARN",
     "Probe",
     "absent_share",
+    "flat_key_warnings",
     "flat_keys",
     "infer_paths",
     "probe_inputs",
@@ -68,11 +69,14 @@ def _lookup(rec: Mapping[str, Any], path: FieldPath) -> Any:
     return _get(rec, path.parts)
 
 
-def absent_share(path: FieldPath, records: Sequence[Mapping[str, Any]]) -> float:
-    """Share of ``records`` without ``path`` (absent, not null); NaN without records."""
+def absent_share(path: FieldPath, records: Sequence[Mapping[str, Any]], *,
+                 whole: bool = True) -> float:
+    """Share of ``records`` without ``path`` (absent, not null); NaN without records.
+    ``whole=False`` reads a dotted path as nested keys only, as a Kafka decoder does."""
     if not records:
         return float("nan")
-    return sum(_lookup(r, path) is _ABSENT for r in records) / len(records)
+    look = _lookup if whole else (lambda r, p: _get(r, p.parts))
+    return sum(look(r, path) is _ABSENT for r in records) / len(records)
 
 
 def flat_keys(stream: StreamMapping, records: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -81,6 +85,21 @@ def flat_keys(stream: StreamMapping, records: Sequence[Mapping[str, Any]]) -> se
     wins, as :func:`absent_share` and a CSV's column of that name read it."""
     dotted = {p.text for p in stream.all_paths().values() if len(p.parts) > 1}
     return {t for t in dotted if any(t in r for r in records)}
+
+
+def flat_key_warnings(connector: Connector,
+                      records: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """What to say of a Kafka stream whose first ``records`` write a mapped dotted path as
+    one key: its decoder reads the path as nested objects, so the field reads as absent."""
+    out = []
+    for s in connector.streams:
+        for key in sorted(flat_keys(s, records.get(s.name, ()))):
+            out.append(f"the {s.name} records write {key!r} as one key with dots in it; a "
+                       f"Kafka stream reads the path {key} as nested objects, so it finds "
+                       "nothing there and the field reads as absent (a file's probe reads "
+                       "such a key whole); rename the key without dots in the producer "
+                       f"(e.g. {key.replace('.', '_')}) and map that name")
+    return out
 
 
 def _leaves(rec: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
@@ -227,11 +246,14 @@ def probe_inputs(
 def probe_records(
     connector: Connector, reference: FeatureSchema | None,
     records: Mapping[str, Sequence[Mapping[str, Any]]], *,
-    missing: Mapping[str, float] | None = None,
+    missing: Mapping[str, float] | None = None, flat: bool = True,
 ) -> Probe:
     """:func:`probe_inputs` on records already read: ``records`` maps a stream's name to
     its first records (a stream left out, or with none, is not judged). With ``reference``
-    ``features: infer`` is filled from them; without it the streams stay as they are."""
+    ``features: infer`` is filled from them; without it the streams stay as they are.
+    ``flat``: read a dotted path whose whole text is a key of the records as that key (a
+    file's decoder is built from the probe's connector); False for a Kafka stream, whose
+    decoders are built before any record and read every dotted path as nested."""
     streams: list[StreamMapping] = []
     absent: dict[tuple[str, str], float] = {}
     sampled: dict[str, int] = {}
@@ -244,14 +266,14 @@ def probe_records(
                 raise connector.error(("source", "streams", s.name, "fields", "features"),
                                       exc.message, hint=exc.hint) from exc
             s = replace(s, features=tuple(FeatureField(name, p) for name, p in paths.items()))
-        if flat := flat_keys(s, recs):
-            s = s.with_flat_keys(flat)
+        if flat and (keys := flat_keys(s, recs)):
+            s = s.with_flat_keys(keys)
         streams.append(s)
         if not recs:
             continue
         sampled[s.name] = len(recs)
         for key, path in s.all_paths().items():
-            share = absent_share(path, recs)
+            share = absent_share(path, recs, whole=flat)
             m = (missing or {}).get(key.removeprefix("feature:"), 0.0)
             if key.startswith("feature:") and m > 0 and (
                     m >= 1.0 or (share - m) / (1.0 - m) <= ABSENT_WARN):

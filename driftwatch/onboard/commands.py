@@ -14,6 +14,8 @@ from driftwatch.csvdecimal import csv_notes
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.plan import Options, Sample, make_plan
 from driftwatch.onboard.sample import (
+    dotted_keys,
+    flatten,
     kafka_sample,
     read_sample,
     sample_decimal,
@@ -21,7 +23,7 @@ from driftwatch.onboard.sample import (
 )
 from driftwatch.onboard.write import connector_yaml, policy_yaml, write_files
 
-__all__ = ["run_init"]
+__all__ = ["dotted_note", "run_init"]
 
 
 class _Usage(Exception):
@@ -36,12 +38,25 @@ def _sample(path: str | None, topic: str | None, bootstrap: str | None, rows: in
         if not bootstrap:
             raise _Usage(f"--{'kafka' if what == 'predictions' else 'outcomes'}-topic "
                          "needs --bootstrap HOST:PORT")
-        return Sample(kafka_sample(topic, bootstrap, min(rows, 500)), f"topic {topic}",
-                      topic=topic)
+        raw = kafka_sample(topic, bootstrap, min(rows, 500))
+        return Sample([flatten(r) for r in raw], f"topic {topic}", topic=topic,
+                      dotted=tuple(dotted_keys(raw)))
     if path:
         return Sample(read_sample(path, rows), path, path=path, delimiter=sample_separator(path),
                       decimal=sample_decimal(path))
     return None
+
+
+def dotted_note(s: Sample) -> str:
+    """The warning for a topic whose records write keys with dots in them: a Kafka stream
+    reads a dotted path as nested objects (a file's probe reads such a key whole)."""
+    keys = ", ".join(s.dotted[:3]) + (", ..." if len(s.dotted) > 3 else "")
+    first = s.dotted[0]
+    return (f"warning: {s.name}: its records write {keys} as one key with dots in it; a "
+            f"Kafka stream reads a dotted path as nested objects, so the connector's path "
+            f"{first} finds nothing there and the field reads as absent, live and in a "
+            f"recording; rename the key without dots in the producer (e.g. "
+            f"{first.replace('.', '_')}) and map that name")
 
 
 def _examples(dest: str, out: TextIO) -> int:
@@ -100,6 +115,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 keys = "delimiter, decimal" if comma else "delimiter"
                 said[0] += f"; the connector says so (csv: {keys})"
             notes += said
+    notes += [dotted_note(s) for s in (preds, outs) if s is not None and s.dotted]
     plan = make_plan(ref, args.reference, preds, outs, opts)
     conn_path = Path(args.connector_out or f"connectors/{model}.yaml")
     pol_path = Path(args.policy_out or f"policies/{model}.yaml")

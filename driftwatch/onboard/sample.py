@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gzip
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from driftwatch.csvdecimal import DecimalMark, file_decimal
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 
-__all__ = ["DEFAULT_ROWS", "Sample", "flatten", "kafka_sample", "read_sample",
+__all__ = ["DEFAULT_ROWS", "Sample", "dotted_keys", "flatten", "kafka_sample", "read_sample",
            "sample_decimal", "sample_separator"]
 
 DEFAULT_ROWS = 2000
@@ -40,6 +40,7 @@ class Sample:
     topic: str | None = None
     delimiter: str | None = None  # a CSV's separator when not the comma, for the connector
     decimal: DecimalMark | None = None  # what a CSV's first rows say of its decimal mark
+    dotted: tuple[str, ...] = ()  # a topic's keys with dots in them (see dotted_keys)
 
     def paths(self) -> list[str]:
         seen: dict[str, None] = {}
@@ -49,6 +50,23 @@ class Sample:
 
     def values(self, path: str) -> list[Any]:
         return [r.get(path) for r in self.rows]
+
+
+def dotted_keys(records: Sequence[Mapping[str, Any]], prefix: str = "") -> list[str]:
+    """The paths of ``records`` written as one key with dots in it (pandas' JSON of the
+    Taiwan table: ``"default.payment.next.month": 0``), in order of first sight.
+
+    >>> dotted_keys([{"id": 1, "default.payment.next.month": 0, "a": {"b.c": 2, "d": 3}}])
+    ['default.payment.next.month', 'a.b.c']
+    """
+    seen: dict[str, None] = {}
+    for rec in records:
+        for k, v in rec.items():
+            if isinstance(v, Mapping):
+                seen.update(dict.fromkeys(dotted_keys([v], f"{prefix}{k}.")))
+            elif "." in str(k):
+                seen[f"{prefix}{k}"] = None
+    return list(seen)
 
 
 def flatten(rec: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -143,8 +161,9 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, A
 
 def kafka_sample(topic: str, bootstrap: str, limit: int = 200,
                  timeout_s: float = 10.0) -> list[dict[str, Any]]:
-    """Up to ``limit`` JSON messages of ``topic``, from the earliest offset, without
-    joining a consumer group or committing anything."""
+    """Up to ``limit`` JSON messages of ``topic`` (parsed, not flattened: see
+    :func:`dotted_keys`), from the earliest offset, without joining a consumer group or
+    committing anything."""
     try:
         from kafka import KafkaConsumer
     except ModuleNotFoundError:
@@ -180,7 +199,7 @@ def kafka_sample(topic: str, bootstrap: str, limit: int = 200,
             except orjson.JSONDecodeError:
                 continue  # not JSON: the decoder counts these later as bad records
             if isinstance(rec, dict):
-                rows.append(flatten(rec))
+                rows.append(rec)
             if len(rows) >= limit:
                 break
     finally:

@@ -195,13 +195,15 @@ class ModelRuntime:
         samples = take() if callable(take) else None
         if not samples:
             return
-        from driftwatch.connectors.probe import probe_records
+        from driftwatch.connectors.probe import flat_key_warnings, probe_records
 
         schema = self.connector.schema_for(self.monitor.profile.schema)
         conn = replace(self.connector, streams=tuple(s.resolve(schema)
                                                      for s in self.connector.streams))
-        probe = probe_records(conn, None, samples, missing=self.monitor.profile.missing_shares())
-        for text in probe.warnings():
+        # the decoders are built: a flat dotted key is absent to them, and said so
+        probe = probe_records(conn, None, samples, flat=False,
+                              missing=self.monitor.profile.missing_shares())
+        for text in [*flat_key_warnings(conn, samples), *probe.warnings()]:
             log.warning("model %s: %s", self.name, text)
         self.monitor.absent_fields.update(probe.absent_features())
 
