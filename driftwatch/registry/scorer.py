@@ -4,9 +4,11 @@ driftwatch never needs a model's internals. A version is loaded by its flavour: 
 XGBoost and LightGBM classifiers answer ``predict_proba`` (the pyfunc ``predict`` of those
 flavours returns class labels), read at the column of the bad class (the model's
 ``classes_`` value among the policy's bad label values, else ``1``/``bad``/``default``);
-anything else answers the pyfunc ``predict`` (a column of probabilities, or a frame whose
-last column is the bad class). A custom pyfunc that returns P(good) is declared with
-``score_is="p_good"`` (the champion's ``score_is``): its output is read as ``1 - p``.
+anything else answers the pyfunc ``predict``, read by :mod:`driftwatch.registry.outputs`
+(a column of probabilities, a ``predict_proba`` array, or a frame or dict whose column named
+after the bad class, else the last, is P(bad); values outside [0, 1] are refused). A custom
+pyfunc that returns P(good) is declared with ``score_is="p_good"`` (the champion's
+``score_is``): its output is read as ``1 - p``, unless a column's name says it is P(bad).
 
 Inputs take the signature's types: text goes to XGBoost and LightGBM as a pandas
 ``category`` (each library maps the levels to its training codes), and an integer column
@@ -46,8 +48,9 @@ import pandas as pd
 
 from driftwatch.connectors.mapping import DEFAULT_BAD, value_key
 from driftwatch.errors import ActionError
+from driftwatch.registry.outputs import probabilities, read_output
 
-__all__ = ["SCORE_IS", "Scorer", "bad_class_index", "load_scorer", "probabilities"]
+__all__ = ["SCORE_IS", "Scorer", "bad_class_index", "load_scorer"]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +86,8 @@ class Scorer:
     strict: bool = False
     #: rows left unscored so far (see ``strict``)
     unscored: int = 0
+    #: label values of the bad class: which named output column is P(bad)
+    bad: Sequence[Any] = DEFAULT_BAD
 
     @property
     def label(self) -> str:
@@ -154,12 +159,12 @@ class Scorer:
         if len(x):
             try:
                 raw = self.predict(x)
-            except ActionError:
-                raise
+                p[rows] = probabilities(raw, len(x), self.bad)
+            except ActionError as exc:  # what it returned cannot be read as P(bad)
+                raise ActionError(f"model {self.label} ({self.flavor}) {exc}") from None
             except Exception as exc:
                 raise ActionError(f"model {self.label} ({self.flavor}) failed to score: "
                                   f"{_brief(exc)}") from exc
-            p[rows] = probabilities(raw, len(x))
         return np.clip(p, 0.0, 1.0)
 
 
@@ -219,26 +224,6 @@ def bad_class_index(classes: Sequence[Any] | None, bad: Sequence[Any] = DEFAULT_
         f"cannot tell which of the model's classes {list(map(str, classes))} is the bad one: "
         "name it among the policy's reference label values (reference.label.bad)"
     )
-
-
-def probabilities(raw: Any, n: int) -> np.ndarray:
-    """The bad-class probability out of what a model's predict returned.
-
-    >>> probabilities(np.array([[0.9, 0.1], [0.3, 0.7]]), 2).tolist()
-    [0.1, 0.7]
-    >>> probabilities(pd.DataFrame({"p": [0.4, 0.6]}), 2).tolist()
-    [0.4, 0.6]
-    """
-    if isinstance(raw, pd.DataFrame):
-        raw = raw.iloc[:, -1].to_numpy()
-    elif isinstance(raw, pd.Series):
-        raw = raw.to_numpy()
-    a = np.asarray(raw, dtype=np.float64)
-    if a.ndim == 2:
-        a = a[:, -1]
-    if a.shape != (n,):
-        raise ActionError(f"the model returned {a.shape} values for {n} rows")
-    return a
 
 
 def _signature(path: Path) -> tuple[tuple[str, ...], dict[str, str]]:
@@ -314,13 +299,13 @@ def load_scorer(
                     "signature=infer_signature(features) so driftwatch knows its input columns"
                 )
             return Scorer(name, version, flavor, inputs, _flavour_predict(flavor, local, bad),
-                          types, cols, categorical=flavor in _CATEGORY_FLAVOURS)
+                          types, cols, categorical=flavor in _CATEGORY_FLAVOURS, bad=tuple(bad))
     try:
         pyfunc = mlflow.pyfunc.load_model(str(local))
     except Exception as exc:
         raise ActionError(f"cannot load {name} v{version}: {exc}") from exc
     return _from_pyfunc(pyfunc, name, version, inputs, types, cols, resolve,
-                        p_good=score_is == "p_good")
+                        p_good=score_is == "p_good", bad=tuple(bad))
 
 
 def _from_pyfunc(
@@ -333,6 +318,7 @@ def _from_pyfunc(
     resolve: Callable[[str], Scorer] | None,
     *,
     p_good: bool = False,
+    bad: Sequence[Any] = DEFAULT_BAD,
 ) -> Scorer:
     from driftwatch.registry.river_model import RiverModel
 
@@ -351,10 +337,11 @@ def _from_pyfunc(
             raise ActionError(f"{name} v{version} wraps {base_uri}: no registry to load it from")
         base = resolve(str(base_uri))
         return Scorer(name, version, "recalibrated", base.inputs,
-                      lambda x, b=base, c=inner: c.calibrate(probabilities(b.predict(x), len(x))),
+                      lambda x, b=base, c=inner: c.calibrate(
+                          probabilities(b.predict(x), len(x), b.bad)),
                       dict(base.types), dict(base.columns),
                       {"base_uri": base_uri, "base_version": base.version},
-                      categorical=base.categorical, strict=base.strict)
+                      categorical=base.categorical, strict=base.strict, bad=base.bad)
     if not inputs:
         raise ActionError(
             f"model {name} v{version} has no signature: log it with a signature so "
@@ -362,7 +349,14 @@ def _from_pyfunc(
         )
     if p_good:  # flipped in predict, so a recalibrated version wrapping it sees P(bad) too
         return Scorer(name, version, "pyfunc", tuple(inputs),
-                      lambda x: 1.0 - probabilities(pyfunc.predict(x), len(x)),
-                      dict(types), dict(cols), {"score_is": "p_good"}, strict=True)
+                      lambda x: _flipped(pyfunc.predict(x), len(x), bad),
+                      dict(types), dict(cols), {"score_is": "p_good"}, strict=True, bad=bad)
     return Scorer(name, version, "pyfunc", tuple(inputs),
-                  lambda x: pyfunc.predict(x), dict(types), dict(cols), strict=True)
+                  lambda x: pyfunc.predict(x), dict(types), dict(cols), strict=True, bad=bad)
+
+
+def _flipped(raw: Any, n: int, bad: Sequence[Any]) -> np.ndarray:
+    """P(bad) of a champion declared ``score_is: p_good``: ``1 - p``, unless its output
+    names its P(bad) column (a frame with ``p_bad`` and ``p_good``), which is read as it is."""
+    p, by_name = read_output(raw, n, bad)
+    return p if by_name else 1.0 - p
