@@ -18,6 +18,7 @@ from driftwatch.errors import ActionError
 from driftwatch.registry.champion import distil_champion
 from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.scorers import ChampionRef, ScorerCache
+from driftwatch.registry.trial import trial_score
 from driftwatch.registry.versions import CHAMPION, TAG_ACTION_KEY, ModelVersionInfo
 from driftwatch.windows.profile import ReferenceProfile
 
@@ -79,9 +80,12 @@ def require_champion(
     ref: ChampionRef,
     features: Sequence[str],
     scorers: ScorerCache,
+    reference: pd.DataFrame | None = None,
 ) -> ModelVersionInfo:
-    """The user's champion named by ``ref``: it must exist, load, and find every input
-    column of its signature among the connector's ``features`` (a clear error otherwise)."""
+    """The user's champion named by ``ref``: it must exist, load, find every input
+    column of its signature among the connector's ``features``, and pass its trial on
+    rows of the ``reference`` table when given (:mod:`driftwatch.registry.trial`); a clear
+    error otherwise."""
     info = registry.by_alias(ref.name, ref.alias)
     if info is None:
         known = registry.versions(ref.name) if _registered(registry, ref.name) else []
@@ -97,6 +101,8 @@ def require_champion(
         scorer.check(features)
     except ActionError as exc:
         raise ActionError(f"{ref.uri}: {exc}") from None
+    if reference is not None:
+        trial_score(scorer, reference, ref.uri)
     return info
 
 

@@ -8,10 +8,10 @@ real subprocesses.
 
 The champion is the user's registered model when ``champion`` names it
 (``models:/<name>@champion``; its signature's columns are checked against the connector's
-features first); without one, an empty registry gets the demo's river stand-in. Every
-prediction batch reaches the executor as it is read, so a challenger in shadow scores all
-live traffic, and the policy's ``limits.max_concurrent_retrains`` counts the pool's real
-jobs.
+features first, and it scores a sample of the reference: :mod:`driftwatch.registry.trial`);
+without one, an empty registry gets the demo's river stand-in. Every prediction batch
+reaches the executor as it is read, so a challenger in shadow scores all live traffic, and
+the policy's ``limits.max_concurrent_retrains`` counts the pool's real jobs.
 
 Retraining jobs run in wall time while the replay reads as fast as the CPU allows, so the
 replay *waits* where a job was queued: in event time a job takes no time, its model goes
@@ -88,8 +88,12 @@ class ReplayActions:
         )
         registry = self.executor.env.registry
         if champion is not None:
+            from driftwatch.registry.trial import reference_sample
+
             require_champion(
-                registry, champion, monitor.profile.schema.names, self.executor.env.scorers()
+                registry, champion, monitor.profile.schema.names, self.executor.env.scorers(),
+                reference_sample(self.reference, policy.reference.conventions()
+                                 if policy is not None else None),
             )
         else:
             df = read_reference_table(self.reference)

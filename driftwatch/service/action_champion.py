@@ -1,7 +1,8 @@
 """The champion check before the actions that need MLflow run.
 
-The user's champion (``champion:`` in the config) must exist in the registry and find its
-input columns among the connector's features; without one, an empty registry gets the
+The user's champion (``champion:`` in the config) must exist in the registry, find its
+input columns among the connector's features and pass its trial on the reference's rows
+(:mod:`driftwatch.registry.trial`); without one, an empty registry gets the
 demo's stand-in as version 1, distilled from the reference data. While MLflow is down the
 check backs off like an action. :class:`ChampionCheck` is mixed into
 :class:`~driftwatch.service.actions.ServiceActions`.
@@ -53,9 +54,13 @@ class ChampionCheck:
             return
         if ma.champion is not None:
             from driftwatch.registry.bootstrap import require_champion
+            from driftwatch.registry.trial import reference_sample
 
+            table = getattr(ma.policy, "reference", None)  # how the reference reads
+            sample = reference_sample(ma.reference,
+                                      table.conventions() if table is not None else None)
             info = require_champion(self.registry, ma.champion, ma.features,
-                                    ma.executor.env.scorers())
+                                    ma.executor.env.scorers(), sample)
             ma.has_champion = True
             log.info("%s: champion is %s (version %s)", ma.model, ma.champion.uri, info.version)
             return

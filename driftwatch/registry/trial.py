@@ -1,0 +1,111 @@
+"""The champion's trial run at start: it scores a sample of the reference table, so what
+would otherwise surface as a failed or wrong action weeks later is a clear error now.
+
+It must score the sample (its output readable as P(bad): see
+:mod:`driftwatch.registry.outputs`), give more than class labels (a flavour whose pyfunc
+``predict`` returns 0/1), and rank the reference's bad rows above its good ones: scores
+that rank them clearly the other way (an AUC more than three standard errors below 0.5,
+the test ``init`` reads a score column's meaning by) are P(good) read as P(bad), the
+mistake that turns every comparison and recalibration upside down.
+
+>>> import numpy as np, pandas as pd
+>>> from driftwatch.registry.scorer import Scorer
+>>> ref = pd.DataFrame({"x": np.linspace(0, 1, 400), "label": [0.0, 1.0] * 200})
+>>> ref.loc[ref.x > 0.5, "label"] = 1.0
+>>> good = Scorer("pd", "1", "pyfunc", ("x",), lambda x: 1 - x["x"].to_numpy())
+>>> trial_score(good, ref, "models:/pd@champion")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+driftwatch.errors.ActionError: models:/pd@champion: its scores rank the reference's bad rows \
+below its good ones (AUC 0.17 on 400 labelled rows): it returns P(good)? ...
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from driftwatch.errors import ActionError
+from driftwatch.registry.scorer import Scorer
+
+__all__ = ["TRIAL_ROWS", "reference_sample", "trial_score"]
+
+#: Reference rows the champion scores at start.
+TRIAL_ROWS = 2000
+#: Standard errors below 0.5 an AUC must lie before the scores count as inverted.
+_CLEAR_Z = 3.0
+#: Fewest rows of each class the orientation test needs.
+_MIN_CLASS = 20
+
+
+def reference_sample(path: str | Path | None, conventions: object | None,
+                     rows: int = TRIAL_ROWS) -> pd.DataFrame | None:
+    """Up to ``rows`` rows of the reference table at ``path`` (a seeded sample), its label
+    read as 1 bad / 0 good through the policy's ``conventions``; None for a saved profile,
+    which holds no rows."""
+    from driftwatch.windows.profile import read_reference_table
+
+    if path is None or Path(path).name.endswith((".json", ".json.gz")):
+        return None
+    df = read_reference_table(path)
+    if conventions is not None:
+        df = conventions.canonical(df)  # type: ignore[attr-defined]
+    if len(df) > rows:
+        df = df.sample(rows, random_state=0)
+    return df.reset_index(drop=True)
+
+
+def _separation(p: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
+    """AUC of ``p`` for bad rows (``y == 1``), its distance from 0.5 in standard errors
+    under no separation (Mann-Whitney), and the rows it was measured on."""
+    ok = np.isfinite(p) & np.isfinite(y)
+    p, bad = p[ok], y[ok] > 0.5
+    nb, ng = int(bad.sum()), int((~bad).sum())
+    if nb < _MIN_CLASS or ng < _MIN_CLASS:
+        return math.nan, 0.0, nb + ng
+    ranks = pd.Series(p).rank().to_numpy()
+    auc = (ranks[bad].sum() - nb * (nb + 1) / 2) / (nb * ng)
+    se = math.sqrt((nb + ng + 1) / (12 * nb * ng))
+    return float(auc), float((auc - 0.5) / se), nb + ng
+
+
+def trial_score(scorer: Scorer, reference: pd.DataFrame, uri: str) -> float | None:
+    """Score ``reference`` (connector feature names, ``label`` 1 bad / 0 good) with the
+    champion named ``uri``; raise :class:`ActionError` as the module doc says. Returns the
+    AUC on the labelled rows (None without enough of them)."""
+    if scorer.flavor == "river" or any(scorer.feature_of(c) not in reference.columns
+                                       for c in scorer.inputs):
+        return None  # driftwatch's own model; or a reference without the connector's names
+    unscored = scorer.unscored
+    try:
+        p = scorer.score(reference)
+    except ActionError as exc:
+        raise ActionError(f"{uri}: cannot score the reference sample: {exc}") from None
+    finally:
+        scorer.unscored = unscored  # live rows only
+    seen = p[np.isfinite(p)]
+    if len(seen) >= _MIN_CLASS and np.isin(seen, (0.0, 1.0)).all():
+        raise ActionError(
+            f"{uri}: it returned only 0 and 1 on {len(seen)} reference rows: class labels, "
+            "not probabilities (the pyfunc predict of a classifier flavour gives the class): "
+            "log a pyfunc whose predict returns P(bad)"
+        )
+    if "label" not in reference.columns:
+        return None
+    auc, z, n = _separation(p, reference["label"].to_numpy(np.float64))
+    if math.isnan(auc) or z > -_CLEAR_Z:
+        return None if math.isnan(auc) else auc
+    ranked = (f"rank the reference's bad rows below its good ones (AUC {auc:.2f} on {n} "
+              "labelled rows)")
+    if scorer.flavor in ("pyfunc", "recalibrated"):
+        if scorer.meta.get("score_is") == "p_good":
+            raise ActionError(f"{uri}: its scores, read as P(good) (score_is: p_good), {ranked}:"
+                              " it returns P(bad)? drop score_is: p_good")
+        raise ActionError(f"{uri}: its scores {ranked}: it returns P(good)? declare score_is: "
+                          "p_good (--champion-score-is p_good)")
+    raise ActionError(f"{uri}: its predict_proba column of the bad class (the policy's "
+                      f"reference.label.bad) {ranked}: was it trained with another coding of "
+                      "the label?")

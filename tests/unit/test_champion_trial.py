@@ -1,0 +1,137 @@
+"""The champion's trial at start: it scores a sample of the reference, and a champion whose
+output cannot be P(bad) (P(good) read as P(bad), class labels, points) stops the start with
+what to do. Before, such a champion started, and every recalibration and shadow judged it
+upside down or on clipped values, or failed weeks later, one action at a time."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from driftwatch.cli import main
+from driftwatch.errors import ActionError
+from driftwatch.registry.mlflow_registry import MlflowRegistry
+from driftwatch.registry.publish import pointed_at
+from driftwatch.registry.scorer import Scorer
+from driftwatch.registry.trial import reference_sample, trial_score
+from driftwatch.windows.conventions import TableConventions
+
+ROOT = Path(__file__).resolve().parents[2]
+URI = "models:/pd@champion"
+
+
+def _reference(n: int = 1000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0, 1, n)
+    return pd.DataFrame({"x": x, "label": (rng.random(n) < 0.05 + 0.5 * x).astype(float)})
+
+
+def _scorer(fn, flavor: str = "pyfunc", **meta: str) -> Scorer:  # type: ignore[no-untyped-def]
+    return Scorer("pd", "1", flavor, ("x",), lambda f: fn(f["x"].to_numpy()), meta=dict(meta))
+
+
+def test_a_p_bad_champion_passes_and_its_auc_is_returned() -> None:
+    ref = _reference()
+    auc = trial_score(_scorer(lambda x: 0.05 + 0.5 * x), ref, URI)
+    assert auc == pytest.approx(roc_auc_score(ref["label"], ref["x"]), abs=1e-12)
+
+
+def test_p_good_read_as_p_bad_stops_the_start() -> None:
+    with pytest.raises(ActionError, match=r"^models:/pd@champion: its scores rank the "
+                       r"reference's bad rows below its good ones \(AUC 0\.[0-3]\d on 1000 "
+                       r"labelled rows\): it returns P\(good\)\? declare score_is: p_good"):
+        trial_score(_scorer(lambda x: 0.95 - 0.5 * x), _reference(), URI)
+
+
+def test_p_bad_declared_p_good_is_named_the_other_way() -> None:
+    with pytest.raises(ActionError, match=r"read as P\(good\) \(score_is: p_good\).*it returns "
+                                          r"P\(bad\)\? drop score_is: p_good"):
+        trial_score(_scorer(lambda x: 0.95 - 0.5 * x, score_is="p_good"), _reference(), URI)
+
+
+def test_an_inverted_predict_proba_flavour_points_at_the_label_coding() -> None:
+    with pytest.raises(ActionError, match=r"predict_proba column of the bad class.*another "
+                                          r"coding of the label"):
+        trial_score(_scorer(lambda x: 1 - x, flavor="sklearn"), _reference(), URI)
+
+
+def test_scores_that_do_not_separate_pass() -> None:
+    ref = _reference()
+    noise = np.random.default_rng(5).uniform(0, 1, len(ref))
+    assert trial_score(Scorer("pd", "1", "pyfunc", ("x",), lambda f: noise), ref, URI) \
+        == pytest.approx(roc_auc_score(ref["label"], noise), abs=1e-12)
+
+
+def test_class_labels_are_refused() -> None:
+    with pytest.raises(ActionError, match=r"returned only 0 and 1 on 1000 reference rows: "
+                                          "class labels, not probabilities"):
+        trial_score(_scorer(lambda x: (x > 0.5).astype(float)), _reference(), URI)
+
+
+def test_points_are_refused_at_start() -> None:
+    with pytest.raises(ActionError, match=r"^models:/pd@champion: cannot score the reference "
+                                          r"sample: model pd v1 \(pyfunc\) returned values from "
+                                          r"500 to 600, not probabilities"):
+        trial_score(_scorer(lambda x: 500 + 100 * (x - x.min()) / np.ptp(x)), _reference(), URI)
+
+
+def test_unscored_rows_of_the_trial_are_not_counted_as_live_ones() -> None:
+    s = Scorer("pd", "1", "pyfunc", ("x",), lambda f: np.full(len(f), 0.2),
+               types={"x": "long"}, strict=True)
+    trial_score(s, pd.DataFrame({"x": [1.0, np.nan, 2.0]}), URI)
+    assert s.unscored == 0
+
+
+def test_the_sample_reads_the_label_through_the_policy(tmp_path: Path) -> None:
+    path = tmp_path / "ref.csv"
+    pd.DataFrame({"x": [0.1, 0.9, 0.5], "status": ["Fully Paid", "Charged Off", "Current"]}) \
+        .to_csv(path, index=False)
+    table = TableConventions(score=None, label="status", bad=("Charged Off",),
+                             good=("Fully Paid",))
+    sample = reference_sample(path, table)
+    assert sample is not None
+    assert sample["label"].tolist()[:2] == [0.0, 1.0] and np.isnan(sample["label"].iloc[2])
+    assert reference_sample(tmp_path / "profile.json.gz", table) is None
+
+
+def test_replay_execute_stops_on_a_p_good_champion(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import mlflow
+    from mlflow.models import infer_signature
+
+    class GoodScore(mlflow.pyfunc.PythonModel):
+        def predict(self, context, model_input, params=None):  # type: ignore[no-untyped-def]
+            z = 4 * model_input["debt_to_income"] + 2 * model_input["utilization"].fillna(0.3)
+            return 1 / (1 + np.exp(z.to_numpy(np.float64) - 3))
+
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    x = pd.DataFrame({"debt_to_income": [0.2, 0.4], "utilization": [0.1, 0.9]})
+    with pointed_at(MlflowRegistry(store)), mlflow.start_run():  # as a bank registers it
+        info = mlflow.pyfunc.log_model(name="model", python_model=GoodScore(),
+                                       signature=infer_signature(x, np.zeros(2)),
+                                       registered_model_name="bank-pd")
+    mlflow.MlflowClient(store).set_registered_model_alias(
+        "bank-pd", "champion", info.registered_model_version)
+    monkeypatch.chdir(ROOT)
+    streams = {}
+    for stream, lines in (("predictions", 300), ("outcomes", 50)):  # a window's worth is not
+        with gzip.open(ROOT / f"data/demo/{stream}.jsonl.gz", "rt") as fh:  # needed
+            head = [next(fh) for _ in range(lines)]
+        streams[stream] = tmp_path / f"{stream}.jsonl"
+        streams[stream].write_text("".join(head))
+    argv = ["replay", "-q", "--connector", "connectors/demo-file.yaml",
+            "--policy", "policies/credit-risk-demo.yaml",
+            "--input", *(f"{k}={v}" for k, v in streams.items()),
+            "--out", str(tmp_path / "out"), "--execute", "--tracking-uri", store,
+            "--champion", "models:/bank-pd@champion"]
+    assert main(argv) != 0
+    err = capsys.readouterr().err
+    assert "models:/bank-pd@champion: its scores rank the reference's bad rows below" in err
+    assert "declare score_is: p_good" in err
+    assert main([*argv, "--champion-score-is", "p_good"]) == 0
