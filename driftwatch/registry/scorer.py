@@ -20,7 +20,8 @@ schema checks.
 
 The input columns come from the model's signature (or, for a river model, its encoder);
 each is read from the connector feature of the same name unless ``columns`` maps it to
-another one. A column the connector does not provide is an error that names it.
+another one. A column the connector does not provide is an error that names it, unless the
+signature marks it optional (``ColSpec(..., required=False)``): then it is left out.
 
 >>> import numpy as np, pandas as pd
 >>> s = Scorer("pd", "3", "custom", ("income",), lambda x: np.full(len(x), 0.2),
@@ -88,6 +89,8 @@ class Scorer:
     unscored: int = 0
     #: label values of the bad class: which named output column is P(bad)
     bad: Sequence[Any] = DEFAULT_BAD
+    #: input columns the signature marks optional: left out when the connector lacks them
+    optional: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str:
@@ -102,7 +105,7 @@ class Scorer:
         (the connector's) cannot fill."""
         have = list(features)
         for col in self.inputs:
-            if self.feature_of(col) not in have:
+            if self.feature_of(col) not in have and col not in self.optional:
                 via = "" if col not in self.columns else (
                     f" (read from connector feature {self.feature_of(col)!r})")
                 raise ActionError(
@@ -115,6 +118,8 @@ class Scorer:
         self.check(frame.columns)
         out: dict[str, Any] = {}
         for col in self.inputs:
+            if self.feature_of(col) not in frame.columns:
+                continue  # an optional column the connector lacks (check() let it through)
             values = frame[self.feature_of(col)]
             kind = self.types.get(col)
             if kind in _NUMERIC or (kind is None and pd.api.types.is_numeric_dtype(values)):
@@ -131,7 +136,7 @@ class Scorer:
     def _complete(self, x: pd.DataFrame) -> np.ndarray:
         """Rows a strict model can take: whole values in every integer column."""
         ok = np.ones(len(x), dtype=bool)
-        for col in self.inputs:
+        for col in x.columns:
             whole = _WHOLE.get(self.types.get(col) or "")
             if whole is not None and x[col].dtype == np.float64:
                 v = x[col].to_numpy()
@@ -184,7 +189,7 @@ def _said_again(before: int, now: int) -> bool:
 
 
 def _int_columns(scorer: Scorer, x: pd.DataFrame) -> list[str]:
-    return [c for c in scorer.inputs if _WHOLE.get(scorer.types.get(c) or "") is not None
+    return [c for c in x.columns if _WHOLE.get(scorer.types.get(c) or "") is not None
             and x[c].dtype == np.float64]
 
 
@@ -226,13 +231,14 @@ def bad_class_index(classes: Sequence[Any] | None, bad: Sequence[Any] = DEFAULT_
     )
 
 
-def _signature(path: Path) -> tuple[tuple[str, ...], dict[str, str]]:
+def _signature(path: Path) -> tuple[tuple[str, ...], dict[str, str], frozenset[str]]:
+    """The signature's input columns, their types, and those it marks optional."""
     from mlflow.models import Model
 
     sig = Model.load(str(path)).signature
     if sig is None or sig.inputs is None:
-        return (), {}
-    names, types = [], {}
+        return (), {}, frozenset()
+    names, types, optional = [], {}, set()
     for spec in sig.inputs.inputs:
         name = getattr(spec, "name", None)
         if name is None:
@@ -243,7 +249,9 @@ def _signature(path: Path) -> tuple[tuple[str, ...], dict[str, str]]:
         names.append(str(name))
         t = getattr(spec, "type", None)
         types[str(name)] = str(getattr(t, "name", t)).lower()
-    return tuple(names), types
+        if getattr(spec, "required", True) is False:
+            optional.add(str(name))
+    return tuple(names), types, frozenset(optional)
 
 
 def _flavour_predict(flavor: str, path: Path, bad: Sequence[Any]
@@ -289,7 +297,7 @@ def load_scorer(
         flavors = Model.load(str(local)).flavors
     except Exception as exc:
         raise ActionError(f"{name} v{version}: no MLflow model at {local}: {exc}") from exc
-    inputs, types = _signature(local)
+    inputs, types, optional = _signature(local)
     cols = dict(columns or {})
     for flavor in _PROBA_FLAVOURS:
         if flavor in flavors:
@@ -299,13 +307,17 @@ def load_scorer(
                     "signature=infer_signature(features) so driftwatch knows its input columns"
                 )
             return Scorer(name, version, flavor, inputs, _flavour_predict(flavor, local, bad),
-                          types, cols, categorical=flavor in _CATEGORY_FLAVOURS, bad=tuple(bad))
+                          types, cols, categorical=flavor in _CATEGORY_FLAVOURS, bad=tuple(bad),
+                          optional=optional)
     try:
         pyfunc = mlflow.pyfunc.load_model(str(local))
     except Exception as exc:
         raise ActionError(f"cannot load {name} v{version}: {exc}") from exc
-    return _from_pyfunc(pyfunc, name, version, inputs, types, cols, resolve,
-                        p_good=score_is == "p_good", bad=tuple(bad))
+    scorer = _from_pyfunc(pyfunc, name, version, inputs, types, cols, resolve,
+                          p_good=score_is == "p_good", bad=tuple(bad))
+    if scorer.flavor == "pyfunc":
+        scorer.optional = optional
+    return scorer
 
 
 def _from_pyfunc(
@@ -341,7 +353,8 @@ def _from_pyfunc(
                           probabilities(b.predict(x), len(x), b.bad)),
                       dict(base.types), dict(base.columns),
                       {"base_uri": base_uri, "base_version": base.version},
-                      categorical=base.categorical, strict=base.strict, bad=base.bad)
+                      categorical=base.categorical, strict=base.strict, bad=base.bad,
+                      optional=base.optional)
     if not inputs:
         raise ActionError(
             f"model {name} v{version} has no signature: log it with a signature so "

@@ -301,3 +301,30 @@ def test_a_recalibration_that_loses_on_its_holdout_is_not_registered() -> None:
     assert "does not beat the champion on the newest 2400 rows" in recalibration_loses(lost)
     assert recalibration_loses({**lost, "recalibrated_holdout_log_loss": 0.59}) is None
     assert recalibration_loses({**lost, "recalibrated_holdout_log_loss": None}) is not None
+
+
+class _OptionalBureau(mlflow.pyfunc.PythonModel):
+    """P(bad) from the debt ratio, shifted by a bureau score when the caller has one."""
+
+    def predict(self, context, model_input, params=None):  # type: ignore[no-untyped-def]
+        p = model_input["debt_to_income"].to_numpy(np.float64)
+        if "bureau" in model_input.columns:
+            p = p / 2
+        return p
+
+
+def test_an_optional_signature_column_the_connector_lacks_is_left_out(tmp_path: Path) -> None:
+    from mlflow.models import ModelSignature
+    from mlflow.types.schema import ColSpec, Schema
+
+    sig = ModelSignature(inputs=Schema([ColSpec("double", "debt_to_income"),
+                                        ColSpec("double", "bureau", required=False)]))
+    path = tmp_path / "optional"
+    mlflow.pyfunc.save_model(str(path), python_model=_OptionalBureau(), signature=sig)
+    s = load_scorer(path, name="pd", version="1")
+    s.check(["debt_to_income"])  # before: 'needs input column bureau', and the start stopped
+    frame = pd.DataFrame({"debt_to_income": [0.2, 0.6]})
+    np.testing.assert_allclose(s.score(frame), [0.2, 0.6])
+    np.testing.assert_allclose(s.score(frame.assign(bureau=[700.0, 650.0])), [0.1, 0.3])
+    with pytest.raises(ActionError, match="needs input column 'debt_to_income'"):
+        s.check(["bureau"])  # a required one is still required
