@@ -10,6 +10,8 @@ caller can catch the package's failures without catching programming errors.
 True
 >>> err.recast(PolicyError).location
 'p.yaml:3:5'
+>>> str(ConfigError("--champion-column needs --champion"))
+'--champion-column needs --champion'
 """
 
 from __future__ import annotations
@@ -86,6 +88,10 @@ class ConfigError(DriftwatchError):
 
     @property
     def location(self) -> str:
+        """``file:line:col``; empty for an error with neither file nor line (a
+        command-line option's, which its message names)."""
+        if self.file is None and self.line is None:
+            return ""
         parts = [self.file or "<string>"]
         if self.line is not None:
             parts.append(str(self.line))
@@ -94,7 +100,7 @@ class ConfigError(DriftwatchError):
         return ":".join(parts)
 
     def render(self) -> str:
-        head = f"{self.location}: {self.message}"
+        head = f"{self.location}: {self.message}" if self.location else self.message
         if self.found is not None:
             head += f", found {self.found}"
         lines = [head]

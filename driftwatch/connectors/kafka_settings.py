@@ -17,7 +17,7 @@ setting may use ``${ENV_VAR}`` too.
 >>> KafkaConnection(bootstrap_servers=("b:9092",), sasl_password="hunter2")
 Traceback (most recent call last):
 ...
-driftwatch.errors.ConnectorError: <string>: sasl_password must be an ${ENV_VAR} reference, \
+driftwatch.errors.ConnectorError: sasl_password must be an ${ENV_VAR} reference, \
 found a literal value
   at sasl_password
   hint: put the secret in an environment variable and write sasl_password: ${KAFKA_PASSWORD}
@@ -57,7 +57,7 @@ def expand_env(value: str, environ: Mapping[str, str] | None = None, *, key: str
     >>> expand_env("${NOPE}", {}, key="bootstrap_servers")
     Traceback (most recent call last):
     ...
-    driftwatch.errors.ConnectorError: <string>: environment variable NOPE is not set
+    driftwatch.errors.ConnectorError: environment variable NOPE is not set
       at bootstrap_servers
     """
     env = os.environ if environ is None else environ

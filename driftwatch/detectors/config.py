@@ -16,7 +16,7 @@ statistics (variance ratio, mean shift, entropy, bad rate, calibration, AUC).
 >>> DetectorConfig(thresholds={"pis": 0.2})
 Traceback (most recent call last):
 ...
-driftwatch.errors.ConfigError: <string>: unknown threshold name 'pis', found did you mean 'psi'?
+driftwatch.errors.ConfigError: unknown threshold name 'pis', found did you mean 'psi'?
 """
 
 from __future__ import annotations

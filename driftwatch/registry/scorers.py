@@ -9,10 +9,17 @@ or ``p_good`` for a custom pyfunc that returns P(good)).
 >>> ref = ChampionRef.parse("models:/credit-pd@champion", {"annual_income": "income"})
 >>> ref.name, ref.alias, dict(ref.columns)
 ('credit-pd', 'champion', {'annual_income': 'income'})
->>> ChampionRef.parse("credit-pd")  # doctest: +ELLIPSIS
+>>> ChampionRef.parse("runs:/0a1b/model")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-driftwatch.errors.ConfigError: ...expected models:/<name>@champion, found 'credit-pd'
+driftwatch.errors.ConfigError: expected models:/<name>@champion: ...register this one \
+(mlflow.register_model(uri, name)) and point its 'champion' alias at the version, found \
+'runs:/0a1b/model'
+>>> ChampionRef.parse("models:/credit-pd/3")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+driftwatch.errors.ConfigError: name the champion by its alias, ...set_registered_model_alias(\
+'credit-pd', 'champion', 3), found 'models:/credit-pd/3'
 >>> ChampionRef.parse("models:/credit-pd@champion", score_is="good")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
@@ -69,11 +76,23 @@ class ChampionRef:
               score_is: str = "p_bad") -> ChampionRef:
         if score_is not in SCORE_IS:
             raise ConfigError(f"score_is must be {' or '.join(SCORE_IS)}", found=repr(score_is))
-        name, alias, _ = parse_models_uri(uri)
+        text = str(uri).strip()
+        if text.startswith(("runs:/", "file:", "/", ".", "s3:", "gs:")) or "\\" in text:
+            raise ConfigError(  # a run's artifact or a folder: no version, no aliases
+                "expected models:/<name>@champion: driftwatch acts on a registered model's "
+                "versions; register this one (mlflow.register_model(uri, name)) and point its "
+                f"{CHAMPION!r} alias at the version", found=repr(uri)
+            )
+        if not text.startswith("models:/") and re.fullmatch(r"[\w.-]+", text):
+            raise ConfigError("expected models:/<name>@champion", found=repr(uri),
+                              hint=f"models:/{text}@{CHAMPION}")
+        name, alias, version = parse_models_uri(uri)
         if alias != CHAMPION:
+            which = version if version is not None else f"<the version {alias!r} names>"
             raise ConfigError(
                 f"name the champion by its alias, models:/{name}@{CHAMPION} (driftwatch moves "
-                f"the aliases {CHAMPION!r} and 'challenger')", found=repr(uri)
+                f"the aliases {CHAMPION!r} and 'challenger'); to start: MlflowClient()."
+                f"set_registered_model_alias({name!r}, {CHAMPION!r}, {which})", found=repr(uri)
             )
         return cls(name, alias, dict(columns or {}), score_is)
 

@@ -60,7 +60,10 @@ def champion_ref(uri: str | None, columns: list[str], score_is: str | None = Non
         if not sep or not col or not feature:
             raise ConfigError(f"--champion-column expects COL=FEATURE, found {item!r}")
         mapping[col] = feature
-    return ChampionRef.parse(uri, mapping, score_is or "p_bad")
+    try:
+        return ChampionRef.parse(uri, mapping, score_is or "p_bad")
+    except ConfigError as exc:  # the option's name where a file's line would be
+        raise exc.recast(ConfigError, file="--champion") from None
 
 
 def run_replay_command(args: argparse.Namespace) -> int:
