@@ -3,7 +3,8 @@
 Read from an audit-trail entry (:class:`~driftwatch.actions.audit.AuditTrail`, one line of
 ``actions.jsonl``), so a summary cannot say more than the outbox recorded: ``done`` (with
 the model version it registered, if any), ``failed`` (with the error's first line),
-``discarded`` (a recalibration or challenger that lost, with the rule's reason),
+``discarded`` (a recalibration or challenger that lost, with the rule's reason), ``done:
+unchanged: ...`` (an online update that reused the version made from the same data),
 ``awaiting approval``, ``still open`` or ``cancelled``.
 
 >>> o = action_outcome({"id": 3, "action": "online_update", "window_id": 7,
@@ -53,6 +54,9 @@ def action_outcome(entry: Mapping[str, Any]) -> dict[str, Any]:
     elif outcome.get("verdict") == "discarded":
         word, reason = "discarded", _first_line(outcome.get("reason"))
         version = None  # a discarded candidate is not the version this action made current
+    elif outcome.get("verdict") == "unchanged":  # an update that reused a registered version
+        word, reason = "done", _first_line(outcome.get("reason"))
+        version = None  # it registered nothing: the reason names the version it reused
     else:
         word = "done"
     return {"id": entry.get("id"), "kind": entry.get("action"), "window": entry.get("window_id"),

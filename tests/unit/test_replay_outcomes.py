@@ -140,3 +140,17 @@ def test_report_of_a_dry_run_says_not_executed(tmp_path, profile):
     note = [a for a in doc.find("p") if a.get("data-status") == "dry-run"]
     assert note and not doc.find("tr", class_="action-outcome")
     assert "asked for an action: not executed (dry run)" in " ".join(doc.text)
+
+
+def test_an_unchanged_update_says_which_version_it_reused() -> None:
+    """An online update on the same data and parent as a registered version registers
+    nothing; its line said only ``done`` (found replaying a scikit-learn champion)."""
+    from driftwatch.actions.outcomes import action_outcome, outcome_line
+
+    entry = {"id": 2, "action": "online_update", "window_id": 28, "state": "succeeded",
+             "mlflow": {"parent_version": "1"},
+             "outcome": {"verdict": "unchanged", "same_as": "2", "held_already": True,
+                         "reason": "unchanged: same data and parent as version 2"}}
+    assert outcome_line(action_outcome(entry)) == (
+        "action 2 online_update (window 28): done: unchanged: same data and parent as "
+        "version 2")
