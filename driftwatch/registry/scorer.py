@@ -124,6 +124,7 @@ class Scorer:
             kind = self.types.get(col)
             if kind in _NUMERIC or (kind is None and pd.api.types.is_numeric_dtype(values)):
                 x = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
+                self._no_text(col, kind, values, x)
                 whole = _WHOLE.get(kind or "")
                 # connectors carry numbers as float64; MLflow refuses float for an int column
                 out[col] = x.astype(whole) if whole is not None and _is_whole(x) else x
@@ -132,6 +133,21 @@ class Scorer:
                 s = s.where(s.notna(), None)
                 out[col] = pd.Categorical(s) if self.categorical else s.to_numpy(object)
         return pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
+
+    def _no_text(self, col: str, kind: str | None, values: pd.Series, x: np.ndarray) -> None:
+        """Refuse text for a numeric input (a model trained on a category's codes, fed
+        the connector's text levels): read as missing, it would score every row wrong."""
+        lost = values.notna().to_numpy() & np.isnan(x)
+        if lost.any():
+            lost &= values.astype(str).str.strip().to_numpy() != ""  # a blank is missing
+        if lost.any():
+            seen = values[lost].iloc[0]
+            raise ActionError(
+                f"model {self.label} takes input column {col!r} as {kind or 'numbers'} (its "
+                f"signature), but connector feature {self.feature_of(col)!r} holds text such "
+                f"as {seen!r}: map the column to a feature that holds the model's codes "
+                "(champion columns, --champion-column), or log the model on the text column"
+            )
 
     def _complete(self, x: pd.DataFrame) -> np.ndarray:
         """Rows a strict model can take: whole values in every integer column."""

@@ -328,3 +328,24 @@ def test_an_optional_signature_column_the_connector_lacks_is_left_out(tmp_path: 
     np.testing.assert_allclose(s.score(frame.assign(bureau=[700.0, 650.0])), [0.1, 0.3])
     with pytest.raises(ActionError, match="needs input column 'debt_to_income'"):
         s.check(["bureau"])  # a required one is still required
+
+
+def test_text_for_a_numeric_signature_column_is_refused_not_read_as_missing(
+        tmp_path: Path) -> None:
+    """A model trained on a category's integer codes, fed the connector's text levels:
+    before, every level read as missing and the model scored without its category."""
+    from sklearn.linear_model import LogisticRegression
+
+    x = pd.DataFrame({"purpose": [0, 1, 2, 0, 1, 2], "dti": [0.1, 0.5, 0.3, 0.2, 0.6, 0.4]})
+    model = LogisticRegression().fit(x, [0, 1, 1, 0, 1, 0])
+    path = tmp_path / "codes"
+    mlflow.sklearn.save_model(model, str(path), signature=infer_signature(x, np.zeros(6)),
+                              serialization_format="cloudpickle")
+    s = load_scorer(path, name="pd", version="4")
+    with pytest.raises(ActionError, match=r"takes input column 'purpose' as long \(its "
+                                          r"signature\), but connector feature 'purpose' holds "
+                                          r"text such as 'car'"):
+        s.score(pd.DataFrame({"purpose": ["car", None], "dti": [0.2, 0.3]}))
+    codes = pd.DataFrame({"purpose": [2.0, 1.0], "dti": [0.2, 0.4]})  # the connector's floats
+    expected = model.predict_proba(pd.DataFrame({"purpose": [2, 1], "dti": [0.2, 0.4]}))[:, 1]
+    np.testing.assert_allclose(s.score(codes), expected)
