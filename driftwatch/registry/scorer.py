@@ -18,7 +18,8 @@ an integer column, so a custom pyfunc leaves such rows unscored (NaN, counted in
 and recalibrated versions are pyfuncs too, unwrapped here so they score without MLflow's
 schema checks.
 
-The input columns come from the model's signature (or, for a river model, its encoder);
+The input columns come from the model's signature (or, for a river model, its encoder; for
+a flavour logged without a signature, the columns it was fitted on);
 each is read from the connector feature of the same name unless ``columns`` maps it to
 another one. A column the connector does not provide is an error that names it, unless the
 signature marks it optional (``ColSpec(..., required=False)``): then it is left out.
@@ -47,8 +48,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from driftwatch.connectors.mapping import DEFAULT_BAD, value_key
+from driftwatch.connectors.mapping import DEFAULT_BAD
 from driftwatch.errors import ActionError
+from driftwatch.registry.flavours import (
+    CATEGORY_FLAVOURS,
+    PROBA_FLAVOURS,
+    bad_class_index,
+    load_flavour,
+)
 from driftwatch.registry.outputs import probabilities, read_output
 
 __all__ = ["SCORE_IS", "Scorer", "bad_class_index", "load_scorer"]
@@ -59,9 +66,6 @@ log = logging.getLogger(__name__)
 _NUMERIC = {"double", "float", "long", "integer", "boolean"}
 #: Signature types that want whole values, and the dtype they are passed as.
 _WHOLE = {"long": np.int64, "integer": np.int32, "boolean": np.bool_}
-_PROBA_FLAVOURS = ("sklearn", "xgboost", "lightgbm")
-#: Flavours whose pandas input takes text levels as ``category`` only.
-_CATEGORY_FLAVOURS = ("xgboost", "lightgbm")
 #: Longest model error kept in an action's record (MLflow's quote the whole input frame).
 _MAX_ERROR = 400
 #: What a custom pyfunc's output may be the probability of (the policy's ``score_is``).
@@ -223,30 +227,6 @@ def _brief(exc: BaseException) -> str:
     return text if len(text) <= _MAX_ERROR else text[: _MAX_ERROR - 3] + "..."
 
 
-def bad_class_index(classes: Sequence[Any] | None, bad: Sequence[Any] = DEFAULT_BAD) -> int:
-    """The ``predict_proba`` column of the bad class among a classifier's ``classes_``.
-
-    >>> bad_class_index([0, 1]), bad_class_index(["bad", "good"], [1])
-    (1, 0)
-    >>> bad_class_index(["Fully Paid", "Charged Off"], ["Charged Off"])
-    1
-    """
-    if classes is None or len(classes) != 2:
-        return -1
-    keys = [value_key(c) for c in classes]
-    for vocabulary in (bad, DEFAULT_BAD):
-        wanted = {value_key(v) for v in vocabulary}
-        hits = [i for i, k in enumerate(keys) if k in wanted]
-        if len(hits) == 1:
-            return hits[0]
-    if all(isinstance(c, (int, float, np.number)) for c in classes):
-        return 1  # 0/1-like codes: the higher one is the event, as scikit-learn's pos_label
-    raise ActionError(
-        f"cannot tell which of the model's classes {list(map(str, classes))} is the bad one: "
-        "name it among the policy's reference label values (reference.label.bad)"
-    )
-
-
 def _signature(path: Path) -> tuple[tuple[str, ...], dict[str, str], frozenset[str]]:
     """The signature's input columns, their types, and those it marks optional."""
     from mlflow.models import Model
@@ -268,22 +248,6 @@ def _signature(path: Path) -> tuple[tuple[str, ...], dict[str, str], frozenset[s
         if getattr(spec, "required", True) is False:
             optional.add(str(name))
     return tuple(names), types, frozenset(optional)
-
-
-def _flavour_predict(flavor: str, path: Path, bad: Sequence[Any]
-                     ) -> Callable[[pd.DataFrame], np.ndarray]:
-    import importlib
-
-    module = importlib.import_module(f"mlflow.{flavor}")
-    model = module.load_model(str(path))
-    if hasattr(model, "predict_proba"):
-        col = bad_class_index(getattr(model, "classes_", None), bad)
-        return lambda x: np.asarray(model.predict_proba(x))[:, col]
-    if flavor == "xgboost":  # a bare Booster: predict gives probabilities for binary:logistic
-        import xgboost
-
-        return lambda x: model.predict(xgboost.DMatrix(x, enable_categorical=True))
-    return lambda x: model.predict(x)
 
 
 def load_scorer(
@@ -315,16 +279,18 @@ def load_scorer(
         raise ActionError(f"{name} v{version}: no MLflow model at {local}: {exc}") from exc
     inputs, types, optional = _signature(local)
     cols = dict(columns or {})
-    for flavor in _PROBA_FLAVOURS:
+    for flavor in PROBA_FLAVOURS:
         if flavor in flavors:
-            if not inputs:
+            predict, names = load_flavour(flavor, local, bad)
+            if not inputs and not names:
                 raise ActionError(
-                    f"model {name} v{version} ({flavor}) has no signature: log it with "
-                    "signature=infer_signature(features) so driftwatch knows its input columns"
+                    f"model {name} v{version} ({flavor}) has no signature, and the model does "
+                    "not name its input columns: log it with signature=infer_signature(features) "
+                    "so driftwatch knows them"
                 )
-            return Scorer(name, version, flavor, inputs, _flavour_predict(flavor, local, bad),
-                          types, cols, categorical=flavor in _CATEGORY_FLAVOURS, bad=tuple(bad),
-                          optional=optional)
+            return Scorer(name, version, flavor, inputs or names, predict,
+                          types, cols, categorical=flavor in CATEGORY_FLAVOURS, bad=tuple(bad),
+                          optional=optional, meta={} if inputs else {"inputs": "model"})
     try:
         pyfunc = mlflow.pyfunc.load_model(str(local))
     except Exception as exc:

@@ -349,3 +349,40 @@ def test_text_for_a_numeric_signature_column_is_refused_not_read_as_missing(
     codes = pd.DataFrame({"purpose": [2.0, 1.0], "dti": [0.2, 0.4]})  # the connector's floats
     expected = model.predict_proba(pd.DataFrame({"purpose": [2, 1], "dti": [0.2, 0.4]}))[:, 1]
     np.testing.assert_allclose(s.score(codes), expected)
+
+
+def test_a_flavour_without_signature_reads_the_columns_it_was_fitted_on(tmp_path: Path) -> None:
+    """A scikit-learn Pipeline and a LightGBM model logged without a signature name their
+    columns themselves; before, both were refused for the missing signature."""
+    import lightgbm
+    import mlflow.lightgbm
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    df = _credit()
+    x = df[["util", "age", "home"]]
+    pipe = Pipeline([("pre", ColumnTransformer([("home", OneHotEncoder(), ["home"])],
+                                               remainder="passthrough")),
+                     ("lr", LogisticRegression(max_iter=500))]).fit(x, df["label"])
+    mlflow.sklearn.save_model(pipe, str(tmp_path / "pipe"), serialization_format="cloudpickle")
+    s = load_scorer(tmp_path / "pipe", name="pd", version="1")
+    assert s.inputs == ("util", "age", "home")
+    np.testing.assert_allclose(s.score(df.iloc[::-1].reset_index(drop=True)),
+                               pipe.predict_proba(x.iloc[::-1])[:, 1])
+
+    boost = lightgbm.LGBMClassifier(n_estimators=10, verbose=-1).fit(
+        _typed(df, categorical=True), df["label"])
+    mlflow.lightgbm.save_model(boost, str(tmp_path / "lgb"))
+    s = load_scorer(tmp_path / "lgb", name="pd", version="2")
+    assert s.inputs == ("util", "age", "home")
+    np.testing.assert_allclose(s.score(df), boost.predict_proba(_typed(df, True))[:, 1],
+                               rtol=1e-6)
+
+    arrays = LogisticRegression().fit(x[["util", "age"]].to_numpy(), df["label"])
+    mlflow.sklearn.save_model(arrays, str(tmp_path / "arrays"),
+                              serialization_format="cloudpickle")
+    with pytest.raises(ActionError, match=r"has no signature, and the model does not name its "
+                                          r"input columns"):
+        load_scorer(tmp_path / "arrays", name="pd", version="3")

@@ -1,0 +1,96 @@
+"""The scikit-learn, XGBoost and LightGBM flavours: loaded by their own MLflow module and
+scored by ``predict_proba`` (their pyfunc ``predict`` returns class labels), at the column
+of the bad class.
+
+A model logged without a signature still names its input columns when it was fitted on a
+DataFrame: scikit-learn's ``feature_names_in_`` (a Pipeline's too), XGBoost's booster
+``feature_names``, LightGBM's ``feature_name()``. Those are its inputs then, typed by the
+connector's values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from driftwatch.connectors.mapping import DEFAULT_BAD, value_key
+from driftwatch.errors import ActionError
+
+__all__ = ["CATEGORY_FLAVOURS", "PROBA_FLAVOURS", "bad_class_index", "load_flavour",
+           "model_columns"]
+
+PROBA_FLAVOURS = ("sklearn", "xgboost", "lightgbm")
+#: Flavours whose pandas input takes text levels as ``category`` only.
+CATEGORY_FLAVOURS = ("xgboost", "lightgbm")
+
+
+def bad_class_index(classes: Sequence[Any] | None, bad: Sequence[Any] = DEFAULT_BAD) -> int:
+    """The ``predict_proba`` column of the bad class among a classifier's ``classes_``.
+
+    >>> bad_class_index([0, 1]), bad_class_index(["bad", "good"], [1])
+    (1, 0)
+    >>> bad_class_index(["Fully Paid", "Charged Off"], ["Charged Off"])
+    1
+    """
+    if classes is None or len(classes) != 2:
+        return -1
+    keys = [value_key(c) for c in classes]
+    for vocabulary in (bad, DEFAULT_BAD):
+        wanted = {value_key(v) for v in vocabulary}
+        hits = [i for i, k in enumerate(keys) if k in wanted]
+        if len(hits) == 1:
+            return hits[0]
+    if all(isinstance(c, (int, float, np.number)) for c in classes):
+        return 1  # 0/1-like codes: the higher one is the event, as scikit-learn's pos_label
+    raise ActionError(
+        f"cannot tell which of the model's classes {list(map(str, classes))} is the bad one: "
+        "name it among the policy's reference label values (reference.label.bad)"
+    )
+
+
+def model_columns(model: Any) -> tuple[str, ...]:
+    """The input columns a fitted model names itself (see the module doc); empty when it
+    was fitted on an array (its names are then ``f0``, ``Column_0``: not the connector's).
+
+    >>> from types import SimpleNamespace
+    >>> model_columns(SimpleNamespace(feature_names_in_=np.array(["income", "age"])))
+    ('income', 'age')
+    >>> model_columns(SimpleNamespace(feature_name=lambda: ["Column_0", "Column_1"]))
+    ()
+    """
+    names: Any = getattr(model, "feature_names_in_", None)
+    if names is None and hasattr(model, "get_booster"):  # an XGBClassifier fitted on arrays
+        names = model.get_booster().feature_names
+    if names is None:
+        names = getattr(model, "feature_names", None)  # an XGBoost Booster
+    if names is None and callable(getattr(model, "feature_name", None)):
+        names = model.feature_name()  # a LightGBM Booster
+    if names is None and hasattr(model, "booster_"):
+        names = model.booster_.feature_name()  # an LGBMClassifier
+    names = tuple(str(n) for n in (names if names is not None else ()))
+    generic = all(re.fullmatch(r"(?:f|Column_)\d+", n) for n in names)
+    return () if generic else names
+
+
+def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD
+                 ) -> tuple[Callable[[pd.DataFrame], np.ndarray], tuple[str, ...]]:
+    """The model at ``path`` loaded by its flavour: its P(bad) function and the input
+    columns it names itself (:func:`model_columns`)."""
+    import importlib
+
+    module = importlib.import_module(f"mlflow.{flavor}")
+    model = module.load_model(str(path))
+    names = model_columns(model)
+    if hasattr(model, "predict_proba"):
+        col = bad_class_index(getattr(model, "classes_", None), bad)
+        return (lambda x: np.asarray(model.predict_proba(x))[:, col]), names
+    if flavor == "xgboost":  # a bare Booster: predict gives probabilities for binary:logistic
+        import xgboost
+
+        return (lambda x: model.predict(xgboost.DMatrix(x, enable_categorical=True))), names
+    return (lambda x: model.predict(x)), names
