@@ -66,6 +66,8 @@ log = logging.getLogger(__name__)
 _NUMERIC = {"double", "float", "long", "integer", "boolean"}
 #: Signature types that want whole values, and the dtype they are passed as.
 _WHOLE = {"long": np.int64, "integer": np.int32, "boolean": np.bool_}
+#: A categorical flag's text levels, for a boolean signature column.
+_FLAGS = {"true": 1.0, "false": 0.0, "yes": 1.0, "no": 0.0, "y": 1.0, "n": 0.0}
 #: Longest model error kept in an action's record (MLflow's quote the whole input frame).
 _MAX_ERROR = 400
 #: What a custom pyfunc's output may be the probability of (the policy's ``score_is``).
@@ -127,6 +129,9 @@ class Scorer:
             values = frame[self.feature_of(col)]
             kind = self.types.get(col)
             if kind in _NUMERIC or (kind is None and pd.api.types.is_numeric_dtype(values)):
+                if kind == "boolean" and not pd.api.types.is_numeric_dtype(values):
+                    values = values.astype(object).map(  # a flag's levels, as text
+                        lambda v: _FLAGS.get(str(v).strip().lower(), v), na_action="ignore")
                 x = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
                 self._no_text(col, kind, values, x)
                 whole = _WHOLE.get(kind or "")

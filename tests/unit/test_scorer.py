@@ -386,3 +386,18 @@ def test_a_flavour_without_signature_reads_the_columns_it_was_fitted_on(tmp_path
     with pytest.raises(ActionError, match=r"has no signature, and the model does not name its "
                                           r"input columns"):
         load_scorer(tmp_path / "arrays", name="pd", version="3")
+
+
+def test_a_boolean_signature_column_reads_a_categorical_flag() -> None:
+    """init makes a yes/no column categorical, so the connector carries its levels as text
+    ('true', 'false'); a model whose signature takes it as boolean gets booleans."""
+    seen: list[pd.DataFrame] = []
+
+    def predict(x: pd.DataFrame) -> np.ndarray:
+        seen.append(x)
+        return np.where(x["owns_home"].to_numpy(), 0.1, 0.3)
+
+    s = Scorer("pd", "5", "sklearn", ("owns_home",), predict, types={"owns_home": "boolean"})
+    p = s.score(pd.DataFrame({"owns_home": ["true", "false", "True", "no"]}))
+    np.testing.assert_allclose(p, [0.1, 0.3, 0.1, 0.3])
+    assert seen[0]["owns_home"].dtype == np.bool_
