@@ -56,11 +56,12 @@ class ChampionCheck:
             from driftwatch.registry.bootstrap import require_champion
             from driftwatch.registry.trial import reference_sample
 
-            table = getattr(ma.policy, "reference", None)  # how the reference reads
-            sample = reference_sample(ma.reference,
-                                      table.conventions() if table is not None else None)
+            if ma.trial_rows is None or ma.trial_rows[0] != ma.reference:
+                table = getattr(ma.policy, "reference", None)  # how the reference reads
+                ma.trial_rows = (ma.reference, reference_sample(
+                    ma.reference, table.conventions() if table is not None else None))
             info = require_champion(self.registry, ma.champion, ma.features,
-                                    ma.executor.env.scorers(), sample)
+                                    ma.executor.env.scorers(), ma.trial_rows[1])
             ma.has_champion = True
             log.info("%s: champion is %s (version %s)", ma.model, ma.champion.uri, info.version)
             return

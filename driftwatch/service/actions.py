@@ -105,6 +105,8 @@ class ModelActions:
     has_champion: bool = False
     champion: Any = None  # the user's model (a ChampionRef); None: the demo's stand-in
     features: tuple[str, ...] = ()  # the connector's features, for the champion's columns
+    #: (reference path, its rows the champion's trial scores): read once, not every retry
+    trial_rows: tuple[str | None, Any] | None = None
 
 
 class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):

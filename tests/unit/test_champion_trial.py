@@ -135,3 +135,32 @@ def test_replay_execute_stops_on_a_p_good_champion(
     assert "models:/bank-pd@champion: its scores rank the reference's bad rows below" in err
     assert "declare score_is: p_good" in err
     assert main([*argv, "--champion-score-is", "p_good"]) == 0
+
+
+def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> None:
+    """A champion that fails its check is retried every actions tick: the reference (which
+    may be large) is read for its trial once, not on every retry."""
+    from types import SimpleNamespace
+
+    from driftwatch.registry import bootstrap, trial
+    from driftwatch.service.action_champion import ChampionCheck
+    from driftwatch.service.actions import ModelActions
+
+    reads: list[object] = []
+    monkeypatch.setattr(trial, "reference_sample",
+                        lambda path, table: reads.append(path) or pd.DataFrame({"x": [1.0]}))
+
+    def refuse(registry, ref, features, scorers, rows):  # type: ignore[no-untyped-def]
+        assert rows is not None and list(rows.columns) == ["x"]
+        raise ActionError("models:/pd@champion: its scores rank ...")
+
+    monkeypatch.setattr(bootstrap, "require_champion", refuse)
+    check = ChampionCheck()
+    check.registry = None  # type: ignore[attr-defined]
+    ma = ModelActions("pd", outbox=None, reference="ref.parquet",  # type: ignore[arg-type]
+                      executor=SimpleNamespace(env=SimpleNamespace(scorers=lambda: None)),
+                      champion=SimpleNamespace(uri=URI))
+    for _ in range(3):
+        with pytest.raises(ActionError, match="its scores rank"):
+            check._ensure_champion(ma)
+    assert reads == ["ref.parquet"] and not ma.has_champion
