@@ -21,6 +21,7 @@ from driftwatch.registry.scorers import ChampionRef, ScorerCache
 from driftwatch.registry.trial import trial_score
 from driftwatch.registry.versions import CHAMPION, TAG_ACTION_KEY, ModelVersionInfo
 from driftwatch.windows.profile import ReferenceProfile
+from driftwatch.yamlio import nearest
 
 __all__ = ["bootstrap_key", "ensure_champion", "require_champion"]
 
@@ -82,8 +83,9 @@ def require_champion(
     scorers: ScorerCache,
     reference: pd.DataFrame | None = None,
 ) -> ModelVersionInfo:
-    """The user's champion named by ``ref``: it must exist, load, find every input
-    column of its signature among the connector's ``features``, and pass its trial on
+    """The user's champion named by ``ref``: it must exist, load, have every column its
+    ``columns`` map, find every input column of its signature among the connector's
+    ``features``, and pass its trial on
     rows of the ``reference`` table when given (:mod:`driftwatch.registry.trial`); a clear
     error otherwise."""
     info = registry.by_alias(ref.name, ref.alias)
@@ -97,6 +99,13 @@ def require_champion(
         )
         raise ActionError(f"{ref.uri}: {what} (tracking URI {registry.tracking_uri})")
     scorer = scorers.get(ref.name, info.version)
+    for col in ref.columns:  # a misspelt mapping would be ignored, its column read as is
+        if col not in scorer.inputs:
+            near = nearest(col, scorer.inputs)
+            raise ActionError(
+                f"{ref.uri}: the champion's columns map {col!r}, which is no input column of "
+                f"{scorer.label}" + (f" (did you mean {near!r}?)" if near else "")
+                + f"; its inputs: {', '.join(scorer.inputs)}")
     try:
         scorer.check(features)
     except ActionError as exc:

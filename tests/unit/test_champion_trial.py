@@ -99,7 +99,7 @@ def test_the_sample_reads_the_label_through_the_policy(tmp_path: Path) -> None:
     assert reference_sample(tmp_path / "profile.json.gz", table) is None
 
 
-def test_replay_execute_stops_on_a_p_good_champion(
+def test_replay_execute_checks_the_champion_at_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     import mlflow
@@ -135,6 +135,13 @@ def test_replay_execute_stops_on_a_p_good_champion(
     assert "models:/bank-pd@champion: its scores rank the reference's bad rows below" in err
     assert "declare score_is: p_good" in err
     assert main([*argv, "--champion-score-is", "p_good"]) == 0
+    # a misspelt mapping was ignored, and the column read under its own name
+    assert main([*argv, "--champion-score-is", "p_good",
+                 "--champion-column", "debt_to_incme=debt_to_income"]) == 1
+    assert capsys.readouterr().err.strip().endswith(
+        "error: models:/bank-pd@champion: the champion's columns map 'debt_to_incme', which is "
+        "no input column of bank-pd v1 (did you mean 'debt_to_income'?); its inputs: "
+        "debt_to_income, utilization")
 
 
 def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> None:
