@@ -57,6 +57,7 @@ from driftwatch.registry.flavours import (
     load_flavour,
 )
 from driftwatch.registry.outputs import probabilities, read_output
+from driftwatch.yamlio import nearest
 
 __all__ = ["SCORE_IS", "Scorer", "bad_class_index", "load_scorer"]
 
@@ -114,9 +115,14 @@ class Scorer:
             if self.feature_of(col) not in have and col not in self.optional:
                 via = "" if col not in self.columns else (
                     f" (read from connector feature {self.feature_of(col)!r})")
+                lower = {h.lower(): h for h in have}
+                near = nearest(self.feature_of(col).lower(), lower)
+                hint = "" if near is None else (
+                    f"; map it: --champion-column {col}={lower[near]} (champion.columns in the "
+                    "service configuration)")
                 raise ActionError(
                     f"model {self.label} needs input column {col!r}{via}, which the connector "
-                    f"does not provide; features: {', '.join(have) or 'none'}"
+                    f"does not provide; features: {', '.join(have) or 'none'}{hint}"
                 )
 
     def model_input(self, frame: pd.DataFrame) -> pd.DataFrame:

@@ -401,3 +401,14 @@ def test_a_boolean_signature_column_reads_a_categorical_flag() -> None:
     p = s.score(pd.DataFrame({"owns_home": ["true", "false", "True", "no"]}))
     np.testing.assert_allclose(p, [0.1, 0.3, 0.1, 0.3])
     assert seen[0]["owns_home"].dtype == np.bool_
+
+
+def test_a_missing_input_column_suggests_the_mapping_to_its_nearest_feature() -> None:
+    s = Scorer("pd", "6", "sklearn", ("AnnualIncome", "bureau_score"), lambda x: x)
+    with pytest.raises(ActionError, match=r"needs input column 'AnnualIncome', .*features: "
+                       r"annual_income, age; map it: --champion-column "
+                       r"AnnualIncome=annual_income \(champion.columns"):
+        s.check(["annual_income", "age"])
+    with pytest.raises(ActionError, match=r"'bureau_score', .*features: annual_income, age, "
+                                          r"AnnualIncome$"):
+        s.check(["annual_income", "age", "AnnualIncome"])
