@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what a custom pyfunc champion returns (default p_bad; p_good is "
                         "read as 1 - p)")
     r.add_argument("--tracking-uri", metavar="URI",
-                   help="with --execute: MLflow tracking server (default: under --state-dir)")
+                   help="with --execute: MLflow tracking server (default: under --state-dir); "
+                        "10 s per request unless MLFLOW_HTTP_REQUEST_TIMEOUT is set")
     r.add_argument("--no-report", action="store_true", help="skip report.html")
     r.add_argument("--levels-cache", metavar="DIR",
                    help="folder where calibrated levels are kept between runs on the same "
@@ -214,6 +215,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (err := missing_extra(exc)) is None:
             raise
         print(f"error: {err}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if type(exc).__name__ != "MlflowException":
+            raise
+        # MLflow refused the store or a request (a file store it keeps in maintenance mode,
+        # a permission): its own words, without the traceback through driftwatch
+        lines = str(exc).strip().splitlines() or [type(exc).__name__]
+        print(f"error: MLflow: {lines[0]}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 DEFAULT_GPUS = 10
 #: Longest wall time the replay waits for one poll's retraining jobs.
 MAX_JOB_WAIT_S = 3600.0
+#: Per MLflow HTTP request, as the daemon's ``actions.mlflow_timeout`` default.
+REPLAY_MLFLOW_TIMEOUT_S = 10.0
 
 
 class ReplayActions:
@@ -54,6 +56,16 @@ class ReplayActions:
         tracking_uri: str | None = None,
         champion: Any = None,
     ) -> None:
+        self._restore_env = _bounded_mlflow()
+        try:
+            self._open(state_dir, monitor, reference=reference, gpus=gpus,
+                       tracking_uri=tracking_uri, champion=champion)
+        except BaseException:
+            self._restore_env()
+            raise
+
+    def _open(self, state_dir: str | Path, monitor: ModelMonitor, *, reference: str | Path,
+              gpus: int, tracking_uri: str | None, champion: Any) -> None:
         from driftwatch.actions.context import shadow_defaults
         from driftwatch.actions.executor import ActionExecutor
         from driftwatch.actions.retrain_limits import RetrainLimits
@@ -187,3 +199,18 @@ class ReplayActions:
     def close(self) -> None:
         self.executor.close()
         self.pool.close()
+        self._restore_env()
+
+
+def _bounded_mlflow() -> Callable[[], None]:
+    """MLflow's HTTP client bounded as the daemon's defaults bound it (10 s a request, no
+    retries of its own: driftwatch's retry backs off), unless the environment already says:
+    with MLflow's own defaults a wrong ``--tracking-uri`` held the replay for many minutes
+    before a word. Returns what puts the environment back."""
+    import os
+
+    from driftwatch.registry.retry import HTTP_RETRIES_ENV, HTTP_TIMEOUT_ENV, bound_http_client
+
+    if HTTP_TIMEOUT_ENV in os.environ or HTTP_RETRIES_ENV in os.environ:
+        return lambda: None
+    return bound_http_client(REPLAY_MLFLOW_TIMEOUT_S, 0)
