@@ -27,8 +27,13 @@ class ChampionCheck:
     module docstring); a mixin, it holds no state of its own."""
 
     def _champion_ready(self, ma: ModelActions) -> bool:
-        """The champion check, backed off like an action while MLflow is down."""
+        """The champion check, backed off like an action while MLflow is down, and while
+        the champion fails it (a model that cannot score the reference, or ranks it upside
+        down): the model is still monitored, its actions wait, and the reason is logged
+        once an attempt, not on every actions tick."""
+        from driftwatch.errors import DriftwatchError
         from driftwatch.registry.retry import RegistryUnavailableError
+        from driftwatch.state import write_fault
 
         failures, at = self._champion_wait.get(ma.model, (0, 0.0))
         now = self.clock.now()
@@ -36,12 +41,19 @@ class ChampionCheck:
             return False
         try:
             self._ensure_champion(ma)
-        except RegistryUnavailableError as exc:
+        except DriftwatchError as exc:
+            if write_fault(exc) is not None:
+                raise  # the state folder refused a write: the service waits that out
             failures += 1
             retry_at = self.backoff.retry_at(now, failures)
             self._champion_wait[ma.model] = (failures, retry_at)
-            log.warning("%s: actions that need MLflow wait %.0fs (attempt %d): %s",
-                        ma.model, retry_at - now, failures, exc)
+            if isinstance(exc, RegistryUnavailableError):
+                log.warning("%s: actions that need MLflow wait %.0fs (attempt %d): %s",
+                            ma.model, retry_at - now, failures, exc)
+            else:
+                log.error("%s: the champion fails its check; actions that need it wait "
+                          "%.0fs (attempt %d; fix the model or the config): %s",
+                          ma.model, retry_at - now, failures, exc)
             return False
         self._champion_wait.pop(ma.model, None)
         return True
