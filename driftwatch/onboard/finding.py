@@ -25,6 +25,9 @@ from driftwatch.onboard.timefields import time_todo
 
 __all__ = ["carried", "find_role", "label_from_outcomes"]
 
+#: The most values a label found by where it is (outcomes only) may have: a loan status.
+_STATUS_LEVELS = 10
+
 
 def _candidates(names: Sequence[str], spec: tuple[Any, ...], check: Any) -> list[Candidate]:
     out = []
@@ -100,7 +103,15 @@ def label_from_outcomes(ref: pd.DataFrame, cols: Sequence[str], sample: Sample,
         raise ConfigError("several reference columns could be the label (two values, in "
                           "the outcomes sample only): " + ", ".join(hits),
                           file=outcomes.name, hint="pass --label-field NAME")
-    if not hits:
+    if hits:
+        return Candidate(hits[0], 2, "two distinct values, in the outcomes sample and not "
+                         "in the predictions")
+    # a status with several outcomes (Lending Club's loan_status: Fully Paid, Charged Off,
+    # Does not meet the credit policy. Status:...): still the label, whose bad values only
+    # the user can name (--label-bad)
+    few = [c for c in cols if 2 < ref[c].nunique() <= _STATUS_LEVELS
+           and carried(c, out_paths) and not carried(c, pred_paths)]
+    if len(few) != 1:
         return None
-    return Candidate(hits[0], 2, "two distinct values, in the outcomes sample and not in "
-                     "the predictions")
+    return Candidate(few[0], 1, f"{ref[few[0]].nunique()} distinct values, in the outcomes "
+                     "sample and not in the predictions")

@@ -283,8 +283,11 @@ def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = (),
     if len(distinct) != 2 or len(b) != 1 or len(g) != 1:
         raise ConfigError(
             "cannot tell which label value is bad: values "
-            + ", ".join(repr(v) for v in distinct[:6]), file=where,
-            hint="pass --label-bad VALUE (repeat it for several)")
+            + ", ".join(repr(v) for v in distinct[:6])
+            + (f" (and {len(distinct) - 6} more)" if len(distinct) > 6 else "")
+            + (f" of {name}" if name else ""), file=where,
+            hint="pass --label-bad VALUE (repeat it for several)"
+            + (f"; if {name} is not the label, --label-field NAME" if name else ""))
     if good_when_true(name) and _norm(b[0]) in _TRUE:
         return g, b
     return b, g

@@ -1,0 +1,60 @@
+"""``init`` and ``replay`` on the shapes of more public tables and streams: Lending Club
+(a ``loan_status`` with four outcome texts in the reference, sent by the outcomes
+service only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from ._cli import run_cli as _cli
+
+_STATUSES = ["Fully Paid", "Charged Off", "Does not meet the credit policy. Status:Fully Paid",
+             "Does not meet the credit policy. Status:Charged Off"]
+
+
+def _init(tmp: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
+    return _cli(["init", "--reference", str(tmp / "ref.csv"), "--sample", str(tmp / "live.csv"),
+                 "--outcomes", str(tmp / "out.csv"), "--model", "m", "--connector-out",
+                 str(tmp / "c.yaml"), "--policy-out", str(tmp / "p.yaml"), *extra], capsys)
+
+
+def _lending_club(tmp: Path, n: int = 400) -> None:
+    rng = np.random.default_rng(5)
+    ref = pd.DataFrame({"loan_amnt": rng.integers(1000, 35000, n).astype(float),
+                        "dti": rng.gamma(4, 4.5, n).round(2),
+                        "grade": rng.choice(list("ABCDEFG"), n),
+                        "loan_status": rng.choice(_STATUSES, n, p=[.7, .2, .06, .04])})
+    ref.to_csv(tmp / "ref.csv", index=False)
+    live = ref.drop(columns=["loan_status"])
+    live.insert(0, "id", np.arange(68_000_000, 68_000_000 + n))
+    live.insert(1, "issue_d", rng.choice(["Jan-2016", "Feb-2016"], n))
+    live.to_csv(tmp / "live.csv", index=False)
+    out = pd.DataFrame({"id": live["id"], "loan_status": rng.choice(
+        [*_STATUSES, "Current"], n)})
+    out.to_csv(tmp / "out.csv", index=False)
+
+
+def test_a_several_valued_status_only_the_outcomes_carry_is_the_label(tmp_path, capsys):
+    """Lending Club's loan_status (four texts) was named as a reference column missing from
+    the predictions, with the hint to --ignore it: following that lost the label."""
+    _lending_club(tmp_path)
+    code, _, err = _init(tmp_path, capsys)
+    assert code == 2
+    assert "cannot tell which label value is bad" in err and "of loan_status" in err
+    assert "--label-bad VALUE" in err and "--ignore" not in err
+    code, out, err = _init(tmp_path, capsys, "--label-bad", "Charged Off", "--label-bad",
+                           "Does not meet the credit policy. Status:Charged Off")
+    assert code == 0, err
+    assert "label: loan_status" in out and "4 distinct values, in the outcomes sample" in out
+    label = yaml.safe_load((tmp_path / "p.yaml").read_text())["reference"]["label"]
+    assert label == {"column": "loan_status",
+                     "bad": ["Charged Off", "Does not meet the credit policy. Status:Charged Off"],
+                     "good": ["Does not meet the credit policy. Status:Fully Paid",
+                              "Fully Paid"]}
+    stream = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"]["outcomes"]
+    assert stream["fields"]["label"]["pending"] == ["Current"]
