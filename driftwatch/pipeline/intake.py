@@ -76,7 +76,16 @@ class PollIntake:
             joined = self.joiner.add_outcomes(out)
             if len(joined.label):
                 row = _rows_of(out.keys, joined.keys)
-                self._label(joined, base + before_out[row], out.event_time[row], wm_out[row])
+                index, time, wm = before_out[row], out.event_time[row], wm_out[row]
+                if pred is not None:
+                    # an outcome ahead of its prediction in this poll joins where the
+                    # prediction comes, as it would had the poll ended between them
+                    prow = _rows_of(pred.keys, joined.keys)
+                    ahead = (pred.keys[prow] == joined.keys) & (prow >= index)
+                    index = np.where(ahead, prow, index)
+                    time = np.where(ahead, joined.outcome_time, time)
+                    wm = np.where(ahead, wm_pred[prow], wm)
+                self._label(joined, base + index, time, wm)
         closed: list[ClosedWindow] = []
         if pred is not None:
             closed += self.window.add(pred)
