@@ -35,6 +35,7 @@ from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.jsonblock import TIME_COUNTS
 from driftwatch.csvdecimal import file_decimal
+from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 
@@ -229,7 +230,8 @@ class FileReader:
                                                  invalid_row_handler=self._invalid_row),
                 convert_options=pacsv.ConvertOptions(
                     column_types=dict.fromkeys(cols, pa.string()), include_columns=cols,
-                    include_missing_columns=True, strings_can_be_null=True),
+                    include_missing_columns=True, strings_can_be_null=True,
+                    null_values=list(CSV_MISSING)),
             )
             self._table: pa.Table | None = None
             self.line = max(skip, 1)

@@ -40,6 +40,7 @@ import pandas as pd
 from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
 from driftwatch.csvdecimal import csv_notes, file_decimal
+from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema, level_texts
@@ -111,7 +112,8 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
             log.info(note)  # the commands that read it print the same lines
-        return pd.read_csv(p, sep=sep, decimal=found.mark)
+        return pd.read_csv(p, sep=sep, decimal=found.mark, na_values=CSV_MISSING,
+                           keep_default_na=False)
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference dataset {p}: {exc}") from exc
 
