@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from driftwatch.connectors.columns import numeric
+from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.finding import carried
 from driftwatch.onboard.infer import MAX_INT_LEVELS, column_kind, name_rank, not_a_feature
@@ -17,8 +18,9 @@ from driftwatch.onboard.plandata import Feature, Plan
 from driftwatch.onboard.roles import ID, PREDICTED, TIME, present, shown, two_values
 from driftwatch.onboard.sentinels import likely_missing_values
 from driftwatch.windows.conventions import norm_value
+from driftwatch.windows.profile import is_parquet
 
-__all__ = ["apart", "choose_features", "predicted_class", "row_index"]
+__all__ = ["apart", "choose_features", "csv_missing_texts", "predicted_class", "row_index"]
 
 #: pandas names a CSV column with a blank header ``Unnamed: N``: the index it wrote.
 _BLANK_HEADER = re.compile(r"Unnamed: \d+")
@@ -106,6 +108,26 @@ def _ignore_columns(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             plan.say(f"ignore: {c}", why)
 
 
+def csv_missing_texts(values: Sequence[Any]) -> tuple[list[str], str] | None:
+    """Text among a stream's sample ``values`` that a CSV reference reads as missing
+    (``"n/a"``, ``"None"``: :data:`~driftwatch.csvnulls.CSV_MISSING`), with the reason:
+    read otherwise, each would be a level the reference never saw, a new category in every
+    window (Lending Club's ``emp_length``, sent by a JSON service).
+
+    >>> csv_missing_texts(["n/a", "1 year", "n/a", None, "< 1 year"])
+    (['n/a'], "'n/a' in 2 of 5 sample records: text the reference CSV reads as missing")
+    >>> csv_missing_texts(["none", "NA Corp", ""]) is None
+    True
+    """
+    found = [v for v in values if isinstance(v, str) and v and v in CSV_MISSING]
+    if not found:
+        return None
+    texts = sorted(set(found))
+    counts = ", ".join(f"{t!r} in {found.count(t)}" for t in texts)
+    return texts, (f"{counts} of {len(values)} sample records: text the reference CSV "
+                   "reads as missing")
+
+
 def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                     vals: Callable[[str], list[Any]], used: Collection[str],
                     ignore: Sequence[str], where: str, reference: str) -> None:
@@ -124,6 +146,10 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             continue
         kind, why = column_kind(ref[c])
         codes = likely_missing_values(ref[c])  # a few-valued integer column too
+        if kind == "categorical" and not is_parquet(reference) and (
+                texts := csv_missing_texts(vals(p))):
+            codes = ([*(codes[0] if codes else ()), *texts[0]],
+                     "; ".join(w for w in (codes[1] if codes else "", texts[1]) if w))
         plan.features.append(Feature(c, p, kind, why, *((tuple(codes[0]), codes[1])
                                                          if codes else ())))
         if far := apart(ref[c], kind, vals(p)):

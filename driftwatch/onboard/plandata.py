@@ -34,7 +34,7 @@ class Feature:
     path: str  # the stream path
     kind: str  # numeric | categorical
     why: str
-    missing: tuple[int | float, ...] = ()  # likely codes for missing ...
+    missing: tuple[int | float | str, ...] = ()  # likely codes for missing ...
     missing_why: str = ""  # ... and what gave them away
 
 

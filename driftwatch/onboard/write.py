@@ -77,8 +77,8 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
             out.append(f"          {q(f.name)}: {{path: {q(f.path)}, type: {f.kind}}}")
         coded = [f for f in plan.features if f.missing]
         if coded:
-            out.append("        missing_values_by_feature:   # codes init found in the "
-                       "reference: read as missing")
+            out.append("        missing_values_by_feature:   # codes for missing init found "
+                       "(its lines say where): read as missing")
             out += [f"          {q(f.name)}: {_list(f.missing)}" for f in coded]
         if s.score:
             note = "   # P(good): the policy's reference.score_is turns it into P(bad)" \

@@ -112,3 +112,24 @@ def test_a_csv_stream_reads_none_as_missing_as_the_reference_does(tmp_path, caps
     assert _counts(records) == (600, missing, 0)
     assert not any(r["decision"]["data_quality_fault"] for r in records)
 
+
+def test_init_reads_a_json_streams_na_text_as_missing_like_the_csv_reference(tmp_path, capsys):
+    """A JSON service sends Lending Club's emp_length ``n/a`` as text; the reference CSV
+    read it as missing, so every window had a new category (15% of rows) and a severe
+    data-quality fault."""
+    _, live = _emp_length(tmp_path)
+    with (tmp_path / "live.jsonl").open("w") as f:
+        for row in live.to_dict("records"):
+            f.write(json.dumps(row) + "\n")
+    code, out, err = _cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+                           str(tmp_path / "live.jsonl"), "--model", "m", "--connector-out",
+                           str(tmp_path / "c.yaml"), "--policy-out", str(tmp_path / "p.yaml")],
+                          capsys)
+    assert code == 0, err
+    n_na = int((live["emp_length"] == "n/a").sum())
+    n_none = int((live["emp_length"] == "None").sum())
+    assert f"'None' in {n_none}, 'n/a' in {n_na} of 600 sample records" in out
+    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"][
+        "predictions"]["fields"]
+    assert fields["missing_values_by_feature"] == {"emp_length": ["None", "n/a"]}
+    assert _counts(_replay(tmp_path, capsys, "live.jsonl")) == (600, n_na + n_none, 0)
