@@ -80,7 +80,20 @@ def _frame(df: object, what: str) -> pd.DataFrame:
     if df.empty:
         raise DataFrameError(f"the {what} DataFrame is empty ({len(df)} rows, "
                              f"{len(df.columns)} columns): nothing to measure")
-    return df
+    if all(isinstance(c, str) for c in df.columns):
+        return df
+    # a feature is named by text everywhere (signals, reasons, the report): 0 is "0"
+    names = [str(c) for c in df.columns]
+    if len(set(names)) < len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise DataFrameError(f"the {what} DataFrame has columns that read alike as text: "
+                             + ", ".join(map(repr, twice)))
+    return df.set_axis(names, axis=1)
+
+
+def _name(c: object) -> str | None:
+    """A column named as an argument, as :func:`_frame` names it."""
+    return None if c is None else str(c)
 
 
 def _epoch(t: float | str | datetime | pd.Timestamp) -> float:
@@ -215,6 +228,11 @@ class Monitor:
         (ids, say); the rest are, numeric by dtype, otherwise categorical, unless
         ``numeric`` / ``categorical`` list them.
         """
+        score, label, decision, exposure, time = map(
+            _name, (score, label, decision, exposure, time))
+        ignore = [str(c) for c in ignore]
+        numeric = None if numeric is None else [str(c) for c in numeric]
+        categorical = None if categorical is None else [str(c) for c in categorical]
         pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
         conv = None
         if pol is not None and pol.reference != ReferenceColumns():
