@@ -22,9 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pyarrow as pa
 import pyarrow.csv as pcsv
-import pyarrow.parquet as pq
 
 from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.connectors.config import Connector
@@ -32,6 +30,7 @@ from driftwatch.connectors.mapping import FeatureField, FieldPath, StreamMapping
 from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import ConnectorError
+from driftwatch.parquetread import read_parquet
 from driftwatch.schema import FeatureSchema
 
 __all__ = [
@@ -149,10 +148,7 @@ def sample_records(path: Path, fmt: str, n: int = SAMPLE,
     recordings and unreadable lines are skipped: the replay reports those). A CSV is read
     with ``delimiter`` and ``decimal``, by default the ones its head shows."""
     if fmt == "parquet":
-        pf = pq.ParquetFile(path)
-        batch = next(pf.iter_batches(batch_size=n), None)
-        return [] if batch is None else decimals_as_doubles(
-            pa.Table.from_batches([batch])).to_pylist()
+        return decimals_as_doubles(read_parquet(path, n)).to_pylist()
     raw = path.open("rb")
     with raw:
         head = raw.read(2)

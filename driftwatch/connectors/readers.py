@@ -38,6 +38,7 @@ from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
+from driftwatch.parquetread import row_group_batches
 
 __all__ = ["MAX_BLOCK_BYTES", "Chunk", "FileReader", "detect_format"]
 
@@ -203,8 +204,7 @@ class FileReader:
                     groups.append(g)
                 else:
                     rows += n
-            self._f = self._pq.iter_batches(batch_size=self.batch_size, row_groups=groups,
-                                            columns=cols)
+            self._f = row_group_batches(self._pq, groups, self.batch_size, cols)
             self._drop, self.line = skip - rows, skip
             return
         if self.format == "csv":

@@ -139,11 +139,10 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, A
     try:
         fmt = detect_format(p)
         if fmt == "parquet":
-            import pyarrow.parquet as pq
-
             from driftwatch.arrowdecimal import decimals_as_doubles
+            from driftwatch.parquetread import read_parquet
 
-            rows = decimals_as_doubles(pq.ParquetFile(p).read().slice(0, limit)).to_pylist()
+            rows = decimals_as_doubles(read_parquet(p, limit)).to_pylist()
         elif fmt == "csv":
             sep = sample_separator(p) or ","
             frame = pd.read_csv(p, nrows=limit, sep=sep, decimal=file_decimal(p, sep).mark,

@@ -103,11 +103,11 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
                 raise SourceError(f"reference dataset {p} is a zip archive (an Excel "
                                   "workbook?): save it as CSV or Parquet")
         if is_parquet(p):
-            import pyarrow.parquet as pq
-
             # ParquetFile, not read_table: read_table goes through pyarrow.dataset, whose
             # import alone costs every command that reads a reference 0.3-0.8 s
-            return decimals_as_doubles(pq.ParquetFile(p).read()).to_pandas()
+            from driftwatch.parquetread import read_parquet
+
+            return decimals_as_doubles(read_parquet(p)).to_pandas()
         sep = reference_separator(p) or ","
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
