@@ -66,6 +66,7 @@ from driftwatch.connectors.columns import (
     texts,
 )
 from driftwatch.connectors.eventtime import event_times, parse_origin
+from driftwatch.connectors.flags import flag_level, flag_levels
 from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
 from driftwatch.connectors.mapping import FieldPath, StreamMapping
 from driftwatch.schema import FeatureSchema, level_text
@@ -145,6 +146,21 @@ def _recode_numbers(codes: np.ndarray, vals: pa.Array, lookup: CodeLookup,
         codes[idx] = encode(again, lookup, n_levels)[where.astype(np.int64)]
 
 
+def _recode_flags(codes: np.ndarray, vals: pa.Array, lookup: CodeLookup, n_levels: int,
+                  sides: dict[bool, str]) -> None:
+    """Codes unseen flag text again as the reference's level of its side (in place; see
+    :mod:`~driftwatch.connectors.flags`)."""
+    idx = np.flatnonzero(codes == n_levels + 1)
+    if len(idx):  # once per distinct text, as for numbers
+        unseen = vals.take(pa.array(idx))
+        distinct = pc.unique(unseen)
+        again = pa.array([flag_level(v, sides) for v in distinct.to_pylist()], pa.string())
+        where = pc.index_in(unseen, value_set=distinct).to_numpy(zero_copy_only=False)
+        recoded = encode(again, lookup, n_levels)[where.astype(np.int64)]
+        # a text no side reads stays a new category (encode made it missing: None)
+        codes[idx] = np.where(recoded >= 0, recoded, codes[idx])
+
+
 def _without(vals: pa.Array, missing: frozenset[str], lenient: bool) -> pa.Array:
     """``vals`` with the texts in ``missing`` made null; ``lenient`` (CSV): a number
     (``-1.0``) matches by the level a pandas-read reference gives it (``-1``)."""
@@ -177,6 +193,9 @@ class Decoder:
         self._cat = [(j, n, feats[n]) for j, n in enumerate(schema.categorical) if n in feats]
         self._lookups = [code_lookup(lv, o) for lv, o in zip(schema.levels, schema.other,
                                                               strict=True)]
+        # a yes/no feature: another spelling of a flag reads as the reference's same side
+        self._flags = [flag_levels(lv) if not o else None
+                       for lv, o in zip(schema.levels, schema.other, strict=True)]
         miss = self.mapping.missing
         # both parsers meet in _assemble: the sentinels are applied once, there
         self._missing_num = {n: miss.numbers(n) for _, n, _ in self._num}
@@ -378,6 +397,8 @@ class Decoder:
             cat[:, j] = encode(vals, self._lookups[j], n_levels)
             if lenient:
                 _recode_numbers(cat[:, j], vals, self._lookups[j], n_levels)
+            if self._flags[j] is not None:
+                _recode_flags(cat[:, j], vals, self._lookups[j], n_levels, self._flags[j])
             prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}",
                                                "text or a number"))
         extra: dict[str, Any] = {}

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from driftwatch.connectors.columns import numeric
+from driftwatch.connectors.flags import flag_level, flag_levels
 from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.finding import carried
@@ -17,10 +18,12 @@ from driftwatch.onboard.matching import stream_path
 from driftwatch.onboard.plandata import Feature, Plan
 from driftwatch.onboard.roles import ID, PREDICTED, TIME, present, shown, two_values
 from driftwatch.onboard.sentinels import likely_missing_values
+from driftwatch.schema import level_text
 from driftwatch.windows.conventions import norm_value
 from driftwatch.windows.profile import is_parquet
 
-__all__ = ["apart", "choose_features", "csv_missing_texts", "predicted_class", "row_index"]
+__all__ = ["apart", "choose_features", "csv_missing_texts", "flag_spelled_otherwise",
+           "predicted_class", "row_index"]
 
 #: pandas names a CSV column with a blank header ``Unnamed: N``: the index it wrote.
 _BLANK_HEADER = re.compile(r"Unnamed: \d+")
@@ -73,6 +76,27 @@ def apart(ref: pd.Series, kind: str, sample: list[Any], least: int = 20) -> str 
         return (f"none of its {len(got)} values in the sample is a level the reference has "
                 f"({shown(got)})")
     return None
+
+
+def flag_spelled_otherwise(ref: pd.Series, sample: list[Any]) -> str | None:
+    """What says that a yes/no feature comes spelled otherwise in the sample than in the
+    reference (``Y``/``N`` there, JSON ``true``/``false`` here), which replay reads side
+    for side (:mod:`~driftwatch.connectors.flags`); None otherwise.
+
+    >>> flag_spelled_otherwise(pd.Series(["Y", "N", "Y"]), [True, False, None])
+    "a yes/no flag, 'N', 'Y' in the reference, 'false', 'true' in the sample"
+    >>> flag_spelled_otherwise(pd.Series(["Y", "N"]), ["Y", True]) is None
+    True
+    """
+    levels = sorted({level_text(v) for v in ref.dropna().unique()})
+    sides = flag_levels(levels)
+    got = sorted({level_text(v) for v in sample if present(v)})
+    if sides is None or not got or set(got) & set(levels):
+        return None
+    if any(flag_level(v, sides) is None for v in got):
+        return None
+    return (f"a yes/no flag, {', '.join(map(repr, levels))} in the reference, "
+            f"{', '.join(map(repr, got))} in the sample")
 
 
 def _ignore_columns(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
@@ -152,7 +176,10 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                      "; ".join(w for w in (codes[1] if codes else "", texts[1]) if w))
         plan.features.append(Feature(c, p, kind, why, *((tuple(codes[0]), codes[1])
                                                          if codes else ())))
-        if far := apart(ref[c], kind, vals(p)):
+        if kind == "categorical" and (flag := flag_spelled_otherwise(ref[c], vals(p))):
+            plan.say(f"  {c}: flag", f"{flag}: each read as the reference's value of the "
+                     "same side")
+        elif far := apart(ref[c], kind, vals(p)):
             plan.say(f"  warning: {c}", f"{far}: " + (
                 f"a time or counter that grows is not a feature (--ignore {c}); a unit "
                 "change is a fault to fix upstream" if kind == "numeric" else

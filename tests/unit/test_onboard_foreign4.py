@@ -133,3 +133,36 @@ def test_init_reads_a_json_streams_na_text_as_missing_like_the_csv_reference(tmp
         "predictions"]["fields"]
     assert fields["missing_values_by_feature"] == {"emp_length": ["None", "n/a"]}
     assert _counts(_replay(tmp_path, capsys, "live.jsonl")) == (600, n_na + n_none, 0)
+
+
+def test_a_flag_sent_as_json_booleans_is_read_side_for_side(tmp_path, capsys):
+    """Home Credit's FLAG_OWN_CAR is Y/N in the reference and true/false from a JSON
+    service: init warned that the column may name a file or batch, and replay saw a new
+    category on every record."""
+    rng = np.random.default_rng(9)
+    n = 600
+    ref = pd.DataFrame({"AMT_CREDIT": rng.lognormal(13, .5, n).round(0),
+                        "FLAG_OWN_CAR": rng.choice(["Y", "N"], n, p=[.34, .66]),
+                        "score": rng.uniform(0, 1, n).round(4)})
+    ref.to_csv(tmp_path / "ref.csv", index=False)
+    with (tmp_path / "live.jsonl").open("w") as f:
+        for i, row in enumerate(ref.to_dict("records")):
+            row["FLAG_OWN_CAR"] = row["FLAG_OWN_CAR"] == "Y"
+            f.write(json.dumps({"SK_ID_CURR": 100002 + i, "ts": 1_700_000_000 + 60 * i, **row})
+                    + "\n")
+    code, out, err = _cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+                           str(tmp_path / "live.jsonl"), "--model", "m", "--connector-out",
+                           str(tmp_path / "c.yaml"), "--policy-out", str(tmp_path / "p.yaml")],
+                          capsys)
+    assert code == 0, err
+    assert ("FLAG_OWN_CAR: flag" in out and "'N', 'Y' in the reference, 'false', 'true' in "
+            "the sample: each read as the reference's value of the same side" in out)
+    assert "warning: FLAG_OWN_CAR" not in out
+    records = _replay(tmp_path, capsys, "live.jsonl")
+    levels = {"N": 0, "Y": 0}
+    for r in records:
+        f = r["features"]["FLAG_OWN_CAR"]
+        assert f["unseen"] == 0
+        for k, v in f["levels"].items():
+            levels[k] += v
+    assert levels == ref["FLAG_OWN_CAR"].value_counts().to_dict()
