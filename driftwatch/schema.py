@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from driftwatch.flags import flag_level, flag_levels
+
 __all__ = ["MISSING", "FeatureSchema", "level_text", "level_texts", "map_distinct", "other_code",
            "unseen_code"]
 
@@ -108,6 +110,7 @@ class FeatureSchema:
     levels: tuple[tuple[str, ...], ...] = ()
     other: tuple[frozenset[str], ...] = ()
     _lookup: tuple[dict[str, int], ...] = field(default=(), repr=False, compare=False)
+    _flags: tuple[dict[bool, str] | None, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(set(self.numeric) | set(self.categorical)) != len(self.numeric) + len(
@@ -127,6 +130,10 @@ class FeatureSchema:
             d.update({v: k for v in oth if v not in d})
             lookup.append(d)
         object.__setattr__(self, "_lookup", tuple(lookup))
+        # a yes/no feature: another spelling of a flag reads as the reference's same side
+        object.__setattr__(self, "_flags", tuple(
+            flag_levels(lv) if not oth else None
+            for lv, oth in zip(self.levels, self.other, strict=True)))
 
     @property
     def n_numeric(self) -> int:
@@ -147,6 +154,11 @@ class FeatureSchema:
         as_str = level_texts(values)
         missing = as_str.isna().to_numpy()
         codes = as_str.map(lookup).to_numpy(dtype=np.float64, na_value=np.nan)
+        if (sides := self._flags[j]) is not None and np.isnan(codes).any():
+            codes, unseen = codes.copy(), np.isnan(codes)  # to_numpy may be read-only
+            codes[unseen] = as_str[unseen].map(
+                lambda v: lookup.get(flag_level(v, sides) or "", np.nan)).to_numpy(
+                    dtype=np.float64, na_value=np.nan)
         out = np.where(np.isnan(codes), unseen_code(k), codes).astype(np.int32)
         out[missing] = MISSING
         return out

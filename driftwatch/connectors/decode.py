@@ -66,9 +66,9 @@ from driftwatch.connectors.columns import (
     texts,
 )
 from driftwatch.connectors.eventtime import event_times, parse_origin
-from driftwatch.connectors.flags import flag_level, flag_levels
 from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
 from driftwatch.connectors.mapping import FieldPath, StreamMapping
+from driftwatch.flags import flag_level, flag_levels
 from driftwatch.schema import FeatureSchema, level_text
 
 __all__ = ["KEPT_BYTES", "MAX_MESSAGE_BYTES", "MAX_TEXT_CHARS", "Decoder"]
@@ -149,7 +149,7 @@ def _recode_numbers(codes: np.ndarray, vals: pa.Array, lookup: CodeLookup,
 def _recode_flags(codes: np.ndarray, vals: pa.Array, lookup: CodeLookup, n_levels: int,
                   sides: dict[bool, str]) -> None:
     """Codes unseen flag text again as the reference's level of its side (in place; see
-    :mod:`~driftwatch.connectors.flags`)."""
+    :mod:`~driftwatch.flags`)."""
     idx = np.flatnonzero(codes == n_levels + 1)
     if len(idx):  # once per distinct text, as for numbers
         unseen = vals.take(pa.array(idx))

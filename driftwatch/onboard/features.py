@@ -9,9 +9,9 @@ from typing import Any
 import pandas as pd
 
 from driftwatch.connectors.columns import numeric
-from driftwatch.connectors.flags import flag_level, flag_levels
 from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.errors import ConfigError
+from driftwatch.flags import flag_level, flag_levels
 from driftwatch.onboard.finding import carried
 from driftwatch.onboard.infer import MAX_INT_LEVELS, column_kind, name_rank, not_a_feature
 from driftwatch.onboard.matching import stream_path
@@ -81,7 +81,7 @@ def apart(ref: pd.Series, kind: str, sample: list[Any], least: int = 20) -> str 
 def flag_spelled_otherwise(ref: pd.Series, sample: list[Any]) -> str | None:
     """What says that a yes/no feature comes spelled otherwise in the sample than in the
     reference (``Y``/``N`` there, JSON ``true``/``false`` here), which replay reads side
-    for side (:mod:`~driftwatch.connectors.flags`); None otherwise.
+    for side (:mod:`~driftwatch.flags`); None otherwise.
 
     >>> flag_spelled_otherwise(pd.Series(["Y", "N", "Y"]), [True, False, None])
     "a yes/no flag, 'N', 'Y' in the reference, 'false', 'true' in the sample"

@@ -1,7 +1,8 @@
 """A yes/no feature spelled otherwise in the stream than in the reference (Home Credit's
 ``Y``/``N`` and ``0``/``1``, IEEE-CIS's ``T``/``F``, sent by a JSON service as ``true`` /
-``false``) reads as the reference's level of the same side, in JSON, CSV and Parquet alike:
-it was a new category on every record, a severe data-quality fault on an unchanged stream."""
+``false``) reads as the reference's level of the same side, in JSON, CSV, Parquet and the
+Python API alike: it was a new category on every record, a severe data-quality fault on an
+unchanged stream."""
 
 from __future__ import annotations
 
@@ -85,3 +86,20 @@ def test_a_parquet_boolean_column_reads_side_for_side():
     batch, bad = dec.decode_table(table, source="t", positions=np.arange(3))
     assert not bad
     assert batch.categorical[:, :3].tolist() == [[0, 0, 1], [1, 1, 0], [-1, -1, -1]]
+
+
+def test_a_dataframes_booleans_read_side_for_side_in_the_python_api():
+    import pandas as pd
+
+    from driftwatch import Monitor
+
+    rng = np.random.default_rng(2)
+    ref = pd.DataFrame({"FLAG_OWN_CAR": rng.choice(["Y", "N"], 2000, p=[.3, .7]),
+                        "x": rng.normal(0, 1, 2000), "score": rng.uniform(0, 1, 2000)})
+    mon = Monitor.from_reference(ref)
+    cur = ref.sample(800, random_state=3)
+    cur["FLAG_OWN_CAR"] = (cur["FLAG_OWN_CAR"] == "Y").astype("boolean")
+    signals = mon.assess(cur).signals.set_index(["signal", "feature"])["value"]
+    assert signals[("new_category_rate", "FLAG_OWN_CAR")] == 0.0
+    assert SCHEMA.encode_categorical(0, [True, "no", "maybe", None]).tolist() == [
+        1, 0, unseen_code(2), -1]
