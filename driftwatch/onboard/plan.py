@@ -42,6 +42,7 @@ from driftwatch.onboard.roles import (
     VERSION,
     decision_check,
     exposure_check,
+    label_check,
     present,
     score_check,
     time_check,
@@ -70,10 +71,10 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         # the label comes with the outcomes: a column the predictions carry is a feature,
         # whatever its name says (credit_risk_dataset's cb_person_default_on_file)
         later = [c for c in cols if not carried(c, paths)]
-        lab = find_role("label column", LABEL, later, two_values(ref_vals), "--label-field",
+        lab = find_role("label column", LABEL, later, label_check(ref_vals), "--label-field",
                         None, reference) or label_from_outcomes(ref, cols, sample, outcomes)
     if lab is None:
-        lab = find_role("label column", LABEL, cols, two_values(ref_vals), "--label-field",
+        lab = find_role("label column", LABEL, cols, label_check(ref_vals), "--label-field",
                         opts.label_field, reference)
     # --score-field may name the stream's score alone (the reference's is found by name)
     score_flag = opts.score_field

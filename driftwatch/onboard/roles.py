@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from driftwatch.onboard.infer import TIME_FORMATS, text_formats, time_unit
+from driftwatch.onboard.infer import TIME_FORMATS, name_rank, text_formats, time_unit
 
 __all__ = ["APPROVE", "DECISION", "EXPOSURE", "ID", "LABEL", "PREDICTED", "SCORE", "TIME",
            "VERSION",
-           "decision_check", "exposure_check", "present", "score_check", "shown",
-           "time_check", "two_values", "unique_check"]
+           "decision_check", "exposure_check", "label_check", "present", "score_check",
+           "shown", "time_check", "two_values", "unique_check"]
 
 ID = (("id", "event_id", "uuid", "request_id", "application_id", "transaction_id"),
        (r".+_id", r".+id"), (r".+_id_.+",))  # Home Credit's SK_ID_CURR
@@ -28,8 +28,8 @@ SCORE = (("score", "pd", "p_bad", "p_good", "prob", "probability", "proba", "pre
           (r".*score.*", r"p_.+", r"prob.*", r".+_prob", r"pd_.+", r".*risk.*",
            r".+_pd", r".+_proba", r".+_proba_.+", r".+_probability"), ())  # sklearn's y_pred_proba
 LABEL = (("label", "target", "y", "bad", "is_bad", "default", "defaulted", "outcome",
-           "fraud", "is_fraud", "chargeback"), (r".*default.*", r"is_.*bad", r".*label.*",
-                                                r".*target.*", r".*fraud.*"), ())
+           "fraud", "is_fraud", "chargeback", "loan_status"),
+         (r".*default.*", r"is_.*bad", r".*label.*", r".*target.*", r".*fraud.*"), ())
 DECISION = (("decision", "approved", "approve", "approval"),
              (r".*decision.*", r".*approv.*"), ())
 EXPOSURE = (("exposure", "ead", "exposure_at_default"),
@@ -111,6 +111,28 @@ def two_values(values_of: Any) -> Any:
     def check(n: str) -> str | None:
         k = len({str(v) for v in values_of(n) if present(v)})
         return "two distinct values" if k == 2 else None
+    return check
+
+
+#: The most outcome texts a column named exactly like a label may hold (Lending Club's
+#: loan_status: Fully Paid, Charged Off, Does not meet the credit policy. Status:...).
+MAX_OUTCOME_TEXTS = 10
+
+
+def label_check(values_of: Any) -> Any:
+    """Two distinct values; or, for a column named exactly like a label, a few texts (a
+    loan status), whose bad ones only the user can say (``--label-bad``)."""
+    two = two_values(values_of)
+
+    def check(n: str) -> str | None:
+        if why := two(n):
+            return why
+        if name_rank(n, *LABEL) < 3:
+            return None
+        vals = {v for v in values_of(n) if present(v)}
+        if 2 < len(vals) <= MAX_OUTCOME_TEXTS and all(isinstance(v, str) for v in vals):
+            return f"{len(vals)} outcome texts"
+        return None
     return check
 
 

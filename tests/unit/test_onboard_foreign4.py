@@ -24,36 +24,37 @@ def _init(tmp: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[i
                  str(tmp / "c.yaml"), "--policy-out", str(tmp / "p.yaml"), *extra], capsys)
 
 
-def _lending_club(tmp: Path, n: int = 400) -> None:
+def _lending_club(tmp: Path, n: int = 400, status: str = "loan_status") -> None:
     rng = np.random.default_rng(5)
     ref = pd.DataFrame({"loan_amnt": rng.integers(1000, 35000, n).astype(float),
                         "dti": rng.gamma(4, 4.5, n).round(2),
                         "grade": rng.choice(list("ABCDEFG"), n),
-                        "loan_status": rng.choice(_STATUSES, n, p=[.7, .2, .06, .04])})
+                        status: rng.choice(_STATUSES, n, p=[.7, .2, .06, .04])})
     ref.to_csv(tmp / "ref.csv", index=False)
-    live = ref.drop(columns=["loan_status"])
+    live = ref.drop(columns=[status])
     live.insert(0, "id", np.arange(68_000_000, 68_000_000 + n))
     live.insert(1, "issue_d", rng.choice(["Jan-2016", "Feb-2016"], n))
     live.to_csv(tmp / "live.csv", index=False)
-    out = pd.DataFrame({"id": live["id"], "loan_status": rng.choice(
+    out = pd.DataFrame({"id": live["id"], status: rng.choice(
         [*_STATUSES, "Current"], n)})
     out.to_csv(tmp / "out.csv", index=False)
 
 
 def test_a_several_valued_status_only_the_outcomes_carry_is_the_label(tmp_path, capsys):
-    """Lending Club's loan_status (four texts) was named as a reference column missing from
-    the predictions, with the hint to --ignore it: following that lost the label."""
-    _lending_club(tmp_path)
+    """A loan status named unlike a label (four texts) was named as a reference column
+    missing from the predictions, with the hint to --ignore it: following that lost the
+    label."""
+    _lending_club(tmp_path, status="final_status")
     code, _, err = _init(tmp_path, capsys)
     assert code == 2
-    assert "cannot tell which label value is bad" in err and "of loan_status" in err
+    assert "cannot tell which label value is bad" in err and "of final_status" in err
     assert "--label-bad VALUE" in err and "--ignore" not in err
     code, out, err = _init(tmp_path, capsys, "--label-bad", "Charged Off", "--label-bad",
                            "Does not meet the credit policy. Status:Charged Off")
     assert code == 0, err
-    assert "label: loan_status" in out and "4 distinct values, in the outcomes sample" in out
+    assert "label: final_status" in out and "4 distinct values, in the outcomes sample" in out
     label = yaml.safe_load((tmp_path / "p.yaml").read_text())["reference"]["label"]
-    assert label == {"column": "loan_status",
+    assert label == {"column": "final_status",
                      "bad": ["Charged Off", "Does not meet the credit policy. Status:Charged Off"],
                      "good": ["Does not meet the credit policy. Status:Fully Paid",
                               "Fully Paid"]}
@@ -166,3 +167,26 @@ def test_a_flag_sent_as_json_booleans_is_read_side_for_side(tmp_path, capsys):
         for k, v in f["levels"].items():
             levels[k] += v
     assert levels == ref["FLAG_OWN_CAR"].value_counts().to_dict()
+
+
+def test_a_loan_status_in_the_predictions_is_the_label_not_a_feature(tmp_path, capsys):
+    """With no outcomes sample, Lending Club's loan_status (four texts) in the predictions
+    was taken for a categorical feature: the outcome measured as an input."""
+    _lending_club(tmp_path)
+    live = pd.read_csv(tmp_path / "live.csv")
+    live["loan_status"] = pd.read_csv(tmp_path / "out.csv")["loan_status"]
+    live.to_csv(tmp_path / "live.csv", index=False)
+    args = ["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+            str(tmp_path / "live.csv"), "--model", "m", "--connector-out",
+            str(tmp_path / "c.yaml"), "--policy-out", str(tmp_path / "p.yaml")]
+    code, _, err = _cli(args, capsys)
+    assert code == 2 and "cannot tell which label value is bad" in err
+    code, out, err = _cli([*args, "--label-bad", "Charged Off", "--label-bad",
+                           "Does not meet the credit policy. Status:Charged Off"], capsys)
+    assert code == 0, err
+    assert "label: loan_status" in out and "4 outcome texts" in out
+    assert "label in the predictions: loan_status" in out
+    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"][
+        "predictions"]["fields"]
+    assert "loan_status" not in fields["features"]
+    assert fields["label"]["pending"] == ["Current"]

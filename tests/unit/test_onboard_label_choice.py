@@ -74,13 +74,28 @@ def test_label_field_still_decides(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_without_outcomes_the_hint_names_the_column_missing_from_the_sample(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _credit_risk(tmp_path)
+    _credit_risk(tmp_path, outcome="charged_off")  # named unlike a label
     code, _, err = run_cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
                             str(tmp_path / "live.csv"), "--model", "m", "--connector-out",
                             str(tmp_path / "c.yaml"), "--policy-out", str(tmp_path / "p.yaml")],
                            capsys)
     assert code != 0
-    assert "not found in the sample" in err and "--label-field loan_status" in err, err
+    assert "not found in the sample" in err and "--label-field charged_off" in err, err
+
+
+def test_without_outcomes_loan_status_is_the_label_by_its_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # it was cb_person_default_on_file, named like a default flag
+    _credit_risk(tmp_path)
+    code, out, err = run_cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+                              str(tmp_path / "live.csv"), "--model", "m", "--connector-out",
+                              str(tmp_path / "c.yaml"), "--policy-out",
+                              str(tmp_path / "p.yaml")], capsys)
+    assert code == 0, err
+    assert out.startswith("label: loan_status "), out
+    pred = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"][
+        "predictions"]["fields"]
+    assert "cb_person_default_on_file" in pred["features"]
 
 
 def test_a_column_missing_on_every_reference_row_is_no_feature(
