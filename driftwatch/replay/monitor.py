@@ -91,6 +91,18 @@ def _frame(df: object, what: str) -> pd.DataFrame:
     return df.set_axis(names, axis=1)
 
 
+def _no_times(df: pd.DataFrame, skip: Sequence[str | None]) -> None:
+    """Refuse a date or time column that would be taken for a feature: every new date is a
+    level the reference never saw, so it reads as drift in every window."""
+    times = [c for c in df.columns if c not in skip and (
+        pd.api.types.is_datetime64_any_dtype(df[c]) or isinstance(df[c].dtype, pd.PeriodDtype))]
+    if times:
+        raise DataFrameError(
+            f"column(s) {', '.join(map(repr, times))} of the reference hold dates or times, "
+            "which are no feature (every new one reads as drift): pass time="
+            f"{times[0]!r} for the window's time, or ignore=[...]")
+
+
 def _name(c: object) -> str | None:
     """A column named as an argument, as :func:`_frame` names it."""
     return None if c is None else str(c)
@@ -257,6 +269,8 @@ class Monitor:
             kinds = {**dict.fromkeys(numeric or (), "numeric"),
                      **dict.fromkeys(categorical or (), "categorical")}
             ref_conv = replace(conv, ignore=(*conv.ignore, time)) if time else conv
+            _no_times(df, [conv.score, conv.label, conv.decision, conv.exposure,
+                           *ref_conv.ignore, *kinds])
             profile = build_profile(df, ref_conv, kinds=kinds, bins=bins, fine_bins=fine_bins,
                                     top_k=top_k, meta={"source": "DataFrame"})
         elif not isinstance(reference, ReferenceProfile):
@@ -270,6 +284,7 @@ class Monitor:
                 raise DataFrameError(
                     f"the reference lacks feature column(s) {', '.join(map(repr, absent))}")
             special = {c for c in (score, label, decision, exposure) if c}
+            _no_times(df, [*special, *named])
             if not named and not [c for c in df.columns if c not in special]:
                 raise DataFrameError(
                     "the reference has no feature columns: every column is "

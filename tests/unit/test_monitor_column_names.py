@@ -1,6 +1,7 @@
 """The Python API on a DataFrame whose columns are named by integers (a NumPy array made a
 frame, ``pd.DataFrame(X)``): features are named by their text everywhere, so signals,
-reasons and the report read alike, and the report is written (it raised a TypeError)."""
+reasons and the report read alike, and the report is written (it raised a TypeError); and
+on one with a date or time column, which is the window's time or ignored, never a feature."""
 
 from __future__ import annotations
 
@@ -51,3 +52,21 @@ def test_columns_that_read_alike_as_text_are_a_clear_error():
     df["0"] = 1.0
     with pytest.raises(DataFrameError, match="read alike as text: '0'"):
         Monitor.from_reference(df)
+
+
+def test_a_datetime_column_is_no_feature_but_a_clear_error():
+    """A DataFrame's application date was taken for a categorical feature, each timestamp
+    a level: severe drift on every window of an unchanged population."""
+    ref = _frame(1000, 0.0, 1)
+    ref["applied_at"] = pd.Timestamp("2018-01-01", tz="UTC") + pd.to_timedelta(
+        np.arange(1000), unit="min")
+    with pytest.raises(DataFrameError, match=r"'applied_at' of the reference hold dates or "
+                                             r"times.*pass time='applied_at'"):
+        Monitor.from_reference(ref)
+    mon = Monitor.from_reference(ref, time="applied_at")
+    assert "applied_at" not in mon.features
+    cur = _frame(500, 0.0, 2)
+    cur["applied_at"] = pd.Timestamp("2018-06-01", tz="UTC") + pd.to_timedelta(
+        np.arange(500), unit="min")
+    assert mon.assess(cur).tier == "none"
+    assert "applied_at" not in Monitor.from_reference(ref, ignore=["applied_at"]).features
