@@ -21,13 +21,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["flag_level", "flag_levels"]
+__all__ = ["flag_level", "flag_levels", "flag_side"]
 
 _TRUE = frozenset({"1", "true", "t", "yes", "y"})
 _FALSE = frozenset({"0", "false", "f", "no", "n"})
 
 
-def _side(text: str) -> bool | None:
+def flag_side(text: str) -> bool | None:
+    """Which side of a flag ``text`` spells (1, true, t, yes, y; 0, false, f, no, n, in any
+    case), None where it spells none: the one vocabulary of flags, for features and labels.
+
+    >>> flag_side(" Yes"), flag_side("f"), flag_side("2")
+    (True, False, None)
+    """
     k = text.strip().lower()
     return True if k in _TRUE else False if k in _FALSE else None
 
@@ -37,7 +43,7 @@ def flag_levels(levels: Sequence[str]) -> dict[bool, str] | None:
     most) spells a flag; None otherwise."""
     sides: dict[bool, str] = {}
     for lv in levels:
-        side = _side(lv)
+        side = flag_side(lv)
         if side is None or side in sides:
             return None
         sides[side] = lv
@@ -47,5 +53,5 @@ def flag_levels(levels: Sequence[str]) -> dict[bool, str] | None:
 def flag_level(text: str | None, sides: Mapping[bool, str]) -> str | None:
     """The reference's level that flag ``text`` stands for; None when it spells no flag or
     a side the reference lacks."""
-    side = None if text is None else _side(text)
+    side = None if text is None else flag_side(text)
     return None if side is None else sides.get(side)

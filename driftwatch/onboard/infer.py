@@ -31,6 +31,7 @@ import pandas as pd
 
 from driftwatch.connectors.eventtime import from_format
 from driftwatch.errors import ConfigError
+from driftwatch.flags import flag_side
 
 __all__ = [
     "BAD_WORDS",
@@ -222,19 +223,14 @@ GOOD_WHEN_TRUE = (r"(is_|was_|has_|loan_)?(re)?paid(_off|_back|_in_full)?", r"fu
                   r"(is_)?good(_loan|_credit|_payer)?", r"(is_)?performing",
                   r"(is_)?non_?default(ed)?", r"(is_)?repayment", r".+_repaid")
 _NEGATED = re.compile(r"(^|_)(not|no|un)(_|$)|^un")
-_TRUE = frozenset({"1", "true", "yes", "y"})
-_FALSE = frozenset({"0", "false", "no", "n"})
-
-
 def flag_truth(v: Any) -> bool | None:
-    """Which side of a flag ``v`` spells (1, true, yes and y; 0, false, no and n), None
-    where it is no flag.
+    """Which side of a flag ``v`` spells (:func:`driftwatch.flags.flag_side` of its text),
+    None where it is no flag.
 
     >>> flag_truth(True), flag_truth("Y"), flag_truth(0.0), flag_truth("no"), flag_truth(2)
     (True, True, False, False, None)
     """
-    k = _norm(v)
-    return True if k in _TRUE else False if k in _FALSE else None
+    return flag_side(_norm(v))
 
 
 def good_when_true(name: str | None) -> bool:
@@ -253,7 +249,7 @@ def good_when_true(name: str | None) -> bool:
 
 def label_note(name: str | None, good: Sequence[Any]) -> str:
     """What ``init`` adds to a label's line when its name set which value is good."""
-    if good_when_true(name) and len(good) == 1 and _norm(good[0]) in _TRUE:
+    if good_when_true(name) and len(good) == 1 and flag_truth(good[0]) is True:
         return f"; the name says {good[0]!r} is the good outcome (--label-bad to change)"
     return ""
 
@@ -288,7 +284,7 @@ def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = (),
             + (f" of {name}" if name else ""), file=where,
             hint="pass --label-bad VALUE (repeat it for several)"
             + (f"; if {name} is not the label, --label-field NAME" if name else ""))
-    if good_when_true(name) and _norm(b[0]) in _TRUE:
+    if good_when_true(name) and flag_truth(b[0]) is True:
         return g, b
     return b, g
 
