@@ -52,6 +52,7 @@ class PollIntake:
                          out.event_time)
             out = replace(out, event_time=t)
         base = self.window.n_seen
+        pred_rows = _KeyRows(pred.keys if pred is not None else np.zeros(0, np.uint64))
         if pred is not None:
             self.n_events += len(pred)
             self.pending_features.add(pred)
@@ -60,7 +61,7 @@ class PollIntake:
             # outcomes that arrived first join at once; each prediction's cohort is its pane
             late = self.joiner.add_predictions(pred, cohort_ids(self.window, pred.event_time))
             if len(late.label):
-                row = _rows_of(pred.keys, late.keys)
+                row = pred_rows(late.keys)
                 self._label(late, base + row, late.outcome_time, wm_pred[row])
             if np.isfinite(pred.label).any():
                 # a label on the predictions stream: the outcome came with its record, and
@@ -69,18 +70,18 @@ class PollIntake:
                 self.n_outcomes += len(inline)
                 now = self.joiner.add_outcomes(inline)
                 if len(now.label):
-                    row = _rows_of(pred.keys, now.keys)
+                    row = pred_rows(now.keys)
                     self._label(now, base + row, pred.event_time[row], wm_pred[row])
         if out is not None:
             self.n_outcomes += len(out)
             joined = self.joiner.add_outcomes(out)
             if len(joined.label):
-                row = _rows_of(out.keys, joined.keys)
+                row = _KeyRows(out.keys)(joined.keys)
                 index, time, wm = before_out[row], out.event_time[row], wm_out[row]
                 if pred is not None:
                     # an outcome ahead of its prediction in this poll joins where the
                     # prediction comes, as it would had the poll ended between them
-                    prow = _rows_of(pred.keys, joined.keys)
+                    prow = pred_rows(joined.keys)
                     ahead = (pred.keys[prow] == joined.keys) & (prow >= index)
                     index = np.where(ahead, prow, index)
                     time = np.where(ahead, joined.outcome_time, time)
@@ -146,8 +147,25 @@ class PollIntake:
             )
 
 
-def _rows_of(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Row of each wanted key in ``keys`` (its first occurrence)."""
-    order = np.argsort(keys, kind="stable")
-    pos = np.searchsorted(keys[order], wanted)
-    return order[np.minimum(pos, len(keys) - 1)]
+class _KeyRows:
+    """Row of each wanted key in ``keys`` (its first occurrence); the keys are sorted once,
+    on the first lookup, however many lookups a poll makes (late, inline and read-ahead
+    outcomes all look up the poll's predictions).
+
+    >>> rows = _KeyRows(np.array([7, 3, 9, 3], dtype=np.uint64))
+    >>> k = np.array([3, 9, 7], dtype=np.uint64)
+    >>> rows(k[:2]).tolist(), rows(k[2:]).tolist()
+    ([1, 2], [0])
+    """
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = keys
+        self._order: np.ndarray | None = None
+        self._sorted = keys
+
+    def __call__(self, wanted: np.ndarray) -> np.ndarray:
+        if self._order is None:
+            self._order = np.argsort(self.keys, kind="stable")
+            self._sorted = self.keys[self._order]
+        pos = np.searchsorted(self._sorted, wanted)
+        return self._order[np.minimum(pos, len(self.keys) - 1)]
