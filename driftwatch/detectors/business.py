@@ -2,8 +2,10 @@
 
 Model-level, group ``business``:
 
-* ``approval_rate``: the current approval share (from the decision field, or from a score
-  cut-off when no decision is mapped). It moves both ways, so its ``threshold`` is None;
+* ``approval_rate``: the current approval share (from the decision field, or from the
+  policy's score cut-off, ``model.approval_cutoff``, when no decision is mapped; when only
+  the window or only the reference has decisions, both are read at the cut-off). It moves
+  both ways, so its ``threshold`` is None;
   details give the reference share, the absolute and relative change and the band
   ``reference ± max(effect, z · se)`` with ``outside_band``.
 * ``bad_rate``: observed bad share among labelled (joined) events. Only approved
@@ -70,8 +72,15 @@ def business_signals(
     out: list[SignalResult] = []
     alpha = cfg.alpha
     if cfg.wants("approval_rate"):
-        a_cur, n_cur, src = approval_share(cur, prep.score_geo, cfg.approval_cutoff)
-        a_ref, n_ref, _ = prep.approval(cfg.approval_cutoff)
+        cut = cfg.approval_cutoff
+        a_cur, n_cur, src = approval_share(cur, prep.score_geo, cut)
+        a_ref, n_ref, ref_src = prep.approval(cut)
+        if cut is not None and {src, ref_src} == {"decision", "cutoff"}:
+            # decisions on one side only: both sides are read at the cut-off, so a
+            # window is measured against a reference of the same kind
+            a_cur, n_cur, src = approval_share(cur, prep.score_geo, cut, decisions=False)
+            a_ref, n_ref, _ = approval_share(prep.sketch, prep.score_geo, cut,
+                                             decisions=False)
         if math.isfinite(a_cur):
             ad: dict[str, object] = {THRESHOLD_EFFECT: cfg.threshold("approval_rate")}
             own = model_levels(ad, "approval_rate", null, levels or {})

@@ -45,16 +45,17 @@ def binary_entropy(p: np.ndarray) -> np.ndarray:
 
 
 def approval_share(
-    sketch: Sketch, geo: BinGeometry, cutoff: float | None
+    sketch: Sketch, geo: BinGeometry, cutoff: float | None, *, decisions: bool = True
 ) -> tuple[float, int, str]:
     """Approval share, its denominator and its source (``decision`` or ``cutoff``).
 
-    With decisions mapped: approved / (approved + declined). Otherwise, with a score
-    cut-off: the share of scores at or below it, read from the fine score histogram
-    (exact when the cut-off is a fine edge, linear inside a bin otherwise).
+    With decisions mapped (and ``decisions``): approved / (approved + declined).
+    Otherwise, with a score cut-off: the share of scores at or below it, read from the
+    fine score histogram (exact when the cut-off is a fine edge, linear inside a bin
+    otherwise).
     """
     dec, app = int(sketch.decisions[0]), int(sketch.decisions[1])
-    if dec + app > 0:
+    if decisions and dec + app > 0:
         return app / (dec + app), dec + app, "decision"
     if cutoff is None:
         return math.nan, 0, "none"

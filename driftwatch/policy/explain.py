@@ -186,10 +186,11 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
 
 def _cutoff_and_limits(policy: Policy) -> list[str]:
     cut = policy.model.approval_cutoff
-    out = [f"approval cut-off: scores at or below {cut:g} are approved; shadows compare both "
-           "models' approval rate and expected loss at it." if cut is not None else
-           "approval cut-off: none (model.approval_cutoff, default none): shadows compare no "
-           "approval rate or expected loss."]
+    out = [f"approval cut-off: scores at or below {cut:g} are approved; approval_rate reads "
+           "it where no decision field is mapped, and shadows compare both models' approval "
+           "rate and expected loss at it." if cut is not None else
+           "approval cut-off: none (model.approval_cutoff, default none): approval_rate needs "
+           "a decision field, and shadows compare no approval rate or expected loss."]
     lim, set_ = policy.limits, policy.limits.model_fields_set
     per_day = lim.max_actions_per_day
     given = per_day.model_fields_set if "max_actions_per_day" in set_ else set()

@@ -64,7 +64,10 @@ def detector_config(policy: Policy | None) -> DetectorConfig:
     cached = policy.cache.get("detector_config")
     if cached is None:
         d = policy.detectors
-        cached = DetectorConfig(eps=d.eps, alpha=d.alpha, fdr=d.fdr, min_labelled=d.min_labelled)
+        # the policy's approval cut-off: when no decision field is mapped, approval_rate
+        # counts the scores at or below it as approved (reference and window alike)
+        cached = DetectorConfig(eps=d.eps, alpha=d.alpha, fdr=d.fdr, min_labelled=d.min_labelled,
+                                approval_cutoff=policy.model.approval_cutoff)
         policy.cache["detector_config"] = cached
     return cached  # type: ignore[no-any-return]
 
