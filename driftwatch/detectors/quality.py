@@ -3,7 +3,10 @@
 Per feature (group ``data_quality``):
 
 * ``missing_rate``: the current missing share; details give the reference share, the
-  increase and a one-sided binomial p-value (reference share as the null).
+  increase and a one-sided binomial p-value (reference share as the null), with its
+  Benjamini-Hochberg adjustment across the window's features (``p_adjusted``, at the
+  detectors' ``fdr``) and whether it is ``significant`` there: the policy's data-quality
+  gate counts an increase only when it is.
 * ``out_of_range`` (numeric): share of the current non-missing values outside the
   reference ``[min, max]``; under a stable population it is ``2 / (n_ref + 1)``.
   Details also report the largest *spike*: the fine bin whose current share exceeds the
@@ -51,6 +54,7 @@ import numpy as np
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.exact import binom_isf, binom_sf
+from driftwatch.detectors.fdr import benjamini_hochberg
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.windows.sketch import Sketch
 
@@ -92,7 +96,8 @@ def _missing_rows(
 
 def _missing(
     names: tuple[str, ...], cur_missing: np.ndarray, ref: tuple[np.ndarray, np.ndarray, np.ndarray],
-    margin: np.ndarray, pv: np.ndarray, n_ref: int, n_cur: int, cfg: DetectorConfig,
+    margin: np.ndarray, pv: np.ndarray, bh: tuple[np.ndarray, np.ndarray], n_ref: int,
+    n_cur: int, cfg: DetectorConfig,
 ) -> tuple[list[SignalResult], np.ndarray]:
     ref_p, _, cur_p = ref
     thr = ref_p + np.fmax(cfg.threshold("missing_rate"), margin)
@@ -100,10 +105,12 @@ def _missing(
     n_flag = int(flag.sum())
     cur_l, ref_l, thr_l = cur_p.tolist(), ref_p.tolist(), thr.tolist()
     inc_l, pv_l, k_l = (cur_p - ref_p).tolist(), pv.tolist(), cur_missing.tolist()
+    adj_l, sig_l = bh[0].tolist(), bh[1].tolist()
     out = [
         SignalResult(
             "missing_rate", "data_quality", cur_l[j], f, thr_l[j], n_ref, n_cur, pv_l[j],
             {"reference": ref_l[j], "increase": inc_l[j], "count": int(k_l[j]),
+             "p_adjusted": adj_l[j], "significant": sig_l[j], "fdr": cfg.fdr,
              "features_flagged": n_flag},
         )
         for j, f in enumerate(names)
@@ -157,9 +164,15 @@ def quality_signals(
         pv = binom_sf(np.concatenate(ks) - 1, n_cur, p0s) if n_cur > 0 \
             else np.full(p0s.shape, np.nan)
         pvals = _split(pv, [len(k) for k in ks])
+        # every feature's missing-rate test is one Benjamini-Hochberg family: on a wide
+        # table many features drift up by chance in any window
+        bh = benjamini_hochberg(pv, cfg.fdr)
+        adjusted = _split(bh.adjusted, [len(k) for k in ks])
+        significant = _split(bh.rejected, [len(k) for k in ks])
     if prep.num_names:
         k, ref = miss["num"]
-        res, flag = _missing(prep.num_names, k, ref, margins[0], pvals[0], n_ref, n_cur, cfg)
+        res, flag = _missing(prep.num_names, k, ref, margins[0], pvals[0],
+                             (adjusted[0], significant[0]), n_ref, n_cur, cfg)
         if cfg.wants("missing_rate"):
             out += res
         f_flag |= flag
@@ -201,7 +214,8 @@ def quality_signals(
     if prep.cat_names:
         at = 2 if prep.num_names else 0
         k, ref = miss["cat"]
-        res, flag = _missing(prep.cat_names, k, ref, margins[at], pvals[-1], n_ref, n_cur, cfg)
+        res, flag = _missing(prep.cat_names, k, ref, margins[at], pvals[-1],
+                             (adjusted[-1], significant[-1]), n_ref, n_cur, cfg)
         if cfg.wants("missing_rate"):
             out += res
         g_flag |= flag

@@ -316,6 +316,8 @@ def _data_quality(policy: Policy, signals: tuple[SignalResult, ...]
             value = measured(r, dq.measure)
             if value is None:
                 continue
+            if dq.measure == "increase" and r.details.get("significant") is False:
+                continue  # within sampling noise, once the window's features are counted
             path: tuple[str | int, ...] = ("data_quality", "signals", i, "threshold")
             thr = dq.threshold
             if r.feature is not None and r.feature in dq.overrides:

@@ -172,7 +172,11 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
             for s in gate.signals)
         out.append(
             f"data quality: when {sigs}, {gate.action.summary()} instead of any tier's action"
-            f", until {gate.clear_after} clean window(s) in a row"
+            + ("; a missing_rate increase counts only when significant across the "
+               f"window's features (Benjamini-Hochberg at {policy.detectors.fdr:g})"
+               if any(s.detector == "missing_rate" and s.measure == "increase"
+                      for s in gate.signals) else "")
+            + f", until {gate.clear_after} clean window(s) in a row"
             + (f"; at most one alert per {format_duration(gate.cooldown)}"
                if gate.cooldown > 0 else "") + "."
         )

@@ -152,7 +152,10 @@ class DataQualityRule(StrictModel):
 
     The feed is faulty when the measure is strictly above ``threshold`` (so ``0``
     tolerates none). ``missing_rate`` measures the ``increase`` over the reference's
-    missing share by default, as some features are often blank in training data too.
+    missing share by default, as some features are often blank in training data too; an
+    increase counts only when it is also significant (its binomial p-value passes
+    Benjamini-Hochberg at ``detectors.fdr`` across the window's features), so a wide
+    table's chance ups and downs do not read as a broken feed.
     """
 
     detector: DataQualityDetector
