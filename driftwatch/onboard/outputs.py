@@ -10,8 +10,8 @@ from driftwatch.onboard.infer import name_rank
 from driftwatch.onboard.roles import APPROVE, SCORE, present
 from driftwatch.windows.conventions import norm_value
 
-__all__ = ["approve_values", "points_scale", "score_is", "score_line", "score_scale",
-           "separation"]
+__all__ = ["approve_values", "named_good", "points_scale", "score_is", "score_line",
+           "score_scale", "separation"]
 
 #: How many standard errors from 0.5 the AUC must be before the labels decide whether a
 #: score is P(bad) or P(good)
@@ -44,12 +44,22 @@ sample; the reference column reads as P(bad), as --score-is says')
             why or f"P({'good' if score_is == 'p_good' else 'bad'})")
 
 
+def named_good(name: str) -> bool:
+    """Whether a score's name says it is P(good) (``p_good``, ``prob_good``), the rule
+    used wherever no label can tell.
+
+    >>> named_good("p_good"), named_good("pd"), named_good("Good_Prob")
+    (True, False, True)
+    """
+    return "good" in name.lower()
+
+
 def score_is(ref: pd.DataFrame, col: str, label: str | None,
              bad_values: list[Any]) -> tuple[str, str]:
     """Whether reference column ``col`` is P(good) or P(bad), and why: read off the label
     column ``label`` (``bad_values`` its bad ones), else off the name."""
     if label is None:
-        good_name = "good" in col.lower()
+        good_name = named_good(col)
         return (("p_good", "P(good): the name says good") if good_name else
                 ("p_bad", "P(bad): no label to check it against (--score-is to change)"))
     y = ref[label].map(lambda v: norm_value(v) if present(v) else None)
@@ -60,7 +70,7 @@ def score_is(ref: pd.DataFrame, col: str, label: str | None,
     means = f"mean {m_bad:.3f} on bad rows, {m_good:.3f} on good ones"
     auc, z = separation(on_bad.to_numpy(), on_good.to_numpy())
     if abs(z) < _CLEAR_Z:  # the labels cannot tell: the usual convention, said aloud
-        good_name = "good" in col.lower()
+        good_name = named_good(col)
         return ("p_good" if good_name else "p_bad",
                 f"P({'good' if good_name else 'bad'}): {means}, too close to tell (AUC "
                 f"{auc:.2f}), so {'the name' if good_name else 'the usual'}; --score-is to "

@@ -26,6 +26,7 @@ from driftwatch.onboard.infer import label_note, label_values, leaf, name_rank
 from driftwatch.onboard.matching import resolves, stream_path
 from driftwatch.onboard.outputs import (
     approve_values,
+    named_good,
     points_scale,
     score_is,
     score_line,
@@ -157,6 +158,11 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         sp.score = c.name if c else None
     if sp.score is None and not opts.score_field:
         _proba_score(plan, sp, paths, vals)
+    if sp.score is not None and plan.ref_score is None and not opts.score_is \
+            and named_good(sp.score):
+        # the stream's score is the only one and its name says P(good): no reference
+        # column (nor label) to read it against, so the name decides, as for a reference
+        plan.score_is = "p_good"
     if opts.score_is and sp.score is None and sp.proba is None and plan.ref_score is None:
         raise no_score_for(opts.score_is, where)
     head, why = score_line(sp.score or sp.proba, plan.ref_score, plan.score_is, score_why)
