@@ -28,8 +28,10 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
     if by:
         decided = [a for a in acts if a.get("parent_id") is None]  # follow-ups have own lines
         said = f" ({outcome_counts(decided)})" if ran else " (dry run, not executed)"
-        print("  actions: " + ", ".join(f"{k} x{v}" for k, v in by.items()) + said
-              + f"; retraining at most {summary['retrain_gpu_hours_max']} GPU-hours", file=out)
+        gpu = (f"; retraining at most {summary['retrain_gpu_hours_max']} GPU-hours"
+               if by.get("retrain") else "")  # no retraining decided: no GPU-hours to bound
+        print("  actions: " + ", ".join(f"{k} x{v}" for k, v in by.items()) + said + gpu,
+              file=out)
     else:
         print("  actions: none", file=out)
     undecided = summary.get("undecided", ())

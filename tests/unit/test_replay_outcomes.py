@@ -95,7 +95,8 @@ def test_summary_json_says_what_each_action_came_to(entries, profile: ReferenceP
 def test_summary_line_counts_outcomes_and_lists_each_action(entries, profile):
     text = _printed(_summary(profile, entries))
     assert ("  actions: online_update x5 (1 done, 1 failed, 1 discarded, 1 awaiting approval, "
-            "1 still open); retraining at most 0.0 GPU-hours") in text
+            "1 still open)\n") in text  # no retraining decided: no GPU-hours bound
+    assert "GPU-hours" not in text
     assert "action 1 online_update (window 1): done; registered v3" in text
     assert "action 2 online_update (window 2): failed: MLflow unreachable: connection " \
            "refused\n" in text
@@ -108,8 +109,15 @@ def test_a_dry_run_says_nothing_ran(profile: ReferenceProfile):
     assert s["actions_executed"] is False
     assert {a["state"] for a in s["actions"]} == {"dry run"}
     text = _printed(s)
-    assert "  actions: online_update x5 (dry run, not executed);" in text
+    assert "  actions: online_update x5 (dry run, not executed)\n" in text
     assert "action 1" not in text
+
+
+def test_the_gpu_hours_bound_is_said_where_a_retraining_was_decided(profile):
+    s = {**_summary(profile, None), "actions_by_type": {"alert": 2, "retrain": 1},
+         "retrain_gpu_hours_max": 2.5}
+    assert ("  actions: alert x2, retrain x1 (dry run, not executed); retraining at most 2.5 "
+            "GPU-hours\n") in _printed(s)
 
 
 def test_report_lists_each_executed_action_with_its_state(tmp_path, entries, profile):
