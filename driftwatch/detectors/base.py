@@ -18,12 +18,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["GROUPS", "Assessment", "SignalResult"]
+from driftwatch.detectors.registry import SIGNALS
+
+__all__ = ["BELOW", "GROUPS", "TWO_SIDED", "Assessment", "SignalResult"]
 
 #: Signal groups. ``data_quality`` is kept apart from ``drift`` on purpose: a broken feed
 #: must never be mistaken for a population change (it alerts and blocks retraining).
 GROUPS = ("drift", "data_quality", "confidence", "business", "performance", "estimated",
           "cohort")
+
+
+#: Signals whose ``threshold`` is a floor (worse when lower), and those compared by
+#: absolute value; every other threshold is a ceiling (as in the policy catalog).
+BELOW = frozenset(n for n, s in SIGNALS.items() if s.direction == "below")
+TWO_SIDED = frozenset(n for n, s in SIGNALS.items() if s.direction == "abs")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +62,25 @@ class SignalResult:
 
     @property
     def exceeds(self) -> bool:
-        return (
-            self.threshold is not None and math.isfinite(self.value) and self.value > self.threshold
-        )
+        """The detector's own verdict, by the signal's direction: above a ceiling, below
+        a floor (``auc``, ``gini``, ...), beyond a two-sided level (``mean_shift``), or,
+        for ``approval_rate`` (no single threshold: it moves both ways), outside its band.
+
+        >>> SignalResult("auc", "performance", 0.70, threshold=0.72).exceeds
+        True
+        >>> SignalResult("mean_shift", "confidence", -0.3, threshold=0.1).exceeds
+        True
+        """
+        if self.signal == "approval_rate":
+            return bool(self.details.get("outside_band", False))
+        t, v = self.threshold, self.value
+        if t is None or not math.isfinite(v):
+            return False
+        if self.signal in BELOW:
+            return v < t
+        if self.signal in TWO_SIDED:
+            return abs(v) > t
+        return v > t
 
     def to_dict(self) -> dict[str, Any]:
         # by hand: dataclasses.asdict deep-copies every detail, and this runs per signal

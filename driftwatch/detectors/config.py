@@ -22,12 +22,11 @@ driftwatch.errors.ConfigError: unknown threshold name 'pis', found did you mean 
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from driftwatch.detectors.base import SignalResult
+from driftwatch.detectors.base import BELOW, TWO_SIDED, SignalResult
 from driftwatch.detectors.divergence import DEFAULT_EPS
 from driftwatch.detectors.registry import AGGREGATED
 from driftwatch.detectors.registry import SIGNALS as REGISTRY
@@ -51,33 +50,15 @@ DEFAULT_THRESHOLDS: Mapping[str, float] = MappingProxyType(
     {n: s.effect for n, s in REGISTRY.items() if s.effect is not None}
 )
 
-#: Signals whose ``threshold`` is a floor (worse when lower) and signals compared by
-#: absolute value; every other threshold is a ceiling (as in the policy catalog).
-BELOW = frozenset(n for n, s in REGISTRY.items() if s.direction == "below")
-TWO_SIDED = frozenset({"mean_shift"})
-
-
 def alarm(result: SignalResult) -> bool:
-    """The detector's own verdict on one result, by the signal's direction.
-
-    ``approval_rate`` has no single threshold (it moves both ways): its band decides.
+    """The detector's own verdict on one result, by the signal's direction
+    (:attr:`SignalResult.exceeds <driftwatch.detectors.base.SignalResult.exceeds>`).
 
     >>> from driftwatch.detectors.base import SignalResult
     >>> alarm(SignalResult("auc", "performance", 0.70, threshold=0.72))
     True
-    >>> alarm(SignalResult("mean_shift", "confidence", -0.3, threshold=0.1))
-    True
     """
-    if result.signal == "approval_rate":
-        return bool(result.details.get("outside_band", False))
-    t, v = result.threshold, result.value
-    if t is None or not math.isfinite(v):
-        return False
-    if result.signal in BELOW:
-        return v < t
-    if result.signal in TWO_SIDED:
-        return abs(v) > t
-    return v > t
+    return result.exceeds
 
 
 _AGGREGATE = AGGREGATED
