@@ -96,6 +96,9 @@ def require_champion(
             f"{ref.alias!r}: point the alias at the version in production"
             if known
             else f"no registered model {ref.name!r}"
+            + ("; no database file was at that path when driftwatch started, so MLflow "
+               "made an empty store there: check the path"
+               if registry.created_store and registry.embedded_db is None else "")
         )
         raise ActionError(f"{ref.uri}: {what} (tracking URI {registry.tracking_uri})")
     scorer = scorers.get(ref.name, info.version)

@@ -81,9 +81,15 @@ class MlflowRegistry:
     ) -> None:
         self.tracking_uri = tracking_uri
         self.registry_uri = registry_uri or tracking_uri
-        if artifact_root is None and tracking_uri.startswith("sqlite:///"):
-            # beside the database, not in whatever directory the process happens to run in
-            artifact_root = Path(tracking_uri.removeprefix("sqlite:///")).parent / "mlruns"
+        #: a SQLite store's file was missing when this registry was made (MLflow then
+        #: creates an empty store there, so a mistyped path reads "no registered model")
+        self.created_store = False
+        if tracking_uri.startswith("sqlite:///"):
+            db = Path(tracking_uri.removeprefix("sqlite:///"))
+            self.created_store = not db.exists()
+            if artifact_root is None:
+                # beside the database, not in whatever directory the process runs in
+                artifact_root = db.parent / "mlruns"
         self.artifact_root = Path(artifact_root).absolute() if artifact_root else None
         self.retry = retry or Retry()
         # a daemon has no terminal: no progress bars in its log (unless asked for)
