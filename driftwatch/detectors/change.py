@@ -99,6 +99,26 @@ class MetricChange:
                 "min_windows": self.min_windows, "max_history": self.max_history,
                 "history": list(self.history), "n_changes": self.n_changes}
 
+    @property
+    def settings(self) -> tuple[str, float, float, int]:
+        """``(method, delta, threshold, min_windows)``: what a policy sets."""
+        return self.method, self.delta, self.threshold, self.min_windows
+
+    def retuned(self, method: str, *, delta: float, threshold: float,
+                min_windows: int) -> MetricChange:
+        """This series under other settings: a fresh detector of those settings fed the
+        values seen since the last change (a reloaded policy or a restored checkpoint
+        must not keep judging with the settings the tracker was built with).
+
+        >>> t = MetricChange("adwin")
+        >>> _ = [t.update(0.1 * i) for i in range(5)]
+        >>> u = t.retuned("page_hinkley", delta=0.05, threshold=10.0, min_windows=5)
+        >>> u.settings, u.history == t.history
+        (('page_hinkley', 0.05, 10.0, 5), True)
+        """
+        return MetricChange.from_dict({**self.to_dict(), "method": method, "delta": delta,
+                                       "threshold": threshold, "min_windows": min_windows})
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> MetricChange:
         t = cls(d["method"], delta=d["delta"], threshold=d["threshold"],

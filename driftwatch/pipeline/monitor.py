@@ -384,3 +384,17 @@ class ModelMonitor(PollIntake, MonitorState):
         return MetricChange(c.method, delta=c.delta, threshold=c.threshold,
                             min_windows=c.min_windows)
 
+    def apply_change_settings(self) -> None:
+        """Give every ``change_point`` tracker the policy's ``detectors.change`` settings
+        (after a reload, or a restored checkpoint whose trackers hold the settings they
+        were built with), keeping the series each has followed since its last change."""
+        if self.policy is None:
+            return
+        c = self.policy.detectors.change
+        want = (c.method, float(c.delta), float(c.threshold), int(c.min_windows))
+        for series, t in list(self.changes.items()):
+            if t.settings != want:
+                self.changes[series] = t.retuned(c.method, delta=c.delta,
+                                                 threshold=c.threshold,
+                                                 min_windows=c.min_windows)
+

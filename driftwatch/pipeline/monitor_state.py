@@ -69,3 +69,4 @@ class MonitorState:
         self.errors_by_stage = dict(d.get("errors_by_stage", {}))
         self.changes = {k: MetricChange.from_dict(v) for k, v in d.get("changes", {}).items()}
         self.apply_label_settings()
+        self.apply_change_settings()

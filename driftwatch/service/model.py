@@ -266,6 +266,7 @@ class ModelRuntime:
         spec = window_spec_from_policy(policy)
         self.monitor.policy = policy
         self.monitor.apply_label_settings()
+        self.monitor.apply_change_settings()
         if spec == self.monitor.spec:
             return []
         return self._respec(spec)

@@ -102,3 +102,40 @@ def test_metric_change_validates_and_ignores_nan() -> None:
     assert t.update(float("nan")) is False and t.history == []
     with pytest.raises(ValueError, match="method must be one of"):
         MetricChange("cusum")
+
+
+def test_a_restored_checkpoint_follows_the_policy_s_change_settings(profile) -> None:
+    """A checkpoint made under ADWIN, restored under a Page-Hinkley policy, judges with
+    Page-Hinkley from the next window on: the trackers were restored with the settings
+    they were saved with, so an edited ``detectors.change`` reached no existing series."""
+    spec = WindowSpec(kind="count", pane_size=PANE)
+    adwin = load_policy_text(POLICY.replace("METHOD", "adwin"), file="c.yaml")
+    ph_text = POLICY.replace("METHOD", "page_hinkley, threshold: 7, min_windows: 5")
+    ph = load_policy_text(ph_text, file="c.yaml")
+    polls = _stream(20, 30, seed=4)
+    a = ModelMonitor("credit", profile, spec, policy=adwin)
+    for p in polls[:20]:
+        a.process(p)
+    b = ModelMonitor("credit", profile, spec, policy=ph)
+    b.load_state(json.loads(json.dumps(a.state_dict())))
+    (t,) = b.changes.values()
+    assert t.settings == ("page_hinkley", 0.002, 7.0, 5) and len(t.history) == 20
+    # the same history fed from the start under Page-Hinkley gives the same verdicts
+    fresh = ModelMonitor("credit", profile, spec, policy=ph)
+    seen_b = [next(r.assessment.select(signal="change_point")).value
+              for p in polls[20:] for r in b.process(p)]
+    seen_f = [next(r.assessment.select(signal="change_point")).value
+              for p in polls for r in fresh.process(p)][20:]
+    assert seen_b == seen_f and 1.0 in seen_b
+
+
+def test_a_reloaded_policy_retunes_the_trackers(profile) -> None:
+    spec = WindowSpec(kind="count", pane_size=PANE)
+    mon = ModelMonitor("credit", profile, spec,
+                       policy=load_policy_text(POLICY.replace("METHOD", "adwin"), file="c.yaml"))
+    for p in _stream(12, 0, seed=5):
+        mon.process(p)
+    mon.policy = load_policy_text(POLICY.replace("METHOD", "page_hinkley"), file="c.yaml")
+    mon.apply_change_settings()  # what the daemon's hot reload does (ModelRuntime.apply_policy)
+    (t,) = mon.changes.values()
+    assert t.method == "page_hinkley" and len(t.history) == 12

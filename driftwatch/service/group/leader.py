@@ -235,6 +235,7 @@ class Leadership:
                                             segments=coder)
             m.engine_state = EngineState.from_dict(d["engine"])
             m.changes = {k: MetricChange.from_dict(v) for k, v in d["changes"].items()}
+            m.apply_change_settings()  # the trackers as saved, under today's policy
             if "book" in d:  # the merged cohorts, and the persistence of their verdicts
                 group_cohorts.restore_leader(m, d["book"], d["cohort_engine"])
             self._acted = {str(k): int(w) for k, w in d.get("acted", {}).items()}
