@@ -22,6 +22,14 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
     for i, ep in enumerate(summary["episodes"], 1):
         print(f"  episode {i}: first alert {ep['first_alert']} (window {ep['first_window']}), "
               f"max tier {ep['max_tier']}, {ep['windows']} windows", file=out)
+    for f in summary.get("data_quality_faults", ()):
+        span = (f"window {f['first_window']}" if f["windows"] == 1
+                else f"windows {f['first_window']}-{f['last_window']}")
+        what = ", ".join(f["signals"][:4]) + (f" and {len(f['signals']) - 4} more"
+                                              if len(f["signals"]) > 4 else "")
+        print(f"  data-quality fault: {span} (from {f['first_alert']}): {what}; model "
+              "changes held" + (f", action {f['action']}" if f.get("action") else ""),
+              file=out)
     by = summary["actions_by_type"]
     acts = summary.get("actions") or []
     ran = summary.get("actions_executed", False)

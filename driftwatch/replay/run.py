@@ -140,6 +140,31 @@ def _episodes(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _faults(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Runs of windows in a data-quality fault: where, which signals on which features,
+    and the action of the run's first window (a broken feed alerts apart from the drift
+    tiers, and holds model changes)."""
+    out: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    for r in records:
+        d = r.get("decision") or {}
+        if not d.get("data_quality_fault"):
+            cur = None
+            continue
+        if cur is None:
+            cur = {"first_window": r["window_id"], "first_alert": r["end"], "windows": 0,
+                   "action": d.get("action"), "signals": []}
+            out.append(cur)
+        cur["windows"] += 1
+        cur["last_window"] = r["window_id"]
+        for x in d.get("reasons", ()):
+            if x.get("kind") == "data_quality":
+                name = x["signal"] + (f"[{x['feature']}]" if x.get("feature") else "")
+                if name not in cur["signals"]:
+                    cur["signals"].append(name)
+    return out
+
+
 def _verdict(r: dict[str, Any]) -> dict[str, Any]:
     d = r.get("decision") or {}
     return {"window_id": r["window_id"], "tier": r["tier"], "time": d.get("time"),
@@ -197,6 +222,7 @@ def summarise(
         "windows": len(records),
         "windows_per_tier": {t: tiers.get(t, 0) for t in ("none", "mild", "moderate", "severe")},
         "episodes": _episodes(records),
+        "data_quality_faults": _faults(records),
         "actions": actions,
         "actions_by_type": by_type,
         "actions_executed": executed is not None,
