@@ -161,7 +161,10 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
                      "at a time")
         pause = policy.cooldown.get(tier)
         if pause > 0 and action.type != "none":
-            text += f"; then nothing at {tier} or below for {format_duration(pause)}"
+            text += (f"; then no action at {tier} or below for {format_duration(pause)} of "
+                     "event time (their windows still record the tier)")
+        elif pause > 0:  # nothing runs, so nothing starts it
+            text += f"; its cooldown ({format_duration(pause)}) never starts"
         out.append(text + ".")
     gate = policy.data_quality
     if not gate.signals:

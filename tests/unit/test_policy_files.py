@@ -61,7 +61,7 @@ def test_explain_describes_what_each_tier_does():
            "(any feature; income: 0.15); ks >= its calibrated level" in text
     assert "for 2 windows in a row; then update the model online" in text
     assert "|approval_rate abs_change| >= 0.1 (model); acts at once; then retrain" in text
-    assert "then nothing at severe or below for 14d" in text
+    assert "then no action at severe or below for 14d of event time" in text
     assert "after a person approves" in text
 
 
