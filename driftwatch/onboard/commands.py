@@ -12,6 +12,7 @@ from typing import TextIO
 
 from driftwatch.csvdecimal import csv_notes
 from driftwatch.errors import ConfigError
+from driftwatch.onboard.pace import choose_pace, pace_line, window_seconds
 from driftwatch.onboard.plan import Options, Sample, make_plan
 from driftwatch.onboard.sample import (
     dotted_keys,
@@ -117,10 +118,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             notes += said
     notes += [dotted_note(s) for s in (preds, outs) if s is not None and s.dotted]
     plan = make_plan(ref, args.reference, preds, outs, opts)
+    pace = choose_pace(window_seconds(plan.predictions, args.pane))
+    plan.say(*pace_line(pace, args.pane))
     conn_path = Path(args.connector_out or f"connectors/{model}.yaml")
     pol_path = Path(args.policy_out or f"policies/{model}.yaml")
     write_files({conn_path: connector_yaml(plan, args.reference, args.bootstrap),
-                 pol_path: policy_yaml(plan, args.pane)}, force=args.force)
+                 pol_path: policy_yaml(plan, args.pane, pace)}, force=args.force)
     for line in [*notes, *plan.lines]:
         print(line.rstrip(), file=out)
     print(f"wrote {conn_path} and {pol_path}", file=out)

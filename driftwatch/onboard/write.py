@@ -2,7 +2,8 @@
 
 The policy follows ``policies/template.yaml`` (PSI on every feature, a missing-rate gate,
 alerts only) with the reference's conventions and every feature written out, so a person
-reads what was decided and edits from there.
+reads what was decided and edits from there; its cooldowns and limits are
+:mod:`~driftwatch.onboard.pace`'s, so a lasting drift does not act on every window.
 
 >>> q("income"), q("yes"), q("a b"), q(1), q(True)
 ('income', '"yes"', '"a b"', '1', 'true')
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from driftwatch.errors import ConfigError
+from driftwatch.onboard.pace import Pace, choose_pace, window_seconds, window_text
 from driftwatch.onboard.plandata import Plan, StreamPlan
 from driftwatch.onboard.times import ORIGIN_PLACEHOLDER
 
@@ -149,8 +151,32 @@ def _reference_block(plan: Plan) -> list[str]:
     return out
 
 
-def policy_yaml(plan: Plan, pane: int) -> str:
-    """The policy, on the template's shape, with every feature listed."""
+def _cooldowns(pace: Pace, pane: int) -> list[str]:
+    why = {"mild": "an online update's time to show on outcomes",
+           "moderate": "a shadow's time to gather outcomes",
+           "severe": "a retraining's time to train, shadow and promote"}
+    out = ["# After a tier acts, no action at that tier or below for this long, in event time",
+           f"# ({window_text(pace, pane)}); a worse tier still acts at once.",
+           "cooldown:"]
+    out += [f"  {t + ':':<10}{d:<10}# {pace.spans[t]}: {why[t]}"
+            for t, d in pace.cooldown.items()]
+    return out
+
+
+def _limits(pace: Pace) -> list[str]:
+    day = ", ".join(f"{t}: {n}" for t, n in pace.max_actions_per_day.items())
+    return ["limits:                     # blast radius, whatever the cooldowns allow",
+            f"  max_actions_per_day: {{{day}}}   # actions per tier in any 24 hours",
+            f"  max_concurrent_retrains: {pace.max_concurrent_retrains}   # retraining jobs "
+            "at a time on the GPU pool"]
+
+
+def policy_yaml(plan: Plan, pane: int, pace: Pace | None = None) -> str:
+    """The policy, on the template's shape, with every feature listed; ``pace``: its
+    cooldowns and limits (default: :func:`~driftwatch.onboard.pace.choose_pace` for the
+    sample's event rate)."""
+    if pace is None:
+        pace = choose_pace(window_seconds(plan.predictions, pane))
     feats = "\n".join(f"    - {q(f.name)}" for f in plan.features)
     lines = [
         "# Written by driftwatch init; a minimal policy to edit (see policies/template.yaml).",
@@ -179,6 +205,7 @@ def policy_yaml(plan: Plan, pane: int) -> str:
            "    thresholds: {mild: 0.10, moderate: 0.25, severe: 0.50}"]
           if plan.ref_score and (plan.predictions.score or plan.predictions.proba) else []),
         "persistence: 2",
+        *_cooldowns(pace, pane),
         "data_quality:               # a broken feed is not drift: alert, block model changes",
         "  signals:",
         "    - detector: missing_rate    # increase over the reference's share",
@@ -191,6 +218,9 @@ def policy_yaml(plan: Plan, pane: int) -> str:
           else []),
         "    - detector: bad_record_rate",
         "      threshold: 0.01",
+        f"  cooldown: {pace.data_quality:<10}# {pace.spans['data_quality']}: one data-quality "
+        "alert this often while the feed stays broken",
+        *_limits(pace),
         "actions:",
         "  mild: none",
         "  moderate: alert",
