@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from driftwatch.connectors.mapping import as_text
+from driftwatch.percent import bare_percent
 
 __all__ = [
     "BAD_PARENT",
@@ -37,6 +38,7 @@ __all__ = [
     "is_arrow",
     "keys",
     "numeric",
+    "percent_numbers",
     "python_values",
     "texts",
 ]
@@ -198,6 +200,39 @@ def _numeric_arrow(
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return numeric(arr.to_pylist(), lenient=True, bools=bools)
     return np.full(n, np.nan), ~null, null
+
+
+def percent_numbers(raw: Raw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`numeric` of a feature written as percent text, by
+    :mod:`driftwatch.percent`'s rule: ``"13.56%"`` (spaces around allowed) is 13.56, as is
+    ``"13.56"`` or the number 13.56; a sign with no number, other text or a boolean is bad,
+    and blank text is missing.
+
+    >>> v, bad, null = percent_numbers(["13.56%", " 7 % ", 21, "abc%", "%", "", None, True])
+    >>> v.tolist()[:3], bad.tolist(), null.tolist()[5:]
+    ([13.56, 7.0, 21.0], [False, False, False, True, True, False, False, True], [True, True, False])
+    """
+    if is_arrow(raw):
+        arr = _arrow(raw)
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            return numeric(arr, lenient=True)
+        trimmed = pc.utf8_trim_whitespace(arr)
+        signed = pc.fill_null(pc.ends_with(trimmed, "%"), False).to_numpy(zero_copy_only=False)
+        bare = pc.utf8_rtrim_whitespace(pc.replace_substring_regex(trimmed, "%$", ""))
+        vals, bad, null = numeric(bare, lenient=True)
+        # "%" alone: a sign with no number is no blank
+        sign_only = signed & blank(bare)
+        return vals, bad | sign_only, null & ~sign_only
+    vals: Sequence[Any] = raw  # type: ignore[assignment]
+    bare: list[Any] = list(vals)
+    sign_only = np.zeros(len(vals), bool)
+    for i, v in enumerate(vals):
+        if type(v) is str:
+            b = bare_percent(v)
+            sign_only[i] = b is None
+            bare[i] = b or ""
+    out, bad, null = numeric(bare, lenient=True)
+    return out, bad | sign_only, null & ~sign_only
 
 
 def texts(raw: Raw, *, bools: bool = True) -> tuple[pa.Array, np.ndarray]:

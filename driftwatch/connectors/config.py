@@ -110,6 +110,11 @@ class Connector:
                     out.setdefault(f.name, f.kind)
         return out
 
+    def percent_features(self) -> frozenset[str]:
+        """Features a stream reads as percent text (``format: percent``): the reference
+        table's columns of those names are read so too."""
+        return frozenset(f.name for s in self.streams for f in s.features or () if f.percent)
+
     def missing_values(self) -> MissingValues:
         """The values read as missing, the same in the stream and the reference: those of
         the streams that map features (two that declare different ones are an error)."""

@@ -63,6 +63,7 @@ from driftwatch.connectors.columns import (
     is_arrow,
     keys,
     numeric,
+    percent_numbers,
     texts,
 )
 from driftwatch.connectors.eventtime import event_times, parse_origin
@@ -209,8 +210,10 @@ class Decoder:
         if t.path is not None:
             fields["event_time"] = (t.path, "time:format" if t.format is not None
                                     else f"time:{self._unit}")
+        # percent text ("13.56%") is text to the parsers: read as a number in _assemble
+        self._percent = frozenset(f.name for f in self.mapping.features or () if f.percent)
         for _, n, p in self._num:
-            fields[f"feature:{n}"] = (p, "number")
+            fields[f"feature:{n}"] = (p, "any" if n in self._percent else "number")
         for _, n, p in self._cat:
             fields[f"feature:{n}"] = (p, "any")
         for key, kind in (("score", "number"), ("model_version", "any"), ("segment", "any"),
@@ -382,8 +385,14 @@ class Decoder:
         # column-major: filled a column at a time, and read so by the window kernel
         num = np.full((n, self.width[0]), np.nan, order="F")
         for j, name, _ in self._num:
-            num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient, bools=True)
-            prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}", "a number"))
+            if name in self._percent:
+                num[:, j], bad, _ = percent_numbers(cols[f"feature:{name}"])
+                expected = "a number or percent text like '13.56%'"
+            else:
+                num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient,
+                                            bools=True)
+                expected = "a number"
+            prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}", expected))
             if len(self._missing_num[name]):
                 num[np.isin(num[:, j], self._missing_num[name]), j] = np.nan
         cat = np.full((n, self.width[1]), -1, dtype=np.int32, order="F")

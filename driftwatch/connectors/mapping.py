@@ -93,6 +93,8 @@ class FeatureField:
     name: str
     path: FieldPath
     kind: str | None = None  # numeric | categorical; None = as in the reference
+    #: written as percent text (``"13.56%"``): read as the number before the sign
+    percent: bool = False
 
 
 @dataclass(frozen=True)

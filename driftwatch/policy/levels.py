@@ -24,7 +24,7 @@ daemon alike) and by ``policy explain --reference``.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -164,10 +164,12 @@ class CalibratorCache:
 
 def load_reference(path: str | Path, policy: Policy | None, *,
                    kinds: Mapping[str, str] | None = None,
-                   missing: MissingValues | None = None) -> ReferenceProfile:
+                   missing: MissingValues | None = None,
+                   percent: Collection[str] = ()) -> ReferenceProfile:
     """The reference profile at ``path``, read with the policy's ``reference:`` columns
     and binned as its ``detectors:`` says (``kinds``: feature types a connector declares;
-    ``missing``: the values it reads as missing, read so in the table too).
+    ``missing``: the values it reads as missing, read so in the table too; ``percent``:
+    the features it reads as percent text, read so in the table too).
 
     A dataset is binned with the policy's ``bins``/``fine_bins``/``top_k``; a saved
     profile keeps its bins, and a policy that names other ones is refused (the windows
@@ -181,7 +183,7 @@ def load_reference(path: str | Path, policy: Policy | None, *,
             kw["segment_top_k"] = policy.segments.top_k
         conv = policy.reference.conventions() if policy is not None else None
         return build_profile(path, conv, kinds=kinds, missing=missing,  # type: ignore[no-any-return]
-                             **kw)
+                             percent=percent, **kw)
     profile = ReferenceProfile.from_file(path)
     want = missing.to_dict(profile.schema.names) if missing is not None else {}
     have = profile.meta.get("missing_values", {})

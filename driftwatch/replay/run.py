@@ -87,8 +87,8 @@ def build_monitor(
     """A monitor for the policy's model, on its reference profile.
 
     A reference table is read with the policy's ``reference:`` conventions; features the
-    ``connector`` types explicitly get that type in the profile, and the values it reads as
-    missing are missing there too.
+    ``connector`` types explicitly get that type in the profile, the values it reads as
+    missing are missing there too, and its percent features are read as percent text.
     """
     ref = reference or (policy.model.reference if policy else None)
     if ref is None:
@@ -96,7 +96,8 @@ def build_monitor(
     ref_path = _resolve(str(ref), base_dir or Path.cwd())
     profile = load_reference(ref_path, policy,
                              kinds=connector.declared_kinds() if connector else None,
-                             missing=connector.missing_values() if connector else None)
+                             missing=connector.missing_values() if connector else None,
+                             percent=connector.percent_features() if connector else ())
     return monitor_for(policy, profile, window=window)
 
 

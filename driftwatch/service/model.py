@@ -294,7 +294,8 @@ class ModelRuntime:
         policy = self.watcher.policy
         profile = load_reference(self.reference_path, policy,
                                  kinds=self.connector.declared_kinds(),
-                                 missing=self.connector.missing_values())
+                                 missing=self.connector.missing_values(),
+                                 percent=self.connector.percent_features())
         if profile.fingerprint == self.monitor.profile.fingerprint:
             return None
         return profile

@@ -1,0 +1,202 @@
+"""``format: percent`` reads a feature written as percent text (Lending Club's ``int_rate``,
+``"13.56%"``) as the number before the sign, on every decoding path and in the reference
+table alike, so an unchanged rate is no drift and a malformed one is a bad record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from driftwatch.connectors.config import parse_connector
+from driftwatch.connectors.decode import Decoder
+from driftwatch.errors import ConnectorError
+from driftwatch.schema import FeatureSchema
+
+from ._cli import run_cli as _cli
+
+SCHEMA = FeatureSchema(numeric=("int_rate",), categorical=(), levels=())
+CONNECTOR = """\
+apiVersion: driftwatch/v1
+kind: Connector
+metadata: {name: t}
+source:
+  kind: file
+  streams:
+    predictions:
+      paths: [live.jsonl]
+      fields:
+        event_id: id
+        event_time: {path: ts, unit: s}
+        features:
+          int_rate: {path: loan.int_rate, format: percent}
+        score: score
+"""
+VALUES: list[Any] = ["13.56%", " 7 % ", 21, "21.5", "abc%", "%", "", None, True]
+# what each reads as: a number, missing (NaN), or a bad record (None)
+READ = [13.56, 7.0, 21.0, 21.5, None, None, np.nan, np.nan, None]
+
+
+def _decoder(**kw: bool) -> Decoder:
+    return Decoder(parse_connector(CONNECTOR).stream("predictions"), SCHEMA, **kw)
+
+
+def _records(values: list[Any]) -> list[dict[str, Any]]:
+    return [{"id": f"e{i}", "ts": 1_700_000_000 + i, "loan": {"int_rate": v}, "score": 0.5}
+            for i, v in enumerate(values)]
+
+
+def _check(batch: Any, bad: list[Any], first: int = 0) -> None:
+    """``first``: the position of VALUES[0]."""
+    kept = [v for v in READ if v is not None]
+    np.testing.assert_array_equal(batch.numeric[:, 0], np.array(kept, dtype=float))
+    assert [(b.reason, b.position - first) for b in bad] == [
+        ("wrong_type", 4), ("wrong_type", 5), ("wrong_type", 8)]
+    assert bad[0].detail == ("feature 'int_rate' (loan.int_rate): expected a number or "
+                             "percent text like '13.56%', found text 'abc%'")
+
+
+@pytest.mark.parametrize("kw", [{}, {"scan": False}, {"block_parse": False}])
+def test_json_lines_read_percent_text_as_numbers_on_every_path(kw: dict[str, bool]) -> None:
+    # enough clean lines first that the block parsers (not only orjson) take the rest
+    warm = _records(["10%"] * 80)
+    block = b"".join(orjson.dumps(r) + b"\n" for r in warm + _records(VALUES))
+    batch, bad = _decoder(**kw).decode_block(block, source="s")
+    assert batch.numeric[:80, 0].tolist() == [10.0] * 80
+    _check(batch.take(np.arange(80, len(batch))), bad, first=81)  # lines count from 1
+
+
+def test_kafka_payloads_read_percent_text_as_numbers() -> None:
+    payloads = [orjson.dumps(r) for r in _records(VALUES)]
+    batch, bad = _decoder().decode(payloads, source="t", positions=np.arange(len(payloads)))
+    _check(batch, bad)
+
+
+@pytest.mark.parametrize("lenient", [True, False])
+def test_tables_read_percent_text_as_numbers(lenient: bool) -> None:
+    """A CSV gives every column as text (lenient), a Parquet file text or numbers."""
+    texts = ["13.56%", " 7 % ", "21.5", "abc%", "%", "", None]
+    n = len(texts)
+    table = pa.table({"id": [f"e{i}" for i in range(n)], "ts": [1_700_000_000] * n,
+                      "loan.int_rate": pa.array(texts, pa.string()), "score": [0.5] * n})
+    batch, bad = _decoder().decode_table(table, source="f", positions=np.arange(n),
+                                         lenient=lenient)
+    np.testing.assert_array_equal(batch.numeric[:, 0], [13.56, 7.0, 21.5, np.nan, np.nan])
+    assert [(b.reason, b.position) for b in bad] == [("wrong_type", 3), ("wrong_type", 4)]
+    numbers = pa.table({"id": ["a", "b"], "ts": [1_700_000_000] * 2,
+                        "loan.int_rate": [13.56, 7.0], "score": [0.5] * 2})
+    batch, bad = _decoder().decode_table(numbers, source="f", positions=np.arange(2))
+    assert batch.numeric[:, 0].tolist() == [13.56, 7.0] and not bad
+
+
+def test_percent_with_a_categorical_type_is_refused_where_written() -> None:
+    text = CONNECTOR.replace("format: percent}", "type: categorical, format: percent}")
+    with pytest.raises(ConnectorError) as exc:
+        parse_connector(text, file="c.yaml")
+    assert exc.value.line == 13 and "format: percent reads a number" in exc.value.message
+
+
+# -- through replay: the reference is read the same way ---------------------------------------
+
+N = 2000
+
+
+def _rates(seed: int = 3) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(5, 25, N).round(2)
+
+
+def _write_stream(tmp: Path, name: str, rates: list[Any]) -> Path:
+    live = pd.DataFrame({"id": [f"a{i}" for i in range(N)],
+                         "ts": 1_700_000_000 + 60 * np.arange(N), "int_rate": rates,
+                         "score": 0.5})
+    path = tmp / name
+    if name.endswith(".csv"):
+        live.to_csv(path, index=False)
+    elif name.endswith(".parquet"):
+        live.to_parquet(path)
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in live.to_dict("records")))
+    return path
+
+
+def _setup(tmp: Path) -> None:
+    rates = _rates()
+    pd.DataFrame({"int_rate": [f"{r:.2f}%" for r in rates],
+                  "score": 0.5}).to_csv(tmp / "ref_text.csv", index=False)
+    pd.DataFrame({"int_rate": rates, "score": 0.5}).to_parquet(tmp / "ref_numbers.parquet")
+    (tmp / "c.yaml").write_text(CONNECTOR.replace("loan.int_rate", "int_rate"))
+    (tmp / "p.yaml").write_text(
+        "apiVersion: driftwatch/v1\nkind: DriftPolicy\nmetadata: {name: m}\n"
+        "model: {name: m, reference: ref_text.csv}\nwindow: {kind: count, pane: 500}\n"
+        "signals:\n  - detector: psi\n    thresholds: {mild: 0.1}\n")
+
+
+def _bins(tmp: Path, capsys: pytest.CaptureFixture[str], stream: Path,
+          reference: str) -> tuple[list[list[int]], dict[str, Any]]:
+    out = tmp / f"run-{stream.name}-{reference}"
+    code, _, err = _cli(["replay", "--connector", str(tmp / "c.yaml"), "--policy",
+                         str(tmp / "p.yaml"), "--reference", str(tmp / reference), "--input",
+                         f"predictions={stream}", "--out", str(out), "--no-report", "-q"],
+                        capsys)
+    assert code == 0, err
+    records = [json.loads(x) for x in (out / "timeline.jsonl").read_text().splitlines()]
+    assert not any(r["decision"]["tier"] != "none" for r in records)  # no false drift
+    summary = json.loads((out / "summary.json").read_text())
+    return [r["features"]["int_rate"]["bins"] for r in records], summary
+
+
+def test_percent_text_bins_as_the_numbers_do_against_either_reference(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A stream of "13.56%" lands in the bins a stream of 13.56 does, whether the reference
+    writes the rates as the same text (read by the same rule) or as numbers."""
+    _setup(tmp_path)
+    rates = _rates()
+    text = [f"{r:.2f}%" for r in rates]
+    numbers = _write_stream(tmp_path, "numbers.jsonl", rates.tolist())
+    want, _ = _bins(tmp_path, capsys, numbers, "ref_numbers.parquet")
+    assert sum(map(sum, want)) == N  # every rate in a value bin: none missing or bad
+    for stream in ("text.jsonl", "text.csv", "text.parquet"):
+        path = _write_stream(tmp_path, stream, text)
+        for reference in ("ref_text.csv", "ref_numbers.parquet"):
+            got, summary = _bins(tmp_path, capsys, path, reference)
+            assert got == want, (stream, reference)
+            assert summary["bad_by_reason"] == {}
+
+
+def test_a_malformed_rate_is_dead_lettered_with_its_reason(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _setup(tmp_path)
+    text = [f"{r:.2f}%" for r in _rates()]
+    text[7] = "abc%"
+    for stream in ("bad.jsonl", "bad.csv", "bad.parquet"):
+        path = _write_stream(tmp_path, stream, text)
+        _, summary = _bins(tmp_path, capsys, path, "ref_text.csv")
+        assert summary["bad_by_reason"] == {"wrong_type": 1}, stream
+        out = tmp_path / f"run-{stream}-ref_text.csv"
+        (letter,) = [json.loads(x) for x in
+                     (out / "dead_letter.jsonl").read_text().splitlines()]
+        assert letter["reason"] == "wrong_type"
+        assert "feature 'int_rate'" in letter["detail"]
+        assert "percent text like '13.56%', found text 'abc%'" in letter["detail"]
+
+
+def test_a_malformed_rate_in_the_reference_is_a_one_line_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _setup(tmp_path)
+    ref = pd.read_csv(tmp_path / "ref_text.csv")
+    ref.loc[3, "int_rate"] = "abc%"
+    ref.to_csv(tmp_path / "ref_text.csv", index=False)
+    stream = _write_stream(tmp_path, "s.jsonl", _rates().tolist())
+    code, _, err = _cli(["replay", "--connector", str(tmp_path / "c.yaml"), "--policy",
+                         str(tmp_path / "p.yaml"), "--reference",
+                         str(tmp_path / "ref_text.csv"), "--input", f"predictions={stream}",
+                         "--out", str(tmp_path / "run"), "--no-report", "-q"], capsys)
+    assert code != 0 and "Traceback" not in err
+    assert ("reference column 'int_rate' is read as percent text (format: percent in the "
+            "connector) but holds 'abc%'") in err
