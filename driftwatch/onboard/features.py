@@ -13,11 +13,18 @@ from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.errors import ConfigError
 from driftwatch.flags import flag_level, flag_levels
 from driftwatch.onboard.finding import carried
-from driftwatch.onboard.infer import MAX_INT_LEVELS, column_kind, name_rank, not_a_feature
+from driftwatch.onboard.infer import (
+    MAX_INT_LEVELS,
+    column_kind,
+    name_rank,
+    not_a_feature,
+    percent_text,
+)
 from driftwatch.onboard.matching import stream_path
 from driftwatch.onboard.plandata import Feature, Plan
 from driftwatch.onboard.roles import ID, PREDICTED, TIME, present, shown, two_values
 from driftwatch.onboard.sentinels import likely_missing_values
+from driftwatch.percent import percent_number
 from driftwatch.schema import level_text
 from driftwatch.windows.conventions import norm_value
 from driftwatch.windows.profile import is_parquet
@@ -99,6 +106,23 @@ def flag_spelled_otherwise(ref: pd.Series, sample: list[Any]) -> str | None:
             f"{', '.join(map(repr, got))} in the sample")
 
 
+def _reads(v: str) -> bool:
+    try:
+        percent_number(v)
+    except ValueError:
+        return False
+    return True
+
+
+def _percent_why(ref: pd.Series, sample: list[str]) -> str:
+    """The feature line of a column of percent text (in the reference, the sample or both)."""
+    where = [w for w, vs in (("the reference", ref.tolist()), ("the sample", sample))
+             if percent_text(vs, most=True)]
+    return (f"percent text in {' and '.join(where)} "
+            f"({shown(ref.tolist() if where[0] == 'the reference' else sample, 2)}): read as "
+            "the number before the sign, live and in the reference (format: percent)")
+
+
 def _ignore_columns(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                     used: Collection[str], ignore: Sequence[str]) -> None:
     """Put the reference columns that are not features in ``plan.ignore``, saying why."""
@@ -169,24 +193,33 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             missing.append(c)
             continue
         kind, why = column_kind(ref[c])
-        codes = likely_missing_values(ref[c])  # a few-valued integer column too
+        col, sample = ref[c], vals(p)
+        text = [v for v in sample if isinstance(v, str)]
+        percent = percent_text(col) or (kind == "numeric" and percent_text(text, most=True))
+        if percent:  # read as numbers on both sides, as replay reads them
+            kind, why = "numeric", _percent_why(col, text)
+            col = pd.Series([percent_number(v) for v in col], index=col.index, dtype=float)
+            sample = [percent_number(v) if percent_text([v]) else v for v in sample]
+        codes = likely_missing_values(col)  # a few-valued integer column too
         if kind == "categorical" and not is_parquet(reference) and (
                 texts := csv_missing_texts(vals(p))):
             codes = ([*(codes[0] if codes else ()), *texts[0]],
                      "; ".join(w for w in (codes[1] if codes else "", texts[1]) if w))
         plan.features.append(Feature(c, p, kind, why, *((tuple(codes[0]), codes[1])
-                                                         if codes else ())))
+                                                         if codes else ()), percent=percent))
         if kind == "categorical" and (flag := flag_spelled_otherwise(ref[c], vals(p))):
             plan.say(f"  {c}: flag", f"{flag}: each read as the reference's value of the "
                      "same side")
-        elif far := apart(ref[c], kind, vals(p)):
+        elif far := apart(col, kind, sample):
             plan.say(f"  warning: {c}", f"{far}: " + (
                 f"a time or counter that grows is not a feature (--ignore {c}); a unit "
                 "change is a fault to fix upstream" if kind == "numeric" else
                 f"a column that names the file, period or batch is not a feature (--ignore "
                 f"{c}); renamed categories are a fault to fix upstream"))
-        text = [v for v in vals(p) if isinstance(v, str)]
-        if kind == "numeric" and text:
+        if percent and (bad := [v for v in text if not _reads(v)]):
+            plan.say(f"  warning: {c}", f"text at {p} in the sample that is no percentage "
+                     f"({shown(bad)}): replay counts those records as wrong_type")
+        elif kind == "numeric" and text and not percent:
             # the decoder's own reading of text as numbers (numbers_as_text, as in a CSV)
             unread = numeric(text, lenient=True, bools=True)[1]
             if not unread.any():

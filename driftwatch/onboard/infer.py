@@ -50,6 +50,7 @@ __all__ = [
     "looked_for",
     "name_rank",
     "not_a_feature",
+    "percent_text",
     "text_formats",
     "time_unit",
 ]
@@ -118,16 +119,34 @@ def _all_dates(texts: pd.Series) -> bool:
     return False
 
 
-def not_a_feature(s: pd.Series) -> str | None:
-    """Why a reference text column makes no feature, or None: numbers written as percent
-    text, dates, or a value per row (an identifier or free text). As categories each moves
-    on by itself: every window brings levels the reference never saw.
+def percent_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
+    """Whether every present value is percent text (Lending Club's ``int_rate``,
+    ``'13.56%'``), some at least: a number the connector reads with ``format: percent``;
+    ``most``: more than half of them (a sample with a few bad values).
 
-    >>> not_a_feature(pd.Series(["13.56%", "7.9%", "21%"]))[:40]
-    "numbers written as percent text ('13.56%"
+    >>> percent_text(pd.Series(["13.56%", "7.9 %", None])), percent_text(["13.56%", "abc%"])
+    (True, False)
+    >>> percent_text(["13.56%", "7%", "abc%"], most=True), percent_text([13.56, 7.9])
+    (True, False)
+    """
+    vals = pd.Series(values, dtype=object).dropna()
+    if not len(vals):
+        return False
+    hits = vals.map(lambda v: isinstance(v, str) and bool(_PERCENT.fullmatch(v)))
+    return bool(hits.mean() > 0.5) if most else bool(hits.all())
+
+
+def not_a_feature(s: pd.Series) -> str | None:
+    """Why a reference text column makes no feature, or None: dates, or a value per row
+    (an identifier or free text). As categories each moves on by itself: every window
+    brings levels the reference never saw. (Percent text is a feature: see
+    :func:`percent_text`.)
+
     >>> not_a_feature(pd.Series(["Dec-2015", "Jan-2016"]))[:18]
     "dates ('Dec-2015',"
     >>> not_a_feature(pd.Series(["RENT", "OWN", "RENT"])) is None
+    True
+    >>> not_a_feature(pd.Series([f"{i / 100:.2f}%" for i in range(500)])) is None
     True
     """
     if not (pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s)):
@@ -136,12 +155,9 @@ def not_a_feature(s: pd.Series) -> str | None:
     if vals.empty or not all(isinstance(v, str) for v in vals.head(1000)):
         return None
     levels = pd.Series(vals.astype(str).unique())
+    if levels.str.fullmatch(_PERCENT).all():  # numbers, however many: percent_text
+        return None
     first = ", ".join(repr(v) for v in levels[:2])
-    if levels.str.fullmatch(_PERCENT).all():
-        return (f"numbers written as percent text ({first}, ...): as text each rate is a "
-                f"category of its own ({len(levels)} levels); to watch it, convert it to "
-                f"numbers in the reference and the stream (pandas: "
-                f"df[col].str.rstrip('%').astype(float))")
     if _all_dates(levels):
         return (f"dates ({first}, ...): every new period is a level the reference never saw; "
                 f"to watch it, add its age (e.g. months before the event) as a number")

@@ -36,6 +36,7 @@ class Feature:
     why: str
     missing: tuple[int | float | str, ...] = ()  # likely codes for missing ...
     missing_why: str = ""  # ... and what gave them away
+    percent: bool = False  # percent text ('13.56%'): the connector's format: percent
 
 
 @dataclass

@@ -76,7 +76,9 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
     if s.name == "predictions":
         out.append("        features:")
         for f in plan.features:
-            out.append(f"          {q(f.name)}: {{path: {q(f.path)}, type: {f.kind}}}")
+            fmt = (", format: percent}   # \"13.56%\" reads as 13.56, here and in the "
+                   "reference" if f.percent else "}")
+            out.append(f"          {q(f.name)}: {{path: {q(f.path)}, type: {f.kind}{fmt}")
         coded = [f for f in plan.features if f.missing]
         if coded:
             out.append("        missing_values_by_feature:   # codes for missing init found "

@@ -96,18 +96,22 @@ def test_a_rare_bad_value_absent_from_the_outcomes_sample_stays_bad(
     assert label["bad"] == ["Charged Off"] and label["good"] == ["Fully Paid"], label
 
 
-def test_percent_text_dates_and_per_row_ids_are_not_features(
+def test_dates_and_per_row_ids_are_not_features_and_percent_text_is_a_number(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # as categories each gave a false alarm in every window: '13.56%' with thousands of
     # levels (an unseen one counts at the epsilon), 'Dec-2015' a new level every month,
-    # PaySim's nameDest a new level every row
+    # PaySim's nameDest a new level every row; the rate is read as a number instead
     _loans(tmp_path)
     code, out, err = _init(tmp_path, capsys, "--label-bad", "Charged Off")
     assert code == 0, err
     pol = yaml.safe_load((tmp_path / "p.yaml").read_text())
-    assert pol["model"]["features"] == ["loan_amnt"], out
-    assert {"int_rate", "earliest_cr_line", "dest"} <= set(pol["reference"]["ignore"])
-    assert "percent" in out and "str.rstrip('%')" in out, out
+    assert pol["model"]["features"] == ["loan_amnt", "int_rate"], out
+    assert {"earliest_cr_line", "dest"} <= set(pol["reference"]["ignore"])
+    assert "int_rate" not in pol["reference"]["ignore"]
+    feats = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]["features"]
+    assert feats["int_rate"]["format"] == "percent"
+    assert "percent text" in out and "format: percent" in out, out
     assert "dates ('" in out and "earliest_cr_line" in out, out
     assert "dest" in out and "distinct" in out, out
 

@@ -1,6 +1,7 @@
 """``format: percent`` reads a feature written as percent text (Lending Club's ``int_rate``,
 ``"13.56%"``) as the number before the sign, on every decoding path and in the reference
-table alike, so an unchanged rate is no drift and a malformed one is a bad record."""
+table alike, so a rate shift is seen and an unchanged rate is no drift; ``init`` maps such a
+column instead of ignoring it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 import pytest
+import yaml
 
 from driftwatch.connectors.config import parse_connector
 from driftwatch.connectors.decode import Decoder
@@ -200,3 +202,73 @@ def test_a_malformed_rate_in_the_reference_is_a_one_line_error(
     assert code != 0 and "Traceback" not in err
     assert ("reference column 'int_rate' is read as percent text (format: percent in the "
             "connector) but holds 'abc%'") in err
+
+
+# -- init -------------------------------------------------------------------------------------
+
+
+def _lending(tmp: Path, shift: float) -> None:
+    """A Lending Club shape: int_rate as percent text in the reference CSV and the stream;
+    the stream's second half charges ``shift`` points more."""
+    rng = np.random.default_rng(11)
+    ref = pd.DataFrame({"loan_amnt": rng.integers(1000, 35000, N).astype(float),
+                        "int_rate": [f"{r:.2f}%" for r in rng.uniform(5, 25, N)],
+                        "score": rng.uniform(0, 1, N).round(4)})
+    ref.to_csv(tmp / "ref.csv", index=False)
+    rates = rng.uniform(5, 25, N) + np.where(np.arange(N) >= N // 2, shift, 0.0)
+    live = pd.DataFrame({"id": np.arange(N), "ts": 1_700_000_000 + 60 * np.arange(N),
+                         "loan_amnt": rng.integers(1000, 35000, N).astype(float),
+                         "int_rate": [f"{r:.2f}%" for r in rates],
+                         "score": rng.uniform(0, 1, N).round(4)})
+    with open(tmp / "live.jsonl", "w") as f:
+        for r in live.to_dict("records"):
+            f.write(json.dumps(r) + "\n")
+
+
+def test_init_maps_percent_text_and_replay_sees_a_rate_shift(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """init ignored int_rate ("convert it with pandas"), so a rate shift went unseen."""
+    _lending(tmp_path, shift=6.0)
+    code, out, err = _cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+                           str(tmp_path / "live.jsonl"), "--pane", "500", "--model", "m",
+                           "--connector-out", str(tmp_path / "c.yaml"), "--policy-out",
+                           str(tmp_path / "p.yaml")], capsys)
+    assert code == 0, err
+    feats = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]["features"]
+    assert feats["int_rate"] == {"path": "int_rate", "type": "numeric", "format": "percent"}
+    pol = yaml.safe_load((tmp_path / "p.yaml").read_text())
+    assert "int_rate" in pol["model"]["features"] and "int_rate" not in pol["reference"]["ignore"]
+    line = next(x for x in out.splitlines() if x.startswith("  int_rate: numeric"))
+    assert "format: percent" in line, out
+    code, _, err = _cli(["replay", "--connector", str(tmp_path / "c.yaml"), "--policy",
+                         str(tmp_path / "p.yaml"), "--input", str(tmp_path / "live.jsonl"),
+                         "--out", str(tmp_path / "run"), "--no-report", "-q"], capsys)
+    assert code == 0, err
+    records = [json.loads(x) for x in (tmp_path / "run" / "timeline.jsonl").read_text()
+               .splitlines()]
+    psi = [next(s["value"] for s in r["signals"]
+                if s["signal"] == "psi" and s["feature"] == "int_rate") for r in records]
+    assert max(psi[:2]) < 0.1 < min(psi[2:]), psi  # the shift, and only the shift
+
+
+def test_init_reads_a_samples_percent_text_against_a_reference_of_numbers(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Numbers in the reference, "13.56%" in the stream: every record was wrong_type."""
+    _lending(tmp_path, shift=0.0)
+    ref = pd.read_csv(tmp_path / "ref.csv")
+    ref["int_rate"] = ref["int_rate"].str.rstrip("%").astype(float)
+    ref.to_parquet(tmp_path / "ref.parquet")
+    lines = (tmp_path / "live.jsonl").read_text().splitlines()
+    lines[3] = lines[3].replace('"int_rate": "', '"int_rate": "abc')
+    (tmp_path / "live.jsonl").write_text("\n".join(lines) + "\n")
+    code, out, err = _cli(["init", "--reference", str(tmp_path / "ref.parquet"), "--sample",
+                           str(tmp_path / "live.jsonl"), "--model", "m", "--connector-out",
+                           str(tmp_path / "c.yaml"), "--policy-out", str(tmp_path / "p.yaml")],
+                          capsys)
+    assert code == 0, err
+    feats = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]["features"]
+    assert feats["int_rate"]["format"] == "percent"
+    warning = next(x for x in out.splitlines() if x.startswith("  warning: int_rate"))
+    assert "'abc" in warning and "wrong_type" in warning, out
