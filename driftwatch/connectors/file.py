@@ -47,6 +47,7 @@ from driftwatch.connectors.merge import EventMerger
 from driftwatch.connectors.readers import Chunk, FileReader, detect_format
 from driftwatch.cores import usable_cores
 from driftwatch.csvdecimal import DecimalMark, csv_notes, file_decimal
+from driftwatch.csvheader import refuse_data_header
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import ConnectorError, SourceError
 from driftwatch.schema import FeatureSchema
@@ -315,6 +316,7 @@ def _make_input(connector: Connector, path: Path, key: str, streams: tuple[str, 
     # each file by its own head: a folder may hold exports of both kinds
     sep = stream.delimiter or file_separator(
         path, key, fix=f"set it on stream {name!r}: csv: {{delimiter: \";\"}}")
+    refuse_data_header(path, sep, key)
     found = None if stream.decimal is not None else file_decimal(path, sep)
     return FileInput(path, key, streams, fmt, sep, sniffed=stream.delimiter is None,
                      decimal=stream.decimal or (found.mark if found else None),

@@ -21,6 +21,7 @@ import orjson
 
 from driftwatch.connectors.jsonblock import registry_json
 from driftwatch.csvdecimal import DecimalMark, file_decimal
+from driftwatch.csvheader import refuse_data_header
 from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
@@ -145,6 +146,7 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, A
             rows = decimals_as_doubles(read_parquet(p, limit)).to_pylist()
         elif fmt == "csv":
             sep = sample_separator(p) or ","
+            refuse_data_header(p, sep, f"the sample {p}")
             frame = pd.read_csv(p, nrows=limit, sep=sep, decimal=file_decimal(p, sep).mark,
                                 na_values=CSV_MISSING, keep_default_na=False)
             rows = frame.to_dict(orient="records")

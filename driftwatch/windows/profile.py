@@ -40,6 +40,7 @@ import pandas as pd
 from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
 from driftwatch.csvdecimal import csv_notes, file_decimal
+from driftwatch.csvheader import refuse_data_header
 from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
@@ -109,6 +110,7 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
 
             return decimals_as_doubles(read_parquet(p)).to_pandas()
         sep = reference_separator(p) or ","
+        refuse_data_header(p, sep, f"reference dataset {p}")
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
             log.info(note)  # the commands that read it print the same lines

@@ -1,0 +1,89 @@
+"""A CSV whose first line is data, not column names, is refused.
+
+UCI's German and Australian credit tables come without a header (``0.5,12,3,...``); read
+as a CSV, their first row becomes the column names, that row is lost, and every later
+message names columns such as ``0.5`` or ``A11``. So each reader looks at the first two
+lines: the first is data when every cell of it is a number, or when it holds numbers and
+each of its cells has the shape of the second line's cell below it (both numbers, both
+blank, or text with the same letters-and-digits pattern: ``A11`` over ``A12``). Names that
+are no numbers never match, nor does pandas' header of column positions (``0,1,2``, after
+a blank index cell or not), which is a header.
+
+>>> header_is_data(["0.5", "12", "3"], ["1.5", "24", "1"])
+'every cell is a number'
+>>> header_is_data(["A11", "6", "A34"], ["A12", "48", "A32"])
+'its cells are numbers and codes shaped as in the second line'
+>>> header_is_data(["age", "2019", "amount"], ["41", "5", "1200"]) is None
+True
+>>> header_is_data(["", "0", "1", "2"], ["0", "0.5", "7", "1"]) is None
+True
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from driftwatch.csvsep import read_head
+from driftwatch.errors import SourceError
+
+__all__ = ["header_is_data", "refuse_data_header"]
+
+_NUMBER = re.compile(r"\s*[-+]?(\d+([.,]\d*)?|[.,]\d+)([eE][-+]?\d+)?\s*")
+
+
+def _is_number(cell: str) -> bool:
+    return bool(_NUMBER.fullmatch(cell))
+
+
+def _shape(cell: str) -> str:
+    """``number``, ``blank``, or the text with each letter an ``a`` and each digit a ``9``."""
+    if _is_number(cell):
+        return "number"
+    if not cell.strip():
+        return "blank"
+    return "".join("a" if ch.isalpha() else "9" if ch.isdigit() else ch for ch in cell)
+
+
+def _positions(cells: Sequence[str]) -> bool:
+    """pandas' header of a frame without names: 0, 1, ... (after a blank index cell)."""
+    named = list(cells[1:]) if cells and not cells[0].strip() else list(cells)
+    return [c.strip() for c in named] == [str(i) for i in range(len(named))]
+
+
+def header_is_data(header: Sequence[str], second: Sequence[str] | None = None) -> str | None:
+    """Why the first line ``header`` of a CSV reads as data (``second``: the line after it,
+    when there is one), or None when it reads as column names."""
+    numbers = [c for c in header if _is_number(c)]
+    if not numbers or _positions(header):
+        return None
+    if len(numbers) == sum(1 for c in header if c.strip()):
+        return "every cell is a number"
+    if second is not None and len(second) == len(header) and all(
+            _shape(h) == _shape(s) for h, s in zip(header, second, strict=True)):
+        return "its cells are numbers and codes shaped as in the second line"
+    return None
+
+
+def refuse_data_header(path: str | Path, sep: str, what: str) -> None:
+    """Raise :class:`~driftwatch.errors.SourceError` naming ``what`` when the CSV ``path``
+    (read with ``sep``) has data on its first line instead of column names."""
+    text, whole = read_head(path)
+    if not whole:  # a line cut at the end of the head is no line to compare with
+        text = text[:text.rfind("\n") + 1]
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text), delimiter=sep) if r][:2]
+    except csv.Error:  # not CSV text: the reader says what is wrong with it
+        return
+    if not rows:
+        return
+    why = header_is_data(rows[0], rows[1] if len(rows) > 1 else None)
+    if why is None:
+        return
+    first = sep.join(rows[0])
+    shown = first if len(first) <= 60 else first[:60] + "..."
+    raise SourceError(f"{what}: its first line reads as data, not column names ({why}: "
+                      f"{shown!r}); add a header line with the column names")

@@ -1,0 +1,165 @@
+"""A CSV whose first line is data (UCI German / Australian credit exports) is refused with
+one line that says to add a header, by init, policy check and replay alike; a header of
+names never is."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from driftwatch.connectors.file import FileSource
+from driftwatch.csvheader import header_is_data, refuse_data_header
+from driftwatch.errors import SourceError
+from driftwatch.schema import FeatureSchema
+from driftwatch.windows.profile import read_reference_table
+
+from ._cli import run_cli
+from ._csvconn import csv_connector
+
+# the first two lines of UCI's German credit, written with commas
+GERMAN = ("A11,6,A34,A43,1169,A65,A75,4,A93,A101,4,A121,67,A143,A152,2,A192,A201,1\n"
+          "A12,48,A32,A43,5951,A61,A73,2,A92,A101,2,A121,22,A143,A152,1,A192,A201,2\n")
+# UCI's Australian credit (statlog), comma-separated
+AUSTRALIAN = ("1,22.08,11.46,2,4,4,1.585,0,0,0,1,2,100,1213,0\n"
+              "0,22.67,7,2,8,4,0.165,0,0,0,0,2,160,1,0\n")
+
+
+def _frames(n: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(4)
+    ref = pd.DataFrame({"duration": rng.integers(4, 72, n),
+                        "amount": rng.integers(250, 18000, n).astype(float),
+                        "age": rng.integers(19, 75, n),
+                        "default": rng.integers(0, 2, n)})
+    live = ref.drop(columns=["default"])
+    live.insert(0, "id", np.arange(n))
+    live.insert(1, "ts", 1_704_067_200 + 60 * np.arange(n))
+    return ref, live
+
+
+def _init(tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    return run_cli(["init", "--reference", str(tmp / "ref.csv"), "--sample",
+                    str(tmp / "live.csv"), "--model", "m", "--connector-out",
+                    str(tmp / "c.yaml"), "--policy-out", str(tmp / "p.yaml")], capsys)
+
+
+def test_init_refuses_a_headerless_reference_and_a_headerless_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    ref, live = _frames()
+    ref.to_csv(tmp_path / "ref.csv", index=False, header=False)
+    first = (tmp_path / "ref.csv").read_text().splitlines()[0]
+    live.to_csv(tmp_path / "live.csv", index=False)
+    code, out, err = _init(tmp_path, capsys)
+    assert code != 0 and out == ""
+    assert err.splitlines()[0] == (
+        f"error: reference dataset {tmp_path / 'ref.csv'}: its first line reads as data, not "
+        f"column names (every cell is a number: {first!r}); add a header line with the column "
+        "names"), err
+    assert "Traceback" not in err
+    ref.to_csv(tmp_path / "ref.csv", index=False)
+    live.to_csv(tmp_path / "live.csv", index=False, header=False)
+    code, out, err = _init(tmp_path, capsys)
+    assert code != 0
+    assert f"the sample {tmp_path / 'live.csv'}: its first line reads as data" in err, err
+    assert not (tmp_path / "c.yaml").exists()
+
+
+def test_check_and_replay_refuse_a_headerless_reference_or_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    ref, live = _frames()
+    ref.to_csv("ref.csv", index=False)
+    live.to_csv("live.csv", index=False)
+    code, _, err = _init(Path("."), capsys)
+    assert code == 0, err
+    live.to_csv("live.csv", index=False, header=False)
+    code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
+                            "--input", "live.csv", "--out", "run", "--quiet", "--no-report"],
+                           capsys)
+    assert code != 0 and "live.csv: its first line reads as data" in err, err
+    assert "add a header line" in err and "Traceback" not in err
+    ref.to_csv("ref.csv", index=False, header=False)
+    code, _, err = run_cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert code != 0 and "ref.csv: its first line reads as data" in err, err
+
+
+def test_a_stream_with_its_delimiter_set_is_checked_too(tmp_path: Path) -> None:
+    (tmp_path / "p.csv").write_text("a;1750000000;0.5\nb;1750000060;0.25\n")
+    conn = csv_connector(tmp_path, "p.csv", 'csv: {delimiter: ";"}',
+                         fields=("event_id: application_id", "event_time: {path: ts, unit: s}",
+                                 "score: model.score"))
+    with pytest.raises(SourceError, match=r"p\.csv: its first line reads as data"):
+        FileSource(conn, FeatureSchema())
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    (AUSTRALIAN, "every cell is a number"),
+    (GERMAN, "numbers and codes shaped as in the second line"),
+    ("0.5\n0.25\n", "every cell is a number"),
+    ("1;22,08;11,46\n0;22,67;7\n", "every cell is a number"),
+])
+def test_the_public_headerless_shapes_are_refused(tmp_path: Path, text: str, why: str) -> None:
+    (tmp_path / "t.csv").write_text(text)
+    sep = ";" if ";" in text else ","
+    with pytest.raises(SourceError, match=why):
+        refuse_data_header(tmp_path / "t.csv", sep, "t.csv")
+
+
+@pytest.mark.parametrize("text", [
+    ",0,1,2\n0,0.5,3,1\n",  # pandas' frame without names, with its index
+    "0,1,2\n0.5,3,1\n",
+    "age,2019,2020\n41,5,6\n",  # a name that is a number beside others
+    "code,x1\nABCD,y2\n",  # codes under names, but no number among them
+    ",SeriousDlqin2yrs,RevolvingUtilizationOfUnsecuredLines\n1,1,0.766\n",
+    "id,ts\n",  # a header alone
+    "",
+])
+def test_headers_of_names_are_read(tmp_path: Path, text: str) -> None:
+    (tmp_path / "t.csv").write_text(text)
+    refuse_data_header(tmp_path / "t.csv", ",", "t.csv")
+
+
+_NAME = st.one_of(
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True),
+    st.from_regex(r"[A-Za-z][A-Za-z0-9]{0,8}([ .\-][A-Za-z0-9]{1,8}){1,3}", fullmatch=True),
+)
+_CELL = st.one_of(st.integers(-10**9, 10**9).map(str),
+                  st.floats(allow_nan=False, allow_infinity=False).map(repr),
+                  st.just(""), st.text(max_size=12), _NAME)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(names=st.lists(_NAME, min_size=1, max_size=30), data=st.data())
+def test_a_header_of_identifier_like_names_is_never_refused(names: list[str],
+                                                            data: st.DataObject) -> None:
+    second = data.draw(st.lists(_CELL, min_size=len(names), max_size=len(names)))
+    assert header_is_data(names, second) is None
+    assert header_is_data(names) is None
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(_NAME, min_size=1, max_size=12, unique=True),
+       sep=st.sampled_from([",", ";", "\t", "|"]))
+def test_a_named_file_reads_whatever_its_separator(tmp_path: Path, names: list[str],
+                                                   sep: str) -> None:
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=sep)
+    w.writerow(names)
+    w.writerow([str(i) for i in range(len(names))])
+    (tmp_path / "t.csv").write_text(buf.getvalue())
+    refuse_data_header(tmp_path / "t.csv", sep, "t.csv")
+
+
+def test_a_named_reference_reads_as_before(tmp_path: Path) -> None:
+    ref, _ = _frames()
+    ref.to_csv(tmp_path / "ref.csv", index=False)
+    assert read_reference_table(tmp_path / "ref.csv").equals(ref)
