@@ -66,7 +66,7 @@ from driftwatch.connectors.columns import (
     percent_numbers,
     texts,
 )
-from driftwatch.connectors.eventtime import event_times, parse_origin
+from driftwatch.connectors.eventtime import digit_width, event_times, parse_origin
 from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
 from driftwatch.connectors.mapping import FieldPath, StreamMapping
 from driftwatch.flags import flag_level, flag_levels
@@ -208,8 +208,10 @@ class Decoder:
         self._origin = None if t.origin is None else parse_origin(t.origin)
         fields: dict[str, tuple[FieldPath, str]] = {"event_id": (m.event_id, "any")}
         if t.path is not None:
-            fields["event_time"] = (t.path, "time:format" if t.format is not None
-                                    else f"time:{self._unit}")
+            kind = f"time:{self._unit}"
+            if t.format is not None:  # a date in digits comes as a number or text: learnt
+                kind = "time:auto" if digit_width(t.format) else "time:format"
+            fields["event_time"] = (t.path, kind)
         # percent text ("13.56%") is text to the parsers: read as a number in _assemble
         self._percent = frozenset(f.name for f in self.mapping.features or () if f.percent)
         for _, n, p in self._num:

@@ -14,7 +14,19 @@ ISO-8601 unless it is a number; ISO times without a zone are UTC.
 [True, True]
 
 A ``fmt`` reads text only (zone-less results are UTC); text it does not match, and any
-number, is a bad time. An ``origin`` (epoch seconds, see :func:`parse_origin`) makes every
+number, is a bad time; but a format of digits alone (``%Y%m%d``, ``%Y%m``: SQL's
+``yyyymmdd`` integers, Kaggle exports) reads a whole number, or its text, by its digits,
+as many as the format writes: the leading zeros a number cannot write are added
+(``1012024`` under ``%d%m%Y``), so ``2024131`` under ``%Y%m%d`` is the year 202, a bad time,
+never a guess at January 31:
+
+>>> event_times([20240131, "20240131", "20240131.0", 2024131, 20241301, " 20240131"],
+...             "auto", fmt="%Y%m%d")[0].tolist()
+[1706659200.0, 1706659200.0, 1706659200.0, nan, nan, nan]
+>>> event_times([1012024, "1012024"], "auto", fmt="%d%m%Y")[0].tolist()
+[1704067200.0, 1704067200.0]
+
+An ``origin`` (epoch seconds, see :func:`parse_origin`) makes every
 number, or text that is one, an offset from it in ``unit`` (``auto`` means seconds); any
 other value is a bad time. A table's own timestamp or date column keeps its time with
 either.
@@ -45,6 +57,7 @@ __all__ = [
     "NS_THRESHOLD",
     "UNITS",
     "US_THRESHOLD",
+    "digit_width",
     "event_times",
     "format_problem",
     "from_format",
@@ -107,13 +120,49 @@ def from_text(s: np.ndarray, unit: str) -> np.ndarray:
     return out
 
 
+_DIGIT_FORMAT = re.compile(r"(%[YmdHMS])+")
+
+
+def digit_width(fmt: str) -> int | None:
+    """How many digits ``fmt`` writes when it writes nothing else (``%Y%m%d``: 8), else
+    None.
+
+    >>> digit_width("%Y%m%d"), digit_width("%Y%m"), digit_width("%Y-%m")
+    (8, 6, None)
+    """
+    if not _DIGIT_FORMAT.fullmatch(fmt):
+        return None
+    return sum(4 if d == "Y" else 2 for d in fmt[1::2])
+
+
+def _digits(ser: pd.Series, width: int) -> pd.Series:
+    """Text of ``width`` digits: a whole number's ``.0`` dropped (a CSV column with blanks
+    is written as floats) and the leading zeros a number cannot write added (``1012024``
+    under ``%d%m%Y``); None for anything else, longer text too."""
+    text = ser.astype("string").str.replace(r"\.0*$", "", regex=True)
+    text = text.where(text.str.fullmatch(rf"\d{{1,{width}}}"), None).str.zfill(width)
+    return text.astype(object).where(text.notna(), None)
+
+
 def from_format(s: np.ndarray, fmt: str) -> np.ndarray:
     """Seconds from an object array of text read with the strptime format ``fmt`` (NaN
     where it does not match); a result without a zone is UTC."""
     if len(s) == 0:
         return np.zeros(0)
     ser = _readable(pd.Series(s, dtype=object))
+    if (width := digit_width(fmt)) is not None:
+        ser = _digits(ser, width)
     return _seconds(pd.to_datetime(ser, format=fmt, utc=True, errors="coerce"))
+
+
+def _whole_numbers_as_text(v: np.ndarray) -> np.ndarray:
+    """An object array of the digits of each whole non-negative number of ``v``, '' for the
+    rest."""
+    out = np.full(len(v), "", dtype=object)
+    whole = np.isfinite(v) & (v >= 0) & (v < 1e16)
+    whole[whole] = np.mod(v[whole], 1) == 0
+    out[whole] = v[whole].astype(np.int64).astype(str)
+    return out
 
 
 def format_problem(fmt: str) -> str | None:
@@ -193,7 +242,9 @@ def event_times(
 
 def _numbers(v: np.ndarray, unit: str, fmt: str | None, origin: float | None) -> np.ndarray:
     if fmt is not None:
-        return np.full(len(v), np.nan)
+        if digit_width(fmt) is None:
+            return np.full(len(v), np.nan)
+        return from_format(_whole_numbers_as_text(v), fmt)
     secs = from_numbers(v, unit)
     return secs if origin is None else secs + origin
 

@@ -5,6 +5,7 @@ from an instant): what loads, what a user is told when it does not, and what eve
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from driftwatch.connectors.config import parse_connector
 from driftwatch.connectors.decode import Decoder
-from driftwatch.connectors.eventtime import event_times, format_problem, parse_origin
+from driftwatch.connectors.eventtime import digit_width, event_times, format_problem, parse_origin
 from driftwatch.connectors.file import FileSource
 from driftwatch.errors import ConnectorError
 from driftwatch.schema import FeatureSchema
@@ -178,6 +179,39 @@ def test_with_an_origin_a_value_that_is_no_number_is_a_bad_time() -> None:
     assert bad[0].detail.startswith(f"event_time (ts): expected seconds after {ULB_START}")
 
 
+@pytest.mark.parametrize("block", [True, False])
+def test_a_digit_format_reads_yyyymmdd_integers_and_their_text(block: bool) -> None:
+    """SQL's yyyymmdd integers (Kaggle exports) under ``format: "%Y%m%d"``: numbers were
+    all bad times, as a format read text only."""
+    values = [20240131, "20240131", 20240229.0, 2024131, 20241301, "Jan-2024", -20240131]
+    batch, bad = decode('{path: ts, format: "%Y%m%d"}', values, block=block)
+    assert batch.ids.tolist() == ["r0", "r1", "r2"]
+    jan31 = dt.datetime(2024, 1, 31, tzinfo=dt.UTC).timestamp()
+    feb29 = dt.datetime(2024, 2, 29, tzinfo=dt.UTC).timestamp()
+    assert batch.event_time.tolist() == [jan31, jan31, feb29]
+    assert [(b.reason, b.position) for b in bad] == [("bad_time", i) for i in range(4, 8)]
+
+
+def test_a_long_block_of_digit_dates_reads_on_every_parse_path() -> None:
+    """Integers under a digit format are block-parsed, not typed as text that every block
+    refuses (then read line by line)."""
+    days = pd.date_range("2023-12-01", periods=400, freq="D")
+    lines = b"\n".join(orjson.dumps({"id": f"r{i}", "ts": int(d), "x": 1.0})
+                       for i, d in enumerate(days.strftime("%Y%m%d")))
+    for block in (True, False):
+        dec = Decoder(connector('{path: ts, format: "%Y%m%d"}').stream("predictions"),
+                      SCHEMA, block_parse=block)
+        batch, bad = dec.decode_block(lines, source="p.jsonl")
+        assert bad == [] and batch.event_time.tolist() == [d.timestamp() for d in
+                                                           days.tz_localize("UTC")]
+        assert dec.rows_block_parsed >= (len(days) - 64 if block else 0)
+
+
+def test_a_format_not_of_digits_alone_still_refuses_numbers() -> None:
+    _, bad = decode('{path: ts, format: "%Y-%m"}', [202401])
+    assert [b.reason for b in bad] == ["bad_time"]
+
+
 # -- files ----------------------------------------------------------------------------------
 
 
@@ -210,6 +244,12 @@ def test_every_file_format_honours_format_and_origin(tmp_path: Path, ext: str) -
     secs, reasons = _times('{path: issue_d, format: "%b-%Y"}', path)
     assert secs == [pd.Timestamp(f"01-{m}", tz="UTC").timestamp() for m in
                     ("Dec-2015", "Jan-2016", "Feb-2016", "Mar-2016")]
+    assert reasons == ["bad_time"]
+    path = tmp_path / f"period{ext}"
+    _write(path, [{"id": f"p{i}", "period": m, "x": 1.0} for i, m in
+                  enumerate([202312, 202401, 202413])])
+    secs, reasons = _times('{path: period, format: "%Y%m"}', path)
+    assert secs == [pd.Timestamp(t, tz="UTC").timestamp() for t in ("2023-12", "2024-01")]
     assert reasons == ["bad_time"]
     path = tmp_path / f"ulb{ext}"
     _write(path, [{"id": f"u{i}", "Time": t, "x": 1.0} for i, t in enumerate([0.0, 1.0, 86400.0])])
@@ -250,8 +290,13 @@ def test_a_format_reads_its_own_text_as_the_standard_library_does(
 @settings(max_examples=150, deadline=None)
 @given(text=st.text(max_size=12), fmt=st.sampled_from(FORMATS))
 def test_text_a_format_does_not_match_is_bad_never_another_time(text: str, fmt: str) -> None:
+    # a format of digits alone reads a whole number's text too (20240131.0, from a CSV
+    # column of floats), with the leading zeros a number cannot write
+    whole = text
+    if (width := digit_width(fmt)) and re.fullmatch(rf"\d{{1,{width}}}(\.0*)?", text):
+        whole = text.split(".")[0].zfill(width)
     try:
-        expected: float | None = dt.datetime.strptime(text, fmt).replace(
+        expected: float | None = dt.datetime.strptime(whole, fmt).replace(
             tzinfo=dt.UTC).timestamp()
     except ValueError:
         expected = None
