@@ -72,7 +72,8 @@ UNITS = ("auto", "s", "ms", "us", "ns", "iso")
 MS_THRESHOLD = 1e11
 US_THRESHOLD = 1e14
 NS_THRESHOLD = 1e17
-_EPOCH = pd.Timestamp(0, tz="UTC")
+#: The epoch seconds of the first and last instants pandas holds in nanoseconds
+_FIRST, _LAST = pd.Timestamp.min.timestamp(), pd.Timestamp.max.timestamp()
 _PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 # pandas reads these words as the wall clock whatever the format: a replay must not
 _CLOCK_WORDS = ("now", "today")
@@ -96,7 +97,14 @@ def from_numbers(v: np.ndarray, unit: str) -> np.ndarray:
 
 
 def _seconds(dt: pd.Series) -> np.ndarray:
-    return ((dt - _EPOCH).dt.total_seconds()).to_numpy(np.float64, na_value=np.nan)
+    """Epoch seconds of parsed times, NaN where none or outside the years pandas' nanoseconds
+    hold (1677 to 2262). pandas 3 reads ``0999-12-31`` in a coarser unit, and subtracting
+    the epoch in nanoseconds from it raised out of the decoder: one such record stopped a
+    replay."""
+    arr = dt.array
+    secs = arr.asi8.astype(np.float64) / _PER_SECOND[arr.unit]
+    secs[dt.isna().to_numpy() | (secs < _FIRST) | (secs > _LAST)] = np.nan
+    return secs
 
 
 def _readable(ser: pd.Series) -> pd.Series:

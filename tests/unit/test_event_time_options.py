@@ -207,6 +207,21 @@ def test_a_long_block_of_digit_dates_reads_on_every_parse_path() -> None:
         assert dec.rows_block_parsed >= (len(days) - 64 if block else 0)
 
 
+@pytest.mark.parametrize(("time", "values"), [
+    ("ts", ["2024-01-31T00:00:00Z", "0999-12-31T00:00:00Z", "2300-01-01"]),
+    ('{path: ts, format: "%Y-%m-%d"}', ["2024-01-31", "0999-12-31", "2300-01-01"]),
+    ('{path: ts, format: "%Y%m%d"}', [20240131, 9991231, "23000101"]),
+])  # fmt: skip
+@pytest.mark.parametrize("block", [True, False])
+def test_a_time_outside_the_years_pandas_holds_is_a_bad_time(
+        time: str, values: list[Any], block: bool) -> None:
+    """pandas 3 reads the year 999 in seconds, and the decoder's subtraction of the epoch
+    in nanoseconds raised: one such record stopped the replay."""
+    batch, bad = decode(time, values, block=block)
+    assert batch.event_time.tolist() == [dt.datetime(2024, 1, 31, tzinfo=dt.UTC).timestamp()]
+    assert [(b.reason, b.position) for b in bad] == [("bad_time", 2), ("bad_time", 3)]
+
+
 def test_a_format_not_of_digits_alone_still_refuses_numbers() -> None:
     _, bad = decode('{path: ts, format: "%Y-%m"}', [202401])
     assert [b.reason for b in bad] == ["bad_time"]
