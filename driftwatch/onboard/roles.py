@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from driftwatch.onboard.digitdates import DIGIT_FORMATS, digit_formats
 from driftwatch.onboard.infer import TIME_FORMATS, name_rank, text_formats, time_unit
 
 __all__ = ["APPROVE", "DECISION", "EXPOSURE", "ID", "LABEL", "PREDICTED", "SCORE", "TIME",
@@ -79,9 +80,9 @@ def unique_check(values_of: Any) -> Any:
 
 
 def time_check(values_of: Any, fmt: str | None = None) -> Any:
-    """Why a field reads as event time: epoch numbers, ISO-8601 text, timestamps, or text
+    """Why a field reads as event time: epoch numbers, ISO-8601 text, timestamps, text
     in ``fmt`` (the user's) or in common formats (one, or several: an ambiguity the
-    time's reading refuses with their names)."""
+    time's reading refuses with their names), or dates in digits (``20240131``)."""
     def check(n: str) -> str | None:
         vals = values_of(n)
         unit = time_unit(vals)
@@ -90,7 +91,10 @@ def time_check(values_of: Any, fmt: str | None = None) -> Any:
         if unit:
             return f"reads as event time ({unit})"
         formats = text_formats(vals, (fmt,) if fmt else TIME_FORMATS)
-        return f"reads as event time (text in {' or '.join(formats)})" if formats else None
+        if formats:
+            return f"reads as event time (text in {' or '.join(formats)})"
+        digits = digit_formats(vals, (fmt,) if fmt else DIGIT_FORMATS)
+        return f"reads as event time (dates in digits, {digits[0]})" if digits else None
     return check
 
 

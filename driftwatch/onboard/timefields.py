@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from driftwatch.onboard.digitdates import DIGIT_FORMATS, digit_formats
 from driftwatch.onboard.infer import TIME_FORMATS, Candidate, text_formats, time_unit
 from driftwatch.onboard.plandata import Plan, StreamPlan
 from driftwatch.onboard.times import counts_from_start, time_reading
@@ -28,9 +29,10 @@ def time_todo(name: str, vals: list[Any]) -> str:
 
 def times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
                    fmt: str | None = None) -> Callable[[], list[Candidate]]:
-    """Fields not named like a time whose every value is ISO-8601 text, a timestamp or text
-    in a common date format (``txn.at``, ``reported``, Lending Club's ``issue_d``); numbers
-    are left out, an epoch may be any count. ``fmt``: the user's ``--time-format``."""
+    """Fields not named like a time whose every value is ISO-8601 text, a timestamp, text
+    in a common date format (``txn.at``, ``reported``, Lending Club's ``issue_d``) or a
+    date in digits (a ``yyyymmdd`` column named ``period``); other numbers are left out, an
+    epoch may be any count. ``fmt``: the user's ``--time-format``."""
     def find() -> list[Candidate]:
         out = []
         for n in names:
@@ -42,6 +44,10 @@ def times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
                                                                    else TIME_FORMATS)):
                 out.append(Candidate(n, 0, "every value reads as a time (text in "
                                      f"{' or '.join(formats)})"))
+            elif unit is None and (formats := digit_formats(vals(n), (fmt,) if fmt
+                                                                    else DIGIT_FORMATS)):
+                out.append(Candidate(n, 0, "every value reads as a time (dates in digits, "
+                                     f"{formats[0]})"))
         return out
     return find
 

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from driftwatch.connectors.eventtime import format_problem, from_format, from_numbers
+from driftwatch.connectors.eventtime import event_times, format_problem, from_numbers
 from driftwatch.errors import ConfigError
+from driftwatch.onboard.digitdates import digit_formats
 from driftwatch.onboard.infer import text_formats, time_unit
 from driftwatch.onboard.roles import present, shown
 
@@ -113,8 +114,7 @@ def _given(name: str, values: Sequence[Any], where: str, fmt: str) -> TimeReadin
     """``--time-format FMT``: checked as the connector checks it, then on the sample."""
     check_time_format(fmt, where)
     vals = [v for v in values if present(v)]
-    text = np.array([v for v in vals if isinstance(v, str)], dtype=object)
-    unread = len(vals) - int(np.isfinite(from_format(text, fmt)).sum())
+    unread = int(event_times(vals, "auto", fmt=fmt)[2].sum())  # as the decoder reads them
     why = "from --time-format"
     if unread:
         why += (f"; {unread} of {len(vals)} sample values of {name} do not read with it "
@@ -146,6 +146,10 @@ def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None =
         return TimeReading("auto", formats[0], lines=((
             f"  format: {formats[0]}", f"every sample value of {name} reads with it "
             f"({shown(distinct)}); written as its event_time format (no zone: UTC)"),))
+    if digits := digit_formats(values):  # before counts from a start: 20240131 is one too
+        return TimeReading("auto", digits[0], lines=((
+            f"  format: {digits[0]}", f"every sample value of {name} is a date written in "
+            f"digits ({shown(distinct)}); written as its event_time format (no zone: UTC)"),))
     first = next((v for v in values if present(v)), None)
     if counts_from_start(values):
         from driftwatch.onboard.write import q  # write reads plans, which read times

@@ -1,0 +1,67 @@
+"""Dates written in digits alone: ``20240131`` (``%Y%m%d``), ``202401`` (``%Y%m``),
+``20240131235959`` (``%Y%m%d%H%M%S``), as integers or as text (SQL's ``yyyymmdd`` columns,
+Kaggle exports of Porto Seguro, AmEx and Home Credit).
+
+An integer id or amount must not pass for one, so a format is taken only when every
+present value of the sample reads with it, as the decoder reads it, to a real date in the
+years :data:`YEARS` (a month 13, a day 32, a year 3000 or a digit short is no date).
+
+>>> digit_formats([20240131, 20240229, "20240301"]), digit_formats([202401, 202412.0])
+(['%Y%m%d'], ['%Y%m'])
+>>> digit_formats([20240131, 20241301]), digit_formats([123456, 654321]), digit_formats([1.5])
+([], [], [])
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from driftwatch.connectors.eventtime import digit_width, event_times
+
+__all__ = ["DIGIT_FORMATS", "YEARS", "digit_formats"]
+
+#: The formats tried, one for each number of digits
+DIGIT_FORMATS = ("%Y%m%d%H%M%S", "%Y%m%d", "%Y%m")
+#: The years a date written in digits may fall in (first, last)
+YEARS = (1900, 2100)
+_WHOLE = re.compile(r"\s*\d+(\.0*)?\s*")
+
+
+def _digits(v: Any) -> str | None:
+    """The digits of a whole non-negative number, or of text that is one."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | np.integer):
+        return str(int(v)) if v >= 0 else None
+    if isinstance(v, float | np.floating):
+        return str(int(v)) if np.isfinite(v) and v >= 0 and float(v).is_integer() else None
+    if isinstance(v, str) and _WHOLE.fullmatch(v):
+        return v.strip().split(".")[0]
+    return None
+
+
+def digit_formats(values: Sequence[Any], formats: Sequence[str] = DIGIT_FORMATS) -> list[str]:
+    """The first format of ``formats`` written in digits alone that reads every present
+    value of ``values``, as the decoder reads it (a number's missing leading zeros added:
+    ``1012024`` under ``%d%m%Y``), as a date in :data:`YEARS`; empty when none does."""
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))]
+    digits = [_digits(v) for v in vals]
+    if not vals or any(d is None for d in digits):
+        return []
+    distinct = list(dict.fromkeys(digits))
+    longest = max(len(d) for d in distinct if d is not None)
+    for fmt in formats:
+        width = digit_width(fmt)
+        if width is None or longest > width:
+            continue
+        secs = event_times(distinct, "auto", fmt=fmt)[0]
+        if np.isnan(secs).any():
+            continue
+        years = secs.astype("datetime64[s]").astype("datetime64[Y]").astype(int) + 1970
+        if YEARS[0] <= years.min() and years.max() <= YEARS[1]:
+            return [fmt]
+    return []
