@@ -1,8 +1,9 @@
 """What the columns of a reference table and the fields of a stream sample are.
 
 Types come from the reference (the bins are fitted there): booleans and integers with at
-most :data:`MAX_INT_LEVELS` distinct values are categorical, other numbers numeric, text
-categorical. Roles (id, time, score, label, decision, exposure) are found by name and
+most :data:`MAX_INT_LEVELS` distinct values are categorical, and so are integer columns
+named like category codes (:data:`CODE_NAMES`) whatever their count, other numbers
+numeric, text categorical. Roles (id, time, score, label, decision, exposure) are found by name and
 checked on the values; each finding comes with the reason it was made.
 
 >>> import pandas as pd
@@ -12,6 +13,8 @@ checked on the values; each finding comes with the reason it was made.
 ('categorical', 'integer with 2 distinct values')
 >>> column_kind(pd.Series([0.5, 1.5, 2.25]))
 ('numeric', 'numbers')
+>>> column_kind(pd.Series(range(-1, 104), name="ps_car_11_cat"))
+('categorical', 'integer codes named like categories (*_cat), 105 distinct values')
 >>> time_unit([1.7e9, 1.7e9 + 60]), time_unit(["2024-01-01T00:00:00Z"]), time_unit(["x"])
 ('s', 'iso', None)
 >>> text_formats(["Dec-2015", "Jan-2016"]), text_formats(["01/02/2015", "03/04/2015"])
@@ -35,6 +38,7 @@ from driftwatch.flags import flag_side
 
 __all__ = [
     "BAD_WORDS",
+    "CODE_NAMES",
     "GOOD_WHEN_TRUE",
     "GOOD_WORDS",
     "MAX_INT_LEVELS",
@@ -49,6 +53,7 @@ __all__ = [
     "leaf",
     "looked_for",
     "name_rank",
+    "named_codes",
     "not_a_feature",
     "percent_text",
     "text_formats",
@@ -56,6 +61,9 @@ __all__ = [
 ]
 
 MAX_INT_LEVELS = 10
+#: Names of integer columns that hold category codes, not amounts (Porto Seguro's
+#: ``ps_ind_02_cat``, ``ps_car_11_cat`` with 104 codes)
+CODE_NAMES = (r".+_cat",)
 BAD_WORDS = frozenset({"1", "true", "bad", "default", "defaulted", "fraud", "charged_off",
                        "chargeoff", "delinquent", "yes", "y"})
 GOOD_WORDS = frozenset({"0", "false", "good", "paid", "repaid", "ok", "current", "no", "n",
@@ -83,8 +91,17 @@ def _is_bool_like(s: pd.Series) -> bool:
                for v in vals.unique())
 
 
+def named_codes(name: Any) -> bool:
+    """Whether a column's name says it holds category codes (:data:`CODE_NAMES`).
+
+    >>> named_codes("ps_ind_02_cat"), named_codes("carCat"), named_codes("cat"), named_codes(None)
+    (True, True, False, False)
+    """
+    return name is not None and name_rank(str(name), (), CODE_NAMES) >= 2
+
+
 def column_kind(s: pd.Series) -> tuple[str, str]:
-    """``(numeric | categorical, why)`` for one reference column."""
+    """``(numeric | categorical, why)`` for one reference column (named ``s.name``)."""
     if _is_bool_like(s):
         return "categorical", "boolean"
     vals = s.dropna()
@@ -94,9 +111,13 @@ def column_kind(s: pd.Series) -> tuple[str, str]:
         arr = vals.to_numpy(dtype=np.float64)
         n = len(np.unique(arr))
         # infinities are not whole numbers (np.mod of one warns and gives NaN)
-        if np.isfinite(arr).all() and np.all(np.mod(arr, 1) == 0) and n <= MAX_INT_LEVELS:
+        whole = bool(np.isfinite(arr).all() and np.all(np.mod(arr, 1) == 0))
+        if whole and n <= MAX_INT_LEVELS:
             return "categorical", (f"integer with {n} distinct values" if n > 1 else
                                    "one value only (a constant)")
+        if whole and named_codes(s.name):  # codes have no order: bins between them mean nothing
+            return "categorical", (f"integer codes named like categories (*_cat), {n} "
+                                   "distinct values")
         return "numeric", "numbers"
     n = vals.astype(str).nunique()
     return "categorical", (f"text with {n} levels" if n > 1 else
