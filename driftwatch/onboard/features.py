@@ -17,6 +17,7 @@ from driftwatch.onboard.infer import (
     MAX_INT_LEVELS,
     column_kind,
     name_rank,
+    named_codes,
     not_a_feature,
     percent_text,
 )
@@ -200,7 +201,8 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             kind, why = "numeric", _percent_why(col, text)
             col = pd.Series([percent_number(v) for v in col], index=col.index, dtype=float)
             sample = [percent_number(v) if percent_text([v]) else v for v in sample]
-        codes = likely_missing_values(col)  # a few-valued integer column too
+        # a few-valued integer column too; one named as codes has no order (Porto's -1)
+        codes = likely_missing_values(col, codes=named_codes(c))
         if kind == "categorical" and not is_parquet(reference) and (
                 texts := csv_missing_texts(vals(p))):
             codes = ([*(codes[0] if codes else ()), *texts[0]],

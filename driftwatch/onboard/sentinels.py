@@ -21,6 +21,12 @@ and the other values still take at least :data:`MIN_DISTINCT` distinct values. A
 with genuine negative values (a balance, a change) has many distinct negatives, or small
 ones that continue its distribution, and is left alone.
 
+A column of category codes (``codes``: named so, Porto Seguro's ``ps_car_07_cat``) has no
+order, so no distribution for a negative code to continue: there the one negative value, an
+integer in the same share of rows, of a column whose other values are integers >= 0 taking
+at least two distinct values, is a code whether or not it is set apart (Porto's -1, its
+documented "missing", beside codes 0 and 1).
+
 >>> import numpy as np, pandas as pd
 >>> rng = np.random.default_rng(0)
 >>> x = rng.integers(30, 95, 1000).astype(float)
@@ -33,6 +39,9 @@ True
 >>> days[:180] = 365243
 >>> likely_missing_values(pd.Series(days))[0]
 [365243]
+>>> car = rng.choice([-1, 0, 1], 1000, p=[0.02, 0.05, 0.93])
+>>> likely_missing_values(pd.Series(car)), likely_missing_values(pd.Series(car), codes=True)[0]
+(None, [-1])
 """
 
 from __future__ import annotations
@@ -76,9 +85,24 @@ def _far_above(rest: pd.Series, share: pd.Series, least: float) -> float | None:
     return v if v - hi >= FAR_SPANS * (hi - lo) > 0 else None
 
 
-def likely_missing_values(col: pd.Series) -> tuple[list[int | float], str] | None:
+def _one_below(rest: pd.Series, share: pd.Series, least: float) -> float | None:
+    """The one negative value of ``rest``, an integer in ``least`` of the rows, when the
+    other values are integers >= 0 taking two distinct values at least: a code among
+    category codes."""
+    neg = np.unique(rest[rest < 0].to_numpy())
+    others = rest[rest >= 0]
+    if (len(neg) != 1 or not float(neg[0]).is_integer() or share[neg[0]] < least
+            or others.nunique() < 2 or not (np.mod(others, 1) == 0).all()):
+        return None
+    return float(neg[0])
+
+
+def likely_missing_values(col: pd.Series, codes: bool = False
+                          ) -> tuple[list[int | float], str] | None:
     """``(codes, why)`` for a numeric reference column that holds likely sentinel codes
-    (in ascending order, as people write them: -9, -8, -7), else None."""
+    (in ascending order, as people write them: -9, -8, -7), else None. ``codes``: the
+    column holds category codes (its name says so), whose one negative code need not be
+    set apart."""
     if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
         return None
     s = col.dropna().astype(np.float64)
@@ -92,11 +116,15 @@ def likely_missing_values(col: pd.Series) -> tuple[list[int | float], str] | Non
     rest = s[~s.isin(nines)]
     if rest.empty:
         return None
-    codes = [v for v in nines if v < rest.min() or v > rest.max()]
-    rest = s[~s.isin(codes)]
+    found = [v for v in nines if v < rest.min() or v > rest.max()]
+    rest = s[~s.isin(found)]
     if (far := _far_above(rest, share, least)) is not None:
-        codes.append(far)  # the other values are all <= 0: their negatives are real
+        found.append(far)  # the other values are all <= 0: their negatives are real
         rest = rest[rest != far]
+    elif codes and (below := _one_below(rest, share, least)) is not None:
+        found.append(below)
+        return _said(found, share, rest[rest != below], "the one negative value among "
+                     "category codes")
     elif len(neg := np.unique(rest[rest < 0].to_numpy())):
         if (len(neg) > MAX_NEGATIVE_CODES or not all(float(v).is_integer() for v in neg)
                 or any(share[v] < least for v in neg)):
@@ -108,12 +136,19 @@ def likely_missing_values(col: pd.Series) -> tuple[list[int | float], str] | Non
         apart = float(neg.max()) <= lo - 2 or all(share[v] >= 2 * share[lo] for v in neg)
         if not apart:
             return None  # the tail of the values below zero, not a code
-        codes += [float(v) for v in neg]
+        found += [float(v) for v in neg]
         rest = pos
-    if not codes or rest.nunique() < MIN_DISTINCT:
+    if not found or rest.nunique() < MIN_DISTINCT:
         return None
-    codes = sorted(set(codes))
-    found = ", ".join(f"{_num(v)} in {share[v]:.1%}" for v in codes)
-    why = (f"{found} of rows, apart from the other values ({_num(float(rest.min()))} to "
+    return _said(found, share, rest)
+
+
+def _said(found: list[float], share: pd.Series, rest: pd.Series,
+          how: str = "apart from the other values") -> tuple[list[int | float], str]:
+    """The codes ``found``, ascending, and why: their shares, ``how`` they stand to the
+    other values, and those values' range."""
+    codes = sorted(set(found))
+    shares = ", ".join(f"{_num(v)} in {share[v]:.1%}" for v in codes)
+    why = (f"{shares} of rows, {how} ({_num(float(rest.min()))} to "
            f"{_num(float(rest.max()))}): a code, read as missing")
     return [_num(v) for v in codes], why
