@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from driftwatch.connectors.mapping import as_text
-from driftwatch.percent import bare_percent
+from driftwatch.textnumbers import bare_text
 
 __all__ = [
     "BAD_PARENT",
@@ -40,6 +40,7 @@ __all__ = [
     "numeric",
     "percent_numbers",
     "python_values",
+    "text_numbers",
     "texts",
 ]
 
@@ -212,10 +213,38 @@ def percent_numbers(raw: Raw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> v.tolist()[:3], bad.tolist(), null.tolist()[5:]
     ([13.56, 7.0, 21.0], [False, False, False, True, True, False, False, True], [True, True, False])
     """
+    return text_numbers(raw, "percent")
+
+
+#: Money text whole, in RE2 (no back-references): one sign at most, before or after the
+#: currency sign (:data:`driftwatch.money.MONEY_TEXT`)
+_MONEY_RE2 = (r"^\s*(?:[-+]?\s*[$€£]?|[$€£]\s*[-+]?)\s*"
+              r"(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)\s*$")
+
+
+def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`numeric` of a feature written as text in ``fmt`` (a connector's ``format:``,
+    :mod:`driftwatch.textnumbers`): ``percent`` or ``money`` (``"$60,000.00 "`` is 60000).
+    Text that is no such value, or a boolean, is bad; blank text is missing.
+
+    >>> v, bad, null = text_numbers(["$60,000.00 ", "-$5", 3, "$6,00", "", None, True], "money")
+    >>> v.tolist()[:3], bad.tolist(), null.tolist()[4:]
+    ([60000.0, -5.0, 3.0], [False, False, False, True, False, False, True], [True, True, False])
+    >>> v, bad, _ = text_numbers(pa.array(["$60,000.00 ", "$6,00", "€ 1.5", " "]), "money")
+    >>> v.tolist()[0], v.tolist()[2], bad.tolist()
+    (60000.0, 1.5, [False, True, False, False])
+    """
     if is_arrow(raw):
         arr = _arrow(raw)
         if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
             return numeric(arr, lenient=True)
+        if fmt == "money":
+            space = blank(arr)
+            fits = pc.fill_null(pc.match_substring_regex(arr, _MONEY_RE2), False)
+            unfit = ~fits.to_numpy(zero_copy_only=False) & ~space
+            vals, bad, null = numeric(pc.replace_substring_regex(arr, r"[\s$€£,]", ""),
+                                      lenient=True)
+            return np.where(unfit, np.nan, vals), bad | unfit, null & ~unfit
         trimmed = pc.utf8_trim_whitespace(arr)
         signed = pc.fill_null(pc.ends_with(trimmed, "%"), False).to_numpy(zero_copy_only=False)
         bare = pc.utf8_rtrim_whitespace(pc.replace_substring_regex(trimmed, "%$", ""))
@@ -223,16 +252,16 @@ def percent_numbers(raw: Raw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # "%" alone: a sign with no number is no blank
         sign_only = signed & blank(bare)
         return vals, bad | sign_only, null & ~sign_only
-    vals: Sequence[Any] = raw  # type: ignore[assignment]
-    bare: list[Any] = list(vals)
-    sign_only = np.zeros(len(vals), bool)
-    for i, v in enumerate(vals):
+    values: Sequence[Any] = raw  # type: ignore[assignment]
+    plain: list[Any] = list(values)
+    unread = np.zeros(len(values), bool)
+    for i, v in enumerate(values):
         if type(v) is str:
-            b = bare_percent(v)
-            sign_only[i] = b is None
-            bare[i] = b or ""
-    out, bad, null = numeric(bare, lenient=True)
-    return out, bad | sign_only, null & ~sign_only
+            b = bare_text(fmt, v)
+            unread[i] = b is None
+            plain[i] = b or ""
+    out, bad, null = numeric(plain, lenient=True)
+    return out, bad | unread, null & ~unread
 
 
 def texts(raw: Raw, *, bools: bool = True) -> tuple[pa.Array, np.ndarray]:

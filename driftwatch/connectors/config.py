@@ -110,10 +110,11 @@ class Connector:
                     out.setdefault(f.name, f.kind)
         return out
 
-    def percent_features(self) -> frozenset[str]:
-        """Features a stream reads as percent text (``format: percent``): the reference
-        table's columns of those names are read so too."""
-        return frozenset(f.name for s in self.streams for f in s.features or () if f.percent)
+    def text_formats(self) -> dict[str, str]:
+        """Features a stream reads as numbers written as text (``format: percent`` or
+        ``money``), by name: the reference table's columns of those names are read so
+        too."""
+        return {f.name: f.format for s in self.streams for f in s.features or () if f.format}
 
     def missing_values(self) -> MissingValues:
         """The values read as missing, the same in the stream and the reference: those of

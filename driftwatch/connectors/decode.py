@@ -63,7 +63,7 @@ from driftwatch.connectors.columns import (
     is_arrow,
     keys,
     numeric,
-    percent_numbers,
+    text_numbers,
     texts,
 )
 from driftwatch.connectors.eventtime import digit_width, event_times, parse_origin
@@ -71,6 +71,7 @@ from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
 from driftwatch.connectors.mapping import FieldPath, StreamMapping
 from driftwatch.flags import flag_level, flag_levels
 from driftwatch.schema import FeatureSchema, level_text
+from driftwatch.textnumbers import help_for
 
 __all__ = ["KEPT_BYTES", "MAX_MESSAGE_BYTES", "MAX_TEXT_CHARS", "Decoder"]
 
@@ -212,10 +213,11 @@ class Decoder:
             if t.format is not None:  # a date in digits comes as a number or text: learnt
                 kind = "time:auto" if digit_width(t.format) else "time:format"
             fields["event_time"] = (t.path, kind)
-        # percent text ("13.56%") is text to the parsers: read as a number in _assemble
-        self._percent = frozenset(f.name for f in self.mapping.features or () if f.percent)
+        # percent or money text ("13.56%", "$60,000.00 ") is text to the parsers: read as a
+        # number in _assemble
+        self._formats = {f.name: f.format for f in self.mapping.features or () if f.format}
         for _, n, p in self._num:
-            fields[f"feature:{n}"] = (p, "any" if n in self._percent else "number")
+            fields[f"feature:{n}"] = (p, "any" if n in self._formats else "number")
         for _, n, p in self._cat:
             fields[f"feature:{n}"] = (p, "any")
         for key, kind in (("score", "number"), ("model_version", "any"), ("segment", "any"),
@@ -387,9 +389,9 @@ class Decoder:
         # column-major: filled a column at a time, and read so by the window kernel
         num = np.full((n, self.width[0]), np.nan, order="F")
         for j, name, _ in self._num:
-            if name in self._percent:
-                num[:, j], bad, _ = percent_numbers(cols[f"feature:{name}"])
-                expected = "a number or percent text like '13.56%'"
+            if fmt := self._formats.get(name):
+                num[:, j], bad, _ = text_numbers(cols[f"feature:{name}"], fmt)
+                expected = help_for(fmt)
             else:
                 num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient,
                                             bools=True)

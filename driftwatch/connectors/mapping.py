@@ -93,8 +93,9 @@ class FeatureField:
     name: str
     path: FieldPath
     kind: str | None = None  # numeric | categorical; None = as in the reference
-    #: written as percent text (``"13.56%"``): read as the number before the sign
-    percent: bool = False
+    #: the text a number is written as (:mod:`driftwatch.textnumbers`): ``percent``
+    #: (``"13.56%"``) or ``money`` (``"$60,000.00 "``); None: a plain number
+    format: str | None = None
 
 
 @dataclass(frozen=True)

@@ -110,12 +110,13 @@ class TimeSpec(_Short):
 
 class FeatureSpec(_Short):
     """``income: applicant.income`` or ``{path:, type:, format:}``; ``format: percent``
-    reads percent text (``"13.56%"``) as the number before the sign (13.56), in the stream
-    and the reference table alike (numbers pass as they are)."""
+    reads percent text (``"13.56%"``) as the number before the sign (13.56), ``format:
+    money`` money text (``"$60,000.00 "``) as the amount (60000), in the stream and the
+    reference table alike (numbers pass as they are)."""
 
     path: str | None = None
     type: Literal["numeric", "categorical"] | None = None
-    format: Literal["percent"] | None = None
+    format: Literal["percent", "money"] | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -222,13 +222,13 @@ def _features(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> tuple[FeatureFie
         path = _path(doc, (*at, fname, "path"), spec.path) if spec.path else FieldPath.parse(
             str(fname)
         )
-        percent = spec.format == "percent"
-        if percent and spec.type == "categorical":
-            raise _err(doc, (*at, fname, "format"), "format: percent reads a number: the "
+        fmt = spec.format
+        if fmt and spec.type == "categorical":
+            raise _err(doc, (*at, fname, "format"), f"format: {fmt} reads a number: the "
                        "feature is numeric", key=True, found="type: categorical",
-                       hint="remove type: categorical, or format: percent")
-        out.append(FeatureField(str(fname), path, spec.type or ("numeric" if percent else None),
-                                percent=percent))
+                       hint=f"remove type: categorical, or format: {fmt}")
+        out.append(FeatureField(str(fname), path, spec.type or ("numeric" if fmt else None),
+                                format=fmt))
     return tuple(out)
 
 

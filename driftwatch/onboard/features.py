@@ -19,14 +19,14 @@ from driftwatch.onboard.infer import (
     name_rank,
     named_codes,
     not_a_feature,
-    percent_text,
+    text_format,
 )
 from driftwatch.onboard.matching import stream_path
 from driftwatch.onboard.plandata import Feature, Plan
 from driftwatch.onboard.roles import ID, PREDICTED, TIME, present, shown, two_values
 from driftwatch.onboard.sentinels import likely_missing_values
-from driftwatch.percent import percent_number
 from driftwatch.schema import level_text
+from driftwatch.textnumbers import number_in
 from driftwatch.windows.conventions import norm_value
 from driftwatch.windows.profile import is_parquet
 
@@ -107,21 +107,31 @@ def flag_spelled_otherwise(ref: pd.Series, sample: list[Any]) -> str | None:
             f"{', '.join(map(repr, got))} in the sample")
 
 
-def _reads(v: str) -> bool:
+def _reads(fmt: str, v: str) -> bool:
     try:
-        percent_number(v)
+        number_in(fmt, v)
     except ValueError:
         return False
     return True
 
 
-def _percent_why(ref: pd.Series, sample: list[str]) -> str:
-    """The feature line of a column of percent text (in the reference, the sample or both)."""
+def _number(fmt: str, v: Any) -> Any:
+    """Text ``v`` read in ``fmt`` where it reads so, anything else as it is."""
+    return number_in(fmt, v) if isinstance(v, str) and _reads(fmt, v) else v
+
+
+#: How a feature line says what each text format reads as
+_READ_AS = {"percent": "the number before the sign", "money": "the amount"}
+
+
+def _text_why(fmt: str, ref: pd.Series, sample: list[str]) -> str:
+    """The feature line of a column of percent or money text (in the reference, the sample
+    or both)."""
     where = [w for w, vs in (("the reference", ref.tolist()), ("the sample", sample))
-             if percent_text(vs, most=True)]
-    return (f"percent text in {' and '.join(where)} "
+             if text_format(vs, most=True) == fmt]
+    return (f"{fmt} text in {' and '.join(where)} "
             f"({shown(ref.tolist() if where[0] == 'the reference' else sample, 2)}): read as "
-            "the number before the sign, live and in the reference (format: percent)")
+            f"{_READ_AS[fmt]}, live and in the reference (format: {fmt})")
 
 
 def _ignore_columns(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
@@ -196,11 +206,11 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
         kind, why = column_kind(ref[c])
         col, sample = ref[c], vals(p)
         text = [v for v in sample if isinstance(v, str)]
-        percent = percent_text(col) or (kind == "numeric" and percent_text(text, most=True))
-        if percent:  # read as numbers on both sides, as replay reads them
-            kind, why = "numeric", _percent_why(col, text)
-            col = pd.Series([percent_number(v) for v in col], index=col.index, dtype=float)
-            sample = [percent_number(v) if percent_text([v]) else v for v in sample]
+        fmt = text_format(col) or (text_format(text, most=True) if kind == "numeric" else None)
+        if fmt:  # read as numbers on both sides, as replay reads them
+            kind, why = "numeric", _text_why(fmt, col, text)
+            col = pd.Series([number_in(fmt, v) for v in col], index=col.index, dtype=float)
+            sample = [_number(fmt, v) for v in sample]
         # a few-valued integer column too; one named as codes has no order (Porto's -1)
         codes = likely_missing_values(col, codes=named_codes(c))
         if kind == "categorical" and not is_parquet(reference) and (
@@ -208,7 +218,7 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             codes = ([*(codes[0] if codes else ()), *texts[0]],
                      "; ".join(w for w in (codes[1] if codes else "", texts[1]) if w))
         plan.features.append(Feature(c, p, kind, why, *((tuple(codes[0]), codes[1])
-                                                         if codes else ()), percent=percent))
+                                                         if codes else ()), format=fmt))
         if kind == "categorical" and (flag := flag_spelled_otherwise(ref[c], vals(p))):
             plan.say(f"  {c}: flag", f"{flag}: each read as the reference's value of the "
                      "same side")
@@ -218,10 +228,11 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                 "change is a fault to fix upstream" if kind == "numeric" else
                 f"a column that names the file, period or batch is not a feature (--ignore "
                 f"{c}); renamed categories are a fault to fix upstream"))
-        if percent and (bad := [v for v in text if not _reads(v)]):
-            plan.say(f"  warning: {c}", f"text at {p} in the sample that is no percentage "
-                     f"({shown(bad)}): replay counts those records as wrong_type")
-        elif kind == "numeric" and text and not percent:
+        if fmt and (bad := [v for v in text if not _reads(fmt, v)]):
+            plan.say(f"  warning: {c}", f"text at {p} in the sample that is no "
+                     f"{'percentage' if fmt == 'percent' else 'amount'} ({shown(bad)}): "
+                     "replay counts those records as wrong_type")
+        elif kind == "numeric" and text and not fmt:
             # the decoder's own reading of text as numbers (numbers_as_text, as in a CSV)
             unread = numeric(text, lenient=True, bools=True)[1]
             if not unread.any():

@@ -35,6 +35,7 @@ import pandas as pd
 from driftwatch.connectors.eventtime import from_format
 from driftwatch.errors import ConfigError
 from driftwatch.flags import flag_side
+from driftwatch.money import bare_money
 
 __all__ = [
     "BAD_WORDS",
@@ -52,10 +53,12 @@ __all__ = [
     "label_values",
     "leaf",
     "looked_for",
+    "money_text",
     "name_rank",
     "named_codes",
     "not_a_feature",
     "percent_text",
+    "text_format",
     "text_formats",
     "time_unit",
 ]
@@ -157,6 +160,40 @@ def percent_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
     return bool(hits.mean() > 0.5) if most else bool(hits.all())
 
 
+#: A currency sign: text of amounts carries one (the sign alone makes no amount)
+_CURRENCY = re.compile(r"[$€£]")
+
+
+def money_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
+    """Whether every present value is money text with a currency sign (the SBA's
+    ``DisbursementGross``, ``'$60,000.00 '``), some at least: a number the connector reads
+    with ``format: money``; ``most``: more than half of them.
+
+    >>> money_text(pd.Series(["$60,000.00 ", "$0.00 ", None])), money_text(["$5", "5 apples"])
+    (True, False)
+    >>> money_text(["60,000", "12"]), money_text(["$5", "$7", "n/a"], most=True)
+    (False, True)
+    """
+    vals = pd.Series(values, dtype=object).dropna()
+    if not len(vals):
+        return False
+    hits = vals.map(lambda v: isinstance(v, str) and bool(_CURRENCY.search(v))
+                    and bool(bare_money(v)))
+    return bool(hits.mean() > 0.5) if most else bool(hits.all())
+
+
+def text_format(values: pd.Series | Sequence[Any], most: bool = False) -> str | None:
+    """``percent`` or ``money`` where the values are numbers written as such text
+    (:func:`percent_text`, :func:`money_text`), else None.
+
+    >>> text_format(["13.56%"]), text_format(["$1,200.00 "]), text_format(["RENT"])
+    ('percent', 'money', None)
+    """
+    if percent_text(values, most):
+        return "percent"
+    return "money" if money_text(values, most) else None
+
+
 def not_a_feature(s: pd.Series) -> str | None:
     """Why a reference text column makes no feature, or None: dates, or a value per row
     (an identifier or free text). As categories each moves on by itself: every window
@@ -176,7 +213,7 @@ def not_a_feature(s: pd.Series) -> str | None:
     if vals.empty or not all(isinstance(v, str) for v in vals.head(1000)):
         return None
     levels = pd.Series(vals.astype(str).unique())
-    if levels.str.fullmatch(_PERCENT).all():  # numbers, however many: percent_text
+    if text_format(levels):  # numbers, however many: percent or money text
         return None
     first = ", ".join(repr(v) for v in levels[:2])
     if _all_dates(levels):

@@ -36,7 +36,9 @@ class Feature:
     why: str
     missing: tuple[int | float | str, ...] = ()  # likely codes for missing ...
     missing_why: str = ""  # ... and what gave them away
-    percent: bool = False  # percent text ('13.56%'): the connector's format: percent
+    #: numbers written as text, the connector's format: percent ('13.56%') or money
+    #: ('$60,000.00 ')
+    format: str | None = None
 
 
 @dataclass

@@ -25,6 +25,8 @@ from driftwatch.onboard.times import ORIGIN_PLACEHOLDER
 __all__ = ["connector_yaml", "policy_yaml", "q", "write_files"]
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
+#: The comment beside a feature read from text (format: percent or money)
+_FORMAT_NOTES = {"percent": '\"13.56%\" reads as 13.56', "money": '\"$60,000.00 \" reads as 60000'}
 _WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
 
 
@@ -76,8 +78,8 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
     if s.name == "predictions":
         out.append("        features:")
         for f in plan.features:
-            fmt = (", format: percent}   # \"13.56%\" reads as 13.56, here and in the "
-                   "reference" if f.percent else "}")
+            fmt = (f", format: {f.format}}}   # {_FORMAT_NOTES[f.format]}, here and in the "
+                   "reference" if f.format else "}")
             out.append(f"          {q(f.name)}: {{path: {q(f.path)}, type: {f.kind}{fmt}")
         coded = [f for f in plan.features if f.missing]
         if coded:

@@ -24,7 +24,7 @@ daemon alike) and by ``policy explain --reference``.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -165,11 +165,11 @@ class CalibratorCache:
 def load_reference(path: str | Path, policy: Policy | None, *,
                    kinds: Mapping[str, str] | None = None,
                    missing: MissingValues | None = None,
-                   percent: Collection[str] = ()) -> ReferenceProfile:
+                   formats: Mapping[str, str] | None = None) -> ReferenceProfile:
     """The reference profile at ``path``, read with the policy's ``reference:`` columns
     and binned as its ``detectors:`` says (``kinds``: feature types a connector declares;
-    ``missing``: the values it reads as missing, read so in the table too; ``percent``:
-    the features it reads as percent text, read so in the table too).
+    ``missing``: the values it reads as missing, read so in the table too; ``formats``:
+    the features it reads as percent or money text, read so in the table too).
 
     A dataset is binned with the policy's ``bins``/``fine_bins``/``top_k``; a saved
     profile keeps its bins, and a policy that names other ones is refused (the windows
@@ -183,7 +183,7 @@ def load_reference(path: str | Path, policy: Policy | None, *,
             kw["segment_top_k"] = policy.segments.top_k
         conv = policy.reference.conventions() if policy is not None else None
         return build_profile(path, conv, kinds=kinds, missing=missing,  # type: ignore[no-any-return]
-                             percent=percent, **kw)
+                             formats=formats, **kw)
     profile = ReferenceProfile.from_file(path)
     want = missing.to_dict(profile.schema.names) if missing is not None else {}
     have = profile.meta.get("missing_values", {})

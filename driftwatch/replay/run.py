@@ -88,7 +88,7 @@ def build_monitor(
 
     A reference table is read with the policy's ``reference:`` conventions; features the
     ``connector`` types explicitly get that type in the profile, the values it reads as
-    missing are missing there too, and its percent features are read as percent text.
+    missing are missing there too, and its percent and money features are read as such text.
     """
     ref = reference or (policy.model.reference if policy else None)
     if ref is None:
@@ -97,7 +97,7 @@ def build_monitor(
     profile = load_reference(ref_path, policy,
                              kinds=connector.declared_kinds() if connector else None,
                              missing=connector.missing_values() if connector else None,
-                             percent=connector.percent_features() if connector else ())
+                             formats=connector.text_formats() if connector else None)
     return monitor_for(policy, profile, window=window)
 
 

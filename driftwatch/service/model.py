@@ -295,7 +295,7 @@ class ModelRuntime:
         profile = load_reference(self.reference_path, policy,
                                  kinds=self.connector.declared_kinds(),
                                  missing=self.connector.missing_values(),
-                                 percent=self.connector.percent_features())
+                                 formats=self.connector.text_formats())
         if profile.fingerprint == self.monitor.profile.fingerprint:
             return None
         return profile

@@ -21,7 +21,7 @@ the decision as ``approve`` / ``decline`` / missing; ignored columns are dropped
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 
 from driftwatch.errors import SourceError
-from driftwatch.percent import PERCENT_HELP, percent_number
 from driftwatch.schema import level_text as schema_level_text
 from driftwatch.schema import map_distinct
 from driftwatch.sentinels import MissingValues
+from driftwatch.textnumbers import help_for, number_in
 
 __all__ = ["DEFAULT_APPROVE", "DEFAULT_BAD", "DEFAULT_GOOD", "SCORE_IS", "TableConventions",
            "build_profile", "level_text",
@@ -183,7 +183,7 @@ def build_profile(
     *,
     kinds: Mapping[str, str] | None = None,
     missing: MissingValues | None = None,
-    percent: Collection[str] = (),
+    formats: Mapping[str, str] | None = None,
     meta: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
@@ -191,9 +191,10 @@ def build_profile(
     ``conventions``. ``kinds`` (feature -> numeric | categorical) fixes the type of the
     features it names (a connector's ``type:``); the others are inferred from dtypes.
     ``missing`` (a connector's ``missing_values``) are read as null, as the decoder reads
-    them, and recorded in the profile's ``meta["missing_values"]``. The columns ``percent``
-    names (a connector's ``format: percent``) are read as the decoder reads them
-    (:mod:`driftwatch.percent`: ``"13.56%"`` is 13.56), so they are numeric features.
+    them, and recorded in the profile's ``meta["missing_values"]``. The columns ``formats``
+    names (a connector's ``format: percent`` or ``money``) are read as the decoder reads
+    them (:mod:`driftwatch.textnumbers`: ``"13.56%"`` is 13.56, ``"$60,000.00 "`` 60000),
+    so they are numeric features.
 
     A saved profile (``.json`` / ``.json.gz``) is loaded as it is.
     """
@@ -216,8 +217,8 @@ def build_profile(
     table = tc.prepare(df)
     feats = tc.feature_columns(table.columns)
     for c in feats:
-        if c in percent:
-            table[c] = _percent_column(table[c], c)
+        if fmt := (formats or {}).get(c):
+            table[c] = _text_number_column(table[c], c, fmt)
     kinds = dict(kinds or {})
     numeric: list[str] = []
     categorical: list[str] = []
@@ -255,18 +256,19 @@ def build_profile(
         decision=tc.decision, exposure=tc.exposure, meta=meta, segment=tc.segment, **kwargs)
 
 
-def _percent_column(col: pd.Series, name: str) -> pd.Series:
-    """A reference column of percent text as numbers; one value that is none is an error
-    naming it (a numeric column is left as it is)."""
+def _text_number_column(col: pd.Series, name: str, fmt: str) -> pd.Series:
+    """A reference column of numbers written as text in ``fmt`` (percent or money) as
+    numbers; one value that is none is an error naming it (a numeric column is left as it
+    is)."""
     if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
         return col
 
     def read(v: Any) -> float | None:
         try:
-            return percent_number(v)
+            return number_in(fmt, v)
         except ValueError:
-            raise SourceError(f"reference column {name!r} is read as percent text (format: "
-                              f"percent in the connector) but holds {v!r}: expected "
-                              f"{PERCENT_HELP}") from None
+            raise SourceError(f"reference column {name!r} is read as {fmt} text (format: "
+                              f"{fmt} in the connector) but holds {v!r}: expected "
+                              f"{help_for(fmt)}") from None
 
     return pd.Series(map_distinct(col, read), index=col.index, dtype=np.float64)
