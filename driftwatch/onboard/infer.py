@@ -132,7 +132,7 @@ MAX_ID_LEVELS = 100
 _PERCENT = re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*%\s*")
 #: Date text as public tables write it ('2015-12-01', 'Dec-2015', '12/2015', '01/12/2015')
 _DATE_FORMATS = ("ISO8601", "%b-%Y", "%b %Y", "%B %Y", "%m/%Y", "%m/%d/%Y", "%d/%m/%Y",
-                 "%d-%b-%Y", "%d.%m.%Y")
+                 "%d-%b-%Y", "%d-%b-%y", "%d.%m.%Y")
 
 
 def _all_dates(texts: pd.Series) -> bool:
@@ -260,6 +260,7 @@ def time_unit(values: Sequence[Any]) -> str | None:
 #: strptime formats tried on text times that are not ISO-8601, in order of preference
 TIME_FORMATS = ("%b-%Y", "%b %Y", "%B %Y", "%B-%Y", "%m/%Y", "%m-%Y", "%Y/%m/%d",
                 "%d/%m/%Y", "%m/%d/%Y", "%d-%m-%Y", "%m-%d-%Y", "%d.%m.%Y", "%d-%b-%Y",
+                "%d-%b-%y",  # the SBA's ApprovalDate, '28-Feb-97'; %Y reads 4 digits only
                 "%d %b %Y", "%b %d, %Y", "%d/%m/%Y %H:%M", "%m/%d/%Y %H:%M",
                 "%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S", "%Y/%m/%d %H:%M:%S",
                 "%d.%m.%Y %H:%M", "%d.%m.%Y %H:%M:%S", "%d-%b-%Y %H:%M:%S")
