@@ -23,7 +23,7 @@ from driftwatch.onboard.roles import shown
 from driftwatch.onboard.sample import Sample
 from driftwatch.onboard.timefields import time_todo
 
-__all__ = ["carried", "find_role", "label_from_outcomes"]
+__all__ = ["carried", "find_role", "ids_shared", "label_from_outcomes"]
 
 #: The most values a label found by where it is (outcomes only) may have: a loan status.
 _STATUS_LEVELS = 10
@@ -88,6 +88,27 @@ def carried(c: str, paths: Sequence[str]) -> bool:
         return stream_path(c, paths) is not None
     except ConfigError:  # several fields end so: not this column's
         return False
+
+
+def ids_shared(paths: Sequence[str], outcomes: Sample | None,
+               check: Callable[[str], str | None]) -> Callable[[], list[Candidate]]:
+    """The id found by where it is, for :func:`find_role`'s ``by_values``: a field of the
+    predictions that the outcomes sample carries too and that passes ``check`` (unique),
+    whatever its name (Santander's ``ID_code``, the SBA's ``LoanNr_ChkDgt``): what outcomes
+    join on.
+
+    >>> s = Sample([{"LoanNr": 3, "status": "P I F"}], "o.csv")
+    >>> ids_shared(["LoanNr", "Term"], s, lambda n: "unique")()[0].name
+    'LoanNr'
+    """
+    def found() -> list[Candidate]:
+        if outcomes is None:
+            return []
+        out_paths = outcomes.paths()
+        return [Candidate(p, 1, f"{why}, and the outcomes sample carries it (they join on "
+                             "it)") for p in paths
+                if carried(p, out_paths) and (why := check(p))]
+    return found
 
 
 def label_from_outcomes(ref: pd.DataFrame, cols: Sequence[str], sample: Sample,

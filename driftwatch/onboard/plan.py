@@ -20,7 +20,7 @@ import pandas as pd
 
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.features import choose_features
-from driftwatch.onboard.finding import carried, find_role, label_from_outcomes
+from driftwatch.onboard.finding import carried, find_role, ids_shared, label_from_outcomes
 from driftwatch.onboard.flags import check_approve, check_ignore, check_label_bad, no_score_for
 from driftwatch.onboard.infer import label_note, label_values, leaf, name_rank
 from driftwatch.onboard.matching import resolves, stream_path
@@ -119,7 +119,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     # -- the predictions stream
     vals = sample.values
     idc = find_role("id", ID, paths, unique_check(vals), "--id-field", opts.id_field, where,
-                    required=True, values=vals)
+                    required=True, values=vals,
+                    by_values=ids_shared(paths, outcomes, unique_check(vals)))
     assert idc is not None
     sp = plan.predictions
     sp.id_path = idc.name
