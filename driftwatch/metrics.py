@@ -179,8 +179,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
        "Features left out of per-feature metrics because of the feature cap.", ("model",)),
     # -- labels ---------------------------------------------------------------------------------
     _M("driftwatch_label_joins_total", "counter",
-       "Label-join outcomes since the state began: joined, expired (TTL), evicted (cap), "
-       "orphan_outcomes, duplicates, declined_skipped, invalid records.", ("model", "outcome"),
+       "Label-join outcomes since the state began: joined (late_predictions: of those, the "
+       "outcome came first), expired (TTL), evicted (cap), orphan_outcomes, duplicates, "
+       "declined_skipped, invalid records.", ("model", "outcome"),
        live=True),
     _M("driftwatch_label_join_backlog_events", "gauge",
        "Predictions held, waiting for their outcome.", ("model",), live=True),

@@ -13,7 +13,8 @@ its ``uint64`` event key until its outcome arrives, then hands the pair on as
   ``max_pending`` wait.
 * Outcomes with no prediction held are kept as *orphans* for ``orphan_ttl_seconds`` (at most
   ``max_orphans``), because the prediction stream may lag the outcome stream; a prediction
-  that arrives later joins at once (``late_predictions``). ``orphan_outcomes`` counts the
+  that arrives later joins at once (``late_predictions``: in a replay that reads an
+  outcomes file without times ahead of the predictions, every join). ``orphan_outcomes`` counts the
   orphans finally given up (expired or evicted).
 * An outcome without an event time (NaN: a stream read with ``event_time: {source:
   arrival}`` before any prediction set the watermark) joins with its prediction's time;
