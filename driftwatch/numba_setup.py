@@ -62,14 +62,23 @@ def numba_enabled() -> bool:
     return True
 
 
-def compiled(**options: Any) -> Callable[[Callable[..., Any]], Any]:
+def compiled(*, refcounts: bool = True, **options: Any) -> Callable[[Callable[..., Any]], Any]:
     """A decorator for a compiled loop: numba's ``njit``, releasing the GIL, with numpy's
     error model and no bounds checks, cached on disk (in memory where no cache folder can
     be used). ``options`` add to or override those. Only modules imported once numba is
-    known to be installed use it."""
+    known to be installed use it.
+
+    ``refcounts=False`` compiles without numba's runtime (its ``_nrt`` option): no array
+    is then counted. A loop that hands its arrays to helpers inlined per line or per value
+    should: each such hand-over takes and drops an atomic reference to every array, and
+    the JSON scanner spent three quarters of its time on those. Such a loop must allocate
+    nothing (numba refuses to compile one that does): its caller passes the scratch.
+    """
     import numba
 
     opts = {"nogil": True, "error_model": "numpy", "boundscheck": False, **options}
+    if not refcounts:
+        opts["_nrt"] = False
 
     def deco(fn: Callable[..., Any]) -> Any:
         try:

@@ -33,7 +33,9 @@ ERRORS = {
     6: "bytes left over after the batch's last record",
 }
 
-_jit = compiled(inline="always")
+# no reference counts: ``_varint`` takes the batch's bytes several times a record
+# (see numba_setup)
+_jit = compiled(inline="always", refcounts=False)
 
 
 @_jit
@@ -56,7 +58,7 @@ def _varint(buf: np.ndarray, pos: int, end: int) -> tuple[int, int, int]:
     return value, pos, 0
 
 
-@compiled()
+@compiled(refcounts=False)
 def read_records(buf: np.ndarray, pos: int, n: int, out: np.ndarray) -> tuple[int, int, int]:
     """Read ``n`` records from ``buf[pos:]`` into ``out`` (int64, ``n`` x 6 columns:
     offset delta, timestamp delta, key start, key length, value start, value length; a

@@ -35,7 +35,9 @@ _EXACT = 1 << 53
 # 64-bit FNV-1a, as jsonscan.fnv1a hashes the names when it builds the tables
 _FNV_BASIS = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
-_jit = compiled(inline="always")
+# no reference counts: every helper takes the line's arrays, once per line or value, and
+# each hand-over would take and drop an atomic reference to each (see numba_setup)
+_jit = compiled(inline="always", refcounts=False)
 _TRUE = np.frombuffer(b"true", dtype=np.uint8)
 _FALSE = np.frombuffer(b"false", dtype=np.uint8)
 _NULL = np.frombuffer(b"null", dtype=np.uint8)
@@ -424,7 +426,6 @@ def _row(buf, p, end, k, mark, tree, kinds, slots, fv, iv, s0, s1, valid, seen, 
         state = 4
 
 
-@compiled()
 def scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken):  # type: ignore[no-untyped-def]
     """Scan the lines ``buf[starts[i]:ends[i]]``; the lines taken fill rows 0, 1, ... of the
     column arrays and ``taken`` holds their indices. Returns how many were taken.
@@ -436,6 +437,14 @@ def scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken):  
     seen = np.zeros(max(tree[3].size, 1), np.int64)
     st_node = np.empty(MAX_DEPTH + 1, np.int64)
     st_arr = np.empty(MAX_DEPTH + 1, np.uint8)
+    return _scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken, seen,
+                 st_node, st_arr)
+
+
+@compiled(refcounts=False)
+def _scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken, seen,  # type: ignore[no-untyped-def]
+          st_node, st_arr):
+    """:func:`scan` with its scratch: ``seen`` (a mark per path node), the nesting stack."""
     n_cols = kinds.size
     k = 0
     for r in range(starts.size):
