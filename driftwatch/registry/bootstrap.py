@@ -10,7 +10,7 @@ champion is left as it is.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -82,12 +82,14 @@ def require_champion(
     features: Sequence[str],
     scorers: ScorerCache,
     reference: pd.DataFrame | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> ModelVersionInfo:
     """The user's champion named by ``ref``: it must exist, load, have every column its
     ``columns`` map, find every input column of its signature among the connector's
     ``features``, and pass its trial on
     rows of the ``reference`` table when given (:mod:`driftwatch.registry.trial`); a clear
-    error otherwise."""
+    error otherwise. What the trial finds worth saying without stopping (scores that
+    disagree with the reference's) goes to ``note``."""
     info = registry.by_alias(ref.name, ref.alias)
     if info is None:
         known = registry.versions(ref.name) if _registered(registry, ref.name) else []
@@ -114,7 +116,7 @@ def require_champion(
     except ActionError as exc:
         raise ActionError(f"{ref.uri}: {exc}") from None
     if reference is not None:
-        trial_score(scorer, reference, ref.uri)
+        trial_score(scorer, reference, ref.uri, note)
     return info
 
 

@@ -8,6 +8,13 @@ that rank them clearly the other way (an AUC more than three standard errors bel
 the test ``init`` reads a score column's meaning by) are P(good) read as P(bad), the
 mistake that turns every comparison and recalibration upside down.
 
+Where the reference carries a score column (the production model's P(bad) when the sample
+was taken), the champion's scores are compared with it: a rank correlation below 0.8 or a
+median absolute difference above 0.1 is said through ``note`` (a ``note:`` line of a
+replay, a warning of the daemon), naming the figures and what to check, without stopping
+the start: a ``champion`` alias on the wrong version or columns mapped wrongly show there,
+but so would a newer version than the one that scored the reference.
+
 >>> import numpy as np, pandas as pd
 >>> from driftwatch.registry.scorer import Scorer
 >>> ref = pd.DataFrame({"x": np.linspace(0, 1, 400), "label": [0.0, 1.0] * 200})
@@ -23,6 +30,7 @@ below its good ones (AUC 0.17 on 400 labelled rows): it returns P(good)? ...
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +39,7 @@ import pandas as pd
 from driftwatch.errors import ActionError
 from driftwatch.registry.scorer import Scorer
 
-__all__ = ["TRIAL_ROWS", "reference_sample", "trial_score"]
+__all__ = ["TRIAL_ROWS", "reference_sample", "score_agreement", "trial_score"]
 
 #: Reference rows the champion scores at start.
 TRIAL_ROWS = 2000
@@ -39,6 +47,12 @@ TRIAL_ROWS = 2000
 _CLEAR_Z = 3.0
 #: Fewest rows of each class the orientation test needs.
 _MIN_CLASS = 20
+#: Below this rank correlation with the reference's scores, the two clearly disagree.
+_AGREE_RHO = 0.8
+#: Above this median absolute difference of P(bad), the two clearly disagree.
+_AGREE_GAP = 0.1
+#: Fewest rows scored by both that the comparison needs.
+_MIN_AGREE = 50
 
 
 def reference_sample(path: str | Path | None, conventions: object | None,
@@ -72,10 +86,48 @@ def _separation(p: np.ndarray, y: np.ndarray) -> tuple[float, float, int]:
     return float(auc), float((auc - 0.5) / se), nb + ng
 
 
-def trial_score(scorer: Scorer, reference: pd.DataFrame, uri: str) -> float | None:
-    """Score ``reference`` (connector feature names, ``label`` 1 bad / 0 good) with the
-    champion named ``uri``; raise :class:`ActionError` as the module doc says. Returns the
-    AUC on the labelled rows (None without enough of them)."""
+def score_agreement(p: np.ndarray, logged: np.ndarray) -> tuple[float, float, int]:
+    """Spearman rank correlation of ``p`` and ``logged``, the median of their absolute
+    differences, and the rows scored by both; NaNs with fewer than 50 such rows or a
+    constant side.
+
+    >>> score_agreement(np.linspace(0, 1, 60), np.linspace(0, 1, 60) ** 2)[0]
+    1.0
+    """
+    ok = np.isfinite(p) & np.isfinite(logged)
+    p, logged = p[ok], logged[ok]
+    n = len(p)
+    if n < _MIN_AGREE or np.ptp(p) == 0 or np.ptp(logged) == 0:
+        return math.nan, math.nan, n
+    ranks = np.corrcoef(pd.Series(p).rank().to_numpy(), pd.Series(logged).rank().to_numpy())
+    return float(ranks[0, 1]), float(np.median(np.abs(p - logged))), n
+
+
+def _disagreement(p: np.ndarray, reference: pd.DataFrame, scorer: Scorer,
+                  uri: str) -> str | None:
+    """What the note says where the champion's scores clearly disagree with the
+    reference's score column (see the module doc), else None."""
+    if "score" not in reference.columns or any(scorer.feature_of(c) == "score"
+                                               for c in scorer.inputs):
+        return None  # no score column, or a feature of that name kept it (see canonical)
+    logged = pd.to_numeric(reference["score"], errors="coerce").to_numpy(np.float64)
+    rho, gap, n = score_agreement(p, logged)
+    if math.isnan(rho) or (rho >= _AGREE_RHO and gap <= _AGREE_GAP):
+        return None
+    return (f"{uri}: its scores disagree with the reference's score column on {n} rows "
+            f"(rank correlation {rho:.2f}, median absolute difference {gap:.3f} in P(bad)): "
+            "check that the champion alias points at the version that scored the reference "
+            "and that its columns map the right connector features; expected only if "
+            "another version scored the reference")
+
+
+def trial_score(scorer: Scorer, reference: pd.DataFrame, uri: str,
+                note: Callable[[str], None] | None = None) -> float | None:
+    """Score ``reference`` (connector feature names, ``label`` 1 bad / 0 good, ``score``
+    P(bad) where it has one) with the champion named ``uri``; raise :class:`ActionError`
+    as the module doc says, and pass ``note`` what it says of a clear disagreement with the
+    reference's scores. Returns the AUC on the labelled rows (None without enough of
+    them)."""
     if scorer.flavor == "river" or any(scorer.feature_of(c) not in reference.columns
                                        for c in scorer.inputs):
         return None  # driftwatch's own model; or a reference without the connector's names
@@ -93,10 +145,12 @@ def trial_score(scorer: Scorer, reference: pd.DataFrame, uri: str) -> float | No
             "not probabilities (the pyfunc predict of a classifier flavour gives the class): "
             "log a pyfunc whose predict returns P(bad)"
         )
-    if "label" not in reference.columns:
-        return None
-    auc, z, n = _separation(p, reference["label"].to_numpy(np.float64))
+    auc, z, n = (_separation(p, reference["label"].to_numpy(np.float64))
+                 if "label" in reference.columns else (math.nan, 0.0, 0))
     if math.isnan(auc) or z > -_CLEAR_Z:
+        said = _disagreement(p, reference, scorer, uri)
+        if said is not None and note is not None:
+            note(said)
         return None if math.isnan(auc) else auc
     ranked = (f"rank the reference's bad rows below its good ones (AUC {auc:.2f} on {n} "
               "labelled rows)")

@@ -8,7 +8,8 @@ real subprocesses.
 
 The champion is the user's registered model when ``champion`` names it
 (``models:/<name>@champion``; its signature's columns are checked against the connector's
-features first, and it scores a sample of the reference: :mod:`driftwatch.registry.trial`);
+features first, and it scores a sample of the reference: :mod:`driftwatch.registry.trial`,
+whose notes go to ``note``);
 without one, an empty registry gets the demo's river stand-in. Every prediction batch
 reaches the executor as it is read, so a challenger in shadow scores all live traffic, and
 the policy's ``limits.max_concurrent_retrains`` counts the pool's real jobs.
@@ -55,17 +56,19 @@ class ReplayActions:
         gpus: int = DEFAULT_GPUS,
         tracking_uri: str | None = None,
         champion: Any = None,
+        note: Callable[[str], None] | None = None,
     ) -> None:
         self._restore_env = _bounded_mlflow()
         try:
             self._open(state_dir, monitor, reference=reference, gpus=gpus,
-                       tracking_uri=tracking_uri, champion=champion)
+                       tracking_uri=tracking_uri, champion=champion, note=note)
         except BaseException:
             self._restore_env()
             raise
 
     def _open(self, state_dir: str | Path, monitor: ModelMonitor, *, reference: str | Path,
-              gpus: int, tracking_uri: str | None, champion: Any) -> None:
+              gpus: int, tracking_uri: str | None, champion: Any,
+              note: Callable[[str], None] | None) -> None:
         from driftwatch.actions.context import shadow_defaults
         from driftwatch.actions.executor import ActionExecutor
         from driftwatch.actions.retrain_limits import RetrainLimits
@@ -106,6 +109,7 @@ class ReplayActions:
                 registry, champion, monitor.profile.schema.names, self.executor.env.scorers(),
                 reference_sample(self.reference, policy.reference.conventions()
                                  if policy is not None else None),
+                note=note,
             )
         else:
             df = read_reference_table(self.reference)

@@ -311,7 +311,8 @@ def replay(
     passed to ``note`` (default: a ``note:`` line on stderr).
 
     With ``execute``, ``champion`` (a :class:`~driftwatch.registry.scorers.ChampionRef`)
-    names the user's registered model; the monitored model takes its registered name.
+    names the user's registered model; the monitored model takes its registered name. Its
+    scores that disagree with the reference's score column are said through ``note``.
 
     ``levels_cache``: a folder where calibrated levels are kept between runs
     (:class:`~driftwatch.policy.level_store.LevelStore`); a run on the same reference
@@ -350,7 +351,8 @@ def replay(
         if champion is not None:
             monitor.model = champion.name
         actions = ReplayActions(state_dir or out / "state", monitor, reference=str(ref),
-                                champion=champion, tracking_uri=tracking_uri)
+                                champion=champion, tracking_uri=tracking_uri,
+                                note=note or _note)
     total = sum(Path(p).stat().st_size for p in inputs if Path(p).exists())
     bar = _progress(total, progress)
     with TimelineWriter(out / "timeline.jsonl") as tl:

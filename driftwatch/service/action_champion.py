@@ -72,8 +72,9 @@ class ChampionCheck:
                 table = getattr(ma.policy, "reference", None)  # how the reference reads
                 ma.trial_rows = (ma.reference, reference_sample(
                     ma.reference, table.conventions() if table is not None else None))
-            info = require_champion(self.registry, ma.champion, ma.features,
-                                    ma.executor.env.scorers(), ma.trial_rows[1])
+            info = require_champion(
+                self.registry, ma.champion, ma.features, ma.executor.env.scorers(),
+                ma.trial_rows[1], note=lambda text: log.warning("%s: %s", ma.model, text))
             ma.has_champion = True
             log.info("%s: champion is %s (version %s)", ma.model, ma.champion.uri, info.version)
             return

@@ -135,6 +135,9 @@ def test_replay_execute_checks_the_champion_at_start(
     assert "models:/bank-pd@champion: its scores rank the reference's bad rows below" in err
     assert "declare score_is: p_good" in err
     assert main([*argv, "--champion-score-is", "p_good"]) == 0
+    # its two columns are not the model that scored the demo's reference: said, not refused
+    assert ("note: models:/bank-pd@champion: its scores disagree with the reference's score "
+            "column on 2000 rows (rank correlation 0.50") in capsys.readouterr().err
     # a misspelt mapping was ignored, and the column read under its own name
     assert main([*argv, "--champion-score-is", "p_good",
                  "--champion-column", "debt_to_incme=debt_to_income"]) == 1
@@ -157,7 +160,7 @@ def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> Non
     monkeypatch.setattr(trial, "reference_sample",
                         lambda path, table: reads.append(path) or pd.DataFrame({"x": [1.0]}))
 
-    def refuse(registry, ref, features, scorers, rows):  # type: ignore[no-untyped-def]
+    def refuse(registry, ref, features, scorers, rows, note):  # type: ignore[no-untyped-def]
         assert rows is not None and list(rows.columns) == ["x"]
         raise ActionError("models:/pd@champion: its scores rank ...")
 
