@@ -20,7 +20,10 @@ An update whose digest a registered version already carries (the same parent, le
 labelled rows: two mild windows before new labels came in) trains and registers nothing: it
 ends ``unchanged`` and reuses that version: it gets the policy's alias (``promote: direct``
 promotes a waiting challenger) unless it was judged already (one discarded, superseded or
-rolled back is not proposed again).
+rolled back is not proposed again). One whose digest a discarded update carries (a
+recalibration that lost on its holdout) is not made again either: it ends ``discarded`` at
+once, naming that action and its reason, without rescoring the window; the outbox holds the
+discarded ones, across restarts.
 """
 
 from __future__ import annotations
@@ -34,13 +37,14 @@ import pandas as pd
 
 from driftwatch.actions.context import ActionContext, ActionEnv, parse_settings
 from driftwatch.actions.export import ensure_export, read_window
+from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.recalibrate import (
     HOLDOUT,
     recalibrated_candidate,
     recalibration_loses,
     river_champion,
 )
-from driftwatch.actions.records import ActionRecord
+from driftwatch.actions.records import ActionRecord, ActionState
 from driftwatch.actions.scoring import auc_exact, log_loss_sum
 from driftwatch.actions.steps import Done, Result, StepRunner
 from driftwatch.actions.update_digest import update_digest
@@ -57,7 +61,7 @@ from driftwatch.registry.versions import (
 )
 from driftwatch.windows.profile import ReferenceProfile, read_reference_table
 
-__all__ = ["build_candidate", "learn_window", "run_online_update"]
+__all__ = ["build_candidate", "discarded_before", "learn_window", "run_online_update"]
 
 _WARM_ROWS = 5000
 
@@ -148,6 +152,10 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             learned_by = normalise_learner(settings.learner)
             extra = {"reference": env.reference_for(context)}  # a fresh start learns it
         digest = update_digest(window, parent=parent, learner=learned_by, settings=extra)
+        earlier = discarded_before(steps.outbox, model_name, digest, action.id)
+        if earlier is not None:
+            return {"parent_version": parent, "start": "discarded", "learner": learned_by,
+                    "digest": digest, "same_as_action": earlier[0], "earlier_reason": earlier[1]}
         same = env.registry.find_tagged(model_name, TAG_UPDATE_DIGEST, digest)
         if same is not None:
             return {"parent_version": parent, "start": "unchanged", "learner": learned_by,
@@ -189,12 +197,18 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
     direct = settings.promote == "direct"
     if trained["start"] == "unchanged":
         return _unchanged(action, steps, env, trained, direct=direct)
+    if trained["start"] == "discarded":  # made and discarded already: nothing recomputed
+        return Done({"verdict": "discarded", "start": "discarded",
+                     "reason": (f"same data and parent as action {trained['same_as_action']}, "
+                                f"discarded then: {trained['earlier_reason']}"),
+                     "same_as_action": trained["same_as_action"],
+                     "parent_version": trained["parent_version"], "digest": trained["digest"]})
     if trained["start"] == "recalibrate":
         loses = recalibration_loses(trained["metrics"])
         if loses is not None:  # judged on the holdout: a worse layer never reaches the registry
             return Done({"verdict": "discarded", "reason": loses, "start": "recalibrate",
                          "parent_version": trained["parent_version"],
-                         "metrics": trained["metrics"]})
+                         "digest": trained["digest"], "metrics": trained["metrics"]})
 
     def publish() -> dict[str, Any]:
         model = pickle.loads(candidate_path.read_bytes())
@@ -234,6 +248,23 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             "metrics": trained["metrics"],
         }
     )
+
+
+def discarded_before(outbox: Outbox, model: str, digest: str,
+                     not_id: int) -> tuple[int, str] | None:
+    """The first online update of ``model`` (other than action ``not_id``) discarded with
+    ``digest``, as its action id and the reason it was discarded; None if there is none.
+    The outbox is durable, so this holds across restarts; an outcome written before it
+    carried its digest is read from its ``train`` step."""
+    for rec in outbox.list(states=[ActionState.SUCCEEDED], model=model):
+        out = rec.outcome
+        if (rec.id == not_id or rec.action != "online_update"
+                or out.get("verdict") != "discarded" or "same_as_action" in out):
+            continue  # a repeat names the first discard, which this loop meets first
+        seen = out.get("digest") or (outbox.step_result(rec.id, "train") or {}).get("digest")
+        if seen == digest:
+            return rec.id, str(out.get("reason") or "no reason recorded")
+    return None
 
 
 def _alias(action: ActionRecord, env: ActionEnv, version: str, *, direct: bool) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import pytest
 from driftwatch.actions.context import ActionContext
 from driftwatch.actions.executor import ActionExecutor
 from driftwatch.actions.labelled_buffer import LabelledBuffer
-from driftwatch.actions.records import ActionState
+from driftwatch.actions.records import ActionRecord, ActionState
 from driftwatch.clock import ManualClock
 from driftwatch.errors import ActionError
 from driftwatch.policy.decision import Decision, Reason
@@ -370,3 +370,65 @@ def test_a_champion_declared_p_good_is_scored_and_recalibrated_as_p_bad(
     # read as P(bad), its P(good) ranks applicants backwards: a far worse log loss
     declared = rec.outcome["metrics"]["champion_holdout_log_loss"]
     assert declared < misread.outcome["metrics"]["champion_holdout_log_loss"]
+
+
+def test_a_discarded_recalibration_is_not_made_again_on_the_same_rows(
+    tmp_path: Path, clock: ManualClock, profile: ReferenceProfile,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Before, each mild window on the same labelled rows refitted the layer on them, to be
+    discarded again: the discarded ones carried no digest that a later update looked for."""
+    import mlflow.pyfunc
+    from mlflow.models import infer_signature
+
+    from driftwatch.actions import online_update
+
+    class GoodScore(mlflow.pyfunc.PythonModel):
+        def predict(self, context, model_input, params=None):  # type: ignore[no-untyped-def]
+            return _GoodScore.p_good(model_input)
+
+    def window(n: int, seed: int) -> pd.DataFrame:  # outcomes as the champion expects them
+        df = labelled_window(n, seed=seed)
+        rng = np.random.default_rng(seed + 7)
+        return df.assign(label=(rng.random(n) > _GoodScore.p_good(df)).astype(np.float64))
+
+    fits: list[str] = []
+    real = online_update.recalibrated_candidate
+    monkeypatch.setattr(online_update, "recalibrated_candidate",
+                        lambda env, m, v, w: fits.append(v) or real(env, m, v, w))
+    state = tmp_path / "state"
+    reg = MlflowRegistry.embedded(state)
+    x = labelled_window(50, seed=1)[["debt_to_income", "utilization"]].astype(np.float64)
+    info = publish_flavour(
+        reg, MODEL,
+        lambda: mlflow.pyfunc.log_model(name="model", python_model=GoodScore(),
+                                        signature=infer_signature(x, _GoodScore.p_good(x))),
+        action_key="bank:v1", profile=profile)
+    reg.set_alias(MODEL, CHAMPION, info.version, at=clock.now())
+
+    def run(window_id: int, rows: pd.DataFrame) -> ActionRecord:
+        buffer = LabelledBuffer(profile.schema, capacity=5000)
+        buffer.add_frame(rows)
+        ex = ActionExecutor.open(state, clock=clock, buffer=buffer, score_is="p_good")
+        try:
+            [rec] = (ex.submit(mild(window_id, method="auto"), CONTEXT), ex.run_pending())[1]
+        finally:
+            ex.close()  # each run is a start of its own: only the outbox carries over
+        assert rec.state is ActionState.SUCCEEDED, rec.error
+        return rec
+
+    rows = window(1500, seed=3)
+    first = run(11, rows)
+    assert first.outcome["verdict"] == "discarded", first.outcome  # the premise
+    assert fits == ["1"]
+    for window_id in (12, 13):
+        again = run(window_id, rows)
+        assert again.outcome["verdict"] == "discarded"
+        assert again.outcome["reason"] == (f"same data and parent as action {first.id}, "
+                                           f"discarded then: {first.outcome['reason']}")
+        assert again.outcome["same_as_action"] == first.id
+        assert fits == ["1"]  # nothing scored or fitted again
+    assert [v.version for v in reg.versions(MODEL)] == ["1"]
+    # new labels are new data: the layer is fitted again
+    run(14, pd.concat([rows, window(300, seed=9)], ignore_index=True))
+    assert fits == ["1", "1"]
