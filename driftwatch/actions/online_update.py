@@ -3,11 +3,12 @@
 Two methods (policy ``method``; ``auto`` picks by the champion). A champion that is not a
 river model (a scikit-learn, XGBoost, LightGBM or custom pyfunc) gets a recalibration
 layer on its score (:mod:`~driftwatch.actions.recalibrate`), registered as a version that
-wraps it. A river champion learns on: the learner comes from the policy's allow-list
-(``StandardScaler|LogisticRegression`` by default). When the champion is a river model
-with the same learner it is copied and goes on learning (a warm start); otherwise a fresh
-learner first learns a sample of the reference data. The window is learned in small
-chunks, each scored before it is learned
+wraps it; ``method: learner`` is refused for it (:func:`foreign_learner`), since a river
+learner would not update it but replace it. A river champion learns on: the learner
+comes from the policy's allow-list (``StandardScaler|LogisticRegression`` by default).
+When the champion is a river model with the same learner it is copied and goes on
+learning (a warm start); otherwise a fresh learner first learns a sample of the reference
+data. The window is learned in small chunks, each scored before it is learned
 (progressive validation), which gives an honest AUC and log loss of the updated model on
 data it had not seen, beside the champion's on the same rows.
 
@@ -61,7 +62,8 @@ from driftwatch.registry.versions import (
 )
 from driftwatch.windows.profile import ReferenceProfile, read_reference_table
 
-__all__ = ["build_candidate", "discarded_before", "learn_window", "run_online_update"]
+__all__ = ["build_candidate", "discarded_before", "foreign_learner", "learn_window",
+           "learner_on_foreign", "run_online_update"]
 
 _WARM_ROWS = 5000
 
@@ -144,6 +146,10 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
         method = settings.method
         if method == "auto":
             method = "recalibrate" if info is not None and champion is None else "learner"
+        elif method == "learner" and info is not None and champion is None:
+            flavor = env.scorer(model_name, info.version).flavor
+            raise ActionError(foreign_learner(f"{model_name} v{info.version}", flavor,
+                                              settings.learner))
         parent = info.version if info else None
         if method == "recalibrate":
             learned_by = "LogitCalibrator"
@@ -248,6 +254,30 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             "metrics": trained["metrics"],
         }
     )
+
+
+def foreign_learner(champion: str, flavor: str, learner: str) -> str:
+    """Why ``method: learner`` is refused for a champion that is no river model.
+
+    >>> foreign_learner("pd v3", "sklearn", "LogisticRegression")  # doctest: +ELLIPSIS
+    'online_update method: learner needs a river champion, and pd v3 is a sklearn model: ...'
+    """
+    return (f"online_update method: learner needs a river champion, and {champion} is a "
+            f"{flavor} model: a fresh {learner} would be registered in its place instead of "
+            "updating it; set method: recalibrate (or auto) to recalibrate its score")
+
+
+def learner_on_foreign(actions: Any, champion: str, flavor: str) -> str | None:
+    """:func:`foreign_learner` for the first tier of a policy's ``actions`` whose online
+    update asks for ``method: learner`` when the champion (``flavor``) is no river model;
+    None when there is none."""
+    if flavor == "river":
+        return None
+    for tier in ("mild", "moderate", "severe"):
+        act = getattr(actions, tier, None)
+        if getattr(act, "type", None) == "online_update" and act.method == "learner":
+            return f"{tier} tier: " + foreign_learner(champion, flavor, act.learner)
+    return None
 
 
 def discarded_before(outbox: Outbox, model: str, digest: str,

@@ -112,7 +112,9 @@ class OnlineUpdateAction(_ActionBase):
 
     type: Literal["online_update"] = "online_update"
     require_approval: bool = False
-    #: ``learner``: the river champion learns on (or a fresh ``learner`` is trained);
+    #: ``learner``: the river champion learns on (a fresh ``learner`` is trained for a
+    #: river champion of another learner); refused for a champion that is no river model,
+    #: which it would replace rather than update;
     #: ``recalibrate``: a logistic recalibration of the champion's score, any model;
     #: ``auto``: learner for a river champion, recalibrate for any other.
     method: Literal["auto", "learner", "recalibrate"] = "auto"
@@ -137,7 +139,9 @@ class OnlineUpdateAction(_ActionBase):
         what = {
             "auto": f"with {self.learner} (a river champion) or a recalibration of its score "
                     "(any other model)",
-            "learner": f"with {self.learner}",
+            "learner": f"with {self.learner} (river champions only: for any other model "
+                       "the update fails rather than replace it; method recalibrate updates "
+                       "those)",
             "recalibrate": "by recalibrating its score (logistic on the score's logit)",
         }[self.method]
         return f"update the model online {what} and promote it {how}"

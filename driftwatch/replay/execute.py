@@ -9,7 +9,8 @@ real subprocesses.
 The champion is the user's registered model when ``champion`` names it
 (``models:/<name>@champion``; its signature's columns are checked against the connector's
 features first, and it scores a sample of the reference: :mod:`driftwatch.registry.trial`,
-whose notes go to ``note``);
+whose notes go to ``note``; a policy whose online update asks for ``method: learner`` is
+refused for a champion that is no river model);
 without one, an empty registry gets the demo's river stand-in. Every prediction batch
 reaches the executor as it is read, so a challenger in shadow scores all live traffic, and
 the policy's ``limits.max_concurrent_retrains`` counts the pool's real jobs.
@@ -103,14 +104,21 @@ class ReplayActions:
         )
         registry = self.executor.env.registry
         if champion is not None:
+            from driftwatch.actions.online_update import learner_on_foreign
+            from driftwatch.errors import ActionError
             from driftwatch.registry.trial import reference_sample
 
-            require_champion(
-                registry, champion, monitor.profile.schema.names, self.executor.env.scorers(),
+            scorers = self.executor.env.scorers()
+            info = require_champion(
+                registry, champion, monitor.profile.schema.names, scorers,
                 reference_sample(self.reference, policy.reference.conventions()
                                  if policy is not None else None),
                 note=note,
             )
+            said = learner_on_foreign(getattr(policy, "actions", None), champion.uri,
+                                      scorers.get(champion.name, info.version).flavor)
+            if said is not None:  # each online update would fail: say it before the replay
+                raise ActionError(said)
         else:
             df = read_reference_table(self.reference)
             if monitor.policy is not None:  # the stand-in reads columns score, label, decision

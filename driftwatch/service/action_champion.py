@@ -2,8 +2,10 @@
 
 The user's champion (``champion:`` in the config) must exist in the registry, find its
 input columns among the connector's features and pass its trial on the reference's rows
-(:mod:`driftwatch.registry.trial`); without one, an empty registry gets the
-demo's stand-in as version 1, distilled from the reference data. While MLflow is down the
+(:mod:`driftwatch.registry.trial`); a policy whose online update asks for ``method:
+learner`` when the champion is no river model is warned of (each such update fails).
+Without one, an empty registry gets the demo's stand-in as version 1, distilled from the
+reference data. While MLflow is down the
 check backs off like an action. :class:`ChampionCheck` is mixed into
 :class:`~driftwatch.service.actions.ServiceActions`.
 """
@@ -77,6 +79,13 @@ class ChampionCheck:
                 ma.trial_rows[1], note=lambda text: log.warning("%s: %s", ma.model, text))
             ma.has_champion = True
             log.info("%s: champion is %s (version %s)", ma.model, ma.champion.uri, info.version)
+            from driftwatch.actions.online_update import learner_on_foreign
+
+            flavor = ma.executor.env.scorers().get(ma.champion.name, info.version).flavor
+            said = learner_on_foreign(getattr(ma.policy, "actions", None), ma.champion.uri,
+                                      flavor)
+            if said is not None:  # the other tiers act; each online update fails with this
+                log.warning("%s: %s", ma.model, said)
             return
         if ma.reference is None:
             return

@@ -1,7 +1,10 @@
 """The champion's trial compares its scores with the reference's score column (the
 production model's, when the sample was taken): a ``champion`` alias on another model, or
 columns fed in the wrong mapping, is said at start, without stopping it. Before, the trial
-scored 2,000 reference rows and never looked at the scores they already carried."""
+scored 2,000 reference rows and never looked at the scores they already carried.
+
+The daemon's check also warns of a policy whose online update asks for ``method: learner``
+for such a champion (a river model would replace it)."""
 
 from __future__ import annotations
 
@@ -124,3 +127,30 @@ def test_the_daemon_logs_the_note_as_a_warning_and_starts(
     [rec] = [r for r in caplog.records if "disagree" in r.getMessage()]
     assert rec.levelno == logging.WARNING
     assert rec.getMessage().startswith(f"{NAME}: models:/{NAME}@champion: its scores disagree")
+
+
+def test_the_daemon_warns_of_a_learner_update_for_a_model_that_is_no_river_one(
+        bank, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from driftwatch.service.action_champion import ChampionCheck
+    from driftwatch.service.actions import ModelActions
+
+    store = bank[0]
+    reg = MlflowRegistry(store)
+    reg.client.set_registered_model_alias(NAME, "champion", "1")
+    check = ChampionCheck()
+    check.registry = reg  # type: ignore[attr-defined]
+    update = SimpleNamespace(type="online_update", method="learner", learner="PAClassifier")
+    ma = ModelActions(NAME, outbox=None, reference=None,  # type: ignore[arg-type]
+                      executor=SimpleNamespace(env=SimpleNamespace(
+                          scorers=lambda: ScorerCache(reg, tmp_path))),
+                      champion=REF, features=FEATURES,
+                      policy=SimpleNamespace(actions=SimpleNamespace(
+                          mild=SimpleNamespace(type="alert"), moderate=update)))
+    with caplog.at_level(logging.WARNING, "driftwatch.service.actions"):
+        check._ensure_champion(ma)
+    assert ma.has_champion  # the other tiers act
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
+        f"{NAME}: moderate tier: online_update method: learner needs a river champion, and "
+        f"models:/{NAME}@champion is a sklearn model: a fresh PAClassifier would be "
+        "registered in its place instead of updating it; set method: recalibrate (or auto) "
+        "to recalibrate its score"]

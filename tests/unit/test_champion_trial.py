@@ -145,6 +145,20 @@ def test_replay_execute_checks_the_champion_at_start(
         "error: models:/bank-pd@champion: the champion's columns map 'debt_to_incme', which is "
         "no input column of bank-pd v1 (did you mean 'debt_to_income'?); its inputs: "
         "debt_to_income, utilization")
+    # a river learner would replace the bank's model, not update it: refused at start
+    text = (ROOT / "policies/credit-risk-demo.yaml").read_text()
+    assert text.count("    type: online_update") == 1
+    learner = tmp_path / "learner.yaml"
+    learner.write_text(text.replace("    type: online_update",
+                                    "    type: online_update\n    method: learner"))
+    policy = argv.index("policies/credit-risk-demo.yaml")
+    assert main([*argv[:policy], str(learner), *argv[policy + 1:],
+                 "--champion-score-is", "p_good"]) == 1
+    assert capsys.readouterr().err.strip().endswith(
+        "error: mild tier: online_update method: learner needs a river champion, and "
+        "models:/bank-pd@champion is a pyfunc model: a fresh StandardScaler|LogisticRegression "
+        "would be registered in its place instead of updating it; set method: recalibrate (or "
+        "auto) to recalibrate its score")
 
 
 def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> None:

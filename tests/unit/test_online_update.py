@@ -432,3 +432,38 @@ def test_a_discarded_recalibration_is_not_made_again_on_the_same_rows(
     # new labels are new data: the layer is fitted again
     run(14, pd.concat([rows, window(300, seed=9)], ignore_index=True))
     assert fits == ["1", "1"]
+
+
+def test_method_learner_on_a_champion_that_is_no_river_model_fails_and_registers_nothing(
+    tmp_path: Path, clock: ManualClock, profile: ReferenceProfile,
+):
+    """Before, a fresh river pipeline was registered as the bank's model's challenger (or
+    champion, with promote: direct): its model family replaced, not updated."""
+    import mlflow.pyfunc
+    from mlflow.models import infer_signature
+
+    class GoodScore(mlflow.pyfunc.PythonModel):
+        def predict(self, context, model_input, params=None):  # type: ignore[no-untyped-def]
+            return _GoodScore.p_good(model_input)
+
+    state = tmp_path / "state"
+    reg = MlflowRegistry.embedded(state)
+    x = labelled_window(50, seed=1)[["debt_to_income", "utilization"]].astype(np.float64)
+    info = publish_flavour(
+        reg, MODEL,
+        lambda: mlflow.pyfunc.log_model(name="model", python_model=GoodScore(),
+                                        signature=infer_signature(x, _GoodScore.p_good(x))),
+        action_key="bank:v1", profile=profile)
+    reg.set_alias(MODEL, CHAMPION, info.version, at=clock.now())
+    buffer = LabelledBuffer(profile.schema, capacity=5000)
+    buffer.add_frame(labelled_window(1500, seed=3))
+    ex = ActionExecutor.open(state, clock=clock, buffer=buffer, score_is="p_good")
+    [rec] = (ex.submit(mild(method="learner", promote="direct"), CONTEXT), ex.run_pending())[1]
+    ex.close()
+    assert rec.state is ActionState.FAILED
+    assert rec.error == (
+        f"online_update method: learner needs a river champion, and {MODEL} v1 is a pyfunc "
+        "model: a fresh StandardScaler|LogisticRegression would be registered in its place "
+        "instead of updating it; set method: recalibrate (or auto) to recalibrate its score")
+    assert [v.version for v in reg.versions(MODEL)] == ["1"]
+    assert reg.by_alias(MODEL, CHAMPION).version == "1"

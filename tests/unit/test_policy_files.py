@@ -65,6 +65,18 @@ def test_explain_describes_what_each_tier_does():
     assert "after a person approves" in text
 
 
+def test_explain_says_a_learner_update_is_for_river_champions_only(tmp_path: Path):
+    text = (ROOT / "policies" / "credit-risk-demo.yaml").read_text()
+    path = tmp_path / "learner.yaml"
+    path.write_text(text.replace("    type: online_update",
+                                 "    type: online_update\n    method: learner"))
+    out = io.StringIO()
+    _cli(["policy", "explain", str(path)], out=out)
+    assert ("then update the model online with StandardScaler|LogisticRegression (river "
+            "champions only: for any other model the update fails rather than replace it; "
+            "method recalibrate updates those) and promote it as a challenger") in out.getvalue()
+
+
 def test_check_reports_every_bad_file_and_fails(tmp_path: Path) -> None:
     good = tmp_path / "good.yaml"
     bad = tmp_path / "bad.yaml"
