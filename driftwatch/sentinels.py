@@ -9,12 +9,15 @@ missing rate (data quality), never in a value bin nor as out of range.
 
 A list applies to every feature; ``by_feature`` replaces it for the features it names
 (``()`` there: none for that feature). A numeric feature matches the numbers of its list by
-value (``-9`` is ``-9.0``); a categorical feature matches every entry by its level text
-(``-1`` is the level ``"-1"``, ``"NA"`` the level ``"NA"``).
+value (``-9`` is ``-9.0``) and its texts by their text (``"?"`` among numbers, as the
+Polish bankruptcy data writes a missing value); a categorical feature matches every entry
+by its level text (``-1`` is the level ``"-1"``, ``"NA"`` the level ``"NA"``).
 
 >>> mv = MissingValues((-9, -8, "NA"), {"age": ()})
 >>> mv.numbers("income").tolist(), mv.numbers("age").tolist(), sorted(mv.texts("purpose"))
 ([-9.0, -8.0], [], ['-8', '-9', 'NA'])
+>>> sorted(mv.number_texts("income")), sorted(MissingValues(("?", "-9")).number_texts("x"))
+(['NA'], ['?'])
 >>> mv.mask_numbers(np.array([1.0, -9.0, np.nan, -8.0]), "income").tolist()
 [1.0, nan, nan, nan]
 >>> MissingValues().is_empty, mv.is_empty
@@ -44,6 +47,14 @@ def is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and bool(np.isfinite(v))
 
 
+def _reads_as_number(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class MissingValues:
     """Sentinels for every feature (``default``) and per feature (``by_feature``)."""
@@ -63,6 +74,12 @@ class MissingValues:
         """The numbers that are missing in numeric feature ``name`` (``float64``)."""
         return np.array(sorted({float(v) for v in self.values(name) if is_number(v)}),
                         dtype=np.float64)
+
+    def number_texts(self, name: str) -> frozenset[str]:
+        """The texts that are missing among numeric feature ``name``'s numbers (``"?"``,
+        ``"Exempt"``), stripped: text that reads as no number."""
+        return frozenset(v.strip() for v in self.values(name)
+                         if isinstance(v, str) and not _reads_as_number(v))
 
     def texts(self, name: str) -> frozenset[str]:
         """The level texts that are missing in categorical feature ``name``."""

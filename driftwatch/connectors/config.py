@@ -134,7 +134,8 @@ class Connector:
 
     def _check_missing(self, schema: FeatureSchema) -> None:
         """Each feature ``missing_values_by_feature`` names exists, and a numeric one lists
-        numbers only (text never reaches a numeric feature: it is a ``wrong_type``)."""
+        numbers and texts that read as no number (``"?"``), not a number written as text
+        (``"-9"``: which would it mean?)."""
         for s in self.streams:
             at = ("source", "streams", s.name, "fields", "missing_values_by_feature")
             for name, values in s.missing.by_feature.items():
@@ -145,11 +146,12 @@ class Connector:
                                      hint=f"did you mean {near!r}?" if near
                                      else "features: " + ", ".join(schema.names))
                 if name in schema.numeric:
+                    texts = s.missing.number_texts(name)
                     for i, v in enumerate(values):
-                        if not is_number(v):
+                        if not (is_number(v) or (isinstance(v, str) and v.strip() in texts)):
                             raise self.error((*at, name, i), f"feature {name!r} is numeric: "
-                                             "expected a number that means missing",
-                                             found=show(v))
+                                             "expected a number that means missing, or text "
+                                             "that is no number (\"?\")", found=show(v))
 
     def schema_for(self, reference: FeatureSchema | None) -> FeatureSchema:
         """The feature schema decoding uses, checked against the reference profile's.

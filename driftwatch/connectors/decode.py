@@ -175,6 +175,17 @@ def _without(vals: pa.Array, missing: frozenset[str], lenient: bool) -> pa.Array
     return pc.if_else(hit, pa.scalar(None, pa.string()), vals)
 
 
+def _text_in(raw: Raw, missing: frozenset[str]) -> np.ndarray:
+    """Rows of ``raw`` holding text that is one of ``missing`` once stripped."""
+    if is_arrow(raw):
+        arr = raw.combine_chunks() if isinstance(raw, pa.ChunkedArray) else raw
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            return np.zeros(len(arr), bool)
+        return _isin(pc.utf8_trim_whitespace(arr.cast(pa.string())), missing)
+    return np.fromiter((isinstance(v, str) and v.strip() in missing for v in raw), bool,
+                       len(raw))
+
+
 class Decoder:
     """Decodes one stream's records with its :class:`StreamMapping` into ``schema`` columns.
 
@@ -201,6 +212,7 @@ class Decoder:
         miss = self.mapping.missing
         # both parsers meet in _assemble: the sentinels are applied once, there
         self._missing_num = {n: miss.numbers(n) for _, n, _ in self._num}
+        self._missing_num_text = {n: miss.number_texts(n) for _, n, _ in self._num}
         self._missing_cat = {n: miss.texts(n) for _, n, _ in self._cat}
         m = self.mapping
         t = m.event_time
@@ -396,6 +408,8 @@ class Decoder:
                 num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient,
                                             bools=True)
                 expected = "a number"
+            if self._missing_num_text[name] and bad.any():  # "?" among numbers: missing
+                bad &= ~_text_in(cols[f"feature:{name}"], self._missing_num_text[name])
             prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}", expected))
             if len(self._missing_num[name]):
                 num[np.isin(num[:, j], self._missing_num[name]), j] = np.nan

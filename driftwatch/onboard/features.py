@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -189,10 +189,13 @@ def csv_missing_texts(values: Sequence[Any]) -> tuple[list[str], str] | None:
 
 def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                     vals: Callable[[str], list[Any]], used: Collection[str],
-                    ignore: Sequence[str], where: str, reference: str) -> None:
+                    ignore: Sequence[str], where: str, reference: str,
+                    text_codes: Mapping[str, tuple[list[str], str]] | None = None) -> None:
     """Fill ``plan.ignore`` and ``plan.features`` from the reference's columns other than
     the label, score and decision (``used``: the stream paths of the id, time, score and
-    decision), saying each; raises :class:`~driftwatch.errors.ConfigError` when a column
+    decision), saying each; ``text_codes``: the texts that stand for missing among a
+    column's numbers, by column (:mod:`~driftwatch.onboard.textcodes`), which the sample's
+    values of it are read without. Raises :class:`~driftwatch.errors.ConfigError` when a column
     is not in the sample ``where`` or none is a feature."""
     _ignore_columns(plan, ref, paths, used, ignore)
     missing = []
@@ -205,6 +208,10 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             continue
         kind, why = column_kind(ref[c])
         col, sample = ref[c], vals(p)
+        coded = (text_codes or {}).get(c)
+        if coded:
+            sample = [None if isinstance(v, str) and v.strip() in coded[0] else v
+                      for v in sample]
         text = [v for v in sample if isinstance(v, str)]
         fmt = text_format(col) or (text_format(text, most=True) if kind == "numeric" else None)
         if fmt:  # read as numbers on both sides, as replay reads them
@@ -213,6 +220,9 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             sample = [_number(fmt, v) for v in sample]
         # a few-valued integer column too; one named as codes has no order (Porto's -1)
         codes = likely_missing_values(col, codes=named_codes(c))
+        if coded:
+            codes = ([*(codes[0] if codes else ()), *coded[0]],
+                     "; ".join(w for w in (codes[1] if codes else "", coded[1]) if w))
         if kind == "categorical" and not is_parquet(reference) and (
                 texts := csv_missing_texts(vals(p))):
             codes = ([*(codes[0] if codes else ()), *texts[0]],

@@ -51,6 +51,7 @@ from driftwatch.onboard.roles import (
     unique_check,
 )
 from driftwatch.onboard.sample import Sample
+from driftwatch.onboard.textcodes import numbers_with_missing_texts
 from driftwatch.onboard.timefields import read_time, times_by_value
 from driftwatch.onboard.times import check_time_format
 from driftwatch.windows.conventions import norm_value
@@ -61,6 +62,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
               opts: Options) -> Plan:
     """Decide every field; raises :class:`~driftwatch.errors.ConfigError` when a role is
     ambiguous or a column cannot be placed."""
+    # numbers with "?" for missing read as numbers in every role (the Polish bankruptcy data)
+    ref, text_codes = numbers_with_missing_texts(ref)
     cols = [str(c) for c in ref.columns]
     ref_vals = lambda n: ref[n].tolist()  # noqa: E731
     paths = sample.paths()
@@ -190,7 +193,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     sp.model_version = ver[0] if ver else None
     # -- the reference's other columns: features, or ignored
     used = {p for p in (idc.name, tc.name if tc else None, sp.score, sp.decision) if p}
-    choose_features(plan, ref, paths, vals, used, opts.ignore, where, reference)
+    choose_features(plan, ref, paths, vals, used, opts.ignore, where, reference,
+                    text_codes)
     if outcomes is not None:
         plan.outcomes = _outcomes(plan, outcomes, opts)
     elif plan.ref_label and (lab := stream_path(plan.ref_label, paths)):

@@ -127,6 +127,18 @@ def sample_decimal(path: str | Path) -> DecimalMark | None:
     return None if sep is None else file_decimal(path, sep)
 
 
+def _numbers_read(frame: Any) -> Any:
+    """``frame`` with its columns of numbers among texts for missing (``?``: see
+    :mod:`~driftwatch.onboard.textcodes`) holding the numbers as numbers, as a CSV stream
+    reads them, and the texts as they are."""
+    from driftwatch.onboard.textcodes import missing_texts
+
+    for c in frame.columns:
+        if (hit := missing_texts(frame[c])) is not None:
+            frame[c] = frame[c].where(hit[2].isna(), hit[2]).astype(object)
+    return frame
+
+
 def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, Any]]:
     """The first ``limit`` records of a file, flattened (a CSV read with
     :func:`sample_separator` and :func:`sample_decimal`)."""
@@ -149,7 +161,7 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, A
             refuse_data_header(p, sep, f"the sample {p}")
             frame = pd.read_csv(p, nrows=limit, sep=sep, decimal=file_decimal(p, sep).mark,
                                 na_values=CSV_MISSING, keep_default_na=False)
-            rows = frame.to_dict(orient="records")
+            rows = _numbers_read(frame).to_dict(orient="records")
         elif fmt == "jsonl":
             rows = list(_jsonl(p, limit))
         else:

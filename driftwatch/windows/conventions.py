@@ -228,6 +228,12 @@ def build_profile(
             and not pd.api.types.is_bool_dtype(table[c]) else "categorical")
         (numeric if kind == "numeric" else categorical).append(c)
     if numeric:
+        if missing is not None:
+            for c in numeric:  # "?" among numbers: missing, before they read as numbers
+                if (texts := missing.number_texts(c)) and not pd.api.types.is_numeric_dtype(
+                        table[c]):
+                    hit = table[c].map(lambda v, t=texts: isinstance(v, str) and v.strip() in t)
+                    table[c] = table[c].where(~hit.astype(bool), None)
         bad_num = [c for c in numeric if not pd.api.types.is_numeric_dtype(table[c])]
         for c in bad_num:
             conv = pd.to_numeric(table[c], errors="coerce")

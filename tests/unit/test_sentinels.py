@@ -115,14 +115,18 @@ def test_bad_lists_are_located(extra: str, where: str, expected: str) -> None:
     assert str(e.value).startswith(f"{where}: {expected}"), str(e.value)
 
 
-def test_text_for_a_numeric_feature_is_located() -> None:
-    c = connector("        missing_values_by_feature:\n          income: [-9, none]\n")
+def test_a_number_written_as_text_for_a_numeric_feature_is_located() -> None:
+    """Text that is no number (``"?"``) may mean missing among numbers; ``"-9"`` would be
+    read as which?"""
+    c = connector("        missing_values_by_feature:\n          income: [-9, '-9']\n")
     with pytest.raises(ConnectorError) as e:
         c.schema_for(SCHEMA)
     msg = str(e.value)
     assert msg.startswith("c.yaml:13:24: feature 'income' is numeric: expected a number "
-                          "that means missing"), msg
-    assert "found 'none'" in msg
+                          "that means missing, or text that is no number"), msg
+    assert "found '-9'" in msg
+    connector("        missing_values_by_feature:\n          income: [-9, '?']\n"
+              ).schema_for(SCHEMA)
 
 
 def test_an_unknown_feature_is_located_with_the_nearest_name() -> None:
