@@ -86,6 +86,9 @@ def _init_parser(sub: Any) -> None:
                    help="a label value meaning bad (repeatable)")
     i.add_argument("--approve", action="append", default=[], metavar="VALUE",
                    help="a decision value meaning approved (repeatable)")
+    i.add_argument("--decline", action="append", default=[], metavar="VALUE",
+                   help="a decision value meaning declined (repeatable); then a value in "
+                   "neither list is no decision (HMDA's action_taken 4, withdrawn)")
     i.add_argument("--ignore", action="append", default=[], metavar="COL",
                    help="a reference column that is not a feature (repeatable)")
     i.add_argument("--pane", type=int, default=1000, help="events per window pane")

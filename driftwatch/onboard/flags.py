@@ -72,11 +72,13 @@ def check_label_bad(label_bad: Sequence[str], ref: pd.DataFrame, label: str | No
 
 
 def check_approve(approve: Sequence[str], ref: pd.DataFrame, decision: str | None,
-                  approved: Sequence[Any], reference: str) -> None:
-    """Refuse ``--approve`` with no decision column, or with none of its values there."""
+                  approved: Sequence[Any], reference: str, flag: str = "--approve",
+                  overlap: Sequence[Any] = ()) -> None:
+    """Refuse ``--approve`` (or ``flag``: ``--decline``) with no decision column, with none
+    of its values there, or naming a value of ``overlap`` (the approving ones) too."""
     if not approve:
         return
-    given = _flags("--approve", approve)
+    given = _flags(flag, approve)
     if decision is None:
         raise ConfigError(f"{given}: no decision column found (none named like a decision: "
                           f"{looked_for(*DECISION)}, with a few values, one an approval)",
@@ -84,7 +86,10 @@ def check_approve(approve: Sequence[str], ref: pd.DataFrame, decision: str | Non
     if not approved:
         raise ConfigError(f"{given}: no value of the decision column {decision} is one",
                           file=reference, found=f"values {_values(ref[decision].tolist())}",
-                          hint="give --approve one of them")
+                          hint=f"give {flag} one of them")
+    if both := [v for v in approved if v in overlap]:
+        raise ConfigError(f"{given}: {_values(both)} also approve (--approve)",
+                          file=reference, hint="give each decision value one meaning")
 
 
 def no_score_for(score_is: str, where: str) -> ConfigError:

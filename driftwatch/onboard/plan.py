@@ -117,8 +117,14 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     if dec:
         plan.ref_decision = dec.name
         plan.ref_approve = approve_values(ref[dec.name].tolist(), opts.approve)
-        plan.say(f"decision: {dec.name}", f"{dec.why}; approve = {plan.ref_approve}")
+        if opts.decline:
+            plan.ref_decline = approve_values(ref[dec.name].tolist(), opts.decline)
+        plan.say(f"decision: {dec.name}", f"{dec.why}; approve = {plan.ref_approve}" + (
+            f", decline = {plan.ref_decline}, any other value no decision (left out of the "
+            "approval rate)" if plan.ref_decline is not None else ""))
     check_approve(opts.approve, ref, plan.ref_decision, plan.ref_approve, reference)
+    check_approve(opts.decline, ref, plan.ref_decision, plan.ref_decline or [], reference,
+                  flag="--decline", overlap=plan.ref_approve)
     # -- the predictions stream
     vals = sample.values
     idc = find_role("id", ID, paths, unique_check(vals), "--id-field", opts.id_field, where,
@@ -183,6 +189,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     if plan.ref_decision:
         sp.decision = stream_path(plan.ref_decision, paths)
         sp.approve = plan.ref_approve
+        sp.decline = plan.ref_decline
     ex = find_role("exposure", EXPOSURE, paths, exposure_check(vals), "--exposure-field",
                    opts.exposure_field, where)
     if ex:

@@ -25,6 +25,7 @@ class Options:
     score_is: str | None = None
     label_bad: list[str] = field(default_factory=list)
     approve: list[str] = field(default_factory=list)
+    decline: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
 
 
@@ -59,6 +60,7 @@ class StreamPlan:
     proba_at: int = 1
     decision: str | None = None
     approve: list[Any] = field(default_factory=list)
+    decline: list[Any] | None = None  # None: every value not approved declines
     exposure: str | None = None
     model_version: str | None = None
     label: str | None = None
@@ -83,6 +85,7 @@ class Plan:
     ref_good: list[Any] = field(default_factory=list)
     ref_decision: str | None = None
     ref_approve: list[Any] = field(default_factory=list)
+    ref_decline: list[Any] | None = None  # None: every value not approved declines
     ref_exposure: str | None = None
     lines: list[str] = field(default_factory=list)
 

@@ -98,8 +98,9 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
         if s.model_version:
             out.append(f"        model_version: {q(s.model_version)}")
         if s.decision:
+            decline = "" if s.decline is None else f", decline: {_list(s.decline)}"
             out.append(f"        decision: {{path: {q(s.decision)}, approve: "
-                       f"{_list(s.approve or ['approve'])}}}")
+                       f"{_list(s.approve or ['approve'])}{decline}}}")
         if s.exposure:
             out.append(f"        exposure: {q(s.exposure)}")
     if s.label:
@@ -145,8 +146,10 @@ def _reference_block(plan: Plan) -> list[str]:
     else:
         out.append("  label: null")
     if plan.ref_decision:
+        decline = ("" if plan.ref_decline is None
+                   else f", decline: {_list(plan.ref_decline)}")
         out.append(f"  decision: {{column: {q(plan.ref_decision)}, approve: "
-                   f"{_list(plan.ref_approve or ['approve'])}}}")
+                   f"{_list(plan.ref_approve or ['approve'])}{decline}}}")
     else:
         out.append("  decision: null")
     if plan.ref_exposure:
