@@ -22,7 +22,7 @@ import numpy as np
 
 from driftwatch.connectors.eventtime import digit_width, event_times
 
-__all__ = ["DIGIT_FORMATS", "YEARS", "digit_formats"]
+__all__ = ["DIGIT_FORMATS", "YEARS", "digit_dates", "digit_formats"]
 
 #: The formats tried, one for each number of digits
 DIGIT_FORMATS = ("%Y%m%d%H%M%S", "%Y%m%d", "%Y%m")
@@ -65,3 +65,25 @@ def digit_formats(values: Sequence[Any], formats: Sequence[str] = DIGIT_FORMATS)
         if YEARS[0] <= years.min() and years.max() <= YEARS[1]:
             return [fmt]
     return []
+
+
+def digit_dates(values: Sequence[Any]) -> str | None:
+    """Why a reference column of dates written in digits (Freddie Mac's ``MATURITY_DATE``,
+    ``204907``; Home Credit-like ``application_date``, ``20240131``) makes no feature, or
+    None: as numbers or as categories, each later period is one the reference never saw,
+    so it drifts in every window of an unchanged stream.
+
+    >>> digit_dates([204907, 204908, None])[:42]
+    'dates written in digits (204907, 204908; %'
+    >>> digit_dates([150000, 230000]) is None, digit_dates([2022, 2023]) is None
+    (True, True)
+    """
+    distinct = list(dict.fromkeys(v for v in values if v is not None
+                                  and not (isinstance(v, float) and np.isnan(v))))
+    fmts = digit_formats(distinct)
+    if not fmts:
+        return None
+    first = ", ".join(_digits(v) or str(v) for v in distinct[:2])
+    return (f"dates written in digits ({first}; {fmts[0]}): every new period is a value the "
+            "reference never saw; to watch it, add its age (e.g. months before the event) "
+            "as a number")

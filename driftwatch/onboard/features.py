@@ -12,6 +12,7 @@ from driftwatch.connectors.columns import numeric
 from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.errors import ConfigError
 from driftwatch.flags import flag_level, flag_levels
+from driftwatch.onboard.digitdates import digit_dates
 from driftwatch.onboard.finding import carried
 from driftwatch.onboard.infer import (
     MAX_INT_LEVELS,
@@ -162,7 +163,7 @@ def _ignore_columns(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                      "retrained model must not learn from it); "
                      + ("the score's PSI watches its shift" if plan.ref_score else
                         "--decision-field it if it approves or declines"))
-        elif why := not_a_feature(ref[c]):
+        elif (why := not_a_feature(ref[c])) or (why := digit_dates(ref[c].unique())):
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", why)
 
