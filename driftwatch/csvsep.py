@@ -4,15 +4,17 @@ Many real tables are not comma-separated: spreadsheets in much of Europe write s
 (UCI's Bank Marketing ``bank-full.csv`` among them), dumps write tabs or pipes. Read with
 commas such a file is one column whose name is the whole header, and every later error
 would hide the cause. So each reader looks at the header: when it is one column with
-commas and splits on exactly one of ``;``, tab, ``|`` (quotes respected), the file is read
-with that separator and the caller says so in one line. A header that splits on several
+commas and splits on exactly one of ``;``, tab, ``|`` (quotes respected), or on none of
+them but on single spaces (UCI's ``german.data`` with a header line added), the file is
+read with that separator and the caller says so in one line; columns aligned with runs of
+spaces are refused, as their empty fields cannot be told. A header that splits on several
 of them is refused with the reason (a connector's ``csv: {delimiter:}`` settles it). The
 rule looks at the file's own first line only, so it is the same on every read.
 
 >>> header_separator('"age";"job";"y"'), header_separator("id,ts"), header_separator("a")
 (';', ',', ',')
->>> header_separator('"a;b"|c'), separator_name("\\t")
-('|', 'tab')
+>>> header_separator('"a;b"|c'), separator_name("\\t"), header_separator("status duration")
+('|', 'tab', ' ')
 >>> try:
 ...     header_separator("id;ts|x", "live.csv")
 ... except SourceError as exc:
@@ -29,8 +31,8 @@ from pathlib import Path
 
 from driftwatch.errors import SourceError
 
-__all__ = ["SEPARATORS", "file_separator", "header_separator", "read_head", "separator_name",
-           "separator_note"]
+__all__ = ["SEPARATORS", "SPACE", "file_separator", "header_separator", "read_head",
+           "separator_name", "separator_note"]
 
 #: Each separator a CSV may use and its name; the comma is the default.
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
@@ -38,9 +40,14 @@ _HEAD = 1 << 16
 _FIX = "save it with commas, or as Parquet"
 
 
+#: The last resort: a header with none of the others that splits on single spaces (UCI's
+#: ``german.data`` and ``australian.dat`` with a header line added)
+SPACE = " "
+
+
 def separator_name(sep: str) -> str:
     """``semicolon`` for ``;``; a separator without a name is shown quoted."""
-    return SEPARATORS.get(sep, repr(sep))
+    return "space" if sep == SPACE else SEPARATORS.get(sep, repr(sep))
 
 
 def _columns(header: str, sep: str) -> int:
@@ -52,13 +59,20 @@ def _columns(header: str, sep: str) -> int:
 
 def header_separator(header: str, what: str = "the file", fix: str = _FIX) -> str:
     """The separator of a CSV whose first line is ``header``: ``,`` unless the header is
-    one column with commas and splits on exactly one other separator. Raises
+    one column with commas and splits on exactly one other separator, or on none of them
+    but on single spaces (then `` ``; runs of spaces are refused). Raises
     :class:`~driftwatch.errors.SourceError` naming ``what`` (and ``fix``, what to do) when
     it splits on several."""
     header = header.rstrip("\r\n")
     if _columns(header, ",") != 1:
         return ","
     found = [s for s in SEPARATORS if s != "," and _columns(header, s) > 1]
+    if not found and _columns(header, SPACE) > 1:
+        if "  " in header.strip() or header != header.strip():
+            raise SourceError(f"{what}: its header splits on runs of spaces, not on commas "
+                              f"({header[:60]!r}): columns aligned with spaces cannot be "
+                              f"told apart from empty fields; {fix}")
+        return SPACE
     if len(found) > 1:
         names = " and on ".join(separator_name(s) for s in found)
         head = header if len(header) <= 60 else header[:60] + "..."

@@ -260,3 +260,86 @@ def test_a_bank_marketing_table_goes_through_init_check_and_replay(
     assert summary["labels"]["joined"] == 3000, summary["labels"]
     dead = Path("run/dead_letter.jsonl")
     assert not dead.exists() or dead.read_text() == ""
+
+
+# -- whitespace-separated: UCI's german.data / australian.dat with a header line added ------
+
+
+def _german(tmp: Path, name: str, n: int, shift: int = 0) -> None:
+    rng = np.random.default_rng(len(name) + shift)
+    frame = pd.DataFrame({
+        "status": rng.choice(["A11", "A12", "A13", "A14"], n),
+        "duration": rng.integers(4, 72, n) + shift,
+        "purpose": rng.choice(["A40", "A41", "A42", "A43"], n),
+        "amount": rng.lognormal(7.8, 0.7, n).round().astype(int),
+        "score": rng.uniform(size=n).round(4),
+        "credit_risk": rng.choice([1, 2], n, p=[0.7, 0.3])})
+    if name == "ref":
+        frame.to_csv(tmp / "ref.data", sep=" ", index=False)
+        return
+    (tmp / name).mkdir()
+    frame.insert(0, "id", range(n))
+    frame.insert(1, "ts", 1.7e9 + 600 * np.arange(n))
+    frame.drop(columns="credit_risk").to_csv(tmp / name / "pred.data", sep=" ", index=False)
+    frame[["id", "ts", "credit_risk"]].to_csv(tmp / name / "out.data", sep=" ", index=False)
+
+
+def test_a_space_separated_table_goes_through_init_check_and_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Read with commas it was one column, and init stopped on --label-field credit_risk
+    with 'no such field' over a field list that was the whole header."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    _german(tmp_path, "ref", 1500)
+    _german(tmp_path, "same", 3000)
+    _german(tmp_path, "shift", 3000, shift=25)
+    code, out, err = run_cli(["init", "--reference", "ref.data", "--sample", "same/pred.data",
+                              "--outcomes", "same/out.data", "--label-field", "credit_risk",
+                              "--label-bad", "2", "--connector-out", "c.yaml",
+                              "--policy-out", "p.yaml"], capsys)
+    assert code == 0, err
+    assert "the reference ref.data is space-separated (found in its header)" in out, out
+    streams = yaml.safe_load(Path("c.yaml").read_text())["source"]["streams"]
+    assert {s["csv"]["delimiter"] for s in streams.values()} == {" "}, streams
+    assert yaml.safe_load(Path("p.yaml").read_text())["model"]["features"] == [
+        "status", "duration", "purpose", "amount"]
+    code, out, err = run_cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert code == 0 and out.endswith("ok p.yaml\n"), err
+    tiers = {}
+    for name in ("same", "shift"):
+        code, _, err = run_cli(["replay", "-q", "--no-report", "-c", "c.yaml", "-p", "p.yaml",
+                                "-i", f"predictions={name}/pred.data",
+                                f"outcomes={name}/out.data", "--out", f"o-{name}"], capsys)
+        assert code == 0, err
+        summary = json.loads(Path(f"o-{name}/summary.json").read_text())
+        assert summary["bad_records"] == 0, summary
+        tiers[name] = {json.loads(x)["tier"] for x in
+                       Path(f"o-{name}/timeline.jsonl").read_text().splitlines()}
+    assert tiers["same"] == {"none"} and "severe" in tiers["shift"], tiers
+
+
+def test_columns_aligned_with_runs_of_spaces_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "ref.data").write_text("status  duration amount\nA11     6 1169\n")
+    with pytest.raises(SourceError, match="splits on runs of spaces") as exc:
+        read_reference_table(tmp_path / "ref.data")
+    assert "save it with commas" in str(exc.value)
+
+
+_NAME = st.text(st.sampled_from("abcxyz_0123456789.-"), min_size=1, max_size=8)
+
+
+@settings(max_examples=100, deadline=None)
+@given(names=st.lists(_NAME, min_size=2, max_size=8), sep=st.sampled_from([";", "\t", "|"]),
+       spaced=st.booleans())
+def test_spaces_in_names_never_win_over_another_separator(
+    names: list[str], sep: str, spaced: bool
+) -> None:
+    """A semicolon header whose names hold spaces (``Kredit Betrag;Laufzeit``) stays
+    semicolon-separated; a header with none of the others reads on single spaces."""
+    from driftwatch.csvsep import header_separator
+
+    shown = [f"{n} {n}" if spaced else n for n in names]
+    assert header_separator(sep.join(shown)) == sep
+    assert header_separator(" ".join(names)) == " "
