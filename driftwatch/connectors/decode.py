@@ -50,6 +50,7 @@ from driftwatch.batch import (
     Batch,
     take_rows,
 )
+from driftwatch.clock import SystemClock
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.columns import (
     CodeLookup,
@@ -196,9 +197,11 @@ class Decoder:
 
     def __init__(
         self, mapping: StreamMapping, schema: FeatureSchema, *, block_parse: bool = True,
-        scan: bool = True,
+        scan: bool = True, now: float | None = None,
     ) -> None:
         self.mapping = mapping.resolve(schema)
+        # where a two-digit year falls (two_digit_years): today, once, unless given
+        self._now = SystemClock().now() if now is None else now
         self.schema = schema
         feats = self.mapping.feature_paths(schema.names)
         self.width = (schema.n_numeric, schema.n_categorical) if feats else (0, 0)
@@ -496,7 +499,8 @@ class Decoder:
                       "timestamp")
             return secs
         raw, path = cols["event_time"], t.path.text  # type: ignore[union-attr]
-        secs, missing, bad = event_times(raw, self._unit, fmt=t.format, origin=self._origin)
+        secs, missing, bad = event_times(raw, self._unit, fmt=t.format, origin=self._origin,
+                                         now=self._now)
         prob.flag(missing, "missing_time", lambda i: f"event_time ({path}) is missing")
         if t.format is not None:
             unit = f"text in the format {t.format!r}"

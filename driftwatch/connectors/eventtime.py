@@ -36,6 +36,17 @@ either.
 >>> origin = parse_origin("2013-09-01T00:00:00Z")
 >>> event_times([0, 172792, "2.5", "2013-09-01"], "s", origin=origin)[0].tolist()
 [1377993600.0, 1378166392.0, 1377993602.5, nan]
+
+A two-digit year (``%y``) is read in the hundred years that end a year after ``now`` (when
+given: the reader's today), not as strptime reads it (00-68 as 2000-2068, 69-99 as
+1969-1999). The SBA's loans of the 1960s (``'15-Mar-66'``) are
+not approved in 2066, and a stream of them crossing 1968 does not jump back a century:
+
+>>> now = parse_origin("2026-12-06")
+>>> secs = event_times(["15-Mar-66", "31-Dec-68", "01-Jan-69", "28-Feb-97", "01-Jun-27"],
+...                    "auto", fmt="%d-%b-%y", now=now)[0]
+>>> [str(t)[:10] for t in secs.astype("datetime64[s]")]
+['1966-03-15', '1968-12-31', '1969-01-01', '1997-02-28', '2027-06-01']
 >>> format_problem("%b-%Y") is None, format_problem("Mon-YYYY")
 (True, "expected a strptime format with a year directive, such as '%b-%Y'")
 """
@@ -64,6 +75,7 @@ __all__ = [
     "from_numbers",
     "from_text",
     "parse_origin",
+    "two_digit_years",
 ]
 
 UNITS = ("auto", "s", "ms", "us", "ns", "iso")
@@ -163,6 +175,39 @@ def from_format(s: np.ndarray, fmt: str) -> np.ndarray:
     return _seconds(pd.to_datetime(ser, format=fmt, utc=True, errors="coerce"))
 
 
+#: How far after ``now`` a two-digit year may fall before it is read a century earlier
+TWO_DIGIT_LEAD_S = 366 * 86_400
+_TWO_DIGIT_YEAR = re.compile(r"(?<!%)(%%)*%y")
+
+
+def two_digit_years(secs: np.ndarray, fmt: str | None, now: float | None) -> np.ndarray:
+    """``secs`` read with ``fmt`` placed in the hundred years that end
+    :data:`TWO_DIGIT_LEAD_S` after ``now``, a century earlier or later the same day of the
+    year, when ``fmt`` writes a two-digit year (``%y``); ``secs`` itself otherwise (or with
+    ``now`` None).
+
+    >>> now, read = parse_origin("2026-01-01"), np.array([parse_origin("2066-03-15")])
+    >>> two_digit_years(read, "%d-%b-%y", now) == parse_origin("1966-03-15")
+    array([ True])
+    >>> two_digit_years(read, "%d-%b-%Y", now) is read  # four digits: as written
+    True
+    """
+    if now is None or fmt is None or not _TWO_DIGIT_YEAR.search(fmt):
+        return secs
+    last = now + TWO_DIGIT_LEAD_S
+    when = pd.to_datetime(pd.Series(secs), unit="s", utc=True)
+    late = np.isfinite(secs) & (secs > last)
+    # strptime's 69-99 are 1969-1999: from 2068 on, a century too early
+    early = np.isfinite(secs) & ~late & (
+        _seconds(when + pd.DateOffset(years=100)) <= last)
+    if not (late.any() or early.any()):
+        return secs
+    out = secs.copy()
+    out[late] = _seconds(when[late] - pd.DateOffset(years=100))
+    out[early] = _seconds(when[early] + pd.DateOffset(years=100))
+    return out
+
+
 def _whole_numbers_as_text(v: np.ndarray) -> np.ndarray:
     """An object array of the digits of each whole non-negative number of ``v``, '' for the
     rest."""
@@ -214,14 +259,22 @@ def parse_origin(text: str) -> float:
 
 
 def event_times(
-    raw: Raw, unit: str, *, fmt: str | None = None, origin: float | None = None
+    raw: Raw, unit: str, *, fmt: str | None = None, origin: float | None = None,
+    now: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(seconds, missing, bad)`` for a raw column; bad includes non-finite results.
 
     ``fmt`` (a strptime format) reads text; ``origin`` (epoch seconds) makes numbers
     offsets in ``unit``. They are not meant together (the connector refuses it); given
-    both, ``fmt`` wins.
+    both, ``fmt`` wins. ``now`` (epoch seconds) places a two-digit year
+    (:func:`two_digit_years`).
     """
+    secs, missing, bad = _event_times(raw, unit, fmt, origin)
+    return two_digit_years(secs, fmt, now), missing, bad
+
+
+def _event_times(raw: Raw, unit: str, fmt: str | None, origin: float | None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if origin is not None and unit == "auto":
         unit = "s"  # an offset is a count: no epoch rule tells its unit
     if is_arrow(raw):

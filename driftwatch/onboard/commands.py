@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from driftwatch.clock import SystemClock
 from driftwatch.csvdecimal import csv_notes
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.pace import choose_pace, pace_line, window_seconds
@@ -119,7 +120,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             notes += said
     notes += [dotted_note(s) for s in (preds, outs) if s is not None and s.dotted]
     plan = make_plan(ref, args.reference, preds, outs, opts)
-    pace = choose_pace(window_seconds(plan.predictions, args.pane))
+    # a two-digit year is placed by today, as replay's decoder places it
+    pace = choose_pace(window_seconds(plan.predictions, args.pane, now=SystemClock().now()))
     plan.say(*pace_line(pace, args.pane))
     conn_path = Path(args.connector_out or f"connectors/{model}.yaml")
     pol_path = Path(args.policy_out or f"policies/{model}.yaml")

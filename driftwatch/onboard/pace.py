@@ -107,13 +107,14 @@ def choose_pace(window: float | None) -> Pace:
                 data_quality=round_up(DQ_WINDOWS * span), spans=spans)
 
 
-def window_seconds(sp: StreamPlan, pane: int) -> float | None:
+def window_seconds(sp: StreamPlan, pane: int, now: float | None = None) -> float | None:
     """Seconds ``pane`` events span at the sample's event rate; None when its time field
-    gives no rate (none in the payload, fewer than two times, or all alike)."""
+    gives no rate (none in the payload, fewer than two times, or all alike). ``now``
+    places a two-digit year, as the decoder does."""
     if sp.time_source != "payload" or sp.time_path is None:
         return None
     secs, _, _ = event_times(sp.sample.values(sp.time_path), sp.time_unit,
-                             fmt=sp.time_format)
+                             fmt=sp.time_format, now=now)
     secs = secs[np.isfinite(secs)]
     if len(secs) < 2 or secs.max() <= secs.min():
         return None
