@@ -174,3 +174,20 @@ def test_a_token_without_digits_among_any_numbers_is_read_as_missing(
     got = found[2].tolist()
     for i, v in enumerate(nums):
         assert np.isnan(got[i]) if i % every == 0 else got[i] == v
+
+
+def test_a_json_stream_reads_declared_text_as_missing_too(tmp_path: Path) -> None:
+    (tmp_path / "p.jsonl").write_text('{"id": "a", "ts": 1700000000, "x": 0.5}\n'
+                                      '{"id": "b", "ts": 1700000060, "x": "?"}\n'
+                                      '{"id": "c", "ts": 1700000120, "x": "n.a."}\n')
+    conn = csv_connector(tmp_path, "p.jsonl", fmt="jsonl", fields=(
+        "event_id: id", "event_time: {path: ts, unit: s}",
+        "features: {x: {path: x, type: numeric}}",
+        "missing_values_by_feature: {x: ['?']}"))
+    src = FileSource(conn, FeatureSchema(numeric=("x",)), read_ahead=False)
+    x, bad = [], []
+    while (polled := src.poll()) is not None:
+        x += [v for b in polled.batches for v in b.numeric[:, 0].tolist()]
+        bad += [r.reason for r in polled.bad]
+    src.close()
+    assert x[0] == 0.5 and np.isnan(x[1]) and bad == ["wrong_type"]
