@@ -2,7 +2,8 @@
 ``DisbursementGross``, ``"$60,000.00 "`` with a trailing space) as the amount, on every
 decoding path and in the reference table alike; ``init`` maps such a column as a numeric
 feature, where it was a category with a level per amount (a new category in every record:
-a data-quality fault per window, and an amount shift unseen)."""
+a data-quality fault per window, and an amount shift unseen). (The decoding paths:
+``test_text_number_decode.py``.)"""
 
 from __future__ import annotations
 
@@ -11,95 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
-import pyarrow as pa
 import pytest
 import yaml
 
-from driftwatch.connectors.config import parse_connector
-from driftwatch.connectors.decode import Decoder
-from driftwatch.errors import ConnectorError
-from driftwatch.schema import FeatureSchema
-
 from ._cli import run_cli as _cli
-
-SCHEMA = FeatureSchema(numeric=("gross",), categorical=(), levels=())
-CONNECTOR = """\
-apiVersion: driftwatch/v1
-kind: Connector
-metadata: {name: t}
-source:
-  kind: file
-  streams:
-    predictions:
-      paths: [live.jsonl]
-      fields:
-        event_id: id
-        event_time: {path: ts, unit: s}
-        features:
-          gross: {path: loan.gross, format: money}
-        score: score
-"""
-VALUES: list[Any] = ["$60,000.00 ", "-$1,234.50", "€ 12", "1500", 7, "$6,00.00", "$",
-                     "12 apples", "", None, True]
-# what each reads as: a number, missing (NaN), or a bad record (None)
-READ = [60000.0, -1234.5, 12.0, 1500.0, 7.0, None, None, None, np.nan, np.nan, None]
-BAD_AT = [5, 6, 7, 10]
-
-
-def _decoder(**kw: bool) -> Decoder:
-    return Decoder(parse_connector(CONNECTOR).stream("predictions"), SCHEMA, **kw)
-
-
-def _records(values: list[Any]) -> list[dict[str, Any]]:
-    return [{"id": f"e{i}", "ts": 1_700_000_000 + i, "loan": {"gross": v}, "score": 0.5}
-            for i, v in enumerate(values)]
-
-
-def _check(batch: Any, bad: list[Any], first: int = 0) -> None:
-    kept = [v for v in READ if v is not None]
-    np.testing.assert_array_equal(batch.numeric[:, 0], np.array(kept, dtype=float))
-    assert [(b.reason, b.position - first) for b in bad] == [("wrong_type", i) for i in BAD_AT]
-    assert bad[0].detail == ("feature 'gross' (loan.gross): expected a number or money text "
-                             "like '$60,000.00', found text '$6,00.00'")
-
-
-@pytest.mark.parametrize("kw", [{}, {"scan": False}, {"block_parse": False}])
-def test_json_lines_read_money_text_as_amounts_on_every_path(kw: dict[str, bool]) -> None:
-    warm = _records(["$10.00 "] * 80)
-    block = b"".join(orjson.dumps(r) + b"\n" for r in warm + _records(VALUES))
-    batch, bad = _decoder(**kw).decode_block(block, source="s")
-    assert batch.numeric[:80, 0].tolist() == [10.0] * 80
-    _check(batch.take(np.arange(80, len(batch))), bad, first=81)
-
-
-def test_kafka_payloads_read_money_text_as_amounts() -> None:
-    payloads = [orjson.dumps(r) for r in _records(VALUES)]
-    batch, bad = _decoder().decode(payloads, source="t", positions=np.arange(len(payloads)))
-    _check(batch, bad)
-
-
-@pytest.mark.parametrize("lenient", [True, False])
-def test_tables_read_money_text_as_amounts(lenient: bool) -> None:
-    """A CSV gives every column as text (lenient), a Parquet file text or numbers."""
-    texts = ["$60,000.00 ", "-$1,234.50", "€ 12", "1500", "$6,00.00", "$", "", None]
-    n = len(texts)
-    table = pa.table({"id": [f"e{i}" for i in range(n)], "ts": [1_700_000_000] * n,
-                      "loan.gross": pa.array(texts, pa.string()), "score": [0.5] * n})
-    batch, bad = _decoder().decode_table(table, source="f", positions=np.arange(n),
-                                         lenient=lenient)
-    np.testing.assert_array_equal(batch.numeric[:, 0],
-                                  [60000.0, -1234.5, 12.0, 1500.0, np.nan, np.nan])
-    assert [(b.reason, b.position) for b in bad] == [("wrong_type", 4), ("wrong_type", 5)]
-
-
-def test_money_with_a_categorical_type_is_refused_where_written() -> None:
-    text = CONNECTOR.replace("format: money}", "type: categorical, format: money}")
-    with pytest.raises(ConnectorError) as exc:
-        parse_connector(text, file="c.yaml")
-    assert exc.value.line == 13 and "format: money reads a number" in exc.value.message
-
 
 # -- init and replay: the SBA's loan table ----------------------------------------------------
 

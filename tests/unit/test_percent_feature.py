@@ -1,7 +1,7 @@
 """``format: percent`` reads a feature written as percent text (Lending Club's ``int_rate``,
 ``"13.56%"``) as the number before the sign, on every decoding path and in the reference
 table alike, so a rate shift is seen and an unchanged rate is no drift; ``init`` maps such a
-column instead of ignoring it."""
+column instead of ignoring it. (The decoding paths: ``test_text_number_decode.py``.)"""
 
 from __future__ import annotations
 
@@ -10,98 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
-import pyarrow as pa
 import pytest
 import yaml
 
-from driftwatch.connectors.config import parse_connector
-from driftwatch.connectors.decode import Decoder
-from driftwatch.errors import ConnectorError
-from driftwatch.schema import FeatureSchema
-
 from ._cli import run_cli as _cli
+from .test_text_number_decode import connector_text
 
-SCHEMA = FeatureSchema(numeric=("int_rate",), categorical=(), levels=())
-CONNECTOR = """\
-apiVersion: driftwatch/v1
-kind: Connector
-metadata: {name: t}
-source:
-  kind: file
-  streams:
-    predictions:
-      paths: [live.jsonl]
-      fields:
-        event_id: id
-        event_time: {path: ts, unit: s}
-        features:
-          int_rate: {path: loan.int_rate, format: percent}
-        score: score
-"""
-VALUES: list[Any] = ["13.56%", " 7 % ", 21, "21.5", "abc%", "%", "", None, True]
-# what each reads as: a number, missing (NaN), or a bad record (None)
-READ = [13.56, 7.0, 21.0, 21.5, None, None, np.nan, np.nan, None]
-
-
-def _decoder(**kw: bool) -> Decoder:
-    return Decoder(parse_connector(CONNECTOR).stream("predictions"), SCHEMA, **kw)
-
-
-def _records(values: list[Any]) -> list[dict[str, Any]]:
-    return [{"id": f"e{i}", "ts": 1_700_000_000 + i, "loan": {"int_rate": v}, "score": 0.5}
-            for i, v in enumerate(values)]
-
-
-def _check(batch: Any, bad: list[Any], first: int = 0) -> None:
-    """``first``: the position of VALUES[0]."""
-    kept = [v for v in READ if v is not None]
-    np.testing.assert_array_equal(batch.numeric[:, 0], np.array(kept, dtype=float))
-    assert [(b.reason, b.position - first) for b in bad] == [
-        ("wrong_type", 4), ("wrong_type", 5), ("wrong_type", 8)]
-    assert bad[0].detail == ("feature 'int_rate' (loan.int_rate): expected a number or "
-                             "percent text like '13.56%', found text 'abc%'")
-
-
-@pytest.mark.parametrize("kw", [{}, {"scan": False}, {"block_parse": False}])
-def test_json_lines_read_percent_text_as_numbers_on_every_path(kw: dict[str, bool]) -> None:
-    # enough clean lines first that the block parsers (not only orjson) take the rest
-    warm = _records(["10%"] * 80)
-    block = b"".join(orjson.dumps(r) + b"\n" for r in warm + _records(VALUES))
-    batch, bad = _decoder(**kw).decode_block(block, source="s")
-    assert batch.numeric[:80, 0].tolist() == [10.0] * 80
-    _check(batch.take(np.arange(80, len(batch))), bad, first=81)  # lines count from 1
-
-
-def test_kafka_payloads_read_percent_text_as_numbers() -> None:
-    payloads = [orjson.dumps(r) for r in _records(VALUES)]
-    batch, bad = _decoder().decode(payloads, source="t", positions=np.arange(len(payloads)))
-    _check(batch, bad)
-
-
-@pytest.mark.parametrize("lenient", [True, False])
-def test_tables_read_percent_text_as_numbers(lenient: bool) -> None:
-    """A CSV gives every column as text (lenient), a Parquet file text or numbers."""
-    texts = ["13.56%", " 7 % ", "21.5", "abc%", "%", "", None]
-    n = len(texts)
-    table = pa.table({"id": [f"e{i}" for i in range(n)], "ts": [1_700_000_000] * n,
-                      "loan.int_rate": pa.array(texts, pa.string()), "score": [0.5] * n})
-    batch, bad = _decoder().decode_table(table, source="f", positions=np.arange(n),
-                                         lenient=lenient)
-    np.testing.assert_array_equal(batch.numeric[:, 0], [13.56, 7.0, 21.5, np.nan, np.nan])
-    assert [(b.reason, b.position) for b in bad] == [("wrong_type", 3), ("wrong_type", 4)]
-    numbers = pa.table({"id": ["a", "b"], "ts": [1_700_000_000] * 2,
-                        "loan.int_rate": [13.56, 7.0], "score": [0.5] * 2})
-    batch, bad = _decoder().decode_table(numbers, source="f", positions=np.arange(2))
-    assert batch.numeric[:, 0].tolist() == [13.56, 7.0] and not bad
-
-
-def test_percent_with_a_categorical_type_is_refused_where_written() -> None:
-    text = CONNECTOR.replace("format: percent}", "type: categorical, format: percent}")
-    with pytest.raises(ConnectorError) as exc:
-        parse_connector(text, file="c.yaml")
-    assert exc.value.line == 13 and "format: percent reads a number" in exc.value.message
+CONNECTOR = connector_text("percent", "int_rate", "int_rate")
 
 
 # -- through replay: the reference is read the same way ---------------------------------------
@@ -132,7 +48,7 @@ def _setup(tmp: Path) -> None:
     pd.DataFrame({"int_rate": [f"{r:.2f}%" for r in rates],
                   "score": 0.5}).to_csv(tmp / "ref_text.csv", index=False)
     pd.DataFrame({"int_rate": rates, "score": 0.5}).to_parquet(tmp / "ref_numbers.parquet")
-    (tmp / "c.yaml").write_text(CONNECTOR.replace("loan.int_rate", "int_rate"))
+    (tmp / "c.yaml").write_text(CONNECTOR)
     (tmp / "p.yaml").write_text(
         "apiVersion: driftwatch/v1\nkind: DriftPolicy\nmetadata: {name: m}\n"
         "model: {name: m, reference: ref_text.csv}\nwindow: {kind: count, pane: 500}\n"
