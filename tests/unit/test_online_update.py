@@ -329,8 +329,10 @@ class _GoodScore:
         return 1 / (1 + np.exp(z))
 
 
-def _custom_champion_update(tmp_path: Path, clock: ManualClock, profile: ReferenceProfile,
-                            score_is: str) -> tuple[ActionExecutor, object]:
+def _register_good_score(state: Path, clock: ManualClock,
+                         profile: ReferenceProfile) -> MlflowRegistry:
+    """An embedded registry under ``state`` whose champion is the :class:`_GoodScore`
+    pyfunc (version 1)."""
     import mlflow.pyfunc
     from mlflow.models import infer_signature
 
@@ -338,16 +340,22 @@ def _custom_champion_update(tmp_path: Path, clock: ManualClock, profile: Referen
         def predict(self, context, model_input, params=None):  # type: ignore[no-untyped-def]
             return _GoodScore.p_good(model_input)
 
-    window = labelled_window(1500, seed=3)
-    x = window[["debt_to_income", "utilization"]].astype(np.float64)
-    state = tmp_path / score_is
     reg = MlflowRegistry.embedded(state)
-    sig = infer_signature(x, _GoodScore.p_good(x))
+    x = labelled_window(50, seed=1)[["debt_to_income", "utilization"]].astype(np.float64)
     info = publish_flavour(
         reg, MODEL,
-        lambda: mlflow.pyfunc.log_model(name="model", python_model=GoodScore(), signature=sig),
+        lambda: mlflow.pyfunc.log_model(name="model", python_model=GoodScore(),
+                                        signature=infer_signature(x, _GoodScore.p_good(x))),
         action_key="bank:v1", profile=profile)
     reg.set_alias(MODEL, CHAMPION, info.version, at=clock.now())
+    return reg
+
+
+def _custom_champion_update(tmp_path: Path, clock: ManualClock, profile: ReferenceProfile,
+                            score_is: str) -> tuple[ActionExecutor, object]:
+    window = labelled_window(1500, seed=3)
+    state = tmp_path / score_is
+    _register_good_score(state, clock, profile)
     buffer = LabelledBuffer(profile.schema, capacity=5000)
     buffer.add_frame(window)
     ex = ActionExecutor.open(state, clock=clock, buffer=buffer, score_is=score_is)
@@ -378,14 +386,8 @@ def test_a_discarded_recalibration_is_not_made_again_on_the_same_rows(
 ):
     """Before, each mild window on the same labelled rows refitted the layer on them, to be
     discarded again: the discarded ones carried no digest that a later update looked for."""
-    import mlflow.pyfunc
-    from mlflow.models import infer_signature
 
     from driftwatch.actions import online_update
-
-    class GoodScore(mlflow.pyfunc.PythonModel):
-        def predict(self, context, model_input, params=None):  # type: ignore[no-untyped-def]
-            return _GoodScore.p_good(model_input)
 
     def window(n: int, seed: int) -> pd.DataFrame:  # outcomes as the champion expects them
         df = labelled_window(n, seed=seed)
@@ -397,14 +399,7 @@ def test_a_discarded_recalibration_is_not_made_again_on_the_same_rows(
     monkeypatch.setattr(online_update, "recalibrated_candidate",
                         lambda env, m, v, w: fits.append(v) or real(env, m, v, w))
     state = tmp_path / "state"
-    reg = MlflowRegistry.embedded(state)
-    x = labelled_window(50, seed=1)[["debt_to_income", "utilization"]].astype(np.float64)
-    info = publish_flavour(
-        reg, MODEL,
-        lambda: mlflow.pyfunc.log_model(name="model", python_model=GoodScore(),
-                                        signature=infer_signature(x, _GoodScore.p_good(x))),
-        action_key="bank:v1", profile=profile)
-    reg.set_alias(MODEL, CHAMPION, info.version, at=clock.now())
+    reg = _register_good_score(state, clock, profile)
 
     def run(window_id: int, rows: pd.DataFrame) -> ActionRecord:
         buffer = LabelledBuffer(profile.schema, capacity=5000)
@@ -439,22 +434,9 @@ def test_method_learner_on_a_champion_that_is_no_river_model_fails_and_registers
 ):
     """Before, a fresh river pipeline was registered as the bank's model's challenger (or
     champion, with promote: direct): its model family replaced, not updated."""
-    import mlflow.pyfunc
-    from mlflow.models import infer_signature
-
-    class GoodScore(mlflow.pyfunc.PythonModel):
-        def predict(self, context, model_input, params=None):  # type: ignore[no-untyped-def]
-            return _GoodScore.p_good(model_input)
 
     state = tmp_path / "state"
-    reg = MlflowRegistry.embedded(state)
-    x = labelled_window(50, seed=1)[["debt_to_income", "utilization"]].astype(np.float64)
-    info = publish_flavour(
-        reg, MODEL,
-        lambda: mlflow.pyfunc.log_model(name="model", python_model=GoodScore(),
-                                        signature=infer_signature(x, _GoodScore.p_good(x))),
-        action_key="bank:v1", profile=profile)
-    reg.set_alias(MODEL, CHAMPION, info.version, at=clock.now())
+    reg = _register_good_score(state, clock, profile)
     buffer = LabelledBuffer(profile.schema, capacity=5000)
     buffer.add_frame(labelled_window(1500, seed=3))
     ex = ActionExecutor.open(state, clock=clock, buffer=buffer, score_is="p_good")
