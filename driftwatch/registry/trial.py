@@ -30,7 +30,7 @@ below its good ones (AUC 0.17 on 400 labelled rows): it returns P(good)? ...
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -55,18 +55,32 @@ _AGREE_GAP = 0.1
 _MIN_AGREE = 50
 
 
-def reference_sample(path: str | Path | None, conventions: object | None,
-                     rows: int = TRIAL_ROWS) -> pd.DataFrame | None:
-    """Up to ``rows`` rows of the reference table at ``path`` (a seeded sample), its label
-    read as 1 bad / 0 good through the policy's ``conventions``; None for a saved profile,
-    which holds no rows."""
+def reference_rows(path: str | Path, conventions: object | None, *,
+                   formats: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The reference table at ``path`` as a model sees its rows live: its label read as
+    1 bad / 0 good through the policy's ``conventions``, and the columns a connector reads
+    as numbers written as text (``formats``: ``format: percent`` or ``money``, by feature)
+    as those numbers."""
+    from driftwatch.windows.conventions import text_number_column
     from driftwatch.windows.profile import read_reference_table
 
-    if path is None or Path(path).name.endswith((".json", ".json.gz")):
-        return None
     df = read_reference_table(path)
     if conventions is not None:
         df = conventions.canonical(df)  # type: ignore[attr-defined]
+    for col, fmt in (formats or {}).items():
+        if col in df.columns:
+            df[col] = text_number_column(df[col], col, fmt)
+    return df
+
+
+def reference_sample(path: str | Path | None, conventions: object | None,
+                     rows: int = TRIAL_ROWS, *,
+                     formats: Mapping[str, str] | None = None) -> pd.DataFrame | None:
+    """Up to ``rows`` rows (a seeded sample) of :func:`reference_rows`; None for a saved
+    profile, which holds no rows."""
+    if path is None or Path(path).name.endswith((".json", ".json.gz")):
+        return None
+    df = reference_rows(path, conventions, formats=formats)
     if len(df) > rows:
         df = df.sample(rows, random_state=0)
     return df.reset_index(drop=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +58,12 @@ class ReplayActions:
         tracking_uri: str | None = None,
         champion: Any = None,
         note: Callable[[str], None] | None = None,
+        text_formats: Mapping[str, str] | None = None,
     ) -> None:
         self._restore_env = _bounded_mlflow()
+        #: the connector's ``format: percent``/``money`` features: the champion's trial
+        #: reads those reference columns as numbers, as it sees them live
+        self.text_formats = dict(text_formats or {})
         try:
             self._open(state_dir, monitor, reference=reference, gpus=gpus,
                        tracking_uri=tracking_uri, champion=champion, note=note)
@@ -75,7 +79,6 @@ class ReplayActions:
         from driftwatch.actions.retrain_limits import RetrainLimits
         from driftwatch.gpupool import GpuPool
         from driftwatch.registry.bootstrap import ensure_champion, require_champion
-        from driftwatch.windows.profile import read_reference_table
 
         self.state_dir = Path(state_dir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -112,7 +115,8 @@ class ReplayActions:
             info = require_champion(
                 registry, champion, monitor.profile.schema.names, scorers,
                 reference_sample(self.reference, policy.reference.conventions()
-                                 if policy is not None else None),
+                                 if policy is not None else None,
+                                 formats=self.text_formats),
                 note=note,
             )
             said = learner_on_foreign(getattr(policy, "actions", None), champion.uri,
@@ -120,9 +124,12 @@ class ReplayActions:
             if said is not None:  # each online update would fail: say it before the replay
                 raise ActionError(said)
         else:
-            df = read_reference_table(self.reference)
-            if monitor.policy is not None:  # the stand-in reads columns score, label, decision
-                df = monitor.policy.reference.conventions().canonical(df)
+            from driftwatch.registry.trial import reference_rows
+
+            # the stand-in reads columns score, label, decision, and the numbers live rows hold
+            df = reference_rows(self.reference, monitor.policy.reference.conventions()
+                                if monitor.policy is not None else None,
+                                formats=self.text_formats)
             ensure_champion(registry, monitor.model, df, at=0.0, profile=monitor.profile)
         monitor.retrains_running = lambda: self.executor.active_retrains(monitor.model)
         monitor.on_predictions = self._observe

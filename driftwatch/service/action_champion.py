@@ -73,7 +73,8 @@ class ChampionCheck:
             if ma.trial_rows is None or ma.trial_rows[0] != ma.reference:
                 table = getattr(ma.policy, "reference", None)  # how the reference reads
                 ma.trial_rows = (ma.reference, reference_sample(
-                    ma.reference, table.conventions() if table is not None else None))
+                    ma.reference, table.conventions() if table is not None else None,
+                    formats=ma.text_formats))
             info = require_champion(
                 self.registry, ma.champion, ma.features, ma.executor.env.scorers(),
                 ma.trial_rows[1], note=lambda text: log.warning("%s: %s", ma.model, text))
@@ -90,11 +91,12 @@ class ChampionCheck:
         if ma.reference is None:
             return
         from driftwatch.registry.bootstrap import ensure_champion
-        from driftwatch.windows.profile import read_reference_table
+        from driftwatch.registry.trial import reference_rows
 
-        df = read_reference_table(ma.reference)
-        if ma.policy is not None:  # the champion reads columns score, label, decision
-            df = ma.policy.reference.conventions().canonical(df)
+        # the stand-in reads columns score, label, decision, and the numbers live rows hold
+        table = getattr(ma.policy, "reference", None)
+        df = reference_rows(ma.reference, table.conventions() if table is not None else None,
+                            formats=ma.text_formats)
         info = ensure_champion(self.registry, ma.model, df, at=self.clock.now(),
                                profile=ma.profile)
         ma.has_champion = True

@@ -28,7 +28,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from driftwatch.actions.backoff import Backoff
@@ -107,6 +107,8 @@ class ModelActions:
     features: tuple[str, ...] = ()  # the connector's features, for the champion's columns
     #: (reference path, its rows the champion's trial scores): read once, not every retry
     trial_rows: tuple[str | None, Any] | None = None
+    #: the connector's ``format: percent``/``money`` features, read so in the trial's rows
+    text_formats: Mapping[str, str] = field(default_factory=dict)
 
 
 class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
@@ -164,7 +166,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
     def add_model(self, model: str, *, reference: str | None, cutoff: float | None,
                   shadow_defaults: Mapping[str, Any], buffer: Any,
                   on_promote: PromoteHook | None, profile: Any = None,
-                  policy: Any = None, champion: Any = None) -> ModelActions:
+                  policy: Any = None, champion: Any = None,
+                  text_formats: Mapping[str, str] | None = None) -> ModelActions:
         folder = self.config.state_dir / "models" / model
         outbox = Outbox(folder, clock=self.clock)
         executor = None
@@ -185,7 +188,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
                 retrain_limits=_retrain_limits(policy))
         ma = ModelActions(model, outbox, executor, reference, profile, policy,
                           champion=champion,
-                          features=tuple(profile.schema.names) if profile is not None else ())
+                          features=tuple(profile.schema.names) if profile is not None else (),
+                          text_formats=dict(text_formats or {}))
         self.models[model] = ma
         return ma
 

@@ -178,7 +178,8 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
                 cutoff=_cutoff(rt.monitor),
                 shadow_defaults=shadow_defaults(rt.monitor.policy), buffer=None,
                 on_promote=self._on_promote, profile=rt.monitor.profile,
-                policy=rt.monitor.policy, champion=rt.config.champion)
+                policy=rt.monitor.policy, champion=rt.config.champion,
+                text_formats=rt.connector.text_formats())
             self.actions.attach(rt.name, rt.monitor)
         rc = cfg.reports
         self.reports = LiveReports(

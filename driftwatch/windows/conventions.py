@@ -36,8 +36,7 @@ from driftwatch.sentinels import MissingValues
 from driftwatch.textnumbers import help_for, number_in
 
 __all__ = ["DEFAULT_APPROVE", "DEFAULT_BAD", "DEFAULT_GOOD", "SCORE_IS", "TableConventions",
-           "build_profile", "level_text",
-           "norm_value"]
+           "build_profile", "level_text", "norm_value", "text_number_column"]
 
 SCORE_IS = ("p_bad", "p_good")
 DEFAULT_BAD: tuple[Any, ...] = (1, True, "bad", "default")
@@ -218,7 +217,7 @@ def build_profile(
     feats = tc.feature_columns(table.columns)
     for c in feats:
         if fmt := (formats or {}).get(c):
-            table[c] = _text_number_column(table[c], c, fmt)
+            table[c] = text_number_column(table[c], c, fmt)
     kinds = dict(kinds or {})
     numeric: list[str] = []
     categorical: list[str] = []
@@ -262,7 +261,7 @@ def build_profile(
         decision=tc.decision, exposure=tc.exposure, meta=meta, segment=tc.segment, **kwargs)
 
 
-def _text_number_column(col: pd.Series, name: str, fmt: str) -> pd.Series:
+def text_number_column(col: pd.Series, name: str, fmt: str) -> pd.Series:
     """A reference column of numbers written as text in ``fmt`` (percent or money) as
     numbers; one value that is none is an error naming it (a numeric column is left as it
     is)."""

@@ -99,6 +99,22 @@ def test_the_sample_reads_the_label_through_the_policy(tmp_path: Path) -> None:
     assert reference_sample(tmp_path / "profile.json.gz", table) is None
 
 
+def test_the_sample_reads_percent_and_money_text_as_the_connector_does(tmp_path: Path) -> None:
+    """A champion trained on the numbers was given the reference's "13.56%" text: its
+    trial refused it (text for a numeric input) though live it sees the numbers."""
+    path = tmp_path / "ref.csv"
+    rates = [13.56, 7.0, 21.5]
+    pd.DataFrame({"x": [f"{r}%" for r in rates], "amount": ["$60,000.00 ", "$1,234.50", "$7"],
+                  "label": [0, 1, 0]}).to_csv(path, index=False)
+    raw = reference_sample(path, None)
+    assert raw is not None and raw["x"].tolist() == ["13.56%", "7.0%", "21.5%"]
+    read = reference_sample(path, None, formats={"x": "percent", "amount": "money"})
+    assert read is not None
+    assert read["x"].tolist() == rates and read["amount"].tolist() == [60000.0, 1234.5, 7.0]
+    # a model of the numbers scores them (too few rows to judge its AUC)
+    assert trial_score(_scorer(lambda x: np.clip(x / 100, 0, 1)), read, URI) is None
+
+
 def test_replay_execute_checks_the_champion_at_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,7 +188,8 @@ def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> Non
 
     reads: list[object] = []
     monkeypatch.setattr(trial, "reference_sample",
-                        lambda path, table: reads.append(path) or pd.DataFrame({"x": [1.0]}))
+                        lambda path, table, formats=None: reads.append((path, formats))
+                        or pd.DataFrame({"x": [1.0]}))
 
     def refuse(registry, ref, features, scorers, rows, note):  # type: ignore[no-untyped-def]
         assert rows is not None and list(rows.columns) == ["x"]
@@ -183,8 +200,9 @@ def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> Non
     check.registry = None  # type: ignore[attr-defined]
     ma = ModelActions("pd", outbox=None, reference="ref.parquet",  # type: ignore[arg-type]
                       executor=SimpleNamespace(env=SimpleNamespace(scorers=lambda: None)),
-                      champion=SimpleNamespace(uri=URI))
+                      champion=SimpleNamespace(uri=URI), text_formats={"x": "percent"})
     for _ in range(3):
         with pytest.raises(ActionError, match="its scores rank"):
             check._ensure_champion(ma)
-    assert reads == ["ref.parquet"] and not ma.has_champion
+    # once, and read as the connector reads its percent feature
+    assert reads == [("ref.parquet", {"x": "percent"})] and not ma.has_champion
