@@ -138,6 +138,9 @@ class ActionEnv:
     max_concurrent_retrains: int | None = None
     #: the policy's per-day limits and cooldowns, checked against the pool's job records
     retrain_limits: RetrainLimits | None = None
+    #: the connector's features read as numbers written as text (``format: percent`` or
+    #: ``money``): the reference's columns of those names are read so too
+    text_formats: Mapping[str, str] = field(default_factory=dict)
     #: the monitor's lineage and index after the last live prediction batch seen
     live_position: tuple[str | None, int] | None = None
     _scorers: Any = field(default=None, repr=False)

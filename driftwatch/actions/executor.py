@@ -116,6 +116,7 @@ class ActionExecutor:
         retrain_limits: RetrainLimits | None = None,
         bad_labels: Sequence[Any] | None = None,
         score_is: str = "p_bad",
+        text_formats: Mapping[str, str] | None = None,
     ) -> None:
         self.outbox = outbox
         self.clock = clock
@@ -135,6 +136,7 @@ class ActionExecutor:
             score_is=score_is,
             max_concurrent_retrains=max_concurrent_retrains,
             retrain_limits=retrain_limits,
+            text_formats=dict(text_formats or {}),
         )
         self.crash = crash_points if crash_points is not None else CrashPoints.from_env()
         self.drive_pool = drive_pool

@@ -60,7 +60,7 @@ from driftwatch.registry.versions import (
     TAG_UPDATE_DIGEST,
     TAG_VERDICT,
 )
-from driftwatch.windows.profile import ReferenceProfile, read_reference_table
+from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = ["build_candidate", "discarded_before", "foreign_learner", "learn_window",
            "learner_on_foreign", "run_online_update"]
@@ -349,8 +349,12 @@ def adopt_profile(env: ActionEnv, model: str, version: str) -> dict[str, Any]:
 
 
 def _reference(env: ActionEnv, context: ActionContext) -> pd.DataFrame | None:
+    """The reference rows a fresh learner first learns, with the numbers live rows hold
+    (a ``format: percent``/``money`` column read as the connector reads it)."""
+    from driftwatch.registry.trial import reference_rows
+
     path = env.reference_for(context)
-    return read_reference_table(path) if path else None
+    return reference_rows(path, None, formats=env.text_formats) if path else None
 
 
 def _features(window: pd.DataFrame, champion: RiverModel | None) -> tuple[list[str], list[str]]:

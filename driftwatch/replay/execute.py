@@ -104,6 +104,7 @@ class ReplayActions:
                 policy.limits.max_concurrent_retrains if policy is not None else None
             ),
             retrain_limits=RetrainLimits.from_policy(policy) if policy is not None else None,
+            text_formats=self.text_formats,
         )
         registry = self.executor.env.registry
         if champion is not None:

@@ -185,7 +185,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
                             if getattr(policy, "reference", None) is not None else None),
                 max_concurrent_retrains=getattr(limits, "max_concurrent_retrains", None),
                 backoff_s=self.backoff.initial_s, max_backoff_s=self.backoff.max_s,
-                retrain_limits=_retrain_limits(policy))
+                retrain_limits=_retrain_limits(policy), text_formats=text_formats)
         ma = ModelActions(model, outbox, executor, reference, profile, policy,
                           champion=champion,
                           features=tuple(profile.schema.names) if profile is not None else (),

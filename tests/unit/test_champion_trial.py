@@ -206,3 +206,19 @@ def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> Non
             check._ensure_champion(ma)
     # once, and read as the connector reads its percent feature
     assert reads == [("ref.parquet", {"x": "percent"})] and not ma.has_champion
+
+
+def test_a_fresh_learner_reads_the_reference_as_the_connector_does(tmp_path: Path) -> None:
+    """An online update whose learner starts fresh learns the reference's rows first; a
+    ``format: percent`` column reached it as text."""
+    from types import SimpleNamespace
+
+    from driftwatch.actions import online_update
+
+    path = tmp_path / "ref.csv"
+    pd.DataFrame({"x": ["13.56%", "7%"], "y": [1.0, 2.0]}).to_csv(path, index=False)
+    env = SimpleNamespace(reference_for=lambda context: str(path),
+                          text_formats={"x": "percent"})
+    rows = online_update._reference(env, None)  # type: ignore[arg-type]
+    assert rows is not None and rows["x"].tolist() == [13.56, 7.0]
+    assert rows["y"].tolist() == [1.0, 2.0]
