@@ -3,27 +3,18 @@
 
 A feature a connector maps with ``format: money`` is read by this one rule in the stream
 (:func:`driftwatch.connectors.columns.text_numbers`) and in the reference table
-(:func:`driftwatch.windows.conventions.build_profile`), so an amount binned on the reference
-lands in the same bins live: an optional sign, an optional currency sign (``$``, ``€``,
-``£``), digits whose thousands may be grouped by commas, an optional decimal part, spaces
-around allowed; a number passes as it is; blank text is missing; anything else is no amount.
-
->>> [money_number(v) for v in ("$60,000.00 ", "-$1,234.5", "€ 12", "1234", 7, "", None)]
-[60000.0, -1234.5, 12.0, 1234.0, 7.0, None, None]
->>> money_number("$6,00.00")
-Traceback (most recent call last):
-...
-ValueError: not a number or money text like '$60,000.00'
+(:func:`driftwatch.windows.conventions.build_profile`), through
+:func:`driftwatch.textnumbers.number_in`, so an amount binned on the reference lands in
+the same bins live: an optional sign, an optional currency sign (``$``, ``€``, ``£``),
+digits whose thousands may be grouped by commas, an optional decimal part, spaces around
+allowed; a number passes as it is; blank text is missing; anything else is no amount.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
 import re
-from typing import Any
 
-__all__ = ["MONEY_HELP", "MONEY_TEXT", "bare_money", "money_number"]
+__all__ = ["MONEY_HELP", "MONEY_TEXT", "bare_money"]
 
 MONEY_HELP = "a number or money text like '$60,000.00'"
 #: Money text, whole: a sign and a currency sign in either order, commas only between
@@ -44,14 +35,3 @@ def bare_money(text: str) -> str | None:
     if m is None or (m.group(1) and m.group(2)):
         return None
     return (m.group(1) or m.group(2)) + m.group(3).replace(",", "")
-
-
-def money_number(v: Any) -> float | None:
-    """The amount ``v`` stands for (None: missing); ``ValueError`` when it is none."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return None
-    if isinstance(v, numbers.Real) and not isinstance(v, bool):
-        return float(v)
-    if isinstance(v, str) and (t := bare_money(v)) is not None:
-        return float(t) if t else None
-    raise ValueError(f"not {MONEY_HELP}")

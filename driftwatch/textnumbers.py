@@ -4,37 +4,62 @@ read by one rule in the stream and the reference table: ``percent`` (``"13.56%"`
 
 >>> number_in("money", "$1,500.00 "), number_in("percent", "7.5%"), help_for("money")
 (1500.0, 7.5, "a number or money text like '$60,000.00'")
+>>> [number_in("percent", v) for v in ("13.56%", " 7 % ", "21", 21, "", None)]
+[13.56, 7.0, 21.0, 21.0, None, None]
+>>> [number_in("money", v) for v in ("-$1,234.5", "€ 12", "1234", 7, "", None)]
+[-1234.5, 12.0, 1234.0, 7.0, None, None]
+>>> number_in("percent", "abc%")
+Traceback (most recent call last):
+...
+ValueError: not a number or percent text like '13.56%'
+>>> number_in("money", "$6,00.00")
+Traceback (most recent call last):
+...
+ValueError: not a number or money text like '$60,000.00'
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable
 from typing import Any
 
-from driftwatch.money import MONEY_HELP, bare_money, money_number
-from driftwatch.percent import PERCENT_HELP, bare_percent, percent_number
+from driftwatch.money import MONEY_HELP, bare_money
+from driftwatch.percent import PERCENT_HELP, bare_percent
 
 __all__ = ["TEXT_FORMATS", "bare_text", "help_for", "number_in"]
 
-#: format -> (the number of one value, its text as a plain number's, what it should be)
-_RULES: dict[str, tuple[Callable[[Any], float | None], Callable[[str], str | None], str]] = {
-    "percent": (percent_number, bare_percent, PERCENT_HELP),
-    "money": (money_number, bare_money, MONEY_HELP),
+#: format -> (its text as a plain number's, what it should be)
+_RULES: dict[str, tuple[Callable[[str], str | None], str]] = {
+    "percent": (bare_percent, PERCENT_HELP),
+    "money": (bare_money, MONEY_HELP),
 }
 TEXT_FORMATS = tuple(_RULES)
 
 
 def number_in(fmt: str, v: Any) -> float | None:
     """The number ``v`` stands for in format ``fmt`` (None: missing); ``ValueError`` when
-    it is none."""
-    return _RULES[fmt][0](v)
+    it is none. A number passes as it is; blank text is missing."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, str) and (t := bare_text(fmt, v)) is not None:
+        if not t:
+            return None
+        try:
+            return float(t)
+        except ValueError:
+            pass
+    raise ValueError(f"not {help_for(fmt)}")
 
 
 def bare_text(fmt: str, text: str) -> str | None:
     """``text`` as a plain number's text (``''`` when blank), None when it is none."""
-    return _RULES[fmt][1](text)
+    return _RULES[fmt][0](text)
 
 
 def help_for(fmt: str) -> str:
     """What a value of format ``fmt`` should be, for an error."""
-    return _RULES[fmt][2]
+    return _RULES[fmt][1]

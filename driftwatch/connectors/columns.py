@@ -38,7 +38,6 @@ __all__ = [
     "is_arrow",
     "keys",
     "numeric",
-    "percent_numbers",
     "python_values",
     "text_numbers",
     "texts",
@@ -203,19 +202,6 @@ def _numeric_arrow(
     return np.full(n, np.nan), ~null, null
 
 
-def percent_numbers(raw: Raw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`numeric` of a feature written as percent text, by
-    :mod:`driftwatch.percent`'s rule: ``"13.56%"`` (spaces around allowed) is 13.56, as is
-    ``"13.56"`` or the number 13.56; a sign with no number, other text or a boolean is bad,
-    and blank text is missing.
-
-    >>> v, bad, null = percent_numbers(["13.56%", " 7 % ", 21, "abc%", "%", "", None, True])
-    >>> v.tolist()[:3], bad.tolist(), null.tolist()[5:]
-    ([13.56, 7.0, 21.0], [False, False, False, True, True, False, False, True], [True, True, False])
-    """
-    return text_numbers(raw, "percent")
-
-
 #: Money text whole, in RE2 (no back-references): one sign at most, before or after the
 #: currency sign (:data:`driftwatch.money.MONEY_TEXT`)
 _MONEY_RE2 = (r"^\s*(?:[-+]?\s*[$€£]?|[$€£]\s*[-+]?)\s*"
@@ -233,6 +219,10 @@ def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
     >>> v, bad, _ = text_numbers(pa.array(["$60,000.00 ", "$6,00", "€ 1.5", " "]), "money")
     >>> v.tolist()[0], v.tolist()[2], bad.tolist()
     (60000.0, 1.5, [False, True, False, False])
+    >>> v, bad, null = text_numbers(["13.56%", " 7 % ", 21, "abc%", "%", "", None, True],
+    ...                             "percent")
+    >>> v.tolist()[:3], bad.tolist(), null.tolist()[5:]
+    ([13.56, 7.0, 21.0], [False, False, False, True, True, False, False, True], [True, True, False])
     """
     if is_arrow(raw):
         arr = _arrow(raw)
