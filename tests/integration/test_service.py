@@ -51,6 +51,10 @@ def finished(tmp_path_factory, demo_recording, driftwatch_daemon_module,
     d.wait_for("the recording consumed",
                lambda: metric(d, "driftwatch_source_done", model=MODEL) == 1.0)
     d.wait_for("the report", (tmp / "state" / "out" / MODEL / "report.html").exists)
+    # checkpoints tick every second: a recording read faster than that (the scanner reads
+    # the demo's 24k events in well under one) is consumed before the first
+    d.wait_for("a checkpoint",
+               lambda: (metric(d, "driftwatch_checkpoints_total", outcome="ok") or 0) >= 1)
     return d
 
 
