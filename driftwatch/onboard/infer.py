@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,6 +143,17 @@ def _all_dates(texts: pd.Series) -> bool:
     return False
 
 
+def _holds(values: pd.Series | Sequence[Any], is_it: Callable[[str], bool],
+           most: bool) -> bool:
+    """Whether ``is_it`` holds for every present value, all text (``most``: for more than
+    half of them); False with none present."""
+    vals = pd.Series(values, dtype=object).dropna()
+    if not len(vals):
+        return False
+    hits = vals.map(lambda v: isinstance(v, str) and is_it(v))
+    return bool(hits.mean() > 0.5) if most else bool(hits.all())
+
+
 def percent_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
     """Whether every present value is percent text (Lending Club's ``int_rate``,
     ``'13.56%'``), some at least: a number the connector reads with ``format: percent``;
@@ -153,11 +164,7 @@ def percent_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
     >>> percent_text(["13.56%", "7%", "abc%"], most=True), percent_text([13.56, 7.9])
     (True, False)
     """
-    vals = pd.Series(values, dtype=object).dropna()
-    if not len(vals):
-        return False
-    hits = vals.map(lambda v: isinstance(v, str) and bool(_PERCENT.fullmatch(v)))
-    return bool(hits.mean() > 0.5) if most else bool(hits.all())
+    return _holds(values, lambda v: bool(_PERCENT.fullmatch(v)), most)
 
 
 #: A currency sign: text of amounts carries one (the sign alone makes no amount)
@@ -174,12 +181,7 @@ def money_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
     >>> money_text(["60,000", "12"]), money_text(["$5", "$7", "n/a"], most=True)
     (False, True)
     """
-    vals = pd.Series(values, dtype=object).dropna()
-    if not len(vals):
-        return False
-    hits = vals.map(lambda v: isinstance(v, str) and bool(_CURRENCY.search(v))
-                    and bool(bare_money(v)))
-    return bool(hits.mean() > 0.5) if most else bool(hits.all())
+    return _holds(values, lambda v: bool(_CURRENCY.search(v)) and bool(bare_money(v)), most)
 
 
 def text_format(values: pd.Series | Sequence[Any], most: bool = False) -> str | None:
