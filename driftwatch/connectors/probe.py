@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.connectors.config import Connector
 from driftwatch.connectors.mapping import FeatureField, FieldPath, StreamMapping
 from driftwatch.csvdecimal import file_decimal
+from driftwatch.csvpad import trimmed_table
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import ConnectorError
 from driftwatch.parquetread import read_parquet
@@ -161,7 +163,9 @@ def sample_records(path: Path, fmt: str, n: int = SAMPLE,
                                    parse_options=pcsv.ParseOptions(delimiter=sep),
                                    convert_options=pcsv.ConvertOptions(decimal_point=mark))
             batch = next(iter(reader), None)
-            return [] if batch is None else batch.slice(0, n).to_pylist()
+            if batch is None:
+                return []
+            return trimmed_table(pa.Table.from_batches([batch.slice(0, n)])).to_pylist()
         if fmt != "jsonl":
             return []
         out = []

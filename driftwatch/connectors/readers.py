@@ -36,6 +36,7 @@ from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.jsonblock import TIME_COUNTS
 from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvnulls import CSV_MISSING
+from driftwatch.csvpad import header_names, padded, trimmed_table
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 from driftwatch.parquetread import row_group_batches
@@ -222,10 +223,15 @@ class FileReader:
                 p.text for _, d in self.decoders for p, kind in d.fields.values()
                 if kind in _NUMBER_KINDS
             }) if self.decimal == "," else []
+            # names written with spaces around them (``a, b``) are read without (csvpad)
+            names = header_names(self.path, self.delimiter)
+            given = {"column_names": [n.strip() for n in names], "skip_rows": 1} \
+                if padded(names) else {}
             self._f = pacsv.open_csv(
                 pa.input_stream(str(self.path), compression="detect"),
                 read_options=pacsv.ReadOptions(block_size=_READ, use_threads=False,
-                                               skip_rows_after_names=max(skip - 1, 0)),
+                                               skip_rows_after_names=max(skip - 1, 0),
+                                               **given),
                 parse_options=pacsv.ParseOptions(delimiter=self.delimiter,
                                                  invalid_row_handler=self._invalid_row),
                 convert_options=pacsv.ConvertOptions(
@@ -371,7 +377,7 @@ class FileReader:
         if table is None:  # no rows at all (a bare header); pa.table({}) would slice badly
             table = pa.table({c: pa.array([], pa.string()) for c in self._csv_cols})
         take, self._table = table.slice(0, self.batch_size), table.slice(self.batch_size)
-        take = _decimal_points(take, self._comma_cols)
+        take = _decimal_points(trimmed_table(take), self._comma_cols)
         invalid = sorted(b for b in self._csv_bad)
         lines = self.line + 1 + np.arange(take.num_rows, dtype=np.int64)
         for v, _, _ in invalid:  # rows pyarrow skipped shift the lines after them

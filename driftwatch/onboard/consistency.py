@@ -70,7 +70,7 @@ def reference_columns(path: Path) -> list[str]:
 
         sep = reference_separator(path) or ","
         refuse_data_header(path, sep, f"reference {path}")
-        return [str(c) for c in pd.read_csv(path, nrows=0, sep=sep).columns]
+        return [str(c).strip() for c in pd.read_csv(path, nrows=0, sep=sep).columns]
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference {path}: {exc}") from exc
 

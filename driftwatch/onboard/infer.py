@@ -49,6 +49,7 @@ __all__ = [
     "column_kind",
     "flag_truth",
     "good_when_true",
+    "label_key",
     "label_note",
     "label_values",
     "leaf",
@@ -58,6 +59,7 @@ __all__ = [
     "named_codes",
     "not_a_feature",
     "percent_text",
+    "refuse_no_bad",
     "text_format",
     "text_formats",
     "time_unit",
@@ -82,6 +84,33 @@ def _norm(v: Any) -> str:
     from driftwatch.windows.conventions import norm_value
 
     return norm_value(v)
+
+
+def label_key(v: Any) -> str:
+    """How label values written differently in two files are matched: as the connector
+    matches them (:func:`~driftwatch.windows.conventions.norm_value`), and without trailing
+    full stops (UCI Adult's test file writes ``>50K.`` where its training file has
+    ``>50K``).
+
+    >>> label_key(" >50K."), label_key("Charged Off")
+    ('>50k', 'charged off')
+    """
+    return _norm(v).rstrip(".").rstrip()
+
+
+def refuse_no_bad(values: Sequence[Any], bad: Sequence[Any], where: str, name: str,
+                  given: Sequence[Any]) -> None:
+    """Refuse a sample's label whose two or more values hold none of the ``bad`` ones
+    :func:`label_values` found for ``given``: written so, every outcome would be good."""
+    distinct = sorted({str(v) for v in values if v is not None and not pd.isna(v)})
+    if bad or len(distinct) < 2:
+        return
+    raise ConfigError(
+        "none of the label values " + ", ".join(repr(v) for v in distinct[:6])
+        + f" of {name} is a bad value (" + ", ".join(repr(str(b)) for b in given)
+        + "): every outcome would read as good", file=where,
+        hint="name the bad value as this file writes it: --label-bad VALUE, repeated for "
+        "each spelling")
 
 
 def _is_bool_like(s: pd.Series) -> bool:
@@ -339,8 +368,13 @@ def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = (),
     values of which none is in a flag column, the column's own spelling of the same side
     is bad: a reference's 1 is an outcomes stream's ``true``.
 
+    Bad values written with a trailing full stop in one file and not the other match
+    (:func:`label_key`).
+
     >>> label_values([True, False, True], "out.jsonl", bad=["1"])
     ([True], [False])
+    >>> label_values(["<=50K.", ">50K."], "test.csv", bad=[">50K"])
+    (['>50K.'], ['<=50K.'])
     """
     distinct = sorted({v for v in values if v is not None and not pd.isna(v)}, key=str)
     keys = {_norm(v): v for v in distinct}
@@ -349,6 +383,9 @@ def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = (),
         if not want & keys.keys() and all(flag_truth(v) is not None for v in [*bad, *distinct]):
             sides = {flag_truth(b) for b in bad}
             want = {k for k, v in keys.items() if flag_truth(v) in sides}
+        if not want & keys.keys():
+            loose = {label_key(b) for b in bad}
+            want = {k for k, v in keys.items() if label_key(v) in loose}
         b = [v for k, v in keys.items() if k in want]
         return b, [v for k, v in keys.items() if k not in want]
     b = [v for k, v in keys.items() if k in BAD_WORDS]

@@ -22,7 +22,14 @@ from driftwatch.errors import ConfigError
 from driftwatch.onboard.features import choose_features
 from driftwatch.onboard.finding import carried, find_role, ids_shared, label_from_outcomes
 from driftwatch.onboard.flags import check_approve, check_ignore, check_label_bad, no_score_for
-from driftwatch.onboard.infer import label_note, label_values, leaf, name_rank
+from driftwatch.onboard.infer import (
+    label_key,
+    label_note,
+    label_values,
+    leaf,
+    name_rank,
+    refuse_no_bad,
+)
 from driftwatch.onboard.matching import resolves, stream_path
 from driftwatch.onboard.outputs import (
     approve_values,
@@ -265,10 +272,18 @@ def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
         # the reference's values: a rare bad value may be absent from the sample's first
         # records, and a value the reference lacks ('Current': no outcome yet) is not good
         sp.bad, sp.good = list(plan.ref_bad), list(plan.ref_good)
+    elif plan.ref_label and (loose := {label_key(v): v for v in seen.values()}).keys() & {
+            label_key(v) for v in [*plan.ref_bad, *plan.ref_good]}:
+        # the same values with a full stop added (UCI Adult's test file): as the sample
+        # spells them, or as the reference does where the sample lacks them
+        sp.bad = [loose.get(label_key(v), v) for v in plan.ref_bad]
+        sp.good = [loose.get(label_key(v), v) for v in plan.ref_good]
     else:
         bad = opts.label_bad or [str(v) for v in plan.ref_bad]
         sp.bad, sp.good = label_values(vals(lab), where, bad) if bad else label_values(
             vals(lab), where, name=lab)
+        if bad:
+            refuse_no_bad(vals(lab), sp.bad, where, lab, bad)
     named = {norm_value(v) for v in [*sp.bad, *sp.good]}
     sp.pending = [v for k, v in sorted(seen.items()) if k not in named]
 

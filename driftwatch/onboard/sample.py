@@ -22,7 +22,7 @@ import orjson
 from driftwatch.connectors.jsonblock import registry_json
 from driftwatch.csvdecimal import DecimalMark, file_decimal
 from driftwatch.csvheader import refuse_data_header
-from driftwatch.csvnulls import CSV_MISSING
+from driftwatch.csvpad import read_csv_trimmed
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 
@@ -142,7 +142,6 @@ def _numbers_read(frame: Any) -> Any:
 def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, Any]]:
     """The first ``limit`` records of a file, flattened (a CSV read with
     :func:`sample_separator` and :func:`sample_decimal`)."""
-    import pandas as pd
 
     from driftwatch.connectors.readers import detect_format
 
@@ -159,8 +158,8 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, A
         elif fmt == "csv":
             sep = sample_separator(p) or ","
             refuse_data_header(p, sep, f"the sample {p}")
-            frame = pd.read_csv(p, nrows=limit, sep=sep, decimal=file_decimal(p, sep).mark,
-                                na_values=CSV_MISSING, keep_default_na=False)
+            frame = read_csv_trimmed(p, nrows=limit, sep=sep,
+                                     decimal=file_decimal(p, sep).mark)
             rows = _numbers_read(frame).to_dict(orient="records")
         elif fmt == "jsonl":
             rows = list(_jsonl(p, limit))

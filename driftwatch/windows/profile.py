@@ -41,7 +41,7 @@ from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
 from driftwatch.csvdecimal import csv_notes, file_decimal
 from driftwatch.csvheader import refuse_data_header
-from driftwatch.csvnulls import CSV_MISSING
+from driftwatch.csvpad import read_csv_trimmed
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema, level_texts
@@ -114,8 +114,7 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
             log.info(note)  # the commands that read it print the same lines
-        return pd.read_csv(p, sep=sep, decimal=found.mark, na_values=CSV_MISSING,
-                           keep_default_na=False)
+        return read_csv_trimmed(p, sep=sep, decimal=found.mark)
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference dataset {p}: {exc}") from exc
 

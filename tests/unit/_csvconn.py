@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from driftwatch.connectors.config import Connector, parse_connector
+import numpy as np
 
-__all__ = ["csv_connector"]
+from driftwatch.connectors.config import Connector, parse_connector
+from driftwatch.connectors.file import FileSource
+from driftwatch.schema import FeatureSchema
+
+__all__ = ["csv_connector", "read_batches"]
 
 
 def csv_connector(tmp: Path, path: str, csv_line: str = "", *, fmt: str = "csv",
@@ -28,3 +32,22 @@ source:
         {body}
 """
     return parse_connector(text, file="t.yaml", base_dir=tmp)
+
+
+def read_batches(tmp: Path, name: str, schema: FeatureSchema) -> tuple[list, list]:
+    """Every batch a stream of ``id, ts, x, cat, score`` in ``name`` reads into (as lists),
+    and its bad records' reasons and positions."""
+    conn = csv_connector(tmp, name, fmt="auto", fields=(
+        "event_id: id", "event_time: {path: ts, unit: s}",
+        "features: {x: {path: x, type: numeric}, cat: {path: cat, type: categorical}}",
+        "score: score"))
+    src = FileSource(conn, schema, batch_size=7, read_ahead=False)
+    batches, bad = [], []
+    while (polled := src.poll()) is not None:
+        for b in polled.batches:
+            batches.append((b.ids.tolist(), b.event_time.tolist(),
+                            np.nan_to_num(b.numeric, nan=-9.5).tolist(),
+                            b.categorical.tolist(), b.score.tolist(), b.position.tolist()))
+        bad += [(r.reason, r.position) for r in polled.bad]
+    src.close()
+    return batches, bad

@@ -21,7 +21,7 @@ from driftwatch.testing.credit import credit_connector, credit_schema
 from driftwatch.windows.profile import read_reference_table
 
 from ._cli import run_cli
-from ._csvconn import csv_connector
+from ._csvconn import csv_connector, read_batches
 
 SEPS = [(";", "semicolon"), ("\t", "tab"), ("|", "pipe")]
 
@@ -155,23 +155,6 @@ _ROW = st.tuples(_TEXT, st.one_of(st.none(), st.floats(-1e6, 1e6, allow_nan=Fals
                  st.floats(0, 1))
 
 
-def _read(tmp: Path, name: str, schema: FeatureSchema) -> tuple[list, list]:
-    conn = csv_connector(tmp, name, fmt="auto", fields=(
-        "event_id: id", "event_time: {path: ts, unit: s}",
-        "features: {x: {path: x, type: numeric}, cat: {path: cat, type: categorical}}",
-        "score: score"))
-    src = FileSource(conn, schema, batch_size=7, read_ahead=False)
-    batches, bad = [], []
-    while (polled := src.poll()) is not None:
-        for b in polled.batches:
-            batches.append((b.ids.tolist(), b.event_time.tolist(),
-                            np.nan_to_num(b.numeric, nan=-9.5).tolist(),
-                            b.categorical.tolist(), b.score.tolist(), b.position.tolist()))
-        bad += [(r.reason, r.position) for r in polled.bad]
-    src.close()
-    return batches, bad
-
-
 @settings(max_examples=30, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(_ROW, min_size=1, max_size=15),
@@ -187,7 +170,7 @@ def test_any_separator_reads_into_the_batches_of_the_comma_version(
     for i, sep in enumerate([",", ";", "\t", "|"]):
         name = f"p{i}.csv"
         frame.to_csv(tmp_path / name, sep=sep, index=False, quoting=quoting)
-        got = _read(tmp_path, name, schema)
+        got = read_batches(tmp_path, name, schema)
         if want is None:
             want = got
             assert sum(len(b[0]) for b in got[0]) + len(got[1]) == len(frame)

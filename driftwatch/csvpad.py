@@ -1,0 +1,97 @@
+"""CSV fields are read without the spaces around them, by every reader of a CSV.
+
+Many tables pad their fields: UCI's Adult census income writes ``39, State-gov, 77516``
+(a comma and a space), SAS and R exports pad to a width. Read as written, the header's
+names are `` workclass`` (so no connector field ``workclass`` matches), a category is
+`` State-gov`` (so a JSON stream's ``State-gov`` is a level the reference never saw, in
+every window) and `` ?`` is no missing-value text. A space around a CSV field carries no
+meaning in any table a model is trained on, so the reference (pandas), the samples init
+reads (pandas) and a CSV stream (pyarrow) all drop it, with the same rule: names and
+text values are stripped, and a stripped value that is a missing-value text
+(:data:`~driftwatch.csvnulls.CSV_MISSING`) is missing.
+
+>>> import io, pandas as pd
+>>> text = "age, workclass, fnlwgt\\n39, State-gov , 77516\\n50, NA, 83311\\n"
+>>> frame = read_csv_trimmed(io.StringIO(text), sep=",")
+>>> list(frame.columns), frame["workclass"].tolist(), frame["fnlwgt"].tolist()
+(['age', 'workclass', 'fnlwgt'], ['State-gov', nan], [77516, 83311])
+>>> import pyarrow as pa
+>>> trimmed_table(pa.table({" c": [" a ", " NA", None]})).to_pydict()
+{'c': ['a', None, None]}
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from driftwatch.csvnulls import CSV_MISSING
+from driftwatch.csvsep import SPACE, read_head
+
+if TYPE_CHECKING:  # pandas and pyarrow are imported where used: commands that read no
+    import pandas as pd  # CSV do not pay for them
+    import pyarrow as pa
+
+__all__ = ["header_names", "padded", "read_csv_trimmed", "trimmed_frame", "trimmed_table"]
+
+
+def trimmed_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its column names and text values stripped of surrounding spaces; a
+    value that is then a missing-value text is missing."""
+    import pandas as pd
+
+    frame = frame.rename(columns=lambda c: c.strip() if isinstance(c, str) else c)
+    for c in frame.columns:
+        col = frame[c]
+        if not pd.api.types.is_string_dtype(col) and col.dtype != object:
+            continue
+        stripped = col.str.strip()  # not a text (a number among texts): NaN, kept below
+        text = stripped.where(stripped.notna(), col)
+        frame[c] = text.mask(text.isin(CSV_MISSING))
+    return frame
+
+
+def read_csv_trimmed(source: Any, *, sep: str, **kwargs: Any) -> pd.DataFrame:
+    """``pandas.read_csv`` of a CSV, its fields read without surrounding spaces (module
+    docstring). Missing-value texts are :data:`~driftwatch.csvnulls.CSV_MISSING` unless
+    ``na_values`` is given."""
+    import pandas as pd
+
+    kwargs.setdefault("na_values", CSV_MISSING)
+    kwargs.setdefault("keep_default_na", False)
+    # leading spaces are skipped as the fields are read, so a padded number is a number;
+    # not with a space separator, where a run of spaces is empty fields
+    return trimmed_frame(pd.read_csv(source, sep=sep, skipinitialspace=sep != SPACE,
+                                     **kwargs))
+
+
+def trimmed_table(table: pa.Table) -> pa.Table:
+    """A table of text columns (how a CSV stream is read) with its names and values
+    stripped of surrounding spaces; a value that is then a missing-value text is null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    missing = pa.array(CSV_MISSING, pa.string())
+    cols = []
+    for col in table.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            col = pc.utf8_trim_whitespace(col)
+            col = pc.if_else(pc.is_in(col, value_set=missing), pa.scalar(None, col.type), col)
+        cols.append(col)
+    return pa.table(cols, names=[n.strip() for n in table.column_names])
+
+
+def header_names(path: str | Path, sep: str) -> list[str]:
+    """The names in a CSV's first line as written (spaces kept), gzip or not."""
+    text, _ = read_head(path)
+    row = next(csv.reader(io.StringIO(text.split("\n", 1)[0].rstrip("\r")), delimiter=sep),
+               [])
+    return list(row)
+
+
+def padded(names: Sequence[str]) -> bool:
+    """Whether any name has spaces around it."""
+    return any(n != n.strip() for n in names)
