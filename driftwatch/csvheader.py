@@ -1,4 +1,5 @@
-"""A CSV whose first line is data, not column names, is refused.
+"""A CSV whose first line is data, not column names, or whose second line is a second
+header, is refused.
 
 UCI's German and Australian credit tables come without a header (``0.5,12,3,...``); read
 as a CSV, their first row becomes the column names, that row is lost, and every later
@@ -7,7 +8,8 @@ lines: the first is data when every cell of it is a number, or when it holds num
 each of its cells has the shape of the second line's cell below it (both numbers, both
 blank, or text with the same letters-and-digits pattern: ``A11`` over ``A12``). Names that
 are no numbers never match, nor does pandas' header of column positions (``0,1,2``, after
-a blank index cell or not), which is a header.
+a blank index cell or not), which is a header. A second header line (a workbook with two
+header rows saved as CSV) is refused too: :func:`second_header`.
 
 >>> header_is_data(["0.5", "12", "3"], ["1.5", "24", "1"])
 'every cell is a number'
@@ -27,11 +29,14 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvsep import read_head
 from driftwatch.errors import SourceError
 
-__all__ = ["header_is_data", "refuse_data_header"]
+__all__ = ["header_is_data", "refuse_data_header", "second_header"]
 
+#: The rows looked at: the header, the line after it, and the rows below that.
+_ROWS = 22
 _NUMBER = re.compile(r"\s*[-+]?(\d+([.,]\d*)?|[.,]\d+)([eE][-+]?\d+)?\s*")
 
 
@@ -68,6 +73,38 @@ def header_is_data(header: Sequence[str], second: Sequence[str] | None = None) -
     return None
 
 
+def _absent(cell: str) -> bool:
+    return not cell.strip() or cell.strip() in CSV_MISSING
+
+
+def second_header(rows: Sequence[Sequence[str]]) -> list[str] | None:
+    """The names of a CSV's second line when it is a second header (the first rows
+    ``rows``, header first): no number in it, and in at least two of its named columns,
+    half of them or more, every row below holds a number or nothing. Such a file comes
+    from a workbook with two header rows (UCI's "default of credit card clients":
+    ``X1, X2, ...`` above ``LIMIT_BAL, SEX, ...``); read as it is, every number column
+    holds the text of a name and is a category.
+
+    >>> second_header([["", "X1", "X2", "Y"], ["ID", "LIMIT_BAL", "SEX", "default"],
+    ...                ["1", "20000", "2", "1"], ["2", "120000", "2", "1"]])
+    ['ID', 'LIMIT_BAL', 'SEX', 'default']
+    >>> second_header([["id", "job", "n"], ["a", "admin.", "3"], ["b", "NA", "4"]]) is None
+    True
+    """
+    if len(rows) < 3 or len(rows[1]) != len(rows[0]):
+        return None
+    second, below = rows[1], [r for r in rows[2:] if len(r) == len(rows[1])]
+    if not below or any(_is_number(c) for c in second):
+        return None
+    named = [j for j, c in enumerate(second) if not _absent(c)]
+    numbers = [j for j in named
+               if all(_is_number(r[j]) or _absent(r[j]) for r in below)
+               and any(_is_number(r[j]) for r in below)]
+    if len(numbers) >= 2 and 2 * len(numbers) >= len(named):
+        return [c.strip() for c in second]
+    return None
+
+
 def refuse_data_header(path: str | Path, sep: str, what: str) -> None:
     """Raise :class:`~driftwatch.errors.SourceError` naming ``what`` when the CSV ``path``
     (read with ``sep``) has data on its first line instead of column names."""
@@ -75,11 +112,16 @@ def refuse_data_header(path: str | Path, sep: str, what: str) -> None:
     if not whole:  # a line cut at the end of the head is no line to compare with
         text = text[:text.rfind("\n") + 1]
     try:
-        rows = [r for r in csv.reader(io.StringIO(text), delimiter=sep) if r][:2]
+        rows = [r for r in csv.reader(io.StringIO(text), delimiter=sep) if r][:_ROWS]
     except csv.Error:  # not CSV text: the reader says what is wrong with it
         return
     if not rows:
         return
+    if (names := second_header(rows)) is not None:
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        raise SourceError(f"{what}: its second line is a second header ({shown}), not "
+                          "data: the columns below it hold numbers; keep one header line, "
+                          "the column names (a workbook with two header rows, saved as CSV?)")
     why = header_is_data(rows[0], rows[1] if len(rows) > 1 else None)
     if why is None:
         return

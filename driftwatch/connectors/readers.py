@@ -40,6 +40,7 @@ from driftwatch.csvpad import header_names, padded, trimmed_table
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 from driftwatch.parquetread import row_group_batches
+from driftwatch.workbook import SAVE_AS, workbook_kind
 
 __all__ = ["MAX_BLOCK_BYTES", "Chunk", "FileReader", "detect_format"]
 
@@ -95,10 +96,9 @@ def detect_format(path: Path) -> str:
             head = f.read(1 << 16)
     except (OSError, EOFError, zlib.error) as exc:
         raise SourceError(f"cannot read {path}: {exc}") from exc
-    if head.startswith(b"PK\x03\x04"):
-        raise SourceError(f"{path} is a zip archive (an Excel workbook?): driftwatch reads JSON "
-                          "lines, CSV or Parquet (gzip too); save it as CSV or Parquet, or "
-                          "unzip it")
+    if kind := workbook_kind(head):
+        raise SourceError(f"{path} is {kind}: driftwatch reads JSON lines, CSV or Parquet "
+                          f"(gzip too); {SAVE_AS}")
     named_json = name.endswith((".jsonl", ".json", ".ndjson"))
     # a name that says JSON is JSON: a bad line that happens to start with b"PAR1" is a
     # bad record to dead-letter, not a Parquet file that stops the source

@@ -47,6 +47,7 @@ from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema, level_texts
 from driftwatch.windows.segments import DEFAULT_TOP_K, SegmentProfile
 from driftwatch.windows.sketch import Sketch, SketchLayout
+from driftwatch.workbook import SAVE_AS, workbook_kind
 
 __all__ = [
     "FORMAT_VERSION",
@@ -100,9 +101,8 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
     p = Path(path)
     try:
         with open(p, "rb") as f:
-            if f.read(4) == b"PK\x03\x04":
-                raise SourceError(f"reference dataset {p} is a zip archive (an Excel "
-                                  "workbook?): save it as CSV or Parquet")
+            if kind := workbook_kind(f.read(8)):
+                raise SourceError(f"reference dataset {p} is {kind}: {SAVE_AS}")
         if is_parquet(p):
             # ParquetFile, not read_table: read_table goes through pyarrow.dataset, whose
             # import alone costs every command that reads a reference 0.3-0.8 s

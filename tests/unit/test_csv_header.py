@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from driftwatch.connectors.file import FileSource
-from driftwatch.csvheader import header_is_data, refuse_data_header
+from driftwatch.csvheader import header_is_data, refuse_data_header, second_header
 from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema
 from driftwatch.windows.profile import read_reference_table
@@ -163,3 +163,66 @@ def test_a_named_reference_reads_as_before(tmp_path: Path) -> None:
     ref, _ = _frames()
     ref.to_csv(tmp_path / "ref.csv", index=False)
     assert read_reference_table(tmp_path / "ref.csv").equals(ref)
+
+
+# -- a second header line (a workbook with two header rows, saved as CSV) ---------------
+
+# the first lines of UCI's "default of credit card clients" workbook saved as CSV
+TAIWAN = (",X1,X2,X3,X4,X5,Y\n"
+          "ID,LIMIT_BAL,SEX,EDUCATION,MARRIAGE,AGE,default payment next month\n"
+          "1,20000,2,2,1,24,1\n2,120000,2,2,2,26,1\n3,90000,2,2,2,34,0\n")
+
+
+def test_a_second_header_is_refused_by_init_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: the names line was read as the first row, every column was text, and init
+    stopped on "cannot tell which label value is bad: values '0', '1', 'default payment
+    next month' of Y"."""
+    monkeypatch.chdir(tmp_path)
+    Path("taiwan.csv").write_text(TAIWAN)
+    _, live = _frames()
+    live.to_csv("live.csv", index=False)
+    code, _, err = run_cli(["init", "-r", "taiwan.csv", "-s", "live.csv"], capsys)
+    assert code == 1, err
+    assert ("taiwan.csv: its second line is a second header (ID, LIMIT_BAL, SEX, EDUCATION, "
+            "MARRIAGE, ...), not data") in err and "keep one header line" in err, err
+
+
+_TEXT_CELL = st.one_of(st.just(""), st.just("NA"), st.text(
+    alphabet=st.sampled_from("abcXYZ_-. "), min_size=1, max_size=8))
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), n_num=st.integers(0, 6), n_text=st.integers(0, 4),
+       n_rows=st.integers(1, 25))
+def test_a_file_with_one_header_never_reads_as_having_two(
+    data: st.DataObject, n_num: int, n_text: int, n_rows: int,
+) -> None:
+    """Any table of number and text columns, written with one header line, whatever its
+    first data row holds (numbers missing, codes, blanks)."""
+    width = n_num + n_text
+    if width == 0:
+        return
+    num = st.one_of(st.just(""), st.just("NA"),
+                    st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: f"{x:g}"))
+    rows = [[f"c{j}" for j in range(width)]]
+    for _ in range(n_rows):
+        rows.append([data.draw(num) for _ in range(n_num)]
+                    + [data.draw(_TEXT_CELL) for _ in range(n_text)])
+    first = rows[1]
+    # a first row with no number and text in two or more number columns is a second
+    # header by the rule: leave it out (a number column's text other than a missing
+    # token is not data this test writes)
+    assert second_header(rows) is None or not any(
+        c.strip() and c.strip() != "NA" for c in first[:n_num])
+
+
+@settings(max_examples=100, deadline=None)
+@given(n_num=st.integers(2, 8), n_rows=st.integers(1, 20), seed=st.integers(0, 1000))
+def test_a_names_line_over_number_columns_is_always_found(n_num: int, n_rows: int,
+                                                          seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    rows = [[f"X{j}" for j in range(n_num)], [f"NAME_{j}" for j in range(n_num)]]
+    rows += [[f"{v:g}" for v in rng.normal(0, 1000, n_num)] for _ in range(n_rows)]
+    assert second_header(rows) == [f"NAME_{j}" for j in range(n_num)]

@@ -141,7 +141,7 @@ def test_an_adult_shaped_table_goes_through_init_check_and_replay(
     monkeypatch.chdir(tmp_path)
     _adult(tmp_path, 3000)
     _adult(tmp_path, 3000, shift=30)
-    code, out, err = run_cli(["init", "--reference", "adult.csv", "--sample", "live0.csv",
+    code, _out, err = run_cli(["init", "--reference", "adult.csv", "--sample", "live0.csv",
                               "--outcomes", "out0.csv", "--label-bad", ">50K",
                               "--connector-out", "c.yaml", "--policy-out", "p.yaml"], capsys)
     assert code == 0, err
@@ -150,7 +150,7 @@ def test_an_adult_shaped_table_goes_through_init_check_and_replay(
         "path": "income", "bad": [">50K."], "good": ["<=50K."]}, streams
     assert set(streams["predictions"]["fields"]["features"]) == {
         "age", "workclass", "hours-per-week"}
-    code, out, err = run_cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    code, _, err = run_cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
     assert code == 0, err
     tiers, bad_share = {}, {}
     for shift in (0, 30):

@@ -58,7 +58,23 @@ def test_a_zip_archive_is_refused_with_what_to_do(tmp_path: Path) -> None:
     path = tmp_path / "book.xlsx"
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("xl/workbook.xml", "<workbook/>")
-    with pytest.raises(SourceError, match=r"zip archive \(an Excel workbook\?\).*save it as CSV"):
+    said = r"zip archive \(an Excel \.xlsx workbook\?\).*save it as CSV"
+    with pytest.raises(SourceError, match=said):
         read_reference_table(path)
-    with pytest.raises(SourceError, match=r"zip archive \(an Excel workbook\?\).*save it as CSV"):
+    with pytest.raises(SourceError, match=said):
+        detect_format(path)
+
+
+def test_an_xls_workbook_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    """UCI's "default of credit card clients" is an .xls file (OLE2, not a zip): before,
+    pandas' CSV reader failed on its first byte with a codec error."""
+    from driftwatch.connectors.readers import detect_format
+    from driftwatch.errors import SourceError
+
+    path = tmp_path / "default of credit card clients.xls"
+    path.write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + bytes(512))
+    said = r"is an Excel \.xls workbook: .*save it as CSV or Parquet"
+    with pytest.raises(SourceError, match=said):
+        read_reference_table(path)
+    with pytest.raises(SourceError, match=said):
         detect_format(path)

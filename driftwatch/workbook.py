@@ -1,0 +1,29 @@
+"""Spreadsheet files given where a table is read: refused with the fix, by their first
+bytes, before a CSV reader fails on them with a codec error.
+
+An ``.xlsx`` workbook is a zip archive (``PK\\x03\\x04``); an ``.xls`` one, such as UCI's
+"default of credit card clients", is an OLE2 compound file (``D0 CF 11 E0``).
+
+>>> workbook_kind(b"PK\\x03\\x04rest"), workbook_kind(bytes.fromhex("d0cf11e0a1b11ae1"))
+('a zip archive (an Excel .xlsx workbook?)', 'an Excel .xls workbook')
+>>> workbook_kind(b"id,ts\\n") is None
+True
+"""
+
+from __future__ import annotations
+
+__all__ = ["SAVE_AS", "workbook_kind"]
+
+#: What to do with one.
+SAVE_AS = "save it as CSV or Parquet (one header line with the column names)"
+
+_KINDS = ((b"PK\x03\x04", "a zip archive (an Excel .xlsx workbook?)"),
+          (bytes.fromhex("d0cf11e0a1b11ae1"), "an Excel .xls workbook"))
+
+
+def workbook_kind(head: bytes) -> str | None:
+    """What a file starting with ``head`` is, when it is a workbook (or a zip); else None."""
+    for magic, kind in _KINDS:
+        if head.startswith(magic):
+            return kind
+    return None
