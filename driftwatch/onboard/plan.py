@@ -30,6 +30,7 @@ from driftwatch.onboard.infer import (
     name_rank,
     refuse_no_bad,
 )
+from driftwatch.onboard.leakwarn import warn_leaks
 from driftwatch.onboard.matching import resolves, stream_path
 from driftwatch.onboard.outputs import (
     approve_values,
@@ -219,6 +220,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         _say_pending(plan, sp)
     else:
         plan.say("outcomes: none", "no outcomes sample; label-based metrics stay off")
+    warn_leaks(plan, ref)
     return plan
 
 
