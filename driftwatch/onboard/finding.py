@@ -19,15 +19,15 @@ import pandas as pd
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.infer import Candidate, choose, looked_for, name_rank
 from driftwatch.onboard.matching import given_field, stream_path
-from driftwatch.onboard.roles import shown
+from driftwatch.onboard.roles import outcome_texts, shown
 from driftwatch.onboard.sample import Sample
 from driftwatch.onboard.timefields import time_todo
 
 __all__ = ["carried", "find_role", "ids_shared", "label_from_outcomes"]
 
-#: The most values a label found by where it is (outcomes only) may have: a loan status.
+#: The most values a label found by where it is (outcomes only) may have: a loan status
+#: (more where they are outcome words: :func:`~driftwatch.onboard.roles.outcome_texts`).
 _STATUS_LEVELS = 10
-
 
 def _candidates(names: Sequence[str], spec: tuple[Any, ...], check: Any) -> list[Candidate]:
     out = []
@@ -129,8 +129,9 @@ def label_from_outcomes(ref: pd.DataFrame, cols: Sequence[str], sample: Sample,
                          "in the predictions")
     # a status with several outcomes (Lending Club's loan_status: Fully Paid, Charged Off,
     # Does not meet the credit policy. Status:...): still the label, whose bad values only
-    # the user can name (--label-bad)
-    few = [c for c in cols if 2 < ref[c].nunique() <= _STATUS_LEVELS
+    # the user can name (--label-bad) unless they are outcome words (Prosper's twelve)
+    few = [c for c in cols if (2 < ref[c].nunique() <= _STATUS_LEVELS
+                               or outcome_texts(ref[c].tolist()))
            and carried(c, out_paths) and not carried(c, pred_paths)]
     if len(few) != 1:
         return None

@@ -36,12 +36,11 @@ from driftwatch.connectors.eventtime import from_format
 from driftwatch.errors import ConfigError
 from driftwatch.flags import flag_side
 from driftwatch.money import bare_money
+from driftwatch.onboard.outcomewords import word_side
 
 __all__ = [
-    "BAD_WORDS",
     "CODE_NAMES",
     "GOOD_WHEN_TRUE",
-    "GOOD_WORDS",
     "MAX_INT_LEVELS",
     "TIME_FORMATS",
     "Candidate",
@@ -51,6 +50,7 @@ __all__ = [
     "good_when_true",
     "label_key",
     "label_note",
+    "label_sides",
     "label_values",
     "leaf",
     "looked_for",
@@ -69,10 +69,6 @@ MAX_INT_LEVELS = 10
 #: Names of integer columns that hold category codes, not amounts (Porto Seguro's
 #: ``ps_ind_02_cat``, ``ps_car_11_cat`` with 104 codes)
 CODE_NAMES = (r".+_cat",)
-BAD_WORDS = frozenset({"1", "true", "bad", "default", "defaulted", "fraud", "charged_off",
-                       "chargeoff", "delinquent", "yes", "y"})
-GOOD_WORDS = frozenset({"0", "false", "good", "paid", "repaid", "ok", "current", "no", "n",
-                        "performing", "legit"})
 
 
 def leaf(path: str) -> str:
@@ -362,11 +358,7 @@ def label_note(name: str | None, good: Sequence[Any]) -> str:
 
 def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = (),
                  name: str | None = None) -> tuple[list[Any], list[Any]]:
-    """``(bad, good)`` values of a label column with two distinct values (``where``: the
-    file, for the error). A flag (1/0, true/false, yes/no) is bad when true, unless the
-    column's ``name`` says true is good (:func:`good_when_true`: ``repaid``). Given ``bad``
-    values of which none is in a flag column, the column's own spelling of the same side
-    is bad: a reference's 1 is an outcomes stream's ``true``.
+    """``(bad, good)`` of :func:`label_sides`.
 
     Bad values written with a trailing full stop in one file and not the other match
     (:func:`label_key`).
@@ -375,6 +367,26 @@ def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = (),
     ([True], [False])
     >>> label_values(["<=50K.", ">50K."], "test.csv", bad=[">50K"])
     (['>50K.'], ['<=50K.'])
+    """
+    return label_sides(values, where, bad, name)[:2]
+
+
+def label_sides(values: Sequence[Any], where: str, bad: Sequence[str] = (),
+                name: str | None = None) -> tuple[list[Any], list[Any], list[Any]]:
+    """``(bad, good, pending)`` values of a label column (``where``: the file, for the
+    error). Without ``bad``, each value must be an outcome word
+    (:mod:`~driftwatch.onboard.outcomewords`), one bad and one good at least: a flag (1/0,
+    true/false, yes/no) is bad when true, unless the column's ``name`` says true is good
+    (:func:`good_when_true`: ``repaid``); a loan status's ``Current`` or ``Past Due ...`` is
+    pending (no outcome yet). Given ``bad`` values, every other value is good but a
+    pending word (where a final good value is there too: beside ``Delinquent`` alone,
+    ``Current`` is good); of which none is in a flag column, the column's own spelling of the
+    same side is bad: a reference's 1 is an outcomes stream's ``true``.
+
+    >>> label_sides(["Chargedoff", "Completed", "Current", "Defaulted"], "p.csv")
+    (['Chargedoff', 'Defaulted'], ['Completed'], ['Current'])
+    >>> label_sides(["Charged Off", "Fully Paid", "Current"], "l.csv", bad=["Charged Off"])
+    (['Charged Off'], ['Fully Paid'], ['Current'])
     """
     distinct = sorted({v for v in values if v is not None and not pd.isna(v)}, key=str)
     keys = {_norm(v): v for v in distinct}
@@ -387,10 +399,15 @@ def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = (),
             loose = {label_key(b) for b in bad}
             want = {k for k, v in keys.items() if label_key(v) in loose}
         b = [v for k, v in keys.items() if k in want]
-        return b, [v for k, v in keys.items() if k not in want]
-    b = [v for k, v in keys.items() if k in BAD_WORDS]
-    g = [v for k, v in keys.items() if k in GOOD_WORDS]
-    if len(distinct) != 2 or len(b) != 1 or len(g) != 1:
+        rest = [v for k, v in keys.items() if k not in want]
+        good = [v for v in rest if word_side(v) != "pending"]
+        if not good:  # no final outcome beside them: a 'current' / 'delinquent' flag
+            return b, rest, []
+        return b, good, [v for v in rest if word_side(v) == "pending"]
+    side = {k: word_side(v) for k, v in keys.items()}
+    b = [v for k, v in keys.items() if side[k] == "bad"]
+    g = [v for k, v in keys.items() if side[k] == "good"]
+    if not b or not g or None in side.values():
         raise ConfigError(
             "cannot tell which label value is bad: values "
             + ", ".join(repr(v) for v in distinct[:6])
@@ -398,9 +415,10 @@ def label_values(values: Sequence[Any], where: str, bad: Sequence[str] = (),
             + (f" of {name}" if name else ""), file=where,
             hint="pass --label-bad VALUE (repeat it for several)"
             + (f"; if {name} is not the label, --label-field NAME" if name else ""))
-    if good_when_true(name) and flag_truth(b[0]) is True:
-        return g, b
-    return b, g
+    pending = [v for k, v in keys.items() if side[k] == "pending"]
+    if len(b) == len(g) == 1 and good_when_true(name) and flag_truth(b[0]) is True:
+        return g, b, pending
+    return b, g, pending
 
 
 @dataclass(frozen=True)

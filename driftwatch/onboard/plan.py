@@ -25,7 +25,7 @@ from driftwatch.onboard.flags import check_approve, check_ignore, check_label_ba
 from driftwatch.onboard.infer import (
     label_key,
     label_note,
-    label_values,
+    label_sides,
     leaf,
     name_rank,
     refuse_no_bad,
@@ -101,10 +101,12 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                 predictions=StreamPlan("predictions", sample, "", None), outcomes=None)
     if lab:
         plan.ref_label = lab.name
-        plan.ref_bad, plan.ref_good = label_values(ref[lab.name].tolist(), reference,
-                                                   opts.label_bad, name=lab.name)
+        plan.ref_bad, plan.ref_good, plan.ref_pending = label_sides(
+            ref[lab.name].tolist(), reference, opts.label_bad, name=lab.name)
         plan.say(f"label: {lab.name}", f"{lab.why}; bad = {plan.ref_bad}, good = "
                  f"{plan.ref_good}"
+                 + (f", pending = {plan.ref_pending} (no outcome yet: rows left out of the "
+                    "reference's outcomes)" if plan.ref_pending else "")
                  + ("" if opts.label_bad else label_note(lab.name, plan.ref_good)))
         check_label_bad(opts.label_bad, ref, lab.name, plan.ref_bad, plan.ref_good, reference)
     else:
@@ -269,32 +271,35 @@ def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
     vals, where = sp.sample.values, sp.sample.name
     sp.label = lab
     seen = {norm_value(v): v for v in vals(lab) if present(v)}
-    known = {norm_value(v) for v in [*plan.ref_bad, *plan.ref_good]}
+    known = {norm_value(v) for v in [*plan.ref_bad, *plan.ref_good, *plan.ref_pending]}
     if plan.ref_label and known & seen.keys():
         # the reference's values: a rare bad value may be absent from the sample's first
         # records, and a value the reference lacks ('Current': no outcome yet) is not good
         sp.bad, sp.good = list(plan.ref_bad), list(plan.ref_good)
+        sp.pending = list(plan.ref_pending)
     elif plan.ref_label and (loose := {label_key(v): v for v in seen.values()}).keys() & {
-            label_key(v) for v in [*plan.ref_bad, *plan.ref_good]}:
+            label_key(v) for v in [*plan.ref_bad, *plan.ref_good, *plan.ref_pending]}:
         # the same values with a full stop added (UCI Adult's test file): as the sample
         # spells them, or as the reference does where the sample lacks them
         sp.bad = [loose.get(label_key(v), v) for v in plan.ref_bad]
         sp.good = [loose.get(label_key(v), v) for v in plan.ref_good]
+        sp.pending = [loose.get(label_key(v), v) for v in plan.ref_pending]
     else:
         bad = opts.label_bad or [str(v) for v in plan.ref_bad]
-        sp.bad, sp.good = label_values(vals(lab), where, bad) if bad else label_values(
-            vals(lab), where, name=lab)
+        sp.bad, sp.good, sp.pending = label_sides(vals(lab), where, bad) if bad else \
+            label_sides(vals(lab), where, name=lab)
         if bad:
             refuse_no_bad(vals(lab), sp.bad, where, lab, bad)
-    named = {norm_value(v) for v in [*sp.bad, *sp.good]}
-    sp.pending = [v for k, v in sorted(seen.items()) if k not in named]
+    named = {norm_value(v) for v in [*sp.bad, *sp.good, *sp.pending]}
+    sp.pending += [v for k, v in sorted(seen.items()) if k not in named]
 
 
 def _say_pending(plan: Plan, sp: StreamPlan) -> None:
     if sp.pending:
-        plan.say(f"  pending: {sp.label}", ", ".join(map(repr, sp.pending[:5])) + " in the "
-                 f"{sp.name} sample is neither bad nor good in the reference: written as "
-                 "`pending` (no outcome yet: left out of the join, counted in "
+        plan.say(f"  pending: {sp.label}", ", ".join(map(repr, sp.pending[:5])) + (
+                 ", ..." if len(sp.pending) > 5 else "") + f" in the {sp.name}: neither bad "
+                 "nor good (a loan still running, or a value the reference lacks): written "
+                 "as `pending` (no outcome yet: left out of the join, counted in "
                  "invalid_outcomes); move it to bad or good in the connector if it is an "
                  "outcome")
 

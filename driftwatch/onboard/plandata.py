@@ -83,6 +83,7 @@ class Plan:
     ref_label: str | None = None
     ref_bad: list[Any] = field(default_factory=list)
     ref_good: list[Any] = field(default_factory=list)
+    ref_pending: list[Any] = field(default_factory=list)  # label values: no outcome yet
     ref_decision: str | None = None
     ref_approve: list[Any] = field(default_factory=list)
     ref_decline: list[Any] | None = None  # None: every value not approved declines

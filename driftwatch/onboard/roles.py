@@ -15,10 +15,12 @@ import numpy as np
 
 from driftwatch.onboard.digitdates import DIGIT_FORMATS, digit_formats
 from driftwatch.onboard.infer import TIME_FORMATS, name_rank, text_formats, time_unit
+from driftwatch.onboard.outcomewords import word_side
 
 __all__ = ["APPROVE", "DECISION", "EXPOSURE", "ID", "LABEL", "PREDICTED", "SCORE", "TIME",
            "VERSION",
-           "decision_check", "exposure_check", "label_check", "present", "score_check",
+           "decision_check", "exposure_check", "label_check", "outcome_texts", "present",
+           "score_check",
            "shown", "time_check", "two_values", "unique_check"]
 
 ID = (("id", "event_id", "uuid", "request_id", "application_id", "transaction_id"),
@@ -124,6 +126,26 @@ def two_values(values_of: Any) -> Any:
 #: The most outcome texts a column named exactly like a label may hold (Lending Club's
 #: loan_status: Fully Paid, Charged Off, Does not meet the credit policy. Status:...).
 MAX_OUTCOME_TEXTS = 10
+#: ... and a status whose every value is an outcome word (Prosper's LoanStatus: twelve, six
+#: of them Past Due buckets)
+MAX_STATUS_WORDS = 20
+
+
+def outcome_texts(values: Any) -> bool:
+    """Whether ``values`` (present ones, all text, more than two distinct) read as a loan
+    status: at most :data:`MAX_OUTCOME_TEXTS` texts, or :data:`MAX_STATUS_WORDS` outcome
+    words (:mod:`~driftwatch.onboard.outcomewords`).
+
+    >>> outcome_texts(["Current", "Completed", *[f"Past Due ({i})" for i in range(10)]])
+    True
+    >>> outcome_texts([f"t{i}" for i in range(12)]), outcome_texts(["a", "b"])
+    (False, False)
+    """
+    vals = {v for v in values if present(v)}
+    if len(vals) <= 2 or not all(isinstance(v, str) for v in vals):
+        return False
+    return len(vals) <= MAX_OUTCOME_TEXTS or (
+        len(vals) <= MAX_STATUS_WORDS and all(word_side(v) for v in vals))
 
 
 def label_check(values_of: Any) -> Any:
@@ -137,7 +159,7 @@ def label_check(values_of: Any) -> Any:
         if name_rank(n, *LABEL) < 3:
             return None
         vals = {v for v in values_of(n) if present(v)}
-        if 2 < len(vals) <= MAX_OUTCOME_TEXTS and all(isinstance(v, str) for v in vals):
+        if outcome_texts(vals):
             return f"{len(vals)} outcome texts"
         return None
     return check

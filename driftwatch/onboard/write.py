@@ -141,8 +141,9 @@ def _reference_block(plan: Plan) -> list[str]:
            f"  score: {q(plan.ref_score) if plan.ref_score else 'null'}"]
     out.append(f"  score_is: {plan.score_is}              # p_bad | p_good")
     if plan.ref_label:
+        pending = f", pending: {_list(plan.ref_pending)}" if plan.ref_pending else ""
         out.append(f"  label: {{column: {q(plan.ref_label)}, bad: {_list(plan.ref_bad)}, "
-                   f"good: {_list(plan.ref_good)}}}")
+                   f"good: {_list(plan.ref_good)}{pending}}}")
     else:
         out.append("  label: null")
     if plan.ref_decision:

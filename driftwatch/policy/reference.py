@@ -35,6 +35,7 @@ from driftwatch.windows.conventions import (
     DEFAULT_BAD,
     DEFAULT_GOOD,
     TableConventions,
+    norm_value,
 )
 
 __all__ = ["DecisionColumn", "LabelColumn", "ReferenceColumns", "describe_reference"]
@@ -47,16 +48,27 @@ def _short(data: Any) -> Any:
 
 
 class LabelColumn(StrictModel):
-    """``label: outcome`` or ``label: {column: outcome, bad: [1, default], good: [0]}``."""
+    """``label: outcome`` or ``label: {column: outcome, bad: [1, default], good: [0]}``;
+    ``pending``: values with no outcome yet (``Current``), whose rows count as unlabelled."""
 
     column: str = Field(min_length=1)
     bad: list[Scalar] = Field(default_factory=lambda: list(DEFAULT_BAD), min_length=1)
     good: list[Scalar] = Field(default_factory=lambda: list(DEFAULT_GOOD), min_length=1)
+    pending: list[Scalar] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
     def _column(cls, data: Any) -> Any:
         return _short(data)
+
+    @model_validator(mode="after")
+    def _pending_apart(self) -> LabelColumn:
+        sides = {norm_value(v) for v in [*self.bad, *self.good]}
+        both = [v for v in self.pending if norm_value(v) in sides]
+        if both:
+            raise ValueError("a pending label value cannot also be bad or good: "
+                             + _values(both))
+        return self
 
 
 class DecisionColumn(StrictModel):
@@ -95,6 +107,7 @@ class ReferenceColumns(StrictModel):
             label=lb.column if lb else None,
             bad=tuple(lb.bad) if lb else DEFAULT_BAD,
             good=tuple(lb.good) if lb else DEFAULT_GOOD,
+            pending=tuple(lb.pending) if lb else (),
             decision=dc.column if dc else None,
             approve=tuple(dc.approve) if dc else DEFAULT_APPROVE,
             decline=tuple(dc.decline) if dc and dc.decline is not None else None,
@@ -119,7 +132,9 @@ def describe_reference(r: ReferenceColumns) -> str:
     else:
         parts.append(f"score column {r.score!r} is P(bad)")
     parts.append(f"label column {r.label.column!r} (bad: {_values(r.label.bad)}; good: "
-                 f"{_values(r.label.good)})" if r.label else "no label column")
+                 f"{_values(r.label.good)}"
+                 + (f"; pending, rows with no outcome yet: {_values(r.label.pending)}"
+                    if r.label.pending else "") + ")" if r.label else "no label column")
     if r.decision:
         parts.append(f"decision column {r.decision.column!r} (approve: "
                      f"{_values(r.decision.approve)})")

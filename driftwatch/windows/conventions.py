@@ -91,6 +91,8 @@ class TableConventions:
     label: str | None = "label"
     bad: tuple[Any, ...] = DEFAULT_BAD
     good: tuple[Any, ...] = DEFAULT_GOOD
+    #: label values with no outcome yet (a loan still running): read as no label (NaN)
+    pending: tuple[Any, ...] = ()
     decision: str | None = "decision"
     approve: tuple[Any, ...] = DEFAULT_APPROVE
     decline: tuple[Any, ...] | None = None
@@ -137,6 +139,7 @@ class TableConventions:
             s = pd.to_numeric(out[self.score], errors="coerce").astype(np.float64)
             out[self.score] = 1.0 - s if self.score_is == "p_good" else s
         if self.label and self.label in out.columns:
+            # a pending value is in neither: NaN, an unlabelled row, as a missing label
             table = {k: 0.0 for k in _keys(self.good)} | {k: 1.0 for k in _keys(self.bad)}
             out[self.label] = _mapped(out[self.label], table).astype(np.float64)
         if self.decision and self.decision in out.columns:
@@ -170,8 +173,8 @@ class TableConventions:
         return out.rename(columns=rename)
 
     def label_values(self, col: pd.Series) -> list[str]:
-        """Values of a label column that are neither bad nor good (at most 5)."""
-        known = _keys(self.bad) | _keys(self.good)
+        """Values of a label column that are neither bad, good nor pending (at most 5)."""
+        known = _keys(self.bad) | _keys(self.good) | _keys(self.pending)
         seen = sorted({norm_value(v) for v in col.dropna().unique()} - known)
         return seen[:5]
 
@@ -211,8 +214,8 @@ def build_profile(
     bad = tc.label_values(df[tc.label]) if tc.label and tc.label in df.columns else []
     if bad:
         raise SourceError(f"reference label column {tc.label!r} has values that are neither "
-                          f"bad nor good: {', '.join(bad)} (set reference.label bad/good in "
-                          "the policy)")
+                          f"bad nor good: {', '.join(bad)} (set reference.label bad/good, "
+                          "or pending for no outcome yet, in the policy)")
     table = tc.prepare(df)
     feats = tc.feature_columns(table.columns)
     for c in feats:

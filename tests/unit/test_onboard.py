@@ -268,7 +268,8 @@ def test_reference_labels_neither_bad_nor_good_stop_the_replay(work, capsys):
                          "-o", "out"], capsys)
     assert code == 1
     assert err == ("error: reference label column 'label' has values that are neither bad "
-                   "nor good: 7 (set reference.label bad/good in the policy)\n")
+                   "nor good: 7 (set reference.label bad/good, or pending for no outcome "
+                   "yet, in the policy)\n")
 
 
 # -- outcomes without a timestamp -----------------------------------------------------------

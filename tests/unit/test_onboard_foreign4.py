@@ -45,21 +45,35 @@ def test_a_several_valued_status_only_the_outcomes_carry_is_the_label(tmp_path, 
     missing from the predictions, with the hint to --ignore it: following that lost the
     label."""
     _lending_club(tmp_path, status="final_status")
+    # its words are outcome words (Charged Off, Fully Paid, after 'Status:' too): read
+    # without --label-bad, as with it
+    for flags in ((), ("--label-bad", "Charged Off", "--label-bad",
+                       "Does not meet the credit policy. Status:Charged Off")):
+        code, out, err = _init(tmp_path, capsys, "--force", *flags)
+        assert code == 0, err
+        assert "label: final_status" in out and "4 distinct values, in the outcomes sample" \
+            in out
+        label = yaml.safe_load((tmp_path / "p.yaml").read_text())["reference"]["label"]
+        assert label == {"column": "final_status",
+                         "bad": ["Charged Off",
+                                 "Does not meet the credit policy. Status:Charged Off"],
+                         "good": ["Does not meet the credit policy. Status:Fully Paid",
+                                  "Fully Paid"]}
+        stream = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"][
+            "outcomes"]
+        assert stream["fields"]["label"]["pending"] == ["Current"]
+
+
+def test_a_several_valued_status_of_unknown_words_asks_which_are_bad(tmp_path, capsys):
+    _lending_club(tmp_path, status="final_status")
+    for name in ("ref.csv", "out.csv"):
+        df = pd.read_csv(tmp_path / name)
+        df["final_status"] = df["final_status"].str.replace("Charged Off", "Sold")
+        df.to_csv(tmp_path / name, index=False)
     code, _, err = _init(tmp_path, capsys)
     assert code == 2
     assert "cannot tell which label value is bad" in err and "of final_status" in err
     assert "--label-bad VALUE" in err and "--ignore" not in err
-    code, out, err = _init(tmp_path, capsys, "--label-bad", "Charged Off", "--label-bad",
-                           "Does not meet the credit policy. Status:Charged Off")
-    assert code == 0, err
-    assert "label: final_status" in out and "4 distinct values, in the outcomes sample" in out
-    label = yaml.safe_load((tmp_path / "p.yaml").read_text())["reference"]["label"]
-    assert label == {"column": "final_status",
-                     "bad": ["Charged Off", "Does not meet the credit policy. Status:Charged Off"],
-                     "good": ["Does not meet the credit policy. Status:Fully Paid",
-                              "Fully Paid"]}
-    stream = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"]["outcomes"]
-    assert stream["fields"]["label"]["pending"] == ["Current"]
 
 
 def _timeline(run: Path) -> list[dict]:
@@ -179,10 +193,7 @@ def test_a_loan_status_in_the_predictions_is_the_label_not_a_feature(tmp_path, c
     args = ["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
             str(tmp_path / "live.csv"), "--model", "m", "--connector-out",
             str(tmp_path / "c.yaml"), "--policy-out", str(tmp_path / "p.yaml")]
-    code, _, err = _cli(args, capsys)
-    assert code == 2 and "cannot tell which label value is bad" in err
-    code, out, err = _cli([*args, "--label-bad", "Charged Off", "--label-bad",
-                           "Does not meet the credit policy. Status:Charged Off"], capsys)
+    code, out, err = _cli(args, capsys)  # Charged Off, Fully Paid: outcome words
     assert code == 0, err
     assert "label: loan_status" in out and "4 outcome texts" in out
     assert "label in the predictions: loan_status" in out

@@ -1,0 +1,53 @@
+"""The words public credit tables write for a loan's outcome: bad, good, or none yet.
+
+A loan status mixes final outcomes with states of a loan still running: Prosper's
+``LoanStatus`` holds ``Chargedoff`` and ``Defaulted`` (bad), ``Completed`` (good) and
+``Current``, ``Past Due (1-15 days)``, ``FinalPaymentInProgress`` (no outcome yet); the
+SBA's ``MIS_Status`` ``CHGOFF`` (bad) and ``P I F`` (paid in full, good); Lending Club's
+``loan_status`` ``Charged Off`` / ``Fully Paid``, also after ``Does not meet the credit
+policy. Status:``. A state that is no outcome yet is never read as good: it is
+``pending`` (left out of the label join, and of the reference's outcomes).
+
+>>> [word_side(v) for v in ("CHGOFF", "P I F", "Chargedoff", "Completed", "Current")]
+['bad', 'good', 'bad', 'good', 'pending']
+>>> word_side("Past Due (16-30 days)"), word_side("Late (31-120 days)"), word_side("Cancelled")
+('pending', 'pending', 'pending')
+>>> word_side("Does not meet the credit policy. Status:Charged Off"), word_side("RENT")
+('bad', None)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from driftwatch.windows.conventions import norm_value
+
+__all__ = ["BAD_WORDS", "GOOD_WORDS", "NOT_FINAL", "word_side"]
+
+BAD_WORDS = frozenset({"1", "true", "bad", "default", "defaulted", "fraud", "charged_off",
+                       "chargeoff", "charged off", "chargedoff", "charge off", "chgoff",
+                       "written off", "write off", "writtenoff", "delinquent", "yes", "y"})
+GOOD_WORDS = frozenset({"0", "false", "good", "paid", "repaid", "ok", "no", "n",
+                        "performing", "legit", "fully paid", "fully_paid", "paid in full",
+                        "paid off", "p i f", "pif", "completed"})
+#: States of a loan without an outcome yet (still running, or never run): pending
+NOT_FINAL = (r"current", r"past ?due.*", r"late.*", r"in grace period", r"grace period",
+             r"final ?payment ?in ?progress", r"in progress", r"issued", r"open",
+             r"cancell?ed")
+_NOT_FINAL = re.compile("|".join(f"(?:{p})" for p in NOT_FINAL))
+#: Lending Club's statuses of loans outside the credit policy carry the outcome after this
+_STATUS = "status:"
+
+
+def word_side(v: Any) -> str | None:
+    """``bad``, ``good`` or ``pending`` (no outcome yet) for a label value written as one
+    of the words above; None for any other."""
+    k = norm_value(v)
+    if _STATUS in k:
+        k = k.rsplit(_STATUS, 1)[1].strip()
+    if k in BAD_WORDS:
+        return "bad"
+    if k in GOOD_WORDS:
+        return "good"
+    return "pending" if _NOT_FINAL.fullmatch(k) else None
