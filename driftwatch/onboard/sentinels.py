@@ -11,7 +11,10 @@ confirm. It errs on the side of saying nothing: a value is a code only when it i
 * and either a few (at most :data:`MAX_NEGATIVE_CODES`) negative integers in a column whose
   other values are all >= 0, set apart from them (a gap of an unused integer, or each code
   at least twice as frequent as the smallest real value, which no tail explains);
-* or an all-nines number (-999, 9999, 999999, ...) outside the range of the other values;
+* or an all-nines number (-999, 9999, 999999, ...) outside the range of the other values
+  and set apart from them: the nearest of them at least half its size away
+  (:data:`NINES_GAP`; 9999 above values up to 400 is a code, 99 atop a dense 0..98, the
+  top of a two-digit code range, is not);
 * or the one positive value, an integer in at least :data:`MIN_FAR_SHARE` of the rows, of a
   column whose other values are all <= 0, above them by at least :data:`FAR_SPANS` times
   their own span (Home Credit's ``DAYS_EMPLOYED``: 365243 in 18% of rows, the others -17912
@@ -50,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["FAR_SPANS", "MAX_NEGATIVE_CODES", "MIN_DISTINCT", "MIN_FAR_SHARE", "MIN_ROWS",
-           "MIN_SHARE", "likely_missing_values"]
+           "MIN_SHARE", "NINES_GAP", "likely_missing_values"]
 
 MIN_SHARE = 0.005
 MIN_ROWS = 5
@@ -61,6 +64,8 @@ _LEAST_ROWS = 50
 #: the other values' span it must lie above their largest
 MIN_FAR_SHARE = 0.01
 FAR_SPANS = 10.0
+#: How far (a share of its own size) an all-nines code lies from the nearest other value
+NINES_GAP = 0.5
 
 
 def _nines(v: float) -> bool:
@@ -116,7 +121,9 @@ def likely_missing_values(col: pd.Series, codes: bool = False
     rest = s[~s.isin(nines)]
     if rest.empty:
         return None
-    found = [v for v in nines if v < rest.min() or v > rest.max()]
+    lo, hi = float(rest.min()), float(rest.max())
+    found = [v for v in nines if (v < lo and lo - v >= NINES_GAP * abs(v))
+             or (v > hi and v - hi >= NINES_GAP * abs(v))]
     rest = s[~s.isin(found)]
     if (far := _far_above(rest, share, least)) is not None:
         found.append(far)  # the other values are all <= 0: their negatives are real

@@ -214,3 +214,44 @@ def test_a_far_code_is_found_whatever_the_column_below_it(
         return  # too few real values: nothing is named, by the rule on distinct values
     found = likely_missing_values(pd.Series(x))
     assert found is not None and found[0] == [code]
+
+
+# -- an all-nines value is a code only when set apart from the other values -----------------
+
+
+@settings(max_examples=80, deadline=None)
+@given(top=st.sampled_from([99, 999, 9999]), seed=st.integers(0, 2**32 - 1),
+       n=st.integers(200, 4000), spike=st.floats(0.005, 0.3), low=st.integers(0, 20))
+def test_the_top_of_a_dense_code_range_is_never_a_missing_code(
+        top: int, seed: int, n: int, spike: float, low: int) -> None:
+    """A 0..99 (or 0..999) code column: its top code is the end of the range, however
+    often it comes, not a missing value."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(low, top + 1, n)
+    x[rng.uniform(size=n) < spike] = top
+    found = likely_missing_values(pd.Series(x))
+    assert found is None or top not in found[0], found
+
+
+@settings(max_examples=80, deadline=None)
+@given(code=st.sampled_from([999, 9999, 99999, -999, -9999]), seed=st.integers(0, 2**32 - 1),
+       n=st.integers(200, 4000), hi=st.integers(30, 400), share=st.floats(0.01, 0.3))
+def test_an_all_nines_value_far_from_the_others_is_a_missing_code(
+        code: int, seed: int, n: int, hi: int, share: float) -> None:
+    """9999 after values up to 400 (or -999 below values from 0): a code."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, hi + 1, n)
+    x[rng.uniform(size=n) < share] = code
+    x[:5] = code  # the spike's least rows
+    found = likely_missing_values(pd.Series(x))
+    assert found is not None and found[0] == [code], found
+
+
+@pytest.mark.parametrize(("values", "codes"), [
+    (list(range(0, 41)) * 20 + [99] * 30, [99]),      # 99 atop 0..40: apart
+    (list(range(0, 99)) * 20 + [99] * 300, None),     # 99 atop a dense 0..98: the top code
+    (list(range(0, 51)) * 20 + [99] * 30, None),      # 49 away from 99: not half of it
+])  # fmt: skip
+def test_the_nines_gap_rule(values: list[int], codes: list[int] | None) -> None:
+    found = likely_missing_values(pd.Series(values))
+    assert (found[0] if found else None) == codes
