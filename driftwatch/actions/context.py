@@ -143,6 +143,9 @@ class ActionEnv:
     text_formats: Mapping[str, str] = field(default_factory=dict)
     #: the monitor's lineage and index after the last live prediction batch seen
     live_position: tuple[str | None, int] | None = None
+    #: the policy's ``actions:`` section: a promotion checks its online updates against the
+    #: new champion (``method: learner`` needs a river one)
+    policy_actions: Any = None
     _scorers: Any = field(default=None, repr=False)
 
     def scorers(self) -> Any:

@@ -89,7 +89,9 @@ class ActionExecutor:
     records show the policy's per-day limit or a cooldown reached;
     ``shadow_defaults`` the policy's shadow settings (for the
     shadow that follows a retraining); ``on_promote(model, version, profile)`` is called
-    when a version becomes champion. ``crash_points`` default to ``$DRIFTWATCH_CRASH_AT``
+    when a version becomes champion; ``policy_actions`` (the policy's ``actions:``) lets a
+    promotion warn that its ``method: learner`` online updates cannot run on the new
+    champion. ``crash_points`` default to ``$DRIFTWATCH_CRASH_AT``
     (a test hook, see :mod:`~driftwatch.actions.steps`).
     """
 
@@ -117,6 +119,7 @@ class ActionExecutor:
         bad_labels: Sequence[Any] | None = None,
         score_is: str = "p_bad",
         text_formats: Mapping[str, str] | None = None,
+        policy_actions: Any = None,
     ) -> None:
         self.outbox = outbox
         self.clock = clock
@@ -137,6 +140,7 @@ class ActionExecutor:
             max_concurrent_retrains=max_concurrent_retrains,
             retrain_limits=retrain_limits,
             text_formats=dict(text_formats or {}),
+            policy_actions=policy_actions,
         )
         self.crash = crash_points if crash_points is not None else CrashPoints.from_env()
         self.drive_pool = drive_pool

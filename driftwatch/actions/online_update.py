@@ -29,6 +29,7 @@ discarded ones, across restarts.
 
 from __future__ import annotations
 
+import logging
 import math
 import pickle
 from typing import Any
@@ -62,8 +63,17 @@ from driftwatch.registry.versions import (
 )
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["build_candidate", "discarded_before", "foreign_learner", "learn_window",
-           "learner_on_foreign", "run_online_update"]
+__all__ = [
+    "build_candidate",
+    "discarded_before",
+    "foreign_learner",
+    "learn_window",
+    "learner_after_promotion",
+    "learner_on_foreign",
+    "run_online_update",
+]
+
+log = logging.getLogger("driftwatch.actions.online_update")
 
 _WARM_ROWS = 5000
 
@@ -278,6 +288,21 @@ def learner_on_foreign(actions: Any, champion: str, flavor: str) -> str | None:
         if getattr(act, "type", None) == "online_update" and act.method == "learner":
             return f"{tier} tier: " + foreign_learner(champion, flavor, act.learner)
     return None
+
+
+def learner_after_promotion(env: ActionEnv, model: str, version: str) -> str | None:
+    """The warning when ``version`` of ``model``, just promoted, is no river model and the
+    policy's online updates say ``method: learner``: each of them will now fail (the start
+    checked only the champion of then). Logged, and returned for the action's outcome."""
+    if env.policy_actions is None:
+        return None
+    flavor = env.scorer(model, version).flavor
+    said = learner_on_foreign(env.policy_actions, f"{model} v{version}", flavor)
+    if said is None:
+        return None
+    said = f"promoted {model} v{version}, a {flavor} model: {said}"
+    log.warning("%s", said)
+    return said
 
 
 def discarded_before(outbox: Outbox, model: str, digest: str,

@@ -38,7 +38,9 @@ def _first_line(text: Any) -> str | None:
 
 
 def action_outcome(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """``id``, ``kind``, ``window``, ``state``, ``reason`` and ``version`` of one action."""
+    """``id``, ``kind``, ``window``, ``state``, ``reason`` and ``version`` of one action, and
+    the ``warning`` its outcome carries, if any (a promoted champion that the policy's
+    ``method: learner`` online updates cannot update)."""
     state = str(entry.get("state", ""))
     outcome = entry.get("outcome") or {}
     version = (entry.get("mlflow") or {}).get("version") or outcome.get("version")
@@ -59,9 +61,12 @@ def action_outcome(entry: Mapping[str, Any]) -> dict[str, Any]:
         version = None  # it registered nothing: the reason names the version it reused
     else:
         word = "done"
-    return {"id": entry.get("id"), "kind": entry.get("action"), "window": entry.get("window_id"),
-            "state": word, "reason": reason,
-            "version": str(version) if version is not None else None}
+    out = {"id": entry.get("id"), "kind": entry.get("action"), "window": entry.get("window_id"),
+           "state": word, "reason": reason,
+           "version": str(version) if version is not None else None}
+    if state == "succeeded" and (warning := _first_line(outcome.get("warning"))):
+        out["warning"] = warning
+    return out
 
 
 def outcome_counts(outcomes: Iterable[Mapping[str, Any]]) -> str:
@@ -77,6 +82,8 @@ def outcome_line(o: Mapping[str, Any]) -> str:
         text += f": {o['reason']}"
     if o.get("version"):
         text += f"; {version_words(o)}"
+    if o.get("warning"):
+        text += f"; warning: {o['warning']}"
     return text
 
 

@@ -24,7 +24,12 @@ import pandas as pd
 
 from driftwatch.actions.context import ActionContext, ActionEnv, parse_settings
 from driftwatch.actions.export import ensure_export, read_window
-from driftwatch.actions.online_update import adopt_profile, build_candidate, learn_window
+from driftwatch.actions.online_update import (
+    adopt_profile,
+    build_candidate,
+    learn_window,
+    learner_after_promotion,
+)
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.recalibrate import recalibrated_candidate, river_champion
 from driftwatch.actions.records import ActionRecord
@@ -89,11 +94,14 @@ def run_shadow(action: ActionRecord, steps: StepRunner, env: ActionEnv, outbox: 
 
     promoted = steps.run("promote", do_promote)
     adopted = steps.run("adopt_profile", lambda: adopt_profile(env, model, version))
+    warned = steps.run("check_online_updates",
+                       lambda: {"warning": learner_after_promotion(env, model, version)})
     return Done(
         {
             "verdict": "promoted",
             "version": version,
             "previous": promoted["previous"],
+            **({"warning": warned["warning"]} if warned.get("warning") else {}),
             "approver": action.approver,
             "reason": ev.reason,
             "profile_fingerprint": adopted.get("profile_fingerprint"),

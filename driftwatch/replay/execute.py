@@ -105,6 +105,7 @@ class ReplayActions:
             ),
             retrain_limits=RetrainLimits.from_policy(policy) if policy is not None else None,
             text_formats=self.text_formats,
+            policy_actions=getattr(policy, "actions", None),
         )
         registry = self.executor.env.registry
         if champion is not None:

@@ -60,7 +60,7 @@ class AdminCalls:
 
     def _promote(self, ma: ModelActions, actor: str) -> AdminResult:
         """Make the current challenger the champion (a person's decision, audited)."""
-        from driftwatch.actions.online_update import adopt_profile
+        from driftwatch.actions.online_update import adopt_profile, learner_after_promotion
         from driftwatch.registry.promotion import promote
         from driftwatch.registry.versions import CHALLENGER
 
@@ -70,8 +70,10 @@ class AdminCalls:
         replaced = promote(self.registry, ma.model, challenger.version, at=self.clock.now(),
                            by=actor)
         adopt_profile(ma.executor.env, ma.model, challenger.version)
+        warning = learner_after_promotion(ma.executor.env, ma.model, challenger.version)
         return AdminResult(200, {"model": ma.model, "champion": challenger.version,
-                                 "replaced": replaced})
+                                 "replaced": replaced,
+                                 **({"warning": warning} if warning else {})})
 
     def _retrain(self, ma: ModelActions, actor: str, reason: str) -> AdminResult:
         """Queue a retraining now with the policy's retrain settings, as a severe action."""

@@ -185,7 +185,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
                             if getattr(policy, "reference", None) is not None else None),
                 max_concurrent_retrains=getattr(limits, "max_concurrent_retrains", None),
                 backoff_s=self.backoff.initial_s, max_backoff_s=self.backoff.max_s,
-                retrain_limits=_retrain_limits(policy), text_formats=text_formats)
+                retrain_limits=_retrain_limits(policy), text_formats=text_formats,
+                policy_actions=getattr(policy, "actions", None))
         ma = ModelActions(model, outbox, executor, reference, profile, policy,
                           champion=champion,
                           features=tuple(profile.schema.names) if profile is not None else (),
@@ -198,6 +199,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
         ma = self.models[model]
         ma.policy = policy
         limits = getattr(policy, "limits", None)
+        if ma.executor is not None:
+            ma.executor.env.policy_actions = getattr(policy, "actions", None)
         if ma.executor is not None and limits is not None:
             ma.executor.env.max_concurrent_retrains = limits.max_concurrent_retrains
             ma.executor.env.retrain_limits = _retrain_limits(policy)

@@ -449,3 +449,55 @@ def test_method_learner_on_a_champion_that_is_no_river_model_fails_and_registers
         "instead of updating it; set method: recalibrate (or auto) to recalibrate its score")
     assert [v.version for v in reg.versions(MODEL)] == ["1"]
     assert reg.by_alias(MODEL, CHAMPION).version == "1"
+
+
+def _policy_actions(method: str) -> object:
+    from types import SimpleNamespace
+
+    from driftwatch.policy.actions import OnlineUpdateAction
+
+    return SimpleNamespace(mild=OnlineUpdateAction(method=method, opt_in=True),
+                           moderate=None, severe=None)
+
+
+def test_promoting_a_model_that_is_no_river_one_warns_the_learner_updates(
+    tmp_path: Path, clock: ManualClock, profile: ReferenceProfile,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A retraining that promotes the bank's pyfunc model left `method: learner` online
+    updates to fail one by one later, with nothing said at the promotion (the start's check
+    saw the river champion of then)."""
+    from driftwatch.actions.online_update import learner_after_promotion
+
+    state = tmp_path / "state"
+    _register_good_score(state, clock, profile)  # v1: a pyfunc, no river model
+    ex = ActionExecutor.open(state, clock=clock, policy_actions=_policy_actions("learner"))
+    with caplog.at_level("WARNING", logger="driftwatch.actions.online_update"):
+        said = learner_after_promotion(ex.env, MODEL, "1")
+    assert said is not None and said.startswith(f"promoted {MODEL} v1, a pyfunc model: ")
+    assert "mild tier: online_update method: learner needs a river champion" in said
+    assert said in caplog.text
+    # recalibrate (or auto) updates any model: nothing to say; nor without a policy
+    ex.env.policy_actions = _policy_actions("auto")
+    assert learner_after_promotion(ex.env, MODEL, "1") is None
+    ex.env.policy_actions = None
+    assert learner_after_promotion(ex.env, MODEL, "1") is None
+    ex.close()
+
+
+def test_a_river_champion_promoted_says_nothing(executor: ActionExecutor) -> None:
+    from driftwatch.actions.online_update import learner_after_promotion
+
+    executor.env.policy_actions = _policy_actions("learner")
+    assert learner_after_promotion(executor.env, MODEL, "1") is None  # the river stand-in
+
+
+def test_the_promotion_warning_reaches_the_replay_summary_line() -> None:
+    from driftwatch.actions.outcomes import action_outcome, outcome_line
+
+    o = action_outcome({"id": 4, "action": "shadow", "window_id": 9, "state": "succeeded",
+                        "outcome": {"verdict": "promoted", "version": "3",
+                                    "warning": "promoted m v3, a sklearn model: ..."}})
+    assert o["warning"] == "promoted m v3, a sklearn model: ..."
+    assert outcome_line(o) == ("action 4 shadow (window 9): done; promoted v3; warning: "
+                               "promoted m v3, a sklearn model: ...")
