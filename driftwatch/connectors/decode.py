@@ -200,7 +200,8 @@ class Decoder:
         scan: bool = True, now: float | None = None,
     ) -> None:
         self.mapping = mapping.resolve(schema)
-        # where a two-digit year falls (two_digit_years): today, once, unless given
+        # where a two-digit year falls without century_start (two_digit_years): today,
+        # once, unless given
         self._now = SystemClock().now() if now is None else now
         self.schema = schema
         feats = self.mapping.feature_paths(schema.names)
@@ -500,7 +501,7 @@ class Decoder:
             return secs
         raw, path = cols["event_time"], t.path.text  # type: ignore[union-attr]
         secs, missing, bad = event_times(raw, self._unit, fmt=t.format, origin=self._origin,
-                                         now=self._now)
+                                         now=self._now, century_start=t.century_start)
         prob.flag(missing, "missing_time", lambda i: f"event_time ({path}) is missing")
         if t.format is not None:
             unit = f"text in the format {t.format!r}"

@@ -37,16 +37,21 @@ either.
 >>> event_times([0, 172792, "2.5", "2013-09-01"], "s", origin=origin)[0].tolist()
 [1377993600.0, 1378166392.0, 1377993602.5, nan]
 
-A two-digit year (``%y``) is read in the hundred years that end a year after ``now`` (when
-given: the reader's today), not as strptime reads it (00-68 as 2000-2068, 69-99 as
-1969-1999). The SBA's loans of the 1960s (``'15-Mar-66'``) are
-not approved in 2066, and a stream of them crossing 1968 does not jump back a century:
+A two-digit year (``%y``) is not read as strptime reads it (00-68 as 2000-2068, 69-99 as
+1969-1999): the SBA's loans of the 1960s (``'15-Mar-66'``) are not approved in 2066, and a
+stream of them crossing 1968 does not jump back a century. ``century_start`` (the
+connector's key of that name) fixes the hundred years it is read in, so a recording reads
+the same whenever it is replayed; without it they are those that end a year after ``now``
+(the reader's today), which moves as the years pass:
 
->>> now = parse_origin("2026-12-06")
->>> secs = event_times(["15-Mar-66", "31-Dec-68", "01-Jan-69", "28-Feb-97", "01-Jun-27"],
-...                    "auto", fmt="%d-%b-%y", now=now)[0]
+>>> secs = event_times(["15-Mar-66", "31-Dec-68", "01-Jan-69", "28-Feb-97", "31-Dec-27"],
+...                    "auto", fmt="%d-%b-%y", century_start=1928)[0]
 >>> [str(t)[:10] for t in secs.astype("datetime64[s]")]
-['1966-03-15', '1968-12-31', '1969-01-01', '1997-02-28', '2027-06-01']
+['1966-03-15', '1968-12-31', '1969-01-01', '1997-02-28', '2027-12-31']
+>>> now = parse_origin("2026-12-06")
+>>> secs = event_times(["15-Mar-66", "01-Jun-27"], "auto", fmt="%d-%b-%y", now=now)[0]
+>>> [str(t)[:10] for t in secs.astype("datetime64[s]")]
+['1966-03-15', '2027-06-01']
 >>> format_problem("%b-%Y") is None, format_problem("Mon-YYYY")
 (True, "expected a strptime format with a year directive, such as '%b-%Y'")
 """
@@ -64,10 +69,12 @@ import pyarrow.compute as pc
 from driftwatch.connectors.columns import Raw, is_arrow, python_values
 
 __all__ = [
+    "CENTURY_STARTS",
     "MS_THRESHOLD",
     "NS_THRESHOLD",
     "UNITS",
     "US_THRESHOLD",
+    "century_start_at",
     "digit_width",
     "event_times",
     "format_problem",
@@ -76,6 +83,7 @@ __all__ = [
     "from_text",
     "parse_origin",
     "two_digit_years",
+    "writes_two_digit_year",
 ]
 
 UNITS = ("auto", "s", "ms", "us", "ns", "iso")
@@ -177,22 +185,52 @@ def from_format(s: np.ndarray, fmt: str) -> np.ndarray:
 
 #: How far after ``now`` a two-digit year may fall before it is read a century earlier
 TWO_DIGIT_LEAD_S = 366 * 86_400
+#: The first years ``century_start`` may name: its hundred years lie within the years
+#: pandas' nanoseconds hold (1677-09-21 to 2262-04-11)
+CENTURY_STARTS = range(1678, 2163)
 _TWO_DIGIT_YEAR = re.compile(r"(?<!%)(%%)*%y")
 
 
-def two_digit_years(secs: np.ndarray, fmt: str | None, now: float | None) -> np.ndarray:
-    """``secs`` read with ``fmt`` placed in the hundred years that end
-    :data:`TWO_DIGIT_LEAD_S` after ``now``, a century earlier or later the same day of the
-    year, when ``fmt`` writes a two-digit year (``%y``); ``secs`` itself otherwise (or with
-    ``now`` None).
+def writes_two_digit_year(fmt: str | None) -> bool:
+    """Whether the strptime format ``fmt`` writes a two-digit year (``%y``, not ``%%y``).
+
+    >>> [writes_two_digit_year(f) for f in ("%d-%b-%y", "%Y-%m", "%%y%Y")]
+    [True, False, False]
+    """
+    return fmt is not None and _TWO_DIGIT_YEAR.search(fmt) is not None
+
+
+def century_start_at(now: float) -> int:
+    """The ``century_start`` that reads two-digit years as they are read without one on the
+    day ``now`` (epoch seconds): the hundred years ending the year after it.
+
+    >>> century_start_at(parse_origin("2026-12-06"))
+    1928
+    """
+    return int(pd.Timestamp(now, unit="s", tz="UTC").year) - 98
+
+
+def two_digit_years(secs: np.ndarray, fmt: str | None, now: float | None,
+                    century_start: int | None = None) -> np.ndarray:
+    """``secs`` read with ``fmt`` moved by whole centuries, the same day of the year, into
+    the years ``century_start`` to ``century_start + 99`` or, without it, the hundred years
+    that end :data:`TWO_DIGIT_LEAD_S` after ``now``, when ``fmt`` writes a two-digit year
+    (``%y``); ``secs`` itself otherwise (or with neither given). A 29 February moved into a
+    year that has none (``29-Feb-00`` in 1900) is no date: NaN.
 
     >>> now, read = parse_origin("2026-01-01"), np.array([parse_origin("2066-03-15")])
     >>> two_digit_years(read, "%d-%b-%y", now) == parse_origin("1966-03-15")
     array([ True])
+    >>> two_digit_years(read, "%d-%b-%y", None, century_start=2000) is read  # in its span
+    True
     >>> two_digit_years(read, "%d-%b-%Y", now) is read  # four digits: as written
     True
     """
-    if now is None or fmt is None or not _TWO_DIGIT_YEAR.search(fmt):
+    if not writes_two_digit_year(fmt):
+        return secs
+    if century_start is not None:
+        return _in_century(secs, century_start)
+    if now is None:
         return secs
     last = now + TWO_DIGIT_LEAD_S
     when = pd.to_datetime(pd.Series(secs), unit="s", utc=True)
@@ -205,6 +243,29 @@ def two_digit_years(secs: np.ndarray, fmt: str | None, now: float | None) -> np.
     out = secs.copy()
     out[late] = _seconds(when[late] - pd.DateOffset(years=100))
     out[early] = _seconds(when[early] + pd.DateOffset(years=100))
+    return out
+
+
+def _in_century(secs: np.ndarray, first: int) -> np.ndarray:
+    """``secs`` moved by whole centuries into the years ``first`` to ``first + 99``."""
+    ok = np.isfinite(secs)
+    if not ok.any():
+        return secs
+    when = pd.to_datetime(pd.Series(secs), unit="s", utc=True)
+    year = when.dt.year.to_numpy(dtype=np.float64, na_value=np.nan)
+    shift = np.zeros(len(secs), np.int64)
+    shift[ok] = ((first + (year[ok] - first) % 100) - year[ok]).astype(np.int64)
+    if not shift.any():
+        return secs
+    out = secs.copy()
+    leap_day = ((when.dt.month == 2) & (when.dt.day == 29)).to_numpy()
+    for years in np.unique(shift[shift != 0]).tolist():
+        rows = shift == years
+        moved = when[rows] + pd.DateOffset(years=years)
+        out[rows] = _seconds(moved)
+        # DateOffset clamps a 29 February the target year lacks to the 28th: no such day
+        gone = leap_day[rows] & (moved.dt.day != 29).to_numpy()
+        out[np.flatnonzero(rows)[gone]] = np.nan
     return out
 
 
@@ -260,17 +321,18 @@ def parse_origin(text: str) -> float:
 
 def event_times(
     raw: Raw, unit: str, *, fmt: str | None = None, origin: float | None = None,
-    now: float | None = None,
+    now: float | None = None, century_start: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(seconds, missing, bad)`` for a raw column; bad includes non-finite results.
 
     ``fmt`` (a strptime format) reads text; ``origin`` (epoch seconds) makes numbers
     offsets in ``unit``. They are not meant together (the connector refuses it); given
-    both, ``fmt`` wins. ``now`` (epoch seconds) places a two-digit year
-    (:func:`two_digit_years`).
+    both, ``fmt`` wins. ``century_start`` (a year), or else ``now`` (epoch seconds),
+    places a two-digit year (:func:`two_digit_years`).
     """
     secs, missing, bad = _event_times(raw, unit, fmt, origin)
-    return two_digit_years(secs, fmt, now), missing, bad
+    secs = two_digit_years(secs, fmt, now, century_start)
+    return secs, missing, bad | (~missing & ~np.isfinite(secs))
 
 
 def _event_times(raw: Raw, unit: str, fmt: str | None, origin: float | None

@@ -78,14 +78,16 @@ class FieldPath:
 @dataclass(frozen=True)
 class TimeField:
     """Event time: a path and its unit, or the Kafka record timestamp. ``format`` (a
-    strptime format) reads text times; ``origin`` (an ISO-8601 instant) makes numbers
-    offsets from it in ``unit`` (see :mod:`driftwatch.connectors.eventtime`)."""
+    strptime format) reads text times, a two-digit year of it in the hundred years from
+    ``century_start`` (None: by the reader's today); ``origin`` (an ISO-8601 instant)
+    makes numbers offsets from it in ``unit`` (see :mod:`driftwatch.connectors.eventtime`)."""
 
     path: FieldPath | None
     unit: str = "auto"  # auto | s | ms | us | ns | iso
     source: str = "payload"  # payload | kafka_timestamp | arrival
     format: str | None = None
     origin: str | None = None
+    century_start: int | None = None
 
 
 @dataclass(frozen=True)

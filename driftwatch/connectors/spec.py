@@ -92,13 +92,16 @@ class ScoreSpec(PathSpec):
 
 
 class TimeSpec(_Short):
-    """``event_time: ts`` or ``{path:, unit:, format:, origin:}`` or ``{source:}``; the
-    checks between keys are :mod:`driftwatch.connectors.streams`'s."""
+    """``event_time: ts`` or ``{path:, unit:, format:, century_start:, origin:}`` or
+    ``{source:}``; the checks between keys are :mod:`driftwatch.connectors.streams`'s."""
 
     path: str | None = None
     unit: Literal["auto", "s", "ms", "us", "ns", "iso"] = "auto"
     source: Literal["payload", "kafka_timestamp", "arrival"] = "payload"
     format: str | None = None  # a strptime format for text times
+    #: the first of the hundred years a two-digit year (%y) of ``format`` is read in;
+    #: checked (a year, not a boolean) in streams, which names what it found
+    century_start: Any = None
     origin: str | None = None  # an ISO-8601 instant: numbers are offsets from it
 
     @field_validator("origin", mode="before")

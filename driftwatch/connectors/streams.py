@@ -11,7 +11,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from driftwatch.connectors.eventtime import format_problem, parse_origin
+from driftwatch.connectors.eventtime import (
+    CENTURY_STARTS,
+    format_problem,
+    parse_origin,
+    writes_two_digit_year,
+)
 from driftwatch.connectors.mapping import (
     ROLES,
     DecisionField,
@@ -169,7 +174,7 @@ def _time(doc: LocatedDoc, at: _PathT, t: TimeSpec, role: str, kind: str, fmt: s
     ):
         raise _err(doc, (*at, "source"), "kafka_timestamp needs a Kafka source or format: "
                    "kafka-recording", found=f"format {fmt!r}")
-    for key in ("format", "origin"):
+    for key in ("format", "origin", "century_start"):
         if getattr(t, key) is not None and t.source != "payload":
             raise _err(doc, (*at, key), f"{key} reads the values at a path; source: "
                        f"{t.source} has no path", key=True)
@@ -195,7 +200,27 @@ def _time(doc: LocatedDoc, at: _PathT, t: TimeSpec, role: str, kind: str, fmt: s
             raise _err(doc, (*at, "unit"), "an origin makes numbers offsets: expected unit s, "
                        "ms, us or ns (auto: s)", found=show(t.unit))
     path = _path(doc, (*at, "path"), t.path) if t.path is not None else None
-    return TimeField(path, t.unit, t.source, t.format, t.origin)
+    return TimeField(path, t.unit, t.source, t.format, t.origin,
+                     _century_start(doc, (*at, "century_start"), t))
+
+
+def _century_start(doc: LocatedDoc, at: _PathT, t: TimeSpec) -> int | None:
+    """``century_start``: a year within :data:`CENTURY_STARTS`, beside a ``format`` that
+    writes a two-digit year (elsewhere it would place nothing)."""
+    v = t.century_start
+    if v is None:
+        return None
+    first, last = CENTURY_STARTS[0], CENTURY_STARTS[-1]
+    if isinstance(v, bool) or not isinstance(v, int) or v not in CENTURY_STARTS:
+        raise _err(doc, at, f"expected a year from {first} to {last}, the first of the "
+                   "hundred years a two-digit year (%y) is read in", found=show(v),
+                   hint="e.g. century_start: 1928 reads '66' as 1966 and '27' as 2027")
+    if not writes_two_digit_year(t.format):
+        found = "no format" if t.format is None else f"format {t.format!r}"
+        raise _err(doc, at, "century_start places a two-digit year: expected a format "
+                   "with %y", found=found, key=True,
+                   hint="remove century_start, or write the year as %y in format")
+    return v
 
 
 def _opt(doc: LocatedDoc, fat: _PathT, key: str, p: PathSpec | None) -> FieldPath | None:

@@ -23,6 +23,7 @@ from driftwatch.onboard.sample import (
     sample_decimal,
     sample_separator,
 )
+from driftwatch.onboard.timefields import fix_two_digit_years
 from driftwatch.onboard.write import connector_yaml, policy_yaml, write_files
 
 __all__ = ["dotted_note", "run_init"]
@@ -120,8 +121,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             notes += said
     notes += [dotted_note(s) for s in (preds, outs) if s is not None and s.dotted]
     plan = make_plan(ref, args.reference, preds, outs, opts)
-    # a two-digit year is placed by today, as replay's decoder places it
-    pace = choose_pace(window_seconds(plan.predictions, args.pane, now=SystemClock().now()))
+    fix_two_digit_years(plan, SystemClock().now())
+    pace = choose_pace(window_seconds(plan.predictions, args.pane))
     plan.say(*pace_line(pace, args.pane))
     conn_path = Path(args.connector_out or f"connectors/{model}.yaml")
     pol_path = Path(args.policy_out or f"policies/{model}.yaml")

@@ -109,12 +109,13 @@ def choose_pace(window: float | None) -> Pace:
 
 def window_seconds(sp: StreamPlan, pane: int, now: float | None = None) -> float | None:
     """Seconds ``pane`` events span at the sample's event rate; None when its time field
-    gives no rate (none in the payload, fewer than two times, or all alike). ``now``
-    places a two-digit year, as the decoder does."""
+    gives no rate (none in the payload, fewer than two times, or all alike). The stream's
+    ``century_start``, or else ``now``, places a two-digit year, as the decoder does."""
     if sp.time_source != "payload" or sp.time_path is None:
         return None
     secs, _, _ = event_times(sp.sample.values(sp.time_path), sp.time_unit,
-                             fmt=sp.time_format, now=now)
+                             fmt=sp.time_format, now=now,
+                             century_start=sp.time_century_start)
     secs = secs[np.isfinite(secs)]
     if len(secs) < 2 or secs.max() <= secs.min():
         return None

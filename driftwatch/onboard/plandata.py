@@ -51,6 +51,8 @@ class StreamPlan:
     time_unit: str = "auto"
     time_source: str = "payload"  # payload | kafka_timestamp | arrival
     time_format: str | None = None  # strptime format of a text time
+    #: the first of the hundred years a two-digit year (%y) of ``time_format`` is read in
+    time_century_start: int | None = None
     time_offsets: bool = False  # counts from a start: the connector needs an origin
     score: str | None = None
     score_percent: bool = False  # the stream writes the score as a percentage (0 to 100)

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from driftwatch.connectors.eventtime import century_start_at, writes_two_digit_year
 from driftwatch.onboard.digitdates import DIGIT_FORMATS, digit_formats
 from driftwatch.onboard.infer import TIME_FORMATS, Candidate, text_formats, time_unit
 from driftwatch.onboard.plandata import Plan, StreamPlan
 from driftwatch.onboard.times import counts_from_start, time_reading
 
-__all__ = ["read_time", "time_todo", "times_by_value"]
+__all__ = ["fix_two_digit_years", "read_time", "time_todo", "times_by_value"]
 
 
 def time_todo(name: str, vals: list[Any]) -> str:
@@ -63,3 +64,16 @@ def read_time(plan: Plan, sp: StreamPlan, line: tuple[str, str], name: str,
     plan.say(line[0], line[1] + r.note)
     for what, why in r.lines:
         plan.say(what, why)
+
+
+def fix_two_digit_years(plan: Plan, now: float) -> None:
+    """Give each stream whose time format writes a two-digit year (``%y``) the
+    ``century_start`` that reads it as today (epoch seconds ``now``) does, and say it:
+    written down, a replay years later reads ``'27'`` as this one does."""
+    for sp in (plan.predictions, plan.outcomes):
+        if sp is None or not writes_two_digit_year(sp.time_format):
+            continue
+        sp.time_century_start = first = century_start_at(now)
+        plan.say(f"  century_start: {first}", f"{sp.name}: a two-digit year of "
+                 f"{sp.time_path} reads as {first} to {first + 99} (the hundred years "
+                 "ending next year), written down so a later replay reads it alike")

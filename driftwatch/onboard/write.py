@@ -67,6 +67,8 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
     if s.time_source == "payload":
         how = (f"format: {json.dumps(s.time_format)}" if s.time_format is not None
                else f"unit: {s.time_unit}")
+        if s.time_century_start is not None:  # a replay years later reads '27' alike
+            how += f", century_start: {s.time_century_start}"
         note = (f'   # counts from a start: add origin: "{ORIGIN_PLACEHOLDER}", the instant '
                 "of 0" if s.time_offsets else "")
         out.append(f"        event_time: {{path: {q(s.time_path)}, {how}}}{note}")

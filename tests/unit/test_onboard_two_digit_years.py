@@ -56,7 +56,8 @@ def test_init_reads_an_sba_date_as_the_event_time_and_ignores_the_others(
     assert code == 0, err
     fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
         "source"]["streams"]["predictions"]["fields"]
-    assert fields["event_time"] == {"path": "ApprovalDate", "format": "%d-%b-%y"}
+    assert fields["event_time"] == {"path": "ApprovalDate", "format": "%d-%b-%y",
+                                    "century_start": dt.datetime.now(dt.UTC).year - 98}
     assert "DisbursementDate" not in fields["features"]
     assert any(x.startswith("ignore: DisbursementDate") and "dates" in x
                for x in out.splitlines()), out
