@@ -15,14 +15,15 @@ ISO-8601 unless it is a number; ISO times without a zone are UTC.
 
 A ``fmt`` reads text only (zone-less results are UTC); text it does not match, and any
 number, is a bad time; but a format of digits alone (``%Y%m%d``, ``%Y%m``: SQL's
-``yyyymmdd`` integers, Kaggle exports) reads a whole number, or its text, by its digits,
-as many as the format writes: the leading zeros a number cannot write are added
-(``1012024`` under ``%d%m%Y``), so ``2024131`` under ``%Y%m%d`` is the year 202, a bad time,
-never a guess at January 31:
+``yyyymmdd`` integers, Kaggle exports) reads a whole number, or its text (spaces around
+it dropped, as a fixed-width export pads it), by its digits, as many as the format
+writes: the leading zeros a number cannot write are added (``1012024`` under
+``%d%m%Y``), so ``2024131`` under ``%Y%m%d`` is the year 202, a bad time, never a guess at
+January 31:
 
->>> event_times([20240131, "20240131", "20240131.0", 2024131, 20241301, " 20240131"],
-...             "auto", fmt="%Y%m%d")[0].tolist()
-[1706659200.0, 1706659200.0, 1706659200.0, nan, nan, nan]
+>>> event_times([20240131, "20240131", "20240131.0", " 20240131 ", 2024131, 20241301,
+...              "2024 0131"], "auto", fmt="%Y%m%d")[0].tolist()
+[1706659200.0, 1706659200.0, 1706659200.0, 1706659200.0, nan, nan, nan]
 >>> event_times([1012024, "1012024"], "auto", fmt="%d%m%Y")[0].tolist()
 [1704067200.0, 1704067200.0]
 
@@ -164,10 +165,11 @@ def digit_width(fmt: str) -> int | None:
 
 
 def _digits(ser: pd.Series, width: int) -> pd.Series:
-    """Text of ``width`` digits: a whole number's ``.0`` dropped (a CSV column with blanks
-    is written as floats) and the leading zeros a number cannot write added (``1012024``
-    under ``%d%m%Y``); None for anything else, longer text too."""
-    text = ser.astype("string").str.replace(r"\.0*$", "", regex=True)
+    """Text of ``width`` digits: spaces around dropped, a whole number's ``.0`` dropped (a
+    CSV column with blanks is written as floats) and the leading zeros a number cannot
+    write added (``1012024`` under ``%d%m%Y``); None for anything else, longer text too
+    (init's :func:`~driftwatch.onboard.digitdates.digit_formats` takes the same values)."""
+    text = ser.astype("string").str.strip().str.replace(r"\.0*$", "", regex=True)
     text = text.where(text.str.fullmatch(rf"\d{{1,{width}}}"), None).str.zfill(width)
     return text.astype(object).where(text.notna(), None)
 

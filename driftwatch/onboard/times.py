@@ -122,6 +122,14 @@ def _given(name: str, values: Sequence[Any], where: str, fmt: str) -> TimeReadin
     return TimeReading("auto", fmt, lines=((f"  format: {fmt}", why),))
 
 
+def _in_digits(name: str, fmt: str, distinct: Sequence[Any]) -> TimeReading:
+    """Dates written in digits (``fmt``: ``%Y%m%d``, ...): read as numbers or as text."""
+    return TimeReading("auto", fmt, lines=((
+        f"  format: {fmt}", f"every sample value of {name} is a date written in digits "
+        f"({shown(distinct)}); written as its event_time format, which reads them as "
+        "numbers or as text (no zone: UTC)"),))
+
+
 def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None = None
                  ) -> TimeReading:
     """How to read the time field ``name`` of the sample ``where`` (``fmt``: the user's
@@ -131,6 +139,10 @@ def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None =
         return _given(name, values, where, fmt)
     distinct = list(dict.fromkeys(v for v in values if present(v)))
     unit = time_unit(values)
+    # text '20240131' is ISO's basic form too, but unit: iso refuses the number 20240131
+    # that a stream of such text also sends: the digit format reads both
+    if unit == "iso" and (digits := digit_formats(values)):
+        return _in_digits(name, digits[0], distinct)
     if unit == "iso":
         return _iso(values)
     if unit is not None:
@@ -147,9 +159,7 @@ def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None =
             f"  format: {formats[0]}", f"every sample value of {name} reads with it "
             f"({shown(distinct)}); written as its event_time format (no zone: UTC)"),))
     if digits := digit_formats(values):  # before counts from a start: 20240131 is one too
-        return TimeReading("auto", digits[0], lines=((
-            f"  format: {digits[0]}", f"every sample value of {name} is a date written in "
-            f"digits ({shown(distinct)}); written as its event_time format (no zone: UTC)"),))
+        return _in_digits(name, digits[0], distinct)
     first = next((v for v in values if present(v)), None)
     if counts_from_start(values):
         from driftwatch.onboard.write import q  # write reads plans, which read times
