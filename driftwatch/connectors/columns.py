@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from driftwatch.connectors.mapping import as_text
+from driftwatch.money import AMOUNT
 from driftwatch.textnumbers import bare_text
 
 __all__ = [
@@ -203,9 +204,9 @@ def _numeric_arrow(
 
 
 #: Money text whole, in RE2 (no back-references): one sign at most, before or after the
-#: currency sign (:data:`driftwatch.money.MONEY_TEXT`)
-_MONEY_RE2 = (r"^\s*(?:[-+]?\s*[$€£]?|[$€£]\s*[-+]?)\s*"
-              r"(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)\s*$")
+#: currency sign, or the amount in brackets (:data:`driftwatch.money.MONEY_TEXT`)
+_MONEY_RE2 = (rf"^\s*(?:(?:[-+]?\s*[$€£]?|[$€£]\s*[-+]?)\s*{AMOUNT}"
+              rf"|(?:\(\s*[$€£]?|[$€£]\s*\()\s*{AMOUNT}\s*\))\s*$")
 
 
 def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -216,9 +217,10 @@ def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
     >>> v, bad, null = text_numbers(["$60,000.00 ", "-$5", 3, "$6,00", "", None, True], "money")
     >>> v.tolist()[:3], bad.tolist(), null.tolist()[4:]
     ([60000.0, -5.0, 3.0], [False, False, False, True, False, False, True], [True, True, False])
-    >>> v, bad, _ = text_numbers(pa.array(["$60,000.00 ", "$6,00", "€ 1.5", " "]), "money")
-    >>> v.tolist()[0], v.tolist()[2], bad.tolist()
-    (60000.0, 1.5, [False, True, False, False])
+    >>> v, bad, _ = text_numbers(pa.array(["$60,000.00 ", "$6,00", "€ 1.5", " ", "($1,234.50)"]),
+    ...                          "money")
+    >>> v.tolist()[0], v.tolist()[2], v.tolist()[4], bad.tolist()
+    (60000.0, 1.5, -1234.5, [False, True, False, False, False])
     >>> v, bad, null = text_numbers(["13.56%", " 7 % ", 21, "abc%", "%", "", None, True],
     ...                             "percent")
     >>> v.tolist()[:3], bad.tolist(), null.tolist()[5:]
@@ -232,8 +234,12 @@ def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
             space = blank(arr)
             fits = pc.fill_null(pc.match_substring_regex(arr, _MONEY_RE2), False)
             unfit = ~fits.to_numpy(zero_copy_only=False) & ~space
-            vals, bad, null = numeric(pc.replace_substring_regex(arr, r"[\s$€£,]", ""),
+            vals, bad, null = numeric(pc.replace_substring_regex(arr, r"[\s$€£,()]", ""),
                                       lenient=True)
+            # an accountant's negative: what fits with a bracket is an amount in brackets
+            owed = pc.fill_null(pc.match_substring(arr, "("), False).to_numpy(
+                zero_copy_only=False)
+            vals = np.where(owed, -vals, vals)
             return np.where(unfit, np.nan, vals), bad | unfit, null & ~unfit
         trimmed = pc.utf8_trim_whitespace(arr)
         signed = pc.fill_null(pc.ends_with(trimmed, "%"), False).to_numpy(zero_copy_only=False)

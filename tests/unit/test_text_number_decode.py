@@ -56,12 +56,16 @@ CASES: dict[str, dict[str, Any]] = {
     "money": {
         "feature": "gross", "warm": "$10.00 ",
         "values": ["$60,000.00 ", "-$1,234.50", "€ 12", "1500", 7, "$6,00.00", "$",
-                   "12 apples", "", None, True],
-        "read": [60000.0, -1234.5, 12.0, 1500.0, 7.0, None, None, None, np.nan, np.nan, None],
+                   "12 apples", "", None, True, "($1,234.50)", " (60,000) ", "$(7)",
+                   "(-$5)", "($5", "()"],
+        "read": [60000.0, -1234.5, 12.0, 1500.0, 7.0, None, None, None, np.nan, np.nan, None,
+                 -1234.5, -60000.0, -7.0, None, None, None],
         "detail": ("feature 'gross' (loan.gross): expected a number or money text like "
                    "'$60,000.00', found text '$6,00.00'"),
-        "texts": ["$60,000.00 ", "-$1,234.50", "€ 12", "1500", "$6,00.00", "$", "", None],
-        "texts_read": [60000.0, -1234.5, 12.0, 1500.0, None, None, np.nan, np.nan],
+        "texts": ["$60,000.00 ", "-$1,234.50", "€ 12", "1500", "$6,00.00", "$", "", None,
+                  "($1,234.50)", "(60,000)", "$(7)", "(-$5)", "$5)"],
+        "texts_read": [60000.0, -1234.5, 12.0, 1500.0, None, None, np.nan, np.nan, -1234.5,
+                       -60000.0, -7.0, None, None],
     },
 }
 
