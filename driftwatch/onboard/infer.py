@@ -192,21 +192,29 @@ def percent_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
     return _holds(values, lambda v: bool(_PERCENT.fullmatch(v)), most)
 
 
-#: A currency sign: text of amounts carries one (the sign alone makes no amount)
-_CURRENCY = re.compile(r"[$€£]")
+#: What marks text as an amount rather than a number's plain text: a currency sign, a
+#: thousands comma or an accountant's bracket (the mark alone makes no amount)
+_MONEY_MARK = re.compile(r"[$€£(]|\d,\d{3}")
 
 
 def money_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
-    """Whether every present value is money text with a currency sign (the SBA's
-    ``DisbursementGross``, ``'$60,000.00 '``), some at least: a number the connector reads
-    with ``format: money``; ``most``: more than half of them.
+    """Whether every present value is money text (``most``: more than half of them), all
+    text, and some amount among them is marked as one: a currency sign (the SBA's
+    ``DisbursementGross``, ``'$60,000.00 '``), thousands commas (``'1,234,567.89'``) or
+    brackets (``'(1,234.00)'``); a number the connector reads with ``format: money``.
+    Plain numbers written as text (``'12'``) are not money text.
 
     >>> money_text(pd.Series(["$60,000.00 ", "$0.00 ", None])), money_text(["$5", "5 apples"])
     (True, False)
-    >>> money_text(["60,000", "12"]), money_text(["$5", "$7", "n/a"], most=True)
-    (False, True)
+    >>> money_text(["60,000", "12"]), money_text(["12", "7"]), money_text(["6,00", "12"])
+    (True, False, False)
+    >>> money_text(["$5", "$7", "n/a"], most=True)
+    True
     """
-    return _holds(values, lambda v: bool(_CURRENCY.search(v)) and bool(bare_money(v)), most)
+    vals = pd.Series(values, dtype=object).dropna()
+    marked = vals.map(lambda v: isinstance(v, str) and bool(_MONEY_MARK.search(v))
+                      and bool(bare_money(v))).any()
+    return bool(marked) and _holds(vals, lambda v: bool(bare_money(v)), most)
 
 
 def text_format(values: pd.Series | Sequence[Any], most: bool = False) -> str | None:

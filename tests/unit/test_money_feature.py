@@ -8,6 +8,7 @@ a data-quality fault per window, and an amount shift unseen). (The decoding path
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,22 @@ def _money(a: np.ndarray) -> list[str]:
     return [f"${v:,.2f} " for v in a]
 
 
-def _sba(tmp: Path, factor: float) -> None:
+def _grouped(a: np.ndarray) -> list[str]:
+    """Thousands commas, no currency sign (a spreadsheet's number format)."""
+    return [f"{v:,.2f}" for v in a]
+
+
+def _sba(tmp: Path, factor: float, money: Callable[[np.ndarray], list[str]] = _money) -> None:
     """The SBA's shape: amounts as money text in the reference CSV and the CSV stream; the
     stream's second half lends ``factor`` times as much."""
     rng = np.random.default_rng(5)
     ref = pd.DataFrame({"Term": rng.integers(12, 300, N),
-                        "DisbursementGross": _money(rng.lognormal(11, 1, N).round(-2)),
+                        "DisbursementGross": money(rng.lognormal(11, 1, N).round(-2)),
                         "MIS_Status": rng.choice(["P I F", "CHGOFF"], N, p=[0.8, 0.2])})
     ref.to_csv(tmp / "ref.csv", index=False)
     gross = rng.lognormal(11, 1, N).round(-2) * np.where(np.arange(N) >= N // 2, factor, 1.0)
     live = pd.DataFrame({"id": np.arange(N), "ts": 1_700_000_000 + 60 * np.arange(N),
-                         "Term": rng.integers(12, 300, N), "DisbursementGross": _money(gross),
+                         "Term": rng.integers(12, 300, N), "DisbursementGross": money(gross),
                          "score": rng.uniform(0, 1, N).round(4)})
     live.to_csv(tmp / "live.csv", index=False)
 
@@ -65,9 +71,13 @@ def _psi(tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[list[float], di
     return psi, json.loads((tmp / "run" / "summary.json").read_text())
 
 
+@pytest.mark.parametrize("money", [_money, _grouped])
 def test_init_maps_money_text_and_replay_sees_an_amount_shift(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _sba(tmp_path, factor=3.0)
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        money: Callable[[np.ndarray], list[str]]) -> None:
+    """With or without a currency sign: '60,000.00' was a category with a level per
+    amount."""
+    _sba(tmp_path, factor=3.0, money=money)
     out = _init(tmp_path, capsys)
     feats = yaml.safe_load((tmp_path / "c.yaml").read_text())[
         "source"]["streams"]["predictions"]["fields"]["features"]

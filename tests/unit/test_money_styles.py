@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftwatch.connectors.columns import text_numbers
+from driftwatch.onboard.infer import money_text, text_format
 from driftwatch.textnumbers import number_in
 
 
@@ -72,3 +73,23 @@ def test_a_comma_reads_only_between_groups_of_three_digits(
             assert v.tolist() == [(-1 if brackets else 1) * float(int(digits))], written
         else:
             assert bad.tolist() == [True], written
+
+
+# -- init: which text columns it maps with format: money ------------------------------------
+
+_MARKED = ("grouped", "dollar", "euro", "sign_after", "whole", "brackets", "brackets_bare")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-10**11, 10**11), min_size=1, max_size=30),
+       st.sampled_from(_MARKED))
+def test_init_takes_a_column_of_amounts_for_money_when_one_is_marked_as_such(
+        cents: list[int], style: str) -> None:
+    """A currency sign, a thousands comma or a bracket marks the column; plain numbers
+    written as text do not."""
+    big = [*cents, -123_456_789]  # one marked in every style: a comma, and a bracket
+    texts = [_written(c, style) for c in big]
+    assert money_text(texts) and text_format(texts) == "money", texts
+    assert not money_text([_written(c, "plain") for c in cents])
+    assert not money_text([*texts, "12 apples"])
+    assert money_text([*texts, "12 apples"], most=True)
