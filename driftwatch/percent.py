@@ -7,24 +7,41 @@ A feature a connector maps with ``format: percent`` is read by this one rule in 
 :func:`driftwatch.textnumbers.number_in`, so a rate binned on the reference lands in the
 same bins live: the number before the sign, spaces around allowed; a number passes as it
 is; blank text is missing; anything else is not a percentage.
+
+A decimal comma (``"13,56%"``, as European exports write it) reads as the decimal point
+when it cannot be a thousands comma: the one comma, no point, digits on both sides and
+other than exactly three after it. ``"1,234%"`` could be 1234 or 1.234, and is no
+percentage rather than a guess (with or without the sign: the sign says nothing about the
+comma).
 """
 
 from __future__ import annotations
 
-__all__ = ["PERCENT_HELP", "bare_percent"]
+import re
+
+__all__ = ["DECIMAL_COMMA", "PERCENT_HELP", "bare_percent"]
 
 PERCENT_HELP = "a number or percent text like '13.56%'"
+#: A number whose one comma is its decimal mark: never followed by exactly three digits,
+#: which a thousands comma is (in RE2 too: the arrow path uses it)
+DECIMAL_COMMA = r"([-+]?\d+),(\d{1,2}|\d{4,})"
+_DECIMAL_COMMA = re.compile(DECIMAL_COMMA)
 
 
 def bare_percent(text: str) -> str | None:
-    """``text`` without the spaces around it and one trailing ``%``; None for a sign with
-    no number before it.
+    """``text`` without the spaces around it and one trailing ``%``, a decimal comma made
+    a point; None for a sign with no number before it.
 
     >>> bare_percent(" 13.56 % "), bare_percent("13.56"), bare_percent("%")
     ('13.56', '13.56', None)
+    >>> bare_percent("13,56%"), bare_percent("0,5"), bare_percent("1,234%")  # the last: no number
+    ('13.56', '0.5', '1,234')
     """
     t = text.strip()
-    if not t.endswith("%"):
-        return t
-    t = t[:-1].rstrip()
-    return t or None
+    if t.endswith("%"):
+        t = t[:-1].rstrip()
+        if not t:
+            return None
+    if m := _DECIMAL_COMMA.fullmatch(t):
+        return f"{m[1]}.{m[2]}"
+    return t

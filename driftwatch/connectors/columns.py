@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from driftwatch.connectors.mapping import as_text
 from driftwatch.money import AMOUNT
+from driftwatch.percent import DECIMAL_COMMA
 from driftwatch.textnumbers import bare_text
 
 __all__ = [
@@ -225,6 +226,9 @@ def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
     ...                             "percent")
     >>> v.tolist()[:3], bad.tolist(), null.tolist()[5:]
     ([13.56, 7.0, 21.0], [False, False, False, True, True, False, False, True], [True, True, False])
+    >>> v, bad, _ = text_numbers(pa.array(["13,56%", "1,234%", "-0,5 %"]), "percent")
+    >>> v.tolist()[0], v.tolist()[2], bad.tolist()
+    (13.56, -0.5, [False, True, False])
     """
     if is_arrow(raw):
         arr = _arrow(raw)
@@ -244,6 +248,7 @@ def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
         trimmed = pc.utf8_trim_whitespace(arr)
         signed = pc.fill_null(pc.ends_with(trimmed, "%"), False).to_numpy(zero_copy_only=False)
         bare = pc.utf8_rtrim_whitespace(pc.replace_substring_regex(trimmed, "%$", ""))
+        bare = pc.replace_substring_regex(bare, f"^{DECIMAL_COMMA}$", r"\1.\2")
         vals, bad, null = numeric(bare, lenient=True)
         # "%" alone: a sign with no number is no blank
         sign_only = signed & blank(bare)

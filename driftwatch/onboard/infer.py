@@ -154,7 +154,8 @@ def column_kind(s: pd.Series) -> tuple[str, str]:
 
 #: Text columns with more distinct values than this, most of them once, name rows
 MAX_ID_LEVELS = 100
-_PERCENT = re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*%\s*")
+#: Percent text: a number with a decimal point or comma (see :mod:`driftwatch.percent`)
+_PERCENT = re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+|\d+,(\d{1,2}|\d{4,}))\s*%\s*")
 #: Date text as public tables write it ('2015-12-01', 'Dec-2015', '12/2015', '01/12/2015')
 _DATE_FORMATS = ("ISO8601", "%b-%Y", "%b %Y", "%B %Y", "%m/%Y", "%m/%d/%Y", "%d/%m/%Y",
                  "%d-%b-%Y", "%d-%b-%y", "%d.%m.%Y")
@@ -187,6 +188,8 @@ def percent_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
     >>> percent_text(pd.Series(["13.56%", "7.9 %", None])), percent_text(["13.56%", "abc%"])
     (True, False)
     >>> percent_text(["13.56%", "7%", "abc%"], most=True), percent_text([13.56, 7.9])
+    (True, False)
+    >>> percent_text(["13,56%", "7,9 %"]), percent_text(["13,56%", "1,234%"])
     (True, False)
     """
     return _holds(values, lambda v: bool(_PERCENT.fullmatch(v)), most)

@@ -6,6 +6,7 @@ column instead of ignoring it. (The decoding paths: ``test_text_number_decode.py
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -123,28 +124,39 @@ def test_a_malformed_rate_in_the_reference_is_a_one_line_error(
 # -- init -------------------------------------------------------------------------------------
 
 
-def _lending(tmp: Path, shift: float) -> None:
+def _point(r: float) -> str:
+    return f"{r:.2f}%"
+
+
+def _comma(r: float) -> str:
+    """A European export's decimal comma."""
+    return f"{r:.2f}%".replace(".", ",")
+
+
+def _lending(tmp: Path, shift: float, pct: Callable[[float], str] = _point) -> None:
     """A Lending Club shape: int_rate as percent text in the reference CSV and the stream;
     the stream's second half charges ``shift`` points more."""
     rng = np.random.default_rng(11)
     ref = pd.DataFrame({"loan_amnt": rng.integers(1000, 35000, N).astype(float),
-                        "int_rate": [f"{r:.2f}%" for r in rng.uniform(5, 25, N)],
+                        "int_rate": [pct(r) for r in rng.uniform(5, 25, N)],
                         "score": rng.uniform(0, 1, N).round(4)})
     ref.to_csv(tmp / "ref.csv", index=False)
     rates = rng.uniform(5, 25, N) + np.where(np.arange(N) >= N // 2, shift, 0.0)
     live = pd.DataFrame({"id": np.arange(N), "ts": 1_700_000_000 + 60 * np.arange(N),
                          "loan_amnt": rng.integers(1000, 35000, N).astype(float),
-                         "int_rate": [f"{r:.2f}%" for r in rates],
+                         "int_rate": [pct(r) for r in rates],
                          "score": rng.uniform(0, 1, N).round(4)})
     with open(tmp / "live.jsonl", "w") as f:
         for r in live.to_dict("records"):
             f.write(json.dumps(r) + "\n")
 
 
+@pytest.mark.parametrize("pct", [_point, _comma])
 def test_init_maps_percent_text_and_replay_sees_a_rate_shift(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """init ignored int_rate ("convert it with pandas"), so a rate shift went unseen."""
-    _lending(tmp_path, shift=6.0)
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], pct: Callable[[float], str]) -> None:
+    """init ignored int_rate ("convert it with pandas"), so a rate shift went unseen; with
+    a decimal comma ("13,56%") it was still a category with a level per rate."""
+    _lending(tmp_path, shift=6.0, pct=pct)
     code, out, err = _cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
                            str(tmp_path / "live.jsonl"), "--pane", "500", "--model", "m",
                            "--connector-out", str(tmp_path / "c.yaml"), "--policy-out",

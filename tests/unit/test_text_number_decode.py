@@ -46,12 +46,15 @@ source:
 CASES: dict[str, dict[str, Any]] = {
     "percent": {
         "feature": "int_rate", "warm": "10%",
-        "values": ["13.56%", " 7 % ", 21, "21.5", "abc%", "%", "", None, True],
-        "read": [13.56, 7.0, 21.0, 21.5, None, None, np.nan, np.nan, None],
+        "values": ["13.56%", " 7 % ", 21, "21.5", "abc%", "%", "", None, True, "13,56%",
+                   "-0,5 %", "21,5", "1,234%", "1,234", "1,2,3%", "1.234,5%"],
+        "read": [13.56, 7.0, 21.0, 21.5, None, None, np.nan, np.nan, None, 13.56, -0.5, 21.5,
+                 None, None, None, None],
         "detail": ("feature 'int_rate' (loan.int_rate): expected a number or percent text "
                    "like '13.56%', found text 'abc%'"),
-        "texts": ["13.56%", " 7 % ", "21.5", "abc%", "%", "", None],
-        "texts_read": [13.56, 7.0, 21.5, None, None, np.nan, np.nan],
+        "texts": ["13.56%", " 7 % ", "21.5", "abc%", "%", "", None, "13,56%", "0,1234%",
+                  "1,234%"],
+        "texts_read": [13.56, 7.0, 21.5, None, None, np.nan, np.nan, 13.56, 0.1234, None],
     },
     "money": {
         "feature": "gross", "warm": "$10.00 ",
