@@ -38,7 +38,7 @@ from driftwatch.service.live_source import PacedSource
 from driftwatch.service.metrics_live import ModelSnapshot
 from driftwatch.state import OutputLog
 from driftwatch.statetree import Capture
-from driftwatch.windows.panes import PaneWindow, WindowSpec
+from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = ["DELAY_BUCKET_BINS", "ModelRuntime", "model_connector"]
@@ -273,14 +273,10 @@ class ModelRuntime:
 
     def _respec(self, spec: WindowSpec) -> list[WindowResult]:
         closed = self.monitor.flush()
-        d = self.monitor.window.to_dict()
-        # count panes go on numbering after the flushed one: each is a prediction cohort
-        d.update(open=[], closed=[])
         self.monitor.spec = spec
-        self.monitor.window = PaneWindow.from_dict(self.monitor.profile.layout, spec, d,
-                                                   segments=self.monitor.window.segments)
+        self.monitor.window = self.monitor.window.reshaped(spec)
         log.info("%s: window settings changed; new windows from id %s", self.name,
-                 d["next_id"])
+                 self.monitor.window.next_id)
         return self._record(closed)
 
     # -- reference ---------------------------------------------------------------------------

@@ -8,6 +8,11 @@ end; an event for an already-closed pane is *late*: counted in ``n_late``, not a
 Each event is judged against the watermark of the events before it, so results do not
 depend on how the stream was cut into micro-batches. Memory is panes x bins.
 
+A window is ``partial`` when the stream covers only part of its span: a count window
+holding fewer events than its size (the first windows of a sliding one, the last at
+flush), a time window starting before the stream's first event, or one closed by
+:meth:`PaneWindow.flush` before the watermark reached its end.
+
 >>> import numpy as np
 >>> from driftwatch.batch import Batch
 >>> from driftwatch.windows.sketch import SketchLayout
@@ -15,8 +20,8 @@ depend on how the stream was cut into micro-batches. Memory is panes x bins.
 >>> w = PaneWindow(lay, WindowSpec(kind="count", pane_size=4, panes=2, mode="sliding"))
 >>> b = Batch.build("predictions", n=10, n_numeric=1, numeric=np.ones((10, 1)),
 ...                 event_time=np.arange(10.0))
->>> [(c.window_id, c.first_index, c.last_index, c.n_events) for c in w.add(b)]
-[(0, 0, 3, 4), (1, 0, 7, 8)]
+>>> [(c.window_id, c.first_index, c.last_index, c.n_events, c.partial) for c in w.add(b)]
+[(0, 0, 3, 4, True), (1, 0, 7, 8, False)]
 >>> [(c.window_id, c.n_events, c.partial) for c in w.flush()]
 [(2, 6, True)]
 """
@@ -24,6 +29,7 @@ depend on how the stream was cut into micro-batches. Memory is panes x bins.
 from __future__ import annotations
 
 import math
+import sys
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -121,6 +127,9 @@ class PaneWindow:
         self.n_late = 0
         self._next_id = int(first_id)
         self._count_pane = int(first_pane)
+        #: earliest prediction time in the panes closed so far: the stream's start, as far
+        #: as a closed window can see (every pane before it is closed too)
+        self._t_first = math.inf
 
     @property
     def next_pane(self) -> int:
@@ -171,6 +180,7 @@ class PaneWindow:
         return math.floor((wm - self.spec.allowed_lateness) / self._size)
 
     def _emit(self, pane: _Pane, *, partial: bool = False) -> ClosedWindow | None:
+        self._t_first = min(self._t_first, pane.sketch.t_min)
         self._closed.append(pane)
         while self._closed and self._closed[0].index <= pane.index - self._k:
             self._closed.popleft()
@@ -181,7 +191,10 @@ class PaneWindow:
         if self.spec.kind == "time":
             start = (pane.index - self._k + 1) * self._size
             end = (pane.index + 1) * self._size
+            # a leading window: its span begins before the stream's first event
+            partial = partial or self._t_first > start
         else:
+            partial = partial or sk.n < self._size * self._k
             start, end = sk.t_min, sk.t_max
             if sk.n == 0 and math.isfinite(self.watermark):
                 # outcomes only (joined after the last prediction of the stream): stamped
@@ -343,17 +356,31 @@ class PaneWindow:
             self._filling().sketch.n_bad += int(n)
 
     def flush(self) -> list[ClosedWindow]:
-        """Close every open pane (end of a finite stream); the last window is ``partial``."""
+        """Close every open pane (end of a finite stream); a window the stream did not
+        fill (a count pane short of its size, a time pane the watermark did not pass the
+        end of) is ``partial``."""
         out = []
         for idx in sorted(self._open):
             pane = self._open.pop(idx)
-            partial = self.spec.kind == "count" and pane.sketch.n < int(self._size)
+            if self.spec.kind == "count":
+                partial = pane.sketch.n < int(self._size)
+            else:
+                partial = self.watermark < (idx + 1) * self._size
             cw = self._emit(pane, partial=partial)
             if cw is not None:
                 out.append(cw)
         if self.spec.kind == "count":
             self._count_pane += 1
         return out
+
+    def reshaped(self, spec: WindowSpec) -> PaneWindow:
+        """An empty window of ``spec``'s shape going on from this one (flush it first):
+        window ids, the watermark, counts and count-pane numbers (each count pane is a
+        prediction cohort) carry over. Its first windows hold only what comes after the
+        change, so they are ``partial`` as a stream's first windows are."""
+        d = self.to_dict()
+        d.update(open=[], closed=[], first_time=None)
+        return PaneWindow.from_dict(self.layout, spec, d, segments=self.segments)
 
     # -- checkpoints -------------------------------------------------------------------
     def _pane_dict(self, p: _Pane, arrays: bool = False) -> dict[str, Any]:
@@ -382,6 +409,7 @@ class PaneWindow:
             "n_late": self.n_late,
             "next_id": self._next_id,
             "count_pane": self._count_pane,
+            "first_time": None if math.isinf(self._t_first) else self._t_first,
         }
 
     @classmethod
@@ -401,4 +429,8 @@ class PaneWindow:
         w.n_late = int(d["n_late"])
         w._next_id = int(d["next_id"])
         w._count_pane = int(d["count_pane"])
+        if "first_time" in d:
+            w._t_first = math.inf if d["first_time"] is None else float(d["first_time"])
+        elif w._next_id or w._closed:  # saved before it was kept: past the leading windows
+            w._t_first = -sys.float_info.max  # finite: it is saved again as JSON
         return w
