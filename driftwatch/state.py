@@ -51,6 +51,7 @@ from typing import IO
 
 from driftwatch.checkpoint_store import Checkpoint, CheckpointInfo, CheckpointStore, Staged
 from driftwatch.errors import StateError
+from driftwatch.outputlog import OutputLog
 
 __all__ = [
     "Checkpoint",
@@ -99,48 +100,6 @@ def write_fault(exc: BaseException | None) -> str | None:
                     return kind
         exc = exc.__cause__ or exc.__context__
     return None
-
-
-class OutputLog:
-    """An append-only output file (the timeline) whose durable length goes in checkpoints.
-
-    After a crash, :meth:`truncate` cuts it back to the checkpointed length: lines written
-    after the last checkpoint are written again when their events are read again, so every
-    line appears exactly once.
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        # unbuffered: a write the disk refuses fails at once, and nothing is left in a
-        # buffer for a later flush to write behind the checkpoint's back
-        self._fh: IO[bytes] = self.path.open("ab", buffering=0)
-
-    def write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            n = self._fh.write(view)
-            view = view[n or 0:]
-
-    def sync(self) -> int:
-        """Fsync; returns the file's length (what the checkpoint records)."""
-        os.fsync(self._fh.fileno())
-        return self._fh.tell()
-
-    def truncate(self, length: int) -> None:
-        """Cut the file back to ``length`` bytes (a checkpoint's record of it)."""
-        size = self.path.stat().st_size
-        if length > size:
-            raise StateError(
-                f"{self.path}: {size} bytes on disk but the checkpoint covers {length}"
-            )
-        self._fh.truncate(length)
-        self._fh.seek(length)
-        os.fsync(self._fh.fileno())
-
-    def close(self) -> None:
-        if not self._fh.closed:
-            self._fh.close()
 
 
 class StateDirLock:

@@ -19,6 +19,7 @@ __all__ = [
     "monitor_for",
     "nothing_read_error",
     "replay",
+    "slim_record",
     "summarise",
 ]
 

@@ -29,6 +29,7 @@ from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
 from driftwatch.numba_setup import prewarm
 from driftwatch.onboard.consistency import check_reference, resolve_reference
+from driftwatch.outputlog import segments
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
 from driftwatch.policy.level_store import LevelStore
@@ -48,11 +49,18 @@ __all__ = [
     "monitor_for",
     "nothing_read_error",
     "replay",
+    "slim_record",
     "summarise",
 ]
 
 DEFAULT_WINDOW = WindowSpec(kind="count", pane_size=5_000)
 _BULKY = ("signals", "features")
+
+
+def slim_record(rec: dict[str, Any]) -> dict[str, Any]:
+    """A timeline line without its bulky per-signal and per-feature parts: what
+    :func:`summarise` reads of it."""
+    return {k: v for k, v in rec.items() if k not in _BULKY}
 
 log = logging.getLogger(__name__)
 
@@ -367,7 +375,7 @@ def replay(
                 tl.write(rec)
                 # the full records are on disk; memory keeps what summaries and
                 # expectations read, so a long replay does not grow with its windows
-                result.records.append({k: v for k, v in rec.items() if k not in _BULKY})
+                result.records.append(slim_record(rec))
                 if keep_results:
                     result.results.append(res)
                 if actions is not None:
@@ -434,6 +442,8 @@ def clear_previous_run(out: Path, *, state: bool = False) -> None:
 
     for name in RUN_FILES:
         (out / name).unlink(missing_ok=True)
+    for _, seg in segments(out / "timeline.jsonl"):  # a daemon's rotated timeline
+        seg.unlink(missing_ok=True)
     if state and (out / "state").is_dir():
         shutil.rmtree(out / "state")
 

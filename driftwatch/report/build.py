@@ -161,13 +161,15 @@ def write_report(
     generated_at: str | None = None,
     path: Path | None = None,
     max_bytes: int = MAX_BYTES,
+    windows: int | None = None,
 ) -> Path:
     """Build the report of a replay output folder and write it (atomically).
 
     ``path`` defaults to :func:`report_path`; ``generated_at`` is printed in the footer
-    and is the only input that is not read from the folder.
+    and is the only input that is not read from the folder. ``windows``: only the last
+    so many windows (all when None).
     """
-    run = load_run(out_dir, reference=reference)
+    run = load_run(out_dir, reference=reference, windows=windows)
     html = build_report(run, decision=decision, generated_at=generated_at, max_bytes=max_bytes)
     dest = Path(path) if path is not None else report_path(out_dir, decision)
     dest.parent.mkdir(parents=True, exist_ok=True)

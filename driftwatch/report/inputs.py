@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from driftwatch.errors import SourceError
+from driftwatch.outputlog import segments, timeline_files
 from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = [
@@ -102,16 +103,37 @@ def max_value(rec: dict[str, Any], name: str) -> float | None:
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    out = []
+    return [_parsed(path, n, line) for n, line in _lines(path)]
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of the non-blank lines of ``path``."""
     with path.open("rb") as fh:
         for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(orjson.loads(line))
-            except orjson.JSONDecodeError as exc:
-                raise SourceError(f"{path}:{n}: not a JSON line ({exc})") from exc
-    return out
+            if line.strip():
+                yield n, line
+
+
+def _parsed(path: Path, n: int, line: bytes) -> dict[str, Any]:
+    try:
+        return orjson.loads(line)  # type: ignore[no-any-return]
+    except orjson.JSONDecodeError as exc:
+        raise SourceError(f"{path}:{n}: not a JSON line ({exc})") from exc
+
+
+def _read_timeline(path: Path, last: int | None) -> tuple[list[dict[str, Any]], int]:
+    """The lines of a timeline's files (its rotated segments, then the active file), in
+    order, parsed; with ``last``, only the last so many (the others are only counted,
+    never parsed). Also returns how many lines were left out."""
+    if last is None:
+        return [_parsed(f, n, x) for f in timeline_files(path) for n, x in _lines(f)], 0
+    kept: deque[tuple[Path, int, bytes]] = deque(maxlen=max(1, last))
+    total = 0
+    for f in timeline_files(path):
+        for n, x in _lines(f):
+            kept.append((f, n, x))
+            total += 1
+    return [_parsed(f, n, x) for f, n, x in kept], total - len(kept)
 
 
 @dataclass
@@ -192,14 +214,17 @@ def _load_reference(out_dir: Path) -> ReferenceProfile | None:
     return None
 
 
-def load_run(out_dir: str | Path, *, reference: ReferenceProfile | None = None) -> RunData:
+def load_run(out_dir: str | Path, *, reference: ReferenceProfile | None = None,
+             windows: int | None = None) -> RunData:
     """Read an output folder; :class:`SourceError` when it holds no timeline, or one
-    without a window (nothing to report)."""
+    without a window (nothing to report). A daemon's timeline is read across its rotated
+    segments (``timeline.<n>.jsonl``, oldest first) and then ``timeline.jsonl``;
+    ``windows`` keeps only its last so many lines."""
     out = Path(out_dir)
     tl = out / "timeline.jsonl"
-    if not tl.is_file():
+    if not tl.is_file() and not segments(tl):
         raise SourceError(f"no timeline.jsonl in {out}: give a replay output folder")
-    records = _read_jsonl(tl)
+    records, left_out = _read_timeline(tl, windows)
     if not records:
         raise SourceError(f"{tl} has no window: the replay read no prediction, "
                           "so there is nothing to report")
@@ -216,6 +241,11 @@ def load_run(out_dir: str | Path, *, reference: ReferenceProfile | None = None) 
     records = [r for r in records if r.get("cohort") is None] or records
     run = RunData(out, records, summary, reference or _load_reference(out), executed, bad,
                   cohorts=verdicts)
+    if left_out:
+        run.warnings.append(
+            f"windows {records[0].get('window_id')} to {records[-1].get('window_id')}: the "
+            f"most recent {len(records) + len(verdicts)} timeline lines; the {left_out} "
+            "before them are in the timeline files")
     fp = summary.get("reference")
     if run.reference is not None and fp and run.reference.fingerprint != fp:
         run.warnings.append(

@@ -24,7 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from driftwatch import __version__
@@ -46,6 +46,8 @@ class Durable:
     info: CheckpointInfo
     positions: dict[str, dict[str, int]]
     seconds: float  # from capture to durable
+    #: per model, the timeline generation the checkpoint ends in (its older segments may go)
+    generations: dict[str, int] = field(default_factory=dict)
 
 
 class CheckpointWriter:
@@ -107,11 +109,13 @@ class CheckpointWriter:
         return self._put(("encode", name, state))
 
     def save(self, positions: dict[str, dict[str, int]], *, now: float, started: float,
-             meta: dict[str, Any] | None = None) -> bool:
+             meta: dict[str, Any] | None = None,
+             generations: dict[str, int] | None = None) -> bool:
         """Write the encoded parts as one checkpoint: one part per model of ``positions``
         (else the round fails). ``started`` is when the capture began: the reported
-        duration runs from there to durable."""
-        return self._put(("save", positions, now, dict(meta or {}), started))
+        duration runs from there to durable. ``generations`` come back with it."""
+        return self._put(("save", positions, now, dict(meta or {}), started,
+                          dict(generations or {})))
 
     def completed(self) -> list[Durable]:
         """Checkpoints that became durable since the last call (oldest first)."""
@@ -138,13 +142,13 @@ class CheckpointWriter:
                 if job[0] == "encode":
                     self._parts[job[1]] = self.store.stage(job[1], job[2])
                 else:
-                    _, positions, now, meta, started = job
+                    _, positions, now, meta, started, generations = job
                     parts, self._parts = self._parts, {}
                     if set(parts) != set(positions):  # never a checkpoint missing a model
                         raise StateError(f"checkpoint parts {sorted(parts)} do not match the "
                                          f"models {sorted(positions)}")
                     info = self.store.save(parts, now=now, meta=meta)
-                    done = Durable(info, positions, self._timer() - started)
+                    done = Durable(info, positions, self._timer() - started, generations)
             except (StateError, OSError, TypeError, ValueError) as exc:
                 error = exc
                 self._parts = {}  # the round is void: the next one starts over
@@ -191,6 +195,7 @@ class Checkpoints:
         self.size_bytes = 0
         self._round: list[ModelRuntime] | None = None  # models still to capture
         self._positions: dict[str, dict[str, int]] = {}
+        self._generations: dict[str, int] = {}
         self._started = 0.0
         self._round_failures = 0
         self._failures = 0
@@ -212,7 +217,7 @@ class Checkpoints:
         self._advance()
 
     def _begin(self) -> None:
-        self._round, self._positions = list(self.runtimes), {}
+        self._round, self._positions, self._generations = list(self.runtimes), {}, {}
         self._started, self._round_failures = self.clock.monotonic(), self.writer.failures
 
     def _advance(self) -> bool:
@@ -228,10 +233,13 @@ class Checkpoints:
             with self.lock:
                 state = rt.state(self.store.capture(rt.name))
             self._positions[rt.name] = dict(state["positions"])
+            if "timeline_generation" in state:
+                self._generations[rt.name] = int(state["timeline_generation"])
             self.writer.encode(rt.name, state)
             return True
         self.writer.save(self._positions, now=self.clock.now(), started=self._started,
-                         meta={"version": __version__, "pid": os.getpid()})
+                         meta={"version": __version__, "pid": os.getpid()},
+                         generations=self._generations)
         self._round = None
         return True
 
@@ -251,6 +259,9 @@ class Checkpoints:
                 positions = done.positions.get(rt.name)
                 if positions:
                     self.metrics.record_commit(rt.name, *rt.commit(positions))
+                gen = done.generations.get(rt.name)
+                if gen is not None:  # a restart now cuts back to this checkpoint at most
+                    rt.timeline.settle(gen)
 
     def final(self) -> bool:
         """At shutdown: checkpoint every model now and commit; True when it is durable."""

@@ -38,6 +38,7 @@ from driftwatch.service.config_types import (
     ReportsConfig,
     SchedulerConfig,
     ServiceConfig,
+    TimelineConfig,
 )
 from driftwatch.service.pool_config import PoolConfig, PoolSpec, pool_config
 from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
@@ -53,6 +54,7 @@ __all__ = [
     "ReportsConfig",
     "SchedulerConfig",
     "ServiceConfig",
+    "TimelineConfig",
     "load_service_config",
     "parse_service_config",
 ]
@@ -146,6 +148,11 @@ class _ReportSpec(_Spec):
     keep: int = Field(default=100, ge=1, le=100_000)
 
 
+class _TimelineSpec(_Spec):
+    max_mib: int = Field(default=256, ge=1, le=1 << 20)
+    segments: int = Field(default=8, ge=1, le=10_000)
+
+
 class _GroupSpec(_Spec):
     enabled: bool = False
     topic: str = Field("driftwatch.panes", min_length=1)
@@ -165,6 +172,7 @@ class _ServiceSpec(_Spec):
     pool: PoolSpec = PoolSpec()
     metrics: _MetricsSpec = _MetricsSpec()
     report: _ReportSpec = _ReportSpec()
+    timeline: _TimelineSpec = _TimelineSpec()
     group: _GroupSpec = _GroupSpec()
 
 
@@ -298,6 +306,7 @@ def parse_service_config(
         group=GroupConfig(spec.group.enabled, spec.group.topic,
                           None if spec.group.idle_timeout is None
                           else _duration(spec.group.idle_timeout)),
+        timeline=TimelineConfig(spec.timeline.max_mib << 20, spec.timeline.segments),
     )
 
 

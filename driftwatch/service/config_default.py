@@ -94,6 +94,10 @@ report:                          # served under /reports/ (index: newest first)
   windows: 200                   # the most recent windows a live report covers
   keep: 100                      # decision reports kept per model (the oldest are removed)
 
+timeline:                        # <state>/out/<model>/timeline.jsonl, one line per window
+  max_mib: 256                   # rotated into timeline.<n>.jsonl at the first checkpoint past this
+  segments: 8                    # rotated segments kept (the oldest are removed)
+
 # group:                         # several instances in one Kafka consumer group that merge
 #   enabled: true                # pane sketches; one decides per model (README, "Scaling out")
 #   topic: driftwatch.panes      # the pane log (created compacted when missing)

@@ -25,6 +25,7 @@ __all__ = [
     "ReportsConfig",
     "SchedulerConfig",
     "ServiceConfig",
+    "TimelineConfig",
 ]
 
 
@@ -79,6 +80,16 @@ class ReportsConfig:
 
 
 @dataclass(frozen=True)
+class TimelineConfig:
+    """Rotation of each model's ``timeline.jsonl`` (``timeline:``): the active file is
+    rotated into a numbered segment at the first checkpoint after it reaches
+    ``max_bytes``; the newest ``segments`` segments are kept."""
+
+    max_bytes: int = 256 << 20
+    segments: int = 8
+
+
+@dataclass(frozen=True)
 class GroupConfig:
     """Instances in one consumer group (README, "Scaling out")."""
 
@@ -118,3 +129,4 @@ class ServiceConfig:
     reports: ReportsConfig = field(default_factory=ReportsConfig)
     mlflow: MlflowLimits = MlflowLimits()
     group: GroupConfig = field(default_factory=GroupConfig)
+    timeline: TimelineConfig = field(default_factory=TimelineConfig)

@@ -306,9 +306,10 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
             from driftwatch.service.group import GroupRuntime
 
             return GroupRuntime.open_group(mc, cfg.group, state_dir=cfg.state_dir,
-                                           base_dir=cfg.base_dir, clock=self.clock)
+                                           base_dir=cfg.base_dir, clock=self.clock,
+                                           timeline=cfg.timeline)
         return ModelRuntime.open(mc, state_dir=cfg.state_dir, base_dir=cfg.base_dir,
-                                 clock=self.clock)
+                                 clock=self.clock, timeline=cfg.timeline)
 
     def _rewind(self) -> None:
         """Every model back to the newest durable checkpoint, with a fresh source."""
@@ -386,7 +387,8 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
         try:
             if self.actions is not None:  # what ran, from the outbox
                 self.actions.export(rt.name, rt.out_dir / "actions.jsonl")
-            path = rt.write_report(generated_at=iso(self.clock.now()))
+            path = rt.write_report(generated_at=iso(self.clock.now()),
+                                   windows=self.config.reports.windows)
         except Exception:  # a report is a convenience; the daemon goes on
             log.exception("%s: writing the report failed", rt.name)
             return

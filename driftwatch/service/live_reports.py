@@ -42,6 +42,7 @@ from typing import Any
 import orjson
 
 from driftwatch.clock import Clock
+from driftwatch.outputlog import open_generation, segment_path
 
 __all__ = [
     "DECISIONS",
@@ -52,6 +53,7 @@ __all__ = [
     "report_job",
     "retained",
     "tail_lines",
+    "timeline_tail",
 ]
 
 log = logging.getLogger(__name__)
@@ -69,25 +71,57 @@ def tail_lines(path: Path, end: int, n: int, *, block: int = _BLOCK) -> list[byt
     the cost follows ``n``, not the file's length)."""
     if n <= 0 or end <= 0:
         return []
+    with path.open("rb") as fh:
+        return _tail(fh, end, n, block)
+
+
+def timeline_tail(path: Path, generation: int, end: int, n: int, *,
+                  block: int = _BLOCK) -> list[bytes]:
+    """The last ``n`` lines of a rotated timeline (``path`` its active file) before byte
+    ``end`` of ``generation``: from that file, then from the segments before it, newest
+    first, as far as needed. Safe while the daemon rotates the log (a segment deleted
+    meanwhile ends the read)."""
+    if n <= 0:
+        return []
+    try:
+        with open_generation(path, generation) as fh:
+            lines = _tail(fh, end, n, block) if end > 0 else []
+    except FileNotFoundError:
+        return []
+    g = generation - 1
+    while len(lines) < n and g >= 1:
+        try:
+            with segment_path(path, g).open("rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                lines = _tail(fh, size, n - len(lines), block) + lines
+        except FileNotFoundError:
+            break
+        g -= 1
+    return lines
+
+
+def _tail(fh: Any, end: int, n: int, block: int) -> list[bytes]:
+    """:func:`tail_lines` of an open file."""
+    if n <= 0 or end <= 0:
+        return []
     def whole(buf: bytes, pos: int) -> list[bytes]:
         pieces = buf.split(b"\n")
         if pos > 0:  # the first piece may be the end of a longer line
             pieces = pieces[1:]
         return [line for line in pieces if line.strip()]
 
-    with path.open("rb") as fh:
-        pos, chunks, newlines = end, [], 0
-        while pos > 0:
-            # newlines are counted per block read: a count over all read so far would
-            # scan the tail once per block (quadratic in its length)
-            if newlines > n and len(whole(b"".join(reversed(chunks)), pos)) >= n:
-                break
-            step = min(block, pos)
-            pos -= step
-            fh.seek(pos)
-            chunk = fh.read(step)
-            chunks.append(chunk)
-            newlines += chunk.count(b"\n")
+    pos, chunks, newlines = end, [], 0
+    while pos > 0:
+        # newlines are counted per block read: a count over all read so far would
+        # scan the tail once per block (quadratic in its length)
+        if newlines > n and len(whole(b"".join(reversed(chunks)), pos)) >= n:
+            break
+        step = min(block, pos)
+        pos -= step
+        fh.seek(pos)
+        chunk = fh.read(step)
+        chunks.append(chunk)
+        newlines += chunk.count(b"\n")
     return whole(b"".join(reversed(chunks)), pos)[-n:]
 
 
@@ -112,7 +146,8 @@ def _atomic_write(dest: Path, data: bytes) -> None:
 class ReportJob:
     """What the writer needs for one report; taken in the loop's thread.
 
-    ``upto`` is the timeline's synced length: the writer reads no byte past it.
+    ``upto`` is the timeline's synced length in its active file, of ``generation``: the
+    writer reads no byte past it (and reads the segments before it for older windows).
     ``decision`` (``window_id``, ``tier``, ``action``, ``end``) makes a decision report;
     None, the rolling one, or with ``page`` False only the decision reports whose
     action moved on (the rolling page stays as it is). ``base`` holds the monitor-level
@@ -126,6 +161,7 @@ class ReportJob:
     reference: Any = None
     decision: Mapping[str, Any] | None = None
     page: bool = True
+    generation: int = 1
 
 
 @dataclass
@@ -210,7 +246,8 @@ class LiveReports:
         from driftwatch.replay.timeline import iso
 
         timeline = job.out_dir / "timeline.jsonl"
-        records = [orjson.loads(line) for line in tail_lines(timeline, job.upto, self.windows)]
+        records = [orjson.loads(line) for line in
+                   timeline_tail(timeline, job.generation, job.upto, self.windows)]
         if not records:
             return None
         first = int(records[0].get("window_id", 0))
@@ -272,7 +309,7 @@ class LiveReports:
         if first > 0:
             run.warnings.append(f"live report: windows {first} to "
                                 f"{records[-1].get('window_id')}, the most recent "
-                                f"{len(records)}; earlier ones are in timeline.jsonl")
+                                f"{len(records)}; earlier ones are in the timeline files")
         html = build_report(run, decision=window, generated_at=now)
         model_dir = self.root / job.model
         dest = model_dir / "report.html" if window is None else \
@@ -341,11 +378,12 @@ def report_job(rt: Any, result: Any = None, *, page: bool = True) -> ReportJob |
         decision = {"window_id": int(result.window.window_id), "tier": tier,
                     "action": d.action or None, "end": iso(float(result.window.end_time))}
     upto = rt.timeline.sync()
-    if upto == 0:
+    generation = rt.timeline.generation
+    if upto == 0 and generation == 1:
         return None
     return ReportJob(model=rt.name, out_dir=rt.out_dir, upto=upto,
                      base=summarise([], rt.monitor), reference=rt.monitor.profile,
-                     decision=decision, page=page)
+                     decision=decision, page=page, generation=generation)
 
 
 def _state_of(executed: Sequence[Mapping[str, Any]], window: int) -> str | None:

@@ -26,22 +26,22 @@ from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.errors import StateError
 from driftwatch.onboard.consistency import check_reference
+from driftwatch.outputlog import OutputLog, iter_lines
 from driftwatch.pipeline import ModelMonitor, StageError, WindowResult, window_spec_from_policy
 from driftwatch.policy.level_store import LevelStore
 from driftwatch.policy.levels import load_reference
 from driftwatch.policy.schema import Policy
 from driftwatch.policy.watcher import PolicyWatcher
-from driftwatch.replay import build_monitor, summarise
+from driftwatch.replay import build_monitor, slim_record, summarise
 from driftwatch.replay.isolation import PROCESSING_ERROR, poison_records, timeline_record
-from driftwatch.service.config import ModelConfig
+from driftwatch.service.config import ModelConfig, TimelineConfig
 from driftwatch.service.live_source import PacedSource
 from driftwatch.service.metrics_live import ModelSnapshot
-from driftwatch.state import OutputLog
 from driftwatch.statetree import Capture
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime", "model_connector"]
+__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime", "model_connector", "open_timeline"]
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +94,13 @@ def open_source(
     return files, dead
 
 
+def open_timeline(out_dir: Path, cfg: TimelineConfig | None = None) -> OutputLog:
+    """The model's ``timeline.jsonl`` in ``out_dir``, rotated as ``cfg`` says (the
+    defaults when None)."""
+    cfg = cfg or TimelineConfig()
+    return OutputLog(out_dir / "timeline.jsonl", max_bytes=cfg.max_bytes, keep=cfg.segments)
+
+
 def model_connector(cfg: ModelConfig) -> Connector:
     """The model's connector. Its file (``connector:``) was found from the config file's
     folder; the globs in it start at the working directory, as the connector docs say
@@ -133,7 +140,7 @@ class ModelRuntime:
 
     @classmethod
     def open(cls, cfg: ModelConfig, *, state_dir: Path, base_dir: Path,
-             clock: Clock) -> ModelRuntime:
+             clock: Clock, timeline: TimelineConfig | None = None) -> ModelRuntime:
         watcher = PolicyWatcher(_shown(cfg.policy))
         policy = watcher.policy
         connector = model_connector(cfg)
@@ -153,7 +160,7 @@ class ModelRuntime:
             ref = base_dir / ref
         return cls(name=name, config=cfg, connector=connector, watcher=watcher,
                    monitor=monitor, source=source, out_dir=out_dir,
-                   timeline=OutputLog(out_dir / "timeline.jsonl"), clock=clock,
+                   timeline=open_timeline(out_dir, timeline), clock=clock,
                    dead_letter=dead, reference_path=ref, base_dir=base_dir,
                    _ref_stamp=_stamp(ref))
 
@@ -316,13 +323,15 @@ class ModelRuntime:
 
     # -- checkpoints ---------------------------------------------------------------------------
     def state(self, capture: Capture | None = None) -> dict[str, Any]:
-        """This model's part of a checkpoint; syncs the timeline first. ``capture`` is
-        what the checkpoint store holds already (a binary checkpoint)."""
+        """This model's part of a checkpoint; rotates and syncs the timeline first.
+        ``capture`` is what the checkpoint store holds already (a binary checkpoint)."""
+        self.timeline.rotate()
         return {
             "monitor": self.monitor.state_dict(capture),
             "window_spec": _spec_dict(self.monitor.spec),
             "positions": dict(self.positions),
             "timeline_bytes": self.timeline.sync(),
+            "timeline_generation": self.timeline.generation,
             "done": self.done,
             "windows": self.windows,
             "tier": self.tier,
@@ -332,7 +341,7 @@ class ModelRuntime:
     def restore(self, d: Mapping[str, Any] | None) -> list[WindowResult]:
         """Back to a checkpoint (None: a fresh start, outputs emptied)."""
         if d is None:
-            self.timeline.truncate(0)
+            self.timeline.clear()
             return []
         saved = d["monitor"]
         if saved.get("profile") != self.monitor.profile.fingerprint:
@@ -351,7 +360,8 @@ class ModelRuntime:
                 f"{self.name}: the checkpoint cannot be restored by this version of "
                 f"driftwatch ({type(exc).__name__}: {exc}); keep the old state folder for "
                 "the old version, or start this one on an empty state folder") from exc
-        self.timeline.truncate(int(d["timeline_bytes"]))
+        # a checkpoint of a version without rotation: the first generation
+        self.timeline.restore(int(d.get("timeline_generation", 1)), int(d["timeline_bytes"]))
         self.positions = {str(k): int(v) for k, v in d["positions"].items()}
         self.done = bool(d["done"])
         self.windows = int(d.get("windows", 0))
@@ -411,18 +421,21 @@ class ModelRuntime:
             "report": f"/reports/{self.name}/",
         }
 
-    def write_report(self, *, generated_at: str | None) -> Path:
-        """``summary.json`` and ``report.html`` from the timeline so far, as replay writes
-        them; served under ``/reports/<model>/``."""
+    def write_report(self, *, generated_at: str | None, windows: int | None = None) -> Path:
+        """``summary.json`` and ``report.html`` from the timeline so far (its segments, then
+        the active file), as replay writes them; served under ``/reports/<model>/``. The
+        summary streams every line kept and holds only what it counts of each (not the
+        per-feature summaries and signals); the report covers the last ``windows``
+        windows (all when None)."""
         from driftwatch.report import write_report
 
         self.timeline.sync()
-        records = [orjson.loads(line) for line in
-                   self.timeline.path.read_bytes().splitlines() if line.strip()]
+        records = [slim_record(orjson.loads(line)) for line in iter_lines(self.timeline.path)]
         (self.out_dir / "summary.json").write_bytes(orjson.dumps(
             summarise(records, self.monitor), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2))
+        del records
         return write_report(self.out_dir, reference=self.monitor.profile,
-                            generated_at=generated_at)
+                            generated_at=generated_at, windows=windows)
 
     def stopping(self) -> None:
         """Shutdown has begun: a source that waits on a broker caps those waits from now."""

@@ -24,6 +24,7 @@ import orjson
 
 from driftwatch.detectors.base import SignalResult
 from driftwatch.metrics import Metrics
+from driftwatch.outputlog import timeline_files
 from driftwatch.policy.decision import Decision
 
 __all__ = ["last_record", "restore_view"]
@@ -34,27 +35,40 @@ _TAIL = 8 << 20
 
 def last_record(path: str | Path) -> dict[str, Any] | None:
     """The last window line of a timeline (cohort verdicts skipped) as a dict; None when
-    there is none or it is unreadable."""
+    there is none or it is unreadable. Right after a rotation the active file is empty:
+    the line is then in the newest segment (``timeline.<n>.jsonl``)."""
+    for f in reversed(timeline_files(path)):
+        rec, done = _last_in(f)
+        if done:
+            return rec
+    return None
+
+
+def _last_in(path: Path) -> tuple[dict[str, Any] | None, bool]:
+    """The last window line of one file, and whether the search ends here (a line was
+    found, or the file cannot be read as a timeline); (None, False) when it holds none."""
     try:
         with open(path, "rb") as fh:
             size = fh.seek(0, os.SEEK_END)
             fh.seek(max(0, size - _TAIL))
             tail = fh.read()
     except OSError:
-        return None
+        return None, True
     lines = [line for line in tail.splitlines() if line.strip()]
-    if not lines or (size > _TAIL and len(lines) == 1):  # only part of a line was read
-        return None
+    if not lines:
+        return None, False
+    if size > _TAIL and len(lines) == 1:  # only part of a line was read
+        return None, True
     for line in reversed(lines):  # a cohort's verdict is not the last window
         try:
             rec = orjson.loads(line)
         except orjson.JSONDecodeError:
-            return None
+            return None, True
         if not isinstance(rec, dict):
-            return None
+            return None, True
         if rec.get("cohort") is None:
-            return rec
-    return None
+            return rec, True
+    return None, False
 
 
 def restore_view(metrics: Metrics, model: str, record: dict[str, Any] | None) -> bool:

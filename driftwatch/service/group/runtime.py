@@ -35,10 +35,11 @@ from driftwatch.connectors.base import Polled
 from driftwatch.connectors.config import load_connector
 from driftwatch.errors import ConfigError, ServiceError
 from driftwatch.onboard.consistency import check_reference
+from driftwatch.outputlog import count_lines, segments
 from driftwatch.pipeline import WindowResult, window_spec_from_policy
 from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor
-from driftwatch.service.config import GroupConfig, ModelConfig
+from driftwatch.service.config import GroupConfig, ModelConfig, TimelineConfig
 from driftwatch.service.group import cohorts as group_cohorts
 from driftwatch.service.group.idle import IdlePartitions
 from driftwatch.service.group.joins import PartitionJoins
@@ -58,8 +59,7 @@ from driftwatch.service.group.panelog import PaneLog, pane_value
 from driftwatch.service.group.partition import PartitionPanes
 from driftwatch.service.group.source import GroupSource, partition_of
 from driftwatch.service.metrics_live import ModelSnapshot
-from driftwatch.service.model import ModelRuntime, _delay_buckets, _shown, _stamp
-from driftwatch.state import OutputLog
+from driftwatch.service.model import ModelRuntime, _delay_buckets, _shown, _stamp, open_timeline
 
 __all__ = ["GroupRuntime"]
 
@@ -102,7 +102,8 @@ class GroupRuntime(Leadership, ModelRuntime):
 
     @classmethod
     def open_group(cls, cfg: ModelConfig, group: GroupConfig, *, state_dir: Path,
-                   base_dir: Path, clock: Clock) -> GroupRuntime:
+                   base_dir: Path, clock: Clock,
+                   timeline: TimelineConfig | None = None) -> GroupRuntime:
         watcher = PolicyWatcher(_shown(cfg.policy))
         policy = watcher.policy
         connector = load_connector(cfg.connector, base_dir=base_dir)
@@ -136,7 +137,7 @@ class GroupRuntime(Leadership, ModelRuntime):
         ref = cfg.reference or (Path(policy.model.reference) if policy.model.reference else None)
         rt = cls(name=name, config=cfg, connector=connector, watcher=watcher, monitor=monitor,
                  source=None, out_dir=out_dir,  # type: ignore[arg-type]
-                 timeline=OutputLog(out_dir / "timeline.jsonl"), clock=clock,
+                 timeline=open_timeline(out_dir, timeline), clock=clock,
                  reference_path=ref, base_dir=base_dir, _ref_stamp=_stamp(ref),
                  pane_log=pane_log, n_partitions=n, topics=topics, member=member_id(out_dir),
                  idle=IdlePartitions(group.idle_timeout_s))
@@ -328,9 +329,10 @@ class GroupRuntime(Leadership, ModelRuntime):
         checkpoint keeps the offsets to commit and this instance's outputs."""
         with self._guard:
             positions = self._publish(sorted(self.parts), leader=self.deciding)
+        self.timeline.rotate()
         return {"group": True, "positions": positions, "timeline_bytes": self.timeline.sync(),
-                "done": False, "windows": self.windows, "tier": self.tier,
-                "recent": list(self.recent)}
+                "timeline_generation": self.timeline.generation, "done": False,
+                "windows": self.windows, "tier": self.tier, "recent": list(self.recent)}
 
     def restore(self, d: Any) -> list[WindowResult]:
         """Partition and leader state come from the pane log on assignment; locally the
@@ -341,12 +343,15 @@ class GroupRuntime(Leadership, ModelRuntime):
         data = path.read_bytes() if path.exists() else b""
         data = data[: data.rfind(b"\n") + 1]
         self.timeline.truncate(len(data))
-        self.windows = data.count(b"\n")
+        self.windows = count_lines(path)
         if d is not None:
             self.tier = str(d.get("tier", "none"))
         for e in self.pane_log.read(to_end=True):
             self._note(e)
-        return self._complete(data)
+        # a batch is written between two checkpoints and the log rotates at a checkpoint,
+        # so an unacknowledged batch is in the active file or the segment just closed
+        segs = segments(path)
+        return self._complete((segs[-1][1].read_bytes() if segs else b"") + data)
 
     # -- reloads -------------------------------------------------------------------------
     def apply_policy(self, policy: Any) -> list[WindowResult]:
