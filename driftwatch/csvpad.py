@@ -35,6 +35,9 @@ if TYPE_CHECKING:  # pandas and pyarrow are imported where used: commands that r
     import pandas as pd  # CSV do not pay for them
     import pyarrow as pa
 
+#: pandas' names for a column with text in it (``infer_dtype``)
+_TEXTS = frozenset({"string", "mixed", "mixed-integer", "mixed-integer-float"})
+
 __all__ = ["header_names", "padded", "read_csv_trimmed", "trimmed_frame", "trimmed_table"]
 
 
@@ -46,8 +49,8 @@ def trimmed_frame(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.rename(columns=lambda c: c.strip() if isinstance(c, str) else c)
     for c in frame.columns:
         col = frame[c]
-        if not pd.api.types.is_string_dtype(col) and col.dtype != object:
-            continue
+        if pd.api.types.infer_dtype(col, skipna=True) not in _TEXTS:
+            continue  # no text in it (numbers, booleans): nothing to strip
         stripped = col.str.strip()  # not a text (a number among texts): NaN, kept below
         text = stripped.where(stripped.notna(), col)
         frame[c] = text.mask(text.isin(CSV_MISSING))

@@ -169,3 +169,15 @@ def test_an_adult_shaped_table_goes_through_init_check_and_replay(
     # the outcomes' bad share is the data's, not 0 (every outcome read as good before)
     rich = pd.read_csv("out0.csv")["income"].eq(">50K.").mean()
     assert bad_share[0] == pytest.approx(rich, abs=1e-9)
+
+
+def test_columns_without_text_are_left_as_they_are() -> None:
+    """A yes/no column with gaps (object dtype, booleans and NaN) has no text to strip:
+    pandas' ``.str`` refuses it, and the reference read failed on it."""
+    from driftwatch.csvpad import trimmed_frame
+
+    frame = pd.DataFrame({"flag": pd.Series([True, np.nan, False], dtype=object),
+                          "mixed": [" a ", 1, np.nan], "x": [1.5, 2.0, np.nan]})
+    out = trimmed_frame(frame.copy())
+    assert out["flag"].tolist()[::2] == [True, False] and out["flag"].isna().tolist()[1]
+    assert out["mixed"].tolist()[:2] == ["a", 1] and out["x"].equals(frame["x"])
