@@ -7,6 +7,7 @@ packages, so this file only wires them together and turns errors into exit codes
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import select
 import sys
@@ -194,6 +195,34 @@ def _stdout_gone() -> bool:
     return True
 
 
+#: What the machine said about a path the user gave (a folder that cannot be made, a file
+#: that cannot be written, a full disk): a user's matter, said in one line.
+_FILE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR,
+                          errno.EISDIR, errno.EROFS, errno.ENOSPC, errno.EDQUOT,
+                          errno.EEXIST, errno.ENAMETOOLONG})
+
+
+def _file_error(exc: OSError) -> str | None:
+    """The one line for an error about a file or folder (None for other ``OSError`` s,
+    such as a refused connection: those are the caller's to say).
+
+    >>> _file_error(FileNotFoundError(2, "No such file or directory", "/proc/x/out"))
+    'No such file or directory: /proc/x/out'
+    >>> _file_error(OSError(28, "No space left on device"))
+    'No space left on device (free some space, or write elsewhere)'
+    >>> _file_error(ConnectionRefusedError(111, "Connection refused")) is None
+    True
+    """
+    if exc.errno not in _FILE_ERRNOS:
+        return None
+    what = exc.strerror or type(exc).__name__
+    if exc.filename is not None:
+        return f"{what}: {exc.filename}"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"{what} (free some space, or write elsewhere)"
+    return what
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -211,6 +240,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except DriftwatchError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        if (line := _file_error(exc)) is None:
+            raise
+        print(f"error: {line}", file=sys.stderr)
         return 1
     except ImportError as exc:  # an optional dependency (kafka, mlflow, ray) not installed
         from driftwatch.extras import missing_extra
