@@ -66,6 +66,7 @@ from driftwatch.connectors.spec import ConnectorSpec, located_error, show
 from driftwatch.connectors.streams import stream_mapping
 from driftwatch.errors import ConfigError, ConnectorError
 from driftwatch.schema import FeatureSchema
+from driftwatch.scorescale import PROBABILITY, ScoreScale
 from driftwatch.sentinels import MissingValues, is_number
 from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
 
@@ -115,6 +116,32 @@ class Connector:
         ``money``), by name: the reference table's columns of those names are read so
         too."""
         return {f.name: f.format for s in self.streams for f in s.features or () if f.format}
+
+    def score_scale(self, score_is: str = "p_bad") -> ScoreScale:
+        """The scale the streams write the score in (``score: {percent | log_odds |
+        points}``): a reference table whose score column is written in it is read so too
+        (:meth:`ScoreScale.written_in`). Two streams that map a score in different scales
+        are an error: the reference's score is read one way; so are points with a policy
+        whose ``score_is`` (given here) is ``p_good``: points are read as P(bad)."""
+        found: tuple[str, ScoreScale] | None = None
+        for s in self.streams:
+            if s.score is None:
+                continue
+            if found is not None and found[1] != s.score_scale:
+                raise self.error(("source", "streams", s.name, "fields", "score"),
+                                 f"stream {s.name!r} writes the score as "
+                                 f"{s.score_scale.describe()}, stream {found[0]!r} as "
+                                 f"{found[1].describe()}; the reference's score is read "
+                                 "one way", hint="declare the same score scale in both")
+            found = (s.name, s.score_scale)
+            if s.score_scale.kind == "points" and score_is == "p_good":
+                raise self.error(("source", "streams", s.name, "fields", "score", "points"),
+                                 "scorecard points are read as P(bad) (higher points = "
+                                 "safer), but the policy says the score is P(good) "
+                                 "(reference.score_is: p_good)", key=True,
+                                 hint="remove score_is: p_good from the policy's "
+                                      "reference: block")
+        return PROBABILITY if found is None else found[1]
 
     def missing_values(self) -> MissingValues:
         """The values read as missing, the same in the stream and the reference: those of

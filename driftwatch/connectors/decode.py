@@ -434,16 +434,15 @@ class Decoder:
                                                "text or a number"))
         extra: dict[str, Any] = {}
         if m.score is not None:
-            score, bad, null = numeric(cols["score"], lenient=lenient)
+            raw, bad, null = numeric(cols["score"], lenient=lenient)
             prob.flag(bad, "wrong_type", wrong("score", "score", "a number"))
-            if m.score_percent:
-                score = score / 100.0
-            finite = np.isfinite(score)
+            # finiteness is the written value's: log-odds or points of inf read as 0 or 1
+            finite = np.isfinite(raw)
             prob.flag(~null & ~finite, "non_finite_score",
                       wrong("score", "score", "a finite number"))
+            score = m.score_scale.to_probability(raw)
             prob.flag(finite & ((score < 0) | (score > 1)), "score_out_of_range",
-                      wrong("score", "score", "a percentage in [0, 100]" if m.score_percent
-                            else "a probability in [0, 1]"))
+                      wrong("score", "score", m.score_scale.expected()))
             extra["score"] = score
         if m.proba is not None:
             extra["proba"] = self._proba(cols["proba"], prob, n)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from driftwatch.schema import FeatureSchema, level_text
+from driftwatch.scorescale import PROBABILITY, ScoreScale
 from driftwatch.sentinels import MissingValues
 
 __all__ = [
@@ -141,7 +142,9 @@ class StreamMapping:
     features: tuple[FeatureField, ...] | None = ()
     role: str = "predictions"
     score: FieldPath | None = None
-    score_percent: bool = False  # the score is written as a percentage: read divided by 100
+    #: the scale the score is written in (probability, percent, log-odds or scorecard
+    #: points): the decoder reads it as a probability
+    score_scale: ScoreScale = PROBABILITY
     proba: ProbaField | None = None
     model_version: FieldPath | None = None
     decision: DecisionField | None = None

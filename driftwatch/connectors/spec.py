@@ -18,14 +18,23 @@ c.yaml:2:9: expected one of 'file', 'kafka', found 'fiel'
 from __future__ import annotations
 
 import datetime
+import math
 import types
 from collections.abc import Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from driftwatch.errors import ConnectorError
+from driftwatch.scorescale import LOG_ODDS, PERCENT, PROBABILITY, ScoreScale
 from driftwatch.yamlio import LocatedDoc, nearest
 
 __all__ = [
@@ -38,6 +47,7 @@ __all__ = [
     "FieldsSpec",
     "LabelSpec",
     "PathSpec",
+    "PointsSpec",
     "ProbaSpec",
     "ScoreSpec",
     "StreamSpec",
@@ -84,11 +94,54 @@ class PathSpec(_Short):
     path: str
 
 
+class PointsSpec(_Spec):
+    """A scorecard's scaling: ``{base: 600, odds: 50, pdo: 20}``: at ``base`` points the
+    good:bad odds are ``odds``, and every ``pdo`` points double them (higher = safer)."""
+
+    base: float
+    odds: float
+    pdo: float
+
+    @field_validator("base", "odds", "pdo", mode="before")
+    @classmethod
+    def _number(cls, v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise PydanticCustomError("finite_number", "expected a finite number")
+        return v
+
+    @field_validator("odds", "pdo")
+    @classmethod
+    def _positive(cls, v: float, info: ValidationInfo) -> float:
+        if v <= 0:
+            why = ("the good:bad odds at base points" if info.field_name == "odds" else
+                   "the points that double the odds; higher points always mean safer")
+            raise PydanticCustomError("positive", "expected a number above 0 ({why})",
+                                      {"why": why})
+        return v
+
+
 class ScoreSpec(PathSpec):
-    """``score: model.score`` or ``score: {path: model.score, percent: true}`` (a stream
-    that writes the probability as a percentage, 0 to 100, read divided by 100)."""
+    """``score: model.score`` (a probability) or ``score: {path: model.score, ...}`` with at
+    most one of ``percent: true`` (0 to 100, read divided by 100), ``log_odds: true`` (the
+    log-odds of the score's class, read as ``1 / (1 + exp(-x))``) and ``points: {base:,
+    odds:, pdo:}`` (a scorecard's points, read as P(bad), see
+    :class:`~driftwatch.scorescale.ScoreScale`)."""
 
     percent: bool = False
+    log_odds: bool = False
+    points: PointsSpec | None = None
+
+    def scales(self) -> list[str]:
+        """The scale keys given (more than one is refused where the mapping is built)."""
+        given = [k for k in ("percent", "log_odds") if getattr(self, k)]
+        return given + (["points"] if self.points is not None else [])
+
+    def scale(self) -> ScoreScale:
+        """The scale these keys name (the first of :meth:`scales`)."""
+        if self.points is not None:
+            p = self.points
+            return ScoreScale.points(base=p.base, odds=p.odds, pdo=p.pdo)
+        return LOG_ODDS if self.log_odds else PERCENT if self.percent else PROBABILITY
 
 
 class TimeSpec(_Short):

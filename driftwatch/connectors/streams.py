@@ -38,6 +38,7 @@ from driftwatch.connectors.spec import (
     show,
 )
 from driftwatch.errors import ConnectorError
+from driftwatch.scorescale import PROBABILITY, ScoreScale
 from driftwatch.sentinels import MissingValues, is_number
 from driftwatch.yamlio import LocatedDoc, nearest
 
@@ -100,7 +101,7 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
         event_time=event_time,
         features=_features(doc, fat, fld),
         score=_opt(doc, fat, "score", fld.score),
-        score_percent=fld.score is not None and fld.score.percent,
+        score_scale=_score_scale(doc, fat, fld),
         proba=_proba(doc, fat, fld),
         model_version=_opt(doc, fat, "model_version", fld.model_version),
         decision=_decision(doc, fat, fld),
@@ -225,6 +226,19 @@ def _century_start(doc: LocatedDoc, at: _PathT, t: TimeSpec) -> int | None:
 
 def _opt(doc: LocatedDoc, fat: _PathT, key: str, p: PathSpec | None) -> FieldPath | None:
     return None if p is None else _path(doc, (*fat, key, "path"), p.path)
+
+
+def _score_scale(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> ScoreScale:
+    """The scale ``score:`` is written in: at most one of percent, log_odds, points."""
+    if fld.score is None:
+        return PROBABILITY
+    given = fld.score.scales()
+    if len(given) > 1:
+        raise _err(doc, (*fat, "score", given[1]), f"{given[0]} and {given[1]} both say "
+                   "what scale the score is written in: expected at most one of percent, "
+                   "log_odds and points", key=True,
+                   hint=f"keep the one the model writes: {given[0]} or {given[1]}")
+    return fld.score.scale()
 
 
 def _features(doc: LocatedDoc, fat: _PathT, fld: FieldsSpec) -> tuple[FeatureField, ...] | None:
