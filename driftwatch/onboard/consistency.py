@@ -164,6 +164,7 @@ def _check_connector(conn: Connector, features: list[str], tc: TableConventions,
                          hint="map it (segment: <path>) under fields, or remove "
                               "reference.segment from the policy")
     conn.missing_values()  # streams that read different values as missing: an error
+    conn.score_scale(tc.score_is)  # streams in different scales, points read as P(good)
     for s in conn.streams:
         for name in s.missing.by_feature:
             if name not in features:

@@ -57,6 +57,10 @@ def add_commands(subparsers: Any) -> argparse.ArgumentParser:
     explain.add_argument("--reference", metavar="PATH",
                          help="reference dataset or profile: print every calibrated level "
                               "as a number")
+    explain.add_argument("--connector", "-c", metavar="FILE",
+                         help="read the reference as this connector's streams are read: its "
+                              "score's scale (log-odds, points, percent), feature types, "
+                              "missing values and percent or money text")
     explain.add_argument("--window-size", type=int, metavar="N",
                          help="events per window for the calibrated levels (default: the "
                               "policy's count window, panes x pane)")
@@ -158,6 +162,10 @@ def run_explain(args: argparse.Namespace, *, out: TextIO | None = None,
     segments: list[tuple[str, int, LevelTable]] = []
     reference = getattr(args, "reference", None)
     n = getattr(args, "window_size", None)
+    if reference is None and getattr(args, "connector", None) is not None:
+        print("error: --connector says how the reference is read: give --reference too",
+              file=err)
+        return 2
     if reference is not None:
         w = policy.window
         if n is None and w.kind == "count":
@@ -166,11 +174,26 @@ def run_explain(args: argparse.Namespace, *, out: TextIO | None = None,
             print("error: a time window has no fixed size: give --window-size N", file=err)
             return 2
         try:
-            profile = load_reference(reference, policy)
+            profile = load_reference(reference, policy,
+                                     **_read_as(getattr(args, "connector", None), policy))
             levels = (n, calibrated_table(policy, profile, n))
             segments = segment_tables(policy, profile, n)
-        except (ConfigError, SourceError) as exc:
+        except (ConfigError, SourceError) as exc:  # ConnectorError is a ConfigError
             print(f"error: {exc}", file=err)
             return 2
     (out or sys.stdout).write(explain_policy(policy, levels=levels, segments=segments))
     return 0
+
+
+def _read_as(connector: str | Path | None, policy: Policy) -> dict[str, Any]:
+    """How ``connector`` (a file, or None) says the reference is read, as
+    :func:`~driftwatch.policy.levels.load_reference` takes it."""
+    if connector is None:
+        return {}
+    # the connector layer, imported here at the command's edge (as _check_reference does)
+    from driftwatch.connectors.config import load_connector
+
+    conn = load_connector(connector)
+    return {"kinds": conn.declared_kinds(), "missing": conn.missing_values(),
+            "formats": conn.text_formats(),
+            "score_scale": conn.score_scale(policy.reference.score_is)}

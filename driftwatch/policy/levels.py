@@ -35,6 +35,7 @@ from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.registry import SIGNALS
 from driftwatch.errors import ConfigError
 from driftwatch.policy.schema import Policy
+from driftwatch.scorescale import ScoreScale
 from driftwatch.sentinels import MissingValues
 from driftwatch.windows.conventions import build_profile
 from driftwatch.windows.profile import ReferenceProfile
@@ -165,11 +166,13 @@ class CalibratorCache:
 def load_reference(path: str | Path, policy: Policy | None, *,
                    kinds: Mapping[str, str] | None = None,
                    missing: MissingValues | None = None,
-                   formats: Mapping[str, str] | None = None) -> ReferenceProfile:
+                   formats: Mapping[str, str] | None = None,
+                   score_scale: ScoreScale | None = None) -> ReferenceProfile:
     """The reference profile at ``path``, read with the policy's ``reference:`` columns
     and binned as its ``detectors:`` says (``kinds``: feature types a connector declares;
     ``missing``: the values it reads as missing, read so in the table too; ``formats``:
-    the features it reads as percent or money text, read so in the table too).
+    the features it reads as percent or money text, read so in the table too;
+    ``score_scale``: the scale it writes the score in, a score column written so read so).
 
     A dataset is binned with the policy's ``bins``/``fine_bins``/``top_k``; a saved
     profile keeps its bins, and a policy that names other ones is refused (the windows
@@ -183,7 +186,7 @@ def load_reference(path: str | Path, policy: Policy | None, *,
             kw["segment_top_k"] = policy.segments.top_k
         conv = policy.reference.conventions() if policy is not None else None
         return build_profile(path, conv, kinds=kinds, missing=missing,  # type: ignore[no-any-return]
-                             formats=formats, **kw)
+                             formats=formats, score_scale=score_scale, **kw)
     profile = ReferenceProfile.from_file(path)
     want = missing.to_dict(profile.schema.names) if missing is not None else {}
     have = profile.meta.get("missing_values", {})

@@ -96,16 +96,21 @@ def build_monitor(
 
     A reference table is read with the policy's ``reference:`` conventions; features the
     ``connector`` types explicitly get that type in the profile, the values it reads as
-    missing are missing there too, and its percent and money features are read as such text.
+    missing are missing there too, its percent and money features are read as such text,
+    and a score column written in its score's scale (log-odds, points, percent) is read as
+    the stream's score is.
     """
     ref = reference or (policy.model.reference if policy else None)
     if ref is None:
         raise ConfigError("no reference: give --reference or a policy whose model names one")
     ref_path = _resolve(str(ref), base_dir or Path.cwd())
+    score_is = policy.reference.score_is if policy is not None else "p_bad"
     profile = load_reference(ref_path, policy,
                              kinds=connector.declared_kinds() if connector else None,
                              missing=connector.missing_values() if connector else None,
-                             formats=connector.text_formats() if connector else None)
+                             formats=connector.text_formats() if connector else None,
+                             score_scale=connector.score_scale(score_is) if connector
+                             else None)
     return monitor_for(policy, profile, window=window)
 
 

@@ -298,7 +298,9 @@ class ModelRuntime:
         profile = load_reference(self.reference_path, policy,
                                  kinds=self.connector.declared_kinds(),
                                  missing=self.connector.missing_values(),
-                                 formats=self.connector.text_formats())
+                                 formats=self.connector.text_formats(),
+                                 score_scale=self.connector.score_scale(
+                                     policy.reference.score_is if policy else "p_bad"))
         if profile.fingerprint == self.monitor.profile.fingerprint:
             return None
         return profile

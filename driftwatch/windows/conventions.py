@@ -4,7 +4,9 @@ A policy's ``reference:`` block (:mod:`driftwatch.policy.reference`) becomes a
 :class:`TableConventions`; the defaults are the historic ones (columns named ``score``,
 ``label`` and ``decision``; every other column is a feature). :meth:`TableConventions.prepare`
 turns a table into the canonical form :meth:`ReferenceProfile.build` reads: the score as
-P(bad) (``score_is: p_good`` becomes ``1 - score``), the label as 1.0 bad / 0.0 good / NaN,
+P(bad) (a score written as the connector's log-odds, points or percentage read as the
+stream's is, :class:`~driftwatch.scorescale.ScoreScale`; ``score_is: p_good`` becomes
+``1 - score``), the label as 1.0 bad / 0.0 good / NaN,
 the decision as ``approve`` / ``decline`` / missing; ignored columns are dropped.
 
 >>> import pandas as pd
@@ -22,7 +24,7 @@ the decision as ``approve`` / ``decline`` / missing; ignored columns are dropped
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ import pandas as pd
 from driftwatch.errors import SourceError
 from driftwatch.schema import level_text as schema_level_text
 from driftwatch.schema import map_distinct
+from driftwatch.scorescale import PROBABILITY, ScoreScale
 from driftwatch.sentinels import MissingValues
 from driftwatch.textnumbers import help_for, number_in
 
@@ -100,10 +103,15 @@ class TableConventions:
     ignore: tuple[str, ...] = ()
     #: The column holding each row's segment (the connector's ``segment`` field live).
     segment: str | None = None
+    #: The scale the stream writes the score in (the connector's ``score:``): a score
+    #: column written in it is read as the stream's is (:meth:`ScoreScale.written_in`).
+    score_scale: ScoreScale = PROBABILITY
 
     def __post_init__(self) -> None:
         if self.score_is not in SCORE_IS:
             raise ValueError(f"score_is must be one of {', '.join(SCORE_IS)}: {self.score_is!r}")
+        if self.score_scale.kind == "points" and self.score_is == "p_good":
+            raise ValueError("scorecard points are read as P(bad): score_is must be p_bad")
 
     @property
     def named(self) -> dict[str, str]:
@@ -136,7 +144,9 @@ class TableConventions:
         keep = set(self.named.values())  # an ignored exposure is still the exposure
         out = df.drop(columns=[c for c in self.ignore if c in df.columns and c not in keep])
         if self.score and self.score in out.columns:
-            s = pd.to_numeric(out[self.score], errors="coerce").astype(np.float64)
+            s = self._score_numbers(out)
+            if self.score_scale.written_in(s.to_numpy()):
+                s = pd.Series(self.score_scale.to_probability(s.to_numpy()), index=s.index)
             out[self.score] = 1.0 - s if self.score_is == "p_good" else s
         if self.label and self.label in out.columns:
             # a pending value is in neither: NaN, an unlabelled row, as a missing label
@@ -156,6 +166,15 @@ class TableConventions:
             out[self.decision] = pd.Series(map_distinct(out[self.decision], word),
                                            index=out.index, dtype=object)
         return out
+
+    def _score_numbers(self, df: pd.DataFrame) -> pd.Series:
+        return pd.to_numeric(df[self.score], errors="coerce").astype(np.float64)
+
+    def score_scaled(self, df: pd.DataFrame) -> bool:
+        """Whether ``df``'s score column is written in :attr:`score_scale` (and so is read
+        as the stream's score is) rather than as probabilities."""
+        return bool(self.score and self.score in df.columns
+                    and self.score_scale.written_in(self._score_numbers(df).to_numpy()))
 
     def canonical(self, df: pd.DataFrame) -> pd.DataFrame:
         """:meth:`prepare`, then the score, label and decision columns renamed ``score``,
@@ -186,6 +205,7 @@ def build_profile(
     kinds: Mapping[str, str] | None = None,
     missing: MissingValues | None = None,
     formats: Mapping[str, str] | None = None,
+    score_scale: ScoreScale | None = None,
     meta: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
@@ -196,7 +216,9 @@ def build_profile(
     them, and recorded in the profile's ``meta["missing_values"]``. The columns ``formats``
     names (a connector's ``format: percent`` or ``money``) are read as the decoder reads
     them (:mod:`driftwatch.textnumbers`: ``"13.56%"`` is 13.56, ``"$60,000.00 "`` 60000),
-    so they are numeric features.
+    so they are numeric features. ``score_scale`` (a connector's ``score:`` scale) reads
+    a score column written in that scale as the decoder reads the stream's, recorded in the
+    profile's ``meta["score_scale"]``.
 
     A saved profile (``.json`` / ``.json.gz``) is loaded as it is.
     """
@@ -211,12 +233,17 @@ def build_profile(
     else:
         df = source
     tc = conventions or TableConventions()
+    if score_scale is not None:
+        tc = replace(tc, score_scale=score_scale)
     bad = tc.label_values(df[tc.label]) if tc.label and tc.label in df.columns else []
     if bad:
         raise SourceError(f"reference label column {tc.label!r} has values that are neither "
                           f"bad nor good: {', '.join(bad)} (set reference.label bad/good, "
                           "or pending for no outcome yet, in the policy)")
     table = tc.prepare(df)
+    if tc.score_scaled(df):
+        # absent otherwise: profiles of probabilities keep their fingerprint
+        meta = {**(meta or {}), "score_scale": tc.score_scale.describe()}
     feats = tc.feature_columns(table.columns)
     for c in feats:
         if fmt := (formats or {}).get(c):
