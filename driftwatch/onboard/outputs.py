@@ -92,8 +92,10 @@ def points_scale(ref: pd.DataFrame, cols: list[str]) -> str | None:
         if name_rank(c, *SCORE) >= 2 and len(s) and (s.min() < 0 or s.max() > 1):
             return (f"{c!r} is named like a score but holds {s.min():g} to {s.max():g}, not a "
                     "probability: it is watched as a numeric feature (its PSI is the "
-                    "scorecard's stability); the performance and calibration signals need "
-                    "P(bad) in [0, 1] (--score-field once the stream carries one)")
+                    "scorecard's stability); init cannot know a card's scaling: for the "
+                    "performance and calibration signals, map it as the score with "
+                    f"`score: {{path: {c}, points: {{base: ..., odds: ..., pdo: ...}}}}` in "
+                    "the connector and drop it from the features (see the README)")
     return None
 
 

@@ -59,6 +59,7 @@ from driftwatch.onboard.roles import (
     unique_check,
 )
 from driftwatch.onboard.sample import Sample
+from driftwatch.onboard.scaledscore import sample_labels, unscaled_line
 from driftwatch.onboard.textcodes import numbers_with_missing_texts
 from driftwatch.onboard.timefields import read_time, times_by_value
 from driftwatch.onboard.times import check_time_format
@@ -167,11 +168,15 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
             scale_note = (f"; a percentage in the sample ({span}): read divided by 100 "
                           "(percent: true)")
         elif scale is None:
-            plan.say(f"  not the score: {sp.score}", f"its values run {span}, neither a "
-                     "probability in [0, 1] nor a percentage (log-odds? points?): left out, "
-                     "replay would reject every record as score_out_of_range; map a "
-                     "probability as the stream's score")
-            sp.score = None
+            kind, why = unscaled_line(sp.score, vals(sp.score),
+                                      sample_labels(plan, sample, outcomes), plan.score_is,
+                                      span)
+            if kind == "log_odds":
+                sp.score_log_odds = True
+                scale_note = f"; {why}"
+            else:
+                plan.say(f"  not the score: {sp.score}", why)
+                sp.score = None
     if sp.score is None:  # none in the reference, or one named otherwise in the stream
         c = find_role("score", SCORE, paths, score_check(vals), "--score-field",
                       score_flag if resolves(score_flag, paths) else None, where)

@@ -56,6 +56,7 @@ class StreamPlan:
     time_offsets: bool = False  # counts from a start: the connector needs an origin
     score: str | None = None
     score_percent: bool = False  # the stream writes the score as a percentage (0 to 100)
+    score_log_odds: bool = False  # the stream writes the score as its log-odds
     #: a list of class probabilities (predict_proba's row) standing for the score, and
     #: the position of the class whose probability the score is
     proba: str | None = None

@@ -92,6 +92,7 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
             note = "   # P(good): the policy's reference.score_is turns it into P(bad)" \
                 if plan.score_is == "p_good" else ""
             score = (f"{{path: {q(s.score)}, percent: true}}" if s.score_percent
+                     else f"{{path: {q(s.score)}, log_odds: true}}" if s.score_log_odds
                      else q(s.score))
             out.append(f"        score: {score}{note}")
         elif s.proba:

@@ -2,8 +2,8 @@
 Credit (a 0/1 ``SeriousDlqin2yrs`` in the reference, written as JSON booleans by the
 service that sends the outcomes) and the Taiwan credit-card table (a label named
 ``default.payment.next.month``, which pandas writes to JSON as one flat key), and UCI
-German credit with a service that sends its score as a percentage (0 to 100) or as
-log-odds."""
+German credit with a service that sends its score as a percentage (0 to 100), as
+log-odds or as scorecard points."""
 
 from __future__ import annotations
 
@@ -153,7 +153,9 @@ def _german(tmp: Path, stream_score: str, n: int = 400) -> None:
     pd.DataFrame({"checking_status": chk, "duration": dur, "score": p,
                   "credit_risk": label}).to_csv(tmp / "ref.csv", index=False)
     written = {"probability": p, "percent": (p * 100).round(2),
-               "logit": np.log(p / (1 - p)).round(4)}[stream_score]
+               "logit": np.log(p / (1 - p)).round(4),
+               "good_logit": np.log((1 - p) / p).round(4),  # the log-odds of good
+               "points": (600 + 20 * np.log2((1 - p) / p / 50)).round()}[stream_score]
     live = pd.DataFrame({"application_id": [f"APP-{i:06d}" for i in range(n)],
                          "decision_time": pd.date_range("2024-03-01T08:00:00+02:00",
                                                         periods=n, freq="7min").astype(str),
@@ -196,16 +198,67 @@ def test_a_percent_score_is_mapped_with_percent_and_replays_as_the_probability(
         [w["mean"] for w in runs["probability"]])
 
 
-def test_a_log_odds_score_is_left_out_with_the_reason(
+def test_a_log_odds_score_the_labels_confirm_is_mapped_and_replays_as_the_probability(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # before: init left it out ("not the score: score ... (log-odds? points?)")
+    runs = {}
+    for kind in ("probability", "logit"):
+        tmp = tmp_path / kind
+        tmp.mkdir()
+        _german(tmp, kind)
+        code, out, err = _init(tmp, capsys, "ref.csv", "live.csv", "out.csv",
+                               "--label-bad", "2")
+        assert code == 0, err
+        score = yaml.safe_load((tmp / "c.yaml").read_text())[
+            "source"]["streams"]["predictions"]["fields"]["score"]
+        if kind == "logit":
+            assert score == {"path": "score", "log_odds": True}, score
+            line = next(ln for ln in out.splitlines() if ln.startswith("score: score"))
+            assert "log-odds in the sample" in line and "higher values go with bad" in line
+        monkeypatch.chdir(tmp)
+        code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
+                             "--input", "predictions=live.csv", "outcomes=out.csv", "--out",
+                             "run", "--no-report"], capsys)
+        assert code == 0, err
+        summary = json.loads((tmp / "run" / "summary.json").read_text())
+        assert summary["bad_records"] == 0, summary["bad_by_reason"]
+        runs[kind] = [w["score"] for w in _timeline(tmp / "run") if w["n_events"]]
+    # log-odds rounded to 4 places: the mean within that rounding (not the bins: the
+    # reference's few distinct scores put bin edges on values the rounding moves across)
+    assert [sum(w["bins"]) for w in runs["logit"]] == [
+        sum(w["bins"]) for w in runs["probability"]]
+    assert [w["mean"] for w in runs["logit"]] == pytest.approx(
+        [w["mean"] for w in runs["probability"]], abs=1e-4)
+
+
+def test_log_odds_the_labels_contradict_are_left_out_with_the_line_to_add(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _german(tmp_path, "logit")
+    _german(tmp_path, "good_logit")
     code, out, err = _init(tmp_path, capsys, "ref.csv", "live.csv", "out.csv",
                            "--label-bad", "2")
     assert code == 0, err
     fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
         "source"]["streams"]["predictions"]["fields"]
     assert "score" not in fields, fields
-    assert "not the score: score" in out and "neither a probability" in out, out
+    line = next(ln for ln in out.splitlines() if "not the score: score" in ln)
+    assert "do not show higher values going with bad outcomes" in line, line
+    assert "`score: {path: score, log_odds: true}`" in line, line
+
+
+def test_a_points_score_is_left_out_with_the_connector_line_to_add(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _german(tmp_path, "points")
+    code, out, err = _init(tmp_path, capsys, "ref.csv", "live.csv", "out.csv",
+                           "--label-bad", "2")
+    assert code == 0, err
+    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]
+    assert "score" not in fields, fields
+    line = next(ln for ln in out.splitlines() if "not the score: score" in ln)
+    assert "scorecard points by the look" in line, line
+    want = "`score: {path: score, points: {base: ..., odds: ..., pdo: ...}}`"
+    assert want in line and "`base: 600, odds: 50, pdo: 20`" in line, line
 
 
 def test_the_decoder_reads_a_percent_score_divided_by_100() -> None:
@@ -228,7 +281,7 @@ source:
         score: {path: risk, percent: true}
 """)
     stream = conn.stream("predictions")
-    assert stream.score_percent
+    assert stream.score_scale.kind == "percent"
     dec = Decoder(stream, FeatureSchema(numeric=(), categorical=(), levels=()))
     batch, bad = dec.decode_block(
         b'{"id": "a", "ts": 1704067200, "risk": 61.99}\n'

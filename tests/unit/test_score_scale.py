@@ -213,3 +213,31 @@ def test_csv_points_read_as_p_bad(tmp_path: Path) -> None:
     assert batch.score.tolist() == pytest.approx([1 / 51, 1 / 26], rel=1e-12)
     # infinite points are not the limit 0: the written value is not finite
     assert [b.reason for b in polled.bad] == ["non_finite_score"]
+
+
+# -- what init guesses of a stream score outside [0, 1] and 0..100 ----------------------------
+
+
+@given(st.lists(st.floats(-30, 30), min_size=1, max_size=40))
+def test_init_reads_values_within_thirty_as_log_odds(xs: list[float]) -> None:
+    from driftwatch.onboard.scaledscore import unscaled_kind
+
+    assert unscaled_kind(xs) == "log_odds"
+
+
+@given(st.lists(st.integers(-5000, 5000), min_size=1, max_size=40),
+       st.integers(31, 5000), st.booleans())
+def test_init_reads_whole_numbers_past_thirty_as_points(xs: list[int], far: int,
+                                                        negative: bool) -> None:
+    from driftwatch.onboard.scaledscore import unscaled_kind
+
+    assert unscaled_kind([*xs, -far if negative else far]) == "points"
+
+
+@given(st.lists(st.floats(100, 1000), min_size=8, max_size=40),
+       st.lists(st.floats(-1e6, 1e6).filter(lambda v: abs(v) > 30), max_size=2))
+def test_init_reads_values_mostly_in_100_to_1000_as_points(card: list[float],
+                                                          other: list[float]) -> None:
+    from driftwatch.onboard.scaledscore import unscaled_kind
+
+    assert unscaled_kind([*card, *other]) == "points"
