@@ -56,16 +56,22 @@ _MIN_AGREE = 50
 
 
 def reference_rows(path: str | Path, conventions: object | None, *,
-                   formats: Mapping[str, str] | None = None) -> pd.DataFrame:
+                   formats: Mapping[str, str] | None = None,
+                   score_scale: object | None = None) -> pd.DataFrame:
     """The reference table at ``path`` as a model sees its rows live: its label read as
-    1 bad / 0 good through the policy's ``conventions``, and the columns a connector reads
+    1 bad / 0 good through the policy's ``conventions``, the columns a connector reads
     as numbers written as text (``formats``: ``format: percent`` or ``money``, by feature)
-    as those numbers."""
+    as those numbers, and its score column written in the connector's ``score_scale``
+    (log-odds, points) as the probability, as the monitor reads it."""
+    from dataclasses import replace
+
     from driftwatch.windows.conventions import text_number_column
     from driftwatch.windows.profile import read_reference_table
 
     df = read_reference_table(path)
     if conventions is not None:
+        if score_scale is not None:
+            conventions = replace(conventions, score_scale=score_scale)  # type: ignore[type-var]
         df = conventions.canonical(df)  # type: ignore[attr-defined]
     for col, fmt in (formats or {}).items():
         if col in df.columns:
@@ -75,12 +81,13 @@ def reference_rows(path: str | Path, conventions: object | None, *,
 
 def reference_sample(path: str | Path | None, conventions: object | None,
                      rows: int = TRIAL_ROWS, *,
-                     formats: Mapping[str, str] | None = None) -> pd.DataFrame | None:
+                     formats: Mapping[str, str] | None = None,
+                     score_scale: object | None = None) -> pd.DataFrame | None:
     """Up to ``rows`` rows (a seeded sample) of :func:`reference_rows`; None for a saved
     profile, which holds no rows."""
     if path is None or Path(path).name.endswith((".json", ".json.gz")):
         return None
-    df = reference_rows(path, conventions, formats=formats)
+    df = reference_rows(path, conventions, formats=formats, score_scale=score_scale)
     if len(df) > rows:
         df = df.sample(rows, random_state=0)
     return df.reset_index(drop=True)

@@ -59,11 +59,13 @@ class ReplayActions:
         champion: Any = None,
         note: Callable[[str], None] | None = None,
         text_formats: Mapping[str, str] | None = None,
+        score_scale: Any = None,
     ) -> None:
         self._restore_env = _bounded_mlflow()
         #: the connector's ``format: percent``/``money`` features: the champion's trial
         #: reads those reference columns as numbers, as it sees them live
         self.text_formats = dict(text_formats or {})
+        self.score_scale = score_scale
         try:
             self._open(state_dir, monitor, reference=reference, gpus=gpus,
                        tracking_uri=tracking_uri, champion=champion, note=note)
@@ -118,7 +120,7 @@ class ReplayActions:
                 registry, champion, monitor.profile.schema.names, scorers,
                 reference_sample(self.reference, policy.reference.conventions()
                                  if policy is not None else None,
-                                 formats=self.text_formats),
+                                 formats=self.text_formats, score_scale=self.score_scale),
                 note=note,
             )
             said = learner_on_foreign(getattr(policy, "actions", None), champion.uri,
@@ -131,7 +133,7 @@ class ReplayActions:
             # the stand-in reads columns score, label, decision, and the numbers live rows hold
             df = reference_rows(self.reference, monitor.policy.reference.conventions()
                                 if monitor.policy is not None else None,
-                                formats=self.text_formats)
+                                formats=self.text_formats, score_scale=self.score_scale)
             ensure_champion(registry, monitor.model, df, at=0.0, profile=monitor.profile)
         monitor.retrains_running = lambda: self.executor.active_retrains(monitor.model)
         monitor.on_predictions = self._observe

@@ -365,7 +365,9 @@ def replay(
             monitor.model = champion.name
         actions = ReplayActions(state_dir or out / "state", monitor, reference=str(ref),
                                 champion=champion, tracking_uri=tracking_uri,
-                                note=note or _note, text_formats=conn.text_formats())
+                                note=note or _note, text_formats=conn.text_formats(),
+                                score_scale=conn.score_scale(pol.reference.score_is)
+                                if pol is not None else None)
     total = sum(Path(p).stat().st_size for p in inputs if Path(p).exists())
     bar = _progress(total, progress)
     with TimelineWriter(out / "timeline.jsonl") as tl:

@@ -74,7 +74,7 @@ class ChampionCheck:
                 table = getattr(ma.policy, "reference", None)  # how the reference reads
                 ma.trial_rows = (ma.reference, reference_sample(
                     ma.reference, table.conventions() if table is not None else None,
-                    formats=ma.text_formats))
+                    formats=ma.text_formats, score_scale=ma.score_scale))
             info = require_champion(
                 self.registry, ma.champion, ma.features, ma.executor.env.scorers(),
                 ma.trial_rows[1], note=lambda text: log.warning("%s: %s", ma.model, text))
@@ -96,7 +96,7 @@ class ChampionCheck:
         # the stand-in reads columns score, label, decision, and the numbers live rows hold
         table = getattr(ma.policy, "reference", None)
         df = reference_rows(ma.reference, table.conventions() if table is not None else None,
-                            formats=ma.text_formats)
+                            formats=ma.text_formats, score_scale=ma.score_scale)
         info = ensure_champion(self.registry, ma.model, df, at=self.clock.now(),
                                profile=ma.profile)
         ma.has_champion = True

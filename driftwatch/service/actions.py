@@ -109,6 +109,9 @@ class ModelActions:
     trial_rows: tuple[str | None, Any] | None = None
     #: the connector's ``format: percent``/``money`` features, read so in the trial's rows
     text_formats: Mapping[str, str] = field(default_factory=dict)
+    #: the scale the connector writes the score in: a reference score column written so
+    #: is read as the probability by the champion's trial and the stand-in
+    score_scale: Any = None
 
 
 class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
@@ -167,7 +170,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
                   shadow_defaults: Mapping[str, Any], buffer: Any,
                   on_promote: PromoteHook | None, profile: Any = None,
                   policy: Any = None, champion: Any = None,
-                  text_formats: Mapping[str, str] | None = None) -> ModelActions:
+                  text_formats: Mapping[str, str] | None = None,
+                  score_scale: Any = None) -> ModelActions:
         folder = self.config.state_dir / "models" / model
         outbox = Outbox(folder, clock=self.clock)
         executor = None
@@ -190,7 +194,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
         ma = ModelActions(model, outbox, executor, reference, profile, policy,
                           champion=champion,
                           features=tuple(profile.schema.names) if profile is not None else (),
-                          text_formats=dict(text_formats or {}))
+                          text_formats=dict(text_formats or {}), score_scale=score_scale)
         self.models[model] = ma
         return ma
 

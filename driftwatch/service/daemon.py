@@ -179,7 +179,8 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
                 shadow_defaults=shadow_defaults(rt.monitor.policy), buffer=None,
                 on_promote=self._on_promote, profile=rt.monitor.profile,
                 policy=rt.monitor.policy, champion=rt.config.champion,
-                text_formats=rt.connector.text_formats())
+                text_formats=rt.connector.text_formats(),
+                score_scale=_score_scale(rt))
             self.actions.attach(rt.name, rt.monitor)
         rc = cfg.reports
         self.reports = LiveReports(
@@ -411,3 +412,10 @@ def _cutoff(monitor: Any) -> float | None:
     policy = monitor.policy
     cut = getattr(getattr(policy, "model", None), "approval_cutoff", None)
     return cut if cut is not None else monitor.detectors.approval_cutoff
+
+
+def _score_scale(rt: Any) -> Any:
+    """The scale ``rt``'s connector writes the score in (the reference's score column
+    written so is read as the probability by the champion's trial and the stand-in)."""
+    policy = rt.monitor.policy
+    return rt.connector.score_scale(policy.reference.score_is if policy else "p_bad")

@@ -18,7 +18,8 @@ from driftwatch.errors import ActionError
 from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.publish import pointed_at
 from driftwatch.registry.scorer import Scorer
-from driftwatch.registry.trial import reference_sample, trial_score
+from driftwatch.registry.trial import reference_rows, reference_sample, trial_score
+from driftwatch.scorescale import ScoreScale
 from driftwatch.windows.conventions import TableConventions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,6 +116,26 @@ def test_the_sample_reads_percent_and_money_text_as_the_connector_does(tmp_path:
     assert trial_score(_scorer(lambda x: np.clip(x / 100, 0, 1)), read, URI) is None
 
 
+CARD = ScoreScale.points(base=600, odds=50, pdo=20)
+
+
+def test_the_sample_reads_a_points_score_as_the_connector_does(tmp_path: Path) -> None:
+    """With a scorecard's points in the stream and the reference, the champion's trial and
+    the stand-in read the reference's score column raw: points where the monitor reads
+    probabilities (the trial said the champion's scores disagree with it)."""
+    path = tmp_path / "ref.csv"
+    p_bad = np.array([1 / 51, 1 / 101, 1 / 26])  # 600, 620 and 580 points at 50:1, pdo 20
+    pd.DataFrame({"x": [1.0, 2.0, 3.0], "score": [600, 620, 580],
+                  "label": [0, 1, 0]}).to_csv(path, index=False)
+    table = TableConventions()
+    raw = reference_sample(path, table)
+    assert raw is not None and raw["score"].tolist() == [600, 620, 580]
+    read = reference_sample(path, table, score_scale=CARD)
+    assert read is not None and np.allclose(read["score"], p_bad, rtol=1e-12)
+    rows = reference_rows(path, table, score_scale=CARD)
+    assert np.allclose(rows["score"], p_bad, rtol=1e-12)
+
+
 def test_replay_execute_checks_the_champion_at_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,7 +209,8 @@ def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> Non
 
     reads: list[object] = []
     monkeypatch.setattr(trial, "reference_sample",
-                        lambda path, table, formats=None: reads.append((path, formats))
+                        lambda path, table, formats=None, score_scale=None:
+                        reads.append((path, formats, score_scale))
                         or pd.DataFrame({"x": [1.0]}))
 
     def refuse(registry, ref, features, scorers, rows, note):  # type: ignore[no-untyped-def]
@@ -200,12 +222,13 @@ def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> Non
     check.registry = None  # type: ignore[attr-defined]
     ma = ModelActions("pd", outbox=None, reference="ref.parquet",  # type: ignore[arg-type]
                       executor=SimpleNamespace(env=SimpleNamespace(scorers=lambda: None)),
-                      champion=SimpleNamespace(uri=URI), text_formats={"x": "percent"})
+                      champion=SimpleNamespace(uri=URI), text_formats={"x": "percent"},
+                      score_scale=CARD)
     for _ in range(3):
         with pytest.raises(ActionError, match="its scores rank"):
             check._ensure_champion(ma)
     # once, and read as the connector reads its percent feature
-    assert reads == [("ref.parquet", {"x": "percent"})] and not ma.has_champion
+    assert reads == [("ref.parquet", {"x": "percent"}, CARD)] and not ma.has_champion
 
 
 def test_a_fresh_learner_reads_the_reference_as_the_connector_does(tmp_path: Path) -> None:
