@@ -33,13 +33,13 @@ from driftwatch.actions.online_update import (
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.recalibrate import recalibrated_candidate, river_champion
 from driftwatch.actions.records import ActionRecord
-from driftwatch.actions.shadow_eval import SHADOW_KEY, ShadowEvaluation
+from driftwatch.actions.shadow_eval import SHADOW_KEY, ShadowEvaluation, judged_on
 from driftwatch.actions.steps import Done, NeedsApproval, Result, StepRunner, Waiting
 from driftwatch.errors import ActionError
 from driftwatch.policy.actions import ShadowAction
 from driftwatch.registry.promotion import discard, make_challenger, promote
 from driftwatch.registry.retry import RegistryUnavailableError
-from driftwatch.registry.versions import CHALLENGER, CHAMPION
+from driftwatch.registry.versions import CHALLENGER, CHAMPION, TAG_RECALIBRATION_OF
 from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = ["cancel_shadow", "observe_live", "run_shadow", "shadow_settings"]
@@ -123,6 +123,8 @@ def _challenger(action: ActionRecord, env: ActionEnv, context: ActionContext) ->
         return {"version": current.version, "champion_version": champion.version, "created": False}
     # No challenger yet: make one from the champion and the labelled window.
     existing = env.registry.find_version(model, action.key)
+    recalibration = existing is not None and \
+        existing.tags.get(TAG_RECALIBRATION_OF) == str(champion.version)
     if existing is None:
         export = env.action_dir(action.id) / "window.parquet"
         if not export.exists():
@@ -130,9 +132,11 @@ def _challenger(action: ActionRecord, env: ActionEnv, context: ActionContext) ->
         window = read_window(export)
         base = river_champion(env, model, champion.version)
         candidate: Any
+        tags: dict[str, str] = {}
         if base is None:  # any other model: a recalibration layer is the challenger
             candidate, metrics = recalibrated_candidate(env, model, champion.version, window)
             learner, start = "LogitCalibrator", "recalibrate"
+            tags[TAG_RECALIBRATION_OF] = str(champion.version)
         else:
             candidate, start = build_candidate(
                 base,
@@ -153,9 +157,12 @@ def _challenger(action: ActionRecord, env: ActionEnv, context: ActionContext) ->
             params={"learner": learner, "start": start, "action": "shadow"},
             parent_version=champion.version,
             data_window=context.window_label,
+            tags=tags or None,
         )
+        recalibration = TAG_RECALIBRATION_OF in tags
     make_challenger(env.registry, model, existing.version, at=env.clock.now(), by=action.key)
-    return {"version": existing.version, "champion_version": champion.version, "created": True}
+    return {"version": existing.version, "champion_version": champion.version, "created": True,
+            "recalibration": recalibration}
 
 
 def _evaluation(
@@ -164,11 +171,13 @@ def _evaluation(
     stored = action.artifacts.get(SHADOW_KEY)
     if stored:
         return ShadowEvaluation.from_dict(stored)
+    metric, instead = judged_on(str(cfg.metric), recalibration=bool(chosen.get("recalibration")))
     return ShadowEvaluation(
         model=action.model,
         champion_version=chosen.get("champion_version"),
         challenger_version=chosen["version"],
-        metric=str(cfg.metric),
+        metric=metric,
+        metric_instead_of=instead,
         margin=float(cfg.margin),
         min_labelled=int(cfg.min_labelled),
         max_duration=float(cfg.max_duration),

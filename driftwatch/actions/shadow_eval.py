@@ -41,11 +41,28 @@ from typing import Any
 import numpy as np
 
 from driftwatch.actions.scoring import HIGHER_IS_BETTER, ScoreStats, improvement, score_psi
+from driftwatch.policy.catalog import RANKING_METRICS, RECALIBRATION_METRIC
 
-__all__ = ["SHADOW_KEY", "ShadowEvaluation"]
+__all__ = ["SHADOW_KEY", "ShadowEvaluation", "judged_on"]
 
 #: Where a shadow action keeps its evaluation in the outbox record's artifacts.
 SHADOW_KEY = "shadow"
+
+
+def judged_on(metric: str, *, recalibration: bool) -> tuple[str, str | None]:
+    """The metric a challenger is judged on, and the policy's when that is replaced: a
+    recalibration of the champion ranks every row as the champion does, so on a ranking
+    metric it could never win (its gain is 0 whatever the outcomes); it is judged on log
+    loss, which a better calibration lowers.
+
+    >>> judged_on("auc", recalibration=True), judged_on("auc", recalibration=False)
+    (('log_loss', 'auc'), ('auc', None))
+    >>> judged_on("brier", recalibration=True)
+    ('brier', None)
+    """
+    if recalibration and metric in RANKING_METRICS:
+        return RECALIBRATION_METRIC, metric
+    return metric, None
 
 
 @dataclass
@@ -78,6 +95,8 @@ class ShadowEvaluation:
     #: rows left out because a version gave no score (a strict signature refused them)
     unscored_live: int = 0
     unscored_labelled: int = 0
+    #: the policy's metric when ``metric`` replaces it (:func:`judged_on`)
+    metric_instead_of: str | None = None
 
     def __post_init__(self) -> None:
         if self.metric not in HIGHER_IS_BETTER:
@@ -160,6 +179,9 @@ class ShadowEvaluation:
                 f"challenger {self.metric} {'beats' if wins else 'does not beat'} the champion's "
                 f"by the margin {self.margin:g} (gain {gain:+.4f} on {self.labelled} outcomes)"
             )
+            if self.metric_instead_of is not None:
+                self.reason += (f"; judged on {self.metric}, not {self.metric_instead_of}: a "
+                                "recalibration ranks rows as the champion does")
             if self.unscored_labelled:
                 self.reason += (f"; {self.unscored_labelled} more outcomes left out: a version "
                                 "gave them no score")

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Discriminator, Field, field_validator
 
 from driftwatch.policy.base import StrictModel
-from driftwatch.policy.catalog import SHADOW_METRICS
+from driftwatch.policy.catalog import RANKING_METRICS, RECALIBRATION_METRIC, SHADOW_METRICS
 from driftwatch.policy.durations import format_duration
 from driftwatch.policy.fields import Argv, Learner, PositiveDuration, WebhookUrl, fail
 
@@ -159,10 +159,13 @@ class ShadowAction(_ActionBase):
     max_duration: PositiveDuration = 14 * 86400.0
 
     def summary(self) -> str:
+        recal = (f"; a challenger driftwatch makes by recalibrating a champion that is not a "
+                 f"river model is judged on {RECALIBRATION_METRIC} instead, as it ranks rows as "
+                 "the champion does" if self.metric in RANKING_METRICS else "")
         return (
             f"run a challenger in shadow; after {self.min_labelled} labelled events promote "
             f"it if its {self.metric} beats the champion by {self.margin:g} or more"
-            f" (within {format_duration(self.max_duration)})"
+            f" (within {format_duration(self.max_duration)}){recal}"
         )
 
 

@@ -27,6 +27,8 @@ __all__ = [
     "LEARNER_ESTIMATORS",
     "LEARNER_TRANSFORMERS",
     "MEASURES",
+    "RANKING_METRICS",
+    "RECALIBRATION_METRIC",
     "SHADOW_METRICS",
     "DetectorInfo",
     "Direction",
@@ -65,3 +67,8 @@ LEARNER_ESTIMATORS: tuple[str, ...] = (
 )
 
 SHADOW_METRICS: tuple[str, ...] = ("auc", "brier", "gini", "ks_score", "log_loss")
+#: Shadow metrics of the order of the scores alone: a recalibration of the champion (a
+#: monotone map of its score) has the champion's value on them, so it is judged on
+#: :data:`RECALIBRATION_METRIC` instead.
+RANKING_METRICS: frozenset[str] = frozenset({"auc", "gini", "ks_score"})
+RECALIBRATION_METRIC = "log_loss"

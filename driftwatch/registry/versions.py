@@ -27,6 +27,7 @@ __all__ = [
     "TAG_PARENT",
     "TAG_PREVIOUS_CHAMPION",
     "TAG_PROFILE",
+    "TAG_RECALIBRATION_OF",
     "TAG_UPDATE_DIGEST",
     "TAG_VERDICT",
     "ModelVersionInfo",
@@ -48,6 +49,9 @@ TAG_ALIAS_HISTORY = "driftwatch.alias_history"
 #: what an online update learned (parent, learner, labelled rows), so the same update is
 #: never registered twice, across restarts too
 TAG_UPDATE_DIGEST = "driftwatch.update_digest"
+#: On a challenger that recalibrates the champion's score (a monotone map of it): the
+#: champion's version. Such a challenger ranks rows as the champion does.
+TAG_RECALIBRATION_OF = "driftwatch.recalibration_of"
 
 
 def embedded_tracking_uri(state_dir: str | Path) -> str:

@@ -35,6 +35,7 @@ from driftwatch.registry.versions import (
     TAG_DATA_WINDOW,
     TAG_PARENT,
     TAG_PROFILE,
+    TAG_RECALIBRATION_OF,
     TAG_UPDATE_DIGEST,
     TAG_VERDICT,
 )
@@ -501,3 +502,62 @@ def test_the_promotion_warning_reaches_the_replay_summary_line() -> None:
     assert o["warning"] == "promoted m v3, a sklearn model: ..."
     assert outcome_line(o) == ("action 4 shadow (window 9): done; promoted v3; warning: "
                                "promoted m v3, a sklearn model: ...")
+
+
+def _moderate(window_id: int, **settings: object) -> Decision:
+    return Decision(MODEL, window_id, 1_699_999_000.0, Tier.MODERATE, Tier.MODERATE,
+                    action="shadow", action_settings={"type": "shadow", **settings},
+                    requires_approval=False, policy="credit-risk-demo",
+                    policy_digest="sha256:feed")
+
+
+def test_a_recalibrated_challenger_is_judged_on_log_loss_not_on_a_ranking_metric(
+    tmp_path: Path, clock: ManualClock, profile: ReferenceProfile,
+):
+    """A bank's model (no river pipeline) gets a recalibration layer as its challenger: it
+    ranks every row as the champion does, so on the default metric (auc) its gain was 0
+    whatever the outcomes, and every such shadow was discarded."""
+
+    def outcomes(n: int, seed: int) -> pd.DataFrame:  # defaulting more than it predicts
+        df = labelled_window(n, seed=seed)
+        p_bad = 1 - _GoodScore.p_good(df)
+        logit = np.log(p_bad / (1 - p_bad)) + 1.2
+        rng = np.random.default_rng(seed + 7)
+        return df.assign(label=(rng.random(n) < 1 / (1 + np.exp(-logit))).astype(np.float64))
+
+    state = tmp_path / "state"
+    _register_good_score(state, clock, profile)
+    buffer = LabelledBuffer(profile.schema, capacity=10_000)
+    buffer.add_frame(outcomes(1500, seed=3))  # what the layer is fitted on
+    ex = ActionExecutor.open(state, clock=clock, buffer=buffer, score_is="p_good")
+    try:
+        action_id = ex.submit(_moderate(21, min_labelled=1000, margin=0.0), CONTEXT)
+        [rec] = ex.run_pending()
+        assert rec.state is ActionState.RUNNING, rec.error
+        ev = rec.artifacts["shadow"]
+        assert (ev["metric"], ev["metric_instead_of"]) == ("log_loss", "auc")
+        challenger = ev["challenger_version"]
+        assert ex.registry.get_version(MODEL, challenger).tags[TAG_RECALIBRATION_OF] == "1"
+        buffer.add_frame(outcomes(1200, seed=4))  # outcomes the challenger never saw
+        [rec] = ex.run_pending()
+        rec = ex.outbox.get(action_id)
+        assert rec is not None and rec.state is ActionState.SUCCEEDED, rec
+        assert rec.outcome["verdict"] == "promoted", rec.outcome
+        ev = rec.artifacts["shadow"]
+        # the premise: on auc the two are alike, so auc alone could never promote it
+        auc = (ev["metrics"]["champion"]["auc"], ev["metrics"]["challenger"]["auc"])
+        assert abs(auc[0] - auc[1]) < 2e-3, auc
+        assert ev["metrics"]["challenger"]["log_loss"] < ev["metrics"]["champion"]["log_loss"]
+        assert ev["reason"].startswith("challenger log_loss beats the champion's by the margin 0")
+        assert ("; judged on log_loss, not auc: a recalibration ranks rows as the champion "
+                "does") in ev["reason"], ev["reason"]
+    finally:
+        ex.close()
+
+
+def test_a_river_challenger_keeps_the_policys_metric(executor: ActionExecutor):
+    executor.submit(_moderate(22, min_labelled=1000), CONTEXT)
+    [rec] = executor.run_pending()
+    assert rec.state is ActionState.RUNNING, rec.error
+    ev = rec.artifacts["shadow"]
+    assert (ev["metric"], ev["metric_instead_of"]) == ("auc", None)
