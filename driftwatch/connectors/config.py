@@ -7,7 +7,7 @@ The shape (see ``connectors/README.md`` for every key)::
     metadata: {name: credit-demo}
     source:
       kind: file                  # file | kafka
-      # connection: {...}         # kafka only: passed untouched to the Kafka source
+      # connection: {...}         # kafka only: the Kafka source's settings (checked)
       streams:
         predictions:              # role = the name (predictions | outcomes) unless `role:`
           paths: [data/demo/predictions.jsonl.gz]   # globs, relative to the working dir
@@ -61,6 +61,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from driftwatch.connectors.kafka_settings import KafkaSourceSettings
 from driftwatch.connectors.mapping import StreamMapping
 from driftwatch.connectors.spec import ConnectorSpec, located_error, show
 from driftwatch.connectors.streams import stream_mapping
@@ -316,7 +317,7 @@ def _build(doc: LocatedDoc, base_dir: str | Path | None) -> Connector:
         raise doc.error(("dead_letter", "topic"), "dead_letter.topic is only for kind: kafka",
                         key=True, cls=ConnectorError,
                         hint="write dead_letter: {path: dead_letter.jsonl}")
-    return Connector(
+    connector = Connector(
         name=spec.metadata.name,
         kind=src.kind,
         streams=streams,
@@ -328,3 +329,9 @@ def _build(doc: LocatedDoc, base_dir: str | Path | None) -> Connector:
         base_dir=Path(base_dir) if base_dir is not None else None,
         doc=doc,
     )
+    if src.connection is not None:
+        # checked where the file is read (no I/O, no ${ENV} expanded), so `policy check
+        # --connector` and `replay` catch a misspelt key or a bad value, not only the
+        # daemon's start
+        KafkaSourceSettings.from_connector(connector)
+    return connector

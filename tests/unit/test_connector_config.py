@@ -306,3 +306,34 @@ def test_a_bad_kafka_tuning_value_is_located(key: str, value: str, message: str)
     assert KafkaSourceSettings.from_connector(parse_connector(
         text.replace(f"{key}: {value}", "isolation_level: read_uncommitted"))
     ).isolation_level == "read_uncommitted"
+
+
+def test_a_misspelt_connection_key_is_an_error_where_the_connector_is_read() -> None:
+    # it was accepted at load (so `policy check --connector` and replay passed it) and
+    # refused only when the daemon built the Kafka source
+    text = GOOD.replace("kind: file", "kind: kafka\n  connection:\n    bootstrap_servers: "
+                        "['k:9092']\n    group_idd: dw")
+    text = text.replace("      paths: [data/demo/predictions.jsonl.gz]\n",
+                        "      topic: credit.predictions\n")
+    text = text.replace("      paths: [data/demo/outcomes.jsonl.gz]\n",
+                        "      topic: credit.outcomes\n")
+    with pytest.raises(ConnectorError) as info:
+        parse_connector(text, file="c.yaml")
+    err = info.value
+    assert err.message == "unknown key 'group_idd'"
+    assert err.hint == "did you mean 'group_id'?"
+    assert (err.file, err.line, err.col) == ("c.yaml", *where(text, "group_idd: dw"))
+    assert parse_connector(text.replace("group_idd", "group_id")).connection == {
+        "bootstrap_servers": ["k:9092"], "group_id": "dw"}
+
+
+def test_a_bad_connection_value_is_an_error_where_the_connector_is_read() -> None:
+    text = GOOD.replace("kind: file", "kind: kafka\n  connection:\n    bootstrap_servers: "
+                        "['k:9092']\n    security_protocol: PLAIN")
+    text = text.replace("      paths: [data/demo/predictions.jsonl.gz]\n",
+                        "      topic: credit.predictions\n")
+    text = text.replace("      paths: [data/demo/outcomes.jsonl.gz]\n",
+                        "      topic: credit.outcomes\n")
+    with pytest.raises(ConnectorError, match="security_protocol must be one of") as info:
+        parse_connector(text, file="c.yaml")
+    assert info.value.line == where(text, "security_protocol: PLAIN")[0]
