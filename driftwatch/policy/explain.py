@@ -33,7 +33,7 @@ from driftwatch.policy.catalog import DETECTORS
 from driftwatch.policy.durations import format_duration
 from driftwatch.policy.levels import LevelTable
 from driftwatch.policy.reference import describe_reference
-from driftwatch.policy.schema import Policy, SignalRule
+from driftwatch.policy.schema import DataQualityRule, Policy, SignalRule
 from driftwatch.policy.tiers import ACTION_TIERS, Tier
 
 __all__ = ["describe_segment_levels", "describe_tiers", "effective_yaml", "explain_policy"]
@@ -121,8 +121,35 @@ def _trigger(rule: SignalRule, tier: Tier,
     if base is None:
         return f"{name} {op} ({', '.join(special)})" if special else None
     counts = f"counts as {rule.weight:g}" if rule.weight != 1.0 else None
-    return (f"{name} {op} {_level(base, rule, None, levels)} "
-            f"({'; '.join(filter(None, [where, *special, counts]))})")
+    weights = [f"{feat} counts as {w:g}" for feat, w in rule.weights.items()]
+    notes = filter(None, [where, *special, counts, *weights, _clears(rule, tier)])
+    return f"{name} {op} {_level(base, rule, None, levels)} ({'; '.join(notes)})"
+
+
+def _clears(rule: SignalRule, tier: Tier) -> str | None:
+    """The rule's explicit ``clear`` level at ``tier``: it holds for the rule's own level
+    and the overrides that inherit it (an override's own level clears by ``hysteresis``)."""
+    level = rule.clear.get(tier) if rule.clear is not None else None
+    if level is None:
+        return None
+    own = [feat for feat, ov in rule.overrides.items() if ov.get(tier) is not None]
+    return (f"once active, clears only past {level:g}"
+            + (f" (not for {', '.join(own)}, whose own level clears by hysteresis)"
+               if own else ""))
+
+
+def _data_quality_signal(rule: DataQualityRule) -> str:
+    """One gate signal: its level, the features it reads and their own levels.
+
+    >>> _data_quality_signal(DataQualityRule(detector="missing_rate", threshold=0.05,
+    ...     features=["income", "age"], overrides={"age": 0.2}))
+    'missing_rate increase > 0.05 (on income, age; age > 0.2)'
+    """
+    text = (f"{rule.detector}{'' if rule.measure == 'value' else ' ' + rule.measure} > "
+            f"{rule.threshold:g}")
+    parts = [] if rule.features == "all" else ["on " + ", ".join(rule.features)]
+    parts += [f"{feat} > {v:g}" for feat, v in rule.overrides.items()]
+    return text + (f" ({'; '.join(parts)})" if parts else "")
 
 
 def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = None
@@ -170,9 +197,7 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
     if not gate.signals:
         out.append("data quality: no data-quality signals: the gate never closes.")
     else:
-        sigs = ", ".join(
-            f"{s.detector}{'' if s.measure == 'value' else ' ' + s.measure} > {s.threshold:g}"
-            for s in gate.signals)
+        sigs = ", ".join(_data_quality_signal(s) for s in gate.signals)
         out.append(
             f"data quality: when {sigs}, {gate.action.summary()} instead of any tier's action"
             + ("; a missing_rate increase counts only when significant across the "

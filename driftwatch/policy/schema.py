@@ -124,7 +124,8 @@ class SignalRule(StrictModel):
     #: Compare thresholds with the result's ``value`` or a change in its ``details``.
     measure: Measure = "value"
     thresholds: TierThresholds
-    #: Explicit hysteresis: once a tier is active it clears only past these levels.
+    #: Explicit hysteresis: once a tier is active it clears only past these levels (an
+    #: override's own level of a tier clears by ``hysteresis.factor`` instead).
     clear: ClearThresholds | None = None
     overrides: dict[str, TierThresholds] = Field(default_factory=dict)
     weight: float = Field(default=1.0, gt=0)
