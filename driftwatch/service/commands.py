@@ -76,7 +76,9 @@ def _overrides(cfg: Any, args: argparse.Namespace) -> Any:
             from driftwatch.errors import ConfigError
 
             raise ConfigError(f"--speed must be >= 0, got {args.speed}")
-        models = tuple(dataclasses.replace(m, live_speed=args.speed) for m in models)
+        # a Kafka model reads as its topics deliver: the override paces the file models
+        models = tuple(dataclasses.replace(m, live_speed=args.speed, live_speed_at=None)
+                       for m in models)
     state = Path(args.state_dir).resolve() if args.state_dir else cfg.state_dir
     return dataclasses.replace(cfg, http=http, models=models, state_dir=state)
 

@@ -41,7 +41,7 @@ from driftwatch.service.config_types import (
     TimelineConfig,
 )
 from driftwatch.service.pool_config import PoolConfig, PoolSpec, pool_config
-from driftwatch.yamlio import LocatedDoc, load_yaml, nearest
+from driftwatch.yamlio import LocatedDoc, format_path, load_yaml, nearest
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -273,8 +273,10 @@ def parse_service_config(
                 live_speed=float(m.live.speed),
                 batch_size=m.batch_size,
                 champion=c,
+                live_speed_at=_written_at(doc, ("models", i, "live", "speed"))
+                if m.live.speed > 0 else None,
             )
-            for m, c in zip(spec.models, champions, strict=True)
+            for i, (m, c) in enumerate(zip(spec.models, champions, strict=True))
         ),
         http=HttpConfig(spec.http.enabled, spec.http.host, spec.http.port,
                         spec.http.admin_token_env or None),
@@ -308,6 +310,11 @@ def parse_service_config(
                           else _duration(spec.group.idle_timeout)),
         timeline=TimelineConfig(spec.timeline.max_mib << 20, spec.timeline.segments),
     )
+
+
+def _written_at(doc: LocatedDoc, path: tuple[str | int, ...]) -> tuple[str, int, int, str]:
+    """``(file, line, col, path)`` of a value, for an error raised once other files are read."""
+    return (doc.file, *doc.locate(path), format_path(path))
 
 
 #: Durations that must be above 0s: an interval, a wait or a limit that 0s would turn into a

@@ -28,6 +28,7 @@ models:
     live:
       speed: 86400               # file sources: event seconds per wall second (0: no pacing);
                                  # one day per second plays the 140-day demo in ~2.5 min
+                                 # (a Kafka connector is never paced: it refuses a speed)
     # batch_size: 500            # events per poll (default 500 when paced, else 10000)
 
 http:

@@ -40,6 +40,10 @@ class ModelConfig:
     batch_size: int | None  # None: 500 for a paced recording, else 10 000
     #: the user's registered model (a ``ChampionRef``); None: the demo's river stand-in
     champion: Any = None
+    #: where the file wrote a pacing ``live.speed`` above 0, as (file, line, col, path): a
+    #: Kafka connector cannot be paced, so such a model is refused there (None: not
+    #: written, or set by ``run --speed``, which paces the file models only)
+    live_speed_at: tuple[str, int, int, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled, Source
 from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
-from driftwatch.errors import StateError
+from driftwatch.errors import ConfigError, StateError
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.outputlog import OutputLog, iter_lines
 from driftwatch.pipeline import ModelMonitor, StageError, WindowResult, window_spec_from_policy
@@ -41,7 +41,8 @@ from driftwatch.statetree import Capture
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime", "model_connector", "open_timeline"]
+__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime", "check_pacing", "model_connector",
+           "open_timeline"]
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +106,22 @@ def model_connector(cfg: ModelConfig) -> Connector:
     """The model's connector. Its file (``connector:``) was found from the config file's
     folder; the globs in it start at the working directory, as the connector docs say
     and as ``replay`` reads the same connector."""
-    return load_connector(cfg.connector)
+    connector = load_connector(cfg.connector)
+    check_pacing(cfg, connector)
+    return connector
+
+
+def check_pacing(cfg: ModelConfig, connector: Connector) -> None:
+    """Refuse a ``live.speed`` the file wrote for a Kafka model: only a file source is
+    paced (a topic delivers at its own pace), so it would be read and never acted on."""
+    if connector.kind != "kafka" or cfg.live_speed_at is None:
+        return
+    file, line, col, path = cfg.live_speed_at
+    raise ConfigError(
+        f"live.speed paces a file source; connector {connector.name!r} reads Kafka topics, "
+        "which deliver at their own pace", file=file, line=line, col=col,
+        path=path, found=f"{cfg.live_speed:g}",
+        hint="remove live.speed from this model (or write 0)")
 
 
 @dataclass

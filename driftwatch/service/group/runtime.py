@@ -59,7 +59,14 @@ from driftwatch.service.group.panelog import PaneLog, pane_value
 from driftwatch.service.group.partition import PartitionPanes
 from driftwatch.service.group.source import GroupSource, partition_of
 from driftwatch.service.metrics_live import ModelSnapshot
-from driftwatch.service.model import ModelRuntime, _delay_buckets, _shown, _stamp, open_timeline
+from driftwatch.service.model import (
+    ModelRuntime,
+    _delay_buckets,
+    _shown,
+    _stamp,
+    check_pacing,
+    open_timeline,
+)
 
 __all__ = ["GroupRuntime"]
 
@@ -107,6 +114,7 @@ class GroupRuntime(Leadership, ModelRuntime):
         watcher = PolicyWatcher(_shown(cfg.policy))
         policy = watcher.policy
         connector = load_connector(cfg.connector, base_dir=base_dir)
+        check_pacing(cfg, connector)
         if connector.kind != "kafka":
             raise ConfigError(f"group: model {cfg.name or policy.model.name!r} reads "
                               f"{connector.kind} input; a consumer group needs a Kafka "
