@@ -181,6 +181,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         c = find_role("score", SCORE, paths, score_check(vals), "--score-field",
                       score_flag if resolves(score_flag, paths) else None, where)
         sp.score = c.name if c else None
+    if sp.score is None and not opts.score_field and plan.ref_score is None:
+        scale_note = _scaled_by_name(plan, sp, paths, sample, outcomes) or scale_note
     if sp.score is None and not opts.score_field:
         _proba_score(plan, sp, paths, vals)
     if sp.score is not None and plan.ref_score is None and not opts.score_is \
@@ -297,6 +299,29 @@ def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
             refuse_no_bad(vals(lab), sp.bad, where, lab, bad)
     named = {norm_value(v) for v in [*sp.bad, *sp.good, *sp.pending]}
     sp.pending += [v for k, v in sorted(seen.items()) if k not in named]
+
+
+def _scaled_by_name(plan: Plan, sp: StreamPlan, paths: list[str], sample: Sample,
+                    outcomes: Sample | None) -> str | None:
+    """A stream field named like the score (and the only one) whose numbers are neither
+    probabilities nor percentages, where the reference has no score column to find it by:
+    log-odds the labels confirm are mapped as such (the scale note returned), points are
+    left out with the connector line to add, as for a score found by the reference's name.
+    """
+    vals = sample.values
+    named = [p for p in paths if name_rank(p, *SCORE)
+             and (got := [v for v in vals(p) if present(v)])
+             and all(isinstance(v, int | float) and not isinstance(v, bool) for v in got)]
+    if len(named) != 1 or score_scale(vals(named[0]))[0] is not None:
+        return None
+    path = named[0]
+    kind, why = unscaled_line(path, vals(path), sample_labels(plan, sample, outcomes),
+                              plan.score_is, score_scale(vals(path))[1])
+    if kind == "log_odds":
+        sp.score, sp.score_log_odds = path, True
+        return f"; {why}"
+    plan.say(f"  not the score: {path}", why)
+    return None
 
 
 def _say_pending(plan: Plan, sp: StreamPlan) -> None:

@@ -322,3 +322,25 @@ def test_a_label_in_the_prediction_records_is_mapped_and_joined_at_once(
                     for i in range(0, 900, 300)]
     assert [w["n_labelled"] for w in windows] == [300, 300, 300]
     assert [w["n_labelled_bad"] for w in windows] == bad_per_pane
+
+
+@pytest.mark.parametrize("kind", ["logit", "points"])
+def test_a_scaled_score_is_read_by_its_name_without_a_reference_score(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    """A reference without a score column (a training table rarely has one): the stream's
+    `score` in points or log-odds was passed over ("no field in [0, 1] named like a
+    score"), with no word of the scale or the line to add."""
+    _german(tmp_path, kind)
+    ref = pd.read_csv(tmp_path / "ref.csv").drop(columns=["score"])
+    ref.to_csv(tmp_path / "ref.csv", index=False)
+    code, out, err = _init(tmp_path, capsys, "ref.csv", "live.csv", "out.csv",
+                           "--label-bad", "2")
+    assert code == 0, err
+    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]
+    if kind == "logit":
+        assert fields["score"] == {"path": "score", "log_odds": True}, fields
+    else:
+        assert "score" not in fields, fields
+        line = next(ln for ln in out.splitlines() if "not the score: score" in ln)
+        assert "scorecard points by the look" in line and "`base: 600" in line, line
