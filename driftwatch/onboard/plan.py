@@ -304,7 +304,7 @@ def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
 def _scaled_by_name(plan: Plan, sp: StreamPlan, paths: list[str], sample: Sample,
                     outcomes: Sample | None) -> str | None:
     """A stream field named like the score (and the only one) whose numbers are neither
-    probabilities nor percentages, where the reference has no score column to find it by:
+    probabilities, where the reference has no score column to find it by: a percentage and
     log-odds the labels confirm are mapped as such (the scale note returned), points are
     left out with the connector line to add, as for a score found by the reference's name.
     """
@@ -312,11 +312,17 @@ def _scaled_by_name(plan: Plan, sp: StreamPlan, paths: list[str], sample: Sample
     named = [p for p in paths if name_rank(p, *SCORE)
              and (got := [v for v in vals(p) if present(v)])
              and all(isinstance(v, int | float) and not isinstance(v, bool) for v in got)]
-    if len(named) != 1 or score_scale(vals(named[0]))[0] is not None:
+    if len(named) != 1:
         return None
     path = named[0]
+    scale, span = score_scale(vals(path))
+    if scale == "percent":
+        sp.score, sp.score_percent = path, True
+        return f"; a percentage in the sample ({span}): read divided by 100 (percent: true)"
+    if scale is not None:
+        return None
     kind, why = unscaled_line(path, vals(path), sample_labels(plan, sample, outcomes),
-                              plan.score_is, score_scale(vals(path))[1])
+                              plan.score_is, span)
     if kind == "log_odds":
         sp.score, sp.score_log_odds = path, True
         return f"; {why}"

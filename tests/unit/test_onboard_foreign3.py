@@ -324,7 +324,7 @@ def test_a_label_in_the_prediction_records_is_mapped_and_joined_at_once(
     assert [w["n_labelled_bad"] for w in windows] == bad_per_pane
 
 
-@pytest.mark.parametrize("kind", ["logit", "points"])
+@pytest.mark.parametrize("kind", ["logit", "points", "percent"])
 def test_a_scaled_score_is_read_by_its_name_without_a_reference_score(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
     """A reference without a score column (a training table rarely has one): the stream's
@@ -340,6 +340,8 @@ def test_a_scaled_score_is_read_by_its_name_without_a_reference_score(
         "source"]["streams"]["predictions"]["fields"]
     if kind == "logit":
         assert fields["score"] == {"path": "score", "log_odds": True}, fields
+    elif kind == "percent":
+        assert fields["score"] == {"path": "score", "percent": True}, fields
     else:
         assert "score" not in fields, fields
         line = next(ln for ln in out.splitlines() if "not the score: score" in ln)
