@@ -182,7 +182,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                       score_flag if resolves(score_flag, paths) else None, where)
         sp.score = c.name if c else None
     if sp.score is None and not opts.score_field and plan.ref_score is None:
-        scale_note = _scaled_by_name(plan, sp, paths, sample, outcomes) or scale_note
+        scale_note = _scaled_by_name(plan, sp, [p for p in paths if leaf(p) not in ref.columns],
+                                     sample, outcomes) or scale_note
     if sp.score is None and not opts.score_field:
         _proba_score(plan, sp, paths, vals)
     if sp.score is not None and plan.ref_score is None and not opts.score_is \
@@ -301,9 +302,14 @@ def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
     sp.pending += [v for k, v in sorted(seen.items()) if k not in named]
 
 
+#: Distinct values a field named like a score needs to be read as one by its name alone.
+_SCORE_VALUES = 10
+
+
 def _scaled_by_name(plan: Plan, sp: StreamPlan, paths: list[str], sample: Sample,
                     outcomes: Sample | None) -> str | None:
-    """A stream field named like the score (and the only one) whose numbers are neither
+    """A stream field named like the score (and the only one; ``paths`` holds no reference
+    column), with at least :data:`_SCORE_VALUES` distinct numbers that are not
     probabilities, where the reference has no score column to find it by: a percentage and
     log-odds the labels confirm are mapped as such (the scale note returned), points are
     left out with the connector line to add, as for a score found by the reference's name.
@@ -311,7 +317,8 @@ def _scaled_by_name(plan: Plan, sp: StreamPlan, paths: list[str], sample: Sample
     vals = sample.values
     named = [p for p in paths if name_rank(p, *SCORE)
              and (got := [v for v in vals(p) if present(v)])
-             and all(isinstance(v, int | float) and not isinstance(v, bool) for v in got)]
+             and all(isinstance(v, int | float) and not isinstance(v, bool) for v in got)
+             and len(set(got)) >= _SCORE_VALUES]  # not a code: credit_risk's 1 and 2
     if len(named) != 1:
         return None
     path = named[0]
