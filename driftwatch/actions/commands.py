@@ -165,9 +165,8 @@ def run_list(args: argparse.Namespace) -> int:
         return 0
     print(f"{'ID':>5}  {'STATE':<17} {'ACTION':<13} {'DECIDED (UTC)':<19}  KEY / NOTE")
     for r in recs:
-        info = r.error or r.note or ""
-        if r.approver:
-            info = f"approved by {r.approver}; {info}"
+        said = r.error or r.note or ""
+        info = "; ".join(x for x in (r.approver and f"approved by {r.approver}", said) if x)
         print(
             f"{r.id:>5}  {r.state.value:<17} {r.action:<13} {_when(r.decided_at):<19}  {r.key}"
             + (f"  ({info})" if info else "")

@@ -331,5 +331,6 @@ def test_cli_finds_actions_in_the_daemons_per_model_folders(tmp_path: Path, cloc
     capsys.readouterr()
     assert run_cli(["actions", "list", "--state-dir", str(state)]) == 0
     listing = capsys.readouterr().out
-    assert "fraud:moderate:7  (approved by ana" in listing
+    # nothing else to say about it: no dangling "; " after the approver
+    assert "fraud:moderate:7  (approved by ana)\n" in listing
     assert "credit-risk:moderate:7" in listing
