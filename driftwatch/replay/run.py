@@ -216,7 +216,13 @@ def summarise(
                     "tier": r["tier"],
                     "action": d["action"],
                     "requires_approval": d.get("requires_approval", False),
+                    # the keys an executed action has, so summary.json reads the same way
+                    "id": None,
+                    "kind": d["action"],
+                    "window": r["window_id"],
                     "state": "dry run",
+                    "reason": None,
+                    "version": None,
                 }
             )
             if d["action"] == "retrain":

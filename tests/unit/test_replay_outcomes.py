@@ -113,6 +113,16 @@ def test_a_dry_run_says_nothing_ran(profile: ReferenceProfile):
     assert "action 1" not in text
 
 
+def test_a_dry_runs_actions_have_the_keys_an_executed_ones_have(profile: ReferenceProfile):
+    """The README promises ``id``, ``kind``, ``window``, ``state``, ``reason`` and
+    ``version`` per action in summary.json; a dry run had only ``action`` and ``window_id``."""
+    s = orjson.loads(orjson.dumps(_summary(profile, None)))
+    got = [{k: a.get(k, "missing") for k in ("id", "kind", "window", "state", "reason",
+                                              "version")} for a in s["actions"]]
+    assert got == [{"id": None, "kind": "online_update", "window": w, "state": "dry run",
+                    "reason": None, "version": None} for w in range(1, 6)]
+
+
 def test_the_gpu_hours_bound_is_said_where_a_retraining_was_decided(profile):
     s = {**_summary(profile, None), "actions_by_type": {"alert": 2, "retrain": 1},
          "retrain_gpu_hours_max": 2.5}
