@@ -285,13 +285,21 @@ def _with_outcomes(
             continue
         seen.add(e.get("id"))
         out.append({**a, **action_outcome(e)})
-    for e in executed:  # follow-ups, and anything recorded without a decision in this run
-        if e.get("id") not in seen:
-            seen.add(e.get("id"))
-            out.append({"window_id": e.get("window_id"), "action": e.get("action"),
-                        "tier": e.get("tier"), "parent_id": e.get("parent_id"),
-                        "requires_approval": e.get("requires_approval", False),
-                        **action_outcome(e)})
+    for e in executed:  # follow-ups after their parent; anything else recorded at the end
+        if e.get("id") in seen:
+            continue
+        seen.add(e.get("id"))
+        row = {"window_id": e.get("window_id"), "action": e.get("action"),
+               "tier": e.get("tier"), "parent_id": e.get("parent_id"),
+               "requires_approval": e.get("requires_approval", False), **action_outcome(e)}
+        at = next((i for i, a in enumerate(out) if e.get("parent_id") is not None
+                   and a.get("id") == e.get("parent_id")), None)
+        if at is None:
+            out.append(row)
+            continue
+        while at + 1 < len(out) and out[at + 1].get("parent_id") == e.get("parent_id"):
+            at += 1  # after the parent's earlier follow-ups
+        out.insert(at + 1, row)
     return out
 
 

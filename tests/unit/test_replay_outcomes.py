@@ -123,6 +123,25 @@ def test_a_dry_runs_actions_have_the_keys_an_executed_ones_have(profile: Referen
                     "reason": None, "version": None} for w in range(1, 6)]
 
 
+def test_a_follow_up_is_listed_after_its_parent(tmp_path: Path, profile: ReferenceProfile):
+    """A retraining's shadow is recorded after later decisions' actions; the summary (and
+    the replay's action lines) list it right after the retraining that asked for it."""
+    box = Outbox(tmp_path / "state", clock=ManualClock(1000.0))
+    ids = [box.record(_decision(w), {"window_start": 0.0, "window_end": 1.0})[0]
+           for w in (1, 2, 3)]
+    box.record(_decision(1), key="credit:mild:1:shadow", action="shadow", parent_id=ids[0])
+    box.record(_decision(1), key="credit:mild:1:shadow2", action="shadow", parent_id=ids[0])
+    entries = AuditTrail(box).entries()
+    box.close()
+    records = _records()[:3]
+    s = summarise(records, monitor_for(None, profile, model="credit"), executed=entries)
+    assert [(a["id"], a["kind"]) for a in s["actions"]] == [
+        (1, "online_update"), (4, "shadow"), (5, "shadow"), (2, "online_update"),
+        (3, "online_update")]
+    text = _printed(s)
+    assert text.index("action 4 shadow") < text.index("action 2 online_update")
+
+
 def test_the_gpu_hours_bound_is_said_where_a_retraining_was_decided(profile):
     s = {**_summary(profile, None), "actions_by_type": {"alert": 2, "retrain": 1},
          "retrain_gpu_hours_max": 2.5}
