@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--execute", action="store_true",
                    help="run the decided actions (default: dry run, actions only listed)")
     r.add_argument("--state-dir", default=None,
-                   help="state folder for --execute (MLflow store, outbox, GPU pool)")
+                   help="state folder for --execute (MLflow store, outbox, GPU pool; "
+                        "default: OUT/state)")
     r.add_argument("--champion", metavar="URI",
                    help="with --execute: your registered model, models:/NAME@champion "
                         "(default: an empty registry gets the demo's river stand-in)")
