@@ -166,7 +166,12 @@ def run_list(args: argparse.Namespace) -> int:
     print(f"{'ID':>5}  {'STATE':<17} {'ACTION':<13} {'DECIDED (UTC)':<19}  KEY / NOTE")
     for r in recs:
         said = r.error or r.note or ""
-        info = "; ".join(x for x in (r.approver and f"approved by {r.approver}", said) if x)
+        # a succeeded action's verdict (a shadow's discard, an update left unchanged): the
+        # state says the action ran to its end, not what it decided
+        verdict = (r.outcome or {}).get("verdict")
+        info = "; ".join(x for x in (verdict if verdict not in (None, "") and verdict not in said
+                                     else None,
+                                     r.approver and f"approved by {r.approver}", said) if x)
         print(
             f"{r.id:>5}  {r.state.value:<17} {r.action:<13} {_when(r.decided_at):<19}  {r.key}"
             + (f"  ({info})" if info else "")

@@ -251,6 +251,19 @@ def test_cli_lists_approves_and_cancels(tmp_path: Path, clock, capsys):
     assert [r["id"] for r in rows] == [second]
 
 
+def test_cli_list_says_what_a_succeeded_action_decided(tmp_path: Path, clock, capsys):
+    """A discarded shadow was listed 'succeeded' and nothing else, while the replay's
+    summary said 'discarded'."""
+    state = tmp_path / "state"
+    box = Outbox(state, clock=clock)
+    shadow, _ = box.record(decision(window_id=8), state=ActionState.RUNNING)
+    box.update(shadow, state=ActionState.SUCCEEDED, outcome={"verdict": "discarded"})
+    box.close()
+    assert run_cli(["actions", "list", "--state-dir", str(state)]) == 0
+    [row] = [ln for ln in capsys.readouterr().out.splitlines() if "moderate:8" in ln]
+    assert row.split()[1] == "succeeded" and row.endswith("(discarded)"), row
+
+
 def test_cli_explains_an_empty_state_folder(tmp_path: Path):
     with pytest.raises(ActionError, match="no actions recorded"):
         run_cli(["actions", "list", "--state-dir", str(tmp_path / "nothing")])
