@@ -195,7 +195,8 @@ def run_approve(args: argparse.Namespace) -> int:
     box, action_id = _find(args)
     try:
         rec = box.approve(action_id, args.by)
-        done = _carry_out(box, action_id)
+        superseded: list[Any] = []
+        done = _carry_out(box, action_id, superseded)
     finally:
         box.close()
     if done is None:
@@ -206,13 +207,16 @@ def run_approve(args: argparse.Namespace) -> int:
     print(f"action {done.id} ({done.key}) approved by {args.by}: {verdict}"
           + (f", champion is now v{done.outcome['version']}" if verdict == "promoted" else "")
           + (f" ({done.error})" if done.error else ""))
+    for other in superseded:
+        print(f"action {other.id} ({other.key}) superseded: {other.outcome['reason']}")
     return 0 if done.state is not ActionState.FAILED else 1
 
 
-def _carry_out(box: Outbox, action_id: int) -> Any:
+def _carry_out(box: Outbox, action_id: int, superseded: list[Any]) -> Any:
     """After ``replay --execute`` no daemon is left to act on an approval: an approved
     shadow promotion or online update of a replay's state folder is carried out here (None
-    when a daemon owns the folder, or the action needs the GPU pool)."""
+    when a daemon owns the folder, or the action needs the GPU pool). The shadows its
+    promotion leaves without a comparison are closed and added to ``superseded``."""
     from driftwatch.actions.handoff import read_replay_state
 
     saved = read_replay_state(box.state_dir)
@@ -231,7 +235,11 @@ def _carry_out(box: Outbox, action_id: int) -> Any:
     except StateError:  # a process runs actions on this folder: it carries this one out
         return None
     try:
-        return ex.run_one(action_id)
+        done = ex.run_one(action_id)
+        # another shadow waiting to promote the same version, or compared against the
+        # champion this one replaced: closed now, as the daemon's next pass would
+        superseded.extend(ex.close_stale_approvals())
+        return done
     finally:
         ex.close_lock()
 

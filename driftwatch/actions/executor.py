@@ -39,6 +39,7 @@ from driftwatch.actions.records import ActionRecord, ActionState
 from driftwatch.actions.retrain import cancel_retrain, run_retrain
 from driftwatch.actions.retrain_limits import RetrainLimits
 from driftwatch.actions.shadow import cancel_shadow, observe_live, run_shadow
+from driftwatch.actions.shadow_eval import SHADOW_KEY
 from driftwatch.actions.steps import (
     CrashPoints,
     Done,
@@ -54,6 +55,7 @@ from driftwatch.policy.decision import Decision
 from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.promotion import rollback
 from driftwatch.registry.retry import RegistryUnavailableError
+from driftwatch.registry.versions import CHAMPION
 from driftwatch.state import write_fault
 
 if TYPE_CHECKING:
@@ -237,6 +239,7 @@ class ActionExecutor:
             pool.dispatch()
         if registry_work:
             self._clean_up_cancelled()
+            self.close_stale_approvals()
         now = self.clock.now()
         touched = []
         for rec in self.outbox.unfinished():
@@ -320,6 +323,40 @@ class ActionExecutor:
                 continue
             with contextlib.suppress(RegistryUnavailableError):  # tried again next time
                 steps.run("cancel_cleanup", lambda r=rec: self._cancel_effects(r))
+
+    def close_stale_approvals(self) -> list[ActionRecord]:
+        """A shadow (running, or awaiting approval) whose comparison no longer holds is
+        closed: its challenger became champion by another action (two shadows of one
+        retrained version), or the champion it is compared against was replaced. Its
+        verdict would promote against a champion it never met. Returns the actions closed."""
+        closed: list[ActionRecord] = []
+        open_states = [ActionState.AWAITING_APPROVAL, ActionState.RUNNING]
+        waiting = [r for r in self.outbox.list(states=open_states)
+                   if r.action == "shadow" and SHADOW_KEY in r.artifacts]
+        champions: dict[str, str | None] = {}
+        for rec in waiting:
+            ev = rec.artifacts[SHADOW_KEY]
+            if rec.model not in champions:
+                try:
+                    info = self.registry.by_alias(rec.model, CHAMPION)
+                except RegistryUnavailableError:
+                    return closed  # looked at again on the next pass
+                champions[rec.model] = info.version if info is not None else None
+            now_champion = champions[rec.model]
+            was = ev.get("champion_version")
+            version = ev.get("challenger_version")
+            if now_champion is None or was is None or now_champion == was:
+                continue
+            reason = (f"challenger v{version} is the champion already" if now_champion == version
+                      else f"the champion changed from v{was} to v{now_champion} since the "
+                      f"comparison began: it compared v{version} against v{was}")
+            with contextlib.suppress(ActionError):  # approved or cancelled meanwhile
+                closed.append(self.outbox.update(
+                    rec.id, state=ActionState.SUCCEEDED, expect=[rec.state],
+                    note="", outcome={"verdict": "superseded", "version": version,
+                                      "reason": reason}))
+                log.info("action %d (%s) superseded: %s", rec.id, rec.key, reason)
+        return closed
 
     def _cancel_effects(self, rec: ActionRecord) -> dict[str, Any]:
         if rec.action == "shadow":

@@ -561,3 +561,32 @@ def test_a_river_challenger_keeps_the_policys_metric(executor: ActionExecutor):
     assert rec.state is ActionState.RUNNING, rec.error
     ev = rec.artifacts["shadow"]
     assert (ev["metric"], ev["metric_instead_of"]) == ("auc", None)
+
+
+def test_a_shadow_awaiting_approval_is_closed_when_its_comparison_no_longer_holds(
+    executor: ActionExecutor,
+):
+    """Two shadows of one retrained version (the retraining's own and a moderate
+    window's): approving one promoted the version, and the other still waited for an
+    approval that would promote it against a champion it never met."""
+    box = executor.outbox
+    ids = {}
+    shadows = {31: ("0", "1"), 32: ("7", "8"), 33: ("1", "2"), 34: ("0", "1")}
+    for window_id, (was, challenger) in shadows.items():
+        state = ActionState.RUNNING if window_id == 34 else ActionState.AWAITING_APPROVAL
+        ids[window_id], _ = box.record(_moderate(window_id), state=state)
+        box.update(ids[window_id], artifacts={"shadow": {
+            "champion_version": was, "challenger_version": challenger}})
+    executor.run_pending()  # the champion is v1
+    first, second, third, running = (box.get(ids[w]) for w in (31, 32, 33, 34))
+    assert first.state is ActionState.SUCCEEDED and first.outcome == {
+        "verdict": "superseded", "version": "1",
+        "reason": "challenger v1 is the champion already"}
+    assert second.state is ActionState.SUCCEEDED and second.outcome["reason"] == (
+        "the champion changed from v7 to v1 since the comparison began: it compared v8 against "
+        "v7")
+    assert third.state is ActionState.AWAITING_APPROVAL  # compared against v1: still holds
+    # a shadow still gathering outcomes for a version that is champion now: closed too
+    assert running.state is ActionState.SUCCEEDED and running.outcome["verdict"] == "superseded"
+    with pytest.raises(ActionError, match="nothing to approve"):
+        executor.approve(ids[31], "ana")
