@@ -1,7 +1,7 @@
 """Optional dependencies: which extra brings each one, and the error that says so.
 
 A core install (``pip install driftwatch``) replays, reports and checks policies; Kafka,
-MLflow and Ray come with extras. A command that needs one that is missing ends with a
+Avro, MLflow and Ray come with extras. A command that needs one that is missing ends with a
 one-line error naming the extra, never an import traceback.
 
 >>> EXTRAS["kafka"], EXTRAS["mlflow"]
@@ -25,6 +25,7 @@ EXTRAS = {
     "mlflow": "mlflow",
     "ray": "ray",
     "psutil": "bench",
+    "fastavro": "avro",
 }
 
 _HINT = "pip install 'driftwatch["

@@ -60,6 +60,8 @@ REASONS = (
     "id_too_long",  # caps that keep a batch's memory bounded (see decode.py)
     "text_too_long",
     "message_too_large",
+    "invalid_avro",  # an Avro stream's value that is no record of its writer schema
+    "schema_unavailable",  # an Avro stream's schema registry could not be asked
 )
 
 Raw = pa.Array | pa.ChunkedArray | list[Any]

@@ -310,7 +310,12 @@ def _build(doc: LocatedDoc, base_dir: str | Path | None) -> Connector:
     if src.kind == "file" and src.connection is not None:
         raise doc.error(("source", "connection"), "connection is only for kind: kafka",
                         key=True, cls=ConnectorError)
-    streams = tuple(stream_mapping(doc, src.kind, name, s) for name, s in src.streams.items())
+    # an avro schema file is found beside the connector file (a text: the base directory)
+    own = Path(doc.file)
+    folder = own.parent if own.is_file() else (Path(base_dir) if base_dir is not None
+                                               else None)
+    streams = tuple(stream_mapping(doc, src.kind, name, s, folder)
+                    for name, s in src.streams.items())
     dl = spec.dead_letter
     if src.kind == "file" and dl is not None and dl.topic is not None:
         # a file source writes dead letters to a file only: the topic would be dropped

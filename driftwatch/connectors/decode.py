@@ -1,9 +1,11 @@
 """Messages -> columnar :class:`~driftwatch.batch.Batch` plus the records that could not be read.
 
-One :class:`Decoder` per stream. It takes JSON payloads (Kafka), whole JSONL blocks (files)
+One :class:`Decoder` per stream. It takes JSON payloads (Kafka; Avro ones for a stream with
+``avro:``, read by :mod:`~driftwatch.connectors.avro`), whole JSONL blocks (files)
 or pyarrow tables (CSV, Parquet) and never raises for a bad record: each one comes back as
 a :class:`~driftwatch.connectors.base.BadRecord` with the first problem found, in this order:
-``message_too_large`` (before parsing), ``invalid_json``, ``not_an_object``, ``missing_id``,
+``message_too_large`` (before parsing), ``invalid_json`` (``invalid_avro`` or
+``schema_unavailable`` for an Avro stream), ``not_an_object``, ``missing_id``,
 ``id_too_long``, ``missing_time`` / ``bad_time``, ``wrong_type`` (features, then score, model
 version, decision, segment, exposure, metrics), ``text_too_long`` (model version, segment),
 ``non_finite_score``, ``score_out_of_range``, ``bad_label``.
@@ -51,6 +53,7 @@ from driftwatch.batch import (
     take_rows,
 )
 from driftwatch.clock import SystemClock
+from driftwatch.connectors.avro import AvroReader, read_rows
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.columns import (
     CodeLookup,
@@ -251,6 +254,8 @@ class Decoder:
             fields[f"metric:{name}"] = (p, "number")
         self.fields = fields
         self._parser = RowParser(fields, block=block_parse, scan=scan)
+        #: an ``avro:`` stream's reader (values are Avro records, never JSON)
+        self.avro = AvroReader(m.avro) if m.avro is not None else None
 
     @property
     def rows_block_parsed(self) -> int:
@@ -339,7 +344,8 @@ class Decoder:
         timestamps: np.ndarray | None,
     ) -> tuple[Batch, list[BadRecord]]:
         ts = None if timestamps is None else np.asarray(timestamps, dtype=np.float64)
-        lines = lines.without_registry_header()
+        if self.avro is None:  # an Avro body may start with what looks like a JSON header
+            lines = lines.without_registry_header()
         size = lines.ends - lines.starts
         big = size > MAX_MESSAGE_BYTES
         if big.any():  # refused unparsed; the rest is decoded as if they were not there
@@ -356,7 +362,9 @@ class Decoder:
                    for i in range(len(positions))}
             return batch, sorted(bad + huge, key=lambda b: row[(b.partition, b.position)])
         results = []
-        for part in self._parser.parse(lines):
+        parts = (self._parser.parse(lines) if self.avro is None else
+                 [read_rows(self.avro, lines, {k: p.parts for k, (p, _) in self.fields.items()})])
+        for part in parts:
             rows = part.rows
 
             def raw(k: int, rows: np.ndarray = rows) -> bytes:
@@ -367,6 +375,8 @@ class Decoder:
             try:
                 batch, bad, ok = self._assemble(part, *args)
             except pa.ArrowException:  # a value the block parser let through: read it again
+                if self.avro is not None:
+                    raise
                 batch, bad, ok = self._assemble(self._parser.slow(lines, rows), *args)
             results.append((rows[ok], batch, rows[~ok], bad))
         if len(results) == 1:

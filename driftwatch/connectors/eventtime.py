@@ -59,6 +59,7 @@ the same whenever it is replayed; without it they are those that end a year afte
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Any
 
@@ -95,6 +96,7 @@ US_THRESHOLD = 1e14
 NS_THRESHOLD = 1e17
 #: The epoch seconds of the first and last instants pandas holds in nanoseconds
 _FIRST, _LAST = pd.Timestamp.min.timestamp(), pd.Timestamp.max.timestamp()
+_EPOCH_DAY = datetime.date(1970, 1, 1)
 _PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 # pandas reads these words as the wall clock whatever the format: a replay must not
 _CLOCK_WORDS = ("now", "today")
@@ -395,4 +397,12 @@ def _from_python(vals: list[Any], unit: str, fmt: str | None, origin: float | No
     if is_text.any():
         idx = np.flatnonzero(is_text)
         secs[idx] = _text(np.array([vals[i] for i in idx], dtype=object), unit, fmt, origin)
+    # an instant (an Avro timestamp or date) keeps its own time whatever the unit, format
+    # or origin, as a table's timestamp column does
+    for i in np.flatnonzero(~missing & ~is_num & ~is_text).tolist():
+        v = vals[i]
+        if isinstance(v, datetime.datetime):
+            secs[i] = (v if v.tzinfo is not None else v.replace(tzinfo=datetime.UTC)).timestamp()
+        elif isinstance(v, datetime.date):
+            secs[i] = (v - _EPOCH_DAY).days * 86400.0
     return secs, missing, ~missing & ~np.isfinite(secs)

@@ -372,6 +372,11 @@ def _check_input(connector: Connector, inp: FileInput) -> None:
                                      f"needs a topic on each; stream {s!r} has none",
                                      file=connector.file)
     for s in inp.streams:
+        if connector.stream(s).avro is not None and inp.format != "kafka-recording":
+            raise ConnectorError(f"{inp.key}: stream {s!r} reads Avro values (avro:), which "
+                                 "only a Kafka recording holds (format "
+                                 f"{inp.format}); record the topic with driftwatch record",
+                                 file=connector.file)
         t = connector.stream(s).event_time
         if t.source == "kafka_timestamp" and inp.format != "kafka-recording":
             raise ConnectorError(f"{inp.key}: stream {s!r} takes event time from the Kafka "

@@ -38,7 +38,8 @@ from driftwatch.connectors.columns import BAD_PARENT, Problems, describe
 from driftwatch.connectors.jsonscan import Scanner, path_tree, scanner_for, scanner_settled
 from driftwatch.connectors.mapping import FieldPath
 
-__all__ = ["KINDS", "TIME_COUNTS", "Lines", "ParsedRows", "RowParser", "registry_json"]
+__all__ = ["KINDS", "TIME_COUNTS", "Lines", "ParsedRows", "RowParser", "extract_paths",
+           "registry_json"]
 
 #: The epoch counts, read as doubles (a count of nanoseconds past 2**53 is rounded, to
 #: within a microsecond).
@@ -259,7 +260,7 @@ class RowParser:
             m = np.zeros(n, bool)
             m[list(not_obj)] = True
             prob.flag(m, "not_an_object", not_obj.__getitem__)
-        cols = _extract_all(objs, self._paths)
+        cols = extract_paths(objs, self._paths)
         self._learn(cols)
         return ParsedRows(rows, cols, prob)
 
@@ -356,8 +357,9 @@ class RowParser:
         out.append(ParsedRows(rows, cols, Problems(len(rows))))
 
 
-def _extract_all(objs: list[Any], paths: dict[str, tuple[str, ...]]) -> dict[str, list[Any]]:
-    """Every path's values; paths sharing a first key share one lookup of it."""
+def extract_paths(objs: list[Any], paths: dict[str, tuple[str, ...]]) -> dict[str, list[Any]]:
+    """Every path's values in ``objs`` (dicts, or None for a row that has none), as the
+    line-by-line path reads them; paths sharing a first key share one lookup of it."""
     groups: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for key, parts in paths.items():
         groups.setdefault(parts[0], []).append((key, parts[1:]))

@@ -527,7 +527,9 @@ class KafkaSource:
             every = Fetched.concat([recs for _, recs in parts])
             n = len(every)
             if self._first.wants(stream):
-                self._first.keep(stream, every.values(), now=self._clock.monotonic())
+                avro = getattr(self._decoders[stream], "avro", None)
+                self._first.keep(stream, every.values(), now=self._clock.monotonic(),
+                                 read=None if avro is None else avro.read)
             offsets = every.offsets
             ts = every.timestamps.astype(np.float64)
             ts = np.where(ts >= 0, ts / 1000.0, np.nan)

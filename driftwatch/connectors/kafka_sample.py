@@ -5,9 +5,9 @@ A replay probes the first records of its files before reading them
 ``applicant.incme``) makes every value of that feature missing, and the user is told so at
 once. A Kafka stream has no file to look at first, so the source keeps the first
 :data:`~driftwatch.connectors.probe.SAMPLE` messages of each stream as they arrive (parsed
-JSON objects; anything else is skipped) and hands each stream's sample out once: when it
-is full, or ``wait_s`` after its first message when traffic is too thin to fill it. Then
-it keeps nothing more.
+JSON objects, or an Avro stream's records; anything else is skipped) and hands each
+stream's sample out once: when it is full, or ``wait_s`` after its first message when
+traffic is too thin to fill it. Then it keeps nothing more.
 
 >>> s = FirstRecords(["predictions", "outcomes"], n=2, wait_s=60.0)
 >>> s.keep("predictions", [b'{"id": 1}', b'not json', b'{"id": 2}', b'{"id": 3}'], now=0.0)
@@ -22,12 +22,13 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import orjson
 
 from driftwatch.connectors.jsonblock import registry_json
+from driftwatch.errors import SourceError
 
 __all__ = ["FirstRecords"]
 
@@ -50,8 +51,10 @@ class FirstRecords:
         recs = self._records.get(stream)
         return recs is not None and len(recs) < self.n
 
-    def keep(self, stream: str, payloads: Sequence[Any], *, now: float) -> None:
-        """Parse payloads of ``stream`` until its sample is full."""
+    def keep(self, stream: str, payloads: Sequence[Any], *, now: float,
+             read: Callable[[bytes], Any] | None = None) -> None:
+        """Parse payloads of ``stream`` until its sample is full; ``read`` reads one payload
+        instead of JSON (an Avro stream's reader), raising SourceError when it cannot."""
         recs = self._records.get(stream)
         if recs is None:
             return
@@ -59,8 +62,8 @@ class FirstRecords:
             if len(recs) >= self.n:
                 break
             try:
-                rec = orjson.loads(registry_json(payload))
-            except (orjson.JSONDecodeError, TypeError):
+                rec = orjson.loads(registry_json(payload)) if read is None else read(payload)
+            except (orjson.JSONDecodeError, TypeError, SourceError):
                 continue
             if isinstance(rec, dict):
                 recs.append(rec)

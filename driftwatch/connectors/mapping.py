@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_BAD",
     "DEFAULT_GOOD",
     "ROLES",
+    "AvroSettings",
     "DecisionField",
     "FeatureField",
     "FieldPath",
@@ -128,6 +129,17 @@ class ProbaField:
 
 
 @dataclass(frozen=True)
+class AvroSettings:
+    """A stream's ``avro:``: the writer schema's JSON text (read from ``schema_file`` when
+    the connector was loaded) or a schema registry's URL; exactly one of the two
+    (:mod:`~driftwatch.connectors.avro` reads the values)."""
+
+    schema_text: str | None = None
+    schema_file: str | None = None  # as written in the connector, for messages
+    registry: str | None = None
+
+
+@dataclass(frozen=True)
 class StreamMapping:
     """Everything the decoder needs to turn one stream's messages into a Batch.
 
@@ -162,6 +174,8 @@ class StreamMapping:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: values read as missing (``missing_values`` / ``missing_values_by_feature``)
     missing: MissingValues = field(default_factory=MissingValues)
+    #: values are Avro records, with this writer schema or registry (``avro:``)
+    avro: AvroSettings | None = None
 
     @property
     def topic_name(self) -> str | None:

@@ -26,6 +26,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Field,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -40,6 +41,7 @@ from driftwatch.yamlio import LocatedDoc, nearest
 __all__ = [
     "API_VERSION",
     "FORMATS",
+    "AvroSpec",
     "ConnectorSpec",
     "CsvSpec",
     "DecisionSpec",
@@ -238,6 +240,15 @@ class CsvSpec(_Spec):
     decimal: str | None = None  # None: the one each file's first rows show
 
 
+class AvroSpec(_Spec):
+    """A stream's ``avro:`` (the writer schema: a file or a registry); the checks of the
+    values are :mod:`driftwatch.connectors.streams`'s."""
+
+    # ``schema`` is a BaseModel method's name: the key is read through an alias
+    schema_file: str | None = Field(default=None, alias="schema")
+    registry: str | None = None
+
+
 class StreamSpec(_Spec):
     role: Literal["predictions", "outcomes"] | None = None
     paths: list[str] = []
@@ -246,6 +257,7 @@ class StreamSpec(_Spec):
     #: numbers written as JSON text ("52000") are read as numbers, as a CSV's are
     numbers_as_text: bool = False
     topic: Any = None  # a name or a mapping with only `name` (checked in streams.py)
+    avro: AvroSpec | None = None
     fields: FieldsSpec
 
     @field_validator("paths", mode="before")
@@ -348,9 +360,9 @@ def _one(
     if kind == "extra_forbidden":
         name = str(loc[-1])
         allowed = _annotation_at(root, loc[:-1])
-        choices = list(allowed.model_fields) if isinstance(allowed, type) and issubclass(
-            allowed, BaseModel
-        ) else []
+        # the keys as written: a field read through an alias (avro's schema) by its alias
+        choices = [f.alias or n for n, f in allowed.model_fields.items()] if isinstance(
+            allowed, type) and issubclass(allowed, BaseModel) else []
         msg, found, key = f"unknown key {name!r}", None, True
         near = nearest(name, choices)
         if near:

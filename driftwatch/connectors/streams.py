@@ -6,11 +6,15 @@ here, each failing with a :class:`~driftwatch.errors.ConnectorError` located in 
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
+from driftwatch.connectors.avro import parse_avro_schema
 from driftwatch.connectors.eventtime import (
     CENTURY_STARTS,
     format_problem,
@@ -19,6 +23,7 @@ from driftwatch.connectors.eventtime import (
 )
 from driftwatch.connectors.mapping import (
     ROLES,
+    AvroSettings,
     DecisionField,
     FeatureField,
     FieldPath,
@@ -60,8 +65,11 @@ def _path(doc: LocatedDoc, where: _PathT, text: str | None) -> FieldPath:
     return FieldPath.parse(text)
 
 
-def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> StreamMapping:
-    """The mapping of stream ``name`` (``kind`` is the source kind: file or kafka)."""
+def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec,
+                   folder: Path | None = None) -> StreamMapping:
+    """The mapping of stream ``name`` (``kind`` is the source kind: file or kafka);
+    ``folder``: where a relative ``avro: {schema:}`` file is (default: the working
+    directory)."""
     at: _PathT = ("source", "streams", name)
     if not _NAME.match(name):
         raise _err(doc, at, f"stream name {name!r} may hold only letters, digits, '_', '.', '-'",
@@ -116,7 +124,51 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec) -> Stre
         numbers_as_text=s.numbers_as_text,
         topic=topic,
         missing=_missing(doc, fat, fld),
+        avro=_avro(doc, at, s, kind, folder),
     )
+
+
+def _avro(doc: LocatedDoc, at: _PathT, s: StreamSpec, kind: str, folder: Path | None
+          ) -> AvroSettings | None:
+    """The stream's ``avro:``: one of a writer schema file (read and checked now) or a
+    registry URL, for Kafka values (a Kafka stream or a recording of one)."""
+    a = s.avro
+    if a is None:
+        return None
+    where = (*at, "avro")
+    if kind == "file" and s.format not in ("auto", "kafka-recording"):
+        raise _err(doc, where, "avro is for Kafka values: a kind: kafka stream or a Kafka "
+                   f"recording (format: kafka-recording), not format: {s.format}", key=True)
+    if (a.schema_file is None) == (a.registry is None):
+        raise _err(doc, where, "expected one of 'schema' (a writer schema file) or "
+                   "'registry' (a schema registry's URL)",
+                   found="both" if a.schema_file is not None else "neither",
+                   hint="avro: {schema: schemas/prediction.avsc} or "
+                   "avro: {registry: http://schema-registry:8081}")
+    if a.registry is not None:
+        url = urlsplit(a.registry)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise _err(doc, (*where, "registry"), "expected the registry's http:// or "
+                       "https:// URL", found=show(a.registry),
+                       hint="e.g. registry: http://schema-registry:8081")
+        return AvroSettings(registry=a.registry)
+    assert a.schema_file is not None
+    path = Path(a.schema_file).expanduser()
+    if not path.is_absolute():
+        path = (folder or Path.cwd()) / path
+    sat = (*where, "schema")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = "no such file" if isinstance(exc, FileNotFoundError) else str(exc)
+        raise _err(doc, sat, "expected a readable Avro schema file (.avsc, JSON), relative "
+                   "to the connector file", found=f"{path} ({why})") from None
+    try:
+        parse_avro_schema(json.loads(text))
+    except ValueError as exc:  # json.JSONDecodeError is one
+        raise _err(doc, sat, "expected an Avro schema (JSON)",
+                   found=f"{path}: {str(exc)[:200]}") from None
+    return AvroSettings(schema_text=text, schema_file=a.schema_file)
 
 
 #: Delimiter words a connector may write instead of the character (a tab is easy to
