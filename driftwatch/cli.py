@@ -64,7 +64,8 @@ def _init_parser(sub: Any) -> None:
                    help="predictions sample: JSON lines, CSV or Parquet (gzip too)")
     i.add_argument("--outcomes", metavar="FILE", help="outcomes sample (id and label)")
     i.add_argument("--kafka-topic", metavar="TOPIC",
-                   help="read the predictions sample from this topic instead")
+                   help="read the predictions sample from this topic instead (JSON "
+                   "values; for an Avro topic give a JSON-lines sample with --sample)")
     i.add_argument("--outcomes-topic", metavar="TOPIC", help="outcomes sample topic")
     i.add_argument("--bootstrap", metavar="HOST:PORT", help="Kafka bootstrap servers")
     i.add_argument("--model", "-m", default=None,

@@ -207,10 +207,12 @@ def kafka_sample(topic: str, bootstrap: str, limit: int = 200,
             raise SourceError(f"no topic {topic_hint(topic, on_cluster)} at {bootstrap}; "
                               f"topics there: {listed or 'none'}")
         consumer.subscribe([topic])
+        binary = 0  # schema-registry values that are not JSON (Avro, Protobuf)
         for msg in consumer:
             try:
                 rec = orjson.loads(registry_json(msg.value))
             except orjson.JSONDecodeError:
+                binary += bool(msg.value) and msg.value[0] == 0
                 continue  # not JSON: the decoder counts these later as bad records
             if isinstance(rec, dict):
                 rows.append(rec)
@@ -218,6 +220,13 @@ def kafka_sample(topic: str, bootstrap: str, limit: int = 200,
                 break
     finally:
         consumer.close()
+    if not rows and binary:
+        raise SourceError(
+            f"topic {topic!r} holds schema-registry values that are not JSON (Avro or "
+            "Protobuf); init samples JSON only: write a sample of the topic as JSON lines "
+            "(e.g. with your registry's Avro console consumer) and give it with "
+            "--sample/--outcomes, then add avro: {schema: <writer .avsc>} or "
+            "avro: {registry: <URL>} to each stream of the connector it writes")
     if not rows:
         raise SourceError(f"no JSON messages on topic {topic!r} within {timeout_s:g}s")
     return rows
