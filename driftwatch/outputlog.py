@@ -45,6 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from driftwatch.durable import fsync_dir
 from driftwatch.errors import StateError
 
 __all__ = [
@@ -91,29 +92,30 @@ def timeline_files(path: str | Path) -> list[Path]:
     return [q for _, q in segments(p)] + ([p] if p.is_file() else [])
 
 
-def iter_lines(path: str | Path) -> Iterator[bytes]:
-    """The non-blank lines of every file of the log, in order, one file open at a time.
-    A segment deleted meanwhile (retention) is skipped."""
+def _open_files(path: str | Path) -> Iterator[IO[bytes]]:
+    """Every file of the log in order, each open in turn (closed when the next is asked
+    for); a segment deleted meanwhile (retention) is skipped."""
     for f in timeline_files(path):
         try:
             fh = f.open("rb")
         except FileNotFoundError:
             continue
         with fh:
-            yield from (line for line in fh if line.strip())
+            yield fh
+
+
+def iter_lines(path: str | Path) -> Iterator[bytes]:
+    """The non-blank lines of every file of the log, in order, one file open at a time."""
+    for fh in _open_files(path):
+        yield from (line for line in fh if line.strip())
 
 
 def count_lines(path: str | Path, *, block: int = 1 << 20) -> int:
     """Newline-ended lines in every file of the log, read a block at a time."""
     n = 0
-    for f in timeline_files(path):
-        try:
-            fh = f.open("rb")
-        except FileNotFoundError:
-            continue
-        with fh:
-            while chunk := fh.read(block):
-                n += chunk.count(b"\n")
+    for fh in _open_files(path):
+        while chunk := fh.read(block):
+            n += chunk.count(b"\n")
     return n
 
 
@@ -131,14 +133,6 @@ def open_generation(path: str | Path, generation: int) -> IO[bytes]:
         fh.close()
         return seg.open("rb")
     return fh
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class OutputLog:
@@ -189,10 +183,10 @@ class OutputLog:
         os.fsync(self._fh.fileno())
         self._fh.close()
         os.replace(self.path, segment_path(self.path, self.generation))
-        _fsync_dir(self.path.parent)  # the rename is durable: the segment is closed
+        fsync_dir(self.path.parent)  # the rename is durable: the segment is closed
         self.generation += 1
         self._fh = self._open()
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
         self._prune()
         return True
 
@@ -232,7 +226,7 @@ class OutputLog:
                 if n > generation:
                     p.unlink()
             self._cut(self.path, 0, self._fh)
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
             self.generation = generation + 1
         self.settled = generation  # the checkpoint restored is the durable one
 
@@ -251,7 +245,7 @@ class OutputLog:
         for _, p in reversed(segments(self.path)):
             p.unlink()
         self._cut(self.path, 0, self._fh)
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
         self.generation = self.settled = 1
 
     def close(self) -> None:

@@ -1,4 +1,4 @@
-"""A one-stream CSV connector written inline, for the CSV reading tests."""
+"""A one-stream connector written inline, for the reading tests (CSV and others)."""
 
 from __future__ import annotations
 
@@ -10,27 +10,25 @@ from driftwatch.connectors.config import Connector, parse_connector
 from driftwatch.connectors.file import FileSource
 from driftwatch.schema import FeatureSchema
 
-__all__ = ["csv_connector", "read_batches"]
+__all__ = ["csv_connector", "one_stream", "read_batches"]
+
+
+def one_stream(path: str, fields: tuple[str, ...], *stream_lines: str) -> str:
+    """The text of a connector whose one ``predictions`` stream reads ``path``, with
+    ``stream_lines`` (``format: csv``, ...) after its ``paths:`` line and ``fields`` (one
+    line each, nested lines indented further by the caller) under ``fields:``."""
+    lines = "".join(f"      {line}\n" for line in stream_lines)
+    body = "".join(f"        {f}\n" for f in fields)
+    return ("apiVersion: driftwatch/v1\nkind: Connector\nmetadata: {name: t}\nsource:\n"
+            f"  kind: file\n  streams:\n    predictions:\n      paths: ['{path}']\n{lines}"
+            f"      fields:\n{body}")
 
 
 def csv_connector(tmp: Path, path: str, csv_line: str = "", *, fmt: str = "csv",
                   fields: tuple[str, ...]) -> Connector:
     """A ``predictions`` stream reading ``path`` in format ``fmt``; ``csv_line`` (e.g.
     ``csv: {delimiter: ";"}``) is line 10 of ``t.yaml``, ``fields`` its field lines."""
-    body = "\n        ".join(fields)
-    text = f"""apiVersion: driftwatch/v1
-kind: Connector
-metadata: {{name: t}}
-source:
-  kind: file
-  streams:
-    predictions:
-      paths: ['{path}']
-      format: {fmt}
-      {csv_line}
-      fields:
-        {body}
-"""
+    text = one_stream(path, fields, f"format: {fmt}", csv_line)
     return parse_connector(text, file="t.yaml", base_dir=tmp)
 
 

@@ -24,25 +24,16 @@ from driftwatch.errors import ConnectorError
 from driftwatch.schema import FeatureSchema
 
 from ._cli import run_cli as _cli
+from ._csvconn import one_stream
 
-CONNECTOR = """\
-apiVersion: driftwatch/v1
-kind: Connector
-metadata: {name: t}
-source:
-  kind: file
-  streams:
-    predictions:
-      paths: [p.jsonl]
-      fields:
-        event_id: id
-        event_time: TIME
-        features: {x: {path: x, type: numeric}}
-"""
+
+def _text(time: str) -> str:
+    return one_stream("p.jsonl", ("event_id: id", f"event_time: {time}",
+                                  "features: {x: {path: x, type: numeric}}"))
 
 
 def _connector(time: str) -> Any:
-    return parse_connector(CONNECTOR.replace("TIME", time), file="c.yaml")
+    return parse_connector(_text(time), file="c.yaml")
 
 
 def _epoch(d: dt.date) -> float:
@@ -122,7 +113,7 @@ def test_a_bad_century_start_is_a_located_error(value: str, message: str, found:
     with pytest.raises(ConnectorError) as info:
         _connector(time)
     err = info.value
-    line = CONNECTOR.replace("TIME", time).splitlines().index(
+    line = _text(time).splitlines().index(
         f"        event_time: {time}") + 1
     assert message in err.message and err.found == found, str(err)
     assert (err.file, err.line) == ("c.yaml", line) and err.col is not None, str(err)

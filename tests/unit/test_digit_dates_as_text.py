@@ -29,29 +29,17 @@ from driftwatch.onboard.times import time_reading
 from driftwatch.schema import FeatureSchema
 
 from ._cli import run_cli
+from ._csvconn import one_stream
 
 SCHEMA = FeatureSchema(numeric=("x",))
-CONNECTOR = """\
-apiVersion: driftwatch/v1
-kind: Connector
-metadata: {name: t}
-source:
-  kind: file
-  streams:
-    predictions:
-      paths: [PATH]
-      fields:
-        event_id: id
-        event_time: {path: ts, format: "FMT"}
-        features: {x: {path: x, type: numeric}}
-"""
 _FORMATS = ("%Y%m%d", "%Y%m", "%Y%m%d%H%M%S")
 _EPOCH = dt.datetime(1970, 1, 1)
 
 
 def _connector(fmt: str, path: str = "p.jsonl", base: Path | None = None) -> Any:
-    return parse_connector(CONNECTOR.replace("FMT", fmt).replace("PATH", path), file="c.yaml",
-                           base_dir=base)
+    text = one_stream(path, ("event_id: id", f'event_time: {{path: ts, format: "{fmt}"}}',
+                             "features: {x: {path: x, type: numeric}}"))
+    return parse_connector(text, file="c.yaml", base_dir=base)
 
 
 def _truncated(when: dt.datetime, fmt: str) -> float:

@@ -164,72 +164,54 @@ def _german(tmp: Path, stream_score: str, n: int = 400) -> None:
     live[["application_id"]].assign(credit_risk=label).to_csv(tmp / "out.csv", index=False)
 
 
+def _scored_run(tmp: Path, kind: str, capsys: pytest.CaptureFixture[str],
+                monkeypatch: pytest.MonkeyPatch) -> tuple[object, str, list[dict]]:
+    """init then replay on :func:`_german` with the stream's score written as ``kind``:
+    the connector's score field, init's output, and each non-empty window's score."""
+    tmp.mkdir()
+    _german(tmp, kind)
+    code, out, err = _init(tmp, capsys, "ref.csv", "live.csv", "out.csv", "--label-bad", "2")
+    assert code == 0, err
+    score = yaml.safe_load((tmp / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]["score"]
+    monkeypatch.chdir(tmp)
+    code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
+                         "--input", "predictions=live.csv", "outcomes=out.csv", "--out",
+                         "run", "--no-report"], capsys)
+    assert code == 0, err
+    summary = json.loads((tmp / "run" / "summary.json").read_text())
+    assert summary["bad_records"] == 0, summary["bad_by_reason"]
+    return score, out, [w["score"] for w in _timeline(tmp / "run") if w["n_events"]]
+
+
 def test_a_percent_score_is_mapped_with_percent_and_replays_as_the_probability(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     # before: init mapped `score: score` and replay rejected every record as
     # score_out_of_range ("expected a probability in [0, 1], found '61.99'")
-    runs = {}
-    for kind in ("probability", "percent"):
-        tmp = tmp_path / kind
-        tmp.mkdir()
-        _german(tmp, kind)
-        code, out, err = _init(tmp, capsys, "ref.csv", "live.csv", "out.csv",
-                               "--label-bad", "2")
-        assert code == 0, err
-        score = yaml.safe_load((tmp / "c.yaml").read_text())[
-            "source"]["streams"]["predictions"]["fields"]["score"]
-        if kind == "percent":
-            assert score == {"path": "score", "percent": True}, score
-            assert "a percentage in the sample" in out, out
-        else:
-            assert score == "score", score
-        monkeypatch.chdir(tmp)
-        code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
-                             "--input", "predictions=live.csv", "outcomes=out.csv", "--out",
-                             "run", "--no-report"], capsys)
-        assert code == 0, err
-        summary = json.loads((tmp / "run" / "summary.json").read_text())
-        assert summary["bad_records"] == 0, summary["bad_by_reason"]
-        runs[kind] = [w["score"] for w in _timeline(tmp / "run") if w["n_events"]]
+    score, _, plain = _scored_run(tmp_path / "probability", "probability", capsys, monkeypatch)
+    assert score == "score", score
+    score, out, percent = _scored_run(tmp_path / "percent", "percent", capsys, monkeypatch)
+    assert score == {"path": "score", "percent": True}, score
+    assert "a percentage in the sample" in out, out
     # the same probabilities, written two ways: the same score bins and mean
-    assert [w["bins"] for w in runs["percent"]] == [w["bins"] for w in runs["probability"]]
-    assert [w["mean"] for w in runs["percent"]] == pytest.approx(
-        [w["mean"] for w in runs["probability"]])
+    assert [w["bins"] for w in percent] == [w["bins"] for w in plain]
+    assert [w["mean"] for w in percent] == pytest.approx([w["mean"] for w in plain])
 
 
 def test_a_log_odds_score_the_labels_confirm_is_mapped_and_replays_as_the_probability(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     # before: init left it out ("not the score: score ... (log-odds? points?)")
-    runs = {}
-    for kind in ("probability", "logit"):
-        tmp = tmp_path / kind
-        tmp.mkdir()
-        _german(tmp, kind)
-        code, out, err = _init(tmp, capsys, "ref.csv", "live.csv", "out.csv",
-                               "--label-bad", "2")
-        assert code == 0, err
-        score = yaml.safe_load((tmp / "c.yaml").read_text())[
-            "source"]["streams"]["predictions"]["fields"]["score"]
-        if kind == "logit":
-            assert score == {"path": "score", "log_odds": True}, score
-            line = next(ln for ln in out.splitlines() if ln.startswith("score: score"))
-            assert "log-odds in the sample" in line and "higher values go with bad" in line
-        monkeypatch.chdir(tmp)
-        code, _, err = _cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
-                             "--input", "predictions=live.csv", "outcomes=out.csv", "--out",
-                             "run", "--no-report"], capsys)
-        assert code == 0, err
-        summary = json.loads((tmp / "run" / "summary.json").read_text())
-        assert summary["bad_records"] == 0, summary["bad_by_reason"]
-        runs[kind] = [w["score"] for w in _timeline(tmp / "run") if w["n_events"]]
+    _, _, plain = _scored_run(tmp_path / "probability", "probability", capsys, monkeypatch)
+    score, out, logit = _scored_run(tmp_path / "logit", "logit", capsys, monkeypatch)
+    assert score == {"path": "score", "log_odds": True}, score
+    line = next(ln for ln in out.splitlines() if ln.startswith("score: score"))
+    assert "log-odds in the sample" in line and "higher values go with bad" in line
     # log-odds rounded to 4 places: the mean within that rounding (not the bins: the
     # reference's few distinct scores put bin edges on values the rounding moves across)
-    assert [sum(w["bins"]) for w in runs["logit"]] == [
-        sum(w["bins"]) for w in runs["probability"]]
-    assert [w["mean"] for w in runs["logit"]] == pytest.approx(
-        [w["mean"] for w in runs["probability"]], abs=1e-4)
+    assert [sum(w["bins"]) for w in logit] == [sum(w["bins"]) for w in plain]
+    assert [w["mean"] for w in logit] == pytest.approx([w["mean"] for w in plain], abs=1e-4)
 
 
 def test_log_odds_the_labels_contradict_are_left_out_with_the_line_to_add(

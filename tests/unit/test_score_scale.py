@@ -19,6 +19,8 @@ from driftwatch.errors import ConnectorError
 from driftwatch.schema import FeatureSchema
 from driftwatch.scorescale import LOG_ODDS, PERCENT, PROBABILITY, ScoreScale
 
+from ._csvconn import one_stream
+
 CARD = ScoreScale.points(base=600, odds=50, pdo=20)
 
 
@@ -95,24 +97,13 @@ def test_a_scale_refuses_invalid_scorecard_numbers() -> None:
 
 # -- the connector --------------------------------------------------------------------------
 
-CONNECTOR = """\
-apiVersion: driftwatch/v1
-kind: Connector
-metadata: {{name: t}}
-source:
-  kind: file
-  streams:
-    predictions:
-      paths: [p.{ext}]
-      fields:
-        event_id: id
-        event_time: {{path: ts, unit: s}}
-        score: {score}
-"""
+def _text(score: str, ext: str = "jsonl") -> str:
+    return one_stream(f"p.{ext}", ("event_id: id", "event_time: {path: ts, unit: s}",
+                                   f"score: {score}"))
 
 
 def connector(score: str, ext: str = "jsonl", base: Path | None = None) -> object:
-    return parse_connector(CONNECTOR.format(score=score, ext=ext), file="c.yaml",
+    return parse_connector(_text(score, ext), file="c.yaml",
                            base_dir=base)
 
 
@@ -149,7 +140,7 @@ def line_col(text: str, snippet: str) -> str:
 ])
 def test_invalid_scales_are_located_errors(score: str, at: str, says: str) -> None:
     err = located(score)
-    text = CONNECTOR.format(score=score, ext="jsonl")
+    text = _text(score)
     assert str(err).startswith(line_col(text, at) + ": ")
     assert says in str(err)
 
@@ -162,8 +153,7 @@ def test_the_mapping_carries_the_scale() -> None:
 
 
 def test_points_with_a_policy_that_says_p_good_are_refused_where_written() -> None:
-    text = CONNECTOR.format(score="{path: s, points: {base: 600, odds: 50, pdo: 20}}",
-                            ext="jsonl")
+    text = _text("{path: s, points: {base: 600, odds: 50, pdo: 20}}")
     conn = parse_connector(text, file="c.yaml")
     assert conn.score_scale("p_bad") == CARD
     with pytest.raises(ConnectorError) as exc:

@@ -18,21 +18,15 @@ from driftwatch.policy import load_policy_text
 from driftwatch.replay import replay
 from driftwatch.replay.timeline import read_timeline
 
-CONNECTOR = """apiVersion: driftwatch/v1
-kind: Connector
-metadata: {{name: t}}
-source:
-  kind: file
-  streams:
-    predictions:
-      paths: [predictions.jsonl]
-      fields:
-        event_id: id
-        event_time: {{path: ts, unit: s}}
-        features:
-          x: {{path: x, type: numeric}}
-        score: {score}
-"""
+from ._csvconn import one_stream
+
+
+def _text(score: str) -> str:
+    return one_stream("predictions.jsonl", (
+        "event_id: id", "event_time: {path: ts, unit: s}", "features:",
+        "  x: {path: x, type: numeric}", f"score: {score}"))
+
+
 POLICY = """apiVersion: driftwatch/v1
 kind: DriftPolicy
 metadata: {name: t}
@@ -78,7 +72,7 @@ def run(d: Path, stream: str, reference: str) -> list[dict]:
         for i in range(3000):
             fh.write(orjson.dumps({"id": f"a{i}", "ts": 1_700_000_000 + i, "x": float(x[i]),
                                    "score": float(live[i])}) + b"\n")
-    (d / "c.yaml").write_text(CONNECTOR.format(score=SCALES[stream]))
+    (d / "c.yaml").write_text(_text(SCALES[stream]))
     (d / "p.yaml").write_text(POLICY)
     replay(d / "c.yaml", [d / "predictions.jsonl"], d / "out", policy=d / "p.yaml",
            reference=d / "reference.csv",
@@ -115,7 +109,7 @@ def test_policy_check_refuses_points_read_as_p_good(tmp_path: Path) -> None:
         tmp_path / "reference.csv", index=False)
     policy = load_policy_text(POLICY.replace("reference: {", "reference: {score_is: p_good, "),
                               file="p.yaml")
-    conn = parse_connector(CONNECTOR.format(score=SCALES["points"]), file="c.yaml")
+    conn = parse_connector(_text(SCALES["points"]), file="c.yaml")
     with pytest.raises(ConnectorError, match=r"^c\.yaml:14:30: scorecard points are read as"):
         check_reference(policy, connector=conn, reference=tmp_path / "reference.csv")
 
@@ -145,9 +139,9 @@ def test_policy_explain_reads_the_reference_as_the_connector_says(
     p = np.random.default_rng(3).beta(2, 8, 2000)
     pd.DataFrame({"x": p, "score": written(p, "points")}).to_csv(
         tmp_path / "reference.csv", index=False)
-    (tmp_path / "c.yaml").write_text(CONNECTOR.format(score=SCALES["points"]))
-    (tmp_path / "bad.yaml").write_text(CONNECTOR.format(
-        score="{path: score, points: {base: 600, odds: 50, pdo: 0}}"))
+    (tmp_path / "c.yaml").write_text(_text(SCALES["points"]))
+    bad = "{path: score, points: {base: 600, odds: 50, pdo: 0}}"
+    (tmp_path / "bad.yaml").write_text(_text(bad))
     (tmp_path / "p.yaml").write_text(POLICY)
     ref = str(tmp_path / "reference.csv")
     assert main(["policy", "explain", str(tmp_path / "p.yaml"), "-c",
