@@ -30,7 +30,7 @@ windows assessed on one monitor in order. ``report(path)`` writes replay's HTML 
 >>> round(float(row["value"]), 2), float(row["threshold"]), row["tier"], bool(row["exceeds"])
 (1.38, 0.1, 'severe', True)
 >>> [(r.signal, r.feature, r.threshold, r.source) for r in again.reasons][:1]  # doctest: +ELLIPSIS
-[('psi', 'income', 0.5, '.../template.yaml:24')]
+[('psi', 'income', 0.5, '.../template.yaml:25')]
 """
 
 from __future__ import annotations
