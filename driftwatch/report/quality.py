@@ -57,6 +57,30 @@ def _unseen_share(rec: dict[str, Any], name: str) -> float | None:
     return int(f.get("unseen", 0)) / n if n else None
 
 
+def _flags(recs: list[dict[str, Any]], name: str) -> list[str]:
+    """Per data-quality signal of feature ``name``, the first window it was flagged in:
+    by the policy's gate at the policy's level (what held model changes), else by the
+    detector at its own threshold, said so (the gate may ask for more)."""
+    out = []
+    for st in _DQ_SIGNALS:
+        gate = next(((r, x) for r in recs for x in (r.get("decision") or {}).get("reasons") or ()
+                     if x.get("kind") == "data_quality" and x.get("signal") == st
+                     and x.get("feature") == name), None)
+        if gate is not None:
+            r, x = gate
+            out.append(f"gate: {st} {fmt(x.get('value'))} > {fmt(x.get('threshold'))} (the "
+                       f"policy's level) in window {r['window_id']}")
+            continue
+        for r in recs:
+            s = signal(r, st, name) or {}
+            thr, v = s.get("threshold"), s.get("value")
+            if isinstance(thr, int | float) and isinstance(v, int | float) and v > thr:
+                out.append(f"{st} over {fmt(thr)} in window {r['window_id']} (the detector's "
+                           "own threshold; no gate fault)")
+                break
+    return out
+
+
 def _feature_rows(ctx: Context) -> list[list[Any]]:
     run = ctx.run
     recs = [ctx.focus_record] if ctx.focus_record is not None else run.records
@@ -66,14 +90,7 @@ def _feature_rows(ctx: Context) -> list[list[Any]]:
         oor, w_oor = _peak(recs, name, "out_of_range_share")
         new = [(s, r.get("window_id")) for r in recs if (s := _unseen_share(r, name))]
         new_peak = max(new, default=(None, None), key=lambda t: t[0] or 0.0)
-        sig_txt = []
-        for st in _DQ_SIGNALS:
-            for r in recs:
-                s = signal(r, st, name) or {}
-                thr, v = s.get("threshold"), s.get("value")
-                if isinstance(thr, int | float) and isinstance(v, int | float) and v > thr:
-                    sig_txt.append(f"{st} over {fmt(s['threshold'])} in window {r['window_id']}")
-                    break
+        sig_txt = _flags(recs, name)
         rows.append([
             name,
             pct(reference_missing_share(run, name), 2),

@@ -480,3 +480,23 @@ def test_a_retrainings_shadow_states_the_rule_it_was_judged_by(
     exact = [a["data-exact"] for a in part.find("span") if "data-exact" in a]
     assert exact == ["10.0", "10.0", "0.0", "0.3887306988672263", "0.3414695084431487",
                      repr(0.3414695084431487 - 0.3887306988672263)]
+
+
+def test_a_features_quality_flags_name_the_gates_level_where_the_gate_held() -> None:
+    """The table said 'out_of_range over 0.01' (the detector's own threshold) beside a
+    gate whose policy level was 0.10: a reader took 0.01 for the level that held changes."""
+    from driftwatch.report.quality import _flags
+
+    def rec(w: int, value: float, reasons: list[dict]) -> dict:
+        return {"window_id": w, "signals": [
+            {"signal": "out_of_range", "feature": "income", "group": "data_quality",
+             "threshold": 0.01, "value": value}], "decision": {"reasons": reasons}}
+
+    gate = {"kind": "data_quality", "signal": "out_of_range", "feature": "income",
+            "value": 0.3, "threshold": 0.1}
+    recs = [rec(1, 0.0, []), rec(2, 0.05, []), rec(3, 0.3, [gate])]
+    assert _flags(recs, "income") == [
+        "gate: out_of_range 0.3 > 0.1 (the policy's level) in window 3"]
+    assert _flags(recs[:2], "income") == [
+        "out_of_range over 0.01 in window 2 (the detector's own threshold; no gate fault)"]
+    assert _flags(recs[:1], "income") == []
