@@ -37,6 +37,7 @@ import pyarrow.json as pj
 from driftwatch.connectors.columns import BAD_PARENT, Problems, describe
 from driftwatch.connectors.jsonscan import Scanner, path_tree, scanner_for, scanner_settled
 from driftwatch.connectors.mapping import FieldPath
+from driftwatch.jsonloads import loads
 
 __all__ = ["KINDS", "TIME_COUNTS", "Lines", "ParsedRows", "RowParser", "extract_paths",
            "registry_json"]
@@ -243,7 +244,7 @@ class RowParser:
         for k, i in enumerate(rows.tolist()):
             raw = lines.raw(i)
             try:
-                o = orjson.loads(raw)
+                o = loads(raw)
             except orjson.JSONDecodeError as exc:
                 invalid[k] = "empty payload" if not raw.strip() else (
                     _registry_binary(raw) or str(exc)[:200])

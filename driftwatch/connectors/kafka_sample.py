@@ -29,6 +29,7 @@ import orjson
 
 from driftwatch.connectors.jsonblock import registry_json
 from driftwatch.errors import SourceError
+from driftwatch.jsonloads import loads
 
 __all__ = ["FirstRecords"]
 
@@ -62,7 +63,7 @@ class FirstRecords:
             if len(recs) >= self.n:
                 break
             try:
-                rec = orjson.loads(registry_json(payload)) if read is None else read(payload)
+                rec = loads(registry_json(payload)) if read is None else read(payload)
             except (orjson.JSONDecodeError, TypeError, SourceError):
                 continue
             if isinstance(rec, dict):

@@ -32,6 +32,7 @@ from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvpad import trimmed_table
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import ConnectorError
+from driftwatch.jsonloads import loads
 from driftwatch.parquetread import read_parquet
 from driftwatch.schema import FeatureSchema
 
@@ -171,7 +172,7 @@ def sample_records(path: Path, fmt: str, n: int = SAMPLE,
         out = []
         for line in itertools.islice(f, n * 2):
             try:
-                rec = orjson.loads(line)
+                rec = loads(line)
             except orjson.JSONDecodeError:
                 continue
             if type(rec) is dict:

@@ -39,6 +39,7 @@ from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvpad import header_names, padded, trimmed_table
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
+from driftwatch.jsonloads import loads
 from driftwatch.parquetread import row_group_batches
 from driftwatch.workbook import SAVE_AS, workbook_kind
 
@@ -109,7 +110,7 @@ def detect_format(path: Path) -> str:
     for line in head.splitlines():
         if line.strip():
             try:
-                first = orjson.loads(line)
+                first = loads(line)
             except orjson.JSONDecodeError:
                 break
             if isinstance(first, dict) and all(k in first for k in _ENVELOPE) and "value" in first:
@@ -463,14 +464,14 @@ def _refuse_json_array(path: Path, key: str) -> None:
 
 def _is_object(line: bytes) -> bool:
     try:
-        return type(orjson.loads(line)) is dict
+        return type(loads(line)) is dict
     except orjson.JSONDecodeError:
         return False
 
 
 def _is_array_of_objects(line: bytes) -> bool:
     try:
-        v = orjson.loads(line)
+        v = loads(line)
     except orjson.JSONDecodeError:
         return False
     return type(v) is list and bool(v) and type(v[0]) is dict

@@ -25,6 +25,7 @@ from driftwatch.csvheader import refuse_data_header
 from driftwatch.csvpad import read_csv_trimmed
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
+from driftwatch.jsonloads import loads
 
 __all__ = ["DEFAULT_ROWS", "Sample", "dotted_keys", "flatten", "kafka_sample", "read_sample",
            "sample_decimal", "sample_separator"]
@@ -95,7 +96,7 @@ def _jsonl(path: Path, limit: int) -> Iterator[dict[str, Any]]:
                                   "one object per line (convert it: jq -c '.[]' "
                                   f"{path.name} > {path.stem}.jsonl)")
             try:
-                rec = orjson.loads(line)
+                rec = loads(line)
             except orjson.JSONDecodeError as exc:
                 hint = ("; an object spread over several lines? driftwatch reads one object "
                         "per line (jq -c . FILE)" if line.strip() in (b"{", b"}") else
@@ -210,7 +211,7 @@ def kafka_sample(topic: str, bootstrap: str, limit: int = 200,
         binary = 0  # schema-registry values that are not JSON (Avro, Protobuf)
         for msg in consumer:
             try:
-                rec = orjson.loads(registry_json(msg.value))
+                rec = loads(registry_json(msg.value))
             except orjson.JSONDecodeError:
                 binary += bool(msg.value) and msg.value[0] == 0
                 continue  # not JSON: the decoder counts these later as bad records
