@@ -23,7 +23,7 @@ from typing import Any
 
 from driftwatch.windows.conventions import norm_value
 
-__all__ = ["BAD_WORDS", "GOOD_WORDS", "NOT_FINAL", "word_side"]
+__all__ = ["BAD_WORDS", "GOOD_WORDS", "LOAN_STATES", "NOT_FINAL", "later_states", "word_side"]
 
 BAD_WORDS = frozenset({"1", "true", "bad", "default", "defaulted", "fraud", "charged_off",
                        "chargeoff", "charged off", "chargedoff", "charge off", "chgoff",
@@ -38,6 +38,12 @@ NOT_FINAL = (r"current", r"past ?due.*", r"late.*", r"in grace period", r"grace 
 _NOT_FINAL = re.compile("|".join(f"(?:{p})" for p in NOT_FINAL))
 #: Lending Club's statuses of loans outside the credit policy carry the outcome after this
 _STATUS = "status:"
+#: The public tables' statuses of a loan with no outcome yet, as they spell them (Lending
+#: Club's, then Prosper's): a sample holds some of them, and the others come later
+LOAN_STATES = ("Current", "Issued", "In Grace Period", "Late (16-30 days)",
+               "Late (31-120 days)", "Past Due (1-15 days)", "Past Due (16-30 days)",
+               "Past Due (31-60 days)", "Past Due (61-90 days)", "Past Due (91-120 days)",
+               "Past Due (>120 days)", "FinalPaymentInProgress", "Cancelled")
 
 
 def word_side(v: Any) -> str | None:
@@ -51,3 +57,19 @@ def word_side(v: Any) -> str | None:
     if k in GOOD_WORDS:
         return "good"
     return "pending" if _NOT_FINAL.fullmatch(k) else None
+
+
+def later_states(values: Any) -> list[str]:
+    """The :data:`LOAN_STATES` a label's ``values`` lack, when one of them is a loan state
+    (a status column): each would be a bad record (``bad_label``) when it first comes,
+    where it is no outcome yet. Nothing for a label without one.
+
+    >>> later_states(["Charged Off", "Fully Paid", "Current", "Late (31-120 days)"])[:3]
+    ['Issued', 'In Grace Period', 'Late (16-30 days)']
+    >>> later_states(["1", "0"])
+    []
+    """
+    have = {norm_value(v) for v in values}
+    if not any(word_side(v) == "pending" for v in values):
+        return []
+    return [s for s in LOAN_STATES if norm_value(s) not in have]

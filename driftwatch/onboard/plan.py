@@ -32,6 +32,7 @@ from driftwatch.onboard.infer import (
 )
 from driftwatch.onboard.leakwarn import warn_leaks
 from driftwatch.onboard.matching import resolves, stream_path
+from driftwatch.onboard.outcomewords import later_states
 from driftwatch.onboard.outputs import (
     approve_values,
     named_good,
@@ -300,6 +301,9 @@ def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
             refuse_no_bad(vals(lab), sp.bad, where, lab, bad)
     named = {norm_value(v) for v in [*sp.bad, *sp.good, *sp.pending]}
     sp.pending += [v for k, v in sorted(seen.items()) if k not in named]
+    # a status column: the loan states the sample lacks come later, pending, not bad records
+    sp.later = later_states([*sp.bad, *sp.good, *sp.pending])
+    sp.pending += sp.later
 
 
 #: Distinct values a field named like a score needs to be read as one by its name alone.
@@ -338,13 +342,18 @@ def _scaled_by_name(plan: Plan, sp: StreamPlan, paths: list[str], sample: Sample
 
 
 def _say_pending(plan: Plan, sp: StreamPlan) -> None:
-    if sp.pending:
-        plan.say(f"  pending: {sp.label}", ", ".join(map(repr, sp.pending[:5])) + (
-                 ", ..." if len(sp.pending) > 5 else "") + f" in the {sp.name}: neither bad "
+    seen = [v for v in sp.pending if v not in sp.later]
+    if seen:
+        plan.say(f"  pending: {sp.label}", ", ".join(map(repr, seen[:5])) + (
+                 ", ..." if len(seen) > 5 else "") + f" in the {sp.name}: neither bad "
                  "nor good (a loan still running, or a value the reference lacks): written "
                  "as `pending` (no outcome yet: left out of the join, counted in "
                  "invalid_outcomes); move it to bad or good in the connector if it is an "
                  "outcome")
+    if sp.later:
+        plan.say(f"  pending: {sp.label}", f"and {len(sp.later)} loan states the sample "
+                 f"lacks ({', '.join(map(repr, sp.later[:3]))}, ...): written as `pending` "
+                 "too, so they read as no outcome yet when they come, not as bad records")
 
 def _proba_score(plan: Plan, sp: StreamPlan, paths: list[str], vals: Any) -> None:
     """A sample field holding two class probabilities on every record (a ``predict_proba``

@@ -70,6 +70,8 @@ class StreamPlan:
     bad: list[Any] = field(default_factory=list)
     good: list[Any] = field(default_factory=list)
     pending: list[Any] = field(default_factory=list)  # label values: no outcome yet
+    #: of ``pending``, the loan states the sample lacks (they come later)
+    later: list[str] = field(default_factory=list)
     numbers_as_text: bool = False  # numeric features written as JSON text ("52000")
 
 

@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from driftwatch.onboard.outcomewords import LOAN_STATES
+
 from ._cli import run_cli as _cli
 
 _STATUSES = ["Fully Paid", "Charged Off", "Does not meet the credit policy. Status:Fully Paid",
@@ -61,7 +63,8 @@ def test_a_several_valued_status_only_the_outcomes_carry_is_the_label(tmp_path, 
                                   "Fully Paid"]}
         stream = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"][
             "outcomes"]
-        assert stream["fields"]["label"]["pending"] == ["Current"]
+        # Current, then the loan states the sample lacks: pending when they come
+        assert stream["fields"]["label"]["pending"] == ["Current", *LOAN_STATES[1:]]
 
 
 def test_a_several_valued_status_of_unknown_words_asks_which_are_bad(tmp_path, capsys):
@@ -200,4 +203,4 @@ def test_a_loan_status_in_the_predictions_is_the_label_not_a_feature(tmp_path, c
     fields = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"][
         "predictions"]["fields"]
     assert "loan_status" not in fields["features"]
-    assert fields["label"]["pending"] == ["Current"]
+    assert fields["label"]["pending"] == ["Current", *LOAN_STATES[1:]]

@@ -15,6 +15,7 @@ import yaml
 
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.infer import label_sides
+from driftwatch.onboard.outcomewords import LOAN_STATES
 from driftwatch.policy.reference import LabelColumn
 from driftwatch.windows.conventions import TableConventions
 
@@ -114,9 +115,11 @@ def test_prosper_onboards_and_replays_without_label_bad(
         "source"]["streams"]["outcomes"]["fields"]["label"]
     assert sorted(label["bad"]) == ["Chargedoff", "Defaulted"], label
     assert label["good"] == ["Completed"], label
-    assert sorted(label["pending"]) == sorted(_RUNNING), label
+    # the running states seen, then the loan states the sample lacks (they come later)
+    assert set(_RUNNING) <= set(label["pending"]), label
+    assert set(label["pending"]) == set(_RUNNING) | set(LOAN_STATES), label
     ref = yaml.safe_load(Path("p.yaml").read_text())["reference"]["label"]
-    assert ref["good"] == ["Completed"] and sorted(ref["pending"]) == sorted(label["pending"])
+    assert ref["good"] == ["Completed"] and sorted(ref["pending"]) == sorted(_RUNNING)
     assert "pending = " in out, out
     code, _, err = _cli(["replay", "-q", "-c", "c.yaml", "-p", "p.yaml", "-i", "live.csv",
                          "out.csv", "-o", "run"], capsys)
@@ -126,3 +129,31 @@ def test_prosper_onboards_and_replays_without_label_bad(
     running = int(statuses.isin(_RUNNING).sum())
     assert summary["labels"]["invalid_outcomes"] == running, summary["labels"]
     assert summary["labels"]["joined"] == len(statuses) - running, summary["labels"]
+
+
+def test_a_loan_state_the_sample_lacks_is_pending_when_it_comes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The connector listed only the states init's sample held: a later 'Past Due (91-120
+    days)' (or Lending Club's 'Late (31-120 days)') was a bad record (bad_label), and a
+    burst of them could close the data-quality gate."""
+    _prosper(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    out = pd.read_csv("out.csv")
+    sample = out[~out["LoanStatus"].str.startswith("Past Due (9")]
+    sample.to_csv("out-sample.csv", index=False)
+    ref = pd.read_csv("ref.csv")  # nor does the training table hold them
+    ref[~ref["LoanStatus"].str.startswith("Past Due (9")].to_csv("ref.csv", index=False)
+    code, said, err = _cli(["init", "-r", "ref.csv", "-s", "live.csv", "--outcomes",
+                            "out-sample.csv", "-m", "p", "--connector-out", "c.yaml",
+                            "--policy-out", "p.yaml"], capsys)
+    assert code == 0, err
+    assert "loan states the sample lacks ('Issued', 'In Grace Period'" in said, said
+    code, _, err = _cli(["replay", "-q", "--no-report", "-c", "c.yaml", "-p", "p.yaml", "-i",
+                         "predictions=live.csv", "outcomes=out.csv", "-o", "run"], capsys)
+    assert code == 0, err
+    summary = json.loads(Path("run/summary.json").read_text())
+    later = int(out["LoanStatus"].str.startswith("Past Due (9").sum())
+    assert later > 0 and summary["bad_records"] == 0, summary["bad_by_reason"]
+    running = int(out["LoanStatus"].isin(_RUNNING).sum())
+    assert summary["labels"]["invalid_outcomes"] == running, summary["labels"]
