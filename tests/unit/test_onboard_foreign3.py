@@ -214,30 +214,28 @@ def test_a_log_odds_score_the_labels_confirm_is_mapped_and_replays_as_the_probab
     assert [w["mean"] for w in logit] == pytest.approx([w["mean"] for w in plain], abs=1e-4)
 
 
-def test_log_odds_the_labels_contradict_are_left_out_with_the_line_to_add(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _german(tmp_path, "good_logit")
-    code, out, err = _init(tmp_path, capsys, "ref.csv", "live.csv", "out.csv",
-                           "--label-bad", "2")
+def _left_out(tmp: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """init on :func:`_german` with the score written as ``kind``: the score is not mapped;
+    the line that says why."""
+    _german(tmp, kind)
+    code, out, err = _init(tmp, capsys, "ref.csv", "live.csv", "out.csv", "--label-bad", "2")
     assert code == 0, err
-    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+    fields = yaml.safe_load((tmp / "c.yaml").read_text())[
         "source"]["streams"]["predictions"]["fields"]
     assert "score" not in fields, fields
-    line = next(ln for ln in out.splitlines() if "not the score: score" in ln)
+    return next(ln for ln in out.splitlines() if "not the score: score" in ln)
+
+
+def test_log_odds_the_labels_contradict_are_left_out_with_the_line_to_add(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _left_out(tmp_path, "good_logit", capsys)
     assert "do not show higher values going with bad outcomes" in line, line
     assert "`score: {path: score, log_odds: true}`" in line, line
 
 
 def test_a_points_score_is_left_out_with_the_connector_line_to_add(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _german(tmp_path, "points")
-    code, out, err = _init(tmp_path, capsys, "ref.csv", "live.csv", "out.csv",
-                           "--label-bad", "2")
-    assert code == 0, err
-    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
-        "source"]["streams"]["predictions"]["fields"]
-    assert "score" not in fields, fields
-    line = next(ln for ln in out.splitlines() if "not the score: score" in ln)
+    line = _left_out(tmp_path, "points", capsys)
     assert "scorecard points by the look" in line, line
     want = "`score: {path: score, points: {base: ..., odds: ..., pdo: ...}}`"
     assert want in line and "`base: 600, odds: 50, pdo: 20`" in line, line
