@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import threading
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -225,9 +226,17 @@ def test_the_index_lists_every_report_newest_first(
 def test_the_writer_thread_writes_what_is_submitted(
         folder: Path, profile: ReferenceProfile) -> None:
     reports = LiveReports(folder, ManualClock(0.0))
+    busy, write = threading.Event(), reports._write
+
+    def held(job: Any) -> Any:  # the writer stays on the first report until told
+        busy.wait(10)
+        return write(job)
+
+    reports._write = held  # type: ignore[method-assign]
     reports.submit(_job(folder, profile, 4))
     reports.submit(_job(folder, profile, None))
     reports.submit(_job(folder, profile, None))  # a rolling one already waits: one is enough
+    busy.set()
     reports.flush()
     assert (folder / MODEL / "decisions" / "window-4.html").is_file()
     assert (folder / MODEL / "report.html").is_file()
