@@ -331,8 +331,11 @@ class ActionExecutor:
         verdict would promote against a champion it never met. Returns the actions closed."""
         closed: list[ActionRecord] = []
         open_states = [ActionState.AWAITING_APPROVAL, ActionState.RUNNING]
+        # one that promoted its challenger itself and has steps left (a crash after the
+        # promotion) is not stale: it carries on
         waiting = [r for r in self.outbox.list(states=open_states)
-                   if r.action == "shadow" and SHADOW_KEY in r.artifacts]
+                   if r.action == "shadow" and SHADOW_KEY in r.artifacts
+                   and self.outbox.step_result(r.id, "promote") is None]
         champions: dict[str, str | None] = {}
         for rec in waiting:
             ev = rec.artifacts[SHADOW_KEY]

@@ -590,3 +590,20 @@ def test_a_shadow_awaiting_approval_is_closed_when_its_comparison_no_longer_hold
     assert running.state is ActionState.SUCCEEDED and running.outcome["verdict"] == "superseded"
     with pytest.raises(ActionError, match="nothing to approve"):
         executor.approve(ids[31], "ana")
+
+
+def test_a_shadow_that_promoted_its_own_challenger_before_a_crash_carries_on(
+    executor: ActionExecutor,
+):
+    """After a crash between its promote step and the end, a shadow's challenger is the
+    champion: that is its own doing, not a stale comparison, and its remaining steps (the
+    profile the monitor adopts) must still run."""
+    from driftwatch.actions.steps import StepRunner
+
+    box = executor.outbox
+    rec_id, _ = box.record(_moderate(35), state=ActionState.RUNNING)
+    box.update(rec_id, artifacts={"shadow": {"champion_version": "0",
+                                             "challenger_version": "1"}})
+    StepRunner(box, rec_id).run("promote", lambda: {"previous": "0"})
+    assert executor.close_stale_approvals() == []
+    assert box.get(rec_id).state is ActionState.RUNNING
