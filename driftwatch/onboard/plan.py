@@ -163,21 +163,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     sp.score = stream_path(plan.ref_score, paths) if plan.ref_score else None
     scale_note = ""
     if sp.score is not None:  # found by the reference's name: are its values probabilities?
-        scale, span = score_scale(vals(sp.score))
-        if scale == "percent":
-            sp.score_percent = True
-            scale_note = (f"; a percentage in the sample ({span}): read divided by 100 "
-                          "(percent: true)")
-        elif scale is None:
-            kind, why = unscaled_line(sp.score, vals(sp.score),
-                                      sample_labels(plan, sample, outcomes), plan.score_is,
-                                      span)
-            if kind == "log_odds":
-                sp.score_log_odds = True
-                scale_note = f"; {why}"
-            else:
-                plan.say(f"  not the score: {sp.score}", why)
-                sp.score = None
+        scale_note = _score_in_scale(plan, sp, sp.score, sample, outcomes)
     if sp.score is None:  # none in the reference, or one named otherwise in the stream
         c = find_role("score", SCORE, paths, score_check(vals), "--score-field",
                       score_flag if resolves(score_flag, paths) else None, where)
@@ -323,22 +309,34 @@ def _scaled_by_name(plan: Plan, sp: StreamPlan, paths: list[str], sample: Sample
              and (got := [v for v in vals(p) if present(v)])
              and all(isinstance(v, int | float) and not isinstance(v, bool) for v in got)
              and len(set(got)) >= _SCORE_VALUES]  # not a code: credit_risk's 1 and 2
-    if len(named) != 1:
+    if len(named) != 1 or score_scale(vals(named[0]))[0] == "probability":
         return None
-    path = named[0]
+    return _score_in_scale(plan, sp, named[0], sample, outcomes) or None
+
+
+def _score_in_scale(plan: Plan, sp: StreamPlan, path: str, sample: Sample,
+                    outcomes: Sample | None) -> str:
+    """Map ``path`` as the stream's score in the scale its values show: probabilities as
+    they are, a percentage divided by 100, log-odds where the labels confirm them; the
+    score line's note on the scale. Points and unconfirmed log-odds are left out
+    (``sp.score`` None), said on a ``not the score:`` line with the connector line to add.
+    """
+    vals = sample.values
     scale, span = score_scale(vals(path))
+    sp.score = path
     if scale == "percent":
-        sp.score, sp.score_percent = path, True
+        sp.score_percent = True
         return f"; a percentage in the sample ({span}): read divided by 100 (percent: true)"
     if scale is not None:
-        return None
+        return ""
     kind, why = unscaled_line(path, vals(path), sample_labels(plan, sample, outcomes),
                               plan.score_is, span)
     if kind == "log_odds":
-        sp.score, sp.score_log_odds = path, True
+        sp.score_log_odds = True
         return f"; {why}"
     plan.say(f"  not the score: {path}", why)
-    return None
+    sp.score = None
+    return ""
 
 
 def _say_pending(plan: Plan, sp: StreamPlan) -> None:
