@@ -1,28 +1,27 @@
 """Avro values whose writer schema comes from a schema registry (``avro: {registry: URL}``).
 
-A tiny registry (``http.server`` in a thread) serves ``GET /schemas/ids/{id}``; the test
-clock decides when a registry that was down is asked again.
+A tiny registry (``http.server`` in a thread: driftwatch.testing.schema_registry) serves
+``GET /schemas/ids/{id}``; the test clock decides when a registry that was down is asked
+again.
 """
 
 from __future__ import annotations
 
 import io
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import fastavro
 import numpy as np
 import pytest
 
-from driftwatch.connectors.avro import AvroReader
+from driftwatch.connectors.avro import AvroProblem, AvroReader
 from driftwatch.connectors.config import parse_connector
 from driftwatch.connectors.decode import Decoder
 from driftwatch.connectors.mapping import AvroSettings
 from driftwatch.connectors.schema_registry import RegistrySchemas
 from driftwatch.schema import FeatureSchema
+from driftwatch.testing.schema_registry import LocalRegistry
 
 SCHEMA = {"type": "record", "name": "R", "fields": [
     {"name": "delta", "type": "long"}, {"name": "id", "type": "string"},
@@ -32,62 +31,13 @@ SCHEMA_V2 = {"type": "record", "name": "R", "fields": [
     {"name": "region", "type": "string"}, *SCHEMA["fields"]]}
 
 
-class _Registry:
-    """Schemas by id; ``up`` False answers nothing (the port is closed)."""
-
-    def __init__(self, schemas: dict[int, Any]) -> None:
-        self.schemas = schemas
-        self.hits: list[str] = []
-        self.server: ThreadingHTTPServer | None = None
-        self.port = 0
-
-    def start(self) -> None:
-        registry = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                registry.hits.append(self.path)
-                prefix = "/schemas/ids/"
-                sid = self.path[len(prefix):]
-                if not self.path.startswith(prefix) or not sid.isdigit() or (
-                        int(sid) not in registry.schemas):
-                    self.send_response(404)
-                    self.end_headers()
-                    self.wfile.write(b'{"error_code": 40403, "message": "Schema not found"}')
-                    return
-                answer = registry.schemas[int(sid)]
-                data = json.dumps(answer if "schema" in answer else
-                                  {"schema": json.dumps(answer)}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/vnd.schemaregistry.v1+json")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        assert self.server is not None
-        self.server.shutdown()
-        self.server.server_close()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-
 @pytest.fixture
-def registry() -> Iterator[_Registry]:
-    r = _Registry({1: SCHEMA, 2: SCHEMA_V2, 9: {"schemaType": "PROTOBUF",
+def registry() -> Iterator[LocalRegistry]:
+    r = LocalRegistry({1: SCHEMA, 2: SCHEMA_V2, 9: {"schemaType": "PROTOBUF",
                                                "schema": "syntax = \"proto3\";"}})
     r.start()
     yield r
-    if r.server is not None:
-        r.stop()
+    r.stop()
 
 
 def framed(rec: dict[str, Any], schema_id: int, schema: dict[str, Any] = SCHEMA) -> bytes:
@@ -125,7 +75,7 @@ def decode(dec: Decoder, values: list[bytes]):
 
 
 def test_each_message_is_read_with_its_own_writer_schema_fetched_once(
-    registry: _Registry,
+    registry: LocalRegistry,
 ) -> None:
     dec = decoder(registry.url)
     values = [framed(rec(i), 1) for i in range(5)] + [framed(rec(7, region="eu"), 2, SCHEMA_V2)]
@@ -138,7 +88,7 @@ def test_each_message_is_read_with_its_own_writer_schema_fetched_once(
 
 
 def test_unknown_ids_unframed_values_and_other_schema_types_are_invalid_avro(
-    registry: _Registry,
+    registry: LocalRegistry,
 ) -> None:
     dec = decoder(registry.url)
     good = framed(rec(1), 1)
@@ -151,7 +101,7 @@ def test_unknown_ids_unframed_values_and_other_schema_types_are_invalid_avro(
     assert "PROTOBUF" in bad[2].detail
 
 
-def test_a_json_header_lookalike_is_not_cut_from_an_avro_value(registry: _Registry) -> None:
+def test_a_json_header_lookalike_is_not_cut_from_an_avro_value(registry: LocalRegistry) -> None:
     """A JSON stream cuts a registry header before ``{``; an Avro body may start with that
     byte (a long of -62) and must keep its header: the id is needed."""
     value = framed(rec(-62), 1)
@@ -161,48 +111,48 @@ def test_a_json_header_lookalike_is_not_cut_from_an_avro_value(registry: _Regist
     assert (batch.ids.tolist(), batch.metrics["delta"].tolist()) == (["r-62"], [-62.0])
 
 
-def test_a_registry_down_then_up(registry: _Registry) -> None:
+def test_a_registry_down_is_asked_again_with_backoff_then_read(
+    registry: LocalRegistry,
+) -> None:
+    """Down: the values are ``schema_unavailable`` (the source holds them, a replay stops:
+    neither reads them as bad); the registry is asked once per try, the tries 1, 2, 4 s
+    apart (up to 30 s); up again, the same values read."""
     registry.stop()
     clock = _Clock()
     dec = decoder(registry.url, clock)
+    reg = dec.avro.registry  # type: ignore[union-attr]
     values = [framed(rec(i), 1) for i in range(3)]
     batch, bad = decode(dec, values)
     assert len(batch) == 0
     assert [b.reason for b in bad] == ["schema_unavailable"] * 3
     assert f"schema registry {registry.url}: cannot fetch schema id 1" in bad[0].detail
     assert bad[0].raw == values[0]
-    hits = dec.avro.registry.requests  # type: ignore[union-attr]
-    assert hits == 1  # one try per pause, not one per message
+    assert reg.requests == 1  # one try, not one per message
+    assert (reg.outage.since, reg.outage.retry_at, reg.due()) == (0.0, 1.0, False)
+    waits = []
+    for _ in range(7):
+        clock.now = reg.outage.retry_at
+        assert reg.due()
+        _, bad = decode(dec, values[:1])
+        assert [b.reason for b in bad] == ["schema_unavailable"]
+        waits.append(reg.outage.retry_at - clock.now)
+    assert waits == [2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+    assert reg.requests == 8 and reg.outage.since == 0.0
     registry.start()  # up again, on the same port
-    clock.now = 29.0  # still within the pause: not asked
+    clock.now = reg.outage.retry_at - 0.5  # the wait is not over: not asked
     _, bad = decode(dec, values[:1])
-    assert [b.reason for b in bad] == ["schema_unavailable"]
-    assert dec.avro.registry.requests == hits  # type: ignore[union-attr]
-    clock.now = 31.0
+    assert [b.reason for b in bad] == ["schema_unavailable"] and reg.requests == 8
+    clock.now += 0.5
     batch, bad = decode(dec, values)
     assert bad == [] and batch.ids.tolist() == ["r0", "r1", "r2"]
     assert registry.hits == ["/schemas/ids/1"]
+    assert reg.outage is None and reg.answered
 
 
-def test_a_server_error_is_unavailable_not_unknown() -> None:
-    class Failing(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            self.send_response(503)
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Failing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}"
-        reader = AvroReader(AvroSettings(registry=url))
-        from driftwatch.connectors.avro import AvroProblem
-
-        with pytest.raises(AvroProblem) as got:
-            reader.read(framed(rec(1), 1))
-        assert got.value.reason == "schema_unavailable" and "HTTP 503" in str(got.value)
-    finally:
-        server.shutdown()
-        server.server_close()
+def test_a_server_error_is_unavailable_not_unknown(registry: LocalRegistry) -> None:
+    registry.failing = 503
+    reader = AvroReader(AvroSettings(registry=registry.url))
+    with pytest.raises(AvroProblem) as got:
+        reader.read(framed(rec(1), 1))
+    assert got.value.reason == "schema_unavailable" and "HTTP 503" in str(got.value)
+    assert reader.registry is not None and not reader.registry.answered
