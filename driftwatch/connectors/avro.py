@@ -21,11 +21,14 @@ text, ``time-millis``/``time-micros`` as seconds past midnight. ``timestamp-*`` 
 ``date`` stay instants: the decoder reads them as their own time whatever the ``unit``
 (as a Parquet timestamp column), and as epoch seconds (a date: its ISO text) elsewhere.
 
-A bad value raises :class:`AvroProblem`, whose ``reason`` is the dead letter's:
-``invalid_avro`` (not a body of the schema, no framing with ``registry:`` alone, an id the
-registry does not hold), ``not_an_object`` (a schema that is not a record) or
-``schema_unavailable`` (the registry could not be asked: see
-:mod:`~driftwatch.connectors.schema_registry`).
+A value that does not read raises :class:`AvroProblem`, whose ``reason`` is the dead
+letter's: ``invalid_avro`` (not a body of the schema, no framing with ``registry:`` alone,
+an id the registry does not hold), ``not_an_object`` (a schema that is not a record), or
+:data:`SCHEMA_UNAVAILABLE` (the registry could not be asked: see
+:mod:`~driftwatch.connectors.schema_registry`). That last one is not a bad value but one
+that cannot be read *yet*: the Kafka source holds its partition there until the registry
+answers (:mod:`~driftwatch.connectors.kafka_hold`) and a replay stops; neither
+dead-letters it.
 
 >>> import io, fastavro
 >>> schema = {"type": "record", "name": "P", "fields": [
@@ -67,11 +70,13 @@ from driftwatch.connectors.schema_registry import (
 )
 from driftwatch.errors import MissingExtraError, SourceError
 
-__all__ = ["AVRO_REASONS", "AvroProblem", "AvroReader", "fastavro_module", "parse_avro_schema",
-           "read_rows"]
+__all__ = ["AVRO_REASONS", "SCHEMA_UNAVAILABLE", "AvroProblem", "AvroReader", "fastavro_module",
+           "parse_avro_schema", "read_rows"]
 
-#: The bad-record reasons only an Avro stream gives.
-AVRO_REASONS = ("invalid_avro", "schema_unavailable")
+#: The reason of a value whose writer schema the registry cannot serve now (module doc).
+SCHEMA_UNAVAILABLE = "schema_unavailable"
+#: The reasons only an Avro stream gives.
+AVRO_REASONS = ("invalid_avro", SCHEMA_UNAVAILABLE)
 _HEADER = 5  # a zero byte and a 4-byte schema id
 _DETAIL = 200
 
@@ -151,7 +156,7 @@ class AvroReader:
         try:
             raw = self.registry.schema(schema_id)
         except RegistryUnavailable as exc:
-            raise AvroProblem("schema_unavailable", str(exc)) from None
+            raise AvroProblem(SCHEMA_UNAVAILABLE, str(exc)) from None
         except UnknownSchema as exc:
             raise AvroProblem("invalid_avro", str(exc)) from None
         try:

@@ -18,6 +18,11 @@ Bad messages never stop the source: the stream's decoder returns them as
 dead-letter topic (or file) before the poll returns. They are also returned in
 ``Polled.bad`` for counting; the run loop must not dead-letter them again.
 
+An Avro value whose writer schema the registry cannot serve now is not bad: its partition
+is held at it, paused and retried with the registry's backoff, and read from exactly there
+once the registry answers (:mod:`~driftwatch.connectors.kafka_hold`); :attr:`KafkaSource.
+registry_fault` says so meanwhile.
+
 Fetched record batches are read in bulk (:mod:`~driftwatch.connectors.kafka_records`):
 each partition's records of a poll reach the decoder as spans of the batches' own
 buffers, with no Python object per message.
@@ -36,11 +41,13 @@ import numpy as np
 
 from driftwatch.batch import Batch
 from driftwatch.clock import Clock, SystemClock
+from driftwatch.connectors.avro import SCHEMA_UNAVAILABLE
 from driftwatch.connectors.base import BadRecord, Polled
 from driftwatch.connectors.jsonblock import Lines
 from driftwatch.connectors.kafka_align import PartitionAligner
 from driftwatch.connectors.kafka_client import build_client, is_connected, topic_hint
 from driftwatch.connectors.kafka_dead_letter import DeadLetterSink, dead_letter_sink
+from driftwatch.connectors.kafka_hold import PartitionHolds
 from driftwatch.connectors.kafka_records import Fetched, fetched, read_in_bulk
 from driftwatch.connectors.kafka_sample import FirstRecords
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
@@ -211,6 +218,8 @@ class KafkaSource:
             sorted(settings.topics, key=lambda t: self._stream_ix[t.stream]))}
         self._fetched: dict[Any, int] = {}  # TopicPartition -> next offset fetched
         self._paused: set[Any] = set()
+        # partitions held at a value whose schema the registry cannot serve now
+        self._holds = PartitionHolds()
         self._realign: set[str] = set()  # partitions whose held records to drop
         self._stalled: list[str] = []
         self._more_ready = False  # the aligner's last take stopped at max_records
@@ -236,7 +245,9 @@ class KafkaSource:
         if consumer is None:
             return Polled()
         self.stats.polls_total += 1
-        if self._aligner is not None:  # it pauses partitions
+        if self._holds:
+            self._retry_holds(consumer)
+        if self._aligner is not None or self._holds.used:  # they pause partitions
             _unpark(consumer)
         try:
             # records held that may leave (the last take was cut at max_records): no wait
@@ -281,8 +292,12 @@ class KafkaSource:
             self._positions[tp] = int(offset)
             self._fetched.pop(tp, None)
             self._realign.add(key)
+            held = tp in self._holds
+            self._holds.forget(tp)  # read from there; a registry still down holds it again
             if self._consumer is not None and tp in self._assigned:
                 self._consumer.seek(tp, int(offset))
+                if held:
+                    self._consumer.resume(tp)
 
     def commit(self, positions: Mapping[str, int]) -> None:
         """Commit exactly these offsets to the group.
@@ -390,6 +405,26 @@ class KafkaSource:
         return ""
 
     @property
+    def registry_fault(self) -> str:
+        """Why partitions are held, in words: the schema registry's error, since when, and
+        each held partition's offset ("" when none is held). A plain attribute read."""
+        return self._holds.fault
+
+    @property
+    def registry_up(self) -> bool | None:
+        """False while a partition is held for the schema registry, True once a stream's
+        registry answered, None when no registry was asked (or none is read)."""
+        if self._holds:
+            return False
+        answered = [getattr(self._registry_of(s), "answered", None) for s in self._stream_names]
+        return True if any(answered) else None
+
+    @property
+    def held_offsets(self) -> dict[str, int]:
+        """``{"topic:partition": offset}`` of the partitions held for the registry."""
+        return self._holds.positions()
+
+    @property
     def positions(self) -> dict[str, int]:
         """Next offset per assigned partition, as far as delivered batches go."""
         return {_tp_key(tp.topic, tp.partition): o for tp, o in self._positions.items()
@@ -484,11 +519,14 @@ class KafkaSource:
     def _on_assigned(self, assigned: set[Any]) -> None:
         self.stats.rebalances_total += 1
         self._assigned |= assigned
+        held = set(self._holds.paused())
         for tp in assigned:  # read again from the position: what was held goes
             self._realign.add(_tp_key(tp.topic, tp.partition))
             self._fetched.pop(tp, None)
             if tp in self._positions:  # checkpoint (or our own state) wins over the group
                 self._consumer.seek(tp, self._positions[tp])
+            if tp in held:  # back here (a rebalance revokes all first): still held
+                self._consumer.pause(tp)
 
     def _on_revoked(self, revoked: set[Any]) -> None:
         self._assigned -= revoked
@@ -547,6 +585,7 @@ class KafkaSource:
             rows = np.searchsorted(batch.position, bounds) if len(batch) else np.zeros(
                 len(bounds), np.int64)
             bad_at = np.searchsorted(bounds, [b.position for b in bad], side="right") - 1
+            used = np.ones(n, bool)  # records read or dead-lettered (not held)
             for k, (tp, recs) in enumerate(parts):
                 mine = batch.take(slice(int(rows[k]), int(rows[k + 1])))
                 got = None
@@ -555,16 +594,64 @@ class KafkaSource:
                 letters = [replace(b, position=int(offsets[b.position]),
                                    stream=b.stream or stream)
                            for b, at in zip(bad, bad_at, strict=True) if at == k]
+                end = self._held_at(tp, stream, letters, recs.last_offset + 1)
+                if end <= recs.last_offset:  # the rest is read again once the registry answers
+                    used[int(bounds[k]):int(bounds[k + 1])] = offsets[
+                        int(bounds[k]):int(bounds[k + 1])] < end
+                    if got is not None:
+                        got = got.take(np.flatnonzero(got.position < end))
+                    letters = [b for b in letters if b.position < end]
                 out.append((stream, _Piece(_tp_key(tp.topic, tp.partition), tp, got, letters,
-                                           recs.first_offset, recs.last_offset + 1)))
-            size = every.value_bytes()
+                                           recs.first_offset, end)))
+                for b in letters:
+                    self.stats.bad_total += 1
+                    self.stats.bad_by_reason[b.reason] = (
+                        self.stats.bad_by_reason.get(b.reason, 0) + 1)
+            size = every.value_bytes() if used.all() else int(
+                (every.ends - every.starts)[used].sum())
             polled.bytes_read += size
-            self.stats.messages_total += n
+            self.stats.messages_total += int(used.sum())
             self.stats.bytes_total += size
-            for b in bad:
-                self.stats.bad_total += 1
-                self.stats.bad_by_reason[b.reason] = self.stats.bad_by_reason.get(b.reason, 0) + 1
         return out
+
+    # -- partitions held while the schema registry is down (kafka_hold.py) --------------------
+    def _held_at(self, tp: Any, stream: str, letters: list[BadRecord], end: int) -> int:
+        """The offset to read ``tp`` from next: ``end`` (everything fetched), or the first
+        value whose writer schema the registry could not serve, where ``tp`` is held."""
+        waiting = [b for b in letters if b.reason == SCHEMA_UNAVAILABLE]
+        if not waiting:
+            if tp in self._holds:
+                self._holds.release(tp, now=self._clock.now())
+            return end
+        now = self._clock.now()
+        first = min(waiting, key=lambda b: b.position)
+        outage = self._registry_of(stream)
+        self._holds.hold(tp, key=_tp_key(tp.topic, tp.partition), offset=first.position,
+                         stream=stream, reason=first.detail, now=now,
+                         attempt=0 if outage is None or outage.outage is None
+                         else outage.outage.failures)
+        consumer = self._consumer
+        if consumer is not None:
+            consumer.seek(tp, first.position)
+            consumer.pause(tp)
+        return first.position
+
+    def _registry_of(self, stream: str) -> Any:
+        """The schema registry client of ``stream``'s decoder (None: it reads no registry)."""
+        avro = getattr(self._decoders.get(stream), "avro", None)
+        return getattr(avro, "registry", None)
+
+    def _retry_holds(self, consumer: Any) -> None:
+        """Resume the held partitions whose registry's backoff has run out: their held
+        message is fetched again and read (or held again) by this poll or the next."""
+        self._holds.prune(self._assigned)
+
+        def due(stream: str) -> bool:
+            registry = self._registry_of(stream)
+            return registry is None or registry.due()
+
+        for tp in self._holds.resumable(due):
+            consumer.resume(tp)
 
     def _aligned(self, records: Mapping[Any, Fetched], consumer: Any,
                  max_records: int) -> Polled:
@@ -643,6 +730,8 @@ class KafkaSource:
         if full:
             consumer.pause(*full)
             self._paused.update(full)
+        held = set(self._holds.paused())  # paused until the registry answers
+        free = [tp for tp in free if tp not in held]
         if free:
             consumer.resume(*free)
             self._paused.difference_update(free)

@@ -20,6 +20,7 @@ from kafka import TopicPartition
 from driftwatch.batch import Batch
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.kafka import KafkaSource
+from driftwatch.connectors.kafka_hold import PartitionHolds
 from driftwatch.connectors.kafka_records import fetched
 from driftwatch.connectors.kafka_sample import FirstRecords
 from driftwatch.connectors.kafka_stats import KafkaSourceStats
@@ -38,6 +39,7 @@ def _source() -> KafkaSource:
     src.stats = KafkaSourceStats()
     src._positions = {}
     src._first = FirstRecords([], n=0, wait_s=0.0)  # keeps nothing
+    src._holds = PartitionHolds()  # nothing held: every value reads
     return src
 
 
