@@ -7,7 +7,9 @@ A chunk holds, per stream, the decoded :class:`~driftwatch.batch.Batch` and the 
 each row; the bad records with their lines; and the last line the chunk covers. Lines are
 1-based. CSV counts its header as line 1; Parquet counts rows from 1. A recording's rows keep
 their Kafka offset as ``Batch.position`` (as the live source would) while lines still say
-where they sit in the file.
+where they sit in the file. A recorded Avro value whose writer schema the registry cannot
+serve now stops the read with a :class:`~driftwatch.errors.SourceError` naming the line:
+a replay reads every record or none (the live source waits for the registry instead).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import pyarrow.parquet as pq
 
 from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.batch import Batch
+from driftwatch.connectors.avro import SCHEMA_UNAVAILABLE
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.jsonblock import TIME_COUNTS
@@ -341,6 +344,7 @@ class FileReader:
             ts = np.array([r[3] for r in rows], dtype=np.float64)
             batch, bad = decoders[si].decode([r[1] for r in rows], source=topic,
                                              positions=lines, partition=part, timestamps=ts)
+            _no_schema_unavailable(self.key, bad)
             good_lines = batch.position.copy()
             batch = replace(batch, position=np.array([offsets[x] for x in good_lines.tolist()],
                                                      dtype=np.int64))
@@ -507,3 +511,15 @@ def _envelope(line: bytes) -> tuple[dict[str, Any], tuple[str, str] | None]:
     ts_s = np.nan if ts is None or ts < 0 else ts / 1000.0
     return {"topic": topic, "partition": part, "offset": off, "timestamp": ts_s,
             "payload": payload}, None
+
+
+def _no_schema_unavailable(key: str, bad: Sequence[BadRecord]) -> None:
+    """Stop at a recorded value whose writer schema the registry cannot serve now: skipping
+    it (or dead-lettering it) would make the replay's timeline depend on the registry being
+    up, and a replay reads every record or stops."""
+    for b in bad:
+        if b.reason == SCHEMA_UNAVAILABLE:
+            raise SourceError(
+                f"{key}:{b.position}: {b.detail}. A replay does not skip a record whose "
+                "writer schema it cannot fetch: run it again once the registry answers, or "
+                "read the values with the writer schema file (avro: {schema: writer.avsc})")

@@ -198,3 +198,40 @@ def test_a_recording_of_avro_values_replays_as_its_json_twin(
     assert avro.count("\n") >= 3
     # the same events in the same windows: the same timeline to the byte
     assert avro == twin
+
+
+def test_a_replay_stops_at_a_value_whose_registry_is_down(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A replay reads every record or stops: with the registry answering 503 it exits 1,
+    naming the recording's line and the registry's error, and dead-letters nothing (a
+    timeline that depended on the registry being up would not be the recording's)."""
+    from driftwatch.testing.schema_registry import LocalRegistry
+
+    monkeypatch.setenv("DRIFTWATCH_KAFKA_BOOTSTRAP", "127.0.0.1:9")
+    rec_avro, _, conn_avro, _ = _recording(tmp_path)
+    registry = LocalRegistry({7: json.loads((tmp_path / "prediction.avsc").read_text())})
+    registry.start()
+    try:
+        registry.failing = 503
+        conn_avro.write_text(conn_avro.read_text().replace(
+            "avro: {schema: prediction.avsc}", f"avro: {{registry: '{registry.url}'}}"))
+        policy = str(ROOT / "policies" / "credit-risk-demo.yaml")
+        first = next(i for i, line in enumerate(rec_avro.read_text().splitlines(), 1)
+                     if '"credit.predictions"' in line)
+        code, _, err = run_cli(["replay", "-q", "-c", str(conn_avro), "-p", policy, "-i",
+                                str(rec_avro), "-o", str(tmp_path / "down")], capsys)
+        assert code == 1, err
+        assert f"{rec_avro}:{first}: schema registry {registry.url}: cannot fetch schema " \
+               "id 7 (HTTP 503)" in err, err
+        assert "Traceback" not in err
+        dead = tmp_path / "down" / "dead_letter.jsonl"
+        assert not dead.exists() or "schema_unavailable" not in dead.read_text()
+        registry.failing = None  # up: the same replay reads every record
+        code, _, err = run_cli(["replay", "-q", "-c", str(conn_avro), "-p", policy, "-i",
+                                str(rec_avro), "-o", str(tmp_path / "up")], capsys)
+        assert code == 0, err
+        summary = json.loads((tmp_path / "up" / "summary.json").read_text())
+        assert summary["bad_by_reason"] == {"invalid_avro": 1}, summary
+    finally:
+        registry.stop()
