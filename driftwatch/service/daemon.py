@@ -159,6 +159,9 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
             self.metrics.register_model(rt.name, rt.monitor.profile.schema.names)
         if any(rt.connector.kind == "kafka" for rt in self.runtimes):
             self.deps.declare("kafka", probe=self._kafka_up)
+        if any(rt.connector.kind == "kafka" and _reads_registry(rt) for rt in self.runtimes):
+            # critical as Kafka is: a held partition is monitored no further until it answers
+            self.deps.declare("schema_registry", probe=self._registry_up)
         self.metrics.declare_jobs(JOBS)
         self.metrics.declare_admin(ADMIN_ACTIONS)
         self.registry.register(LiveCollector(self.snapshot, self.clock))
@@ -405,6 +408,12 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
             {"pid": os.getpid(), "version": __version__, "models": [r.name for r in self.runtimes],
              "url": self.http.url if self.http else None}, option=orjson.OPT_INDENT_2))
         path.with_suffix(".tmp").replace(path)
+
+
+def _reads_registry(rt: ModelRuntime) -> bool:
+    """Whether a stream of ``rt`` reads Avro values with a schema registry."""
+    return any(s.avro is not None and s.avro.registry is not None
+               for s in rt.connector.streams)
 
 
 def _cutoff(monitor: Any) -> float | None:

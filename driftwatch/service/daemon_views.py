@@ -74,6 +74,15 @@ class ServiceViews:
             f"{rt.name}: {getattr(rt, 'not_ready_reason', '') or 'no broker connection'}"
             for rt in down)
 
+    def _registry_up(self) -> tuple[bool | None, str]:
+        """Down while a Kafka source holds partitions for its schema registry (the reason
+        names the error, since when, and the held offsets); up once one answered."""
+        kafka = [rt for rt in self.runtimes if rt.connector.kind == "kafka" and not rt.done]
+        down = [rt for rt in kafka if rt.registry_up is False]
+        if down:
+            return False, "; ".join(f"{rt.name}: {rt.registry_fault}" for rt in down)
+        return (True if any(rt.registry_up for rt in kafka) else None), ""
+
     def status(self) -> dict[str, Any]:
         ok, details = self.ready()
         with self.lock:

@@ -149,6 +149,10 @@ class ModelRuntime:
     _late_seen: int = 0
     _ready: bool = False
     not_ready_reason: str = ""  # the source's own words, when it has them
+    #: the source's schema registry: False while it holds partitions for it (why in
+    #: ``registry_fault``), True once it answered, None when not asked (or none is read)
+    registry_up: bool | None = None
+    registry_fault: str = ""
     _lag: int = 0
     _held: int = 0
     _ref_stamp: tuple[int, int] | None = None
@@ -196,6 +200,7 @@ class ModelRuntime:
         self._ready = bool(getattr(self.source, "ready", True))
         self.not_ready_reason = "" if self._ready else str(
             getattr(self.source, "not_ready_reason", "") or "")
+        self.read_registry_state()
         stats = getattr(self.source, "stats", None)
         self._lag = int(getattr(stats, "lag_total", 0) or 0)
         self._held = int(getattr(stats, "held", 0) or 0)
@@ -209,6 +214,12 @@ class ModelRuntime:
         self._poisoned()
         self.positions.update(polled.positions)
         return self._record(results)
+
+    def read_registry_state(self) -> None:
+        """Cache the source's schema-registry state (read in the loop's thread, like the
+        rest: the daemon's dependency probe reads these copies)."""
+        self.registry_up = getattr(self.source, "registry_up", None)
+        self.registry_fault = str(getattr(self.source, "registry_fault", "") or "")
 
     def _probe_first(self) -> None:
         """A Kafka stream's first messages checked against the connector's paths, as a

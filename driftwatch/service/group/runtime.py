@@ -170,6 +170,7 @@ class GroupRuntime(Leadership, ModelRuntime):
     def process(self, polled: Polled | None) -> list[WindowResult]:
         self._ready = bool(getattr(self.source, "ready", True))
         self._lag = int(getattr(self.source.stats, "lag_total", 0) or 0)
+        self.read_registry_state()
         self._probe_first()  # its partitions' first messages against the connector's paths
         with self._guard:  # a revocation (on Kafka's thread) waits for this poll
             self._acknowledge()
