@@ -229,6 +229,9 @@ CATALOGUE: tuple[MetricSpec, ...] = (
     _M("driftwatch_dependency_up", "gauge",
        "1 while a dependency (kafka, mlflow, ...) answers, 0 while it is down, NaN until "
        "its state is known.", ("dependency",), live=True),
+    _M("driftwatch_dependency_down_seconds", "gauge",
+       "Seconds a dependency has been down without a break (0 while it answers or its state "
+       "is not known): since when /readyz has said so.", ("dependency",), live=True),
     _M("driftwatch_restore_duration_seconds", "gauge",
        "Time the last start took to restore state from its checkpoint (0: nothing to restore).",
        live=True),

@@ -523,6 +523,11 @@ def operations() -> dict[str, Any]:
              desc="1 while a dependency (kafka, mlflow) answers, 0 while it is down: "
                   "/readyz says why. Actions that need MLflow wait; alerts go on.",
              steps=[{"color": "red", "value": None}, {"color": "green", "value": 1}]),
+        stat("Dependencies down for", [("driftwatch_dependency_down_seconds", "{{dependency}}")],
+             desc="How long each dependency has been down without a break (0 while it "
+                  "answers). A schema registry down holds its Kafka partitions: nothing "
+                  "is lost, the windows wait.", unit="s",
+             steps=[{"color": "green", "value": None}, {"color": "red", "value": 1}]),
         ts("Scheduled job time (p95)", [
             (f"histogram_quantile(0.95, sum by (job, le) (rate("
              f"driftwatch_scheduler_job_duration_seconds_bucket[{RI}])))", "{{job}}")],

@@ -43,7 +43,8 @@ class ServiceViews:
             checkpoint_monotonic=cp.last_monotonic if cp else None,
             checkpoint_bytes=cp.size_bytes if cp else 0,
             restore_seconds=self._restore_s, stale_after_s=self.config.stale_after_s,
-            dependencies=self.deps.gauges(), **kw)
+            dependencies=self.deps.gauges(), dependency_down_seconds=self.deps.down_seconds(),
+            **kw)
 
     def ready(self) -> tuple[bool, dict[str, Any]]:
         now = self.clock.monotonic()

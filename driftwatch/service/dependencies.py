@@ -3,8 +3,9 @@
 A part of the daemon that relies on something outside it declares it once and then says
 what it sees, either by pushing (``mark(name, up, reason)``, e.g. the action executor after
 each MLflow call) or through a probe read when asked (``declare(name, probe=...)``, e.g. the
-Kafka sources' connection state). ``/readyz`` shows :meth:`Dependencies.to_dict`, and the
-``driftwatch_dependency_up`` gauge one series per dependency (NaN until its state is known).
+Kafka sources' connection state). ``/readyz`` shows :meth:`Dependencies.to_dict`, the
+``driftwatch_dependency_up`` gauge one series per dependency (NaN until its state is known)
+and ``driftwatch_dependency_down_seconds`` how long each has been down.
 
 A *critical* dependency makes the daemon unready while it is down: without Kafka nothing is
 monitored, without its state disk nothing is checkpointed. MLflow is not critical: the
@@ -23,6 +24,8 @@ True
 {'state': 'down', 'critical': False, 'reason': 'connection refused', 'since_seconds': 5.0}
 >>> deps.gauges()
 {'kafka': 1.0, 'mlflow': 0.0}
+>>> deps.down_seconds()
+{'kafka': 0.0, 'mlflow': 5.0}
 >>> deps.declare("state_disk")
 >>> deps.mark("state_disk", False, "no space left on device")
 >>> deps.ready(), deps.down()
@@ -126,6 +129,12 @@ class Dependencies:
         """1 (up), 0 (down) or NaN (not known yet) per dependency."""
         return {n: math.nan if s.state is DependencyState.UNKNOWN
                 else float(s.state is DependencyState.UP) for n, s in self.status().items()}
+
+    def down_seconds(self) -> dict[str, float]:
+        """Seconds each dependency has been down (0 while up or not known yet)."""
+        now = self._clock.monotonic()
+        return {n: max(0.0, now - s.since) if s.state is DependencyState.DOWN
+                and s.since is not None else 0.0 for n, s in self.status().items()}
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """What ``/readyz`` shows under ``dependencies``."""

@@ -83,6 +83,8 @@ class ServiceSnapshot:
     shadow_metric_names: tuple[str, ...] = ("gini", "auc", "ks_score", "brier")
     #: 1 (up), 0 (down) or NaN (not known yet) per declared dependency (kafka, mlflow, ...)
     dependencies: Mapping[str, float] = field(default_factory=dict)
+    #: seconds each of them has been down (0 while up or not known; absent: 0)
+    dependency_down_seconds: Mapping[str, float] = field(default_factory=dict)
 
 
 class LiveCollector(Collector):
@@ -117,6 +119,8 @@ class LiveCollector(Collector):
         add("driftwatch_pool_running_jobs", p.running)
         for name, up in sorted(snap.dependencies.items()):
             add("driftwatch_dependency_up", up, name)
+            add("driftwatch_dependency_down_seconds",
+                snap.dependency_down_seconds.get(name, 0.0), name)
         for m in snap.models:
             self._model(m, snap, now, add, fam)
         yield from fam.values()

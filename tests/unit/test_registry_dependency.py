@@ -49,3 +49,31 @@ def test_a_source_that_never_asked_its_registry_is_not_known_yet() -> None:
                                       _runtime("file", SimpleNamespace(registry_up=False))])
     views.runtimes[1].connector.kind = "file"  # only Kafka sources hold
     assert ServiceViews._registry_up(views) == (None, "")  # type: ignore[arg-type]
+
+
+def test_how_long_a_dependency_has_been_down_is_a_metric() -> None:
+    """``driftwatch_dependency_down_seconds``: the since-when of /readyz, for Prometheus."""
+    from prometheus_client import CollectorRegistry
+
+    from driftwatch.service.metrics_live import LiveCollector, ServiceSnapshot
+
+    clock = ManualClock(100.0)
+    deps = Dependencies(clock)
+    up: list[bool] = [False]
+    deps.declare("schema_registry", probe=lambda: (up[0], "" if up[0] else "HTTP 503"))
+    deps.declare("kafka", probe=lambda: (True, ""))
+    deps.status()  # first seen down at 100 s
+    clock.advance(42)
+    reg = CollectorRegistry()
+    reg.register(LiveCollector(lambda: ServiceSnapshot(
+        started_monotonic=0.0, dependencies=deps.gauges(),
+        dependency_down_seconds=deps.down_seconds()), clock))
+
+    def value(name: str, dep: str) -> float | None:
+        return reg.get_sample_value(name, {"dependency": dep})
+
+    assert value("driftwatch_dependency_down_seconds", "schema_registry") == 42.0
+    assert value("driftwatch_dependency_up", "schema_registry") == 0.0
+    assert value("driftwatch_dependency_down_seconds", "kafka") == 0.0
+    up[0] = True
+    assert value("driftwatch_dependency_down_seconds", "schema_registry") == 0.0
