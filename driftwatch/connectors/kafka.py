@@ -407,7 +407,8 @@ class KafkaSource:
     @property
     def registry_fault(self) -> str:
         """Why partitions are held, in words: the schema registry's error, since when, and
-        each held partition's offset ("" when none is held). A plain attribute read."""
+        each held partition's offset ("" when none is held). Read it in the poll's thread
+        (the daemon's runtime keeps a copy for its health checks)."""
         return self._holds.fault
 
     @property
@@ -564,10 +565,6 @@ class KafkaSource:
             stream = self._streams[topic]
             every = Fetched.concat([recs for _, recs in parts])
             n = len(every)
-            if self._first.wants(stream):
-                avro = getattr(self._decoders[stream], "avro", None)
-                self._first.keep(stream, every.values(), now=self._clock.monotonic(),
-                                 read=None if avro is None else avro.read)
             offsets = every.offsets
             ts = every.timestamps.astype(np.float64)
             ts = np.where(ts >= 0, ts / 1000.0, np.nan)
@@ -607,6 +604,12 @@ class KafkaSource:
                     self.stats.bad_total += 1
                     self.stats.bad_by_reason[b.reason] = (
                         self.stats.bad_by_reason.get(b.reason, 0) + 1)
+            if self._first.wants(stream):  # not the held records: they come again
+                avro = getattr(self._decoders[stream], "avro", None)
+                self._first.keep(stream, every.values() if used.all() else
+                                 (every.value(i) for i in np.flatnonzero(used).tolist()),
+                                 now=self._clock.monotonic(),
+                                 read=None if avro is None else avro.read)
             size = every.value_bytes() if used.all() else int(
                 (every.ends - every.starts)[used].sum())
             polled.bytes_read += size
@@ -625,11 +628,10 @@ class KafkaSource:
             return end
         now = self._clock.now()
         first = min(waiting, key=lambda b: b.position)
-        outage = self._registry_of(stream)
+        down = getattr(self._registry_of(stream), "outage", None)
         self._holds.hold(tp, key=_tp_key(tp.topic, tp.partition), offset=first.position,
                          stream=stream, reason=first.detail, now=now,
-                         attempt=0 if outage is None or outage.outage is None
-                         else outage.outage.failures)
+                         attempt=0 if down is None else down.failures)
         consumer = self._consumer
         if consumer is not None:
             consumer.seek(tp, first.position)

@@ -131,7 +131,7 @@ def registry() -> Iterator[LocalRegistry]:
 
 
 def _source(consumer: FakeConsumer, url: str, reg_clock: _Clock, tmp_path: Path,
-            align: bool) -> KafkaSource:
+            align: bool, clock: ManualClock | None = None) -> KafkaSource:
     text = ("apiVersion: driftwatch/v1\nkind: Connector\nmetadata: {name: t}\nsource:\n"
             "  kind: kafka\n  streams:\n    predictions:\n      topic: p\n"
             f"      avro: {{registry: '{url}'}}\n      fields: {{event_id: id, event_time: "
@@ -143,7 +143,8 @@ def _source(consumer: FakeConsumer, url: str, reg_clock: _Clock, tmp_path: Path,
         connection=KafkaConnection(bootstrap_servers=("b:9092",), group_id="g"),
         topics=(KafkaTopic(TOPIC, "predictions"),),
         dead_letter_path=str(tmp_path / "dead.jsonl"), align_event_time=align)
-    return KafkaSource(settings, {"predictions": dec}, clock=ManualClock(1704067200.0),
+    return KafkaSource(settings, {"predictions": dec},
+                       clock=clock or ManualClock(1704067200.0),
                        consumer_factory=lambda **c: consumer)
 
 
@@ -170,7 +171,8 @@ def test_a_registry_503_holds_the_partition_and_it_resumes_at_the_held_message(
     ids = [1, 1, 1, 2, 2, 1, 1, 2]
     consumer = FakeConsumer({tp: [framed(i, s) for i, s in enumerate(ids)]}, fetch=3)
     reg_clock = _Clock()
-    src = _source(consumer, registry.url, reg_clock, tmp_path, align)
+    clock = ManualClock(1704067200.0)
+    src = _source(consumer, registry.url, reg_clock, tmp_path, align, clock)
     got, bad, pos = _poll(src)  # offsets 0-2: schema id 1, fetched while up
     assert (got, bad, pos) == (["r0", "r1", "r2"], [], {"p:0": 3})
     assert src.registry_up is True and src.registry_fault == ""
@@ -203,6 +205,8 @@ def test_a_registry_503_holds_the_partition_and_it_resumes_at_the_held_message(
     assert src.registry_up is True and src.registry_fault == "" and src.held_offsets == {}
     assert _dead(tmp_path) == []  # nothing was dead-lettered
     assert src.stats.bad_total == 0 and src.stats.messages_total == 8
+    clock.advance(61)  # the first records, probed against the connector: each once too
+    assert [r["id"] for r in src.take_samples()["predictions"]] == [f"r{i}" for i in range(8)]
 
 
 def test_a_registry_down_holds_only_its_partition_and_a_new_source_resumes_there(
