@@ -77,3 +77,16 @@ def test_how_long_a_dependency_has_been_down_is_a_metric() -> None:
     assert value("driftwatch_dependency_down_seconds", "kafka") == 0.0
     up[0] = True
     assert value("driftwatch_dependency_down_seconds", "schema_registry") == 0.0
+
+
+def test_the_daemon_declares_the_registry_only_for_a_stream_that_reads_one() -> None:
+    from driftwatch.connectors.config import parse_connector
+    from driftwatch.service.daemon import _reads_registry
+
+    text = ("apiVersion: driftwatch/v1\nkind: Connector\nmetadata: {name: t}\nsource:\n"
+            "  kind: kafka\n  streams:\n    predictions:\n      topic: p\n{avro}"
+            "      fields: {{event_id: id, event_time: ts, score: score}}\n")
+    registry = parse_connector(text.format(avro="      avro: {registry: 'http://r:8081'}\n"))
+    plain = parse_connector(text.format(avro=""))
+    assert _reads_registry(SimpleNamespace(connector=registry))  # type: ignore[arg-type]
+    assert not _reads_registry(SimpleNamespace(connector=plain))  # type: ignore[arg-type]
