@@ -84,9 +84,9 @@ def test_the_daemon_declares_the_registry_only_for_a_stream_that_reads_one() -> 
     from driftwatch.service.daemon import _reads_registry
 
     text = ("apiVersion: driftwatch/v1\nkind: Connector\nmetadata: {name: t}\nsource:\n"
-            "  kind: kafka\n  streams:\n    predictions:\n      topic: p\n{avro}"
-            "      fields: {{event_id: id, event_time: ts, score: score}}\n")
-    registry = parse_connector(text.format(avro="      avro: {registry: 'http://r:8081'}\n"))
-    plain = parse_connector(text.format(avro=""))
+            "  kind: kafka\n  streams:\n    predictions:\n      topic: p\nAVRO"
+            "      fields: {event_id: id, event_time: ts, score: score}\n")
+    registry = parse_connector(text.replace("AVRO", "      avro: {registry: 'http://r:8081'}\n"))
+    plain = parse_connector(text.replace("AVRO", ""))
     assert _reads_registry(SimpleNamespace(connector=registry))  # type: ignore[arg-type]
     assert not _reads_registry(SimpleNamespace(connector=plain))  # type: ignore[arg-type]
