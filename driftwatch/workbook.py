@@ -1,11 +1,16 @@
-"""Spreadsheet files given where a table is read: refused with the fix, by their first
-bytes, before a CSV reader fails on them with a codec error.
+"""Spreadsheet and Arrow files given where a table is read: refused with the fix, by
+their first bytes, before a CSV reader fails on them with a codec error (or, reading a
+stream, with a parser's traceback).
 
 An ``.xlsx`` workbook is a zip archive (``PK\\x03\\x04``); an ``.xls`` one, such as UCI's
-"default of credit card clients", is an OLE2 compound file (``D0 CF 11 E0``).
+"default of credit card clients", is an OLE2 compound file (``D0 CF 11 E0``). pandas'
+``to_feather`` writes an Arrow IPC file (``ARROW1`` and two zero bytes: a CSV header may
+start ``ARROW1,``), and an Arrow stream starts with the continuation marker ``FF FF FF FF``.
 
 >>> workbook_kind(b"PK\\x03\\x04rest"), workbook_kind(bytes.fromhex("d0cf11e0a1b11ae1"))
 ('a zip archive (an Excel .xlsx workbook?)', 'an Excel .xls workbook')
+>>> workbook_kind(b"ARROW1\\x00\\x00")
+'an Arrow IPC (Feather) file'
 >>> workbook_kind(b"id,ts\\n") is None
 True
 """
@@ -18,11 +23,14 @@ __all__ = ["SAVE_AS", "workbook_kind"]
 SAVE_AS = "save it as CSV or Parquet (one header line with the column names)"
 
 _KINDS = ((b"PK\x03\x04", "a zip archive (an Excel .xlsx workbook?)"),
-          (bytes.fromhex("d0cf11e0a1b11ae1"), "an Excel .xls workbook"))
+          (bytes.fromhex("d0cf11e0a1b11ae1"), "an Excel .xls workbook"),
+          (b"ARROW1\x00\x00", "an Arrow IPC (Feather) file"),
+          (b"\xff\xff\xff\xff", "an Arrow IPC stream"))
 
 
 def workbook_kind(head: bytes) -> str | None:
-    """What a file starting with ``head`` is, when it is a workbook (or a zip); else None."""
+    """What a file starting with ``head`` is, when it is a workbook (or a zip) or an Arrow
+    file; else None."""
     for magic, kind in _KINDS:
         if head.startswith(magic):
             return kind

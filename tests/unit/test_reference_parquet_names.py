@@ -78,3 +78,32 @@ def test_an_xls_workbook_is_refused_with_what_to_do(tmp_path: Path) -> None:
         read_reference_table(path)
     with pytest.raises(SourceError, match=said):
         detect_format(path)
+
+
+@pytest.mark.parametrize("writer", ["file", "stream"])
+def test_an_arrow_file_is_refused_with_what_to_do(tmp_path: Path, writer: str) -> None:
+    """pandas' ``to_feather`` (an Arrow IPC file) or an Arrow stream, given as the
+    reference or the stream: before, the reference failed with a codec error and replay,
+    reading it as a CSV, ended in pyarrow's traceback."""
+    import pyarrow as pa
+    import pyarrow.ipc
+
+    from driftwatch.connectors.readers import detect_format
+    from driftwatch.errors import SourceError
+
+    table = pa.Table.from_pandas(_frame(), preserve_index=False)
+    path = tmp_path / "cs-training.feather"
+    new = pa.ipc.new_file if writer == "file" else pa.ipc.new_stream
+    with new(str(path), table.schema) as w:
+        w.write_table(table)
+    said = r"is an Arrow IPC .*save it as CSV or Parquet"
+    with pytest.raises(SourceError, match=said):
+        read_reference_table(path)
+    with pytest.raises(SourceError, match=said):
+        detect_format(path)
+
+
+def test_a_csv_whose_first_name_starts_like_arrow_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "ref.data"
+    path.write_text("ARROW1,x\n1,2\n3,4\n")
+    assert list(read_reference_table(path).columns) == ["ARROW1", "x"]
