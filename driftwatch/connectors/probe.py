@@ -144,6 +144,10 @@ def infer_paths(
     return out
 
 
+def _skip_row(row: Any) -> str:
+    return "skip"
+
+
 def sample_records(path: Path, fmt: str, n: int = SAMPLE,
                    delimiter: str | None = None,
                    decimal: str | None = None) -> list[dict[str, Any]]:
@@ -160,8 +164,11 @@ def sample_records(path: Path, fmt: str, n: int = SAMPLE,
         if fmt == "csv":
             sep = delimiter or file_separator(path)
             mark = decimal or file_decimal(path, sep).mark
+            # a row with too few or too many fields is the reader's bad record to count,
+            # not a parse error that stops the replay before it starts
+            parse = pcsv.ParseOptions(delimiter=sep, invalid_row_handler=_skip_row)
             reader = pcsv.open_csv(f, read_options=pcsv.ReadOptions(block_size=1 << 20),
-                                   parse_options=pcsv.ParseOptions(delimiter=sep),
+                                   parse_options=parse,
                                    convert_options=pcsv.ConvertOptions(decimal_point=mark))
             batch = next(iter(reader), None)
             if batch is None:

@@ -181,3 +181,32 @@ def test_a_field_left_out_as_often_as_the_reference_misses_it_is_not_absent(
     assert rc == 0
     assert "absent" not in capsys.readouterr().err
     assert not any(s["signal"] == "field_absent" for s in _timeline(tmp_path)[0]["signals"])
+
+
+def test_a_csv_row_with_the_wrong_number_of_fields_is_skipped_in_the_sample(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "p.csv"
+    path.write_text("id,x\na,1.5\nb,2.5,extra\nc\nd,4.5\n")
+    assert sample_records(path, "csv") == [{"id": "a", "x": 1.5}, {"id": "d", "x": 4.5}]
+
+
+def test_a_ragged_csv_row_is_a_bad_record_not_a_replay_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The probe read the stream's first block with a parser that stops on a row with too
+    few fields; replay ended in pyarrow's traceback before its reader could count it."""
+    _write(tmp_path, "{income: income, purpose: purpose}")
+    rows = [f"a{i},{1.7e9 + i},0.5,{1000.0 + i},{['car', 'home'][i % 2]}" for i in range(400)]
+    rows.insert(5, "oops,1")
+    (tmp_path / "pred.csv").write_text("id,ts,score,income,purpose\n" + "\n".join(rows) + "\n")
+    (tmp_path / "conn.yaml").write_text(
+        (tmp_path / "conn.yaml").read_text().replace('"*.jsonl"', '"*.csv"'))
+    rc = main(["replay", "--connector", str(tmp_path / "conn.yaml"),
+               "--policy", str(tmp_path / "pol.yaml"),
+               "--input", f"predictions={tmp_path / 'pred.csv'}", "--out",
+               str(tmp_path / "out"), "--quiet", "--no-report"])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    summary = orjson.loads((tmp_path / "out" / "summary.json").read_bytes())
+    assert (summary["events"], summary["bad_records"]) == (400, 1), summary
