@@ -29,6 +29,14 @@ GERMAN = ("A11,6,A34,A43,1169,A65,A75,4,A93,A101,4,A121,67,A143,A152,2,A192,A201
 # UCI's Australian credit (statlog), comma-separated
 AUSTRALIAN = ("1,22.08,11.46,2,4,4,1.585,0,0,0,1,2,100,1213,0\n"
               "0,22.67,7,2,8,4,0.165,0,0,0,0,2,160,1,0\n")
+# UCI's Credit Approval (crx.data) as a shuffled split saves it: letter codes of one and
+# two letters (cc over w), '?' for missing, the class +/-; no two lines share a shape
+CRX = ("a,70.63,0.17,u,p,cc,j,0.341,f,f,06,f,g,01207,757,-\n"
+       "a,79.77,1.314,u,g,w,o,4.872,f,t,01,t,g,00000,0,+\n"
+       "?,76.64,2.80,u,g,a,o,0.673,f,t,00,f,g,01043,1606,-\n"
+       "b,22.08,0.83,u,gg,cc,h,2.165,f,f,0,t,g,00128,0,+\n"
+       "b,?,11.46,y,p,w,v,1.585,t,f,00,t,s,?,1213,-\n"
+       "a,29.58,4.5,u,g,w,v,7.5,t,t,02,t,g,00330,0,+\n")
 
 
 def _frames(n: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -103,6 +111,7 @@ def test_a_stream_with_its_delimiter_set_is_checked_too(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("text", "why"), [
     (AUSTRALIAN, "every cell is a number"),
     (GERMAN, "numbers and codes shaped as in the second line"),
+    (CRX, "its numbers head columns of numbers and its texts are values of their columns"),
     ("0.5\n0.25\n", "every cell is a number"),
     ("1;22,08;11,46\n0;22,67;7\n", "every cell is a number"),
 ])
@@ -119,6 +128,9 @@ def test_the_public_headerless_shapes_are_refused(tmp_path: Path, text: str, why
     "age,2019,2020\n41,5,6\n",  # a name that is a number beside others
     "code,x1\nABCD,y2\n",  # codes under names, but no number among them
     ",SeriousDlqin2yrs,RevolvingUtilizationOfUnsecuredLines\n1,1,0.766\n",
+    "region,2019,2020\nnorth,5,6\nsouth,7,8\nregion 2,9,9\n",  # names over their values
+    "id,Y,2019\na1,Y,5\na2,N,7\n",  # one name of two is a value below: no majority
+    "A1,2019,A3\na,5,?\n?,7,?\n",  # codes with no letter or digit decide nothing
     "id,ts\n",  # a header alone
     "",
 ])
@@ -193,7 +205,7 @@ _TEXT_CELL = st.one_of(st.just(""), st.just("NA"), st.text(
     alphabet=st.sampled_from("abcXYZ_-. "), min_size=1, max_size=8))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data(), n_num=st.integers(0, 6), n_text=st.integers(0, 4),
        n_rows=st.integers(1, 25))
 def test_a_file_with_one_header_never_reads_as_having_two(
@@ -226,3 +238,50 @@ def test_a_names_line_over_number_columns_is_always_found(n_num: int, n_rows: in
     rows = [[f"X{j}" for j in range(n_num)], [f"NAME_{j}" for j in range(n_num)]]
     rows += [[f"{v:g}" for v in rng.normal(0, 1000, n_num)] for _ in range(n_rows)]
     assert second_header(rows) == [f"NAME_{j}" for j in range(n_num)]
+
+
+_LEVEL = st.from_regex(r"[a-z]{1,2}", fullmatch=True)
+_NUMBER_CELL = st.one_of(st.integers(0, 10**5).map(str),
+                         st.floats(0, 1e5, allow_nan=False).map(lambda x: f"{x:.3f}"))
+
+
+@st.composite
+def _headerless(draw: st.DrawFn) -> list[list[str]]:
+    """A table without names: number columns and columns of one- or two-letter codes
+    (``?`` for missing here and there), whose first row's codes come again below."""
+    kinds = draw(st.lists(st.booleans(), min_size=2, max_size=16).filter(
+        lambda k: any(k) and not all(k)))  # True: a number column
+    n = draw(st.integers(3, 21))
+    cols = []
+    for number in kinds:
+        cell = _NUMBER_CELL if number else _LEVEL
+        col = draw(st.lists(st.one_of(cell, st.just("?")), min_size=n, max_size=n))
+        col[0] = draw(cell)
+        # a number below a number; the first row's code again below it
+        col[draw(st.integers(1, n - 1))] = draw(cell) if number else col[0]
+        cols.append(col)
+    return [list(r) for r in zip(*cols, strict=True)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=_headerless())
+def test_a_headerless_table_of_numbers_and_letter_codes_is_refused(
+        rows: list[list[str]]) -> None:
+    assert header_is_data(rows[0], rows[1], rows[2:]) is not None
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=_headerless(), data=st.data())
+def test_names_over_such_a_table_are_never_refused(rows: list[list[str]],
+                                                   data: st.DataObject) -> None:
+    """Names of three characters or more, some of them numbers (years) over number
+    columns, none a value of its own column below. (A one-letter name over one-letter
+    codes, ``A`` over ``a``, has the shape of a code: the second line's rule takes it.)"""
+    names = []
+    for j in range(len(rows[0])):
+        values = {r[j] for r in rows}
+        number = all(c == "?" or not c.isalpha() for c in values)
+        name = st.integers(1900, 2100).map(str) if number else _NAME.filter(
+            lambda x: len(x) > 2)
+        names.append(data.draw(name.filter(lambda x, v=values: x not in v)))
+    assert header_is_data(names, rows[0], rows[1:]) is None
