@@ -66,6 +66,12 @@ class SketchLayout:
         )
         sc = np.empty(0) if score is None else np.asarray(score, dtype=np.float64)
         finite = sc[np.isfinite(sc)]
+        if finite.size == 0:
+            # no reference score (a training table without the model's score, as public
+            # tables come): its quantiles are no edges, so cut a probability's own range
+            # evenly, or every live score falls in one bin and AUC, KS and an approval
+            # cut-off on live labels read as no discrimination at all
+            sc = np.linspace(0.0, 1.0, fine_bins + 1)
         return cls(
             numeric=NumericLayout.fit(
                 numeric_names, num, coarse_bins=coarse_bins, fine_bins=fine_bins
