@@ -168,14 +168,21 @@ def _ignore_columns(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             plan.say(f"ignore: {c}", why)
 
 
-def csv_missing_texts(values: Sequence[Any]) -> tuple[list[str], str] | None:
+def csv_missing_texts(values: Sequence[Any], *, numeric: bool = False
+                      ) -> tuple[list[str], str] | None:
     """Text among a stream's sample ``values`` that a CSV reference reads as missing
     (``"n/a"``, ``"None"``: :data:`~driftwatch.csvnulls.CSV_MISSING`), with the reason:
     read otherwise, each would be a level the reference never saw, a new category in every
-    window (Lending Club's ``emp_length``, sent by a JSON service).
+    window (Lending Club's ``emp_length``, sent by a JSON service). ``numeric``: the
+    reference holds numbers there, whatever its format, and such text (R's ``"NA"``) can
+    only be a missing number: read otherwise, each record would be dead-lettered as
+    ``wrong_type`` and the feature's missing share would read as drift.
 
     >>> csv_missing_texts(["n/a", "1 year", "n/a", None, "< 1 year"])
     (['n/a'], "'n/a' in 2 of 5 sample records: text the reference CSV reads as missing")
+    >>> texts, why = csv_missing_texts([5200.0, "NA", None], numeric=True)
+    >>> print(texts, why)  # doctest: +ELLIPSIS
+    ['NA'] 'NA' in 1 of 3 sample records where the reference has numbers: text a CSV reads ...
     >>> csv_missing_texts(["none", "NA Corp", ""]) is None
     True
     """
@@ -184,8 +191,18 @@ def csv_missing_texts(values: Sequence[Any]) -> tuple[list[str], str] | None:
         return None
     texts = sorted(set(found))
     counts = ", ".join(f"{t!r} in {found.count(t)}" for t in texts)
+    if numeric:
+        return texts, (f"{counts} of {len(values)} sample records where the reference has "
+                       "numbers: text a CSV reads as missing")
     return texts, (f"{counts} of {len(values)} sample records: text the reference CSV "
                    "reads as missing")
+
+
+def _with(codes: tuple[list[Any], str] | None, more: tuple[list[Any], str]
+          ) -> tuple[list[Any], str]:
+    """Missing-value ``codes`` and their reason, with ``more`` added."""
+    return ([*(codes[0] if codes else ()), *more[0]],
+            "; ".join(w for w in (codes[1] if codes else "", more[1]) if w))
 
 
 def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
@@ -213,6 +230,10 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
         if coded:
             sample = [None if isinstance(v, str) and v.strip() in coded[0] else v
                       for v in sample]
+        # "NA", "null" where the reference has numbers: a missing number, not a wrong type
+        absent = csv_missing_texts(sample, numeric=True) if kind == "numeric" else None
+        if absent:
+            sample = [None if isinstance(v, str) and v in absent[0] else v for v in sample]
         text = [v for v in sample if isinstance(v, str)]
         fmt = text_format(col) or (text_format(text, most=True) if kind == "numeric" else None)
         if fmt:  # read as numbers on both sides, as replay reads them
@@ -222,12 +243,12 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
         # a few-valued integer column too; one named as codes has no order (Porto's -1)
         codes = likely_missing_values(col, codes=named_codes(c))
         if coded:
-            codes = ([*(codes[0] if codes else ()), *coded[0]],
-                     "; ".join(w for w in (codes[1] if codes else "", coded[1]) if w))
+            codes = _with(codes, coded)
+        if absent:
+            codes = _with(codes, absent)
         if kind == "categorical" and not is_parquet(reference) and (
                 texts := csv_missing_texts(vals(p))):
-            codes = ([*(codes[0] if codes else ()), *texts[0]],
-                     "; ".join(w for w in (codes[1] if codes else "", texts[1]) if w))
+            codes = _with(codes, texts)
         plan.features.append(Feature(c, p, kind, why, *((tuple(codes[0]), codes[1])
                                                          if codes else ()), format=fmt))
         if kind == "categorical" and (flag := flag_spelled_otherwise(ref[c], vals(p))):
