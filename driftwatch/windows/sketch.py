@@ -69,8 +69,8 @@ class SketchLayout:
         if finite.size == 0:
             # no reference score (a training table without the model's score, as public
             # tables come): its quantiles are no edges, so cut a probability's own range
-            # evenly, or every live score falls in one bin and AUC, KS and an approval
-            # cut-off on live labels read as no discrimination at all
+            # evenly, or every live score falls in one bin and AUC and KS on live labels
+            # read as no discrimination at all
             sc = np.linspace(0.0, 1.0, fine_bins + 1)
         return cls(
             numeric=NumericLayout.fit(
