@@ -377,8 +377,9 @@ class ModelRuntime:
             raise StateError(
                 f"{self.name}: the checkpoint was taken against reference "
                 f"{saved.get('profile')}, the configured one is "
-                f"{self.monitor.profile.fingerprint}; restore the old reference or start "
-                "from an empty state directory"
+                f"{self.monitor.profile.fingerprint} (a new reference, or a driftwatch "
+                "upgrade that cuts the reference's bins differently); restore the old "
+                "reference, or start from an empty state directory"
             )
         spec_now = self.monitor.spec
         try:
