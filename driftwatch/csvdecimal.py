@@ -4,19 +4,24 @@ A spreadsheet saved in much of Europe writes ``3644,09`` beside its semicolons. 
 the decimal point such a number is text: a numeric column becomes a category with a level
 per row. So each reader looks at the file's own head (its first 64 KiB, as the separator
 rule does, so every read of a file agrees): when the separator is not the comma, and some
-fields of those rows are numbers with one decimal comma (``-12,5``, ``1,5e3``) while none is
-a number with a decimal point, the mark is the comma. A comma-separated file keeps the
-point (its numbers cannot hold a bare comma). Fields with both (``1.234,56``, thousands
-groups) or numbers of both kinds keep the point, and the caller says so with the fix
-(:func:`csv_notes`); a connector's ``csv: {decimal: ","}`` settles it for a stream.
+fields of those rows are numbers with one decimal comma (``-12,5``, ``1,5e3``) or with
+points grouping the thousands before it (``1.234,56``, which no decimal point reads)
+while none is a number with a decimal point, the mark is the comma. A currency sign
+around a field is looked past (``1.234,56 €``: an amount tells the mark too). A
+comma-separated file keeps the point (its numbers cannot hold a bare comma). Numbers of
+both kinds keep the point, and the caller says so with the fix (:func:`csv_notes`); so
+are thousands groups, which only ``format: money`` reads (:mod:`driftwatch.money`). A
+connector's ``csv: {decimal: ","}`` settles it for a stream.
 
 >>> text_decimal('"id";"ts";"income"\\n1;1700000000;3644,09\\n2;1700000060;-12,5\\n', ";")
 DecimalMark(mark=',', comma='3644,09', point=None, grouped=None)
 >>> text_decimal("id;x\\n1;3.5\\n", ";").mark, text_decimal('id,x\\n1,"3,5"\\n', ",").mark
 ('.', '.')
->>> found = text_decimal("id;x\\n1;3,5\\n2;1.234,5\\n", ";")
->>> found.mark, found.ambiguous
-('.', True)
+>>> found = text_decimal("id;x\\n1;3,5\\n2;1.234,5 €\\n", ";")
+>>> found.mark, found.ambiguous, found.grouped
+(',', False, '1.234,5')
+>>> text_decimal("id;x\\n1;3.5\\n2;1.234,5\\n", ";").ambiguous
+True
 """
 
 from __future__ import annotations
@@ -26,10 +31,16 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from driftwatch.csvsep import read_head, separator_note
 
-__all__ = ["DecimalMark", "csv_notes", "file_decimal", "text_decimal"]
+__all__ = ["DECIMAL_ATTR", "DecimalMark", "csv_notes", "file_decimal", "frame_decimal",
+           "text_decimal"]
+
+#: The key of a table's ``attrs`` that holds the decimal mark of the CSV it was read from
+#: (money text in it is read with that mark: :mod:`driftwatch.money`)
+DECIMAL_ATTR = "decimal_mark"
 
 _EXP = r"(?:[eE][-+]?\d+)?"
 _COMMA = re.compile(rf"[-+]?\d+,\d+{_EXP}")
@@ -50,9 +61,9 @@ class DecimalMark:
 
     @property
     def ambiguous(self) -> bool:
-        """Decimal commas beside points, or thousands groups: read with the point, and
-        said."""
-        return self.grouped is not None or (self.comma is not None and self.point is not None)
+        """Decimal commas (with thousands groups or without) beside decimal points: read
+        with the point, and said."""
+        return (self.comma is not None or self.grouped is not None) and self.point is not None
 
 
 def text_decimal(text: str, sep: str, complete: bool = True) -> DecimalMark:
@@ -67,7 +78,7 @@ def text_decimal(text: str, sep: str, complete: bool = True) -> DecimalMark:
     try:
         for row in csv.reader(io.StringIO("".join(lines)), delimiter=sep):
             for field in row:
-                f = field.strip()
+                f = field.strip().strip("$€£").strip()  # an amount's currency sign
                 if not f or not f[-1].isdigit():
                     continue
                 if _GROUPED.fullmatch(f):
@@ -78,7 +89,7 @@ def text_decimal(text: str, sep: str, complete: bool = True) -> DecimalMark:
                     point = point or f
     except csv.Error:  # a line the csv module refuses: the rows before it decide
         pass
-    mark = "," if comma and not point and not grouped else "."
+    mark = "," if (comma or grouped) and not point else "."
     return DecimalMark(mark, comma, point, grouped)
 
 
@@ -88,6 +99,12 @@ def file_decimal(path: str | Path, sep: str) -> DecimalMark:
         return DecimalMark()
     text, complete = read_head(path)
     return text_decimal(text, sep, complete)
+
+
+def frame_decimal(frame: Any) -> str:
+    """The decimal mark of the CSV a pandas table was read from (``.`` unless its
+    ``attrs`` say ``,``: :data:`DECIMAL_ATTR`)."""
+    return "," if getattr(frame, "attrs", {}).get(DECIMAL_ATTR) == "," else "."
 
 
 def csv_notes(what: str, sep: str, found: DecimalMark | None, *, sep_found: bool = True,
@@ -109,13 +126,14 @@ def csv_notes(what: str, sep: str, found: DecimalMark | None, *, sep_found: bool
         out.append(separator_note(what, sep, "," if comma else "."))
     elif comma:
         out.append(f"{what} has decimal commas (found in its first rows): read with ','")
-    if found is not None and found.grouped is not None:
-        out.append(f"{what}: its first rows hold numbers with thousands groups "
-                   f"({found.grouped!r}), which are read as text, not numbers; save it "
-                   "without the groups")
-    elif found is not None and found.ambiguous:
+    if found is not None and found.ambiguous:
         out.append(f"{what}: its first rows hold numbers with decimal commas "
-                   f"({found.comma!r}) and with points ({found.point!r}), so its decimal "
+                   f"({found.comma or found.grouped!r}) and with points ({found.point!r}), "
+                   f"so its decimal "
                    f"mark cannot be told; read with the point (those with a comma are text); "
                    f"{fix}")
+    elif found is not None and found.grouped is not None:
+        out.append(f"{what}: its first rows hold numbers with thousands groups "
+                   f"({found.grouped!r}): read as amounts in a column mapped with format: "
+                   "money (as init maps a column of them), as text in any other")
     return out

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from driftwatch.connectors.mapping import as_text
-from driftwatch.money import AMOUNT
+from driftwatch.money import money_text
 from driftwatch.percent import DECIMAL_COMMA
 from driftwatch.textnumbers import bare_text
 
@@ -206,15 +206,15 @@ def _numeric_arrow(
     return np.full(n, np.nan), ~null, null
 
 
-#: Money text whole, in RE2 (no back-references): one sign at most, before or after the
-#: currency sign, or the amount in brackets (:data:`driftwatch.money.MONEY_TEXT`)
-_MONEY_RE2 = (rf"^\s*(?:(?:[-+]?\s*[$€£]?|[$€£]\s*[-+]?)\s*{AMOUNT}"
-              rf"|(?:\(\s*[$€£]?|[$€£]\s*\()\s*{AMOUNT}\s*\))\s*$")
+#: Money text whole, in RE2, by the file's decimal mark (:func:`driftwatch.money.money_text`)
+_MONEY_RE2 = {d: money_text(d) for d in ".,"}
 
 
-def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def text_numbers(raw: Raw, fmt: str, decimal: str = ".",
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`numeric` of a feature written as text in ``fmt`` (a connector's ``format:``,
-    :mod:`driftwatch.textnumbers`): ``percent`` or ``money`` (``"$60,000.00 "`` is 60000).
+    :mod:`driftwatch.textnumbers`): ``percent`` or ``money`` (``"$60,000.00 "`` is 60000;
+    ``"1.234,56 €"`` is 1234.56 where ``decimal``, the file's decimal mark, is ``,``).
     Text that is no such value, or a boolean, is bad; blank text is missing.
 
     >>> v, bad, null = text_numbers(["$60,000.00 ", "-$5", 3, "$6,00", "", None, True], "money")
@@ -224,6 +224,10 @@ def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
     ...                          "money")
     >>> v.tolist()[0], v.tolist()[2], v.tolist()[4], bad.tolist()
     (60000.0, 1.5, -1234.5, [False, True, False, False, False])
+    >>> v, bad, _ = text_numbers(pa.array(["1.234,56 €", "€ -1.234,56", "(7,5)", "1.23"]),
+    ...                          "money", decimal=",")
+    >>> v.tolist()[:3], bad.tolist()
+    ([1234.56, -1234.56, -7.5], [False, False, False, True])
     >>> v, bad, null = text_numbers(["13.56%", " 7 % ", 21, "abc%", "%", "", None, True],
     ...                             "percent")
     >>> v.tolist()[:3], bad.tolist(), null.tolist()[5:]
@@ -238,10 +242,14 @@ def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
             return numeric(arr, lenient=True)
         if fmt == "money":
             space = blank(arr)
-            fits = pc.fill_null(pc.match_substring_regex(arr, _MONEY_RE2), False)
+            fits = pc.fill_null(pc.match_substring_regex(arr, _MONEY_RE2[decimal]), False)
             unfit = ~fits.to_numpy(zero_copy_only=False) & ~space
-            vals, bad, null = numeric(pc.replace_substring_regex(arr, r"[\s$€£,()]", ""),
-                                      lenient=True)
+            # the grouping mark and the rest that is no digit go; a decimal comma is a point
+            group = r"\." if decimal == "," else ","
+            digits = pc.replace_substring_regex(arr, rf"[\s$€£(){group}]", "")
+            if decimal == ",":
+                digits = pc.replace_substring(digits, ",", ".")
+            vals, bad, null = numeric(digits, lenient=True)
             # an accountant's negative: what fits with a bracket is an amount in brackets
             owed = pc.fill_null(pc.match_substring(arr, "("), False).to_numpy(
                 zero_copy_only=False)
@@ -260,7 +268,7 @@ def text_numbers(raw: Raw, fmt: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
     unread = np.zeros(len(values), bool)
     for i, v in enumerate(values):
         if type(v) is str:
-            b = bare_text(fmt, v)
+            b = bare_text(fmt, v, decimal)
             unread[i] = b is None
             plain[i] = b or ""
     out, bad, null = numeric(plain, lenient=True)

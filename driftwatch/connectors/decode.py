@@ -319,9 +319,12 @@ class Decoder:
         partition: int | None = None,
         timestamps: np.ndarray | None = None,
         lenient: bool = False,
+        decimal: str = ".",
     ) -> tuple[Batch, list[BadRecord]]:
         """Decode a table (CSV, Parquet). A column named like a whole dotted path wins over
-        struct fields. ``lenient`` reads numbers written as text (CSV)."""
+        struct fields. ``lenient`` reads numbers written as text (CSV); ``decimal`` is the
+        CSV's decimal mark, which money text is read with (``1.234,56 €`` where it is
+        ``,``)."""
         n = table.num_rows
         cols = {key: _table_column(table, path) for key, (path, _) in self.fields.items()}
 
@@ -331,7 +334,8 @@ class Decoder:
         part = ParsedRows(np.arange(n), cols, Problems(n))
         pos = np.asarray(positions, dtype=np.int64)
         ts = None if timestamps is None else np.asarray(timestamps, dtype=np.float64)
-        batch, bad, _ = self._assemble(part, pos, raw, source, partition, ts, lenient)
+        batch, bad, _ = self._assemble(part, pos, raw, source, partition, ts, lenient,
+                                       decimal)
         return batch, bad
 
     # -- internals ----------------------------------------------------------------------------
@@ -396,6 +400,7 @@ class Decoder:
         partition: int | np.ndarray | None,
         timestamps: np.ndarray | None,
         lenient: bool,
+        decimal: str = ".",
     ) -> tuple[Batch, list[BadRecord], np.ndarray]:
         m, cols, prob = self.mapping, part.columns, part.problems
         n = len(positions)
@@ -416,7 +421,7 @@ class Decoder:
         num = np.full((n, self.width[0]), np.nan, order="F")
         for j, name, _ in self._num:
             if fmt := self._formats.get(name):
-                num[:, j], bad, _ = text_numbers(cols[f"feature:{name}"], fmt)
+                num[:, j], bad, _ = text_numbers(cols[f"feature:{name}"], fmt, decimal)
                 expected = help_for(fmt)
             else:
                 num[:, j], bad, _ = numeric(cols[f"feature:{name}"], lenient=lenient,

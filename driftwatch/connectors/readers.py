@@ -419,7 +419,8 @@ class FileReader:
 
     def _table_chunk(self, table: pa.Table, lines: np.ndarray, end: int, lenient: bool) -> Chunk:
         (si, dec), = self.decoders
-        batch, bad = dec.decode_table(table, source=self.key, positions=lines, lenient=lenient)
+        batch, bad = dec.decode_table(table, source=self.key, positions=lines, lenient=lenient,
+                                      decimal=self.decimal or ".")
         self.line = end
         return Chunk({si: (batch, batch.position.copy())}, bad, [b.position for b in bad], end)
 

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from driftwatch.connectors.columns import numeric
+from driftwatch.csvdecimal import frame_decimal
 from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.errors import ConfigError
 from driftwatch.flags import flag_level, flag_levels
@@ -108,28 +109,30 @@ def flag_spelled_otherwise(ref: pd.Series, sample: list[Any]) -> str | None:
             f"{', '.join(map(repr, got))} in the sample")
 
 
-def _reads(fmt: str, v: str) -> bool:
+def _reads(fmt: str, v: str, decimal: str = ".") -> bool:
     try:
-        number_in(fmt, v)
+        number_in(fmt, v, decimal)
     except ValueError:
         return False
     return True
 
 
-def _number(fmt: str, v: Any) -> Any:
-    """Text ``v`` read in ``fmt`` where it reads so, anything else as it is."""
-    return number_in(fmt, v) if isinstance(v, str) and _reads(fmt, v) else v
+def _number(fmt: str, v: Any, decimal: str = ".") -> Any:
+    """Text ``v`` read in ``fmt`` (from a file whose decimal mark is ``decimal``) where it
+    reads so, anything else as it is."""
+    return number_in(fmt, v, decimal) if isinstance(v, str) and _reads(fmt, v, decimal) else v
 
 
 #: How a feature line says what each text format reads as
 _READ_AS = {"percent": "the number before the sign", "money": "the amount"}
 
 
-def _text_why(fmt: str, ref: pd.Series, sample: list[str]) -> str:
+def _text_why(fmt: str, ref: pd.Series, sample: list[str], marks: tuple[str, str]) -> str:
     """The feature line of a column of percent or money text (in the reference, the sample
-    or both)."""
-    where = [w for w, vs in (("the reference", ref.tolist()), ("the sample", sample))
-             if text_format(vs, most=True) == fmt]
+    or both; ``marks``: their files' decimal marks)."""
+    where = [w for w, vs, d in (("the reference", ref.tolist(), marks[0]),
+                                ("the sample", sample, marks[1]))
+             if text_format(vs, most=True, decimal=d) == fmt]
     return (f"{fmt} text in {' and '.join(where)} "
             f"({shown(ref.tolist() if where[0] == 'the reference' else sample, 2)}): read as "
             f"{_READ_AS[fmt]}, live and in the reference (format: {fmt})")
@@ -163,7 +166,8 @@ def _ignore_columns(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                      "retrained model must not learn from it); "
                      + ("the score's PSI watches its shift" if plan.ref_score else
                         "--decision-field it if it approves or declines"))
-        elif (why := not_a_feature(ref[c])) or (why := digit_dates(ref[c].unique())):
+        elif ((why := not_a_feature(ref[c], frame_decimal(ref)))
+              or (why := digit_dates(ref[c].unique()))):
             plan.ignore.append(c)
             plan.say(f"ignore: {c}", why)
 
@@ -208,14 +212,18 @@ def _with(codes: tuple[list[Any], str] | None, more: tuple[list[Any], str]
 def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                     vals: Callable[[str], list[Any]], used: Collection[str],
                     ignore: Sequence[str], where: str, reference: str,
-                    text_codes: Mapping[str, tuple[list[str], str]] | None = None) -> None:
+                    text_codes: Mapping[str, tuple[list[str], str]] | None = None,
+                    sample_decimal: str = ".") -> None:
     """Fill ``plan.ignore`` and ``plan.features`` from the reference's columns other than
     the label, score and decision (``used``: the stream paths of the id, time, score and
     decision), saying each; ``text_codes``: the texts that stand for missing among a
     column's numbers, by column (:mod:`~driftwatch.onboard.textcodes`), which the sample's
-    values of it are read without. Raises :class:`~driftwatch.errors.ConfigError` when a column
+    values of it are read without; ``sample_decimal``: the sample CSV's decimal mark (the
+    reference's is in its ``attrs``: :func:`~driftwatch.csvdecimal.frame_decimal`), which
+    money text is read with. Raises :class:`~driftwatch.errors.ConfigError` when a column
     is not in the sample ``where`` or none is a feature."""
     _ignore_columns(plan, ref, paths, used, ignore)
+    marks = (frame_decimal(ref), sample_decimal)
     missing = []
     for c in [str(c) for c in ref.columns]:
         if c in plan.ignore or c in (plan.ref_label, plan.ref_score, plan.ref_decision):
@@ -235,11 +243,13 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
         if absent:
             sample = [None if isinstance(v, str) and v in absent[0] else v for v in sample]
         text = [v for v in sample if isinstance(v, str)]
-        fmt = text_format(col) or (text_format(text, most=True) if kind == "numeric" else None)
+        fmt = text_format(col, decimal=marks[0]) or (
+            text_format(text, most=True, decimal=marks[1]) if kind == "numeric" else None)
         if fmt:  # read as numbers on both sides, as replay reads them
-            kind, why = "numeric", _text_why(fmt, col, text)
-            col = pd.Series([number_in(fmt, v) for v in col], index=col.index, dtype=float)
-            sample = [_number(fmt, v) for v in sample]
+            kind, why = "numeric", _text_why(fmt, col, text, marks)
+            col = pd.Series([number_in(fmt, v, marks[0]) for v in col], index=col.index,
+                            dtype=float)
+            sample = [_number(fmt, v, marks[1]) for v in sample]
         # a few-valued integer column too; one named as codes has no order (Porto's -1)
         codes = likely_missing_values(col, codes=named_codes(c))
         if coded:
@@ -260,7 +270,7 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                 "change is a fault to fix upstream" if kind == "numeric" else
                 f"a column that names the file, period or batch is not a feature (--ignore "
                 f"{c}); renamed categories are a fault to fix upstream"))
-        if fmt and (bad := [v for v in text if not _reads(fmt, v)]):
+        if fmt and (bad := [v for v in text if not _reads(fmt, v, marks[1])]):
             plan.say(f"  warning: {c}", f"text at {p} in the sample that is no "
                      f"{'percentage' if fmt == 'percent' else 'amount'} ({shown(bad)}): "
                      "replay counts those records as wrong_type")

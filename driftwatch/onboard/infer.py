@@ -195,17 +195,20 @@ def percent_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
     return _holds(values, lambda v: bool(_PERCENT.fullmatch(v)), most)
 
 
-#: What marks text as an amount rather than a number's plain text: a currency sign, a
-#: thousands comma or an accountant's bracket (the mark alone makes no amount)
-_MONEY_MARK = re.compile(r"[$€£(]|\d,\d{3}")
+#: What marks text as an amount rather than a number's plain text, by the file's decimal
+#: mark: a currency sign, a thousands comma (a thousands point where the decimal mark is
+#: the comma) or an accountant's bracket (the mark alone makes no amount)
+_MONEY_MARK = {".": re.compile(r"[$€£(]|\d,\d{3}"), ",": re.compile(r"[$€£(]|\d\.\d{3}")}
 
 
-def money_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
+def money_text(values: pd.Series | Sequence[Any], most: bool = False,
+               decimal: str = ".") -> bool:
     """Whether every present value is money text (``most``: more than half of them), all
     text, and some amount among them is marked as one: a currency sign (the SBA's
     ``DisbursementGross``, ``'$60,000.00 '``), thousands commas (``'1,234,567.89'``) or
     brackets (``'(1,234.00)'``); a number the connector reads with ``format: money``.
-    Plain numbers written as text (``'12'``) are not money text.
+    Plain numbers written as text (``'12'``) are not money text. ``decimal``: the decimal
+    mark of the file they were read from (``,``: ``'1.234,56 €'`` is money text).
 
     >>> money_text(pd.Series(["$60,000.00 ", "$0.00 ", None])), money_text(["$5", "5 apples"])
     (True, False)
@@ -213,30 +216,37 @@ def money_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
     (True, False, False)
     >>> money_text(["$5", "$7", "n/a"], most=True)
     True
+    >>> money_text(["1.234,56 €", "-12,50"]), money_text(["1.234,56", "7"], decimal=",")
+    (False, True)
     """
     vals = pd.Series(values, dtype=object).dropna()
-    marked = vals.map(lambda v: isinstance(v, str) and bool(_MONEY_MARK.search(v))
-                      and bool(bare_money(v))).any()
-    return bool(marked) and _holds(vals, lambda v: bool(bare_money(v)), most)
+    mark = _MONEY_MARK[decimal]
+    marked = vals.map(lambda v: isinstance(v, str) and bool(mark.search(v))
+                      and bool(bare_money(v, decimal))).any()
+    return bool(marked) and _holds(vals, lambda v: bool(bare_money(v, decimal)), most)
 
 
-def text_format(values: pd.Series | Sequence[Any], most: bool = False) -> str | None:
+def text_format(values: pd.Series | Sequence[Any], most: bool = False,
+                decimal: str = ".") -> str | None:
     """``percent`` or ``money`` where the values are numbers written as such text
-    (:func:`percent_text`, :func:`money_text`), else None.
+    (:func:`percent_text`, :func:`money_text`; ``decimal``: the decimal mark of the file
+    they were read from), else None.
 
     >>> text_format(["13.56%"]), text_format(["$1,200.00 "]), text_format(["RENT"])
     ('percent', 'money', None)
+    >>> text_format(["€ 1.200,00"], decimal=","), text_format(["€ 1.200,00"])
+    ('money', None)
     """
     if percent_text(values, most):
         return "percent"
-    return "money" if money_text(values, most) else None
+    return "money" if money_text(values, most, decimal) else None
 
 
-def not_a_feature(s: pd.Series) -> str | None:
+def not_a_feature(s: pd.Series, decimal: str = ".") -> str | None:
     """Why a reference text column makes no feature, or None: dates, or a value per row
     (an identifier or free text). As categories each moves on by itself: every window
-    brings levels the reference never saw. (Percent text is a feature: see
-    :func:`percent_text`.)
+    brings levels the reference never saw. (Percent and money text are features: see
+    :func:`text_format`, ``decimal`` being the decimal mark of the file.)
 
     >>> not_a_feature(pd.Series(["Dec-2015", "Jan-2016"]))[:18]
     "dates ('Dec-2015',"
@@ -251,7 +261,7 @@ def not_a_feature(s: pd.Series) -> str | None:
     if vals.empty or not all(isinstance(v, str) for v in vals.head(1000)):
         return None
     levels = pd.Series(vals.astype(str).unique())
-    if text_format(levels):  # numbers, however many: percent or money text
+    if text_format(levels, decimal=decimal):  # numbers, however many: percent or money text
         return None
     first = ", ".join(repr(v) for v in levels[:2])
     if _all_dates(levels):

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from driftwatch.csvdecimal import frame_decimal
 from driftwatch.onboard.leakage import MIN_CLASS_ROWS, post_outcome_name, separation
 from driftwatch.onboard.plandata import Feature, Plan
 from driftwatch.onboard.roles import present
@@ -50,14 +51,15 @@ def joined_outcomes(plan: Plan) -> tuple[list[int], np.ndarray]:
     return rows, np.asarray(bad, dtype=bool)
 
 
-def _as_read(f: Feature, values: list[Any]) -> list[Any]:
-    """A feature's values as replay reads them (percent or money text as numbers)."""
+def _as_read(f: Feature, values: list[Any], decimal: str = ".") -> list[Any]:
+    """A feature's values as replay reads them (percent or money text as numbers, read
+    with ``decimal``, the decimal mark of the file they came from)."""
     if not f.format:
         return values
     out = []
     for v in values:
         try:
-            out.append(number_in(f.format, v) if isinstance(v, str) else v)
+            out.append(number_in(f.format, v, decimal) if isinstance(v, str) else v)
         except ValueError:
             out.append(None)
     return out
@@ -71,6 +73,7 @@ def warn_leaks(plan: Plan, ref: pd.DataFrame) -> None:
     if min(int(bad.sum()), int((~bad).sum())) >= MIN_CLASS_ROWS:
         sample = plan.predictions.sample.rows
         where = "the predictions and outcomes samples joined by id"
+        mark = plan.predictions.sample.mark
 
         def values(f: Feature) -> list[Any]:
             return [sample[n].get(f.path) for n in rows]
@@ -80,13 +83,14 @@ def warn_leaks(plan: Plan, ref: pd.DataFrame) -> None:
         keep = np.array([s is not None for s in lab], dtype=bool)
         bad = np.array([bool(s) for s in lab], dtype=bool)[keep]
         where = "the reference's labelled rows"
+        mark = frame_decimal(ref)
 
         def values(f: Feature) -> list[Any]:
             return [v for v, k in zip(ref[f.name].tolist(), keep, strict=True) if k]
     else:
-        values, where = None, ""
+        values, where, mark = None, "", "."
     for f in plan.features:
-        why = separation(_as_read(f, values(f)), bad, f.kind) if values else None
+        why = separation(_as_read(f, values(f), mark), bad, f.kind) if values else None
         if why:
             plan.say(f"  warning: {f.name}", f"its values alone separate the outcome ({why} "
                      f"of {where}): most likely recorded after the outcome (a leak: the "

@@ -206,7 +206,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     # -- the reference's other columns: features, or ignored
     used = {p for p in (idc.name, tc.name if tc else None, sp.score, sp.decision) if p}
     choose_features(plan, ref, paths, vals, used, opts.ignore, where, reference,
-                    text_codes)
+                    text_codes, sample_decimal=sample.mark)
     if outcomes is not None:
         plan.outcomes = _outcomes(plan, outcomes, opts)
     elif plan.ref_label and (lab := stream_path(plan.ref_label, paths)):

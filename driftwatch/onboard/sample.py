@@ -45,6 +45,11 @@ class Sample:
     decimal: DecimalMark | None = None  # what a CSV's first rows say of its decimal mark
     dotted: tuple[str, ...] = ()  # a topic's keys with dots in them (see dotted_keys)
 
+    @property
+    def mark(self) -> str:
+        """The decimal mark its money text is read with: a CSV's own, else the point."""
+        return "," if self.decimal is not None and self.decimal.mark == "," else "."
+
     def paths(self) -> list[str]:
         seen: dict[str, None] = {}
         for r in self.rows:

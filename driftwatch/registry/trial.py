@@ -65,17 +65,19 @@ def reference_rows(path: str | Path, conventions: object | None, *,
     (log-odds, points) as the probability, as the monitor reads it."""
     from dataclasses import replace
 
+    from driftwatch.csvdecimal import frame_decimal
     from driftwatch.windows.conventions import text_number_column
     from driftwatch.windows.profile import read_reference_table
 
     df = read_reference_table(path)
+    decimal = frame_decimal(df)
     if conventions is not None:
         if score_scale is not None:
             conventions = replace(conventions, score_scale=score_scale)  # type: ignore[type-var]
         df = conventions.canonical(df)  # type: ignore[attr-defined]
     for col, fmt in (formats or {}).items():
         if col in df.columns:
-            df[col] = text_number_column(df[col], col, fmt)
+            df[col] = text_number_column(df[col], col, fmt, decimal)
     return df
 
 

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from driftwatch.csvdecimal import frame_decimal
 from driftwatch.errors import SourceError
 from driftwatch.schema import level_text as schema_level_text
 from driftwatch.schema import map_distinct
@@ -240,6 +241,7 @@ def build_profile(
         raise SourceError(f"reference label column {tc.label!r} has values that are neither "
                           f"bad nor good: {', '.join(bad)} (set reference.label bad/good, "
                           "or pending for no outcome yet, in the policy)")
+    decimal = frame_decimal(df)  # the reference CSV's mark: its money text is read with it
     table = tc.prepare(df)
     if tc.score_scaled(df):
         # absent otherwise: profiles of probabilities keep their fingerprint
@@ -247,7 +249,7 @@ def build_profile(
     feats = tc.feature_columns(table.columns)
     for c in feats:
         if fmt := (formats or {}).get(c):
-            table[c] = text_number_column(table[c], c, fmt)
+            table[c] = text_number_column(table[c], c, fmt, decimal)
     kinds = dict(kinds or {})
     numeric: list[str] = []
     categorical: list[str] = []
@@ -291,16 +293,16 @@ def build_profile(
         decision=tc.decision, exposure=tc.exposure, meta=meta, segment=tc.segment, **kwargs)
 
 
-def text_number_column(col: pd.Series, name: str, fmt: str) -> pd.Series:
+def text_number_column(col: pd.Series, name: str, fmt: str, decimal: str = ".") -> pd.Series:
     """A reference column of numbers written as text in ``fmt`` (percent or money) as
-    numbers; one value that is none is an error naming it (a numeric column is left as it
-    is)."""
+    numbers, read with ``decimal``, the decimal mark of the file it came from; one value
+    that is none is an error naming it (a numeric column is left as it is)."""
     if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
         return col
 
     def read(v: Any) -> float | None:
         try:
-            return number_in(fmt, v)
+            return number_in(fmt, v, decimal)
         except ValueError:
             raise SourceError(f"reference column {name!r} is read as {fmt} text (format: "
                               f"{fmt} in the connector) but holds {v!r}: expected "

@@ -39,7 +39,7 @@ import pandas as pd
 
 from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
-from driftwatch.csvdecimal import csv_notes, file_decimal
+from driftwatch.csvdecimal import DECIMAL_ATTR, csv_notes, file_decimal
 from driftwatch.csvheader import refuse_data_header
 from driftwatch.csvpad import read_csv_trimmed
 from driftwatch.csvsep import file_separator
@@ -114,7 +114,9 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
             log.info(note)  # the commands that read it print the same lines
-        return read_csv_trimmed(p, sep=sep, decimal=found.mark)
+        df = read_csv_trimmed(p, sep=sep, decimal=found.mark)
+        df.attrs[DECIMAL_ATTR] = found.mark  # money text is read with it (format: money)
+        return df
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference dataset {p}: {exc}") from exc
 

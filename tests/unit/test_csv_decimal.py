@@ -1,7 +1,8 @@
 """A semicolon CSV with decimal commas (``3644,09``), as European exports write it, is read
 as numbers everywhere: the decimal mark comes from the file's head, a connector's
-``csv: {decimal: ","}`` settles it, and each command says so in one line. Numbers with both
-marks (thousands groups, or commas beside points) keep the point and are said."""
+``csv: {decimal: ","}`` settles it, and each command says so in one line. Thousands points
+before a decimal comma (``1.234,56``) say the comma too, and are said (only ``format:
+money`` reads them); commas beside points keep the point and are said."""
 
 from __future__ import annotations
 
@@ -42,8 +43,12 @@ HEAD = '"id";"x"\n'
     (HEAD + "1;abc,def\n2;1,5x\n", ";", ".", False),  # text with commas is not a number
     ('id,x\n1,"3,5"\n', ",", ".", False),  # a comma file keeps the point
     (HEAD + "1;3,5\n2;1.5\n", ";", ".", True),  # both marks: cannot tell
-    (HEAD + "1;3,5\n2;1.234,56\n", ";", ".", True),  # thousands groups
-    (HEAD + "1;1.234.567,5\n", ";", ".", True),
+    # thousands points before a decimal comma: no decimal point reads them
+    (HEAD + "1;3,5\n2;1.234,56\n", ";", ",", False),
+    (HEAD + "1;1.234.567,5\n", ";", ",", False),
+    (HEAD + "1;3.5\n2;1.234,56\n", ";", ".", True),  # beside a decimal point: cannot tell
+    (HEAD + "1;1.234,56 €\n2;€ -7,5\n", ";", ",", False),  # amounts tell the mark too
+    (HEAD + "1;$3.50\n", ";", ".", False),
     ('"id";"x;y"\n', ";", ".", False),  # a bare header
 ])
 def test_the_rule_on_many_shapes(text: str, sep: str, mark: str, ambiguous: bool) -> None:
@@ -272,15 +277,9 @@ def test_init_check_and_replay_read_a_decimal_comma_table(
     assert any(r.get("feature") == "income" for r in first["decision"]["reasons"]), first
 
 
-@pytest.mark.parametrize(("cell", "said"), [
-    ("1.234,56", "thousands groups ('1.234,56')"),
-    ("1.5", "decimal commas ('3644,09') and with points ('1.5')"),
-])
-def test_init_says_when_it_cannot_tell_the_decimal_mark(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-    cell: str, said: str,
-) -> None:
-    monkeypatch.chdir(tmp_path)
+def _init_with_cell(cell: str, capsys: pytest.CaptureFixture[str]) -> tuple[str, dict]:
+    """init on a point reference and a decimal-comma sample whose second row's income is
+    ``cell``: what it says, and the predictions stream it writes."""
     Path("ref.csv").write_text(_table(400, 0, 0, 1).replace(",", "."))
     lines = _table(400, 0, 0, 3).splitlines()
     lines[1] = lines[1].replace(lines[1].split(";")[2], "3644,09")
@@ -290,7 +289,34 @@ def test_init_says_when_it_cannot_tell_the_decimal_mark(
                               "--policy-out", "p.yaml", "--reference", "ref.csv",
                               "--sample", "live.csv"], capsys)
     assert code == 0, err
+    return out, yaml.safe_load(Path("c.yaml").read_text())["source"]["streams"]["predictions"]
+
+
+def test_init_says_when_it_cannot_tell_the_decimal_mark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    out, stream = _init_with_cell("1.5", capsys)
     assert "live.csv is semicolon-separated (found in its header)" in out, out
-    assert said in out, out
-    stream = yaml.safe_load(Path("c.yaml").read_text())["source"]["streams"]["predictions"]
+    assert "decimal commas ('3644,09') and with points ('1.5')" in out, out
     assert stream["csv"] == {"delimiter": ";"}, stream
+
+
+def test_a_thousands_group_says_the_decimal_comma_and_reads_with_format_money(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``1.234,56`` beside ``3644,09``: no decimal point reads it, so the file's mark is
+    the comma (it was the point, and every income was text); the column of both reads as
+    amounts."""
+    monkeypatch.chdir(tmp_path)
+    out, stream = _init_with_cell("1.234,56", capsys)
+    assert "live.csv is semicolon-separated with decimal commas" in out, out
+    assert "thousands groups ('1.234,56'): read as amounts in a column mapped with " \
+        "format: money" in out, out
+    assert stream["csv"] == {"delimiter": ";", "decimal": ","}, stream
+    assert stream["fields"]["features"]["income"]["format"] == "money", stream
+    code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
+                            "--input", "live.csv", "--out", "run", "--quiet", "--no-report"],
+                           capsys)
+    assert code == 0, err
+    assert json.loads(Path("run/summary.json").read_text())["bad_records"] == 0

@@ -111,3 +111,59 @@ def test_a_malformed_amount_in_the_reference_is_a_one_line_error(
     assert code != 0 and "Traceback" not in err
     assert ("reference column 'DisbursementGross' is read as money text (format: money in "
             "the connector) but holds '$6,00.00'") in err
+
+
+# -- a European export: semicolons, decimal commas, amounts written 1.234,56 € -----------------
+
+def _european(style: str) -> Callable[[np.ndarray], list[str]]:
+    def write(a: np.ndarray) -> list[str]:
+        out = []
+        for v in a:
+            sign = "-" if v < 0 else ""
+            g = f"{abs(v):,.2f}".translate(str.maketrans(",.", ".,"))
+            out.append({"after": f"{sign}{g} €", "before": f"€ {sign}{g}",
+                        "plain": f"{sign}{g}"}[style])
+        return out
+    return write
+
+
+def _sba_european(tmp: Path, factor: float, style: str) -> None:
+    """:func:`_sba` as a European spreadsheet saves it: ``;``, a decimal comma in the
+    rates, amounts (a tenth of them negative: repayments) with thousands points."""
+    rng = np.random.default_rng(5)
+    money = _european(style)
+
+    def amounts(k: float) -> np.ndarray:
+        a = rng.lognormal(11, 1, N).round(-2) * np.where(rng.uniform(size=N) < 0.1, -1, 1)
+        return a * np.where(np.arange(N) >= N // 2, k, 1.0)
+
+    ref = pd.DataFrame({"Term": rng.integers(12, 300, N), "Rate": rng.normal(5, 1, N).round(2),
+                        "DisbursementGross": money(amounts(1.0)),
+                        "MIS_Status": rng.choice(["P I F", "CHGOFF"], N, p=[0.8, 0.2])})
+    ref.to_csv(tmp / "ref.csv", index=False, sep=";", decimal=",")
+    live = pd.DataFrame({"id": np.arange(N), "ts": 1_700_000_000 + 60 * np.arange(N),
+                         "Term": rng.integers(12, 300, N), "Rate": rng.normal(5, 1, N).round(2),
+                         "DisbursementGross": money(amounts(factor)),
+                         "score": rng.uniform(0, 1, N).round(4)})
+    live.to_csv(tmp / "live.csv", index=False, sep=";", decimal=",")
+
+
+@pytest.mark.parametrize("style", ["after", "before", "plain"])
+def test_init_and_replay_read_the_amounts_of_a_decimal_comma_export(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], style: str) -> None:
+    """``1.234,56 €``, ``€ -1.234,56`` and ``-1.234,56`` are amounts in the reference and
+    the stream alike: the column was ignored as a value per row (and ``-1.234,56`` made the
+    whole file read with the point)."""
+    _sba_european(tmp_path, factor=1.0, style=style)
+    out = _init(tmp_path, capsys)
+    stream = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"][
+        "predictions"]
+    assert stream["csv"] == {"delimiter": ";", "decimal": ","}, out
+    assert stream["fields"]["features"]["DisbursementGross"] == {
+        "path": "DisbursementGross", "type": "numeric", "format": "money"}, out
+    psi, summary = _psi(tmp_path, capsys)
+    assert summary["bad_by_reason"] == {} and max(psi) < 0.1, psi
+    _sba_european(tmp_path, factor=3.0, style=style)
+    psi, summary = _psi(tmp_path, capsys)
+    assert summary["bad_by_reason"] == {}
+    assert max(psi[:2]) < 0.1 < min(psi[2:]), psi  # the shift, and only the shift
