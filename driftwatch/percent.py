@@ -6,7 +6,11 @@ A feature a connector maps with ``format: percent`` is read by this one rule in 
 (:func:`driftwatch.windows.conventions.build_profile`), through
 :func:`driftwatch.textnumbers.number_in`, so a rate binned on the reference lands in the
 same bins live: the number before the sign, spaces around allowed; a number passes as it
-is; blank text is missing; anything else is not a percentage.
+is; blank text is missing; anything else is not a percentage. The number is written in
+digits (:data:`NUMBER`): ``"nan%"``, ``"NaN %"`` and ``"inf%"`` are not percentages, as
+``"abc%"`` is not (Python's ``float`` reads the first two as NaN, which passed for a rate
+and was binned as missing without a word, and the third as infinity). Blank text and the
+CSV readers' missing texts (``"n/a"``, ``"NaN"``: :mod:`driftwatch.csvnulls`) are missing.
 
 A decimal comma (``"13,56%"``, as European exports write it) reads as the decimal point
 when it cannot be a thousands comma: the one comma, no point, digits on both sides and
@@ -19,23 +23,29 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DECIMAL_COMMA", "PERCENT_HELP", "bare_percent"]
+__all__ = ["DECIMAL_COMMA", "NUMBER", "PERCENT_HELP", "bare_percent"]
 
 PERCENT_HELP = "a number or percent text like '13.56%'"
 #: A number whose one comma is its decimal mark: never followed by exactly three digits,
 #: which a thousands comma is (in RE2 too: the arrow path uses it)
 DECIMAL_COMMA = r"([-+]?\d+),(\d{1,2}|\d{4,})"
 _DECIMAL_COMMA = re.compile(DECIMAL_COMMA)
+#: A number in digits: a sign, digits with an optional decimal point, an exponent (RE2
+#: reads it too); no ``nan``, ``inf`` or digit separators
+NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER = re.compile(NUMBER)
 
 
 def bare_percent(text: str) -> str | None:
     """``text`` without the spaces around it and one trailing ``%``, a decimal comma made
-    a point; None for a sign with no number before it.
+    a point (``''`` when blank); None when that is no number in digits (:data:`NUMBER`).
 
-    >>> bare_percent(" 13.56 % "), bare_percent("13.56"), bare_percent("%")
-    ('13.56', '13.56', None)
+    >>> bare_percent(" 13.56 % "), bare_percent("13.56"), bare_percent("%"), bare_percent(" ")
+    ('13.56', '13.56', None, '')
     >>> bare_percent("13,56%"), bare_percent("0,5"), bare_percent("1,234%")  # the last: no number
-    ('13.56', '0.5', '1,234')
+    ('13.56', '0.5', None)
+    >>> bare_percent("nan%"), bare_percent("NaN %"), bare_percent("inf%"), bare_percent("abc%")
+    (None, None, None, None)
     """
     t = text.strip()
     if t.endswith("%"):
@@ -44,4 +54,4 @@ def bare_percent(text: str) -> str | None:
             return None
     if m := _DECIMAL_COMMA.fullmatch(t):
         return f"{m[1]}.{m[2]}"
-    return t
+    return t if not t or _NUMBER.fullmatch(t) else None

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from driftwatch.connectors.mapping import as_text
 from driftwatch.money import money_text
-from driftwatch.percent import DECIMAL_COMMA
+from driftwatch.percent import DECIMAL_COMMA, NUMBER
 from driftwatch.textnumbers import bare_text
 
 __all__ = [
@@ -232,9 +232,9 @@ def text_numbers(raw: Raw, fmt: str, decimal: str = ".",
     ...                             "percent")
     >>> v.tolist()[:3], bad.tolist(), null.tolist()[5:]
     ([13.56, 7.0, 21.0], [False, False, False, True, True, False, False, True], [True, True, False])
-    >>> v, bad, _ = text_numbers(pa.array(["13,56%", "1,234%", "-0,5 %"]), "percent")
+    >>> v, bad, _ = text_numbers(pa.array(["13,56%", "1,234%", "-0,5 %", "nan%"]), "percent")
     >>> v.tolist()[0], v.tolist()[2], bad.tolist()
-    (13.56, -0.5, [False, True, False])
+    (13.56, -0.5, [False, True, False, True])
     """
     if is_arrow(raw):
         arr = _arrow(raw)
@@ -260,9 +260,13 @@ def text_numbers(raw: Raw, fmt: str, decimal: str = ".",
         bare = pc.utf8_rtrim_whitespace(pc.replace_substring_regex(trimmed, "%$", ""))
         bare = pc.replace_substring_regex(bare, f"^{DECIMAL_COMMA}$", r"\1.\2")
         vals, bad, null = numeric(bare, lenient=True)
-        # "%" alone: a sign with no number is no blank
-        sign_only = signed & blank(bare)
-        return vals, bad | sign_only, null & ~sign_only
+        empty = blank(bare)
+        # "%" alone: a sign with no number is no blank; "nan%", "inf%": no number in digits
+        sign_only = signed & empty
+        digits = pc.fill_null(pc.match_substring_regex(bare, f"^{NUMBER}$"), True)
+        unfit = ~digits.to_numpy(zero_copy_only=False) & ~empty
+        return (np.where(unfit, np.nan, vals), bad | sign_only | unfit,
+                null & ~sign_only & ~unfit)
     values: Sequence[Any] = raw  # type: ignore[assignment]
     plain: list[Any] = list(values)
     unread = np.zeros(len(values), bool)

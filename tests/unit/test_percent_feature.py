@@ -88,11 +88,12 @@ def test_percent_text_bins_as_the_numbers_do_against_either_reference(
             assert summary["bad_by_reason"] == {}
 
 
+@pytest.mark.parametrize("word", ["abc%", "nan%", "NaN %"])  # nan% read as a NaN rate
 def test_a_malformed_rate_is_dead_lettered_with_its_reason(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], word: str) -> None:
     _setup(tmp_path)
     text = [f"{r:.2f}%" for r in _rates()]
-    text[7] = "abc%"
+    text[7] = word
     for stream in ("bad.jsonl", "bad.csv", "bad.parquet"):
         path = _write_stream(tmp_path, stream, text)
         _, summary = _bins(tmp_path, capsys, path, "ref_text.csv")
@@ -102,14 +103,15 @@ def test_a_malformed_rate_is_dead_lettered_with_its_reason(
                      (out / "dead_letter.jsonl").read_text().splitlines()]
         assert letter["reason"] == "wrong_type"
         assert "feature 'int_rate'" in letter["detail"]
-        assert "percent text like '13.56%', found text 'abc%'" in letter["detail"]
+        assert f"percent text like '13.56%', found text {word!r}" in letter["detail"]
 
 
+@pytest.mark.parametrize("word", ["abc%", "nan%"])
 def test_a_malformed_rate_in_the_reference_is_a_one_line_error(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], word: str) -> None:
     _setup(tmp_path)
     ref = pd.read_csv(tmp_path / "ref_text.csv")
-    ref.loc[3, "int_rate"] = "abc%"
+    ref.loc[3, "int_rate"] = word
     ref.to_csv(tmp_path / "ref_text.csv", index=False)
     stream = _write_stream(tmp_path, "s.jsonl", _rates().tolist())
     code, _, err = _cli(["replay", "--connector", str(tmp_path / "c.yaml"), "--policy",
@@ -118,7 +120,7 @@ def test_a_malformed_rate_in_the_reference_is_a_one_line_error(
                          "--out", str(tmp_path / "run"), "--no-report", "-q"], capsys)
     assert code != 0 and "Traceback" not in err
     assert ("reference column 'int_rate' is read as percent text (format: percent in the "
-            "connector) but holds 'abc%'") in err
+            f"connector) but holds {word!r}") in err
 
 
 # -- init -------------------------------------------------------------------------------------

@@ -65,3 +65,24 @@ def test_a_comma_before_exactly_three_digits_is_never_read(
 @pytest.mark.parametrize("text", ["13,56,7%", "1.234,5%", ",5%", "5,%", "1, 5%", "1,5e3%"])
 def test_other_commas_are_no_percentage(text: str) -> None:
     assert _read_everywhere([text]) == [None]
+
+
+# -- words Python's float reads: no percentage, as "abc%" is none -----------------------------
+
+_WORDS = ("nan", "inf", "infinity", "n/a", "abc")
+
+
+@settings(max_examples=300, deadline=None)
+@given(word=st.sampled_from(_WORDS), cases=st.lists(st.booleans(), min_size=8, max_size=8),
+       sign=st.sampled_from(["", "-", "+"]), spaced=st.booleans(), rate=st.booleans())
+def test_nan_or_inf_before_the_sign_is_refused_like_any_word(
+        word: str, cases: list[bool], sign: str, spaced: bool, rate: bool) -> None:
+    """``"nan%"``, ``"NaN %"``, ``"-Inf%"`` read as NaN or infinity (Python's ``float`` and
+    pyarrow's cast take them), so a NaN rate passed for a number; they are refused on every
+    path, as ``"abc%"`` is, and a good rate beside them still reads."""
+    spelled = "".join(c.upper() if up else c for c, up in zip(word, cases, strict=False))
+    text = f"{sign}{spelled}{' ' if spaced else ''}%" if rate else f"{sign}{spelled}"
+    assert _read_everywhere([text, "13.5%"]) == [None, 13.5], text
+    with pytest.raises(ValueError, match="not a number or percent text"):
+        number_in("percent", text)
+    assert not percent_text([text, "13.56%"])
