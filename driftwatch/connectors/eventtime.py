@@ -86,6 +86,7 @@ __all__ = [
     "parse_origin",
     "two_digit_years",
     "writes_two_digit_year",
+    "written_dates",
 ]
 
 UNITS = ("auto", "s", "ms", "us", "ns", "iso")
@@ -215,12 +216,17 @@ def century_start_at(now: float) -> int:
 
 
 def two_digit_years(secs: np.ndarray, fmt: str | None, now: float | None,
-                    century_start: int | None = None) -> np.ndarray:
+                    century_start: int | None = None,
+                    written: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                    ) -> np.ndarray:
     """``secs`` read with ``fmt`` moved by whole centuries, the same day of the year, into
     the years ``century_start`` to ``century_start + 99`` or, without it, the hundred years
     that end :data:`TWO_DIGIT_LEAD_S` after ``now``, when ``fmt`` writes a two-digit year
     (``%y``); ``secs`` itself otherwise (or with neither given). A 29 February moved into a
-    year that has none (``29-Feb-00`` in 1900) is no date: NaN.
+    year that has none (``29-Feb-00`` in 1900) is no date: NaN. ``written``: each row's
+    year, month and day as its text writes them (NaN: its UTC date's), which place it in
+    ``century_start``'s hundred years (:func:`written_dates`: a zoned time on 1 January
+    may be 31 December in UTC).
 
     >>> now, read = parse_origin("2026-01-01"), np.array([parse_origin("2066-03-15")])
     >>> two_digit_years(read, "%d-%b-%y", now) == parse_origin("1966-03-15")
@@ -233,7 +239,7 @@ def two_digit_years(secs: np.ndarray, fmt: str | None, now: float | None,
     if not writes_two_digit_year(fmt):
         return secs
     if century_start is not None:
-        return _in_century(secs, century_start)
+        return _in_century(secs, century_start, written)
     if now is None:
         return secs
     last = now + TWO_DIGIT_LEAD_S
@@ -250,26 +256,85 @@ def two_digit_years(secs: np.ndarray, fmt: str | None, now: float | None,
     return out
 
 
-def _in_century(secs: np.ndarray, first: int) -> np.ndarray:
-    """``secs`` moved by whole centuries into the years ``first`` to ``first + 99``."""
+def _in_century(secs: np.ndarray, first: int,
+                written: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                ) -> np.ndarray:
+    """``secs`` moved by whole centuries into the years ``first`` to ``first + 99``, by the
+    date each row's text writes (``written``, where known) or else its UTC date."""
     ok = np.isfinite(secs)
     if not ok.any():
         return secs
     when = pd.to_datetime(pd.Series(secs), unit="s", utc=True)
-    year = when.dt.year.to_numpy(dtype=np.float64, na_value=np.nan)
+    dates = [np.array(f.to_numpy(dtype=np.float64, na_value=np.nan))  # a copy: written
+             for f in (when.dt.year, when.dt.month, when.dt.day)]
+    if written is not None:
+        known = np.isfinite(written[0])
+        for d, w in zip(dates, written, strict=True):
+            d[known] = w[known]
+    year, month, day = dates
     shift = np.zeros(len(secs), np.int64)
     shift[ok] = ((first + (year[ok] - first) % 100) - year[ok]).astype(np.int64)
     if not shift.any():
         return secs
     out = secs.copy()
-    leap_day = ((when.dt.month == 2) & (when.dt.day == 29)).to_numpy()
+    # a 29 February (as written) moved into a year without one is no such day
+    target = year + shift
+    leap = ((target % 4 == 0) & (target % 100 != 0)) | (target % 400 == 0)
+    gone = (month == 2) & (day == 29) & ~leap & (shift != 0)
     for years in np.unique(shift[shift != 0]).tolist():
         rows = shift == years
-        moved = when[rows] + pd.DateOffset(years=years)
-        out[rows] = _seconds(moved)
-        # DateOffset clamps a 29 February the target year lacks to the 28th: no such day
-        gone = leap_day[rows] & (moved.dt.day != 29).to_numpy()
-        out[np.flatnonzero(rows)[gone]] = np.nan
+        out[rows] = _seconds(when[rows] + pd.DateOffset(years=years))
+    out[gone] = np.nan
+    return out
+
+
+#: A strptime zone directive (``%z``: ``+0200``; ``%Z``: a name)
+_ZONE = re.compile(r"(?<!%)(%%)*%[zZ]")
+
+
+def written_dates(raw: Raw, secs: np.ndarray, fmt: str | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Year, month and day as the text of each row writes them, where ``fmt`` has a zone
+    and its UTC date (``secs``) is a day from a new year or a 29 February at most, so the
+    written date may differ (NaN elsewhere, and where the text does not read); None
+    when ``fmt`` has no zone. Read with :func:`datetime.datetime.strptime`, whose ``%y``
+    is pandas' (00-68 as 2000-2068), for those few rows only.
+
+    >>> y, m, d = written_dates(["01-Jan-28 00:30 +0200", "15-Jun-28 00:30 +0200"],
+    ...                         np.array([parse_origin("2027-12-31T22:30Z"),
+    ...                                   parse_origin("2028-06-14T22:30Z")]),
+    ...                         "%d-%b-%y %H:%M %z")
+    >>> y.tolist(), m.tolist(), d.tolist()
+    ([2028.0, nan], [1.0, nan], [1.0, nan])
+    """
+    if fmt is None or _ZONE.search(fmt) is None:
+        return None
+    n = len(secs)
+    out = tuple(np.full(n, np.nan) for _ in range(3))
+    ok = np.isfinite(secs)
+    if not ok.any():
+        return out
+    when = pd.to_datetime(pd.Series(np.where(ok, secs, 0.0)), unit="s", utc=True)
+    m, d = when.dt.month.to_numpy(), when.dt.day.to_numpy()
+    # a zone moves a date by a day at most: a new year's eve or day, or 28 February to
+    # 1 March in UTC, may be another year or a 29 February as written
+    near = ok & (((m == 12) & (d == 31)) | ((m == 1) & (d == 1)) | ((m == 2) & (d >= 28))
+                 | ((m == 3) & (d == 1)))
+    if not near.any():
+        return out
+    rows = np.flatnonzero(near)
+    vals = (raw.combine_chunks() if isinstance(raw, pa.ChunkedArray) else raw) \
+        if is_arrow(raw) else raw
+    for i in rows.tolist():
+        v = vals[i]
+        text = v.as_py() if is_arrow(raw) else v
+        if not isinstance(text, str):
+            continue
+        try:
+            written = datetime.datetime.strptime(text.strip(), fmt)
+        except ValueError:
+            continue
+        out[0][i], out[1][i], out[2][i] = written.year, written.month, written.day
     return out
 
 
@@ -335,7 +400,10 @@ def event_times(
     places a two-digit year (:func:`two_digit_years`).
     """
     secs, missing, bad = _event_times(raw, unit, fmt, origin)
-    secs = two_digit_years(secs, fmt, now, century_start)
+    # the century goes by the date as written: a zone may set it a day off in UTC
+    written = written_dates(raw, secs, fmt) if century_start is not None and \
+        writes_two_digit_year(fmt) else None
+    secs = two_digit_years(secs, fmt, now, century_start, written)
     return secs, missing, bad | (~missing & ~np.isfinite(secs))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -176,3 +177,52 @@ def test_init_writes_no_century_start_for_a_four_digit_year(
                            "--policy-out", str(tmp_path / "p.yaml")], capsys)
     assert code == 0, err
     assert "century_start" not in (tmp_path / "c.yaml").read_text() + out
+
+
+# -- a zone near new year: the century goes by the date as written ----------------------------
+
+_ZONED = "%d-%b-%y %H:%M %z"
+
+
+@settings(max_examples=400, deadline=None)
+@given(first=st.integers(1678, 2162), edge=st.sampled_from(["first", "last", "any"]),
+       offset=st.integers(0, 99), month_day=st.dates(dt.date(2000, 1, 1), dt.date(2000, 12, 31)),
+       minutes=st.integers(0, 1439), zone=st.integers(-1439, 1439), arrow=st.booleans())
+def test_a_zoned_time_near_new_year_reads_in_the_years_its_text_writes(
+    first: int, edge: str, offset: int, month_day: dt.date, minutes: int, zone: int,
+    arrow: bool,
+) -> None:
+    """'01-Jan-28 00:30 +0200' with century_start 1928 is 1928 (1927 in UTC: it was read
+    in 2027), '31-Dec-27 23:30 -0200' is 2027 (2028 in UTC: it was read in 1928)."""
+    year = {"first": first, "last": first + 99, "any": first + offset}[edge]
+    if edge == "any":
+        if month_day.month == 2 and month_day.day == 29 and not _leap(year):
+            return
+        day = month_day.replace(year=year)
+    else:
+        day = dt.date(year, 1, 1) if edge == "first" else dt.date(year, 12, 31)
+    local = dt.datetime.combine(day, dt.time(minutes // 60, minutes % 60),
+                                dt.timezone(dt.timedelta(minutes=zone)))
+    text = local.strftime(_ZONED)
+    raw: Any = pa.array([text, "15-Jun-50 12:00 +0000"]) if arrow else [text]
+    secs, _, bad = event_times(raw, "auto", fmt=_ZONED, century_start=first)
+    assert not bad[0] and secs[0] == local.timestamp(), (text, first)
+
+
+def _leap(y: int) -> bool:
+    return (y % 4 == 0 and y % 100 != 0) or y % 400 == 0
+
+
+@pytest.mark.parametrize(("text", "first", "want"), [
+    ("01-Jan-28 00:30 +0200", 1928, "1927-12-31T22:30:00+00:00"),
+    ("31-Dec-27 23:30 -0200", 1928, "2028-01-01T01:30:00+00:00"),
+    ("29-Feb-96 00:30 +0200", 2001, "2096-02-28T22:30:00+00:00"),
+    ("29-Feb-00 00:30 +0200", 2001, None),  # 2100 has no 29 February
+    ("01-Mar-00 00:30 +0200", 2001, "2100-02-28T22:30:00+00:00"),
+])
+def test_the_written_date_decides_at_the_edges(text: str, first: int, want: str | None) -> None:
+    secs, _, bad = event_times([text], "auto", fmt=_ZONED, century_start=first)
+    if want is None:
+        assert bad.tolist() == [True]
+    else:
+        assert secs.tolist() == [dt.datetime.fromisoformat(want).timestamp()]
