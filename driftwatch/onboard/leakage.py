@@ -12,7 +12,13 @@ almost perfectly. ``driftwatch init`` warns, never drops (a person decides):
   balanced accuracy of at least :data:`LEAK_AUC`. Balanced, so a rare bad class (1%
   fraud) gives no free 99%. Each class needs :data:`MIN_CLASS_ROWS` rows with a value.
 * **by name** (:func:`post_outcome_name`, weaker): a name like a value recorded after the
-  outcome (:data:`POST_OUTCOME_NAMES`).
+  outcome (:data:`POST_OUTCOME_NAMES`), unless it counts over a look-back window
+  (:data:`LOOKBACK`): Lending Club's ``collections_12_mths_ex_med`` and
+  ``chargeoff_within_12_mths`` are read off the credit report before the loan.
+
+The values are read as the monitor reads them, the codes ``init`` proposes for missing
+among them (999, -1: :mod:`~driftwatch.onboard.sentinels`) taken as missing
+(:mod:`~driftwatch.onboard.leakwarn`).
 
 >>> import numpy as np
 >>> bad = np.arange(200) % 4 == 0
@@ -20,6 +26,8 @@ almost perfectly. ``driftwatch init`` warns, never drops (a person decides):
 'rank AUC 1.000 for the bad class on 200 rows'
 >>> [post_outcome_name(n) for n in ("total_rec_prncp", "ChgOffPrinGr", "income")]
 ['total_rec', 'chgoff', None]
+>>> post_outcome_name("collections_12_mths_ex_med"), post_outcome_name("sent_to_collection")
+(None, 'collection')
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["LEAK_AUC", "MIN_CLASS_ROWS", "MIN_LEVEL_ROWS", "POST_OUTCOME_NAMES",
+__all__ = ["LEAK_AUC", "LOOKBACK", "MIN_CLASS_ROWS", "MIN_LEVEL_ROWS", "POST_OUTCOME_NAMES",
            "post_outcome_name", "rank_auc", "separation"]
 
 #: The separation (rank AUC, or balanced accuracy of levels) from which a feature leaks
@@ -52,14 +60,23 @@ POST_OUTCOME_NAMES = {
     "out_prncp": r"out_prncp",
 }
 
+#: A count over the months before the application, as credit reports write them
+#: (``_12_mths``, ``_within_12_mths``, ``_24m``, ``mths_since_``): known at origination,
+#: whatever else its name says
+LOOKBACK = re.compile(r"(?:^|_)(?:\d+_?(?:mths|months|m)|within_\d+|(?:mths|months)_since)"
+                      r"(?:_|$)")
+
 _HUMPS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPACES = re.compile(r"[\s\-.]+")
 
 
 def post_outcome_name(name: str) -> str | None:
-    """The :data:`POST_OUTCOME_NAMES` part that ``name`` (as snake_case) holds, or None."""
+    """The :data:`POST_OUTCOME_NAMES` part that ``name`` (as snake_case) holds, or None;
+    None too for a count over a look-back window (:data:`LOOKBACK`)."""
     snake = _SPACES.sub("_", _HUMPS.sub("_", name.strip())).lower()
     flat = name.lower()
+    if LOOKBACK.search(snake):
+        return None
     for part, pattern in POST_OUTCOME_NAMES.items():
         if re.search(pattern, snake) or re.search(pattern, flat):
             return part

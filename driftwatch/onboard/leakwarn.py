@@ -13,6 +13,8 @@ from driftwatch.csvdecimal import frame_decimal
 from driftwatch.onboard.leakage import MIN_CLASS_ROWS, post_outcome_name, separation
 from driftwatch.onboard.plandata import Feature, Plan
 from driftwatch.onboard.roles import present
+from driftwatch.schema import level_text
+from driftwatch.sentinels import MissingValues, is_number
 from driftwatch.textnumbers import number_in
 from driftwatch.windows.conventions import norm_value
 
@@ -52,17 +54,39 @@ def joined_outcomes(plan: Plan) -> tuple[list[int], np.ndarray]:
 
 
 def _as_read(f: Feature, values: list[Any], decimal: str = ".") -> list[Any]:
-    """A feature's values as replay reads them (percent or money text as numbers, read
-    with ``decimal``, the decimal mark of the file they came from)."""
-    if not f.format:
-        return values
-    out = []
-    for v in values:
+    """A feature's values as replay reads them: percent or money text as numbers (read
+    with ``decimal``, the decimal mark of the file they came from), and the codes init
+    proposes for missing (``f.missing``, which the connector it writes lists) as missing,
+    so a sentinel neither fakes a leak nor hides one."""
+    out = values
+    if f.format:
+        out = []
+        for v in values:
+            try:
+                out.append(number_in(f.format, v, decimal) if isinstance(v, str) else v)
+            except ValueError:
+                out.append(None)
+    if not f.missing:
+        return out
+    codes = MissingValues(by_feature={f.name: f.missing})
+    if f.kind != "numeric":
+        texts = codes.texts(f.name)
+        return [None if present(v) and level_text(v) in texts else v for v in out]
+    numbers, words = set(codes.numbers(f.name).tolist()), codes.number_texts(f.name)
+    return [None if (isinstance(v, str) and v.strip() in words) or _number(v) in numbers
+            else v for v in out]
+
+
+def _number(v: Any) -> float | None:
+    """``v`` as the number it is or its text writes, else None."""
+    if is_number(v):
+        return float(v)
+    if isinstance(v, str):
         try:
-            out.append(number_in(f.format, v, decimal) if isinstance(v, str) else v)
+            return float(v)
         except ValueError:
-            out.append(None)
-    return out
+            return None
+    return None
 
 
 def warn_leaks(plan: Plan, ref: pd.DataFrame) -> None:

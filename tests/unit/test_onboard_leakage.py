@@ -137,6 +137,9 @@ def test_rank_auc_matches_pair_counting() -> None:
     ("out_prncp", "out_prncp"), ("ChgOffPrinGr", "chgoff"), ("ChgOffDate", "chgoff"),
     ("charge_off_amt", "charge_off"), ("debt_settlement_flag", "settlement"),
     ("loan_amnt", None), ("annual_inc", None), ("DisbursementGross", None),
+    # counts over the months before the application, off the credit report: no hint
+    ("collections_12_mths_ex_med", None), ("chargeoff_within_12_mths", None),
+    ("sent_to_collection", "collection"), ("CollectionAmount", "collection"),
 ])
 def test_post_outcome_names(name: str, part: str | None) -> None:
     assert post_outcome_name(name) == part
@@ -157,3 +160,55 @@ def test_features_drawn_apart_from_the_outcome_never_warn(
     else:  # informative, AUC about 0.7: a good feature, no leak
         x = bad * 0.75 + rng.normal(0, 1, n)
     assert separation(x, bad, "categorical" if kind == "categorical" else "numeric") is None
+
+
+# -- the codes init proposes for missing are missing to the leak check too -------------------
+
+def _write_coded(tmp: Path, column: dict[str, np.ndarray], bad: np.ndarray) -> None:
+    """The reference and the joined samples of :func:`_write` (no leak planted) with one
+    more column, the same values on both sides."""
+    _write(tmp, leak=False)
+    n = len(bad)
+    for name in ("ref.csv", "live.csv"):
+        df = pd.read_csv(tmp / name)
+        if name == "ref.csv":
+            df["status"] = np.where(bad, "Charged Off", "Fully Paid")
+        for c, v in column.items():
+            df[c] = v[:n]
+        df.to_csv(tmp / name, index=False)
+    out = pd.read_csv(tmp / "out.csv")
+    out["status"] = np.where(bad, "Charged Off", "Fully Paid")
+    out.to_csv(tmp / "out.csv", index=False)
+
+
+def test_a_leak_hidden_behind_a_sentinel_is_warned(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A third of the rows, of either class, hold 999999 (init proposes it as missing): it
+    ranked above every amount and pulled the AUC to 0.25; the other rows separate wholly."""
+    rng = np.random.default_rng(11)
+    n = 1200
+    bad = rng.uniform(size=n) < 0.25
+    amt = np.where(bad, rng.uniform(0, 900, n), rng.uniform(1000, 35000, n)).round(2)
+    amt[rng.uniform(size=n) < 0.3] = 999999
+    _write_coded(tmp_path, {"paid_amt": amt}, bad)
+    code, out, err = _init(tmp_path, capsys)
+    assert code == 0, err
+    assert "missing: [999999]" in out, out  # the code init proposes
+    line = _warned(out, "paid_amt")
+    assert line is not None and "rank AUC 0.000" in line, out
+
+
+def test_a_sentinel_that_coincides_with_the_outcome_is_no_leak(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nearly every bad row holds the code -9 (no record); the recorded values are alike in
+    both classes. The code ranked below every value: an AUC of 0.01, a leak warned."""
+    rng = np.random.default_rng(12)
+    n = 1200
+    bad = rng.uniform(size=n) < 0.25
+    months = rng.integers(0, 120, n).astype(float)
+    months[bad & (rng.uniform(size=n) < 0.99)] = -9
+    _write_coded(tmp_path, {"months_on_file": months}, bad)
+    code, out, err = _init(tmp_path, capsys)
+    assert code == 0, err
+    assert "missing: [-9]" in out, out  # the code init proposes
+    assert _warned(out, "months_on_file") is None, out
