@@ -19,11 +19,19 @@ where it must agree with ``orjson``; anything else goes line by line:
 Types of the paths whose type is not fixed by the mapping (ids, levels, labels) are learnt
 from the lines decoded one by one; a block that disagrees just falls back, so the result
 never depends on which path decoded a line.
+
+A time field that holds numbers in some lines and text in others (epoch seconds beside an
+ISO string) would make every block holding one of each fall back, down to pieces that go
+line by line (a stream with 1% text times decoded 19 times slower). Once the lines decoded
+one by one show both, the lines whose time is written the other way (found by a search of
+the raw bytes for the key and its value's first character) are parsed apart, as a block
+with that field typed their way; a line the search misplaces only falls back.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -201,6 +209,8 @@ class RowParser:
         self.scanned_rows = 0
         self._scanner_types: tuple[pa.DataType, ...] | None = None
         self._scanner_built: Scanner | None = None
+        #: time fields seen holding numbers in some lines and text in others
+        self._mixed: set[str] = set()
 
     # -- public ---------------------------------------------------------------------------
     def parse(self, lines: Lines) -> list[ParsedRows]:
@@ -216,6 +226,8 @@ class RowParser:
             out.append(self._slow(lines, rows[:_SMALLEST_BLOCK]))
             rows = rows[_SMALLEST_BLOCK:]
             scanner = self._scanner()  # the types just learnt
+        if self._mixed and rows.size:
+            rows = self._apart(lines, rows, out)  # a mixed time's minority: typed its way
         if scanner is not None and rows.size:
             rows = self._scan(scanner, lines, rows, out)  # the rows it hands back
         if rows.size < _FEWEST_FOR_BLOCK:
@@ -269,9 +281,15 @@ class RowParser:
         self._learnt = True
         changed = False
         for key, (_, kind) in self.fields.items():
-            if kind not in ("any", "time:auto"):
+            if not (kind == "any" or kind.startswith("time:")):
                 continue
             kinds = {type(v) for v in cols[key] if v is not None}
+            if kind.startswith("time:") and str in kinds and kinds & {int, float}:
+                self._mixed.add(key)  # numbers and text: each parsed apart (_apart)
+            if kind not in ("any", "time:auto"):
+                continue
+            if key in self._mixed:
+                kinds -= {str}  # the numbers type the field; the text lines go apart
             old = self.types[key]
             new = old
             if kinds == {str}:
@@ -288,6 +306,39 @@ class RowParser:
                 changed = True
         if changed:
             self.fast_enabled = self._tree() is not None
+
+    # -- a time field of numbers and text: the lines of the other kind apart -----------------
+    def _other_types(self) -> dict[str, pa.DataType]:
+        """The types with each mixed time field typed the other way: text where it is a
+        number, a number where it is text."""
+        out = dict(self.types)
+        for key in self._mixed:
+            out[key] = pa.float64() if pa.types.is_string(out[key]) else pa.string()
+        return out
+
+    def _apart(self, lines: Lines, rows: np.ndarray, out: list[ParsedRows]) -> np.ndarray:
+        """Parse the ``rows`` whose mixed time field is written the other way as a block of
+        their own (:meth:`_other_types`); returns the rest."""
+        other = np.zeros(len(lines), bool)
+        for key in self._mixed:
+            found = _token_rows(lines, self._paths[key][-1],
+                                not pa.types.is_string(self.types[key]))
+            if found is None:  # a key the byte search cannot find: all go the usual way
+                return rows
+            other |= found
+        take = other[rows]
+        if not take.any():
+            return rows
+        them = rows[take]
+        if len(them) < _FEWEST_FOR_BLOCK:
+            out.append(self._slow(lines, them))
+        else:
+            ok = lines.screen(them)
+            if (~ok).any():
+                out.append(self._slow(lines, them[~ok]))
+            if ok.any():
+                self._fast(lines, them[ok], out, self._other_types())
+        return rows[~take]
 
     # -- fastest path: the compiled scanner ------------------------------------------------
     def _scanner(self) -> Scanner | None:
@@ -316,8 +367,8 @@ class RowParser:
         return rows[left]
 
     # -- fast path: pyarrow per block -------------------------------------------------------
-    def _tree(self) -> pa.Schema | None:
-        tree = path_tree(self._paths, self.types)
+    def _tree(self, types: Mapping[str, pa.DataType] | None = None) -> pa.Schema | None:
+        tree = path_tree(self._paths, self.types if types is None else types)
         if tree is None:
             return None
 
@@ -327,8 +378,9 @@ class RowParser:
 
         return pa.schema(build(tree))
 
-    def _fast(self, lines: Lines, rows: np.ndarray, out: list[ParsedRows]) -> None:
-        schema = self._tree()
+    def _fast(self, lines: Lines, rows: np.ndarray, out: list[ParsedRows],
+              types: Mapping[str, pa.DataType] | None = None) -> None:
+        schema = self._tree(types)
         if schema is None:
             out.append(self._slow(lines, rows))
             return
@@ -350,12 +402,35 @@ class RowParser:
                 out.append(self._slow(lines, rows))
             else:
                 half = len(rows) // 2
-                self._fast(lines, rows[:half], out)
-                self._fast(lines, rows[half:], out)
+                self._fast(lines, rows[:half], out, types)
+                self._fast(lines, rows[half:], out, types)
             return
         self.fast_rows += len(rows)
         cols = {key: _column(table, path.parts) for key, (path, _) in self.fields.items()}
         out.append(ParsedRows(rows, cols, Problems(len(rows))))
+
+
+#: A key the byte search finds as written: no character JSON may escape
+_PLAIN_KEY = re.compile(r"[ -!#-\[\]-~]+")
+
+
+def _token_rows(lines: Lines, key: str, text: bool) -> np.ndarray | None:
+    """Which rows hold ``"key":`` followed by text (``text``) or else a number, found in
+    the raw bytes (a guess: the same key may sit at another depth); None for a key that
+    may be written escaped."""
+    if not _PLAIN_KEY.fullmatch(key):
+        return None
+    first = rb'"' if text else rb"[-0-9]"
+    found = re.compile(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*' + first)
+    at = np.fromiter((m.start() for m in found.finditer(lines.buf)), dtype=np.int64)
+    hit = np.zeros(len(lines), bool)
+    if len(at) and len(lines):
+        order = np.argsort(lines.starts, kind="stable")  # rows in the order of the buffer
+        k = np.searchsorted(lines.starts[order], at, side="right") - 1
+        keep = k >= 0
+        at, row = at[keep], order[k[keep]]
+        hit[row[at < lines.ends[row]]] = True
+    return hit
 
 
 def extract_paths(objs: list[Any], paths: dict[str, tuple[str, ...]]) -> dict[str, list[Any]]:
