@@ -1,6 +1,7 @@
 """Dates written in digits alone: ``20240131`` (``%Y%m%d``), ``202401`` (``%Y%m``),
 ``20240131235959`` (``%Y%m%d%H%M%S``), as integers or as text (SQL's ``yyyymmdd`` columns,
-Kaggle exports of Porto Seguro, AmEx and Home Credit).
+Kaggle exports of Porto Seguro, AmEx and Home Credit), and months written month first,
+``012020`` (``%m%Y``: Fannie Mae's loan performance periods, ``12020`` as an integer).
 
 An integer id or amount must not pass for one, so a format is taken only when every
 present value of the sample reads with it, as the decoder reads it, to a real date in the
@@ -8,6 +9,8 @@ years :data:`YEARS` (a month 13, a day 32, a year 3000 or a digit short is no da
 
 >>> digit_formats([20240131, 20240229, "20240301"]), digit_formats([202401, 202412.0])
 (['%Y%m%d'], ['%Y%m'])
+>>> digit_formats(["012020", "122019", 32021])
+['%m%Y']
 >>> digit_formats([20240131, 20241301]), digit_formats([123456, 654321]), digit_formats([1.5])
 ([], [], [])
 """
@@ -24,8 +27,11 @@ from driftwatch.connectors.eventtime import digit_width, event_times
 
 __all__ = ["DIGIT_FORMATS", "YEARS", "digit_dates", "digit_formats"]
 
-#: The formats tried, one for each number of digits
-DIGIT_FORMATS = ("%Y%m%d%H%M%S", "%Y%m%d", "%Y%m")
+#: The formats tried. Six digits read one way at most: a year of :data:`YEARS` starts 19,
+#: 20 or 21, a month 01 to 12, so ``%Y%m`` and ``%m%Y`` never both read a value. Day
+#: first or month first in eight digits (``01022020``) is no such choice: only
+#: ``--time-format`` says which.
+DIGIT_FORMATS = ("%Y%m%d%H%M%S", "%Y%m%d", "%Y%m", "%m%Y")
 #: The years a date written in digits may fall in (first, last)
 YEARS = (1900, 2100)
 _WHOLE = re.compile(r"\s*\d+(\.0*)?\s*")

@@ -94,6 +94,28 @@ def test_yyyymm_months_in_a_field_named_period_are_found_by_value(
     assert _event_time(tmp_path) == {"path": "period", "format": "%Y%m"}
 
 
+def test_mmyyyy_months_as_text_are_the_event_time_not_a_count_from_a_start(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Fannie Mae's reporting period, ``012021``: read as 12021 seconds counted from a
+    start, its windows would all fall in 1970 and init asked for an origin."""
+    months = pd.date_range("2021-01-01", periods=400, freq="D").strftime("%m%Y")
+    _files(tmp_path, "ACT_PERIOD", list(months))
+    code, out, err = _init(tmp_path, capsys, "live.csv", "--time-field", "ACT_PERIOD")
+    assert code == 0, err
+    assert "  format: %m%Y" in out, out
+    assert "count from a start" not in out, out
+    assert _event_time(tmp_path) == {"path": "ACT_PERIOD", "format": "%m%Y"}
+    code, _, err = run_cli(["replay", "--connector", str(tmp_path / "c.yaml"), "--policy",
+                            str(tmp_path / "p.yaml"), "--input", str(tmp_path / "live.csv"),
+                            str(tmp_path / "out.csv"), "--out", str(tmp_path / "run"),
+                            "--quiet", "--no-report"], capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["bad_by_reason"] == {} and summary["events"] == 400, summary
+    assert (summary["first_event"], summary["last_event"]) == ("2021-01-01T00:00:00Z",
+                                                               "2022-02-01T00:00:00Z")
+
+
 def test_an_integer_that_is_no_date_is_never_the_event_time(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rng = np.random.default_rng(3)
@@ -136,6 +158,9 @@ def test_time_reading_takes_digits_before_a_count_from_a_start() -> None:
     ([20240131, 2024013], []),  # one value short of a digit
     ([1012024, 31012024], []),  # day first: only --time-format says so
     ([20240131, 202401], []),  # two widths
+    (["012020", "122019", 32021], ["%m%Y"]),  # month first: Fannie Mae's periods
+    (["012020", "202001"], []),  # month first and year first: neither reads both
+    ([132020], []),  # no month 13 written month first
     ([30240131], []),  # the year 3024
     ([18991231], []),  # the year 1899
     ([202401, -1], []),
@@ -148,7 +173,7 @@ def test_digit_formats(values: list[Any], expected: list[str]) -> None:
     assert digit_formats(values) == expected
 
 
-_FORMAT_WIDTH = {"%Y%m%d": 8, "%Y%m": 6, "%Y%m%d%H%M%S": 14}
+_FORMAT_WIDTH = {"%Y%m%d": 8, "%Y%m": 6, "%Y%m%d%H%M%S": 14, "%m%Y": 6}
 
 
 @settings(max_examples=300, deadline=None)
@@ -159,10 +184,11 @@ def test_distinct_integers_are_taken_as_dates_only_when_every_one_is_a_date(
     if not found:
         return
     (fmt,) = found
-    assert {len(str(i)) for i in ints} == {_FORMAT_WIDTH[fmt]}
-    for i in ints:  # every one reads, by the standard library, as a date in 1900-2100
-        when = dt.datetime.strptime(str(i), fmt)
-        assert 1900 <= when.year <= 2100 and when.strftime(fmt) == str(i)
+    width = _FORMAT_WIDTH[fmt]
+    assert {len(str(i)) for i in ints} <= set(range(1, width + 1))
+    for i in ints:  # every one, its lost leading zeros added, reads as a date in 1900-2100
+        when = dt.datetime.strptime(str(i).zfill(width), fmt)
+        assert 1900 <= when.year <= 2100 and when.strftime(fmt) == str(i).zfill(width)
 
 
 @settings(max_examples=200, deadline=None)
