@@ -1,32 +1,47 @@
 """A CSV whose first line is data, not column names, or whose second line is a second
 header, is refused.
 
-UCI's German and Australian credit tables come without a header (``0.5,12,3,...``); read
+UCI's German and Australian credit tables and the loan-level files of Fannie Mae and
+Freddie Mac come without a header (``0.5,12,3,...``; ``F19Q10000001|012020|Y|...``); read
 as a CSV, their first row becomes the column names, that row is lost, and every later
 message names columns such as ``0.5`` or ``A11``. So each reader looks at the first lines:
-the first is data when every cell of it is a number, or when it holds numbers and
-each of its cells has the shape of the second line's cell below it (both numbers, both
-blank, or text with the same letters-and-digits pattern: ``A11`` over ``A12``), or when it
-holds numbers and its cells fit the columns below: each number heads a column of numbers,
-each text a column of text, and more than half its texts are values of their own column
-below (UCI's Credit Approval ``crx.data``: ``b,30.83,0,u,g,w,...``, where ``b`` and ``u``
-come again under them; a name is not a value of its own column). Cells without a letter
-or digit (``?``, ``-``) and blank ones fit any column. Names that are no numbers never
-match, nor does pandas' header of column positions (``0,1,2``, after a blank index cell
-or not), which is a header. A second header line (a workbook with two header rows saved
-as CSV) is refused too: :func:`second_header`.
+the first is data when every cell of it is a number, or when it holds a number and its
+text cells sit where the lines below hold text of their shape. A text cell is judged by
+its column below: it fits when a cell below has its shape, letters and case, digits and
+marks (``A11`` over ``A12``, ``Y`` over ``N``, never ``id`` over ``ID``); it does not over
+a column of numbers (a name, or a rare code such as a delinquency status ``XX`` over
+``0``) or over coded text of other shapes; over free text (a column whose cells below have
+mostly different shapes, such as lender names) or an empty column it says nothing. The
+line is data when more of its text cells fit than not, so a header, whose names sit over
+numbers or over values of other shapes, never is; its numbers and blank cells say nothing
+alone, since a data row has those anywhere (Freddie Mac's ``9`` among ``Y``/``N``, a blank
+where the rows below have values). Names that are no numbers never match, nor does
+pandas' header of column positions (``0,1,2``, after a blank index cell or not), which is
+a header. The first line is data too when it holds numbers and its cells fit the columns
+below: each number heads a column of numbers, each text a column of text, and more than
+half its texts are values of their own column below (UCI's Credit Approval ``crx.data``:
+``b,30.83,0,u,g,w,...``, where ``b`` and ``u`` come again under them; a name is not a value
+of its own column; cells without a letter or digit, ``?`` or ``-``, fit any column). A
+second header line (a workbook with two header rows saved as CSV) is refused
+too: :func:`second_header`.
 
->>> header_is_data(["0.5", "12", "3"], ["1.5", "24", "1"])
+>>> header_is_data(["0.5", "12", "3"], [["1.5", "24", "1"]])
 'every cell is a number'
->>> header_is_data(["A11", "6", "A34"], ["A12", "48", "A32"])
-'its cells are numbers and codes shaped as in the second line'
->>> header_is_data(["b", "30.83", "u", "+"], ["a", "58.67", "u", "-"], [["b", "24.5", "y", "+"]])
-'its numbers head columns of numbers and its texts are values of their columns below'
->>> header_is_data(["region", "2019"], ["north", "5"], [["south", "7"]]) is None
+>>> header_is_data(["A11", "6", "A34"], [["A12", "48", "A32"]])
+'its cells are numbers and codes shaped as in the lines below'
+>>> header_is_data(["age", "2019", "amount"], [["41", "5", "1200"]]) is None
 True
->>> header_is_data(["age", "2019", "amount"], ["41", "5", "1200"]) is None
+>>> header_is_data(["", "0", "1", "2"], [["0", "0.5", "7", "1"]]) is None
 True
->>> header_is_data(["", "0", "1", "2"], ["0", "0.5", "7", "1"]) is None
+>>> header_is_data(["F19Q10000001", "012020", "9", "", "Acme Bank"],
+...                [["F19Q10000002", "022020", "N", "31084", "Other sellers"],
+...                 ["F19Q10000003", "022020", "Y", "", "Big Bank, N.A."],
+...                 ["F19Q10000004", "032020", "N", "35620", "Other sellers"]])
+'its cells are numbers and codes shaped as in the lines below'
+>>> header_is_data(["region", "2019"], [["north", "5"], ["south", "7"]]) is None
+True
+>>> pivot = [["Germany", "3.1", "2.9"], ["France", "2.5", "2.7"], ["Peru", "1", "4"]]
+>>> header_is_data(["country", "1990", "1991"], pivot) is None
 True
 """
 
@@ -54,12 +69,14 @@ def _is_number(cell: str) -> bool:
 
 
 def _shape(cell: str) -> str:
-    """``number``, ``blank``, or the text with each letter an ``a`` and each digit a ``9``."""
+    """``number``, ``blank``, or the text with each capital an ``A``, each other letter an
+    ``a`` and each digit a ``9`` (``F19Q1`` is ``A99A9``)."""
     if _is_number(cell):
         return "number"
-    if not cell.strip():
+    if _absent(cell):
         return "blank"
-    return "".join("a" if ch.isalpha() else "9" if ch.isdigit() else ch for ch in cell)
+    return "".join("A" if ch.isupper() else "a" if ch.isalpha() else "9" if ch.isdigit()
+                   else ch for ch in cell.strip())
 
 
 def _positions(cells: Sequence[str]) -> bool:
@@ -68,23 +85,44 @@ def _positions(cells: Sequence[str]) -> bool:
     return [c.strip() for c in named] == [str(i) for i in range(len(named))]
 
 
-def header_is_data(header: Sequence[str], second: Sequence[str] | None = None,
-                   rest: Sequence[Sequence[str]] = ()) -> str | None:
-    """Why the first line ``header`` of a CSV reads as data (``second``: the line after it,
-    when there is one; ``rest``: the lines after that), or None when it reads as column
-    names."""
+def _free_text(shapes: Sequence[str]) -> bool:
+    """Whether a column's text below the first line (``shapes``, blanks left out) is free
+    text, mostly of different shapes, rather than codes: three cells at least."""
+    return len(shapes) >= 3 and 2 * len(set(shapes)) > len(shapes)
+
+
+def _text_votes(header: Sequence[str], below: Sequence[Sequence[str]]) -> tuple[int, int]:
+    """(codes that fit, codes that do not) among the text cells of ``header``, judged by
+    their columns in ``below``: text over a column of numbers does not fit."""
+    fit = miss = 0
+    for j, cell in enumerate(header):
+        shape = _shape(cell)
+        if shape in ("number", "blank"):
+            continue
+        column = [_shape(r[j]) for r in below]
+        present = [c for c in column if c != "blank"]
+        if not present:
+            continue  # an empty column below: no evidence
+        text = [c for c in present if c != "number"]
+        if shape in text:
+            fit += 1
+        elif not text or not _free_text(text):  # over numbers: a name, or a rare code
+            miss += 1
+    return fit, miss
+
+
+def header_is_data(header: Sequence[str], below: Sequence[Sequence[str]] = ()) -> str | None:
+    """Why the first line ``header`` of a CSV reads as data (``below``: the lines after it;
+    those of another length are left out), or None when it reads as column names."""
     numbers = [c for c in header if _is_number(c)]
     if not numbers or _positions(header):
         return None
     if len(numbers) == sum(1 for c in header if c.strip()):
         return "every cell is a number"
-    if second is None:
-        return None
-    if len(second) == len(header) and all(
-            _shape(h) == _shape(s) for h, s in zip(header, second, strict=True)):
-        return "its cells are numbers and codes shaped as in the second line"
-    below = [r for r in (second, *rest) if len(r) == len(header)]
-    if below and _fits_columns(header, below):
+    rows = [r for r in below if len(r) == len(header)]
+    if rows and (votes := _text_votes(header, rows))[0] > votes[1]:
+        return "its cells are numbers and codes shaped as in the lines below"
+    if rows and _fits_columns(header, rows):
         return "its numbers head columns of numbers and its texts are values of their columns below"
     return None
 
@@ -164,10 +202,11 @@ def refuse_data_header(path: str | Path, sep: str, what: str) -> None:
         raise SourceError(f"{what}: its second line is a second header ({shown}), not "
                           "data: the columns below it hold numbers; keep one header line, "
                           "the column names (a workbook with two header rows, saved as CSV?)")
-    why = header_is_data(rows[0], rows[1] if len(rows) > 1 else None, rows[2:])
+    why = header_is_data(rows[0], rows[1:])
     if why is None:
         return
     first = sep.join(rows[0])
     shown = first if len(first) <= 60 else first[:60] + "..."
     raise SourceError(f"{what}: its first line reads as data, not column names ({why}: "
-                      f"{shown!r}); add a header line with the column names")
+                      f"{shown!r}); add a header line with the column names "
+                      f"({len(rows[0])} of them, separated by {sep!r})")
