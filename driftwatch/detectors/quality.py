@@ -13,8 +13,11 @@ Per feature (group ``data_quality``):
   reference share by the most, the signature of a default value filling nulls.
 * ``new_category_rate`` (categorical): share of levels the reference never saw, with the
   unseen, other and missing counts.
-* ``bad_record_rate`` (model level): records rejected by decoding / validation, when the
-  caller passes their counts.
+* ``bad_record_rate`` (model level): the share of the window's records (predictions,
+  outcome records and rejected ones) rejected by decoding / validation, when the caller
+  passes their counts. Outcome records count: a burst of outcomes with label values the
+  connector does not name, read after the last prediction, is a share of the outcomes
+  read, not 100% of nothing.
 * ``field_absent`` (per feature, when the caller passes a probe of the first records):
   the share of those records that lack the feature's mapped path altogether (absent, not
   null): a mistyped path matches nothing, and the feature reads as missing everywhere.
@@ -255,10 +258,10 @@ def quality_signals(
                     ))
     if bad_records is not None and cfg.wants("bad_record_rate"):
         bad = int(sum(bad_records.values()))
-        total = bad + n_cur
+        total = bad + n_cur + int(cur.n_outcome_records)
         out.append(SignalResult(
             "bad_record_rate", "data_quality", bad / total if total else 0.0, None,
             cfg.threshold("bad_record_rate"), n_ref, n_cur, None,
-            {"count": bad, "by_reason": dict(sorted(bad_records.items()))},
+            {"count": bad, "records": total, "by_reason": dict(sorted(bad_records.items()))},
         ))
     return out, QualityFlags(f_flag, g_flag)

@@ -92,6 +92,8 @@ class PollIntake:
             closed += self.window.add(pred)
         if out is not None and np.isfinite(out.event_time).any():
             closed += self.window.advance_to(float(np.nanmax(out.event_time)))
+        if out is not None:  # charged where the poll's bad records are: the same share
+            self.window.add_outcome_records(len(out))
         if polled.bad:
             for rec in polled.bad:
                 self.bad_by_reason[rec.reason] = self.bad_by_reason.get(rec.reason, 0) + 1

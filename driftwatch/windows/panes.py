@@ -186,7 +186,9 @@ class PaneWindow:
             self._closed.popleft()
         members = [p for p in self._closed if p.index > pane.index - self._k]
         sk = Sketch.sum(self.layout, (p.sketch for p in members))
-        if sk.n == 0 and not sk.lab_n.any():
+        if sk.n == 0 and not sk.lab_n.any() and not sk.n_bad:
+            # nothing to judge; but bad records alone (outcomes with unknown labels after
+            # the last prediction) are a window: the data-quality gate must see them
             return None
         if self.spec.kind == "time":
             start = (pane.index - self._k + 1) * self._size
@@ -354,6 +356,12 @@ class PaneWindow:
         """Count bad records against the pane being filled."""
         if n:
             self._filling().sketch.n_bad += int(n)
+
+    def add_outcome_records(self, n: int) -> None:
+        """Count outcome records read against the pane being filled: with its predictions
+        and bad records, the records a bad-record share is taken of."""
+        if n:
+            self._filling().sketch.n_outcome_records += int(n)
 
     def flush(self) -> list[ClosedWindow]:
         """Close every open pane (end of a finite stream); a window the stream did not

@@ -155,7 +155,10 @@ _FLOAT_FIELDS = (
     "exposure_sum",
     "el_pred",
 )
-_INT_FIELDS = ("n", "n_bad", "n_late", "n_score", "lab_exposure_n", "exposure_n")
+_INT_FIELDS = ("n", "n_bad", "n_late", "n_score", "lab_exposure_n", "exposure_n",
+               "n_outcome_records")
+#: Fields a checkpoint written before them lacks: read as 0
+_NEWER_INT_FIELDS = frozenset({"n_outcome_records"})
 
 
 @dataclass(eq=False)
@@ -174,6 +177,9 @@ class Sketch:
     n: int = 0
     n_bad: int = 0
     n_late: int = 0
+    #: outcome records read while this pane filled (beside its ``n`` predictions and
+    #: ``n_bad`` rejected records): what ``bad_record_rate`` measures its share against
+    n_outcome_records: int = 0
     n_score: int = 0
     t_min: float = math.inf
     t_max: float = -math.inf
@@ -375,7 +381,7 @@ class Sketch:
         for k in _FLOAT_FIELDS:
             setattr(s, k, float(d[k]))
         for k in _INT_FIELDS:
-            setattr(s, k, int(d[k]))
+            setattr(s, k, int(d.get(k, 0) if k in _NEWER_INT_FIELDS else d[k]))
         s.t_min = math.inf if d.get("t_min") is None else float(d["t_min"])
         s.t_max = -math.inf if d.get("t_max") is None else float(d["t_max"])
         s.metrics = {k: list(v) for k, v in d.get("metrics", {}).items()}

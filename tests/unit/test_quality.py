@@ -135,7 +135,22 @@ def test_bad_record_rate_is_model_level_with_reasons(prof) -> None:
                              bad_records={"schema": 15, "json": 5})
     (bad,) = [r for r in res if r.signal == "bad_record_rate"]
     assert bad.feature is None and bad.value == 20 / 1000 and bad.exceeds
-    assert bad.details == {"count": 20, "by_reason": {"json": 5, "schema": 15}}
+    assert bad.details == {"count": 20, "records": 1000,
+                           "by_reason": {"json": 5, "schema": 15}}
+
+
+def test_bad_record_rate_counts_the_outcome_records_read(prof) -> None:
+    """A window of outcomes alone (read after the last prediction, as a replay reads an
+    outcomes file without times): 2 rejected among 3000 outcome records read is 2 / 3002,
+    not 2 / 2 (100%), and 300 among them is a fault."""
+    cur = _window(prof, 0, 9)
+    cur.n_outcome_records = 3000
+    res, _ = quality_signals(prepare(prof), cur, DetectorConfig(), bad_records={"bad": 2})
+    (bad,) = [r for r in res if r.signal == "bad_record_rate"]
+    assert bad.value == 2 / 3002 and not bad.exceeds
+    res, _ = quality_signals(prepare(prof), cur, DetectorConfig(), bad_records={"bad": 300})
+    (bad,) = [r for r in res if r.signal == "bad_record_rate"]
+    assert bad.value == 300 / 3300 and bad.exceeds
 
 
 def test_small_window_threshold_includes_binomial_margin(prof) -> None:

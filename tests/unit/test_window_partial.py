@@ -164,3 +164,20 @@ def test_a_reshaped_window_goes_on_from_the_old_one_and_its_first_windows_are_pa
     got = new.add(_events([300.0, 450.0, 550.0]))
     assert [(c.window_id, c.start_time, c.partial) for c in got] == [
         (3, 200.0, True), (4, 300.0, False)]
+
+
+# -- bad records after the last prediction ------------------------------------------------
+@settings(max_examples=50, deadline=None)
+@given(n=st.integers(1, 30), bad=st.integers(1, 500), kind=st.sampled_from(["count", "time"]))
+def test_bad_records_after_the_last_prediction_close_a_window_at_flush(
+        n: int, bad: int, kind: str) -> None:
+    """Before: a pane holding only bad records (a replay's outcomes, read after its
+    predictions, with label values the connector does not name) was dropped at flush, so
+    the policy's bad_record_rate never saw them and no data-quality fault was raised."""
+    spec = WindowSpec(kind=kind, pane_size=10.0 if kind == "count" else 3600.0)  # type: ignore[arg-type]
+    w = PaneWindow(LAYOUT, spec)
+    closed = w.add(_events(np.arange(float(n))))
+    w.add_bad(bad)
+    closed += w.flush()
+    assert sum(c.sketch.n for c in closed) == n
+    assert sum(c.sketch.n_bad for c in closed) == bad

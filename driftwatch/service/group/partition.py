@@ -150,9 +150,13 @@ class PartitionPanes:
                 self._label(joined, joined.outcome_time)
             if np.isfinite(t).any():
                 self.out_wm = max(self.out_wm, float(np.nanmax(t)))
-        if n_bad:
+        n_out = 0 if out is None else len(out)
+        if n_bad or (n_out and self.panes):
+            # outcome records beside the bad ones, in the same pane: the share is of both
+            # (no pane is opened for outcome records alone)
             k = max(self.panes) if self.panes else int(max(floor, 0.0))
             self._pane(k).n_bad += int(n_bad)
+            self._pane(k).n_outcome_records += n_out
         wm = self.watermark
         if not math.isfinite(wm):
             return []
