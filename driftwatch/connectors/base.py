@@ -34,6 +34,9 @@ class BadRecord:
     raw: bytes
     partition: int | None = None
     stream: str = ""
+    #: the value at fault, as text, where the reason names one: a ``bad_label``'s label
+    #: value that the stream's connector names on none of its lists (None otherwise)
+    value: str | None = None
 
 
 @dataclass(slots=True)

@@ -118,13 +118,18 @@ class Problems:
     def __init__(self, n: int) -> None:
         self.code = np.zeros(n, dtype=np.int8)  # 0 = fine, else 1 + index in REASONS
         self.detail: dict[int, str] = {}
+        #: the value at fault, for the rows whose flag named one (see ``BadRecord.value``)
+        self.value: dict[int, str] = {}
 
-    def flag(self, mask: np.ndarray, reason: str, detail: Callable[[int], str]) -> None:
+    def flag(self, mask: np.ndarray, reason: str, detail: Callable[[int], str],
+             value: Callable[[int], str] | None = None) -> None:
         idx = np.flatnonzero(mask & (self.code == 0))
         if len(idx):
             self.code[idx] = REASONS.index(reason) + 1
             for i in idx.tolist():
                 self.detail[i] = detail(i)
+                if value is not None:
+                    self.value[i] = value(i)
 
     @property
     def ok(self) -> np.ndarray:

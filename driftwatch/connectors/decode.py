@@ -72,7 +72,7 @@ from driftwatch.connectors.columns import (
 )
 from driftwatch.connectors.eventtime import digit_width, event_times, parse_origin
 from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
-from driftwatch.connectors.mapping import FieldPath, StreamMapping
+from driftwatch.connectors.mapping import FieldPath, StreamMapping, as_text
 from driftwatch.flags import flag_level, flag_levels
 from driftwatch.schema import FeatureSchema, level_text
 from driftwatch.textnumbers import help_for
@@ -497,7 +497,7 @@ class Decoder:
         bad_idx = np.flatnonzero(~ok)
         bads = [
             BadRecord(prob.reason(i), prob.detail[i], source, int(positions[i]), raw_of(i),
-                      _partition_at(partition, i), m.name)
+                      _partition_at(partition, i), m.name, prob.value.get(i))
             for i in bad_idx.tolist()
         ]
         return batch, bads, ok
@@ -580,11 +580,18 @@ class Decoder:
         # counts it in ``invalid_outcomes``; the outcome itself may come later
         pending = k.isin(lb.pending) if lb.pending else np.zeros(len(vals), bool)
         out = np.where(is_bad, 1.0, np.where(is_good, 0.0, np.nan))
-        unreadable = bad | (~null & ~is_bad & ~is_good & ~pending) | (null & lb.required)
         path = lb.path.text
-        prob.flag(unreadable, "bad_label", lambda i: f"label ({path}): expected one of "
-                  f"{sorted(lb.bad)} (bad) or {sorted(lb.good)} (good), found "
-                  f"{describe(_value_at(raw, i))}")
+        prob.flag(bad | (null & lb.required), "bad_label", lambda i: f"label ({path}): "
+                  f"expected one of {sorted(lb.bad)} (bad) or {sorted(lb.good)} (good), "
+                  f"found {describe(_value_at(raw, i))}")
+        # a value on none of the lists is not guessed: its side is the user's to say
+        named = f"bad {sorted(lb.bad)}, good {sorted(lb.good)}" + (
+            f", pending ({len(lb.pending)} values)" if lb.pending else "")
+        prob.flag(~null & ~is_bad & ~is_good & ~pending, "bad_label", lambda i: (
+            f"label ({path}): {describe(_value_at(raw, i))} is on none of the connector's "
+            f"label lists ({named}); if it is an outcome add it to this stream's "
+            "fields.label bad: or good:, if it is no outcome yet to pending:"),
+            value=lambda i: as_text(_value_at(raw, i)))
         return out
 
 

@@ -18,6 +18,7 @@ from driftwatch.batch import Batch
 from driftwatch.connectors.base import Polled
 from driftwatch.labels.joiner import Joined
 from driftwatch.labels.landing import LandingBook
+from driftwatch.pipeline.badcounts import count_bad
 from driftwatch.pipeline.cohorts import cohort_ids
 from driftwatch.windows.panes import ClosedWindow
 
@@ -95,8 +96,7 @@ class PollIntake:
         if out is not None:  # charged where the poll's bad records are: the same share
             self.window.add_outcome_records(len(out))
         if polled.bad:
-            for rec in polled.bad:
-                self.bad_by_reason[rec.reason] = self.bad_by_reason.get(rec.reason, 0) + 1
+            count_bad(self.bad_by_reason, self.unknown_labels, polled.bad)
             self.window.add_bad(len(polled.bad))
         if math.isfinite(self.window.watermark):
             self.joiner.expire(self.window.watermark)

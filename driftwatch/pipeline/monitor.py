@@ -129,6 +129,8 @@ class ModelMonitor(PollIntake, MonitorState):
         self.n_events = 0
         self.n_outcomes = 0
         self.bad_by_reason: dict[str, int] = {}
+        #: stream -> label value its connector names on no list -> records (bounded)
+        self.unknown_labels: dict[str, dict[str, int]] = {}
         #: feature -> (absent, sampled, path) from a probe of the first records, if any
         self.absent_fields: dict[str, tuple[int, int, str]] = {}
         self.errors_by_stage: dict[str, int] = {}

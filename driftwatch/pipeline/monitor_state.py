@@ -44,6 +44,8 @@ class MonitorState:
             "lineage": self.lineage,
             "n_outcomes": self.n_outcomes,
             "bad_by_reason": dict(sorted(self.bad_by_reason.items())),
+            "unknown_labels": {s: dict(sorted(v.items()))
+                               for s, v in sorted(self.unknown_labels.items())},
             "errors_by_stage": dict(sorted(self.errors_by_stage.items())),
             "changes": {k: v.to_dict() for k, v in sorted(self.changes.items())},
         }
@@ -66,6 +68,7 @@ class MonitorState:
         self.lineage = str(d.get("lineage") or self.lineage)
         self.n_outcomes = int(d["n_outcomes"])
         self.bad_by_reason = dict(d["bad_by_reason"])
+        self.unknown_labels = {s: dict(v) for s, v in d.get("unknown_labels", {}).items()}
         self.errors_by_stage = dict(d.get("errors_by_stage", {}))
         self.changes = {k: MetricChange.from_dict(v) for k, v in d.get("changes", {}).items()}
         self.apply_label_settings()

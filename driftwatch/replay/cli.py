@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from driftwatch.actions.outcomes import outcome_counts, outcome_line
+from driftwatch.pipeline.badcounts import unknown_labels_line
 from driftwatch.replay import replay
 
 __all__ = ["print_summary", "run_replay_command"]
@@ -30,6 +31,8 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
         print(f"  data-quality fault: {span} (from {f['first_alert']}): {what}; model "
               "changes held" + (f", action {f['action']}" if f.get("action") else ""),
               file=out)
+    for stream, values in (summary.get("unknown_labels") or {}).items():
+        print(f"  {unknown_labels_line(stream, values)}", file=out)
     by = summary["actions_by_type"]
     acts = summary.get("actions") or []
     ran = summary.get("actions_executed", False)

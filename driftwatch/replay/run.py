@@ -252,6 +252,8 @@ def summarise(
         "late_events": monitor.window.n_late,
         "bad_records": sum(monitor.bad_by_reason.values()),
         "bad_by_reason": dict(sorted(monitor.bad_by_reason.items())),
+        "unknown_labels": {s: dict(sorted(v.items(), key=lambda kv: (-kv[1], kv[0])))
+                           for s, v in sorted(monitor.unknown_labels.items())},
         "labels": j.stats(),
         "label_delay": j.delay_stats(),
         "label_cohorts": [c.to_dict() for c in j.cohort_stats()],

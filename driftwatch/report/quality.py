@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from driftwatch.pipeline.badcounts import unknown_labels_line
 from driftwatch.report.bars import hbars
 from driftwatch.report.charts import heatmap
 from driftwatch.report.html import Markup, el, fmt, join, pct, table
@@ -156,6 +157,8 @@ def quality_section(ctx: Context) -> Section | None:
         parts.append(el("figure", hbars(items, "bad records by reason"),
                         el("figcaption", "Each bad record is kept in dead_letter.jsonl with its "
                                          "reason and position; the rest of the stream flowed on.")))
+        for stream, values in (run.summary.get("unknown_labels") or {}).items():
+            parts.append(el("p", unknown_labels_line(stream, values), class_="note"))
     else:
         parts.append(el("p", "No bad records.", class_="note"))
     faults = _faults(ctx)

@@ -445,6 +445,7 @@ class ModelRuntime:
             "events": m.n_events,
             "outcomes": m.n_outcomes,
             "bad_records": sum(m.bad_by_reason.values()),
+            "unknown_labels": {s: dict(v) for s, v in sorted(m.unknown_labels.items())},
             "labels": dict(getattr(m.joiner, "counters", {})),
             "labelled_rows": m.labelled_buffer.summary(),
             "last_decisions": list(self.recent)[-5:],

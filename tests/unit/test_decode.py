@@ -237,6 +237,25 @@ def test_labels_decisions_and_their_vocabularies() -> None:
     assert batch.decision.tolist() == [DECISION_APPROVE, DECISION_DECLINE, DECISION_UNKNOWN]
 
 
+def test_an_unknown_label_value_is_named_with_the_key_that_takes_it() -> None:
+    """Before: 'expected one of [...] (bad) or [...] (good), found text 'Repurchased'',
+    silent on the pending list and on where in the connector the value goes; and no
+    record said which value it was, so no summary could count them."""
+    out = decoder("outcomes")
+    recs = [{"id": str(i), "ts": 1, "bad": v} for i, v in
+            enumerate(["Repurchased", None, {"x": 1}, 7])]
+    _, bad = out.decode_block(block(recs), source="o")
+    assert [b.reason for b in bad] == ["bad_label"] * 4
+    unknown, null, wrong, number = bad
+    assert (unknown.value, number.value, null.value, wrong.value) == ("Repurchased", "7",
+                                                                      None, None)
+    assert unknown.detail.startswith("label (bad): text 'Repurchased' is on none of the "
+                                     "connector's label lists (bad ["), unknown.detail
+    assert unknown.detail.endswith("add it to this stream's fields.label bad: or good:, if "
+                                   "it is no outcome yet to pending:"), unknown.detail
+    assert "found null" in null.detail and null.value is None
+
+
 def test_blank_lines_are_skipped_and_positions_are_file_lines() -> None:
     data = orjson.dumps(rec(id="a")) + b"\n\n   \r\n" + orjson.dumps(rec(id="b")) + b"\r\n"
     batch, bad = decoder().decode_block(data, source="f", first_line=10)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from ._cli import run_cli
 
@@ -69,6 +70,31 @@ def test_a_burst_of_unknown_outcome_labels_is_a_data_quality_fault(
     assert summary["bad_by_reason"] == {"bad_label": 300}, summary["bad_by_reason"]
     faults = summary["data_quality_faults"]
     assert faults and "bad_record_rate" in faults[0]["signals"], (faults, said)
+
+
+def test_the_summary_names_each_unknown_label_and_the_connector_key_that_takes_it(
+        onboarded: pd.DataFrame, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: '300 bad records' and a dead-letter file whose details said 'expected one of
+    [...] (bad) or [...] (good)', without the pending list or where a value goes. Adding
+    each value where the line says clears them."""
+    out = onboarded.copy()
+    out.loc[out.index[-300:], "loan_status"] = ["Repurchased", "Repurchased", "Default"] * 100
+    summary, said = _replay(out, capsys)
+    assert summary["unknown_labels"] == {"outcomes": {"Repurchased": 200, "Default": 100}}
+    assert ("  unknown labels: 'Repurchased' x200, 'Default' x100 on the outcomes stream are "
+            "on none of its connector's label lists (dead-lettered as bad_label): add each to "
+            "streams.outcomes.fields.label bad: or good: if it is an outcome, pending: if it "
+            "is no outcome yet") in said.splitlines(), said
+    dead = [json.loads(x) for x in Path("run/dead_letter.jsonl").read_text().splitlines()]
+    assert all("is on none of the connector's label lists" in d["detail"] for d in dead)
+    conn = yaml.safe_load(Path("c.yaml").read_text())
+    label = conn["source"]["streams"]["outcomes"]["fields"]["label"]
+    label["bad"].append("Default")
+    label["pending"] = [*label.get("pending", []), "Repurchased"]
+    Path("c.yaml").write_text(yaml.safe_dump(conn))
+    summary, _ = _replay(out, capsys)
+    assert summary["bad_records"] == 0 and summary["unknown_labels"] == {}, summary
+    assert summary["labels"]["invalid_outcomes"] == 200, summary["labels"]
 
 
 def test_a_few_rejected_outcome_rows_are_no_fault(

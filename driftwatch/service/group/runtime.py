@@ -37,6 +37,7 @@ from driftwatch.errors import ConfigError, ServiceError
 from driftwatch.onboard.consistency import check_reference
 from driftwatch.outputlog import count_lines, segments
 from driftwatch.pipeline import WindowResult, window_spec_from_policy
+from driftwatch.pipeline.badcounts import count_bad
 from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor
 from driftwatch.service.config import GroupConfig, ModelConfig, TimelineConfig
@@ -211,8 +212,8 @@ class GroupRuntime(Leadership, ModelRuntime):
             if len(b):
                 by_part[partition_of(b.source)][b.stream].append(b)
         bad: dict[int, int] = defaultdict(int)
+        count_bad(m.bad_by_reason, m.unknown_labels, polled.bad)
         for rec in polled.bad:
-            m.bad_by_reason[rec.reason] = m.bad_by_reason.get(rec.reason, 0) + 1
             if rec.partition is not None:
                 bad[rec.partition] += 1
         flip = m.policy is not None and m.policy.reference.score_is == "p_good"
