@@ -57,7 +57,7 @@ from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvsep import read_head
 from driftwatch.errors import SourceError
 
-__all__ = ["header_is_data", "refuse_data_header", "second_header"]
+__all__ = ["header_is_data", "refuse_data_header", "second_header", "title_line"]
 
 #: The rows looked at: the header, the line after it, and the rows below that.
 _ROWS = 22
@@ -185,6 +185,32 @@ def second_header(rows: Sequence[Sequence[str]]) -> list[str] | None:
     return None
 
 
+def _count(line: str, sep: str) -> int:
+    try:
+        return len(next(csv.reader([line], delimiter=sep), []))
+    except csv.Error:
+        return 1
+
+
+def title_line(first: str, second: str, sep: str) -> bool:
+    """Whether ``first``, a CSV's first line read with ``sep``, is a title above the header
+    ``second``: it holds no comma-separated fields while the line below splits on commas
+    into three or more, and not into as many fields on ``sep`` as it does (Lending Club's
+    downloads open with ``Notes offered by Prospectus (https://...)``, whose spaces made it
+    read as a space-separated header of five names).
+
+    >>> title_line("Notes offered by Prospectus (x)", "id,member_id,loan_amnt,term", " ")
+    True
+    >>> title_line("age;balance;y", "30;3644,09;1,5", ";")  # decimal commas below
+    False
+    >>> title_line("score", "0.5", ",")
+    False
+    """
+    first, second = first.rstrip("\r"), second.rstrip("\r")
+    return (_count(first, ",") == 1 and _count(second, ",") >= 3
+            and _count(second, sep) != _count(first, sep))
+
+
 def refuse_data_header(path: str | Path, sep: str, what: str) -> None:
     """Raise :class:`~driftwatch.errors.SourceError` naming ``what`` when the CSV ``path``
     (read with ``sep``) has data on its first line instead of column names."""
@@ -197,6 +223,13 @@ def refuse_data_header(path: str | Path, sep: str, what: str) -> None:
         return
     if not rows:
         return
+    lines = text.split("\n", 2)
+    if len(lines) > 2 and title_line(lines[0], lines[1], sep):
+        shown = lines[0].rstrip("\r")
+        shown = shown if len(shown) <= 60 else shown[:60] + "..."
+        raise SourceError(f"{what}: its first line ({shown!r}) is a title above the header, "
+                          f"not column names: the line below splits on commas into "
+                          f"{_count(lines[1], ',')} fields; remove the first line")
     if (names := second_header(rows)) is not None:
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
         raise SourceError(f"{what}: its second line is a second header ({shown}), not "

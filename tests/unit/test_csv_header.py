@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from driftwatch.connectors.file import FileSource
-from driftwatch.csvheader import header_is_data, refuse_data_header, second_header
+from driftwatch.csvheader import header_is_data, refuse_data_header, second_header, title_line
 from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema
 from driftwatch.windows.profile import read_reference_table
@@ -350,3 +350,53 @@ def test_a_header_with_years_among_its_names_over_loan_rows_is_read(
 ) -> None:
     header = [str(2000 + j) if j in years else name for j, name in enumerate(names)]
     assert header_is_data(header, _freddie_rows(np.random.default_rng(seed), n)) is None
+
+
+# -- a title line above the header (Lending Club's downloads) -----------------------------
+
+_LC_TITLE = "Notes offered by Prospectus (https://www.lendingclub.com/info/prospectus.action)"
+
+
+def test_a_title_line_above_the_header_is_refused_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: the title's spaces made it a space-separated header of five names, and init
+    stopped on pandas' 'Error tokenizing data. C error: Expected 5 fields in line 3, saw
+    7'."""
+    monkeypatch.chdir(tmp_path)
+    ref, live = _frames()
+    Path("ref.csv").write_text(_LC_TITLE + "\n" + ref.to_csv(index=False))
+    live.to_csv("live.csv", index=False)
+    code, out, err = _init(Path("."), capsys)
+    assert code != 0 and out == "", err
+    assert err.splitlines()[0] == (
+        "error: reference dataset ref.csv: its first line ('Notes offered by Prospectus "
+        "(https://www.lendingclub.com/inf...') is a title above the header, not column "
+        "names: the line below splits on commas into 4 fields; remove the first line"), err
+    ref.to_csv("ref.csv", index=False)
+    code, _, err = _init(Path("."), capsys)
+    assert code == 0, err
+    Path("live.csv").write_text(_LC_TITLE + "\n" + live.to_csv(index=False))
+    code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
+                            "--input", "live.csv", "--out", "run", "--quiet", "--no-report"],
+                           capsys)
+    assert code != 0 and "live.csv: its first line ('Notes offered" in err, err
+    assert "Traceback" not in err
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(_NAME, min_size=1, max_size=8, unique=True),
+       cells=st.lists(st.lists(st.one_of(
+           st.text(st.characters(blacklist_characters="\r\n"), max_size=12), _NAME,
+           st.just("1,5"), st.just("a, b, c")), min_size=8, max_size=8), min_size=1, max_size=5),
+       sep=st.sampled_from([",", ";", "\t", "|"]))
+def test_a_header_over_rows_written_with_any_separator_is_no_title(
+    tmp_path: Path, names: list[str], cells: list[list[str]], sep: str) -> None:
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=sep, lineterminator="\n")
+    w.writerow(names)
+    for row in cells:
+        w.writerow(row[:len(names)])
+    lines = buf.getvalue().split("\n")
+    assert not title_line(lines[0], lines[1], sep)
