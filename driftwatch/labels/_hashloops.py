@@ -12,7 +12,7 @@ import numpy as np
 
 from driftwatch.numba_setup import compiled
 
-__all__ = ["first_occurrences", "insert", "probe", "tombstone"]
+__all__ = ["first_occurrences", "insert", "probe", "reinsert", "renumber", "tombstone"]
 
 _EMPTY = -1
 _TOMB = -2
@@ -70,6 +70,34 @@ def tombstone(trows, slots, rows):  # type: ignore[no-untyped-def]
             trows[s] = _TOMB
             freed += 1
     return freed
+
+
+@_jit
+def renumber(trows, mapping):  # type: ignore[no-untyped-def]
+    """Point every live slot at ``mapping[its row]``, in one pass over the table."""
+    for i in range(trows.size):
+        r = trows[i]
+        if r >= 0:
+            trows[i] = mapping[r]
+
+
+@_jit
+def reinsert(okeys, orows, tkeys, trows, mask, shift):  # type: ignore[no-untyped-def]
+    """Put every live slot of the old table (``okeys``, ``orows``) into the new, empty one,
+    in slot order; returns how many went in."""
+    n = 0
+    for i in range(orows.size):
+        r = orows[i]
+        if r < 0:
+            continue
+        key = okeys[i]
+        pos = np.int64((key * _MUL) >> shift)
+        while trows[pos] >= 0:
+            pos = (pos + 1) & mask
+        tkeys[pos] = key
+        trows[pos] = r
+        n += 1
+    return n
 
 
 @_jit

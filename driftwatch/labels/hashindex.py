@@ -173,6 +173,14 @@ class HashIndex:
         self._live += int(keys.size)
 
     def _rebuild(self, more: int) -> None:
+        loops = compiled() if self.use_compiled else None
+        if loops is not None:  # straight from the old table: no masks, no gathered copies
+            okeys, orows, live = self._keys, self._rows, self._live
+            self._alloc(2 * (live + more))
+            self._filled = self._live = int(loops.reinsert(okeys, orows, self._keys,
+                                                           self._rows, self._mask,
+                                                           self._shift))
+            return
         used = self._rows >= 0
         keys, rows = self._keys[used], self._rows[used]
         self._alloc(2 * (keys.size + more))
@@ -180,5 +188,9 @@ class HashIndex:
 
     def renumber(self, mapping: np.ndarray) -> None:
         """Point every key at ``mapping[old row]`` (after the rows were compacted)."""
+        loops = compiled() if self.use_compiled else None
+        if loops is not None:
+            loops.renumber(self._rows, np.asarray(mapping, dtype=np.int64))
+            return
         used = self._rows >= 0
         self._rows[used] = mapping[self._rows[used]]

@@ -74,3 +74,29 @@ def test_first_occurrences_are_the_sorted_first_copies(values: list[int], scale:
     want.sort()
     np.testing.assert_array_equal(first_occurrences(keys), want)
     np.testing.assert_array_equal(first_occurrences(keys, loops=None), want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_compiled_rebuild_lays_out_the_table_as_reinserting_the_live_keys_does(seed: int):
+    """The rebuild walks the old table in slot order, as gathering its live slots and
+    inserting them did: the same table, slot for slot, and every key still found."""
+    rng = np.random.default_rng(seed)
+    ix = HashIndex(capacity=16)
+    keys = np.unique(rng.integers(0, 2**64 - 1, 3000, dtype=np.uint64))
+    rng.shuffle(keys)
+    ix.insert(keys, np.arange(keys.size))
+    gone = rng.choice(keys, keys.size // 3, replace=False)
+    ix.remove(gone)
+    used = ix._rows >= 0
+    live_keys, live_rows = ix._keys[used], ix._rows[used]
+    want = HashIndex(capacity=16)
+    want._alloc(2 * (live_keys.size + 100))
+    want.insert(live_keys, live_rows)
+    ix._rebuild(100)
+    assert ix.capacity == want.capacity and len(ix) == len(want) == live_keys.size
+    assert ix._filled == want._filled
+    np.testing.assert_array_equal(ix._rows, want._rows)
+    np.testing.assert_array_equal(ix._keys[ix._rows >= 0], want._keys[want._rows >= 0])
+    assert (ix.lookup(gone) == -1).all()
+    np.testing.assert_array_equal(ix.lookup(live_keys), live_rows)
