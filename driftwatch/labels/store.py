@@ -51,6 +51,17 @@ def _b64(a: np.ndarray) -> str:
     return base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")
 
 
+def _union_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sorted union of two ascending arrays of distinct rows (``np.union1d``, without
+    sorting ``a`` again: ``b``, the few late rows, is merged into it)."""
+    if not b.size:
+        return a
+    pos = np.searchsorted(a, b)
+    new = pos >= a.size
+    new[~new] = a[pos[~new]] != b[~new]
+    return np.insert(a, pos[new], b[new])
+
+
 class KeyStore:
     """Rows with unique ``uint64`` keys and typed columns (see the module docstring)."""
 
@@ -84,7 +95,8 @@ class KeyStore:
         if n == 0:
             return
         if self._n + n > self._keys.size:  # full: drop dead rows first, grow if need be
-            self.compact()
+            if self._alive < self._n or self._late.size:  # else compacting changes nothing
+                self.compact()
             if self._n + n > self._keys.size:
                 self._grow(2 * (self._n + n))
         a, b = self._n, self._n + n
@@ -225,8 +237,7 @@ class KeyStore:
                 if first.size >= count or a + span >= b:
                     break
                 span *= 2
-            late = self._late_live()
-            cand = np.union1d(first[:count], late)
+            cand = _union_sorted(first[:count], self._late_live())
         else:
             cand = a + np.flatnonzero(self._live[a:b])
         if count < cand.size:

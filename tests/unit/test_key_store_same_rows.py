@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from driftwatch.labels.store import KeyStore
+from driftwatch.labels.store import KeyStore, _union_sorted
 from driftwatch.state import CheckpointStore
 
 from . import _old_key_store as old
@@ -102,3 +102,12 @@ def test_the_store_answers_like_its_frozen_copy(seed: int, disorder: float, big:
     _same(back_new.get(keys)[1], back_ref.get(keys)[1])
     _same(back_new.evict_oldest(len(back_new) // 2, "time"),
           back_ref.evict_oldest(len(back_ref) // 2, "time"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.integers(0, 300)), st.sets(st.integers(0, 300)))
+def test_the_union_of_sorted_rows_is_numpys(a: set[int], b: set[int]) -> None:
+    x, y = np.array(sorted(a), dtype=np.int64), np.array(sorted(b), dtype=np.int64)
+    got = _union_sorted(x, y)
+    assert got.dtype == np.int64
+    assert got.tolist() == np.union1d(x, y).tolist()
