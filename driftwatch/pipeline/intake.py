@@ -16,6 +16,8 @@ import numpy as np
 
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import Polled
+from driftwatch.labels.hashindex import HashIndex, first_occurrences
+from driftwatch.labels.hashindex import compiled as hash_compiled
 from driftwatch.labels.joiner import Joined
 from driftwatch.labels.landing import LandingBook
 from driftwatch.pipeline.badcounts import count_bad
@@ -150,9 +152,11 @@ class PollIntake:
 
 
 class _KeyRows:
-    """Row of each wanted key in ``keys`` (its first occurrence); the keys are sorted once,
-    on the first lookup, however many lookups a poll makes (late, inline and read-ahead
-    outcomes all look up the poll's predictions).
+    """Row of each wanted key in ``keys`` (its first occurrence), for keys that are there;
+    a key that is not gets some row (callers that may ask for one check the key there).
+    The keys are indexed once, on the first lookup, however many lookups a poll makes
+    (late, inline and read-ahead outcomes all look up the poll's predictions): in a hash
+    index of each key's first row where the compiled loops run, else sorted.
 
     >>> rows = _KeyRows(np.array([7, 3, 9, 3], dtype=np.uint64))
     >>> k = np.array([3, 9, 7], dtype=np.uint64)
@@ -162,12 +166,25 @@ class _KeyRows:
 
     def __init__(self, keys: np.ndarray) -> None:
         self.keys = keys
-        self._order: np.ndarray | None = None
+        self._built = False
+        self._index: HashIndex | None = None
+        self._order = np.zeros(0, dtype=np.intp)
         self._sorted = keys
 
-    def __call__(self, wanted: np.ndarray) -> np.ndarray:
-        if self._order is None:
+    def _build(self) -> None:
+        self._built = True
+        if hash_compiled() is not None:
+            first = first_occurrences(self.keys)
+            self._index = HashIndex(2 * first.size)
+            self._index.insert(self.keys[first], first)
+        else:
             self._order = np.argsort(self.keys, kind="stable")
             self._sorted = self.keys[self._order]
+
+    def __call__(self, wanted: np.ndarray) -> np.ndarray:
+        if not self._built:
+            self._build()
+        if self._index is not None:
+            return np.maximum(self._index.lookup(wanted), 0)
         pos = np.searchsorted(self._sorted, wanted)
         return self._order[np.minimum(pos, len(self.keys) - 1)]
