@@ -95,26 +95,15 @@ class PendingFeatures:
 
     def take(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Remove and return the rows of ``keys``: found mask, numeric and categorical rows
-        (for the found keys, in the order of ``keys``)."""
+        (for the found keys, in the order of ``keys``; column-major ``[n, F]`` and
+        ``[n, G]`` arrays)."""
         found, rows = self._store.pop(np.asarray(keys, dtype=np.uint64))
-        n = int(found.sum())
-        num = (
-            np.column_stack([rows[f"n{j}"] for j in range(self.schema.n_numeric)])
-            if self.schema.n_numeric
-            else np.zeros((n, 0))
-        )
-        cat = (
-            np.column_stack([rows[f"c{j}"] for j in range(self.schema.n_categorical)]).astype(
-                np.int32
-            )
-            if self.schema.n_categorical
-            else np.zeros((n, 0), np.int32)
-        )
-        return (
-            found,
-            num.reshape(n, self.schema.n_numeric),
-            cat.reshape(n, self.schema.n_categorical),
-        )
+        n, f, g = int(found.sum()), self.schema.n_numeric, self.schema.n_categorical
+        # columns stacked as rows, then seen transposed: one contiguous copy each, where
+        # writing every column into a row-major matrix strides through it (4x slower)
+        num = np.array([rows[f"n{j}"] for j in range(f)], dtype=np.float64).reshape(f, n).T
+        cat = np.array([rows[f"c{j}"] for j in range(g)], dtype=np.int32).reshape(g, n).T
+        return found, num, cat
 
     def expire(self, before: float) -> int:
         """Drop rows whose event time is before ``before`` (their outcome will not come)."""
