@@ -51,6 +51,9 @@ class Polled:
     #: batch holding it; each batch's rows are in that order. ``None`` when the source
     #: has no order across its batches (Kafka topics are consumed independently).
     order: np.ndarray | None = None
+    #: For each record of ``bad``, the good records of ``order`` before it in merged order
+    #: (where it sits in the stream); ``None`` when the source has no merged order.
+    bad_at: np.ndarray | None = None
 
     @property
     def n_events(self) -> int:

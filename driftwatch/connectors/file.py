@@ -154,6 +154,7 @@ class FileSource:
             positions=self.positions,
             bytes_read=nbytes,
             order=lut[taken.order[taken.order >= 0]] if taken.batches else None,
+            bad_at=taken.bad_at if taken.batches else None,
         )
         if self.dead_letter is not None and taken.bad:
             self.dead_letter.write(taken.bad)

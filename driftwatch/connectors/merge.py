@@ -60,6 +60,8 @@ class Taken:
     batches: list[tuple[int, Batch]]  # (stream index, rows in merged order), by stream index
     bad: list[BadRecord]
     order: np.ndarray  # stream index per good record in merged order (-1 for none)
+    #: for each bad record (in ``bad``'s order), the good records before it in merged order
+    bad_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 class EventMerger:
@@ -190,7 +192,10 @@ class EventMerger:
                     b = replace(b, source="")
             batches.append((s, b))
         bad_pos.sort(key=lambda t: t[0])
-        return Taken(batches, [b for _, b in bad_pos], kk[kk >= 0])
+        good = kk >= 0
+        good_before = np.cumsum(good) - good
+        at = good_before[np.array([j for j, _ in bad_pos], dtype=np.intp)]
+        return Taken(batches, [b for _, b in bad_pos], kk[good], at.astype(np.int64))
 
     def positions(self) -> list[int]:
         """Last line handed out, per input."""

@@ -43,6 +43,23 @@ class PollIntake:
             # the policy says the score is P(good): every stage measures P(bad)
             pred = replace(pred, score=1.0 - pred.score)
         before_out, wm_pred, wm_out = self._placement(polled, pred, out)
+        base = self.window.n_seen
+        # records read that are no prediction (outcomes, bad records) are charged where
+        # they sit in the stream, as joined outcomes are, so a pane's bad-record share does
+        # not depend on how the stream was cut into polls; before this poll's predictions
+        # are added, which may close the panes they belong to
+        if out is not None and polled.order is not None:
+            t = np.where(np.isnan(out.event_time), wm_out, out.event_time)
+            self.window.add_outcome_records_at(self.window.label_targets(
+                event_index=base + before_out, time=t, watermark=wm_out))
+            out_counted = True
+        else:
+            out_counted = False
+        bad_place = self._bad_placement(polled, pred)
+        if bad_place is not None:
+            index, wm = bad_place
+            self.window.add_bad_at(self.window.label_targets(
+                event_index=base + index, time=wm, watermark=wm))
         self._fit_book()
         book = self.joiner.book
         if isinstance(book, LandingBook):  # rows land no lower than the first open pane
@@ -54,7 +71,6 @@ class PollIntake:
             t = np.where(np.isnan(out.event_time) & np.isfinite(wm_out), wm_out,
                          out.event_time)
             out = replace(out, event_time=t)
-        base = self.window.n_seen
         pred_rows = _KeyRows(pred.keys if pred is not None else np.zeros(0, np.uint64))
         if pred is not None:
             self.n_events += len(pred)
@@ -95,11 +111,12 @@ class PollIntake:
             closed += self.window.add(pred)
         if out is not None and np.isfinite(out.event_time).any():
             closed += self.window.advance_to(float(np.nanmax(out.event_time)))
-        if out is not None:  # charged where the poll's bad records are: the same share
+        if out is not None and not out_counted:  # no merged order: the pane being filled
             self.window.add_outcome_records(len(out))
         if polled.bad:
             count_bad(self.bad_by_reason, self.unknown_labels, polled.bad)
-            self.window.add_bad(len(polled.bad))
+            if bad_place is None:
+                self.window.add_bad(len(polled.bad))
         if math.isfinite(self.window.watermark):
             self.joiner.expire(self.window.watermark)
             self.pending_features.expire(self.window.watermark - self.joiner.ttl)
@@ -134,6 +151,34 @@ class PollIntake:
         wm = np.fmax.accumulate(np.concatenate(([wm0], times)))[:-1]
         preds_before = np.cumsum(~is_out) - (~is_out)
         return preds_before[is_out], wm[~is_out], wm[is_out]
+
+    def _bad_placement(
+        self, polled: Polled, pred: Batch | None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Predictions before each bad record and the watermark there, from where the
+        source says each sits among the good records (None when it does not say)."""
+        at, order = polled.bad_at, polled.order
+        if not polled.bad or at is None or order is None or len(at) != len(polled.bad):
+            return None
+        nonempty = [k for k, b in enumerate(polled.batches) if len(b)]
+        if len(order) != sum(len(polled.batches[k]) for k in nonempty):
+            return None
+        lut = np.full(len(polled.batches), -1, dtype=np.intp)
+        lut[nonempty] = np.arange(len(nonempty))
+        kinds = np.array([polled.batches[k].stream == OUTCOMES for k in nonempty], dtype=bool)
+        is_pred = ~kinds[lut[order]] if len(order) else np.zeros(0, dtype=bool)
+        times = np.empty(len(order))
+        if pred is not None:
+            times[is_pred] = pred.event_time
+        if len(order) > int(is_pred.sum()):
+            times[~is_pred] = np.concatenate(
+                [polled.batches[k].event_time for k in nonempty
+                 if polled.batches[k].stream == OUTCOMES])
+        preds = np.concatenate(([0], np.cumsum(is_pred)))
+        with np.errstate(invalid="ignore"):
+            wm = np.fmax.accumulate(np.concatenate(([self.window.watermark], times)))
+        idx = np.clip(np.asarray(at, dtype=np.intp), 0, len(order))
+        return preds[idx], wm[idx]
 
     def _label(self, joined: Joined, index: np.ndarray, time: np.ndarray, wm: np.ndarray) -> None:
         targets = self.window.label_targets(event_index=index, time=time, watermark=wm)

@@ -357,6 +357,16 @@ class PaneWindow:
         if n:
             self._filling().sketch.n_bad += int(n)
 
+    def add_bad_at(self, targets: np.ndarray) -> None:
+        """Count bad records against the panes :meth:`label_targets` chose, one each."""
+        for t, n in zip(*np.unique(targets, return_counts=True), strict=True):
+            self._pane(int(t)).sketch.n_bad += int(n)
+
+    def add_outcome_records_at(self, targets: np.ndarray) -> None:
+        """Count outcome records read against the panes :meth:`label_targets` chose."""
+        for t, n in zip(*np.unique(targets, return_counts=True), strict=True):
+            self._pane(int(t)).sketch.n_outcome_records += int(n)
+
     def add_outcome_records(self, n: int) -> None:
         """Count outcome records read against the pane being filled: with its predictions
         and bad records, the records a bad-record share is taken of."""
