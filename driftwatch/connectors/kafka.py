@@ -26,28 +26,34 @@ registry_fault` says so meanwhile.
 Fetched record batches are read in bulk (:mod:`~driftwatch.connectors.kafka_records`):
 each partition's records of a poll reach the decoder as spans of the batches' own
 buffers, with no Python object per message.
+
+This module holds the source and its poll loop; its parts live beside it, one idea each:
+getting the consumer (:mod:`~driftwatch.connectors.kafka_connect`), decoding a poll and
+holding partitions for the registry (:mod:`~driftwatch.connectors.kafka_decoding`),
+event-time alignment and pausing (:mod:`~driftwatch.connectors.kafka_aligned`), seek and
+commit (:mod:`~driftwatch.connectors.kafka_offsets`) and rebalances
+(:mod:`~driftwatch.connectors.kafka_rebalance`).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
-
-import numpy as np
+from typing import Any
 
 from driftwatch.batch import Batch
 from driftwatch.clock import Clock, SystemClock
-from driftwatch.connectors.avro import SCHEMA_UNAVAILABLE
 from driftwatch.connectors.base import BadRecord, Polled
-from driftwatch.connectors.jsonblock import Lines
 from driftwatch.connectors.kafka_align import PartitionAligner
-from driftwatch.connectors.kafka_client import build_client, is_connected, topic_hint
+from driftwatch.connectors.kafka_aligned import AlignedPolls, unpark
+from driftwatch.connectors.kafka_client import build_client, is_connected
+from driftwatch.connectors.kafka_connect import TOPIC_CHECK_S, ConsumerStarter, TopicCheck
 from driftwatch.connectors.kafka_dead_letter import DeadLetterSink, dead_letter_sink
+from driftwatch.connectors.kafka_decoding import PollDecoding, RecordDecoder
 from driftwatch.connectors.kafka_hold import PartitionHolds
+from driftwatch.connectors.kafka_offsets import SourceOffsets
+from driftwatch.connectors.kafka_rebalance import PartitionAssignment, RebalanceListener
 from driftwatch.connectors.kafka_records import Fetched, fetched, read_in_bulk
 from driftwatch.connectors.kafka_sample import FirstRecords
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
@@ -56,24 +62,20 @@ from driftwatch.connectors.probe import SAMPLE
 from driftwatch.errors import ConnectorError, SourceError
 
 try:
-    from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka import KafkaConsumer, KafkaProducer
     from kafka.errors import KafkaError, UnsupportedCodecError
-    from kafka.structs import OffsetAndMetadata
 except ImportError:  # pragma: no cover - depends on the install
     KafkaConsumer = KafkaProducer = None
-    ConsumerRebalanceListener = object
     KafkaError = Exception
     UnsupportedCodecError = type("UnsupportedCodecError", (Exception,), {})
 
-__all__ = ["STOP_WAIT_S", "KafkaSource", "KafkaSourceStats", "RecordDecoder"]
+__all__ = ["STOP_WAIT_S", "TOPIC_CHECK_S", "KafkaSource", "KafkaSourceStats", "RecordDecoder"]
 
 log = logging.getLogger(__name__)
 
 #: On shutdown, the longest one broker call may wait (a commit, a flush, a close): five
 #: such calls fit the daemon's 10 s shutdown bound with room to spare.
 STOP_WAIT_S = 1.0
-# how often the subscribed topics are looked up on the cluster while one of them is missing
-TOPIC_CHECK_S = 10.0
 
 #: Seconds after a stream's first message its first records are handed out to be probed,
 #: when fewer than ``SAMPLE`` came by then.
@@ -82,69 +84,7 @@ SAMPLE_WAIT_S = 60.0
 _DLQ_PRODUCER = {"acks": "all", "linger_ms": 5, "bootstrap_timeout_ms": 10_000}
 
 
-@dataclass
-class _Piece:
-    """One partition's records of a poll, decoded."""
-
-    key: str  # "topic:partition"
-    tp: Any
-    batch: Batch | None  # good rows, ``position`` the offset
-    bad: list[BadRecord]
-    start: int  # first offset fetched
-    end: int  # next offset to fetch
-
-
-class RecordDecoder(Protocol):
-    """What a stream's decoder offers (``driftwatch.connectors.decode.Decoder``)."""
-
-    def decode_lines(
-        self,
-        lines: Lines,
-        *,
-        source: str,
-        positions: np.ndarray,
-        partition: int | None = None,
-        timestamps: np.ndarray | None = None,
-    ) -> tuple[Batch, list[BadRecord]]: ...
-
-
-def _tp_key(topic: str, partition: int) -> str:
-    return f"{topic}:{partition}"
-
-
-class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc, valid-type]
-    """Runs inside ``consumer.poll``; only touches in-memory state, never blocks."""
-
-    def __init__(self, source: KafkaSource) -> None:
-        self._source = source
-
-    def on_partitions_assigned(self, assigned: Any) -> None:
-        self._source._on_assigned(set(assigned))
-
-    def on_partitions_revoked(self, revoked: Any) -> None:
-        self._source._on_revoked(set(revoked))
-
-
-def _unpark(consumer: Any) -> None:
-    """Let kafka-python hand out what it kept for a resumed partition.
-
-    kafka-python 3.0 parks the records it had fetched for a partition when the partition
-    is paused, and puts them back in line on resume only while nothing else is in line;
-    but a partition's records stay "in line" after they are all handed out (an empty,
-    drained holder, never cleared). From then on the resumed partition is neither handed
-    out nor fetched again: its consumer stalls. An empty holder is nothing in line, so it
-    is cleared before each poll; with another client (or a fixed one) there is nothing to
-    do.
-    """
-    fetcher = getattr(consumer, "_fetcher", None)
-    if fetcher is None or not getattr(fetcher, "_paused_partition_records", None):
-        return
-    held = getattr(fetcher, "_next_partition_records", None)
-    if held is not None and not held:
-        fetcher._next_partition_records = None
-
-
-class KafkaSource:
+class KafkaSource(AlignedPolls, PollDecoding, SourceOffsets, PartitionAssignment):
     """A consumer-group source of ``predictions`` / ``outcomes`` batches.
 
     ``decoders`` maps each stream name bound in ``settings.topics`` to its decoder. The
@@ -189,24 +129,20 @@ class KafkaSource:
         self._decoders = dict(decoders)
         self._streams = settings.streams
         self._clock = clock or SystemClock()
-        self._extra = dict(consumer_config or {})
-        self._make_consumer = consumer_factory or (lambda **c: build_client(KafkaConsumer, **c))
+        make_consumer = consumer_factory or (lambda **c: build_client(KafkaConsumer, **c))
         self._make_producer = producer_factory or (lambda **c: build_client(KafkaProducer, **c))
+        # the cluster being away at start: tried again with backoff (kafka_connect.py)
+        self._starter = ConsumerStarter(settings, consumer_config or {}, make_consumer,
+                                        clock=self._clock, stats=self.stats)
+        self._topic_check = TopicCheck(self._streams, clock=self._clock)
         self._consumer: Any = None
         self._positions: dict[Any, int] = {}  # TopicPartition -> next offset our state covers
         self._assigned: set[Any] = set()
         self._committed: dict[str, int] = {}
-        self._backoff = settings.retry_backoff_s
-        self._next_attempt = float("-inf")
-        self._unavailable_since: float | None = None
         self._closed = False
         self._stopping = False  # shutdown: every broker wait is capped at STOP_WAIT_S
         self._ready = False
         self._bulk = False  # the consumer reads record batches in bulk (kafka_records.py)
-        self._missing_topics: tuple[str, ...] = ()  # subscribed, absent from the cluster
-        self._topics_checked_at = float("-inf")
-        self._topics_known = False  # every subscribed topic was seen on the cluster once
-        self._wake = threading.Event()
         # event-time alignment of the partitions (kafka_align.py); a group member has its
         # own (a pane per partition), and turns it off
         self._aligner = (PartitionAligner(stall_s=settings.align_stall_s)
@@ -248,7 +184,7 @@ class KafkaSource:
         if self._holds:
             self._retry_holds(consumer)
         if self._aligner is not None or self._holds.used:  # they pause partitions
-            _unpark(consumer)
+            unpark(consumer)
         try:
             # records held that may leave (the last take was cut at max_records): no wait
             wait_s = 0.0 if self._more_ready else timeout_s
@@ -275,76 +211,8 @@ class KafkaSource:
         # (a dict of every metric it keeps, ~1% of a busy source's time)
         self._ready = bool(got) or is_connected(consumer)
         if self._ready:
-            self._check_topics(consumer)
+            self._topic_check.check(consumer)
         return polled
-
-    def seek(self, positions: Mapping[str, int]) -> None:
-        """Resume from checkpointed ``{"topic:partition": next_offset}``.
-
-        Applied now to partitions already assigned, and on every later assignment of the
-        others. Keys of other sources (files, unknown topics) are ignored.
-        """
-        for key, offset in positions.items():
-            topic, sep, part = key.rpartition(":")
-            if not sep or topic not in self._streams or not part.isdigit():
-                continue
-            tp = TopicPartition(topic, int(part))
-            self._positions[tp] = int(offset)
-            self._fetched.pop(tp, None)
-            self._realign.add(key)
-            held = tp in self._holds
-            self._holds.forget(tp)  # read from there; a registry still down holds it again
-            if self._consumer is not None and tp in self._assigned:
-                self._consumer.seek(tp, int(offset))
-                if held:
-                    self._consumer.resume(tp)
-
-    def commit(self, positions: Mapping[str, int]) -> None:
-        """Commit exactly these offsets to the group.
-
-        Call it only **after** the checkpoint holding these positions is durable: offsets
-        never move ahead of durable state, so a crash between the two re-reads (and the
-        checkpoint's positions skip) rather than losing events. Dead letters are made durable
-        first; while some are not, the commit is deferred. Partitions no longer assigned are
-        left to their new owner. A failed commit is counted and logged, not raised: the
-        checkpoint still holds the positions and the next commit covers them.
-        """
-        consumer = self._consumer
-        if consumer is None or not positions:
-            return
-        dead = self._dead
-        if (
-            dead is not None
-            and dead.pending
-            and not dead.flush(self._wait(self.settings.dead_letter_timeout_s))
-        ):
-            self.stats.commits_deferred_total += 1
-            log.warning("offset commit deferred: %d dead letters not durable yet", dead.pending)
-            return
-        offsets = {}
-        for key, offset in positions.items():
-            topic, _, part = key.rpartition(":")
-            tp = TopicPartition(topic, int(part)) if part.isdigit() else None
-            if tp is not None and tp in self._assigned:
-                offsets[tp] = OffsetAndMetadata(int(offset), "", -1)
-        if not offsets:
-            return
-        t0 = self._clock.monotonic()
-        try:
-            wait_s = self._wait(self.settings.commit_timeout_s)
-            consumer.commit(offsets, timeout_ms=int(wait_s * 1000))
-        except KafkaError as exc:
-            self.stats.commit_failures_total += 1
-            log.warning("offset commit failed: %s", type(exc).__name__)
-            return
-        latency = max(0.0, self._clock.monotonic() - t0)
-        self.stats.commits_total += 1
-        self.stats.commit_latency_seconds_sum += latency
-        self.stats.commit_latency_seconds_last = latency
-        self._committed.update(
-            {_tp_key(tp.topic, tp.partition): o.offset for tp, o in offsets.items()}
-        )
-        self.commit_requested = False
 
     def stopping(self) -> None:
         """The daemon is shutting down: from now on a commit, a dead-letter flush and the
@@ -364,7 +232,7 @@ class KafkaSource:
         if self._closed:
             return
         self._closed = True
-        self._wake.set()
+        self._starter.wake()
         if self._dead is not None:
             self._dead.flush(self._wait(self.settings.dead_letter_timeout_s))
             self._dead.close()
@@ -390,7 +258,7 @@ class KafkaSource:
 
         A plain attribute read, safe from a health-check thread.
         """
-        return self._ready and not self._closed and not self._missing_topics
+        return self._ready and not self._closed and not self._topic_check.missing
 
     @property
     def not_ready_reason(self) -> str:
@@ -400,8 +268,8 @@ class KafkaSource:
         if not self._ready:
             servers = ",".join(self.settings.connection.bootstrap_servers)
             return f"no broker connection to {servers}"
-        if self._missing_topics:
-            return f"topic(s) not found on the cluster: {', '.join(self._missing_topics)}"
+        if self._topic_check.missing:
+            return f"topic(s) not found on the cluster: {', '.join(self._topic_check.missing)}"
         return ""
 
     @property
@@ -425,119 +293,7 @@ class KafkaSource:
         """``{"topic:partition": offset}`` of the partitions held for the registry."""
         return self._holds.positions()
 
-    @property
-    def positions(self) -> dict[str, int]:
-        """Next offset per assigned partition, as far as delivered batches go."""
-        return {_tp_key(tp.topic, tp.partition): o for tp, o in self._positions.items()
-                if tp in self._assigned}  # fmt: skip
-
-    @property
-    def committed(self) -> dict[str, int]:
-        """Offsets this source committed successfully."""
-        return dict(self._committed)
-
-    @property
-    def assignment(self) -> list[str]:
-        return sorted(_tp_key(tp.topic, tp.partition) for tp in self._assigned)
-
     # -- internals -----------------------------------------------------------------------------
-    def _consumer_config(self, timeout_s: float) -> dict[str, Any]:
-        s = self.settings
-        cfg: dict[str, Any] = s.connection.client_config()
-        cfg.update(
-            group_id=s.connection.group_id,
-            enable_auto_commit=False,
-            allow_auto_create_topics=False,  # a misspelt topic must not spring into being
-            auto_offset_reset=s.auto_offset_reset,
-            isolation_level=s.isolation_level,
-            fetch_max_wait_ms=s.fetch_max_wait_ms,
-            max_partition_fetch_bytes=s.max_partition_fetch_bytes,
-            session_timeout_ms=s.session_timeout_ms,
-            reconnect_backoff_max_ms=s.reconnect_backoff_max_ms,
-            bootstrap_timeout_ms=max(1000, int(timeout_s * 1000)),
-        )
-        cfg.update(self._extra)
-        return cfg
-
-    def _connect(self, timeout_s: float) -> Any:
-        if self._consumer is not None:
-            return self._consumer
-        wait = self._next_attempt - self._clock.monotonic()
-        if wait > 0:
-            self._wake.wait(min(wait, timeout_s))
-            return None
-        try:
-            consumer = self._make_consumer(**self._consumer_config(timeout_s))
-        except Exception as exc:  # kafka errors, DNS, TLS files: all mean "not yet"
-            now = self._clock.monotonic()
-            self.stats.connect_failures_total += 1
-            if self._unavailable_since is None:
-                self._unavailable_since = now
-            limit = self.settings.give_up_after_s
-            if limit is not None and now - self._unavailable_since >= limit:
-                raise SourceError(
-                    f"Kafka unreachable for {now - self._unavailable_since:.0f}s "
-                    f"({type(exc).__name__}); giving up"
-                ) from exc
-            log.warning("Kafka not reachable at %s (%s); retrying in %.1fs",
-                        ",".join(self.settings.connection.bootstrap_servers),
-                        type(exc).__name__, self._backoff)  # fmt: skip
-            self._next_attempt = now + self._backoff
-            self._backoff = min(self._backoff * 2, self.settings.retry_backoff_max_s)
-            return None
-        self._bulk = read_in_bulk(consumer)
-        consumer.subscribe(topics=list(self._streams), listener=_Rebalance(self))
-        self._consumer = consumer
-        self._backoff = self.settings.retry_backoff_s
-        self._unavailable_since = None
-        return consumer
-
-    def _check_topics(self, consumer: Any) -> None:
-        """Look the subscribed topics up on the cluster: at the first connection, then every
-        ``TOPIC_CHECK_S`` while one is missing. A misspelt topic is never created (no
-        auto-create) and kafka-python just assigns nothing, so without this a wrong name
-        reads as a healthy, idle consumer. The consumer stays subscribed: a topic created
-        later is picked up by its own metadata refresh."""
-        now = self._clock.monotonic()
-        if self._topics_known or now - self._topics_checked_at < TOPIC_CHECK_S:
-            return
-        self._topics_checked_at = now
-        try:
-            on_cluster = set(consumer.topics())
-        except KafkaError as exc:
-            log.warning("listing Kafka topics failed: %s", type(exc).__name__)
-            return
-        missing = tuple(sorted(t for t in self._streams if t not in on_cluster))
-        if missing and missing != self._missing_topics:
-            log.error("Kafka topic(s) not found on the cluster: %s; nothing is read from them "
-                      "until they exist (the connector's `topic:`)",
-                      ", ".join(topic_hint(t, on_cluster) for t in missing))
-        elif not missing and self._missing_topics:
-            log.info("Kafka topic(s) now exist: %s", ", ".join(self._missing_topics))
-        self._missing_topics = missing
-        self._topics_known = not missing
-
-    def _on_assigned(self, assigned: set[Any]) -> None:
-        self.stats.rebalances_total += 1
-        self._assigned |= assigned
-        held = set(self._holds.paused())
-        for tp in assigned:  # read again from the position: what was held goes
-            self._realign.add(_tp_key(tp.topic, tp.partition))
-            self._fetched.pop(tp, None)
-            if tp in self._positions:  # checkpoint (or our own state) wins over the group
-                self._consumer.seek(tp, self._positions[tp])
-            if tp in held:  # back here (a rebalance revokes all first): still held
-                self._consumer.pause(tp)
-
-    def _on_revoked(self, revoked: set[Any]) -> None:
-        self._assigned -= revoked
-        for tp in revoked:
-            self._realign.add(_tp_key(tp.topic, tp.partition))
-            self._fetched.pop(tp, None)
-            self.stats.lag.pop(_tp_key(tp.topic, tp.partition), None)
-        if revoked and not self._closed:
-            self.commit_requested = True
-
     def _decode(self, records: Mapping[Any, Fetched]) -> Polled:
         """Decode a poll's records: one decoder call per topic, whatever its partitions in
         the poll (each call has a fixed cost; a topic of 12 partitions paid it 12 times)."""
@@ -551,200 +307,18 @@ class KafkaSource:
         polled.batches = [Batch.concat(bs) for bs in per_stream.values()]
         return polled
 
-    def _decoded(self, records: Mapping[Any, Fetched],
-                 polled: Polled) -> list[tuple[str, _Piece]]:
-        """Each partition's records of a poll decoded (one decoder call per topic): its
-        good rows (``position`` is the offset), its bad records and the offsets fetched,
-        in the poll's order. Counts bytes and messages into ``polled`` and the stats."""
-        per_topic: dict[str, list[tuple[Any, Fetched]]] = defaultdict(list)
-        for tp, recs in records.items():
-            if len(recs):
-                per_topic[tp.topic].append((tp, recs))
-        out: list[tuple[str, _Piece]] = []
-        for topic, parts in per_topic.items():
-            stream = self._streams[topic]
-            every = Fetched.concat([recs for _, recs in parts])
-            n = len(every)
-            offsets = every.offsets
-            ts = every.timestamps.astype(np.float64)
-            ts = np.where(ts >= 0, ts / 1000.0, np.nan)
-            sizes = [len(recs) for _, recs in parts]
-            if len(parts) == 1:
-                partition: int | np.ndarray = parts[0][0].partition
-            else:
-                partition = np.repeat(np.array([tp.partition for tp, _ in parts], np.int64),
-                                      sizes)
-            # each record's index as its position: offsets repeat across partitions
-            batch, bad = self._decoders[stream].decode_lines(
-                every.lines(), source=topic, positions=np.arange(n, dtype=np.int64),
-                partition=partition, timestamps=ts)
-            bounds = np.cumsum([0, *sizes])
-            rows = np.searchsorted(batch.position, bounds) if len(batch) else np.zeros(
-                len(bounds), np.int64)
-            bad_at = np.searchsorted(bounds, [b.position for b in bad], side="right") - 1
-            used = np.ones(n, bool)  # records read or dead-lettered (not held)
-            for k, (tp, recs) in enumerate(parts):
-                mine = batch.take(slice(int(rows[k]), int(rows[k + 1])))
-                got = None
-                if len(mine):
-                    got = replace(mine, position=offsets[mine.position])
-                letters = [replace(b, position=int(offsets[b.position]),
-                                   stream=b.stream or stream)
-                           for b, at in zip(bad, bad_at, strict=True) if at == k]
-                end = self._held_at(tp, stream, letters, recs.last_offset + 1)
-                if end <= recs.last_offset:  # the rest is read again once the registry answers
-                    used[int(bounds[k]):int(bounds[k + 1])] = offsets[
-                        int(bounds[k]):int(bounds[k + 1])] < end
-                    if got is not None:
-                        got = got.take(np.flatnonzero(got.position < end))
-                    letters = [b for b in letters if b.position < end]
-                out.append((stream, _Piece(_tp_key(tp.topic, tp.partition), tp, got, letters,
-                                           recs.first_offset, end)))
-                for b in letters:
-                    self.stats.bad_total += 1
-                    self.stats.bad_by_reason[b.reason] = (
-                        self.stats.bad_by_reason.get(b.reason, 0) + 1)
-            if self._first.wants(stream):  # not the held records: they come again
-                avro = getattr(self._decoders[stream], "avro", None)
-                self._first.keep(stream, every.values() if used.all() else
-                                 (every.value(i) for i in np.flatnonzero(used).tolist()),
-                                 now=self._clock.monotonic(),
-                                 read=None if avro is None else avro.read)
-            size = every.value_bytes() if used.all() else int(
-                (every.ends - every.starts)[used].sum())
-            polled.bytes_read += size
-            self.stats.messages_total += int(used.sum())
-            self.stats.bytes_total += size
-        return out
-
-    # -- partitions held while the schema registry is down (kafka_hold.py) --------------------
-    def _held_at(self, tp: Any, stream: str, letters: list[BadRecord], end: int) -> int:
-        """The offset to read ``tp`` from next: ``end`` (everything fetched), or the first
-        value whose writer schema the registry could not serve, where ``tp`` is held."""
-        waiting = [b for b in letters if b.reason == SCHEMA_UNAVAILABLE]
-        if not waiting:
-            if tp in self._holds:
-                self._holds.release(tp, now=self._clock.now())
-            return end
-        now = self._clock.now()
-        first = min(waiting, key=lambda b: b.position)
-        down = getattr(self._registry_of(stream), "outage", None)
-        self._holds.hold(tp, key=_tp_key(tp.topic, tp.partition), offset=first.position,
-                         stream=stream, reason=first.detail, now=now,
-                         attempt=0 if down is None else down.failures)
-        consumer = self._consumer
-        if consumer is not None:
-            consumer.seek(tp, first.position)
-            consumer.pause(tp)
-        return first.position
-
-    def _registry_of(self, stream: str) -> Any:
-        """The schema registry client of ``stream``'s decoder (None: it reads no registry)."""
-        avro = getattr(self._decoders.get(stream), "avro", None)
-        return getattr(avro, "registry", None)
-
-    def _retry_holds(self, consumer: Any) -> None:
-        """Resume the held partitions whose registry's backoff has run out: their held
-        message is fetched again and read (or held again) by this poll or the next."""
-        self._holds.prune(self._assigned)
-
-        def due(stream: str) -> bool:
-            registry = self._registry_of(stream)
-            return registry is None or registry.due()
-
-        for tp in self._holds.resumable(due):
-            consumer.resume(tp)
-
-    def _aligned(self, records: Mapping[Any, Fetched], consumer: Any,
-                 max_records: int) -> Polled:
-        """A poll's records merged in event time with what earlier polls left held
-        (:mod:`~driftwatch.connectors.kafka_align`): the records that may leave, in that
-        order, one batch per stream, and positions that cover only those."""
-        aligner = self._aligner
-        assert aligner is not None
-        if self._realign:  # sought or reassigned since: read again from their positions
-            aligner.forget(self._realign)
-            self._realign = set()
-        now = self._clock.monotonic()
-        polled = Polled()
-        for stream, piece in self._decoded(records, polled):
-            tp = piece.tp
-            aligner.add(piece.key, rank=self._rank(tp), stream=self._stream_ix[stream],
-                        batch=piece.batch, bad=piece.bad, start=piece.start, end=piece.end,
-                        now=now)
-            self._fetched[tp] = piece.end
-        # what the consumer has paused: kafka-python keeps a pause across a rebalance
-        # that leaves the partition here, where this source dropped what it held
-        self._paused = set(consumer.paused()) & self._assigned
-        behind = {}
-        for tp in self._assigned:
-            behind[_tp_key(tp.topic, tp.partition)] = self._is_behind(consumer, tp)
-        aligner.behind(behind, now=now, paused=self._paused_keys())
-        stalled = aligner.stalled()
-        if stalled != self._stalled:
-            new = sorted(set(stalled) - set(self._stalled))
-            if new:
-                log.warning("event-time alignment: %s behind but fetched nothing for %.0fs; "
-                            "the other partitions no longer wait for it (its records may "
-                            "count as late)", ", ".join(new), aligner.stall_s)
-            self._stalled = stalled
-        taken = aligner.take(max_records)
-        self._more_ready = sum(len(b) for _, b in taken.batches) + len(taken.bad) >= max_records
-        names = self._stream_names
-        lut = np.full(len(names), -1, dtype=np.intp)
-        for k, (ix, _) in enumerate(taken.batches):
-            lut[ix] = k
-        polled.batches = [b for _, b in taken.batches]
-        polled.order = lut[taken.order[taken.order >= 0]] if taken.batches else None
-        polled.bad = taken.bad
-        by_key = {_tp_key(tp.topic, tp.partition): tp for tp in self._assigned}
-        for key, offset in aligner.positions().items():
-            tp = by_key.get(key)
-            if tp is not None:
-                polled.positions[key] = self._positions[tp] = offset
-        self._pause_full(consumer, max_records)
-        self.stats.held = aligner.n_held
-        return polled
-
-    def _is_behind(self, consumer: Any, tp: Any) -> bool:
-        """The broker holds records of ``tp`` this consumer has not fetched (True while
-        that is not known: no fetch answered yet)."""
-        try:
-            end = consumer.highwater(tp)
-            if end is None:
-                return True
-            at = self._fetched.get(tp)
-            return (consumer.position(tp) if at is None else at) < end
-        except (AssertionError, KafkaError, ValueError):  # not assigned (a rebalance)
-            return False
-
-    def _pause_full(self, consumer: Any, max_records: int) -> None:
-        """Stop fetching partitions that hold a poll's worth (they are ahead in event time;
-        the ones behind get the fetches), and fetch again once they hold less."""
-        assert self._aligner is not None
-        full, free = [], []
-        for tp in self._assigned:
-            held = self._aligner.held(_tp_key(tp.topic, tp.partition))
-            if held >= max_records and tp not in self._paused:
-                full.append(tp)
-            elif held < max_records and tp in self._paused:
-                free.append(tp)
-        if full:
-            consumer.pause(*full)
-            self._paused.update(full)
-        held = set(self._holds.paused())  # paused until the registry answers
-        free = [tp for tp in free if tp not in held]
-        if free:
-            consumer.resume(*free)
-            self._paused.difference_update(free)
-
-    def _paused_keys(self) -> set[str]:
-        return {_tp_key(tp.topic, tp.partition) for tp in self._paused}
-
-    def _rank(self, tp: Any) -> int:
-        """Ties in event time: streams in the connector's order, then topics, then
-        partitions (as a replay orders streams, then files)."""
-        return self._topic_rank[tp.topic] * (1 << 24) + int(tp.partition)
+    def _connect(self, timeout_s: float) -> Any:
+        """The consumer, subscribed, or None while the cluster cannot be reached."""
+        if self._consumer is not None:
+            return self._consumer
+        consumer = self._starter.start(timeout_s)
+        if consumer is None:
+            return None
+        self._bulk = read_in_bulk(consumer)
+        consumer.subscribe(topics=list(self._streams), listener=RebalanceListener(self))
+        self._consumer = consumer
+        self._starter.started()
+        return consumer
 
     def take_samples(self) -> dict[str, list[dict[str, Any]]]:
         """Each stream's first messages (parsed JSON objects), once: when
@@ -766,14 +340,3 @@ class KafkaSource:
         self.stats.dead_letters_total += len(bad)
         self._dead.flush(self._wait(self.settings.dead_letter_timeout_s))
         self.stats.dead_letters_pending = self._dead.pending
-
-    def _update_lag(self) -> None:
-        consumer = self._consumer
-        for tp in self._assigned:
-            pos = self._positions.get(tp)
-            try:
-                hw = consumer.highwater(tp)
-            except KafkaError:
-                continue
-            if hw is not None and pos is not None:
-                self.stats.lag[_tp_key(tp.topic, tp.partition)] = max(0, int(hw) - pos)

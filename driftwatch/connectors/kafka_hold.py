@@ -67,7 +67,7 @@ class PartitionHolds:
         self._holds: dict[Any, Hold] = {}
         self._since: float | None = None  # the outage as this source saw it (wall clock)
         self._attempts: dict[str, int] = {}  # the registry tries logged, per stream
-        self.used = False  # a partition was ever paused here (see kafka.py's _unpark)
+        self.used = False  # a partition was ever paused here (see kafka_aligned.py's unpark)
 
     def __contains__(self, tp: Any) -> bool:
         return tp in self._holds
