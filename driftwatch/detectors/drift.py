@@ -34,6 +34,7 @@ from driftwatch.detectors.divergence import (
     psi_contributions,
     top_bins,
 )
+from driftwatch.detectors.identity_cache import IdentityCache
 from driftwatch.detectors.registry import CALIBRATED_LEVELS, THRESHOLD_CALIBRATED, THRESHOLD_EFFECT
 
 __all__ = ["DRIFT_STATS", "BlockStats", "aggregate_signals", "block_stats", "drift_signals"]
@@ -105,6 +106,61 @@ def _floats(a: np.ndarray) -> list[float]:
     return np.asarray(a, dtype=np.float64).tolist()
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a block's results take from the settings and the levels alone, as Python
+    values: per reported statistic ``(name, thresholds, calibrated, level rows, effect
+    size)``, and chi-square's calibrated values and level rows."""
+
+    thresholds: frozenset[str]
+    per_stat: tuple[tuple[str, list[float], list[float] | None,
+                          list[dict[str, float]] | None, float], ...]
+    want_chi: bool
+    chi_cal: list[float] | None
+    chi_rows: list[dict[str, float]] | None
+
+
+#: Plans by the identity of their settings and levels: windows of one size read the same
+#: level objects, so the per-feature Python values are built once, not once a window.
+_PLANS = IdentityCache(capacity=16)
+
+
+def _plan(cfg: DetectorConfig, calibrated: Mapping[str, np.ndarray] | None,
+          levels: Mapping[str, Mapping[str, np.ndarray]] | None, f: int,
+          present: tuple[str, ...]) -> _Plan:
+    lv_items = tuple((levels or {}).items())
+    objs = (cfg, calibrated, *(d for _, d in lv_items))
+    extra = (f, present, tuple(k for k, _ in lv_items))
+    return _PLANS.get(objs, extra, lambda: _build_plan(cfg, calibrated, lv_items, f, present))
+
+
+def _build_plan(cfg: DetectorConfig, calibrated: Mapping[str, np.ndarray] | None,
+                lv_items: tuple[tuple[str, Mapping[str, np.ndarray]], ...], f: int,
+                present: tuple[str, ...]) -> _Plan:
+    # every per-feature number as Python lists once: the results only index them
+    lv = {k: {st: _floats(a) for st, a in d.items()} for k, d in lv_items}
+
+    def level_rows(name: str) -> list[dict[str, float]] | None:
+        """Per feature: the calibrated level of ``name`` at every rate that has one."""
+        keys = [k for k, d in lv.items() if name in d]
+        if not keys:
+            return None
+        cols = [lv[k][name] for k in keys]
+        return [dict(zip(keys, row, strict=True)) for row in zip(*cols, strict=True)]
+
+    per_stat = []
+    for name in present:
+        if not cfg.wants(name, "drift"):
+            continue
+        t, cal = _thresholds(name, cfg, calibrated, f)
+        per_stat.append((name, t.tolist(), None if cal is None else _floats(cal),
+                         level_rows(name), cfg.threshold(name)))
+    chi_cal = None if calibrated is None else calibrated.get("chi2")
+    return _Plan(frozenset(p[0] for p in per_stat), tuple(per_stat),
+                 cfg.wants("chi2", "drift"), None if chi_cal is None else _floats(chi_cal),
+                 level_rows("chi2"))
+
+
 def drift_signals(
     names: Sequence[str],
     stats: BlockStats,
@@ -148,28 +204,13 @@ def drift_signals(
     if not any(rep):
         return out
     dof = stats.chi.dof
-    thr = {}
-    for name in DRIFT_STATS:
-        if stats.get(name) is not None and cfg.wants(name, "drift"):
-            thr[name] = _thresholds(name, cfg, calibrated, f)
-    want_chi = cfg.wants("chi2", "drift")
+    present = tuple(name for name in DRIFT_STATS if stats.get(name) is not None)
+    plan = _plan(cfg, calibrated, levels, f, present)
+    thr = plan.thresholds
+    want_chi = plan.want_chi
     qf = quality_flag.tolist()
-    # every per-feature number as Python lists once: the loop below only indexes them
-    lv = {k: {st: _floats(a) for st, a in d.items()} for k, d in (levels or {}).items()}
-
-    def level_rows(name: str) -> list[dict[str, float]] | None:
-        """Per feature: the calibrated level of ``name`` at every rate that has one."""
-        keys = [k for k, d in lv.items() if name in d]
-        if not keys:
-            return None
-        cols = [lv[k][name] for k in keys]
-        return [dict(zip(keys, row, strict=True)) for row in zip(*cols, strict=True)]
-
-    per_stat = []
-    for name, (t, cal) in thr.items():
-        per_stat.append((name, stats.get(name).tolist(), t.tolist(),  # type: ignore[union-attr]
-                         None if cal is None else _floats(cal), level_rows(name),
-                         cfg.threshold(name)))
+    per_stat = [(name, stats.get(name).tolist(), t, cal, rows, eff)  # type: ignore[union-attr]
+                for name, t, cal, rows, eff in plan.per_stat]
     if "psi" in thr:
         valid_l = valid.tolist()
         top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins).tolist()
@@ -197,9 +238,7 @@ def drift_signals(
         chi_thr = chi2_threshold(chi_p_cut, dof).tolist()
         chi_stat, chi_p = stats.chi.stat.tolist(), stats.chi.p_value.tolist()
         chi_adj, dof_l = chi_adjusted.tolist(), dof.tolist()
-        chi_cal_a = None if calibrated is None else calibrated.get("chi2")
-        chi_cal = None if chi_cal_a is None else _floats(chi_cal_a)
-        chi_lv = level_rows("chi2")
+        chi_cal, chi_lv = plan.chi_cal, plan.chi_rows
 
     isfinite = math.isfinite
     bounded = lo_l is not None and hi_l is not None if "psi" in thr else False
@@ -213,7 +252,7 @@ def drift_signals(
             if cal is not None:
                 details[THRESHOLD_CALIBRATED] = cal[j]
             if rows is not None:
-                details[CALIBRATED_LEVELS] = rows[j]
+                details[CALIBRATED_LEVELS] = rows[j].copy()  # each window owns its details
             p_value = None
             if name == "psi":
                 details["eps"] = cfg.eps
@@ -252,7 +291,7 @@ def drift_signals(
             if chi_cal is not None:
                 chi_details[THRESHOLD_CALIBRATED] = chi_cal[j]
             if chi_lv is not None:
-                chi_details[CALIBRATED_LEVELS] = chi_lv[j]
+                chi_details[CALIBRATED_LEVELS] = chi_lv[j].copy()
             out.append(SignalResult("chi2", "drift", chi_stat[j], feat, chi_thr[j], n_ref,
                                     n_cur, chi_p[j], chi_details, segment))
     return out
