@@ -78,8 +78,14 @@ def calibration_rates(policy: Policy | None, config: DetectorConfig) -> tuple[fl
     own ``alpha``; empty when the policy asks for no calibrated level."""
     if policy is None:
         return ()
-    rates = {r for rs in policy.calibrated_rates().values() for r in rs}
-    return tuple(sorted(rates | {config.alpha}, reverse=True)) if rates else ()
+    # asked once a window (the monitor's calibrator lookup): cached on the policy by alpha
+    by_alpha = policy.cache.setdefault("calibration_rates", {})
+    hit = by_alpha.get(config.alpha)
+    if hit is None:
+        rates = {r for rs in policy.calibrated_rates().values() for r in rs}
+        hit = by_alpha[config.alpha] = (
+            tuple(sorted(rates | {config.alpha}, reverse=True)) if rates else ())
+    return hit  # type: ignore[no-any-return]
 
 
 def build_calibrator(

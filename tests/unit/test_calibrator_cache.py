@@ -59,3 +59,15 @@ def test_reloads_that_keep_the_rates_do_not_resample() -> None:
     assert mon.calibrator is not first and mon.calibrators.built == 2
     mon.policy = _policy(f"{{mild: {cal}}}")
     assert mon.calibrator is first and mon.calibrators.built == 2
+
+
+def test_calibration_rates_kept_on_the_policy_are_the_rates_asked_each_time() -> None:
+    from driftwatch.detectors.config import DetectorConfig
+    from driftwatch.policy.levels import calibration_rates
+
+    pol = _policy("{mild: {calibrated: {false_alarm_rate: 0.02}}, severe: 0.3}")
+    for alpha in (0.01, 0.05, 0.01):  # asked again: the kept tuple, alpha by alpha
+        cfg = DetectorConfig(alpha=alpha)
+        want = {r for rs in pol.calibrated_rates().values() for r in rs} | {alpha}
+        assert calibration_rates(pol, cfg) == tuple(sorted(want, reverse=True))
+    assert calibration_rates(_policy("{mild: 0.1}"), DetectorConfig()) == ()
