@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from driftwatch.detectors.identity_cache import IdentityCache, read_only
+
 __all__ = ["ChiSquare", "chi2_threshold", "chi_square"]
 
 
@@ -43,9 +45,8 @@ def chi_square(
 ) -> ChiSquare:
     """Chi-square homogeneity test on counts ``[..., F, W]`` masked by ``valid[F, W]``
     (``p_value`` all NaN when ``p_values`` is False: the calibrator needs only V)."""
-    r = np.where(valid, ref, 0).astype(np.float64)
+    r, nr = _reference_side(ref, valid)
     c = np.where(valid, cur, 0).astype(np.float64)
-    nr = r.sum(axis=-1, keepdims=True)
     nc = c.sum(axis=-1, keepdims=True)
     n = nr + nc
     col = r + c
@@ -65,6 +66,24 @@ def chi_square(
     with np.errstate(invalid="ignore", divide="ignore"):
         v = np.sqrt(stat / n[..., 0])
     return ChiSquare(stat, dof, p, v)
+
+
+#: The reference's masked counts and totals by the identity of its arrays (every window
+#: is tested against the same reference).
+_REFERENCE = IdentityCache(capacity=8)
+
+
+def _reference_side(ref: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Masked float counts and totals of ``ref``: kept (read-only) for a one-window
+    reference ``[F, W]``, computed for resampled ones."""
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        r = np.where(valid, ref, 0).astype(np.float64)
+        return r, r.sum(axis=-1, keepdims=True)
+
+    if np.ndim(ref) != 2:
+        return build()
+    return _REFERENCE.get((ref, valid), "chi2", lambda: read_only(build()))
 
 
 def chi2_threshold(p_cut: float, dof: np.ndarray) -> np.ndarray:

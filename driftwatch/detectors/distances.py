@@ -53,6 +53,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from driftwatch.detectors.identity_cache import IdentityCache, read_only
+
 __all__ = ["Distance", "ks_and_wasserstein", "ks_fine", "wasserstein_fine"]
 
 
@@ -107,10 +109,27 @@ def _wasserstein(r: np.ndarray, c: np.ndarray, d_hi: np.ndarray, widths: np.ndar
 
 
 def _gaps(ref: np.ndarray, cur: np.ndarray) -> tuple[np.ndarray, ...]:
-    r, nr = _shares(ref)
+    r, nr, r_cdf = _reference_side(ref)
     c, nc = _shares(cur)
     # D at each bin's upper edge
-    return r, nr, c, nc, np.cumsum(r, axis=-1) - np.cumsum(c, axis=-1)
+    return r, nr, c, nc, r_cdf - np.cumsum(c, axis=-1)
+
+
+#: The reference's shares, totals and CDF by the identity of its fine counts.
+_REFERENCE = IdentityCache(capacity=8)
+
+
+def _reference_side(ref: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Shares, totals and cumulative shares of ``ref``: kept (read-only) for a one-window
+    reference ``[F, Wf]``, computed for resampled ones."""
+
+    def build() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r, nr = _shares(ref)
+        return r, nr, np.cumsum(r, axis=-1)
+
+    if np.ndim(ref) != 2:
+        return build()
+    return _REFERENCE.get((ref,), "fine", lambda: read_only(build()))
 
 
 def ks_fine(ref: np.ndarray, cur: np.ndarray, *, p_values: bool = True) -> Distance:

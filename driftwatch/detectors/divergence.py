@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from driftwatch.detectors.identity_cache import IdentityCache, read_only
+
 __all__ = [
     "DEFAULT_EPS",
     "Divergences",
@@ -86,12 +88,31 @@ def _terms(
     ref: np.ndarray, cur: np.ndarray, valid: np.ndarray, eps: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Raw shares, smoothed shares and ``ln(a / e)`` (0 on padding), and the bad rows."""
-    e_raw, n_ref = shares(ref, valid)
+    e_raw, n_ref, e, log_e = _reference_side(ref, valid, eps)
     a_raw, n_cur = shares(cur, valid)
-    e = _smoothed(e_raw, valid, eps)
     a = _smoothed(a_raw, valid, eps)
-    log_ratio = np.log(np.where(valid, a, 1.0)) - np.log(np.where(valid, e, 1.0))
+    log_ratio = np.log(np.where(valid, a, 1.0)) - log_e
     return e_raw, a_raw, e, a, log_ratio, (n_ref == 0) | (n_cur == 0)
+
+
+#: The reference's side of :func:`_terms` by the identity of its counts and mask: every
+#: window is measured against the same reference arrays.
+_REFERENCE = IdentityCache(capacity=8)
+
+
+def _reference_side(ref: np.ndarray, valid: np.ndarray, eps: float
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Raw shares, totals, smoothed shares and ``ln(e)`` (0 on padding) of ``ref``; kept
+    (read-only) for a one-window reference ``[F, W]``, computed for resampled ones."""
+
+    def build() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        e_raw, n_ref = shares(ref, valid)
+        e = _smoothed(e_raw, valid, eps)
+        return e_raw, n_ref, e, np.log(np.where(valid, e, 1.0))
+
+    if ref.ndim != 2:
+        return build()
+    return _REFERENCE.get((ref, valid), ("divergence", eps), lambda: read_only(build()))
 
 
 def _nan_where(bad: np.ndarray, x: np.ndarray) -> np.ndarray:

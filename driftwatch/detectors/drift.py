@@ -161,6 +161,30 @@ def _build_plan(cfg: DetectorConfig, calibrated: Mapping[str, np.ndarray] | None
                  level_rows("chi2"))
 
 
+_PsiReference = tuple[list[list[bool]], list[list[float]], np.ndarray,
+                      list[list[float]] | None, list[list[float]] | None]
+
+#: The reference's side of the ``psi`` results (its shares and masks as Python lists, the
+#: mask without the missing bin, the bin edges) by the identity of its arrays.
+_PSI_REFERENCE = IdentityCache(capacity=16)
+
+
+def _psi_reference(ref_coarse: np.ndarray, valid: np.ndarray,
+                   bounds: tuple[np.ndarray, np.ndarray] | None) -> _PsiReference:
+    def build() -> _PsiReference:
+        nomiss = valid.copy()
+        nomiss[:, -1] = False
+        nomiss.flags.writeable = False
+        e_raw = (ref_coarse / np.maximum(ref_coarse.sum(-1, keepdims=True), 1)).tolist()
+        lo_l = hi_l = None
+        if bounds is not None:
+            lo_l, hi_l = bounds[0].tolist(), bounds[1].tolist()
+        return valid.tolist(), e_raw, nomiss, lo_l, hi_l
+
+    objs = (ref_coarse, valid) if bounds is None else (ref_coarse, valid, *bounds)
+    return _PSI_REFERENCE.get(objs, bounds is None, build)
+
+
 def drift_signals(
     names: Sequence[str],
     stats: BlockStats,
@@ -212,17 +236,12 @@ def drift_signals(
     per_stat = [(name, stats.get(name).tolist(), t, cal, rows, eff)  # type: ignore[union-attr]
                 for name, t, cal, rows, eff in plan.per_stat]
     if "psi" in thr:
-        valid_l = valid.tolist()
+        ref_psi = _psi_reference(ref_coarse, valid, bounds)
+        valid_l, e_raw, nomiss, lo_l, hi_l = ref_psi
         top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins).tolist()
-        e_raw = (ref_coarse / np.maximum(ref_coarse.sum(-1, keepdims=True), 1)).tolist()
         a_raw = (cur_coarse / np.maximum(cur_coarse.sum(-1, keepdims=True), 1)).tolist()
         contrib_l = contrib.tolist()
-        nomiss = valid.copy()
-        nomiss[:, -1] = False
         psi_obs = psi(ref_coarse, cur_coarse, nomiss, cfg.eps).tolist()
-        lo_l = hi_l = None
-        if bounds is not None:
-            lo_l, hi_l = bounds[0].tolist(), bounds[1].tolist()
         last = valid.shape[1] - 1  # the missing bin
     ks = stats.ks if "ks" in thr else None
     if ks is not None:

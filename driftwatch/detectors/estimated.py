@@ -43,6 +43,7 @@ from scipy import special
 
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.config import DetectorConfig
+from driftwatch.detectors.identity_cache import IdentityCache
 from driftwatch.detectors.performance import Discrimination, auc_se, discrimination
 from driftwatch.detectors.prepared import PreparedReference
 
@@ -155,6 +156,10 @@ def reference_expected(prep: PreparedReference) -> tuple[float, float]:
     return expected_rate(n, pd), expected_discrimination(n, pd).gini
 
 
+#: :func:`reference_expected` by prepared reference (a few: references change rarely).
+_REFERENCE = IdentityCache(capacity=4)
+
+
 def _num(x: float) -> float:
     """``x``, or the one ``math.nan`` (details compare equal across runs)."""
     return float(x) if math.isfinite(x) else math.nan
@@ -173,7 +178,8 @@ def estimated_signals(
     k = int(np.sum(n[:-1]))
     if k == 0:
         return out
-    ref_rate, ref_gini = reference_expected(prep)
+    # the reference's side is the same for every window: computed once per reference
+    ref_rate, ref_gini = _REFERENCE.get((prep,), "expected", lambda: reference_expected(prep))
     n_ref = int(prep.lab_n.sum())
     if cfg.wants("expected_bad_rate"):
         rate = expected_rate(n, pd_sum)

@@ -24,7 +24,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-__all__ = ["IdentityCache"]
+import numpy as np
+
+__all__ = ["IdentityCache", "read_only"]
 
 T = TypeVar("T")
 
@@ -52,3 +54,11 @@ class IdentityCache:
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
         return value
+
+
+def read_only(arrays: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """``arrays`` marked read-only: a kept value shared by every window must not be
+    changed in place by one of them (numpy raises instead)."""
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays

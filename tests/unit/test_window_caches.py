@@ -17,7 +17,7 @@ import numpy as np
 import orjson
 import pytest
 
-from driftwatch.detectors import drift
+from driftwatch.detectors import categorical, distances, divergence, drift, estimated
 from driftwatch.detectors.assess import assess, segment_windows
 from driftwatch.detectors.calibrate import Calibrator
 from driftwatch.detectors.config import DetectorConfig
@@ -30,7 +30,8 @@ from .test_assess_same_numbers import N_REF, _population, _window
 CONFIG = DetectorConfig(min_labelled=1)
 
 #: Every cache ``assess`` keeps between windows (module, attribute).
-CACHES = [(drift, "_PLANS")]
+CACHES = [(drift, "_PLANS"), (drift, "_PSI_REFERENCE"), (estimated, "_REFERENCE"),
+          (divergence, "_REFERENCE"), (categorical, "_REFERENCE"), (distances, "_REFERENCE")]
 
 
 @contextlib.contextmanager
