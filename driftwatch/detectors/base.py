@@ -34,7 +34,11 @@ BELOW = frozenset(n for n, s in SIGNALS.items() if s.direction == "below")
 TWO_SIDED = frozenset(n for n, s in SIGNALS.items() if s.direction == "abs")
 
 
-@dataclass(frozen=True, slots=True)
+#: ``details`` not given (its default is a new empty dict, as the field's factory gives).
+_NO_DETAILS: Any = object()
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class SignalResult:
     """One statistic on one feature (or on the model when ``feature`` is None).
 
@@ -59,6 +63,24 @@ class SignalResult:
     p_value: float | None = None
     details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     segment: str | None = None
+
+    def __init__(self, signal: str, group: str, value: float, feature: str | None = None,
+                 threshold: float | None = None, n_ref: int = 0, n_cur: int = 0,
+                 p_value: float | None = None, details: dict[str, Any] = _NO_DETAILS,
+                 segment: str | None = None) -> None:
+        # the generated __init__ of a frozen dataclass sets each field through
+        # object.__setattr__; a window builds over a hundred of these, so the slots'
+        # own setters set the same fields at about half the cost
+        _put_signal(self, signal)
+        _put_group(self, group)
+        _put_value(self, value)
+        _put_feature(self, feature)
+        _put_threshold(self, threshold)
+        _put_n_ref(self, n_ref)
+        _put_n_cur(self, n_cur)
+        _put_p_value(self, p_value)
+        _put_details(self, {} if details is _NO_DETAILS else details)
+        _put_segment(self, segment)
 
     @property
     def exceeds(self) -> bool:
@@ -102,6 +124,14 @@ class SignalResult:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SignalResult:
         return cls(**d)
+
+
+# the slots' setters SignalResult.__init__ calls (the slots exist once the class is made)
+(_put_signal, _put_group, _put_value, _put_feature, _put_threshold, _put_n_ref, _put_n_cur,
+ _put_p_value, _put_details, _put_segment) = (
+    getattr(SignalResult, n).__set__ for n in (
+        "signal", "group", "value", "feature", "threshold", "n_ref", "n_cur", "p_value",
+        "details", "segment"))
 
 
 @dataclass(frozen=True, slots=True)
