@@ -58,6 +58,7 @@ from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.exact import binom_isf, binom_sf
 from driftwatch.detectors.fdr import benjamini_hochberg
+from driftwatch.detectors.identity_cache import IdentityCache, read_only
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.windows.sketch import Sketch
 
@@ -82,6 +83,21 @@ def _margin(n: int | np.ndarray, p0: np.ndarray, alpha: float) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         m = np.maximum(binom_isf(alpha, n, p0) / n - p0, 0.0)
     return np.where(n > 0, m, np.nan)
+
+
+#: Binomial margins and tails by the values they are asked for: a window of the usual
+#: size with the usual missing counts asks what the previous window asked (the reference's
+#: shares do not move), and the exact quantile is the costliest call of the window.
+_BINOMIAL = IdentityCache(capacity=32)
+
+
+def _values(*arrays: np.ndarray) -> tuple[object, ...]:
+    """A hashable key of arrays' exact values (dtype and shape with the bytes)."""
+    return tuple(x for a in arrays for x in (a.dtype.str, a.shape, a.tobytes()))
+
+
+def _kept(a: np.ndarray) -> np.ndarray:
+    return read_only((a,))[0]
 
 
 def _split(a: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
@@ -160,11 +176,15 @@ def quality_signals(
     margins: list[np.ndarray] = []
     pvals: list[np.ndarray] = []
     if miss:
-        margins = _split(_margin(np.concatenate(m_n), np.concatenate(m_p), cfg.alpha),
+        n_all, p_all = np.concatenate(m_n), np.concatenate(m_p)
+        margins = _split(_BINOMIAL.get((), ("margin", *_values(n_all, p_all), cfg.alpha),
+                                       lambda: _kept(_margin(n_all, p_all, cfg.alpha))),
                          [len(a) for a in m_n])
         ks = [k for k, _ in miss.values()]
         p0s = np.concatenate([r[1] for _, r in miss.values()])
-        pv = binom_sf(np.concatenate(ks) - 1, n_cur, p0s) if n_cur > 0 \
+        k_all = np.concatenate(ks) - 1
+        pv = _BINOMIAL.get((), ("sf", *_values(k_all, p0s), n_cur),
+                           lambda: _kept(binom_sf(k_all, n_cur, p0s))) if n_cur > 0 \
             else np.full(p0s.shape, np.nan)
         pvals = _split(pv, [len(k) for k in ks])
         # every feature's missing-rate test is one Benjamini-Hochberg family: on a wide

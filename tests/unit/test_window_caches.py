@@ -17,7 +17,7 @@ import numpy as np
 import orjson
 import pytest
 
-from driftwatch.detectors import categorical, distances, divergence, drift, estimated
+from driftwatch.detectors import categorical, distances, divergence, drift, estimated, quality
 from driftwatch.detectors.assess import assess, segment_windows
 from driftwatch.detectors.calibrate import Calibrator
 from driftwatch.detectors.config import DetectorConfig
@@ -31,7 +31,8 @@ CONFIG = DetectorConfig(min_labelled=1)
 
 #: Every cache ``assess`` keeps between windows (module, attribute).
 CACHES = [(drift, "_PLANS"), (drift, "_PSI_REFERENCE"), (estimated, "_REFERENCE"),
-          (divergence, "_REFERENCE"), (categorical, "_REFERENCE"), (distances, "_REFERENCE")]
+          (divergence, "_REFERENCE"), (categorical, "_REFERENCE"), (distances, "_REFERENCE"),
+          (quality, "_BINOMIAL")]
 
 
 @contextlib.contextmanager
