@@ -44,8 +44,9 @@ class IdentityCache:
         """The value kept for these very ``objs`` and ``extra``, else ``build()`` kept."""
         key = (*map(id, objs), extra)
         with self._lock:
+            # the entry holds its objects alive, so an equal id is the same object
             hit = self._items.get(key)
-            if hit is not None and all(a is b for a, b in zip(hit[0], objs, strict=True)):
+            if hit is not None:
                 self._items.move_to_end(key)
                 return hit[1]  # type: ignore[no-any-return]
         value = build()
