@@ -6,10 +6,18 @@ A model logged without a signature still names its input columns when it was fit
 DataFrame: scikit-learn's ``feature_names_in_`` (a Pipeline's too), XGBoost's booster
 ``feature_names``, LightGBM's ``feature_name()``. Those are its inputs then, typed by the
 connector's values.
+
+A bare Booster (logged by ``mlflow.xgboost`` or ``mlflow.lightgbm`` without the scikit-learn
+wrapper) has no ``classes_``: it was trained on 0/1 labels and its ``predict`` is P(label 1),
+read as a classifier with classes ``[0, 1]`` is (the policy's bad label 0, as for a
+``repaid`` flag, reads ``1 - p``). An XGBoost ``binary:logitraw`` objective predicts the
+margin, the log-odds of label 1: it is read through the sigmoid, as ``binary:logistic``
+would have given it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -89,8 +97,30 @@ def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD
     if hasattr(model, "predict_proba"):
         col = bad_class_index(getattr(model, "classes_", None), bad)
         return (lambda x: np.asarray(model.predict_proba(x))[:, col]), names
-    if flavor == "xgboost":  # a bare Booster: predict gives probabilities for binary:logistic
-        import xgboost
+    predict = _booster_predict(flavor, model)
+    if bad_class_index([0, 1], bad) == 0:  # label 1 is the good outcome
+        return (lambda x: 1.0 - np.asarray(predict(x), np.float64)), names
+    return predict, names
 
-        return (lambda x: model.predict(xgboost.DMatrix(x, enable_categorical=True))), names
-    return (lambda x: model.predict(x)), names
+
+def _booster_predict(flavor: str, model: Any) -> Callable[[pd.DataFrame], np.ndarray]:
+    """A bare Booster's P(label 1) (see the module doc)."""
+    if flavor != "xgboost":
+        return lambda x: model.predict(x)
+    import xgboost
+
+    def predict(x: pd.DataFrame) -> np.ndarray:
+        return np.asarray(model.predict(xgboost.DMatrix(x, enable_categorical=True)))
+
+    if _xgboost_objective(model) == "binary:logitraw":  # margins: log-odds of label 1
+        return lambda x: 1.0 / (1.0 + np.exp(-predict(x).astype(np.float64)))
+    return predict
+
+
+def _xgboost_objective(booster: Any) -> str | None:
+    """The objective an XGBoost Booster was trained with (None where its configuration
+    does not say)."""
+    try:
+        return str(json.loads(booster.save_config())["learner"]["objective"]["name"])
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None

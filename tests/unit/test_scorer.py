@@ -412,3 +412,53 @@ def test_a_missing_input_column_suggests_the_mapping_to_its_nearest_feature() ->
     with pytest.raises(ActionError, match=r"'bureau_score', .*features: annual_income, age, "
                                           r"AnnualIncome$"):
         s.check(["annual_income", "age", "AnnualIncome"])
+
+
+def _bare_booster(tmp_path: Path, flavour: str, label: np.ndarray,
+                  objective: str = "binary") -> tuple[Path, pd.DataFrame, np.ndarray]:
+    """A native Booster (not the scikit-learn wrapper) saved by its flavour; its raw
+    ``predict`` of the features."""
+    df = _data()
+    x = df[["income", "debt_to_income"]]
+    path = tmp_path / flavour
+    if flavour == "xgboost":
+        import mlflow.xgboost
+        import xgboost
+
+        booster = xgboost.train({"objective": objective, "max_depth": 3},
+                                xgboost.DMatrix(x, label=label), 20)
+        raw = booster.predict(xgboost.DMatrix(x))
+        mlflow.xgboost.save_model(booster, str(path), signature=infer_signature(x, raw))
+    else:
+        import lightgbm
+        import mlflow.lightgbm
+
+        booster = lightgbm.train({"objective": objective, "verbose": -1},
+                                 lightgbm.Dataset(x, label), 20)
+        raw = booster.predict(x)
+        mlflow.lightgbm.save_model(booster, str(path), signature=infer_signature(x, raw))
+    return path, df, np.asarray(raw, np.float64)
+
+
+@pytest.mark.parametrize("flavour", ["xgboost", "lightgbm"])
+def test_a_bare_booster_answers_p_of_label_1_read_at_the_policys_bad_class(
+        tmp_path: Path, flavour: str) -> None:
+    pytest.importorskip(flavour)
+    good = 1.0 - _data()["label"].to_numpy()  # trained on "repaid": 1 is the good outcome
+    objective = "binary:logistic" if flavour == "xgboost" else "binary"
+    path, df, raw = _bare_booster(tmp_path, flavour, good, objective)
+    # the policy's bad label is 0: the booster's P(label 1) is P(good)
+    s = load_scorer(path, name="pd", version="1", bad=[0])
+    np.testing.assert_allclose(s.score(df), 1.0 - raw, rtol=1e-6)
+    # bad = 1, as its scikit-learn wrapper would read classes [0, 1]
+    s = load_scorer(path, name="pd", version="1", bad=[1])
+    np.testing.assert_allclose(s.score(df), raw, rtol=1e-6)
+
+
+def test_an_xgboost_logitraw_booster_is_read_through_the_sigmoid(tmp_path: Path) -> None:
+    pytest.importorskip("xgboost")
+    path, df, margin = _bare_booster(tmp_path, "xgboost", _data()["label"].to_numpy(),
+                                     "binary:logitraw")
+    assert margin.min() < 0  # margins, not probabilities
+    s = load_scorer(path, name="pd", version="1")
+    np.testing.assert_allclose(s.score(df), 1 / (1 + np.exp(-margin)), rtol=1e-6)
