@@ -30,10 +30,15 @@ import pandas as pd
 
 from driftwatch.flags import flag_level, flag_levels
 
-__all__ = ["MISSING", "FeatureSchema", "level_text", "level_texts", "map_distinct", "other_code",
-           "unseen_code"]
+__all__ = ["MISSING", "OTHER_LEVEL", "PLACEHOLDER_LEVELS", "UNSEEN_LEVEL", "FeatureSchema",
+           "level_text", "level_texts", "map_distinct", "other_code", "unseen_code"]
 
 MISSING = -1
+#: The text a categorical code reads back as, where the sketch kept no level: a level
+#: outside the reference's top K, and one the reference never had.
+OTHER_LEVEL = "__other__"
+UNSEEN_LEVEL = "__unseen__"
+PLACEHOLDER_LEVELS = (OTHER_LEVEL, UNSEEN_LEVEL)
 
 
 def level_text(v: object) -> str:

@@ -43,13 +43,11 @@ import pandas as pd
 
 from driftwatch.batch import Batch
 from driftwatch.errors import StateError
-from driftwatch.schema import MISSING, FeatureSchema
+from driftwatch.schema import MISSING, OTHER_LEVEL, UNSEEN_LEVEL, FeatureSchema
 from driftwatch.statetree import Appended, Capture, new_table_id
 
 __all__ = ["OTHER_LEVEL", "UNSEEN_LEVEL", "LabelledBuffer", "decode_levels", "features_frame"]
 
-OTHER_LEVEL = "__other__"
-UNSEEN_LEVEL = "__unseen__"
 _COLUMNS = ("label", "score", "event_time", "exposure", "decision")
 
 

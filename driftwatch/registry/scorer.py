@@ -14,7 +14,10 @@ Inputs take the signature's types: text goes to XGBoost and LightGBM as a pandas
 ``category`` (each library maps the levels to its training codes), and an integer column
 arrives as integers when every value is whole. MLflow's pyfunc refuses a missing value in
 an integer column, so a custom pyfunc leaves such rows unscored (NaN, counted in
-``Scorer.unscored``) and scores the rest. driftwatch's own river models
+``Scorer.unscored``) and scores the rest. A numeric input read from a connector's
+categorical feature (an integer code with few values) whose level the reference lacks
+arrives as a placeholder text (``__unseen__``, ``__other__``): the number is not kept, so
+it is a missing value, not text for a number. driftwatch's own river models
 and recalibrated versions are pyfuncs too, unwrapped here so they score without MLflow's
 schema checks.
 
@@ -57,6 +60,7 @@ from driftwatch.registry.flavours import (
     load_flavour,
 )
 from driftwatch.registry.outputs import probabilities, read_output
+from driftwatch.schema import PLACEHOLDER_LEVELS
 from driftwatch.yamlio import nearest
 
 __all__ = ["SCORE_IS", "Scorer", "bad_class_index", "load_scorer"]
@@ -135,6 +139,8 @@ class Scorer:
             values = frame[self.feature_of(col)]
             kind = self.types.get(col)
             if kind in _NUMERIC or (kind is None and pd.api.types.is_numeric_dtype(values)):
+                if not pd.api.types.is_numeric_dtype(values):  # a code without its number
+                    values = values.mask(values.isin(PLACEHOLDER_LEVELS))
                 if kind == "boolean" and not pd.api.types.is_numeric_dtype(values):
                     values = values.astype(object).map(  # a flag's levels, as text
                         lambda v: _FLAGS.get(str(v).strip().lower(), v), na_action="ignore")

@@ -462,3 +462,14 @@ def test_an_xgboost_logitraw_booster_is_read_through_the_sigmoid(tmp_path: Path)
     assert margin.min() < 0  # margins, not probabilities
     s = load_scorer(path, name="pd", version="1")
     np.testing.assert_allclose(s.score(df), 1 / (1 + np.exp(-margin)), rtol=1e-6)
+
+
+def test_a_level_outside_the_reference_reads_as_missing_for_a_numeric_input() -> None:
+    # an integer feature the connector holds as categorical codes: a value outside the
+    # reference's levels comes back as a placeholder, not as the number the model takes
+    def predict(x: pd.DataFrame) -> np.ndarray:
+        return x["n_accounts"].fillna(5).to_numpy() / 10
+
+    s = Scorer("pd", "1", "sklearn", ("n_accounts",), predict, {"n_accounts": "long"})
+    frame = pd.DataFrame({"n_accounts": ["3", "__unseen__", "__other__", None]})
+    np.testing.assert_allclose(s.score(frame), [0.3, 0.5, 0.5, 0.5])
