@@ -14,10 +14,13 @@ Inputs take the signature's types: text goes to XGBoost and LightGBM as a pandas
 ``category`` (each library maps the levels to its training codes), and an integer column
 arrives as integers when every value is whole. MLflow's pyfunc refuses a missing value in
 an integer column, so a custom pyfunc leaves such rows unscored (NaN, counted in
-``Scorer.unscored``) and scores the rest. A numeric input read from a connector's
-categorical feature (an integer code with few values) whose level the reference lacks
-arrives as a placeholder text (``__unseen__``, ``__other__``): the number is not kept, so
-it is a missing value, not text for a number. driftwatch's own river models
+``Scorer.unscored``) and scores the rest. A model of any flavour that fails on a batch
+with missing values but scores its complete rows (a scikit-learn ``LogisticRegression``
+takes no NaN) is taken to refuse missing values: from then on its rows with one are left
+unscored the same way, rather than failing every batch. A numeric input read from a
+connector's categorical feature (an integer code with few values) whose level the
+reference lacks arrives as a placeholder text (``__unseen__``, ``__other__``): the number
+is not kept, so it is a missing value, not text for a number. driftwatch's own river models
 and recalibrated versions are pyfuncs too, unwrapped here so they score without MLflow's
 schema checks.
 
@@ -96,8 +99,11 @@ class Scorer:
     #: the model enforces its signature (MLflow pyfunc): a missing value in an integer
     #: column cannot be passed, so that row is left unscored
     strict: bool = False
-    #: rows left unscored so far (see ``strict``)
+    #: rows left unscored so far (see ``strict`` and ``refuses_missing``)
     unscored: int = 0
+    #: the model failed on missing values and scored the complete rows (see the module
+    #: doc): its rows with a missing input are left unscored
+    refuses_missing: bool = False
     #: label values of the bad class: which named output column is P(bad)
     bad: Sequence[Any] = DEFAULT_BAD
     #: input columns the signature marks optional: left out when the connector lacks them
@@ -186,28 +192,72 @@ class Scorer:
             return np.zeros(0)
         x = self.model_input(frame)
         rows = self._complete(x) if self.strict else np.ones(len(x), dtype=bool)
+        if self.refuses_missing:
+            rows &= _present(x)
         p = np.full(len(x), math.nan)
         if not rows.all():
-            before = self.unscored
-            self.unscored += int((~rows).sum())
-            if _said_again(before, self.unscored):  # first time, then at 10x, 100x, ...
-                log.warning("%s: %d of %d rows left unscored (%d so far): a missing or "
-                            "fractional value in an integer column of its signature (%s)",
-                            self.label, int((~rows).sum()), len(x), self.unscored,
-                            ", ".join(c for c in self.inputs if c in _int_columns(self, x)))
+            self._left_out(x, rows)
             x = x[rows].reset_index(drop=True)
             for col in _int_columns(self, x):
                 x[col] = x[col].astype(_WHOLE[self.types[col]])
         if len(x):
             try:
-                raw = self.predict(x)
-                p[rows] = probabilities(raw, len(x), self.bad)
-            except ActionError as exc:  # what it returned cannot be read as P(bad)
-                raise ActionError(f"model {self.label} ({self.flavor}) {exc}") from None
-            except Exception as exc:
-                raise ActionError(f"model {self.label} ({self.flavor}) failed to score: "
-                                  f"{_brief(exc)}") from exc
+                p[rows] = self._predict(x)
+            except _Failed as failed:
+                present = _present(x)
+                if present.all() or not present.any():
+                    raise failed.error from failed.__cause__
+                try:  # the complete rows: do the missing values alone stop the model?
+                    q = self._predict(x[present].reset_index(drop=True))
+                except _Failed:
+                    raise failed.error from failed.__cause__
+                self.refuses_missing = True
+                self._left_out(x, present)
+                p[np.flatnonzero(rows)[present]] = q
         return np.clip(p, 0.0, 1.0)
+
+    def _predict(self, x: pd.DataFrame) -> np.ndarray:
+        """P(bad) of every row of the model input ``x``; :class:`_Failed` where the model
+        raised, an :class:`ActionError` where its output cannot be read."""
+        try:
+            raw = self.predict(x)
+        except Exception as exc:
+            error = ActionError(f"model {self.label} ({self.flavor}) failed to score: "
+                                f"{_brief(exc)}")
+            raise _Failed(error) from exc
+        try:
+            return probabilities(raw, len(x), self.bad)
+        except ActionError as exc:  # what it returned cannot be read as P(bad)
+            raise ActionError(f"model {self.label} ({self.flavor}) {exc}") from None
+
+    def _left_out(self, x: pd.DataFrame, rows: np.ndarray) -> None:
+        """Count the rows of ``x`` not in ``rows`` as unscored, and say why now and then."""
+        before = self.unscored
+        self.unscored += int((~rows).sum())
+        if not _said_again(before, self.unscored):  # first time, then at 10x, 100x, ...
+            return
+        if self.refuses_missing:
+            cols = [c for c in x.columns if x[c][~rows].isna().any()]
+            why = "a missing value, which the model refuses"
+        else:
+            cols = _int_columns(self, x)
+            why = "a missing or fractional value in an integer column of its signature"
+        log.warning("%s: %d of %d rows left unscored (%d so far): %s (%s)", self.label,
+                    int((~rows).sum()), len(x), self.unscored, why,
+                    ", ".join(c for c in self.inputs if c in cols))
+
+
+class _Failed(Exception):
+    """The model raised on a batch; ``error`` is what to report."""
+
+    def __init__(self, error: ActionError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _present(x: pd.DataFrame) -> np.ndarray:
+    """Rows of a model input without a missing value."""
+    return ~x.isna().any(axis=1).to_numpy()
 
 
 def _said_again(before: int, now: int) -> bool:

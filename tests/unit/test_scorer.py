@@ -464,6 +464,38 @@ def test_an_xgboost_logitraw_booster_is_read_through_the_sigmoid(tmp_path: Path)
     np.testing.assert_allclose(s.score(df), 1 / (1 + np.exp(-margin)), rtol=1e-6)
 
 
+def test_rows_with_a_missing_value_a_model_refuses_are_left_unscored(tmp_path: Path) -> None:
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    df = _credit()
+    x = _typed(df, categorical=False)  # text home, integer age: a string and a long column
+    pipe = Pipeline([
+        ("pre", ColumnTransformer([("home", OneHotEncoder(handle_unknown="ignore"), ["home"])],
+                                  remainder="passthrough")),
+        ("lr", LogisticRegression(max_iter=500)),
+    ]).fit(x, df["label"])
+    mlflow.sklearn.save_model(pipe, str(tmp_path / "m"), serialization_format="cloudpickle",
+                              signature=infer_signature(x, pipe.predict_proba(x)[:, 1]))
+    s = load_scorer(tmp_path / "m", name="pd", version="1")
+    assert (s.types["age"], s.types["home"]) == ("long", "string")
+    gap = df.copy()
+    gap.loc[3, "age"] = np.nan  # the stream's integers are JSON numbers, some missing
+    gap.loc[5, "util"] = np.nan
+    p = s.score(gap)  # LogisticRegression refuses NaN: those two rows alone go unscored
+    want = pipe.predict_proba(x)[:, 1]
+    assert np.isnan(p[[3, 5]]).all() and s.unscored == 2
+    np.testing.assert_allclose(np.delete(p, [3, 5]), np.delete(want, [3, 5]), rtol=1e-9)
+    assert np.isnan(s.score(gap.iloc[:8])[[3, 5]]).all() and s.unscored == 4
+    # where no row is complete the missing values cannot be told to be the cause: the
+    # model's error stops the scoring, as before
+    fresh = load_scorer(tmp_path / "m", name="pd", version="1")
+    with pytest.raises(ActionError, match="failed to score: Input X contains NaN"):
+        fresh.score(gap.assign(age=np.nan))
+
+
 def test_a_level_outside_the_reference_reads_as_missing_for_a_numeric_input() -> None:
     # an integer feature the connector holds as categorical codes: a value outside the
     # reference's levels comes back as a placeholder, not as the number the model takes
