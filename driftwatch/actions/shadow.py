@@ -116,15 +116,16 @@ def _challenger(action: ActionRecord, env: ActionEnv, context: ActionContext) ->
     if champion is None:
         raise ActionError(f"model {model!r} has no champion to compare a challenger with")
     named = context.extra.get("challenger_version")
-    if named is not None:
+    if named is not None:  # a retraining's version
         return {"version": str(named), "champion_version": champion.version, "created": False}
     current = env.registry.by_alias(model, CHALLENGER)
     if current is not None and current.version != champion.version:
-        return {"version": current.version, "champion_version": champion.version, "created": False}
+        # one made earlier (a replay left it undecided) is judged as when it was made
+        return {"version": current.version, "champion_version": champion.version,
+                "created": False, "recalibration": _recalibrates(current, champion.version)}
     # No challenger yet: make one from the champion and the labelled window.
     existing = env.registry.find_version(model, action.key)
-    recalibration = existing is not None and \
-        existing.tags.get(TAG_RECALIBRATION_OF) == str(champion.version)
+    recalibration = _recalibrates(existing, champion.version)
     if existing is None:
         export = env.action_dir(action.id) / "window.parquet"
         if not export.exists():
@@ -163,6 +164,13 @@ def _challenger(action: ActionRecord, env: ActionEnv, context: ActionContext) ->
     make_challenger(env.registry, model, existing.version, at=env.clock.now(), by=action.key)
     return {"version": existing.version, "champion_version": champion.version, "created": True,
             "recalibration": recalibration}
+
+
+def _recalibrates(version: Any, champion_version: str) -> bool:
+    """Whether a registered ``version`` (None: none) is a recalibration layer on the
+    champion's version: it ranks rows as the champion does, so it is judged on log loss."""
+    return version is not None and \
+        version.tags.get(TAG_RECALIBRATION_OF) == str(champion_version)
 
 
 def _evaluation(

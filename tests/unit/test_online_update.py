@@ -555,6 +555,41 @@ def test_a_recalibrated_challenger_is_judged_on_log_loss_not_on_a_ranking_metric
         ex.close()
 
 
+def test_a_recalibration_left_as_challenger_is_judged_on_log_loss_too(
+    tmp_path: Path, clock: ManualClock, profile: ReferenceProfile,
+):
+    """A shadow that finds a recalibration of its champion already under the `challenger`
+    alias (one an earlier replay against the same tracking server left undecided) judged
+    it on auc, where it can never win: each such shadow was discarded, gain 0."""
+    from driftwatch.actions.outbox import Outbox
+
+    state = tmp_path / "state"
+    reg = _register_good_score(state, clock, profile)
+    buffer = LabelledBuffer(profile.schema, capacity=10_000)
+    buffer.add_frame(labelled_window(1500, seed=3))
+    first = ActionExecutor.open(state, clock=clock, buffer=buffer, score_is="p_good")
+    try:  # makes the recalibration and leaves it in shadow, undecided
+        first.submit(_moderate(21, min_labelled=1000), CONTEXT)
+        [rec] = first.run_pending()
+        assert rec.state is ActionState.RUNNING, rec.error
+        made = rec.artifacts["shadow"]["challenger_version"]
+    finally:
+        first.close()
+    assert reg.by_alias(MODEL, CHALLENGER).version == made
+    # a second run: its own outbox, the same registry
+    second = ActionExecutor(Outbox(tmp_path / "again", clock=clock), reg, None, clock,
+                            buffer=buffer, score_is="p_good")
+    try:
+        second.submit(_moderate(22, min_labelled=1000), CONTEXT)
+        [rec] = second.run_pending()
+        assert rec.state is ActionState.RUNNING, rec.error
+        ev = rec.artifacts["shadow"]
+        assert ev["challenger_version"] == made
+        assert (ev["metric"], ev["metric_instead_of"]) == ("log_loss", "auc")
+    finally:
+        second.close()
+
+
 def test_a_river_challenger_keeps_the_policys_metric(executor: ActionExecutor):
     executor.submit(_moderate(22, min_labelled=1000), CONTEXT)
     [rec] = executor.run_pending()
