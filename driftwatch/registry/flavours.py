@@ -29,8 +29,8 @@ import pandas as pd
 from driftwatch.connectors.mapping import DEFAULT_BAD, value_key
 from driftwatch.errors import ActionError
 
-__all__ = ["CATEGORY_FLAVOURS", "PROBA_FLAVOURS", "bad_class_index", "load_flavour",
-           "model_columns"]
+__all__ = ["CATEGORY_FLAVOURS", "PROBA_FLAVOURS", "bad_class_index", "category_columns",
+           "load_flavour", "model_columns"]
 
 PROBA_FLAVOURS = ("sklearn", "xgboost", "lightgbm")
 #: Flavours whose pandas input takes text levels as ``category`` only.
@@ -85,22 +85,56 @@ def model_columns(model: Any) -> tuple[str, ...]:
     return () if generic else names
 
 
+def category_columns(model: Any) -> frozenset[str]:
+    """The input columns an XGBoost or LightGBM model (Booster or scikit-learn wrapper)
+    was trained on as pandas categories: each must reach it as one again, integer codes
+    too, whose signature type is ``long`` (MLflow types a category by its levels).
+
+    >>> from types import SimpleNamespace
+    >>> sorted(category_columns(SimpleNamespace(
+    ...     feature_names=["income", "grade"], feature_types=["float", "c"])))
+    ['grade']
+    >>> sorted(category_columns(SimpleNamespace(
+    ...     feature_name=lambda: ["income", "grade"], params={"categorical_feature": [1]})))
+    ['grade']
+    """
+    if hasattr(model, "get_booster"):  # an XGBClassifier
+        model = model.get_booster()
+    elif hasattr(model, "booster_"):  # an LGBMClassifier
+        model = model.booster_
+    names = getattr(model, "feature_names", None)
+    types = getattr(model, "feature_types", None)
+    if names is not None and types is not None:  # XGBoost: "c" marks a category
+        return frozenset(str(n) for n, t in zip(names, types, strict=False) if t == "c")
+    if callable(getattr(model, "feature_name", None)):  # LightGBM: their indices
+        names = model.feature_name()
+        found = (getattr(model, "params", None) or {}).get("categorical_feature") or ()
+        if isinstance(found, (int, str)):
+            found = [found]
+        picked = {names[int(i)] for i in found if str(i).isdigit() and int(i) < len(names)}
+        return frozenset(str(n) for n in picked | {n for n in found if n in names})
+    return frozenset()
+
+
 def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD
-                 ) -> tuple[Callable[[pd.DataFrame], np.ndarray], tuple[str, ...]]:
-    """The model at ``path`` loaded by its flavour: its P(bad) function and the input
-    columns it names itself (:func:`model_columns`)."""
+                 ) -> tuple[Callable[[pd.DataFrame], np.ndarray], tuple[str, ...],
+                            frozenset[str]]:
+    """The model at ``path`` loaded by its flavour: its P(bad) function, the input
+    columns it names itself (:func:`model_columns`) and those it takes as categories
+    (:func:`category_columns`)."""
     import importlib
 
     module = importlib.import_module(f"mlflow.{flavor}")
     model = module.load_model(str(path))
     names = model_columns(model)
+    categories = category_columns(model) if flavor in CATEGORY_FLAVOURS else frozenset()
     if hasattr(model, "predict_proba"):
         col = bad_class_index(getattr(model, "classes_", None), bad)
-        return (lambda x: np.asarray(model.predict_proba(x))[:, col]), names
+        return (lambda x: np.asarray(model.predict_proba(x))[:, col]), names, categories
     predict = _booster_predict(flavor, model)
     if bad_class_index([0, 1], bad) == 0:  # label 1 is the good outcome
-        return (lambda x: 1.0 - np.asarray(predict(x), np.float64)), names
-    return predict, names
+        return (lambda x: 1.0 - np.asarray(predict(x), np.float64)), names, categories
+    return predict, names, categories
 
 
 def _booster_predict(flavor: str, model: Any) -> Callable[[pd.DataFrame], np.ndarray]:

@@ -108,6 +108,9 @@ class Scorer:
     bad: Sequence[Any] = DEFAULT_BAD
     #: input columns the signature marks optional: left out when the connector lacks them
     optional: frozenset[str] = frozenset()
+    #: input columns the model was trained on as pandas categories (XGBoost, LightGBM):
+    #: numbers reach it as a category of their values too
+    category_inputs: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str:
@@ -153,6 +156,9 @@ class Scorer:
                 x = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
                 self._no_text(col, kind, values, x)
                 whole = _WHOLE.get(kind or "")
+                if col in self.category_inputs:  # integer codes trained as a category
+                    out[col] = _number_category(x)
+                    continue
                 # connectors carry numbers as float64; MLflow refuses float for an int column
                 out[col] = x.astype(whole) if whole is not None and _is_whole(x) else x
             else:
@@ -280,6 +286,23 @@ def _int_columns(scorer: Scorer, x: pd.DataFrame) -> list[str]:
             and x[c].dtype == np.float64]
 
 
+def _number_category(x: np.ndarray) -> pd.Categorical:
+    """Numbers as a pandas category of their values (NaN missing), integers where every
+    value is whole: a booster matches the levels, and their type, to its training data's.
+
+    >>> c = _number_category(np.array([3.0, np.nan, 1.0, 3.0]))
+    >>> c.categories.dtype.kind, c.categories.tolist(), c.codes.tolist()
+    ('i', [1, 3], [1, -1, 0, 1])
+    """
+    seen = np.isfinite(x)
+    levels, codes = np.unique(x[seen], return_inverse=True)
+    full = np.full(len(x), -1, dtype=np.int64)
+    full[seen] = codes
+    if _is_whole(levels):
+        levels = levels.astype(np.int64)
+    return pd.Categorical.from_codes(full, categories=pd.Index(levels))
+
+
 def _is_whole(x: np.ndarray) -> bool:
     return bool(np.isfinite(x).all() and (x == np.round(x)).all())
 
@@ -348,7 +371,7 @@ def load_scorer(
     cols = dict(columns or {})
     for flavor in PROBA_FLAVOURS:
         if flavor in flavors:
-            predict, names = load_flavour(flavor, local, bad)
+            predict, names, categories = load_flavour(flavor, local, bad)
             if not inputs and not names:
                 raise ActionError(
                     f"model {name} v{version} ({flavor}) has no signature, and the model does "
@@ -357,7 +380,8 @@ def load_scorer(
                 )
             return Scorer(name, version, flavor, inputs or names, predict,
                           types, cols, categorical=flavor in CATEGORY_FLAVOURS, bad=tuple(bad),
-                          optional=optional, meta={} if inputs else {"inputs": "model"})
+                          optional=optional, meta={} if inputs else {"inputs": "model"},
+                          category_inputs=categories)
     try:
         pyfunc = mlflow.pyfunc.load_model(str(local))
     except Exception as exc:
@@ -403,7 +427,7 @@ def _from_pyfunc(
                       dict(base.types), dict(base.columns),
                       {"base_uri": base_uri, "base_version": base.version},
                       categorical=base.categorical, strict=base.strict, bad=base.bad,
-                      optional=base.optional)
+                      optional=base.optional, category_inputs=base.category_inputs)
     if not inputs:
         raise ActionError(
             f"model {name} v{version} has no signature: log it with a signature so "

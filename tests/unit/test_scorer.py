@@ -505,3 +505,45 @@ def test_a_level_outside_the_reference_reads_as_missing_for_a_numeric_input() ->
     s = Scorer("pd", "1", "sklearn", ("n_accounts",), predict, {"n_accounts": "long"})
     frame = pd.DataFrame({"n_accounts": ["3", "__unseen__", "__other__", None]})
     np.testing.assert_allclose(s.score(frame), [0.3, 0.5, 0.5, 0.5])
+
+
+@pytest.mark.parametrize("flavour", ["xgboost", "lightgbm"])
+def test_integer_codes_trained_as_a_category_reach_the_booster_as_one(tmp_path, flavour):
+    # a grade coded 0..4 and kept as a pandas category in training: the signature says
+    # long, and numbers fed as numbers were refused by both boosters on every batch
+    pytest.importorskip(flavour)
+    df = _credit()
+    grade = np.random.default_rng(5).integers(0, 5, len(df))
+    x = _typed(df, categorical=True).assign(grade=pd.Categorical(grade))
+    label = df["label"].to_numpy()
+    if flavour == "xgboost":
+        import mlflow.xgboost
+        import xgboost
+
+        booster = xgboost.train({"objective": "binary:logistic", "max_depth": 3},
+                                xgboost.DMatrix(x, label=label, enable_categorical=True), 20)
+        want = booster.predict(xgboost.DMatrix(x, enable_categorical=True))
+        save = mlflow.xgboost.save_model
+    else:
+        import lightgbm
+        import mlflow.lightgbm
+
+        booster = lightgbm.train({"objective": "binary", "verbose": -1},
+                                 lightgbm.Dataset(x, label), 20)
+        want = booster.predict(x)
+        save = mlflow.lightgbm.save_model
+    save(booster, str(tmp_path / "m"), signature=infer_signature(x, want))
+    s = load_scorer(tmp_path / "m", name="pd", version="1")
+    assert s.types["grade"] == "long"
+    # the connector holds the grade as a categorical feature (text levels) or as numbers
+    for fed in (df.assign(grade=grade.astype(str)), df.assign(grade=grade.astype(float))):
+        np.testing.assert_allclose(s.score(fed), want, rtol=1e-6)
+    gap = df.assign(grade=np.where(np.arange(len(df)) == 3, np.nan, grade))
+    assert np.isfinite(s.score(gap)).all()  # a missing grade is the booster's missing value
+    # a recalibration layer on it (a shadow's challenger) feeds it the same way
+    cal = LogitCalibrator()
+    cal.learn(want, label)
+    mlflow.pyfunc.save_model(str(tmp_path / "recal"),
+                             python_model=RecalibratedPyfunc("models:/pd/1", cal))
+    recal = load_scorer(tmp_path / "recal", name="pd", version="2", resolve=lambda uri: s)
+    np.testing.assert_allclose(recal.score(fed), cal.transform(want), rtol=1e-6)
