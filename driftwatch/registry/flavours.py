@@ -109,6 +109,10 @@ def category_columns(model: Any) -> frozenset[str]:
     if callable(getattr(model, "feature_name", None)):  # LightGBM: their indices
         names = model.feature_name()
         found = (getattr(model, "params", None) or {}).get("categorical_feature") or ()
+        if not found and getattr(model, "pandas_categorical", None):
+            # an LGBMClassifier's booster keeps them in its model text only
+            said = re.search(r"\[categorical_feature: ([^\]]*)\]", model.model_to_string())
+            found = [v.strip() for v in said[1].split(",")] if said else []
         if isinstance(found, (int, str)):
             found = [found]
         picked = {names[int(i)] for i in found if str(i).isdigit() and int(i) < len(names)}

@@ -507,11 +507,11 @@ def test_a_level_outside_the_reference_reads_as_missing_for_a_numeric_input() ->
     np.testing.assert_allclose(s.score(frame), [0.3, 0.5, 0.5, 0.5])
 
 
-@pytest.mark.parametrize("flavour", ["xgboost", "lightgbm"])
+@pytest.mark.parametrize("flavour", ["xgboost", "lightgbm", "LGBMClassifier"])
 def test_integer_codes_trained_as_a_category_reach_the_booster_as_one(tmp_path, flavour):
     # a grade coded 0..4 and kept as a pandas category in training: the signature says
     # long, and numbers fed as numbers were refused by both boosters on every batch
-    pytest.importorskip(flavour)
+    pytest.importorskip(flavour.replace("LGBMClassifier", "lightgbm"))
     df = _credit()
     grade = np.random.default_rng(5).integers(0, 5, len(df))
     x = _typed(df, categorical=True).assign(grade=pd.Categorical(grade))
@@ -532,6 +532,9 @@ def test_integer_codes_trained_as_a_category_reach_the_booster_as_one(tmp_path, 
                                  lightgbm.Dataset(x, label), 20)
         want = booster.predict(x)
         save = mlflow.lightgbm.save_model
+        if flavour == "LGBMClassifier":  # the scikit-learn wrapper, pickled
+            booster = lightgbm.LGBMClassifier(n_estimators=20, verbose=-1).fit(x, label)
+            want = booster.predict_proba(x)[:, 1]
     save(booster, str(tmp_path / "m"), signature=infer_signature(x, want))
     s = load_scorer(tmp_path / "m", name="pd", version="1")
     assert s.types["grade"] == "long"
