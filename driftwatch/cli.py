@@ -130,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--champion-column", action="append", default=[], metavar="COL=FEATURE",
                    help="read the champion's input column COL from connector feature FEATURE")
     r.add_argument("--champion-score-is", choices=("p_bad", "p_good"), default=None,
-                   help="what a custom pyfunc champion returns (default p_bad; p_good is "
-                        "read as 1 - p)")
+                   help="what a custom pyfunc or bare Booster champion returns (default "
+                        "p_bad; p_good is read as 1 - p)")
     r.add_argument("--tracking-uri", metavar="URI",
                    help="with --execute: MLflow tracking server (default: under --state-dir); "
                         "10 s per request unless MLFLOW_HTTP_REQUEST_TIMEOUT is set")

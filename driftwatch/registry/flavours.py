@@ -10,9 +10,10 @@ connector's values.
 A bare Booster (logged by ``mlflow.xgboost`` or ``mlflow.lightgbm`` without the scikit-learn
 wrapper) has no ``classes_``: it was trained on 0/1 labels and its ``predict`` is P(label 1),
 read as a classifier with classes ``[0, 1]`` is (the policy's bad label 0, as for a
-``repaid`` flag, reads ``1 - p``). An XGBoost ``binary:logitraw`` objective predicts the
-margin, the log-odds of label 1: it is read through the sigmoid, as ``binary:logistic``
-would have given it.
+``repaid`` flag, reads ``1 - p``), or as P(good) where the champion declares
+``score_is: p_good`` (a text label the user coded 1 for its good value). An XGBoost
+``binary:logitraw`` objective predicts the margin, the log-odds of label 1: it is read
+through the sigmoid, as ``binary:logistic`` would have given it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -29,8 +30,8 @@ import pandas as pd
 from driftwatch.connectors.mapping import DEFAULT_BAD, value_key
 from driftwatch.errors import ActionError
 
-__all__ = ["CATEGORY_FLAVOURS", "PROBA_FLAVOURS", "bad_class_index", "category_columns",
-           "load_flavour", "model_columns"]
+__all__ = ["CATEGORY_FLAVOURS", "PROBA_FLAVOURS", "Flavoured", "bad_class_index",
+           "category_columns", "load_flavour", "model_columns"]
 
 PROBA_FLAVOURS = ("sklearn", "xgboost", "lightgbm")
 #: Flavours whose pandas input takes text levels as ``category`` only.
@@ -120,12 +121,24 @@ def category_columns(model: Any) -> frozenset[str]:
     return frozenset()
 
 
-def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD
-                 ) -> tuple[Callable[[pd.DataFrame], np.ndarray], tuple[str, ...],
-                            frozenset[str]]:
-    """The model at ``path`` loaded by its flavour: its P(bad) function, the input
-    columns it names itself (:func:`model_columns`) and those it takes as categories
-    (:func:`category_columns`)."""
+class Flavoured(NamedTuple):
+    """A model loaded by its flavour (see :func:`load_flavour`)."""
+
+    #: P(bad) of a frame of model inputs
+    predict: Callable[[pd.DataFrame], np.ndarray]
+    #: the input columns it names itself (:func:`model_columns`)
+    names: tuple[str, ...]
+    #: those it takes as categories (:func:`category_columns`)
+    categories: frozenset[str]
+    #: what a scorer records of it: ``booster`` for a bare Booster, its ``score_is``
+    meta: dict[str, Any]
+
+
+def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD,
+                 score_is: str = "p_bad") -> Flavoured:
+    """The model at ``path`` loaded by its flavour. ``score_is="p_good"`` declares that a
+    bare Booster's output is P(good) (a text label the user coded 1 for the good outcome);
+    a classifier with ``classes_`` is read at the bad class whatever it says."""
     import importlib
 
     module = importlib.import_module(f"mlflow.{flavor}")
@@ -134,11 +147,16 @@ def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD
     categories = category_columns(model) if flavor in CATEGORY_FLAVOURS else frozenset()
     if hasattr(model, "predict_proba"):
         col = bad_class_index(getattr(model, "classes_", None), bad)
-        return (lambda x: np.asarray(model.predict_proba(x))[:, col]), names, categories
+        return Flavoured(lambda x: np.asarray(model.predict_proba(x))[:, col], names,
+                         categories, {})
     predict = _booster_predict(flavor, model)
-    if bad_class_index([0, 1], bad) == 0:  # label 1 is the good outcome
-        return (lambda x: 1.0 - np.asarray(predict(x), np.float64)), names, categories
-    return predict, names, categories
+    meta: dict[str, Any] = {"booster": True}
+    if score_is == "p_good":
+        meta["score_is"] = "p_good"
+    if score_is == "p_good" or bad_class_index([0, 1], bad) == 0:  # label 1 is good
+        return Flavoured(lambda x: 1.0 - np.asarray(predict(x), np.float64), names,
+                         categories, meta)
+    return Flavoured(predict, names, categories, meta)
 
 
 def _booster_predict(flavor: str, model: Any) -> Callable[[pd.DataFrame], np.ndarray]:

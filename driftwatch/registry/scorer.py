@@ -8,7 +8,8 @@ anything else answers the pyfunc ``predict``, read by :mod:`driftwatch.registry.
 (a column of probabilities, a ``predict_proba`` array, or a frame or dict whose column named
 after the bad class, else the last, is P(bad); values outside [0, 1] are refused). A custom
 pyfunc that returns P(good) is declared with ``score_is="p_good"`` (the champion's
-``score_is``): its output is read as ``1 - p``, unless a column's name says it is P(bad).
+``score_is``): its output is read as ``1 - p``, unless a column's name says it is P(bad);
+so is a bare XGBoost or LightGBM Booster's, which has no ``classes_`` to say it.
 
 Inputs take the signature's types: text goes to XGBoost and LightGBM as a pandas
 ``category`` (each library maps the levels to its training codes), and an integer column
@@ -354,8 +355,9 @@ def load_scorer(
 
     ``resolve(uri)`` loads the version a recalibrated model wraps; ``bad`` are the label
     values of the bad class, to find its ``predict_proba`` column; ``score_is`` what a
-    custom pyfunc's ``predict`` returns (``p_good`` is turned into P(bad)). driftwatch's
-    own versions and ``predict_proba`` flavours answer P(bad) whatever it says.
+    custom pyfunc's ``predict`` or a bare Booster's returns (``p_good`` is turned into
+    P(bad)). driftwatch's own versions and ``predict_proba`` flavours answer P(bad)
+    whatever it says.
     """
     if score_is not in SCORE_IS:
         raise ActionError(f"score_is must be one of {', '.join(SCORE_IS)}, found {score_is!r}")
@@ -371,7 +373,7 @@ def load_scorer(
     cols = dict(columns or {})
     for flavor in PROBA_FLAVOURS:
         if flavor in flavors:
-            predict, names, categories = load_flavour(flavor, local, bad)
+            predict, names, categories, meta = load_flavour(flavor, local, bad, score_is)
             if not inputs and not names:
                 raise ActionError(
                     f"model {name} v{version} ({flavor}) has no signature, and the model does "
@@ -380,7 +382,8 @@ def load_scorer(
                 )
             return Scorer(name, version, flavor, inputs or names, predict,
                           types, cols, categorical=flavor in CATEGORY_FLAVOURS, bad=tuple(bad),
-                          optional=optional, meta={} if inputs else {"inputs": "model"},
+                          optional=optional,
+                          meta={**meta, **({} if inputs else {"inputs": "model"})},
                           category_inputs=categories)
     try:
         pyfunc = mlflow.pyfunc.load_model(str(local))

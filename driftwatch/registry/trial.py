@@ -177,7 +177,7 @@ def trial_score(scorer: Scorer, reference: pd.DataFrame, uri: str,
         return None if math.isnan(auc) else auc
     ranked = (f"rank the reference's bad rows below its good ones (AUC {auc:.2f} on {n} "
               "labelled rows)")
-    if scorer.flavor in ("pyfunc", "recalibrated"):
+    if scorer.flavor in ("pyfunc", "recalibrated") or scorer.meta.get("booster"):
         if scorer.meta.get("score_is") == "p_good":
             raise ActionError(f"{uri}: its scores, read as P(good) (score_is: p_good), {ranked}:"
                               " it returns P(bad)? drop score_is: p_good")

@@ -550,3 +550,20 @@ def test_integer_codes_trained_as_a_category_reach_the_booster_as_one(tmp_path, 
                              python_model=RecalibratedPyfunc("models:/pd/1", cal))
     recal = load_scorer(tmp_path / "recal", name="pd", version="2", resolve=lambda uri: s)
     np.testing.assert_allclose(recal.score(fed), cal.transform(want), rtol=1e-6)
+
+
+def test_a_bare_booster_declared_p_good_is_read_as_p_bad(tmp_path: Path) -> None:
+    # the label is text (Charged Off / Fully Paid) and the user coded Fully Paid as 1:
+    # only the declaration can say so, as for a custom pyfunc, and the trial asks for it
+    from driftwatch.registry.trial import trial_score
+
+    pytest.importorskip("xgboost")
+    good = 1.0 - _data()["label"].to_numpy()
+    path, df, raw = _bare_booster(tmp_path, "xgboost", good, "binary:logistic")
+    bad = ["Charged Off"]
+    misread = load_scorer(path, name="pd", version="1", bad=bad)
+    with pytest.raises(ActionError, match=r"it returns P\(good\)\? declare score_is: p_good"):
+        trial_score(misread, df, "models:/pd@champion")
+    s = load_scorer(path, name="pd", version="1", bad=bad, score_is="p_good")
+    np.testing.assert_allclose(s.score(df), 1.0 - raw, rtol=1e-6)
+    assert trial_score(s, df, "models:/pd@champion") > 0.5
