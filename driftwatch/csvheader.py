@@ -57,7 +57,14 @@ from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvsep import read_head
 from driftwatch.errors import SourceError
 
-__all__ = ["header_is_data", "refuse_data_header", "second_header", "title_line"]
+__all__ = ["REFERENCE_FIX", "header_is_data", "refuse_data_header", "second_header",
+           "title_line"]
+
+#: How a reference table without a header is fixed: it is read by its column names, and
+#: only streams take names from elsewhere (a monthly drop is read as it is, the training
+#: table once).
+REFERENCE_FIX = ("as a reference table needs (only a stream's files may go without one: "
+                 "csv: {names: [...]}), or save it as Parquet")
 
 #: The rows looked at: the header, the line after it, and the rows below that.
 _ROWS = 22
@@ -211,9 +218,11 @@ def title_line(first: str, second: str, sep: str) -> bool:
             and _count(second, sep) != _count(first, sep))
 
 
-def refuse_data_header(path: str | Path, sep: str, what: str) -> None:
+def refuse_data_header(path: str | Path, sep: str, what: str, fix: str) -> None:
     """Raise :class:`~driftwatch.errors.SourceError` naming ``what`` when the CSV ``path``
-    (read with ``sep``) has data on its first line instead of column names."""
+    (read with ``sep``) has data on its first line instead of column names; ``fix`` ends
+    the message: how the reader at hand takes the names without a header line
+    (:mod:`driftwatch.csvnames`)."""
     text, whole = read_head(path)
     if not whole:  # a line cut at the end of the head is no line to compare with
         text = text[:text.rfind("\n") + 1]
@@ -242,4 +251,4 @@ def refuse_data_header(path: str | Path, sep: str, what: str) -> None:
     shown = first if len(first) <= 60 else first[:60] + "..."
     raise SourceError(f"{what}: its first line reads as data, not column names ({why}: "
                       f"{shown!r}); add a header line with the column names "
-                      f"({len(rows[0])} of them, separated by {sep!r})")
+                      f"({len(rows[0])} of them, separated by {sep!r}), {fix}")

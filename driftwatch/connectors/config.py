@@ -13,6 +13,7 @@ The shape (see ``connectors/README.md`` for every key)::
           paths: [data/demo/predictions.jsonl.gz]   # globs, relative to the working dir
           format: auto            # auto | jsonl | csv | parquet | kafka-recording
           # csv: {delimiter: ";", decimal: ","}   # default: what each file's head shows
+          #                                       # names: [a, b]: files without a header
           # topic: credit.predictions               # kafka, and kafka recordings
           fields:
             event_id: application_id                # dotted path

@@ -48,6 +48,7 @@ from driftwatch.connectors.readers import Chunk, FileReader, detect_format
 from driftwatch.cores import usable_cores
 from driftwatch.csvdecimal import DecimalMark, csv_notes, file_decimal
 from driftwatch.csvheader import refuse_data_header
+from driftwatch.csvnames import named_header
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import ConnectorError, SourceError
 from driftwatch.schema import FeatureSchema
@@ -67,6 +68,10 @@ class FileInput:
     sniffed: bool = False  # the delimiter was found in the header, not configured
     decimal: str | None = None  # a CSV's decimal mark; None: found in its first rows on opening
     decimal_found: DecimalMark | None = None  # what its first rows show, when not configured
+    #: a headerless CSV's column names (the stream's ``csv: {names:}``); None: its header's
+    names: tuple[str, ...] | None = None
+    #: with ``names``: whether its first line is a header equal to them, skipped
+    named_header: bool = False
 
 
 class FileSource:
@@ -215,7 +220,8 @@ class FileSource:
                                               batch_size=self.batch_size,
                                               skip_lines=self._skip.get(inp.key, 0),
                                               delimiter=inp.delimiter,
-                                              decimal=inp.decimal))
+                                              decimal=inp.decimal, names=inp.names,
+                                              named_header=inp.named_header))
             except SourceError:
                 for r in readers:
                     r.close()
@@ -317,11 +323,16 @@ def _make_input(connector: Connector, path: Path, key: str, streams: tuple[str, 
     # each file by its own head: a folder may hold exports of both kinds
     sep = stream.delimiter or file_separator(
         path, key, fix=f"set it on stream {name!r}: csv: {{delimiter: \";\"}}")
-    refuse_data_header(path, sep, key)
+    if stream.names is None:
+        refuse_data_header(path, sep, key, fix=f"or name the columns on stream {name!r}: "
+                           "csv: {names: [...]}")
+        header = False
+    else:
+        header = named_header(path, sep, stream.names, key)
     found = None if stream.decimal is not None else file_decimal(path, sep)
     return FileInput(path, key, streams, fmt, sep, sniffed=stream.delimiter is None,
                      decimal=stream.decimal or (found.mark if found else None),
-                     decimal_found=found)
+                     decimal_found=found, names=stream.names, named_header=header)
 
 
 def separator_notes(inputs: Sequence[FileInput]) -> list[str]:

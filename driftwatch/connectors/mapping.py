@@ -168,6 +168,8 @@ class StreamMapping:
     format: str = "auto"  # auto | jsonl | csv | parquet | kafka-recording
     delimiter: str | None = None  # a CSV's separator; None: found in each file's header
     decimal: str | None = None  # a CSV's decimal mark; None: found in each file's first rows
+    #: a headerless CSV's column names (``csv: {names:}``); None: its first line holds them
+    names: tuple[str, ...] | None = None
     #: numbers written as text read as numbers (always so in a CSV)
     numbers_as_text: bool = False
     topic: str | Mapping[str, Any] | None = None  # a name, or a mapping with only `name`

@@ -150,10 +150,13 @@ def _skip_row(row: Any) -> str:
 
 def sample_records(path: Path, fmt: str, n: int = SAMPLE,
                    delimiter: str | None = None,
-                   decimal: str | None = None) -> list[dict[str, Any]]:
+                   decimal: str | None = None, names: Sequence[str] | None = None,
+                   named_header: bool = False) -> list[dict[str, Any]]:
     """The first ``n`` readable records of a JSONL, CSV or Parquet file, as dicts (Kafka
     recordings and unreadable lines are skipped: the replay reports those). A CSV is read
-    with ``delimiter`` and ``decimal``, by default the ones its head shows."""
+    with ``delimiter`` and ``decimal``, by default the ones its head shows; ``names``:
+    its columns when it has no header line (``named_header``: its first line equals them,
+    and is skipped)."""
     if fmt == "parquet":
         return decimals_as_doubles(read_parquet(path, n)).to_pylist()
     raw = path.open("rb")
@@ -167,7 +170,10 @@ def sample_records(path: Path, fmt: str, n: int = SAMPLE,
             # a row with too few or too many fields is the reader's bad record to count,
             # not a parse error that stops the replay before it starts
             parse = pcsv.ParseOptions(delimiter=sep, invalid_row_handler=_skip_row)
-            reader = pcsv.open_csv(f, read_options=pcsv.ReadOptions(block_size=1 << 20),
+            given = {} if names is None else {"column_names": list(names),
+                                              "skip_rows": int(named_header)}
+            reader = pcsv.open_csv(f, read_options=pcsv.ReadOptions(block_size=1 << 20,
+                                                                    **given),
                                    parse_options=parse,
                                    convert_options=pcsv.ConvertOptions(decimal_point=mark))
             batch = next(iter(reader), None)
@@ -244,7 +250,9 @@ def probe_inputs(
         recs: list[dict[str, Any]] = []
         for inp in _stream_inputs(inputs, s.name):
             recs += sample_records(inp.path, inp.format, n - len(recs),
-                                   getattr(inp, "delimiter", None), getattr(inp, "decimal", None))
+                                   getattr(inp, "delimiter", None), getattr(inp, "decimal", None),
+                                   getattr(inp, "names", None),
+                                   getattr(inp, "named_header", False))
             if len(recs) >= n:
                 break
         records[s.name] = recs

@@ -136,12 +136,18 @@ class FileReader:
         skip_lines: int = 0,
         delimiter: str | None = None,
         decimal: str | None = None,
+        names: Sequence[str] | None = None,
+        named_header: bool = False,
     ) -> None:
         self.path, self.key, self.format = path, key, fmt
         #: a CSV's separator; None: the one its header shows (:mod:`driftwatch.csvsep`)
         self.delimiter = delimiter
         #: a CSV's decimal mark; None: the one its first rows show
         self.decimal = decimal
+        #: a headerless CSV's column names; None: its first line's
+        self.names = tuple(names) if names is not None else None
+        #: with ``names``: its first line is a header equal to them (skipped)
+        self.named_header = named_header
         self.decoders = list(decoders)
         self.batch_size = max(1, batch_size)
         self.line = 0  # last line read
@@ -228,13 +234,17 @@ class FileReader:
                 if kind in _NUMBER_KINDS
             }) if self.decimal == "," else []
             # names written with spaces around them (``a, b``) are read without (csvpad)
-            names = header_names(self.path, self.delimiter)
+            names = header_names(self.path, self.delimiter) if self.names is None else []
             given = {"column_names": [n.strip() for n in names], "skip_rows": 1} \
                 if padded(names) else {}
+            # the lines of a file without a header count from its first: the data's
+            header = self.names is None or self.named_header
+            if self.names is not None:
+                given = {"column_names": list(self.names), "skip_rows": int(header)}
             self._f = pacsv.open_csv(
                 pa.input_stream(str(self.path), compression="detect"),
                 read_options=pacsv.ReadOptions(block_size=_READ, use_threads=False,
-                                               skip_rows_after_names=max(skip - 1, 0),
+                                               skip_rows_after_names=max(skip - header, 0),
                                                **given),
                 parse_options=pacsv.ParseOptions(delimiter=self.delimiter,
                                                  invalid_row_handler=self._invalid_row),
@@ -244,7 +254,7 @@ class FileReader:
                     null_values=list(CSV_MISSING)),
             )
             self._table: pa.Table | None = None
-            self.line = max(skip, 1)
+            self.line = max(skip, int(header))
             return
         if self.format == "jsonl":
             _refuse_json_array(self.path, self.key)

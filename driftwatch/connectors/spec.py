@@ -233,11 +233,13 @@ class FieldsSpec(_Spec):
 
 
 class CsvSpec(_Spec):
-    """How a stream's CSV files are written: ``csv: {delimiter: ";", decimal: ","}``; the
+    """How a stream's CSV files are written: ``csv: {delimiter: ";", decimal: ","}``, and
+    for files without a header line the column names (``names: [loan_id, period]``); the
     checks of the values are :mod:`driftwatch.connectors.streams`'s."""
 
     delimiter: str | None = None  # None: the one each file's header shows
     decimal: str | None = None  # None: the one each file's first rows show
+    names: Any = None  # None: the file's first line holds them (checked in streams.py)
 
 
 class AvroSpec(_Spec):

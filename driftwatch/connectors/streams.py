@@ -121,6 +121,7 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec,
         format=s.format,
         delimiter=delimiter,
         decimal=decimal,
+        names=_names(doc, at, s),
         numbers_as_text=s.numbers_as_text,
         topic=topic,
         missing=_missing(doc, fat, fld),
@@ -210,6 +211,28 @@ def _decimal(doc: LocatedDoc, at: _PathT, s: StreamSpec, delimiter: str | None
         raise _err(doc, where, "a comma-separated file cannot hold decimal commas",
                    hint='name its separator, e.g. csv: {delimiter: ";", decimal: ","}')
     return d
+
+
+def _names(doc: LocatedDoc, at: _PathT, s: StreamSpec) -> tuple[str, ...] | None:
+    """The stream's ``csv: {names:}``: the column names of files written without a header
+    line, one distinct non-empty name per field (``_delimiter`` has checked that ``csv:``
+    belongs here)."""
+    if s.csv is None or s.csv.names is None:
+        return None
+    names = s.csv.names
+    where = (*at, "csv", "names")
+    if not isinstance(names, list) or not names:
+        raise _err(doc, where, "expected a list of column names, one per field of a line",
+                   found=show(names), hint="e.g. names: [loan_id, period, rate]")
+    seen: set[str] = set()
+    for i, n in enumerate(names):
+        if not isinstance(n, str) or not n.strip():
+            raise _err(doc, (*where, i), "expected a column name (text)", found=show(n),
+                       hint="quote a name YAML reads otherwise, e.g. \"1st_payment\"")
+        if n.strip() in seen:
+            raise _err(doc, (*where, i), f"column name {n.strip()!r} is given twice")
+        seen.add(n.strip())
+    return tuple(n.strip() for n in names)
 
 
 def _time(doc: LocatedDoc, at: _PathT, t: TimeSpec, role: str, kind: str, fmt: str

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from driftwatch.connectors.config import Connector
-from driftwatch.csvheader import refuse_data_header
+from driftwatch.csvheader import REFERENCE_FIX, refuse_data_header
 from driftwatch.errors import ConfigError, PolicyError, SourceError
 from driftwatch.policy.errors import PolicyErrors
 from driftwatch.policy.schema import Policy
@@ -69,7 +69,7 @@ def reference_columns(path: Path) -> list[str]:
             return [n for n in pq.read_schema(path).names if n not in index]
 
         sep = reference_separator(path) or ","
-        refuse_data_header(path, sep, f"reference {path}")
+        refuse_data_header(path, sep, f"reference {path}", fix=REFERENCE_FIX)
         return [str(c).strip() for c in pd.read_csv(path, nrows=0, sep=sep).columns]
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference {path}: {exc}") from exc

@@ -22,6 +22,7 @@ import orjson
 from driftwatch.connectors.jsonblock import registry_json
 from driftwatch.csvdecimal import DecimalMark, file_decimal
 from driftwatch.csvheader import refuse_data_header
+from driftwatch.csvnames import named_header
 from driftwatch.csvpad import read_csv_trimmed
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
@@ -43,6 +44,8 @@ class Sample:
     topic: str | None = None
     delimiter: str | None = None  # a CSV's separator when not the comma, for the connector
     decimal: DecimalMark | None = None  # what a CSV's first rows say of its decimal mark
+    #: a headerless CSV's column names (init's --names), written as its csv: {names:}
+    names: tuple[str, ...] | None = None
     dotted: tuple[str, ...] = ()  # a topic's keys with dots in them (see dotted_keys)
 
     @property
@@ -145,9 +148,11 @@ def _numbers_read(frame: Any) -> Any:
     return frame
 
 
-def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, Any]]:
+def read_sample(path: str | Path, limit: int = DEFAULT_ROWS,
+                names: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """The first ``limit`` records of a file, flattened (a CSV read with
-    :func:`sample_separator` and :func:`sample_decimal`)."""
+    :func:`sample_separator` and :func:`sample_decimal`; ``names``: its columns when it
+    has no header line, as a stream's ``csv: {names:}`` reads it)."""
 
     from driftwatch.connectors.readers import detect_format
 
@@ -163,9 +168,17 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS) -> list[dict[str, A
             rows = decimals_as_doubles(read_parquet(p, limit)).to_pylist()
         elif fmt == "csv":
             sep = sample_separator(p) or ","
-            refuse_data_header(p, sep, f"the sample {p}")
+            given: dict[str, Any] = {}
+            if names is None:
+                refuse_data_header(p, sep, f"the sample {p}",
+                                   fix="or give them to init: --names (--outcomes-names for the "
+                                   "outcomes sample)")
+            else:
+                skip = named_header(p, sep, names, f"the sample {p}")
+                given = {"header": None, "names": list(names), "skiprows": int(skip),
+                         "index_col": False}
             frame = read_csv_trimmed(p, nrows=limit, sep=sep,
-                                     decimal=file_decimal(p, sep).mark)
+                                     decimal=file_decimal(p, sep).mark, **given)
             rows = _numbers_read(frame).to_dict(orient="records")
         elif fmt == "jsonl":
             rows = list(_jsonl(p, limit))

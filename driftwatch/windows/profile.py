@@ -40,7 +40,7 @@ import pandas as pd
 from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
 from driftwatch.csvdecimal import DECIMAL_ATTR, csv_notes, file_decimal
-from driftwatch.csvheader import refuse_data_header
+from driftwatch.csvheader import REFERENCE_FIX, refuse_data_header
 from driftwatch.csvpad import read_csv_trimmed
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
@@ -110,7 +110,7 @@ def read_reference_table(path: str | Path) -> pd.DataFrame:
 
             return decimals_as_doubles(read_parquet(p)).to_pandas()
         sep = reference_separator(p) or ","
-        refuse_data_header(p, sep, f"reference dataset {p}")
+        refuse_data_header(p, sep, f"reference dataset {p}", fix=REFERENCE_FIX)
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
             log.info(note)  # the commands that read it print the same lines

@@ -69,7 +69,8 @@ def test_init_refuses_a_headerless_reference_and_a_headerless_sample(
     assert err.splitlines()[0] == (
         f"error: reference dataset {tmp_path / 'ref.csv'}: its first line reads as data, not "
         f"column names (every cell is a number: {first!r}); add a header line with the column "
-        "names (4 of them, separated by ',')"), err
+        "names (4 of them, separated by ','), as a reference table needs (only a stream's "
+        "files may go without one: csv: {names: [...]}), or save it as Parquet"), err
     assert "Traceback" not in err
     ref.to_csv(tmp_path / "ref.csv", index=False)
     live.to_csv(tmp_path / "live.csv", index=False, header=False)
@@ -119,7 +120,7 @@ def test_the_public_headerless_shapes_are_refused(tmp_path: Path, text: str, why
     (tmp_path / "t.csv").write_text(text)
     sep = ";" if ";" in text else ","
     with pytest.raises(SourceError, match=why):
-        refuse_data_header(tmp_path / "t.csv", sep, "t.csv")
+        refuse_data_header(tmp_path / "t.csv", sep, "t.csv", fix="")
 
 
 @pytest.mark.parametrize("text", [
@@ -136,7 +137,7 @@ def test_the_public_headerless_shapes_are_refused(tmp_path: Path, text: str, why
 ])
 def test_headers_of_names_are_read(tmp_path: Path, text: str) -> None:
     (tmp_path / "t.csv").write_text(text)
-    refuse_data_header(tmp_path / "t.csv", ",", "t.csv")
+    refuse_data_header(tmp_path / "t.csv", ",", "t.csv", fix="")
 
 
 _NAME = st.one_of(
@@ -168,7 +169,7 @@ def test_a_named_file_reads_whatever_its_separator(tmp_path: Path, names: list[s
     w.writerow(names)
     w.writerow([str(i) for i in range(len(names))])
     (tmp_path / "t.csv").write_text(buf.getvalue())
-    refuse_data_header(tmp_path / "t.csv", sep, "t.csv")
+    refuse_data_header(tmp_path / "t.csv", sep, "t.csv", fix="")
 
 
 def test_a_named_reference_reads_as_before(tmp_path: Path) -> None:
@@ -323,13 +324,13 @@ def test_a_headerless_loan_level_file_is_refused_and_with_its_header_read(
     (tmp_path / "t.txt").write_text(body)
     with pytest.raises(SourceError, match=r"its first line reads as data.*\(14 of them, "
                                           r"separated by '\|'\)"):
-        refuse_data_header(tmp_path / "t.txt", "|", "t.txt")
+        refuse_data_header(tmp_path / "t.txt", "|", "t.txt", fix="")
     names = ["CREDIT_SCORE", "FIRST_PAYMENT_DATE", "FIRST_TIME_HOMEBUYER_FLAG", "MSA",
              "OCCUPANCY_STATUS", "ORIG_DTI", "ORIG_UPB", "ORIG_INTEREST_RATE", "CHANNEL",
              "PROPERTY_STATE", "PROPERTY_TYPE", "LOAN_SEQUENCE_NUMBER", "SELLER_NAME",
              "SUPER_CONFORMING_FLAG"]
     (tmp_path / "t.txt").write_text("|".join(names) + "\n" + body)
-    refuse_data_header(tmp_path / "t.txt", "|", "t.txt")
+    refuse_data_header(tmp_path / "t.txt", "|", "t.txt", fix="")
 
 
 @pytest.mark.parametrize("text", [
@@ -339,7 +340,7 @@ def test_a_headerless_loan_level_file_is_refused_and_with_its_header_read(
 ])
 def test_names_over_the_rows_below_are_read(tmp_path: Path, text: str) -> None:
     (tmp_path / "t.csv").write_text(text)
-    refuse_data_header(tmp_path / "t.csv", ",", "t.csv")
+    refuse_data_header(tmp_path / "t.csv", ",", "t.csv", fix="")
 
 
 @settings(max_examples=100, deadline=None)
