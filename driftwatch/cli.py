@@ -63,6 +63,14 @@ def _init_parser(sub: Any) -> None:
     i.add_argument("--sample", "-s", metavar="FILE",
                    help="predictions sample: JSON lines, CSV or Parquet (gzip too)")
     i.add_argument("--outcomes", metavar="FILE", help="outcomes sample (id and label)")
+    for flag, what in (("names", "--sample"), ("outcomes-names", "--outcomes")):
+        i.add_argument(f"--{flag}", metavar="A,B,...",
+                       help=f"the column names of a {what} CSV written without a header "
+                       "line, separated by commas (a first line equal to them is skipped); "
+                       "written to its stream as csv: {names: [...]}")
+        i.add_argument(f"--{flag}-file", metavar="FILE",
+                       help=f"as --{flag}, one name a line (blank lines and lines "
+                       "starting with # left out)")
     i.add_argument("--kafka-topic", metavar="TOPIC",
                    help="read the predictions sample from this topic instead (JSON "
                    "values; for an Avro topic give a JSON-lines sample with --sample)")

@@ -33,8 +33,39 @@ class _Usage(Exception):
     """A command line that cannot work: printed as one line, exit status 2."""
 
 
+def _names(listed: str | None, file: str | None, flag: str, path: str | None
+           ) -> tuple[str, ...] | None:
+    """The column names ``--{flag}`` (comma-separated) or ``--{flag}-file`` (one a line)
+    give for the headerless CSV ``path``."""
+    if listed is not None and file is not None:
+        raise _Usage(f"give --{flag} or --{flag}-file, not both")
+    if listed is None and file is None:
+        return None
+    if not path:
+        raise _Usage(f"--{flag}{'' if file is None else '-file'} names the columns of a CSV "
+                     "file sample; there is none to read")
+    if file is not None:
+        try:
+            text = Path(file).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise _Usage(f"cannot read --{flag}-file {file}: {exc}") from None
+        names = [n.strip() for n in text.splitlines()
+                 if n.strip() and not n.lstrip().startswith("#")]
+    else:
+        assert listed is not None
+        names = [n.strip() for n in listed.split(",")]
+    where = f"--{flag}-file {file}" if file is not None else f"--{flag}"
+    if not names or any(not n for n in names):
+        raise _Usage(f"{where}: expected column names, none of them empty; found "
+                     f"{listed if file is None else len(names)!r}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise _Usage(f"{where}: column names given twice: {', '.join(twice)}")
+    return tuple(names)
+
+
 def _sample(path: str | None, topic: str | None, bootstrap: str | None, rows: int,
-            what: str) -> Sample | None:
+            what: str, names: tuple[str, ...] | None = None) -> Sample | None:
     if path and topic:
         raise _Usage(f"give the {what} sample as a file or a Kafka topic, not both")
     if topic:
@@ -45,8 +76,9 @@ def _sample(path: str | None, topic: str | None, bootstrap: str | None, rows: in
         return Sample([flatten(r) for r in raw], f"topic {topic}", topic=topic,
                       dotted=tuple(dotted_keys(raw)))
     if path:
-        return Sample(read_sample(path, rows), path, path=path, delimiter=sample_separator(path),
-                      decimal=sample_decimal(path))
+        return Sample(read_sample(path, rows, names), path, path=path,
+                      delimiter=sample_separator(path), decimal=sample_decimal(path),
+                      names=names)
     return None
 
 
@@ -99,9 +131,14 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if ref.empty:
         raise ConfigError("the reference has no rows", file=args.reference)
     model = args.model or ref_path.name.split(".")[0]
-    preds = _sample(args.sample, args.kafka_topic, args.bootstrap, args.rows, "predictions")
+    names = (_names(args.names, args.names_file, "names", args.sample),
+             _names(args.outcomes_names, args.outcomes_names_file, "outcomes-names",
+                    args.outcomes))
+    preds = _sample(args.sample, args.kafka_topic, args.bootstrap, args.rows, "predictions",
+                    names[0])
     assert preds is not None
-    outs = _sample(args.outcomes, args.outcomes_topic, args.bootstrap, args.rows, "outcomes")
+    outs = _sample(args.outcomes, args.outcomes_topic, args.bootstrap, args.rows, "outcomes",
+                   names[1])
     opts = Options(
         model=model, id_field=args.id_field, time_field=args.time_field,
         time_format=args.time_format,

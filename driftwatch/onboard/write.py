@@ -57,7 +57,11 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
             how["delimiter"] = s.sample.delimiter or ","
         if s.sample.decimal is not None and s.sample.decimal.mark == ",":
             how["decimal"] = ","
-        if how:
+        if s.sample.names is not None:  # a file without a header line
+            out.append("      csv:")
+            out += [f"        {k}: {json.dumps(v)}" for k, v in how.items()]
+            out.append(f"        names: {_list(s.sample.names)}")
+        elif how:
             out.append("      csv: {" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in
                                                   how.items()) + "}")
     if s.numbers_as_text:

@@ -1,6 +1,6 @@
 """A CSV without a header line is read with the column names its stream gives
-(``csv: {names: [...]}``): the same records and lines as the same file with the header
-line written in it."""
+(``csv: {names: [...]}``) or init is given (``--names``, ``--names-file``): the same
+records, lines and timeline as the same file with the header line written in it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from driftwatch.connectors.file import FileSource
 from driftwatch.errors import ConnectorError, SourceError
 from driftwatch.schema import FeatureSchema
 
+from ._cli import run_cli
 from ._csvconn import csv_connector, one_stream
 
 NAMES = ("id", "ts", "x", "cat", "score")
@@ -123,3 +124,88 @@ def test_names_are_for_csv_files_only() -> None:
     with pytest.raises(ConnectorError, match="csv options are for CSV files, not format: jsonl"):
         parse_connector(text, file="t.yaml")
 
+
+# -- init -> policy check -> replay on loan-level monthly drops ----------------------------
+
+#: Columns shaped as a Fannie Mae loan-level drop (the last, the outcome, in the
+#: reference only).
+LOAN = ("LOAN_ID", "MONTHLY_REPORTING_PERIOD", "CREDIT_SCORE", "ORIG_DTI", "ORIG_UPB",
+        "ORIG_INTEREST_RATE", "CHANNEL", "PROPERTY_STATE", "SELLER_NAME", "SCORE", "DEFAULT")
+_SELLERS = ("Other sellers", "WELLS FARGO BANK, N.A.", "Quicken Loans Inc.")
+
+
+def _loans(rng: np.random.Generator, n: int, first: int, t0: int, shift: float
+           ) -> list[str]:
+    out = []
+    for i in range(n):
+        cs = int(rng.normal(740 - 40 * shift, 40))
+        p = 1 / (1 + np.exp((cs - 650) / 30))
+        out.append("|".join([
+            f"F19Q1{first + i:07d}", str(t0 + 60 * i), str(cs), str(rng.integers(10, 50)),
+            str(int(rng.integers(60, 700)) * 1000), f"{rng.normal(3.5 + shift, 0.4):.3f}",
+            str(rng.choice(["R", "B", "C"])), str(rng.choice(["CA", "TX", "NY", "FL"])),
+            str(rng.choice(_SELLERS)), f"{p:.4f}", str(int(rng.random() < p))]))
+    return out
+
+
+def _drop(path: Path, rows: list[str], header: bool, k: int) -> None:
+    """``rows`` cut to their first ``k`` fields, after a header line or not."""
+    head = "|".join(LOAN[:k]) + "\n" if header else ""
+    path.write_text(head + "".join("|".join(r.split("|")[:k]) + "\n" for r in rows))
+
+
+def test_a_headerless_drop_runs_init_check_and_replay_as_with_its_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: init refused the drop (its first line reads as data). With its names
+    (``--names-file``, written to the connector) the timeline is byte for byte the one of
+    the same drop with a header line, and of that drop read with the names too."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(11)
+    ref = _loans(rng, 3000, 0, 1_704_067_200, 0.0)
+    live = (_loans(rng, 3000, 10_000, 1_706_745_600, 0.0)
+            + _loans(rng, 2000, 20_000, 1_706_745_600 + 60 * 3000, 1.0))
+    _drop(Path("ref.txt"), ref, True, len(LOAN))
+    _drop(Path("drop.txt"), live, False, len(LOAN) - 1)
+    _drop(Path("headed.txt"), live, True, len(LOAN) - 1)
+    Path("layout.txt").write_text("# loan-level layout\n" + "\n".join(LOAN[:-1]) + "\n")
+    init = ["init", "-r", "ref.txt", "-s", "drop.txt", "--model", "fm", "--time-field",
+            "MONTHLY_REPORTING_PERIOD", "--id-field", "LOAN_ID", "--score-field", "SCORE",
+            "--label-field", "DEFAULT", "--connector-out", "c.yaml", "--policy-out", "p.yaml"]
+    code, _, err = run_cli(init, capsys)
+    assert code != 0 and "or give them to init: --names" in err, err
+    code, _, err = run_cli([*init, "--names-file", "layout.txt"], capsys)
+    assert code == 0, err
+    conn = Path("c.yaml").read_text()
+    assert f"        names: [{', '.join(LOAN[:-1])}]\n" in conn, conn
+    code, _, err = run_cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert code == 0, err
+    Path("c_headed.yaml").write_text(conn.replace("drop.txt", "headed.txt").replace(
+        f"        names: [{', '.join(LOAN[:-1])}]\n", ""))
+    timelines = []
+    for c, data, out_dir in (("c.yaml", "drop.txt", "bare"), ("c_headed.yaml", "headed.txt",
+                             "headed"), ("c.yaml", "predictions=headed.txt", "named")):
+        code, _, err = run_cli(["replay", "--connector", c, "--policy", "p.yaml", "--input",
+                                data, "--out", out_dir, "--quiet", "--no-report"], capsys)
+        assert code == 0, err
+        timelines.append(Path(out_dir, "timeline.jsonl").read_bytes())
+    assert timelines[0].count(b"\n") >= 5
+    assert '"severe"' in timelines[0].decode()  # the shifted months are seen, not lost
+    assert timelines[0] == timelines[1] == timelines[2]
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--names", "a,b", "--names-file", "l.txt"], "give --names or --names-file, not both"),
+    (["--names", "a,,b"], "--names: expected column names, none of them empty; found 'a,,b'"),
+    (["--names", "a,b,a"], "--names: column names given twice: a"),
+    (["--outcomes-names", "a,b"],
+     "--outcomes-names names the columns of a CSV file sample; there is none to read"),
+])
+def test_init_names_flags_that_cannot_work_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], said: str,
+) -> None:
+    (tmp_path / "ref.csv").write_text("x,score,label\n1,0.5,0\n")
+    (tmp_path / "s.csv").write_text("1,2\n")
+    code, out, err = run_cli(["init", "-r", str(tmp_path / "ref.csv"), "-s",
+                              str(tmp_path / "s.csv"), *extra], capsys)
+    assert (code, out, err) == (2, "", f"error: {said}\n")
