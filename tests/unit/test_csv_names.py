@@ -209,3 +209,68 @@ def test_init_names_flags_that_cannot_work_are_one_line(
     code, out, err = run_cli(["init", "-r", str(tmp_path / "ref.csv"), "-s",
                               str(tmp_path / "s.csv"), *extra], capsys)
     assert (code, out, err) == (2, "", f"error: {said}\n")
+
+
+def test_the_probe_reads_a_headerless_file_with_the_names(tmp_path: Path) -> None:
+    """Before: the probe that checks a stream's paths read the first line as names, so
+    every field the connector maps looked absent."""
+    from driftwatch.connectors.file import bind_inputs
+    from driftwatch.connectors.probe import sample_records
+
+    (tmp_path / "bare.txt").write_text("".join(r + "\n" for r in _rows(4)))
+    conn = csv_connector(tmp_path, "bare.txt", _NAMED, fields=_FIELDS)
+    (inp,) = bind_inputs(conn, [tmp_path / "bare.txt"])
+    recs = sample_records(inp.path, inp.format, 10, inp.delimiter, inp.decimal, inp.names,
+                          inp.named_header)
+    assert [r["id"] for r in recs] == [f"L{i:07d}" for i in range(4)]
+    assert list(recs[0]) == list(NAMES)
+
+
+_NAME = st.from_regex(r"[A-Z][A-Z_]{0,8}", fullmatch=True)
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=st.lists(_NAME, min_size=2, max_size=8, unique=True), seed=st.integers(0, 999),
+       data=st.data())
+def test_the_first_line_is_judged_against_the_names(
+    tmp_path: Path, names: list[str], seed: int, data: st.DataObject,
+) -> None:
+    """Data is read as data, the names as a header to skip, a header of the names in
+    another order or with a name dropped is refused, never read as a row."""
+    from driftwatch.csvnames import named_header
+
+    rng = np.random.default_rng(seed)
+    body = "".join("|".join(f"{v:.2f}" for v in rng.normal(size=len(names))) + "\n"
+                   for _ in range(5))
+    p = tmp_path / "f.txt"
+    p.write_text(body)
+    assert named_header(p, "|", names, "f.txt") is False
+    p.write_text(" | ".join(names) + "\n" + body)
+    assert named_header(p, "|", names, "f.txt") is True
+    other = data.draw(st.permutations(names).filter(lambda o: list(o) != names))
+    p.write_text("|".join(other) + "\n" + body)
+    with pytest.raises(SourceError, match=r"f\.txt:1: its first line is a header"):
+        named_header(p, "|", names, "f.txt")
+    with pytest.raises(SourceError, match=rf"f\.txt:1: its line holds {len(names)} fields, "
+                                          rf"but {len(names) - 1} column names are given"):
+        named_header(p, "|", names[:-1], "f.txt")
+
+
+def test_a_headerless_reference_is_refused_with_names_given_for_the_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The names are a stream's: the reference, read once by its column names, keeps its
+    header, and says how to give it one rather than taking the sample's names."""
+    monkeypatch.chdir(tmp_path)
+    rows = _loans(np.random.default_rng(3), 300, 0, 1_704_067_200, 0.0)
+    _drop(Path("ref.txt"), rows, False, len(LOAN))
+    _drop(Path("drop.txt"), rows, False, len(LOAN) - 1)
+    code, out, err = run_cli(["init", "-r", "ref.txt", "-s", "drop.txt", "--names",
+                              ",".join(LOAN[:-1])], capsys)
+    assert code != 0 and out == "" and "Traceback" not in err
+    assert err.startswith("error: reference dataset ref.txt: its first line reads as data")
+    assert err.rstrip().endswith("add a header line with the column names (11 of them, "
+                                 "separated by '|'), as a reference table needs (only a "
+                                 "stream's files may go without one: csv: {names: [...]}), "
+                                 "or save it as Parquet"), err
