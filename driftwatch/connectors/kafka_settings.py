@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from driftwatch.connectors.kafka_tuning import PAIRED, check_tuning
 from driftwatch.errors import ConnectorError
 
 __all__ = [
@@ -212,8 +213,7 @@ class KafkaSourceSettings:
             raise ConnectorError("each topic may be bound to one stream only", found=str(names))
         if self.dead_letter_topic is not None and self.dead_letter_topic in names:
             raise ConnectorError("dead_letter_topic must differ from the topics read")
-        if self.retry_backoff_s <= 0 or self.retry_backoff_max_s < self.retry_backoff_s:
-            raise ConnectorError("need 0 < retry_backoff_s <= retry_backoff_max_s")
+        check_tuning({f.name: getattr(self, f.name) for f in fields(self)})
         if not isinstance(self.align_event_time, bool):
             raise ConnectorError("align_event_time must be true or false",
                                  found=repr(self.align_event_time), path="align_event_time")
@@ -272,6 +272,7 @@ class KafkaSourceSettings:
                 **{k: v for k, v in raw.items() if k in own_keys},
             )
         except ConnectorError as exc:  # a tuning key's value: point at it in the file
-            if exc.path not in raw:
+            at = exc.path if exc.path in raw else PAIRED.get(exc.path or "")
+            if at not in raw:
                 raise
-            raise fail((exc.path,), exc.message, found=exc.found, hint=exc.hint) from None
+            raise fail((at,), exc.message, found=exc.found, hint=exc.hint) from None
