@@ -93,6 +93,7 @@ class PollIntake:
                     self._label(now, base + row, pred.event_time[row], wm_pred[row])
         if out is not None:
             self.n_outcomes += len(out)
+            self.n_outcome_records += len(out)
             joined = self.joiner.add_outcomes(out)
             if len(joined.label):
                 row = _KeyRows(out.keys)(joined.keys)

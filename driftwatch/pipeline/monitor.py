@@ -128,6 +128,9 @@ class ModelMonitor(PollIntake, MonitorState):
         self.changes: dict[str, MetricChange] = {}
         self.n_events = 0
         self.n_outcomes = 0
+        #: records read on an outcomes stream (``n_outcomes`` also counts labels that came
+        #: on a prediction's own record): with predictions and bad records, all records read
+        self.n_outcome_records = 0
         self.bad_by_reason: dict[str, int] = {}
         #: stream -> label value its connector names on no list -> records (bounded)
         self.unknown_labels: dict[str, dict[str, int]] = {}

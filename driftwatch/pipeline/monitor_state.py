@@ -43,6 +43,7 @@ class MonitorState:
             "n_events": self.n_events,
             "lineage": self.lineage,
             "n_outcomes": self.n_outcomes,
+            "n_outcome_records": self.n_outcome_records,
             "bad_by_reason": dict(sorted(self.bad_by_reason.items())),
             "unknown_labels": {s: dict(sorted(v.items()))
                                for s, v in sorted(self.unknown_labels.items())},
@@ -67,6 +68,8 @@ class MonitorState:
         self.n_events = int(d["n_events"])
         self.lineage = str(d.get("lineage") or self.lineage)
         self.n_outcomes = int(d["n_outcomes"])
+        # a checkpoint from before the count: its outcomes, labels inline included
+        self.n_outcome_records = int(d.get("n_outcome_records", self.n_outcomes))
         self.bad_by_reason = dict(d["bad_by_reason"])
         self.unknown_labels = {s: dict(v) for s, v in d.get("unknown_labels", {}).items()}
         self.errors_by_stage = dict(d.get("errors_by_stage", {}))

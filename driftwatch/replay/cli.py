@@ -16,8 +16,10 @@ __all__ = ["print_summary", "run_replay_command"]
 def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-def]
     out = out or sys.stdout  # looked up per call: a default bound at import goes stale
     w = summary["windows_per_tier"]
+    bad, read = summary["bad_records"], summary.get("records_read")
+    share = f" ({bad / read:.2%} of {read} records read)" if bad and read else ""
     print(f"model {summary['model']}: {summary['events']} events, "
-          f"{summary['outcomes']} outcomes, {summary['bad_records']} bad records, "
+          f"{summary['outcomes']} outcomes, {bad} bad records{share}, "
           f"{summary['windows']} windows", file=out)
     print("  windows per tier: " + ", ".join(f"{k} {v}" for k, v in w.items()), file=out)
     for i, ep in enumerate(summary["episodes"], 1):

@@ -251,6 +251,11 @@ def summarise(
         "outcomes": monitor.n_outcomes,
         "late_events": monitor.window.n_late,
         "bad_records": sum(monitor.bad_by_reason.values()),
+        # every record read, what a bad-record share is taken of (as the data-quality
+        # gate's bad_record_rate is, per window): predictions, outcome records, bad ones
+        "outcome_records": monitor.n_outcome_records,
+        "records_read": monitor.n_events + monitor.n_outcome_records
+        + sum(monitor.bad_by_reason.values()),
         "bad_by_reason": dict(sorted(monitor.bad_by_reason.items())),
         "unknown_labels": {s: dict(sorted(v.items(), key=lambda kv: (-kv[1], kv[0])))
                            for s, v in sorted(monitor.unknown_labels.items())},

@@ -156,6 +156,18 @@ class RunData:
             return str(self.summary["model"])
         return str(self.records[0].get("model", "model")) if self.records else "model"
 
+    def bad_records(self) -> tuple[int, int]:
+        """Bad records and every record read (predictions, outcome records and bad ones):
+        the run's share as the data-quality gate's ``bad_record_rate`` takes a window's.
+
+        A summary written before ``records_read`` was kept gives its ``outcomes``."""
+        s = self.summary
+        bad = int(s.get("bad_records", sum(self.bad_by_reason.values())))
+        if "records_read" in s:
+            return bad, int(s["records_read"])
+        events = int(s.get("events", sum(int(r.get("n_events", 0)) for r in self.records)))
+        return bad, events + int(s.get("outcomes", 0)) + bad
+
     def window(self, window_id: int) -> dict[str, Any]:
         for r in self.records:
             if r.get("window_id") == window_id:

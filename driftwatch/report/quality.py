@@ -148,10 +148,9 @@ def quality_section(ctx: Context) -> Section | None:
         parts.append(el("figure", heatmap(ctx.axis, rows, "missing share per feature and window"),
                         el("figcaption", "Darker: more values missing (scale up to the run's "
                                          "highest share). Hover for values.")))
-    events = int(run.summary.get("events", sum(int(r.get("n_events", 0)) for r in run.records)))
-    total = sum(run.bad_by_reason.values())
-    parts.append(el("h3", f"Bad records: {fmt(total)} ({pct(total / max(events + total, 1), 2)}"
-                          " of input)"))
+    total, read = run.bad_records()
+    parts.append(el("h3", f"Bad records: {fmt(total)} ({pct(total / max(read, 1), 2)} of the "
+                          f"{fmt(read)} records read: predictions, outcomes and bad ones)"))
     if run.bad_by_reason:
         items = sorted(run.bad_by_reason.items(), key=lambda kv: (-kv[1], kv[0]))
         parts.append(el("figure", hbars(items, "bad records by reason"),

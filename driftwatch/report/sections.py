@@ -152,7 +152,7 @@ def _run_tiles(run: RunData) -> Markup:
     s, recs = run.summary, run.records
     events = s.get("events", sum(int(r.get("n_events", 0)) for r in recs))
     worst = max((r.get("tier") or "none" for r in recs), key=TIER_ORDER.index, default="none")
-    bad = s.get("bad_records", sum(run.bad_by_reason.values()))
+    bad, read = run.bad_records()
     n_act = len(run.actions())
     lab = s.get("outcomes", sum(int(r.get("n_labelled", 0)) for r in recs))
     return el(
@@ -162,7 +162,7 @@ def _run_tiles(run: RunData) -> Markup:
         _tile(tier_badge(worst), "worst tier"),
         _tile(fmt(len(run.episodes())), "drift episodes"),
         _tile(fmt(n_act), "decisions that act"),
-        _tile(fmt(bad), f"bad records ({pct(bad / max(events + bad, 1), 2)})"),
+        _tile(fmt(bad), f"bad records ({pct(bad / max(read, 1), 2)} of records read)"),
         _tile(fmt(lab), "outcomes (labels)"),
         class_="tiles",
     )

@@ -233,6 +233,7 @@ class GroupRuntime(Leadership, ModelRuntime):
                 if m.on_predictions is not None:
                     m.on_predictions(pred)
             m.n_outcomes += 0 if out is None else len(out)
+            m.n_outcome_records += 0 if out is None else len(out)
             before = part.frontier
             closed = part.take(pred, out, n_bad=bad.get(p, 0))
             segments = part.take_segments()
