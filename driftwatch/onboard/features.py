@@ -127,6 +127,17 @@ def _number(fmt: str, v: Any, decimal: str = ".") -> Any:
 _READ_AS = {"percent": "the number before the sign", "money": "the amount"}
 
 
+def _example(fmt: str, sources: Sequence[tuple[Sequence[Any], str]]
+             ) -> tuple[str, float] | None:
+    """The first text value of ``sources`` (values and their file's decimal mark, the
+    stream's first: the connector reads it) that reads in ``fmt``, and what it reads as."""
+    for values, decimal in sources:
+        for v in values:
+            if isinstance(v, str) and v.strip() and _reads(fmt, v, decimal):
+                return v, float(number_in(fmt, v, decimal))
+    return None
+
+
 def _text_why(fmt: str, ref: pd.Series, sample: list[str], marks: tuple[str, str]) -> str:
     """The feature line of a column of percent or money text (in the reference, the sample
     or both; ``marks``: their files' decimal marks)."""
@@ -245,8 +256,10 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
         text = [v for v in sample if isinstance(v, str)]
         fmt = text_format(col, decimal=marks[0]) or (
             text_format(text, most=True, decimal=marks[1]) if kind == "numeric" else None)
+        example = None
         if fmt:  # read as numbers on both sides, as replay reads them
             kind, why = "numeric", _text_why(fmt, col, text, marks)
+            example = _example(fmt, ((text, marks[1]), (col.tolist(), marks[0])))
             col = pd.Series([number_in(fmt, v, marks[0]) for v in col], index=col.index,
                             dtype=float)
             sample = [_number(fmt, v, marks[1]) for v in sample]
@@ -260,7 +273,8 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                 texts := csv_missing_texts(vals(p))):
             codes = _with(codes, texts)
         plan.features.append(Feature(c, p, kind, why, *((tuple(codes[0]), codes[1])
-                                                         if codes else ()), format=fmt))
+                                                         if codes else ()), format=fmt,
+                                    example=example))
         if kind == "categorical" and (flag := flag_spelled_otherwise(ref[c], vals(p))):
             plan.say(f"  {c}: flag", f"{flag}: each read as the reference's value of the "
                      "same side")

@@ -40,6 +40,9 @@ class Feature:
     #: numbers written as text, the connector's format: percent ('13.56%') or money
     #: ('$60,000.00 ')
     format: str | None = None
+    #: one of the text values and the number it reads as, in its file's own decimal mark
+    #: and currency placement (``('1.234,56 €', 1234.56)``), for the connector's comment
+    example: tuple[str, float] | None = None
 
 
 @dataclass

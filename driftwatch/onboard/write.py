@@ -19,15 +19,31 @@ from typing import Any
 
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.pace import Pace, choose_pace, window_seconds, window_text
-from driftwatch.onboard.plandata import Plan, StreamPlan
+from driftwatch.onboard.plandata import Feature, Plan, StreamPlan
 from driftwatch.onboard.times import ORIGIN_PLACEHOLDER
 
-__all__ = ["connector_yaml", "policy_yaml", "q", "write_files"]
+__all__ = ["connector_yaml", "format_note", "policy_yaml", "q", "write_files"]
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
-#: The comment beside a feature read from text (format: percent or money)
-_FORMAT_NOTES = {"percent": '\"13.56%\" reads as 13.56', "money": '\"$60,000.00 \" reads as 60000'}
+#: The comment beside a feature read from text (format: percent or money) without an
+#: example of its own (:func:`format_note`)
+_FORMAT_NOTES = {"percent": ("13.56%", 13.56), "money": ("$60,000.00 ", 60000.0)}
 _WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
+
+
+def format_note(f: Feature) -> str:
+    """How a feature's percent or money text reads, shown on one of its own values (in its
+    file's decimal mark and currency placement) where init kept one.
+
+    >>> format_note(Feature("amt", "amt", "numeric", "", format="money",
+    ...                     example=("1.234,56 €", 1234.56)))
+    '"1.234,56 €" reads as 1234.56'
+    >>> format_note(Feature("rate", "rate", "numeric", "", format="percent"))
+    '"13.56%" reads as 13.56'
+    """
+    text, number = f.example or _FORMAT_NOTES[str(f.format)]
+    shown = str(int(number)) if float(number).is_integer() else repr(float(number))
+    return f"{json.dumps(text, ensure_ascii=False)} reads as {shown}"
 
 
 def q(v: Any) -> str:
@@ -84,7 +100,7 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
     if s.name == "predictions":
         out.append("        features:")
         for f in plan.features:
-            fmt = (f", format: {f.format}}}   # {_FORMAT_NOTES[f.format]}, here and in the "
+            fmt = (f", format: {f.format}}}   # {format_note(f)}, here and in the "
                    "reference" if f.format else "}")
             out.append(f"          {q(f.name)}: {{path: {q(f.path)}, type: {f.kind}{fmt}")
         coded = [f for f in plan.features if f.missing]

@@ -167,3 +167,24 @@ def test_init_and_replay_read_the_amounts_of_a_decimal_comma_export(
     psi, summary = _psi(tmp_path, capsys)
     assert summary["bad_by_reason"] == {}
     assert max(psi[:2]) < 0.1 < min(psi[2:]), psi  # the shift, and only the shift
+
+
+@pytest.mark.parametrize(("european", "style"), [(False, ""), (True, "after"), (True, "before")])
+def test_the_connector_comment_shows_an_amount_of_the_file_as_it_is_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], european: bool, style: str) -> None:
+    """Before: '"$60,000.00 " reads as 60000' beside every money feature, a decimal-comma
+    export's ('1.234,56 €') too, where 60,000.00 is no amount."""
+    if european:
+        _sba_european(tmp_path, factor=1.0, style=style)
+        first = pd.read_csv(tmp_path / "live.csv", sep=";", dtype=str)["DisbursementGross"][0]
+        number = float(first.strip(" €").replace(".", "").replace(",", "."))
+    else:
+        _sba(tmp_path, factor=1.0)
+        first = pd.read_csv(tmp_path / "live.csv", dtype=str)["DisbursementGross"][0]
+        number = float(first.strip(" $").replace(",", ""))
+    _init(tmp_path, capsys)
+    line = next(x for x in (tmp_path / "c.yaml").read_text().splitlines()
+                if x.strip().startswith("DisbursementGross:"))
+    shown = str(int(number)) if number.is_integer() else repr(number)
+    assert f'# "{first.strip()}" reads as {shown}, here and in the reference' in line, line
+    assert european == ("€" in line) and "$60,000.00" not in line
