@@ -16,6 +16,8 @@ Traceback (most recent call last):
 ValueError: not a number or percent text like '13.56%'
 >>> number_in("money", "1.234,56 €", decimal=","), number_in("money", "1,5", decimal=",")
 (1234.56, 1.5)
+>>> number_in("percent", "1,234%", decimal=","), number_in("percent", "13,56%")
+(1.234, 13.56)
 >>> number_in("money", "$6,00.00")
 Traceback (most recent call last):
 ...
@@ -34,10 +36,9 @@ from driftwatch.percent import PERCENT_HELP, bare_percent
 
 __all__ = ["TEXT_FORMATS", "bare_text", "help_for", "number_in"]
 
-#: format -> (its text as a plain number's with a decimal mark, what it should be); the
-#: percent rule reads a decimal comma by itself (:mod:`driftwatch.percent`)
+#: format -> (its text as a plain number's with a decimal mark, what it should be)
 _RULES: dict[str, tuple[Callable[[str, str], str | None], str]] = {
-    "percent": (lambda text, _decimal: bare_percent(text), PERCENT_HELP),
+    "percent": (bare_percent, PERCENT_HELP),
     "money": (bare_money, MONEY_HELP),
 }
 TEXT_FORMATS = tuple(_RULES)

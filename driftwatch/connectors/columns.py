@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from driftwatch.connectors.mapping import as_text
 from driftwatch.money import money_text
-from driftwatch.percent import DECIMAL_COMMA, NUMBER
+from driftwatch.percent import NUMBER, decimal_comma
 from driftwatch.textnumbers import bare_text
 
 __all__ = [
@@ -240,6 +240,9 @@ def text_numbers(raw: Raw, fmt: str, decimal: str = ".",
     >>> v, bad, _ = text_numbers(pa.array(["13,56%", "1,234%", "-0,5 %", "nan%"]), "percent")
     >>> v.tolist()[0], v.tolist()[2], bad.tolist()
     (13.56, -0.5, [False, True, False, True])
+    >>> v, bad, _ = text_numbers(pa.array(["13,56%", "1,234%", "1,2,3%"]), "percent", ",")
+    >>> v.tolist()[:2], bad.tolist()
+    ([13.56, 1.234], [False, False, True])
     """
     if is_arrow(raw):
         arr = _arrow(raw)
@@ -263,7 +266,7 @@ def text_numbers(raw: Raw, fmt: str, decimal: str = ".",
         trimmed = pc.utf8_trim_whitespace(arr)
         signed = pc.fill_null(pc.ends_with(trimmed, "%"), False).to_numpy(zero_copy_only=False)
         bare = pc.utf8_rtrim_whitespace(pc.replace_substring_regex(trimmed, "%$", ""))
-        bare = pc.replace_substring_regex(bare, f"^{DECIMAL_COMMA}$", r"\1.\2")
+        bare = pc.replace_substring_regex(bare, f"^{decimal_comma(decimal)}$", r"\1.\2")
         vals, bad, null = numeric(bare, lenient=True)
         empty = blank(bare)
         # "%" alone: a sign with no number is no blank; "nan%", "inf%": no number in digits

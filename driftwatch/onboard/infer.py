@@ -154,8 +154,10 @@ def column_kind(s: pd.Series) -> tuple[str, str]:
 
 #: Text columns with more distinct values than this, most of them once, name rows
 MAX_ID_LEVELS = 100
-#: Percent text: a number with a decimal point or comma (see :mod:`driftwatch.percent`)
-_PERCENT = re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+|\d+,(\d{1,2}|\d{4,}))\s*%\s*")
+#: Percent text: a number with a decimal point or comma (see :mod:`driftwatch.percent`),
+#: by the decimal mark of the file (there any one comma is the mark: ``1,234%`` is 1.234)
+_PERCENT = {".": re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+|\d+,(\d{1,2}|\d{4,}))\s*%\s*"),
+            ",": re.compile(r"\s*[-+]?(\d+(\.\d*)?|\.\d+|\d+,\d+)\s*%\s*")}
 #: Date text as public tables write it ('2015-12-01', 'Dec-2015', '12/2015', '01/12/2015')
 _DATE_FORMATS = ("ISO8601", "%b-%Y", "%b %Y", "%B %Y", "%m/%Y", "%m/%d/%Y", "%d/%m/%Y",
                  "%d-%b-%Y", "%d-%b-%y", "%d.%m.%Y")
@@ -180,10 +182,12 @@ def _holds(values: pd.Series | Sequence[Any], is_it: Callable[[str], bool],
     return bool(hits.mean() > 0.5) if most else bool(hits.all())
 
 
-def percent_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
+def percent_text(values: pd.Series | Sequence[Any], most: bool = False,
+                 decimal: str = ".") -> bool:
     """Whether every present value is percent text (Lending Club's ``int_rate``,
     ``'13.56%'``), some at least: a number the connector reads with ``format: percent``;
-    ``most``: more than half of them (a sample with a few bad values).
+    ``most``: more than half of them (a sample with a few bad values); ``decimal``: the
+    decimal mark of the file they were read from.
 
     >>> percent_text(pd.Series(["13.56%", "7.9 %", None])), percent_text(["13.56%", "abc%"])
     (True, False)
@@ -191,8 +195,11 @@ def percent_text(values: pd.Series | Sequence[Any], most: bool = False) -> bool:
     (True, False)
     >>> percent_text(["13,56%", "7,9 %"]), percent_text(["13,56%", "1,234%"])
     (True, False)
+    >>> percent_text(["13,56%", "1,234%"], decimal=",")
+    True
     """
-    return _holds(values, lambda v: bool(_PERCENT.fullmatch(v)), most)
+    pattern = _PERCENT[decimal]
+    return _holds(values, lambda v: bool(pattern.fullmatch(v)), most)
 
 
 #: What marks text as an amount rather than a number's plain text, by the file's decimal
@@ -237,7 +244,7 @@ def text_format(values: pd.Series | Sequence[Any], most: bool = False,
     >>> text_format(["€ 1.200,00"], decimal=","), text_format(["€ 1.200,00"])
     ('money', None)
     """
-    if percent_text(values, most):
+    if percent_text(values, most, decimal):
         return "percent"
     return "money" if money_text(values, most, decimal) else None
 

@@ -202,3 +202,51 @@ def test_init_reads_a_samples_percent_text_against_a_reference_of_numbers(
     assert feats["int_rate"]["format"] == "percent"
     warning = next(x for x in out.splitlines() if x.startswith("  warning: int_rate"))
     assert "'abc" in warning and "wrong_type" in warning, out
+
+
+def test_a_decimal_comma_export_reads_rates_with_three_decimals(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ';' CSV with decimal commas writes 12.345% as '12,345%'. It was refused as
+    ambiguous (1,234 could be a thousands comma): init left int_rate out, and a connector
+    mapping it dead-lettered a rate in ten. In such a file the comma is the decimal mark,
+    on every path: the reference through pandas, init's sample, the stream through
+    pyarrow."""
+    rng = np.random.default_rng(7)
+
+    def pct(r: float) -> str:
+        return f"{r:.3f}%".replace(".", ",")
+
+    ref = pd.DataFrame({"loan_amnt": rng.uniform(1000, 35000, N).round(2),
+                        "int_rate": [pct(r) for r in rng.uniform(5, 25, N)],
+                        "score": rng.uniform(0, 1, N).round(4)})
+    ref.to_csv(tmp_path / "ref.csv", index=False, sep=";", decimal=",")
+    rates = rng.uniform(5, 25, N) + np.where(np.arange(N) >= N // 2, 6.0, 0.0)
+    live = pd.DataFrame({"id": np.arange(N), "ts": 1_700_000_000 + 60 * np.arange(N),
+                         "loan_amnt": rng.uniform(1000, 35000, N).round(2),
+                         "int_rate": [pct(r) for r in rates],
+                         "score": rng.uniform(0, 1, N).round(4)})
+    live.to_csv(tmp_path / "live.csv", index=False, sep=";", decimal=",")
+    code, out, err = _cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+                           str(tmp_path / "live.csv"), "--pane", "500", "--model", "m",
+                           "--connector-out", str(tmp_path / "c.yaml"), "--policy-out",
+                           str(tmp_path / "p.yaml")], capsys)
+    assert code == 0, err
+    stream = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"][
+        "predictions"]
+    assert stream["csv"] == {"delimiter": ";", "decimal": ","}, out
+    assert stream["fields"]["features"]["int_rate"] == {
+        "path": "int_rate", "type": "numeric", "format": "percent"}, out
+    first = live["int_rate"][0]
+    assert f'# "{first}" reads as {float(first[:-1].replace(",", "."))!r}' in (
+        tmp_path / "c.yaml").read_text()
+    code, _, err = _cli(["replay", "--connector", str(tmp_path / "c.yaml"), "--policy",
+                         str(tmp_path / "p.yaml"), "--input", str(tmp_path / "live.csv"),
+                         "--out", str(tmp_path / "run"), "--no-report", "-q"], capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["bad_by_reason"] == {}, summary["bad_by_reason"]
+    records = [json.loads(x) for x in (tmp_path / "run" / "timeline.jsonl").read_text()
+               .splitlines()]
+    psi = [next(s["value"] for s in r["signals"]
+                if s["signal"] == "psi" and s["feature"] == "int_rate") for r in records]
+    assert max(psi[:2]) < 0.1 < min(psi[2:]), psi  # the shift, and only the shift

@@ -2,7 +2,8 @@
 decimal point, by one rule on every path (the reference's
 :func:`~driftwatch.textnumbers.number_in`, a decoded record's list, a CSV or Parquet text
 column through pyarrow), but only where the comma cannot be a thousands comma:
-``"1,234%"`` (1234 or 1.234?) is no percentage, never a guess."""
+``"1,234%"`` (1234 or 1.234?) is no percentage, never a guess, unless the file it came
+from writes its decimals with the comma: there it is 1.234."""
 
 from __future__ import annotations
 
@@ -18,16 +19,17 @@ from driftwatch.onboard.infer import percent_text
 from driftwatch.textnumbers import number_in
 
 
-def _read_everywhere(texts: list[str]) -> list[Any]:
-    """What each path reads ``texts`` as (None: a bad value), the paths agreeing."""
+def _read_everywhere(texts: list[str], decimal: str = ".") -> list[Any]:
+    """What each path reads ``texts`` as (None: a bad value), the paths agreeing;
+    ``decimal``: the decimal mark of the file they came from."""
     def one(t: str) -> float | None:
         try:
-            return number_in("percent", t)
+            return number_in("percent", t, decimal)
         except ValueError:
             return None
     ref = [one(t) for t in texts]
     for raw in (texts, pa.array(texts, pa.string())):
-        v, bad, _ = text_numbers(raw, "percent")
+        v, bad, _ = text_numbers(raw, "percent", decimal)
         assert [None if b else x for x, b in zip(v.tolist(), bad.tolist(), strict=True)] == ref
     return ref
 
@@ -62,9 +64,23 @@ def test_a_comma_before_exactly_three_digits_is_never_read(
     assert not percent_text([text, "13.56%"])
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 999), st.sampled_from(["", "%", " %"]),
+       st.sampled_from(["", "-"]))
+def test_in_a_decimal_comma_file_a_comma_before_three_digits_is_the_decimal_mark(
+        whole: int, three: int, sign: str, minus: str) -> None:
+    """Before: '1,234%' was refused in a file whose decimals are commas too, where it can
+    only be 1.234 (a thousands mark there is the point)."""
+    text = f"{minus}{whole},{three:03d}{sign}"
+    want = float(f"{minus}{whole}.{three:03d}")
+    assert _read_everywhere([text, "13,56%"], decimal=",") == [want, 13.56], text
+    assert percent_text([f"{whole},{three:03d}%", "13,56%"], decimal=",")
+
+
+@pytest.mark.parametrize("decimal", [".", ","])
 @pytest.mark.parametrize("text", ["13,56,7%", "1.234,5%", ",5%", "5,%", "1, 5%", "1,5e3%"])
-def test_other_commas_are_no_percentage(text: str) -> None:
-    assert _read_everywhere([text]) == [None]
+def test_other_commas_are_no_percentage(text: str, decimal: str) -> None:
+    assert _read_everywhere([text], decimal) == [None]
 
 
 # -- words Python's float reads: no percentage, as "abc%" is none -----------------------------
