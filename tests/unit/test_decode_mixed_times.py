@@ -16,26 +16,12 @@ from hypothesis import strategies as st
 from driftwatch.connectors.config import parse_connector
 from driftwatch.connectors.decode import Decoder
 
-from .test_decode_paths_agree import SCHEMA, assert_same, letters
-
-CONNECTOR = """\
-apiVersion: driftwatch/v1
-kind: Connector
-metadata: {name: t}
-source:
-  kind: file
-  streams:
-    predictions:
-      fields:
-        event_id: id
-        event_time: {path: ts, unit: UNIT}
-        features: {income: a.income, purpose: loan.purpose}
-        score: m.score
-"""
+from .test_decode_paths_agree import CONNECTOR, SCHEMA, assert_same, letters
 
 
 def _mapping(unit: str) -> Any:
-    return parse_connector(CONNECTOR.replace("UNIT", unit)).streams[0]
+    """The block-parser tests' connector, its time read in ``unit``."""
+    return parse_connector(CONNECTOR.replace("unit: auto", f"unit: {unit}")).streams[0]
 
 
 def _line(i: int, ts: Any, decoy: bool = False) -> bytes:
