@@ -2,7 +2,8 @@
 
 :class:`ConsumerStarter` builds the consumer while the cluster is away at start, trying
 again with exponential backoff (``retry_backoff_s`` doubling up to
-``retry_backoff_max_s``) and giving up after ``give_up_after_s`` when that is set.
+``retry_backoff_max_s``) and giving up after ``give_up_after_s`` when that is set; settings
+the client refuses (:data:`SETTINGS_ERRORS`) stop the start at once.
 :class:`TopicCheck` looks the subscribed topics up on the cluster, so a misspelt topic
 reads as "not found", not as a healthy, idle consumer. The source subscribes the consumer
 and owns it; these keep the bookkeeping around it.
@@ -22,11 +23,18 @@ from driftwatch.connectors.kafka_stats import KafkaSourceStats
 from driftwatch.errors import SourceError
 
 try:
-    from kafka.errors import KafkaError
+    from kafka.errors import KafkaConfigurationError, KafkaError
 except ImportError:  # pragma: no cover - depends on the install
     KafkaError = Exception
+    KafkaConfigurationError = ValueError
 
-__all__ = ["TOPIC_CHECK_S", "ConsumerStarter", "TopicCheck", "consumer_config"]
+#: what the client raises for settings it refuses (an unknown key, a value of the wrong
+#: type or out of its range): no retry mends them, so the start stops with the client's
+#: words instead of retrying as if the cluster were away
+SETTINGS_ERRORS: tuple[type[BaseException], ...] = (
+    KafkaConfigurationError, TypeError, ValueError, AssertionError)
+
+__all__ = ["SETTINGS_ERRORS", "TOPIC_CHECK_S", "ConsumerStarter", "TopicCheck", "consumer_config"]
 
 # the source's messages, under the source's logger name (as before the split)
 log = logging.getLogger("driftwatch.connectors.kafka")
@@ -86,6 +94,12 @@ class ConsumerStarter:
             return None
         try:
             return self._make(**consumer_config(self._settings, self._extra, timeout_s))
+        except SETTINGS_ERRORS as exc:
+            said = str(exc) or "no message"
+            raise SourceError(
+                f"the Kafka client refused the connector's settings ({type(exc).__name__}: "
+                f"{said}); check the source section's connection and tuning keys"
+            ) from exc
         except Exception as exc:  # kafka errors, DNS, TLS files: all mean "not yet"
             now = self._clock.monotonic()
             self._stats.connect_failures_total += 1
