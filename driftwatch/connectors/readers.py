@@ -8,8 +8,10 @@ each row; the bad records with their lines; and the last line the chunk covers. 
 1-based. CSV counts its header as line 1; Parquet counts rows from 1. A recording's rows keep
 their Kafka offset as ``Batch.position`` (as the live source would) while lines still say
 where they sit in the file. A recorded Avro value whose writer schema the registry cannot
-serve now stops the read with a :class:`~driftwatch.errors.SourceError` naming the line:
-a replay reads every record or none (the live source waits for the registry instead).
+serve is asked again as the registry's backoff allows, for up to
+:data:`RECORDED_REGISTRY_WAIT_S` seconds (a brief outage does not end a long replay); then
+the read stops with a :class:`~driftwatch.errors.SourceError` naming the line: a replay
+reads every record or none (the live source waits for the registry as long as it takes).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
+import logging
+import time
 import zlib
 from collections import defaultdict
 from collections.abc import Sequence
@@ -46,7 +50,13 @@ from driftwatch.jsonloads import loads
 from driftwatch.parquetread import row_group_batches
 from driftwatch.workbook import SAVE_AS, workbook_kind
 
-__all__ = ["MAX_BLOCK_BYTES", "Chunk", "FileReader", "detect_format"]
+__all__ = ["MAX_BLOCK_BYTES", "RECORDED_REGISTRY_WAIT_S", "Chunk", "FileReader", "detect_format"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds a replay waits in all, per block of a recording, for a schema registry that
+#: cannot serve a recorded value's writer schema, before it stops at that value.
+RECORDED_REGISTRY_WAIT_S = 60.0
 
 _READ = 1 << 22
 #: Bytes of lines one block may hold: a batch stops short of its size rather than grow
@@ -352,9 +362,8 @@ class FileReader:
             lines = np.array([r[0] for r in rows], dtype=np.int64)
             offsets = dict(zip(lines.tolist(), (r[2] for r in rows), strict=True))
             ts = np.array([r[3] for r in rows], dtype=np.float64)
-            batch, bad = decoders[si].decode([r[1] for r in rows], source=topic,
-                                             positions=lines, partition=part, timestamps=ts)
-            _no_schema_unavailable(self.key, bad)
+            batch, bad = _decode_recorded(self.key, decoders[si], [r[1] for r in rows],
+                                          topic=topic, lines=lines, partition=part, ts=ts)
             good_lines = batch.position.copy()
             batch = replace(batch, position=np.array([offsets[x] for x in good_lines.tolist()],
                                                      dtype=np.int64))
@@ -522,6 +531,29 @@ def _envelope(line: bytes) -> tuple[dict[str, Any], tuple[str, str] | None]:
     ts_s = np.nan if ts is None or ts < 0 else ts / 1000.0
     return {"topic": topic, "partition": part, "offset": off, "timestamp": ts_s,
             "payload": payload}, None
+
+
+def _decode_recorded(key: str, dec: Decoder, payloads: list[bytes], *, topic: str,
+                     lines: np.ndarray, partition: int, ts: np.ndarray,
+                     ) -> tuple[Batch, list[BadRecord]]:
+    """Recorded values decoded; while a value's writer schema cannot be fetched, asked again
+    when the registry's backoff allows, up to :data:`RECORDED_REGISTRY_WAIT_S` seconds in
+    all, then stopped at (:func:`_no_schema_unavailable`)."""
+    waited = 0.0
+    while True:
+        batch, bad = dec.decode(payloads, source=topic, positions=lines, partition=partition,
+                                timestamps=ts)
+        registry = dec.avro.registry if dec.avro is not None else None
+        outage = registry.outage if registry is not None else None
+        if outage is None or not any(b.reason == SCHEMA_UNAVAILABLE for b in bad):
+            return batch, bad
+        pause = max(0.0, outage.retry_at - registry.now())  # type: ignore[union-attr]
+        if waited + pause > RECORDED_REGISTRY_WAIT_S:
+            _no_schema_unavailable(key, bad)
+        log.warning("%s: schema registry unreachable (%s); asking again in %.0fs",
+                    key, outage.reason, pause)
+        time.sleep(pause)
+        waited += pause
 
 
 def _no_schema_unavailable(key: str, bad: Sequence[BadRecord]) -> None:

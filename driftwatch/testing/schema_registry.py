@@ -33,6 +33,7 @@ class LocalRegistry:
         self.schemas = schemas
         self.hits: list[str] = []
         self.failing: int | None = None  # an HTTP status every request gets (e.g. 503)
+        self.fail_next = 0  # this many requests get ``failing`` (503 if unset), then it serves
         self.server: ThreadingHTTPServer | None = None
         self.port = port
 
@@ -43,6 +44,10 @@ class LocalRegistry:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 registry.hits.append(self.path)
+                if registry.fail_next > 0:
+                    registry.fail_next -= 1
+                    self._answer(registry.failing or 503, b'{"error_code": 50003}')
+                    return
                 if registry.failing is not None:
                     self._answer(registry.failing, b'{"error_code": 50003}')
                     return

@@ -206,9 +206,11 @@ def test_a_replay_stops_at_a_value_whose_registry_is_down(
     """A replay reads every record or stops: with the registry answering 503 it exits 1,
     naming the recording's line and the registry's error, and dead-letters nothing (a
     timeline that depended on the registry being up would not be the recording's)."""
+    import driftwatch.connectors.readers as readers
     from driftwatch.testing.schema_registry import LocalRegistry
 
     monkeypatch.setenv("DRIFTWATCH_KAFKA_BOOTSTRAP", "127.0.0.1:9")
+    monkeypatch.setattr(readers, "RECORDED_REGISTRY_WAIT_S", 2.5)  # two tries, 1 s apart
     rec_avro, _, conn_avro, _ = _recording(tmp_path)
     registry = LocalRegistry({7: json.loads((tmp_path / "prediction.avsc").read_text())})
     registry.start()
@@ -222,6 +224,7 @@ def test_a_replay_stops_at_a_value_whose_registry_is_down(
         code, _, err = run_cli(["replay", "-q", "-c", str(conn_avro), "-p", policy, "-i",
                                 str(rec_avro), "-o", str(tmp_path / "down")], capsys)
         assert code == 1, err
+        assert len(registry.hits) == 2  # asked again once the backoff (1 s) ran out
         assert f"{rec_avro}:{first}: schema registry {registry.url}: cannot fetch schema " \
                "id 7 (HTTP 503)" in err, err
         assert "Traceback" not in err
@@ -232,6 +235,32 @@ def test_a_replay_stops_at_a_value_whose_registry_is_down(
                                 str(rec_avro), "-o", str(tmp_path / "up")], capsys)
         assert code == 0, err
         summary = json.loads((tmp_path / "up" / "summary.json").read_text())
+        assert summary["bad_by_reason"] == {"invalid_avro": 1}, summary
+    finally:
+        registry.stop()
+
+
+def test_a_replay_waits_out_a_brief_registry_outage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One 503 from the registry does not end a replay: the value is asked again when the
+    registry's backoff (1 s) runs out, and every record is read as with the registry up."""
+    from driftwatch.testing.schema_registry import LocalRegistry
+
+    monkeypatch.setenv("DRIFTWATCH_KAFKA_BOOTSTRAP", "127.0.0.1:9")
+    rec_avro, _, conn_avro, _ = _recording(tmp_path)
+    registry = LocalRegistry({7: json.loads((tmp_path / "prediction.avsc").read_text())})
+    registry.start()
+    try:
+        conn_avro.write_text(conn_avro.read_text().replace(
+            "avro: {schema: prediction.avsc}", f"avro: {{registry: '{registry.url}'}}"))
+        policy = str(ROOT / "policies" / "credit-risk-demo.yaml")
+        registry.fail_next = 1
+        code, _, err = run_cli(["replay", "-q", "-c", str(conn_avro), "-p", policy, "-i",
+                                str(rec_avro), "-o", str(tmp_path / "blip")], capsys)
+        assert code == 0, err
+        assert len(registry.hits) == 2 and registry.fail_next == 0
+        summary = json.loads((tmp_path / "blip" / "summary.json").read_text())
         assert summary["bad_by_reason"] == {"invalid_avro": 1}, summary
     finally:
         registry.stop()
