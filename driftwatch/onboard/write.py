@@ -7,6 +7,8 @@ reads what was decided and edits from there; its cooldowns and limits are
 
 >>> q("income"), q("yes"), q("a b"), q(1), q(True)
 ('income', '"yes"', '"a b"', '1', 'true')
+>>> print(q(chr(0x1F600) + " " + chr(5)))
+"\\U0001f600 \\u0005"
 """
 
 from __future__ import annotations
@@ -44,6 +46,22 @@ def format_note(f: Feature) -> str:
     text, number = f.example or _FORMAT_NOTES[str(f.format)]
     shown = str(int(number)) if float(number).is_integer() else repr(float(number))
     return f"{json.dumps(text, ensure_ascii=False)} reads as {shown}"
+def _quoted(s: str) -> str:
+    """``s`` as a YAML double-quoted scalar in ASCII.
+
+    Not ``json.dumps``: JSON writes a character past U+FFFF as two surrogate escapes
+    (``\\ud83d\\ude00``), which YAML refuses; YAML spells it ``\\U0001f600``.
+    """
+    out = []
+    for c in s:
+        o = ord(c)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif 0x20 <= o < 0x7F:
+            out.append(c)
+        else:
+            out.append(f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}")
+    return '"' + "".join(out) + '"'
 
 
 def q(v: Any) -> str:
@@ -55,7 +73,7 @@ def q(v: Any) -> str:
     s = str(v)
     if _PLAIN.match(s) and s.lower() not in _WORDS:
         return s
-    return json.dumps(s)
+    return _quoted(s)
 
 
 def _list(values: Sequence[Any]) -> str:
@@ -75,17 +93,17 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
             how["decimal"] = ","
         if s.sample.names is not None:  # a file without a header line
             out.append("      csv:")
-            out += [f"        {k}: {json.dumps(v)}" for k, v in how.items()]
+            out += [f"        {k}: {_quoted(v)}" for k, v in how.items()]
             out.append(f"        names: {_list(s.sample.names)}")
         elif how:
-            out.append("      csv: {" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in
+            out.append("      csv: {" + ", ".join(f"{k}: {_quoted(v)}" for k, v in
                                                   how.items()) + "}")
     if s.numbers_as_text:
         out.append("      numbers_as_text: true   # the sample writes numbers as text")
     out.append("      fields:")
     out.append(f"        event_id: {q(s.id_path)}")
     if s.time_source == "payload":
-        how = (f"format: {json.dumps(s.time_format)}" if s.time_format is not None
+        how = (f"format: {_quoted(s.time_format)}" if s.time_format is not None
                else f"unit: {s.time_unit}")
         if s.time_century_start is not None:  # a replay years later reads '27' alike
             how += f", century_start: {s.time_century_start}"
