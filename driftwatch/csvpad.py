@@ -8,7 +8,8 @@ every window) and `` ?`` is no missing-value text. A space around a CSV field ca
 meaning in any table a model is trained on, so the reference (pandas), the samples init
 reads (pandas) and a CSV stream (pyarrow) all drop it, with the same rule: names and
 text values are stripped, and a stripped value that is a missing-value text
-(:data:`~driftwatch.csvnulls.CSV_MISSING`) is missing.
+(:data:`~driftwatch.csvnulls.CSV_MISSING`) is missing. Two names that are one once
+stripped (`` pad`` and ``pad``) are refused: which one a field means could not be told.
 
 >>> import io, pandas as pd
 >>> text = "age, workclass, fnlwgt\\n39, State-gov , 77516\\n50, NA, 83311\\n"
@@ -46,6 +47,7 @@ def trimmed_frame(frame: pd.DataFrame) -> pd.DataFrame:
     value that is then a missing-value text is missing."""
     import pandas as pd
 
+    _refuse_names_met_by_stripping(list(frame.columns))
     frame = frame.rename(columns=lambda c: c.strip() if isinstance(c, str) else c)
     for c in frame.columns:
         col = frame[c]
@@ -55,6 +57,18 @@ def trimmed_frame(frame: pd.DataFrame) -> pd.DataFrame:
         text = stripped.where(stripped.notna(), col)
         frame[c] = text.mask(text.isin(CSV_MISSING))
     return frame
+
+
+def _refuse_names_met_by_stripping(names: Sequence[Any]) -> None:
+    """Raise ``ValueError`` where two names are one without their surrounding spaces; the
+    readers that call :func:`trimmed_frame` add which file it is."""
+    seen: dict[Any, Any] = {}
+    for name in names:
+        key = name.strip() if isinstance(name, str) else name
+        if key in seen:
+            raise ValueError(f"columns {seen[key]!r} and {name!r} are one name, {key!r}, "
+                             "once the spaces around them are dropped; rename one")
+        seen[key] = name
 
 
 def read_csv_trimmed(source: Any, *, sep: str, **kwargs: Any) -> pd.DataFrame:
