@@ -25,17 +25,19 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from driftwatch.csvnulls import CSV_MISSING
-from driftwatch.csvsep import SPACE, read_head
+from driftwatch.csvsep import SPACE, read_head, separator_name
 
 if TYPE_CHECKING:  # pandas and pyarrow are imported where used: commands that read no
     import pandas as pd  # CSV do not pay for them
     import pyarrow as pa
 
+_RAGGED = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 #: pandas' names for a column with text in it (``infer_dtype``)
 _TEXTS = frozenset({"string", "mixed", "mixed-integer", "mixed-integer-float"})
 
@@ -81,8 +83,26 @@ def read_csv_trimmed(source: Any, *, sep: str, **kwargs: Any) -> pd.DataFrame:
     kwargs.setdefault("keep_default_na", False)
     # leading spaces are skipped as the fields are read, so a padded number is a number;
     # not with a space separator, where a run of spaces is empty fields
-    return trimmed_frame(pd.read_csv(source, sep=sep, skipinitialspace=sep != SPACE,
-                                     **kwargs))
+    try:
+        frame = pd.read_csv(source, sep=sep, skipinitialspace=sep != SPACE, **kwargs)
+    except pd.errors.ParserError as exc:
+        raise ValueError(_ragged(str(exc), sep)) from exc
+    return trimmed_frame(frame)
+
+
+def _ragged(message: str, sep: str) -> str:
+    """pandas' "Error tokenizing data. C error: Expected 2 fields in line 21, saw 3" in
+    words about the file.
+
+    >>> _ragged("Error tokenizing data. C error: Expected 2 fields in line 21, saw 3\\n", ";")
+    'line 21 has 3 fields where the header has 2, read with semicolon as the separator'
+    """
+    found = _RAGGED.search(message)
+    if found is None:
+        return message.strip().removeprefix("Error tokenizing data. C error: ")
+    want, line, saw = found.groups()
+    return (f"line {line} has {saw} fields where the header has {want}, read with "
+            f"{separator_name(sep)} as the separator")
 
 
 def trimmed_table(table: pa.Table) -> pa.Table:

@@ -8,8 +8,11 @@ commas and splits on exactly one of ``;``, tab, ``|`` (quotes respected), or on 
 them but on single spaces (UCI's ``german.data`` with a header line added), the file is
 read with that separator and the caller says so in one line; columns aligned with runs of
 spaces are refused, as their empty fields cannot be told. A header that splits on several
-of them is refused with the reason (a connector's ``csv: {delimiter:}`` settles it). The
-rule looks at the file's own first line only, so it is the same on every read.
+of them is refused with the reason (a connector's ``csv: {delimiter:}`` settles it). A
+header that splits on commas and on one other separator (a tab-separated file with a column
+named ``a,b``) is read with the other one when only it gives every first row as many fields
+as the header. The rule looks at the file's own first bytes only, so it is the same on
+every read.
 
 >>> header_separator('"age";"job";"y"'), header_separator("id,ts"), header_separator("a")
 (';', ',', ',')
@@ -26,17 +29,19 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import zlib
 from pathlib import Path
 
 from driftwatch.errors import SourceError
 
 __all__ = ["SEPARATORS", "SPACE", "file_separator", "header_separator", "read_head",
-           "separator_name", "separator_note"]
+           "rows_separator", "separator_name", "separator_note"]
 
 #: Each separator a CSV may use and its name; the comma is the default.
 SEPARATORS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 _HEAD = 1 << 16
+_ROWS = 50  # the first rows whose field counts settle a header with commas in a name
 _FIX = "save it with commas, or as Parquet"
 
 
@@ -101,10 +106,43 @@ def read_head(path: str | Path, size: int = _HEAD) -> tuple[str, bool]:
     return text, len(data) <= size
 
 
+def _fits(text: str, sep: str) -> bool:
+    """Whether the first records of ``text`` (whole lines) all have as many fields as its
+    header, more than one, under ``sep``."""
+    try:
+        counts = [len(r) for r, _ in zip(csv.reader(io.StringIO(text), delimiter=sep),
+                                         range(_ROWS), strict=False) if r]
+    except csv.Error:
+        return False
+    return len(counts) > 1 and counts[0] > 1 and len(set(counts)) == 1
+
+
+def rows_separator(text: str, whole: bool) -> str | None:
+    """The one separator other than the comma under which the first rows of ``text`` have
+    as many fields as the header, where they do not under commas; else None.
+
+    >>> rows_separator("a,b\\tc\\n1\\t2\\nx,y\\t3\\n", True)
+    '\\t'
+    >>> rows_separator("a,b\\tc\\n1,2\\tz\\n", True) is None  # commas fit: the comma stays
+    True
+    """
+    if not whole:  # the last line may be cut off
+        text = text[:text.rfind("\n") + 1]
+    if _fits(text, ","):
+        return None
+    found = [s for s in SEPARATORS if s != "," and _fits(text, s)]
+    return found[0] if len(found) == 1 else None
+
+
 def file_separator(path: str | Path, what: str | None = None, fix: str = _FIX) -> str:
-    """:func:`header_separator` of a file's first line (gzip or not)."""
-    text, _ = read_head(path)
-    return header_separator(text.split("\n", 1)[0], what or str(path), fix)
+    """:func:`header_separator` of a file's first line (gzip or not), or, where that is
+    the comma but the first rows say otherwise, :func:`rows_separator`."""
+    text, whole = read_head(path)
+    header = text.split("\n", 1)[0]
+    sep = header_separator(header, what or str(path), fix)
+    if sep == "," and _columns(header.rstrip("\r"), ",") > 1:
+        sep = rows_separator(text, whole) or sep
+    return sep
 
 
 def separator_note(what: str, sep: str, decimal: str = ".") -> str:
