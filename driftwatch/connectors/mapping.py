@@ -72,6 +72,16 @@ class FieldPath:
     def parse(cls, text: str) -> FieldPath:
         return cls(tuple(text.split(".")))
 
+    @staticmethod
+    def is_valid(text: str | None) -> bool:
+        """Whether ``text`` is a path: no part empty or only spaces (``.1``, ``a..b`` and
+        `` `` are none).
+
+        >>> FieldPath.is_valid("loan.amount"), FieldPath.is_valid(".1"), FieldPath.is_valid("")
+        (True, False, False)
+        """
+        return bool(text) and all(p.strip() for p in str(text).split("."))
+
     @property
     def text(self) -> str:
         return ".".join(self.parts)

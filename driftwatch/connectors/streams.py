@@ -59,7 +59,7 @@ def _err(doc: LocatedDoc, path: _PathT, msg: str, **kw: Any) -> ConnectorError:
 
 
 def _path(doc: LocatedDoc, where: _PathT, text: str | None) -> FieldPath:
-    if not text or any(not p.strip() for p in text.split(".")):
+    if text is None or not FieldPath.is_valid(text):
         raise _err(doc, where, "expected a dotted path like 'applicant.income'",
                    found=show(text))
     return FieldPath.parse(text)

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from driftwatch.connectors.columns import numeric
+from driftwatch.connectors.mapping import FieldPath
 from driftwatch.csvdecimal import frame_decimal
 from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.errors import ConfigError
@@ -235,13 +236,16 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
     is not in the sample ``where`` or none is a feature."""
     _ignore_columns(plan, ref, paths, used, ignore)
     marks = (frame_decimal(ref), sample_decimal)
-    missing = []
+    missing, unnamed = [], []
     for c in [str(c) for c in ref.columns]:
         if c in plan.ignore or c in (plan.ref_label, plan.ref_score, plan.ref_decision):
             continue
         p = stream_path(c, paths)
         if p is None:
             missing.append(c)
+            continue
+        if not FieldPath.is_valid(p):
+            unnamed.append(c)  # a connector could not name it: no path has an empty part
             continue
         kind, why = column_kind(ref[c])
         col, sample = ref[c], vals(p)
@@ -299,6 +303,12 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                 bad = [v for v, no in zip(text, unread.tolist(), strict=True) if no]
                 plan.say(f"  warning: {c}", f"numbers in the reference, text at {p} in the "
                          f"sample ({shown(bad)}): replay counts those records as wrong_type")
+    if unnamed:
+        raise ConfigError(
+            "reference columns whose names cannot be a connector field path (a dotted path "
+            f"with no empty part): {', '.join(map(repr, unnamed))}", file=reference,
+            hint="rename them in the reference and the stream, or pass --ignore COL for "
+            "each")
     if missing:
         hint = ("map their fields by name, or pass --ignore COL for columns the live stream "
                 "does not carry")
