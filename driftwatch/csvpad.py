@@ -41,7 +41,8 @@ _RAGGED = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 #: pandas' names for a column with text in it (``infer_dtype``)
 _TEXTS = frozenset({"string", "mixed", "mixed-integer", "mixed-integer-float"})
 
-__all__ = ["header_names", "padded", "read_csv_trimmed", "trimmed_frame", "trimmed_table"]
+__all__ = ["csv_names", "header_names", "padded", "read_csv_trimmed", "trimmed_frame",
+           "trimmed_table"]
 
 
 def trimmed_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -107,7 +108,8 @@ def _ragged(message: str, sep: str) -> str:
 
 def trimmed_table(table: pa.Table) -> pa.Table:
     """A table of text columns (how a CSV stream is read) with its names and values
-    stripped of surrounding spaces; a value that is then a missing-value text is null."""
+    stripped of surrounding spaces (names by :func:`csv_names`); a value that is then a
+    missing-value text is null."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -118,7 +120,18 @@ def trimmed_table(table: pa.Table) -> pa.Table:
             col = pc.utf8_trim_whitespace(col)
             col = pc.if_else(pc.is_in(col, value_set=missing), pa.scalar(None, col.type), col)
         cols.append(col)
-    return pa.table(cols, names=[n.strip() for n in table.column_names])
+    return pa.table(cols, names=csv_names(table.column_names))
+
+
+def csv_names(names: Sequence[str]) -> list[str]:
+    """A CSV header's names as every reader reads them: without surrounding spaces, and a
+    blank one named as pandas names it (the reference and init's samples are read by
+    pandas), ``Unnamed: i`` with ``i`` its position from 0.
+
+    >>> csv_names([" id", "", "x ", "  "])
+    ['id', 'Unnamed: 1', 'x', 'Unnamed: 3']
+    """
+    return [n.strip() or f"Unnamed: {i}" for i, n in enumerate(names)]
 
 
 def header_names(path: str | Path, sep: str) -> list[str]:

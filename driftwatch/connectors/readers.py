@@ -43,7 +43,7 @@ from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.jsonblock import TIME_COUNTS
 from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvnulls import CSV_MISSING
-from driftwatch.csvpad import header_names, padded, trimmed_table
+from driftwatch.csvpad import csv_names, header_names, trimmed_table
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 from driftwatch.jsonloads import loads
@@ -243,10 +243,11 @@ class FileReader:
                 p.text for _, d in self.decoders for p, kind in d.fields.values()
                 if kind in _NUMBER_KINDS
             }) if self.decimal == "," else []
-            # names written with spaces around them (``a, b``) are read without (csvpad)
+            # names written with spaces around them (``a, b``) are read without, and a
+            # blank one as pandas names it (csvpad.csv_names)
             names = header_names(self.path, self.delimiter) if self.names is None else []
-            given = {"column_names": [n.strip() for n in names], "skip_rows": 1} \
-                if padded(names) else {}
+            read_as = csv_names(names)
+            given = {"column_names": read_as, "skip_rows": 1} if read_as != names else {}
             # the lines of a file without a header count from its first: the data's
             header = self.names is None or self.named_header
             if self.names is not None:
