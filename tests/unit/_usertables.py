@@ -3,8 +3,9 @@
 A :class:`UserData` is drawn by hypothesis (its shape: rows, columns, kinds, names, id, time,
 score and label formats, file formats) and filled from a seeded numpy generator (its values),
 so a failure shrinks on shape and replays from one seed. :func:`write_user_data` writes a
-reference table (features, score, label), a prediction stream (id, time, features, score; the
-features drifted) and an outcomes file (id, time, label) in the drawn formats.
+reference table (features, score, label), a prediction sample (id, time, features, score; the
+features drifted), its outcomes (id, time, label), and a later, more drifted stream with its
+outcomes for replay, in the drawn formats.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ class UserData:
     outcomes_format: str
     drift: float
     gzip_live: bool = False
+    ref_has_roles: bool = False  # the reference carries the id and time columns too
+    stream_score_format: str = "prob"  # the stream's score, as the reference's or not
+    dup_ids: bool = False
     label_gaps: bool = False  # outcomes with no label on some rows
     flags: tuple[str, ...] = ()
 
@@ -83,12 +87,13 @@ def user_data(draw: st.DrawFn) -> UserData:
     if draw(st.integers(0, 9)) == 0:
         names[draw(st.integers(0, k - 1))] = draw(st.sampled_from(ROLE_NAMES))
     live_format = draw(st.sampled_from(FILE_FORMATS))
+    score = draw(st.sampled_from(SCORE_FORMATS))
     return UserData(
         seed=draw(st.integers(0, 2**16)), n_ref=draw(_rows), n_live=draw(_rows),
         one_value=draw(st.integers(0, 9)) == 0,
         kinds=kinds, names=tuple(names), id_format=draw(st.sampled_from(ID_FORMATS)),
         time_format=draw(st.sampled_from(TIME_FORMATS)),
-        score_format=draw(st.sampled_from(SCORE_FORMATS)),
+        score_format=score,
         labels=draw(st.sampled_from(LABELS)),
         ref_format=draw(st.sampled_from(REF_FORMATS)),
         live_format=live_format,
@@ -96,6 +101,10 @@ def user_data(draw: st.DrawFn) -> UserData:
         drift=draw(st.sampled_from([0.0, 0.5, 2.0])),
         gzip_live=draw(st.integers(0, 4)) == 0 and live_format != "parquet",
         label_gaps=draw(st.booleans()),
+        ref_has_roles=draw(st.integers(0, 3)) == 0,
+        stream_score_format=score if draw(st.integers(0, 3)) else draw(
+            st.sampled_from(SCORE_FORMATS)),
+        dup_ids=draw(st.integers(0, 5)) == 0,
         flags=tuple(x for f in draw(_flags) for x in f))
 
 
@@ -210,15 +219,14 @@ def _suffix(fmt: str) -> str:
 
 
 def write_user_data(u: UserData, tmp: Path) -> dict[str, Path]:
-    """Write the reference, predictions and outcomes of ``u`` under ``tmp``; their paths."""
+    """Write the reference, the samples init reads (predictions, outcomes) and the stream
+    replay reads (later, more drifted) of ``u`` under ``tmp``; their paths."""
     rng = np.random.default_rng(u.seed)
-    ref_n, live_n = u.n_ref, u.n_live
     feats = [(name, kind) for name, kind in zip(u.names, u.kinds, strict=True)]
 
     def table(n: int, shift: float) -> list[tuple[str, list[Any]]]:
-        cols = [(name, _column("constant" if u.one_value else kind, rng, n, shift))
+        return [(name, _column("constant" if u.one_value else kind, rng, n, shift))
                 for name, kind in feats]
-        return cols
 
     bad_word, good_word = u.labels[1], u.labels[0]
 
@@ -226,31 +234,43 @@ def write_user_data(u: UserData, tmp: Path) -> dict[str, Path]:
         out: list[str | None] = [bad_word if x else good_word for x in rng.random(n) < 0.3]
         return [None if gaps and i % 7 == 3 else v for i, v in enumerate(out)]
 
-    ref = table(ref_n, 0.0)
-    score = _score(u.score_format, rng, ref_n)
-    if score is not None:
+    def stream(n: int, shift: float, start: float) -> tuple[list[Any], list[Any]]:
+        ids = _ids(u.id_format, rng, n)
+        if u.dup_ids and n > 2:
+            ids[1] = ids[0]  # a resent record
+        head: list[tuple[str, list[Any]]] = [("application_id", ids)]
+        if (times := _times(u.time_format, n, start)) is not None:
+            head.append(("ts", times))
+        score = _score(u.stream_score_format, rng, n)
+        tail = [("score", score)] if score is not None else []
+        outcomes: list[tuple[str, list[Any]]] = [("application_id", ids)]
+        if (out_times := _times(u.time_format, n, start + 7 * 86400)) is not None:
+            outcomes.append(("outcome_ts", out_times))
+        outcomes.append(("label", labels(n, u.label_gaps)))
+        return head + table(n, shift) + tail, outcomes
+
+    ref = table(u.n_ref, 0.0)
+    if u.ref_has_roles:  # a training extract that kept its keys
+        ref[:0] = [("application_id", _ids(u.id_format, rng, u.n_ref)),
+                   ("ts", _times(u.time_format, u.n_ref, 1_600_000_000.0) or [None] * u.n_ref)]
+    if (score := _score(u.score_format, rng, u.n_ref)) is not None:
         ref.append(("score", score))
-    ref.append(("label", labels(ref_n)))
-    live = table(live_n, u.drift)
-    ids = _ids(u.id_format, rng, live_n)
-    times = _times(u.time_format, live_n, 1_700_000_000.0)
-    head = [("application_id", ids)]
-    if times is not None:
-        head.append(("ts", times))
-    live_score = _score(u.score_format, rng, live_n)
-    tail = [("score", live_score)] if live_score is not None else []
-    outcomes = [("application_id", ids)]
-    out_times = _times(u.time_format, live_n, 1_700_000_000.0 + 7 * 86400)
-    if out_times is not None:
-        outcomes.append(("outcome_ts", out_times))
-    outcomes.append(("label", labels(live_n, u.label_gaps)))
+    ref.append(("label", labels(u.n_ref)))
+    gz = ".gz" * u.gzip_live
     paths = {"reference": tmp / f"reference{_suffix(u.ref_format)}",
-             "sample": tmp / f"predictions{_suffix(u.live_format)}{'.gz' * u.gzip_live}",
-             "outcomes": tmp / f"outcomes{_suffix(u.outcomes_format)}"}
+             "sample": tmp / f"predictions{_suffix(u.live_format)}{gz}",
+             "outcomes": tmp / f"outcomes{_suffix(u.outcomes_format)}",
+             "stream": tmp / f"stream{_suffix(u.live_format)}{gz}",
+             "stream_outcomes": tmp / f"stream_outcomes{_suffix(u.outcomes_format)}"}
     _write(paths["reference"], u.ref_format, ref)
-    _write(paths["sample"], u.live_format, head + live + tail)
-    if u.gzip_live:
-        data = paths["sample"].read_bytes()
-        paths["sample"].write_bytes(gzip.compress(data, mtime=0))
+    sample, outcomes = stream(u.n_live, u.drift, 1_700_000_000.0)
+    _write(paths["sample"], u.live_format, sample)
     _write(paths["outcomes"], u.outcomes_format, outcomes)
+    # the stream replay reads: later, longer, drifted further
+    later, later_outcomes = stream(max(2 * u.n_live, 50), u.drift + 1.0, 1_701_000_000.0)
+    _write(paths["stream"], u.live_format, later)
+    _write(paths["stream_outcomes"], u.outcomes_format, later_outcomes)
+    for key in ("sample", "stream"):
+        if u.gzip_live:
+            paths[key].write_bytes(gzip.compress(paths[key].read_bytes(), mtime=0))
     return paths

@@ -69,7 +69,8 @@ def test_any_user_table_onboards_or_says_why(
     code, said = _command(["policy", "explain", str(pol)], capsys)
     assert code == 0, said
     code, said = _command(["replay", "--connector", str(conn), "--policy", str(pol),
-                           "--input", str(paths["sample"]), str(paths["outcomes"]),
+                           "--input", f"predictions={paths['stream']}",
+                           f"outcomes={paths['stream_outcomes']}",
                            "--out", str(out)], capsys)
     assert code == 0, said
     assert (out / "timeline.jsonl").exists()
