@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -24,7 +25,7 @@ from hypothesis import HealthCheck, event, given, settings
 from ._cli import run_cli
 from ._usertables import UserData, user_data, write_user_data
 
-EXAMPLES = int(os.environ.get("DRIFTWATCH_FUZZ_EXAMPLES", "50"))
+EXAMPLES = int(os.environ.get("DRIFTWATCH_FUZZ_EXAMPLES", "40"))
 RANDOM = os.environ.get("DRIFTWATCH_FUZZ_RANDOM") == "1"
 SLOW_S = 60.0  # one command on a few hundred rows: far slower than this is a hang
 # what Python or a library says, not driftwatch: a traceback, an exception class, a repr,
@@ -47,6 +48,12 @@ def _command(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
     return code, out + err
 
 
+def _why(said: str, tmp: Path) -> str:
+    """The gist of init's refusal, for the statistics: its error line's words."""
+    line = next((x for x in said.splitlines() if x.startswith("error: ")), "")
+    return re.sub(r"\S*" + re.escape(tmp.name) + r"\S*", "FILE", line)[7:60]
+
+
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=not RANDOM, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
@@ -62,7 +69,7 @@ def test_any_user_table_onboards_or_says_why(
                            "--model", "fuzz", "--connector-out", str(conn),
                            "--policy-out", str(pol), *u.flags], capsys)
     if code != 0:
-        event("init refused")
+        event("init refused: " + _why(said, tmp))
         return
     code, said = _command(["policy", "check", "--connector", str(conn), str(pol)], capsys)
     assert code == 0, said
