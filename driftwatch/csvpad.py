@@ -124,14 +124,25 @@ def trimmed_table(table: pa.Table) -> pa.Table:
 
 
 def csv_names(names: Sequence[str]) -> list[str]:
-    """A CSV header's names as every reader reads them: without surrounding spaces, and a
-    blank one named as pandas names it (the reference and init's samples are read by
-    pandas), ``Unnamed: i`` with ``i`` its position from 0.
+    """A CSV header's names as every reader reads them, as pandas names them (the
+    reference and init's samples are read by pandas): without surrounding spaces, a blank
+    one ``Unnamed: i`` with ``i`` its position from 0, and a repeated one ``a.1``, ``a.2``.
 
-    >>> csv_names([" id", "", "x ", "  "])
-    ['id', 'Unnamed: 1', 'x', 'Unnamed: 3']
+    >>> csv_names([" id", "", "x ", "  ", "x", "x"])
+    ['id', 'Unnamed: 1', 'x', 'Unnamed: 3', 'x.1', 'x.2']
     """
-    return [n.strip() or f"Unnamed: {i}" for i, n in enumerate(names)]
+    out = [n.strip() or f"Unnamed: {i}" for i, n in enumerate(names)]
+    header = set(out)
+    counts: dict[str, int] = {}
+    for i, old in enumerate(out):  # pandas' C parser's rule (parsers.pyx, _get_header)
+        name, n = old, counts.get(old, 0)
+        while n > 0:
+            counts[old] = n + 1
+            name = f"{old}.{n}"
+            n = n + 1 if name in header else counts.get(name, 0)
+        out[i] = name
+        counts[name] = n + 1
+    return out
 
 
 def header_names(path: str | Path, sep: str) -> list[str]:
