@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from driftwatch.actions.labelled_buffer import LabelledBuffer
+from driftwatch.actions.reference import ReferenceReader
 from driftwatch.actions.retrain_limits import RetrainLimits
 from driftwatch.clock import Clock
 from driftwatch.connectors.mapping import DEFAULT_BAD
@@ -138,9 +139,10 @@ class ActionEnv:
     max_concurrent_retrains: int | None = None
     #: the policy's per-day limits and cooldowns, checked against the pool's job records
     retrain_limits: RetrainLimits | None = None
-    #: the connector's features read as numbers written as text (``format: percent`` or
-    #: ``money``): the reference's columns of those names are read so too
-    text_formats: Mapping[str, str] = field(default_factory=dict)
+    #: reads the reference file as the monitor does (the policy's ``reference:`` columns,
+    #: the connector's types, missing values, text formats and score scale): every
+    #: profile and row an action takes from it comes through here
+    reader: ReferenceReader = field(default_factory=ReferenceReader)
     #: the monitor's lineage and index after the last live prediction batch seen
     live_position: tuple[str | None, int] | None = None
     #: the policy's ``actions:`` section: a promotion checks its online updates against the
@@ -173,3 +175,15 @@ class ActionEnv:
 
     def reference_for(self, context: ActionContext) -> str | None:
         return context.reference or self.reference_path
+
+    def reference_profile(self, context: ActionContext | None = None) -> ReferenceProfile | None:
+        """The profile of the decision's reference (else the configured one), built as the
+        monitor builds its own; None without a reference."""
+        path = self.reference_for(context or ActionContext())
+        return self.reader.profile(path) if path else None
+
+    def reference_rows(self, context: ActionContext | None = None) -> Any:
+        """The reference's rows as live rows hold them (:meth:`ReferenceReader.rows`); None
+        without a reference table."""
+        path = self.reference_for(context or ActionContext())
+        return self.reader.rows(path) if path else None

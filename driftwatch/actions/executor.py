@@ -36,6 +36,7 @@ from driftwatch.actions.labelled_buffer import LabelledBuffer, features_frame
 from driftwatch.actions.online_update import adopt_profile, run_online_update
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionRecord, ActionState
+from driftwatch.actions.reference import ReferenceReader
 from driftwatch.actions.retrain import cancel_retrain, run_retrain
 from driftwatch.actions.retrain_limits import RetrainLimits
 from driftwatch.actions.shadow import cancel_shadow, observe_live, run_shadow
@@ -93,7 +94,9 @@ class ActionExecutor:
     shadow that follows a retraining); ``on_promote(model, version, profile)`` is called
     when a version becomes champion; ``policy_actions`` (the policy's ``actions:``) lets a
     promotion warn that its ``method: learner`` online updates cannot run on the new
-    champion. ``crash_points`` default to ``$DRIFTWATCH_CRASH_AT``
+    champion. ``reference_reader`` reads the reference file as the monitor does (built
+    where the monitor's profile is; without one, ``text_formats`` and the default columns).
+    ``crash_points`` default to ``$DRIFTWATCH_CRASH_AT``
     (a test hook, see :mod:`~driftwatch.actions.steps`).
     """
 
@@ -122,6 +125,7 @@ class ActionExecutor:
         score_is: str = "p_bad",
         text_formats: Mapping[str, str] | None = None,
         policy_actions: Any = None,
+        reference_reader: ReferenceReader | None = None,
     ) -> None:
         self.outbox = outbox
         self.clock = clock
@@ -141,7 +145,7 @@ class ActionExecutor:
             score_is=score_is,
             max_concurrent_retrains=max_concurrent_retrains,
             retrain_limits=retrain_limits,
-            text_formats=dict(text_formats or {}),
+            reader=reference_reader or ReferenceReader(formats=dict(text_formats or {})),
             policy_actions=policy_actions,
         )
         self.crash = crash_points if crash_points is not None else CrashPoints.from_env()

@@ -184,13 +184,20 @@ def read_window(path: str | Path) -> pd.DataFrame:
 
 
 def export_training(
-    window: str | Path | None, reference: str | Path | None, path: str | Path
+    window: str | Path | None, reference: str | Path | pd.DataFrame | None, path: str | Path
 ) -> dict[str, Any]:
-    """Reference rows then window rows in one Parquet file, marked by ``origin``."""
+    """Reference rows then window rows in one Parquet file, marked by ``origin``.
+
+    ``reference`` is a table file, or its rows as the monitor reads them
+    (:meth:`~driftwatch.actions.context.ActionEnv.reference_rows`: columns ``label``
+    1 bad / 0 good, ``score`` P(bad), ``decision`` approve/decline, as the window's), which
+    is what a retraining gets.
+    """
     parts = []
     counts = {"reference_rows": 0, "window_rows": 0}
-    if reference:
-        ref = read_reference_table(reference)
+    if reference is not None and not (isinstance(reference, str) and not reference):
+        ref = (reference if isinstance(reference, pd.DataFrame)
+               else read_reference_table(reference))
         parts.append(ref.assign(origin="reference"))
         counts["reference_rows"] = len(ref)
     if window and Path(window).exists():

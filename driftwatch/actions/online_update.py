@@ -374,12 +374,11 @@ def adopt_profile(env: ActionEnv, model: str, version: str) -> dict[str, Any]:
 
 
 def _reference(env: ActionEnv, context: ActionContext) -> pd.DataFrame | None:
-    """The reference rows a fresh learner first learns, with the numbers live rows hold
-    (a ``format: percent``/``money`` column read as the connector reads it)."""
-    from driftwatch.registry.trial import reference_rows
-
-    path = env.reference_for(context)
-    return reference_rows(path, None, formats=env.text_formats) if path else None
+    """The reference rows a fresh learner first learns, as live rows hold them (its label
+    coded 1 bad / 0 good in ``label``, ignored columns dropped, percent and money text read
+    as numbers)."""
+    rows: pd.DataFrame | None = env.reference_rows(context)
+    return rows
 
 
 def _features(window: pd.DataFrame, champion: RiverModel | None) -> tuple[list[str], list[str]]:
@@ -402,8 +401,7 @@ def _profile(
             raise
         except ActionError:
             pass  # a parent registered without a profile: fall back to the reference
-    path = env.reference_for(context)
-    return ReferenceProfile.from_file(path) if path else None
+    return env.reference_profile(context)  # as the monitor built it: it adopts this one
 
 
 def _clean(metrics: dict[str, float]) -> dict[str, float | None]:

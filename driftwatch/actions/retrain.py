@@ -38,7 +38,8 @@ __all__ = ["JOB_ENV", "build_job_spec", "cancel_retrain", "run_retrain"]
 
 #: Variables every retraining job gets.
 JOB_ENV = {
-    "DRIFTWATCH_TRAINING_DATA": "Parquet file with the training rows (column origin)",
+    "DRIFTWATCH_TRAINING_DATA": "Parquet file with the training rows (column origin; "
+                                "label 1 bad / 0 good, score P(bad), as the policy codes them)",
     "DRIFTWATCH_WINDOW_DATA": "Parquet file with the recent labelled window alone",
     "DRIFTWATCH_MODEL_NAME": "registered model name to register the new version under",
     "DRIFTWATCH_ACTION_KEY": "tag driftwatch.action_key the new version must carry",
@@ -101,7 +102,8 @@ def run_retrain(action: ActionRecord, steps: StepRunner, env: ActionEnv, outbox:
         "training_data",
         lambda: export_training(
             window if window.exists() else None,
-            env.reference_for(context),
+            # coded as the window is: label 1 bad / 0 good, score P(bad), ignored columns out
+            env.reference_rows(context),
             folder / "training.parquet",
         ),
     )

@@ -40,7 +40,6 @@ from driftwatch.policy.actions import ShadowAction
 from driftwatch.registry.promotion import discard, make_challenger, promote
 from driftwatch.registry.retry import RegistryUnavailableError
 from driftwatch.registry.versions import CHALLENGER, CHAMPION, TAG_RECALIBRATION_OF
-from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = ["cancel_shadow", "observe_live", "run_shadow", "shadow_settings"]
 
@@ -206,9 +205,8 @@ def _champion_profile(env: ActionEnv, model: str, version: str) -> Any:
         return env.registry.load_profile(model, version)
     except RegistryUnavailableError:
         raise
-    except ActionError:
-        path = env.reference_path
-        return ReferenceProfile.from_file(path) if path else None
+    except ActionError:  # as the monitor reads the reference, so it adopts the same one
+        return env.reference_profile()
 
 
 def _champion_scores(

@@ -234,14 +234,15 @@ def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> Non
 def test_a_fresh_learner_reads_the_reference_as_the_connector_does(tmp_path: Path) -> None:
     """An online update whose learner starts fresh learns the reference's rows first; a
     ``format: percent`` column reached it as text."""
-    from types import SimpleNamespace
-
     from driftwatch.actions import online_update
+    from driftwatch.actions.context import ActionContext, ActionEnv
+    from driftwatch.actions.reference import ReferenceReader
+    from driftwatch.clock import ManualClock
 
     path = tmp_path / "ref.csv"
     pd.DataFrame({"x": ["13.56%", "7%"], "y": [1.0, 2.0]}).to_csv(path, index=False)
-    env = SimpleNamespace(reference_for=lambda context: str(path),
-                          text_formats={"x": "percent"})
-    rows = online_update._reference(env, None)  # type: ignore[arg-type]
+    env = ActionEnv(registry=None, clock=ManualClock(0.0), state_dir=tmp_path,  # type: ignore[arg-type]
+                    reference_path=str(path), reader=ReferenceReader(formats={"x": "percent"}))
+    rows = online_update._reference(env, ActionContext())
     assert rows is not None and rows["x"].tolist() == [13.56, 7.0]
     assert rows["y"].tolist() == [1.0, 2.0]

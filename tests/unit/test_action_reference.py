@@ -1,0 +1,133 @@
+"""Actions read the reference file as the monitor does.
+
+A bank's reference names its own columns (``bad_flag`` coded 1/0, an id to ignore, a
+``p_good`` score). The monitor reads it with the policy's ``reference:`` block; an action
+that registers a version without a profile of its own, or exports the rows for a
+retraining, must read it the same way, or the monitor adopts another reference (the id as a
+feature, no label, a flipped score) when that version is promoted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from driftwatch.actions.context import ActionContext
+from driftwatch.actions.executor import ActionExecutor
+from driftwatch.actions.export import export_training
+from driftwatch.actions.labelled_buffer import LabelledBuffer
+from driftwatch.actions.online_update import _profile
+from driftwatch.actions.records import ActionState
+from driftwatch.actions.reference import ReferenceReader
+from driftwatch.actions.shadow import _champion_profile
+from driftwatch.clock import ManualClock
+from driftwatch.policy.decision import Decision, Reason
+from driftwatch.policy.levels import load_reference
+from driftwatch.policy.loader import load_policy_text
+from driftwatch.policy.tiers import Tier
+from driftwatch.policy.watcher import MINIMAL
+from driftwatch.registry.bootstrap import distil_champion
+from driftwatch.registry.versions import CHAMPION
+from driftwatch.testing.generator import reference_table
+
+MODEL = "credit"
+POLICY = load_policy_text(MINIMAL + """reference:
+  score: p_good
+  score_is: p_good
+  label: {column: bad_flag, bad: [1], good: [0]}
+  ignore: [loan_id]
+""", file="p.yaml")
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    """The generator's applications in the bank's own columns."""
+    df = reference_table(3000, seed=0).to_pandas()
+    return df.assign(loan_id=np.arange(len(df)), p_good=1.0 - df["score"],
+                     bad_flag=df["label"]).drop(columns=["score", "label"])
+
+
+@pytest.fixture
+def ref_path(tmp_path: Path, table: pd.DataFrame) -> Path:
+    path = tmp_path / "ref.parquet"
+    table.to_parquet(path)
+    return path
+
+
+@pytest.fixture
+def executor(tmp_path: Path, ref_path: Path, table: pd.DataFrame) -> Iterator[ActionExecutor]:
+    """An executor whose champion, the bank's model, was registered without a profile."""
+    monitor_profile = load_reference(ref_path, POLICY)
+    rows = ReferenceReader(policy=POLICY).rows(ref_path)
+    assert rows is not None
+    buffer = LabelledBuffer(monitor_profile.schema, capacity=5000)
+    buffer.add_frame(rows.head(1500))
+    clock = ManualClock(1_700_000_000.0)
+    promoted: list[tuple[str, str, object]] = []
+    ex = ActionExecutor.open(tmp_path / "state", clock=clock, buffer=buffer,
+                             reference_path=str(ref_path), cutoff=0.25,
+                             on_promote=lambda m, v, p: promoted.append((m, v, p)),
+                             reference_reader=ReferenceReader(policy=POLICY))
+    ex.promoted = promoted  # type: ignore[attr-defined]
+    s = monitor_profile.schema
+    bank = distil_champion(rows, numeric=list(s.numeric), categorical=list(s.categorical))
+    info = ex.registry.publish(MODEL, bank, action_key="bank:v1", profile=None)
+    ex.registry.set_alias(MODEL, CHAMPION, info.version, at=clock.now(), by="bank")
+    yield ex
+    ex.close()
+
+
+def _mild() -> Decision:
+    settings = {"type": "online_update", "opt_in": True, "promote": "direct",
+                "learner": "StandardScaler|LogisticRegression", "min_labelled": 500}
+    reason = Reason("psi", "drift", "income", 0.12, 0.10, Tier.MILD, "above", "p.yaml:9")
+    return Decision(MODEL, 11, 1_699_999_000.0, Tier.MILD, Tier.MILD, action="online_update",
+                    action_settings=settings, reasons=(reason,), policy="minimal",
+                    policy_digest="sha256:feed")
+
+
+def test_a_champion_without_a_profile_falls_back_to_the_monitors_reference(
+        executor: ActionExecutor, ref_path: Path):
+    monitor = load_reference(ref_path, POLICY)
+    assert not {"loan_id", "bad_flag", "p_good"} & set(monitor.schema.names)
+    for fallback in (_champion_profile(executor.env, MODEL, "1"),
+                     _profile(executor.env, MODEL, "1", ActionContext())):
+        assert fallback.schema.names == monitor.schema.names
+        assert fallback.fingerprint == monitor.fingerprint
+
+
+def test_a_direct_online_update_hands_the_monitor_the_reference_it_started_with(
+        executor: ActionExecutor, ref_path: Path):
+    monitor = load_reference(ref_path, POLICY)
+    [rec] = (executor.submit(_mild(), ActionContext()), executor.run_pending())[1]
+    assert rec.state is ActionState.SUCCEEDED, rec.error
+    [(_, version, adopted)] = executor.promoted  # type: ignore[attr-defined]
+    assert version == rec.outcome["version"]
+    assert adopted.schema.names == monitor.schema.names
+    assert adopted.fingerprint == monitor.fingerprint
+
+
+def test_a_fresh_learner_starts_on_the_reference_rows_coded_as_live(
+        executor: ActionExecutor, table: pd.DataFrame):
+    rows = executor.env.reference_rows()
+    assert rows is not None and "loan_id" not in rows.columns
+    np.testing.assert_array_equal(rows["label"].to_numpy(), table["bad_flag"].to_numpy())
+    np.testing.assert_allclose(rows["score"].to_numpy(), 1.0 - table["p_good"].to_numpy())
+
+
+def test_the_retraining_export_codes_the_label_as_the_window_does(
+        executor: ActionExecutor, table: pd.DataFrame, tmp_path: Path):
+    out = tmp_path / "training.parquet"
+    export_training(None, executor.env.reference_rows(), out)
+    got = pd.read_parquet(out)
+    assert {"label", "score", "origin"} <= set(got.columns)
+    assert not {"bad_flag", "p_good", "loan_id"} & set(got.columns)
+    assert got["label"].sum() == table["bad_flag"].sum()
+
+
+def test_without_a_policy_the_default_columns_are_read():
+    assert ReferenceReader().conventions().ignore == ()
