@@ -51,6 +51,19 @@ class ReferenceReader:
     formats: Mapping[str, str] = field(default_factory=dict)
     score_scale: Any = None
 
+    @classmethod
+    def of(cls, policy: Any, connector: Any = None) -> ReferenceReader:
+        """The reader for ``policy``'s reference as ``connector`` feeds the monitor (its
+        ``type:`` kinds, ``missing_values``, percent/money formats and score scale); the
+        policy's columns alone without a connector. The monitor's profile and the actions'
+        are both read through it, so they cannot differ."""
+        if connector is None:
+            return cls(policy=policy)
+        score_is = policy.reference.score_is if policy is not None else "p_bad"
+        return cls(policy=policy, kinds=connector.declared_kinds(),
+                   missing=connector.missing_values(), formats=dict(connector.text_formats()),
+                   score_scale=connector.score_scale(score_is))
+
     def conventions(self) -> TableConventions:
         """The policy's ``reference:`` columns (the defaults without a policy)."""
         table = getattr(self.policy, "reference", None)

@@ -60,12 +60,15 @@ class ReplayActions:
         note: Callable[[str], None] | None = None,
         text_formats: Mapping[str, str] | None = None,
         score_scale: Any = None,
+        reference_reader: Any = None,
     ) -> None:
         self._restore_env = _bounded_mlflow()
         #: the connector's ``format: percent``/``money`` features: the champion's trial
         #: reads those reference columns as numbers, as it sees them live
         self.text_formats = dict(text_formats or {})
         self.score_scale = score_scale
+        #: reads the reference as the monitor's profile was read (a ReferenceReader)
+        self.reference_reader = reference_reader
         try:
             self._open(state_dir, monitor, reference=reference, gpus=gpus,
                        tracking_uri=tracking_uri, champion=champion, note=note)
@@ -108,6 +111,7 @@ class ReplayActions:
             retrain_limits=RetrainLimits.from_policy(policy) if policy is not None else None,
             text_formats=self.text_formats,
             policy_actions=getattr(policy, "actions", None),
+            reference_reader=self.reference_reader,
         )
         registry = self.executor.env.registry
         if champion is not None:

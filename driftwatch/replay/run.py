@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from driftwatch.actions.reference import ReferenceReader
 from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.connectors.file import FileInput, FileSource, bind_inputs, separator_notes
@@ -33,7 +34,6 @@ from driftwatch.outputlog import segments
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.policy.durations import parse_duration
 from driftwatch.policy.level_store import LevelStore
-from driftwatch.policy.levels import load_reference
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
 from driftwatch.replay.isolation import poison_records, timeline_record
@@ -104,13 +104,8 @@ def build_monitor(
     if ref is None:
         raise ConfigError("no reference: give --reference or a policy whose model names one")
     ref_path = _resolve(str(ref), base_dir or Path.cwd())
-    score_is = policy.reference.score_is if policy is not None else "p_bad"
-    profile = load_reference(ref_path, policy,
-                             kinds=connector.declared_kinds() if connector else None,
-                             missing=connector.missing_values() if connector else None,
-                             formats=connector.text_formats() if connector else None,
-                             score_scale=connector.score_scale(score_is) if connector
-                             else None)
+    # the actions read the reference through the same reader (ReferenceReader.of)
+    profile = ReferenceReader.of(policy, connector).profile(ref_path)
     return monitor_for(policy, profile, window=window)
 
 
@@ -384,11 +379,11 @@ def replay(
         ref = reference or (pol.model.reference if pol else None)
         if champion is not None:
             monitor.model = champion.name
+        reader = ReferenceReader.of(pol, conn)  # as build_monitor read the reference
         actions = ReplayActions(state_dir or out / "state", monitor, reference=str(ref),
                                 champion=champion, tracking_uri=tracking_uri,
                                 note=note or _note, text_formats=conn.text_formats(),
-                                score_scale=conn.score_scale(pol.reference.score_is)
-                                if pol is not None else None)
+                                score_scale=reader.score_scale, reference_reader=reader)
     total = sum(Path(p).stat().st_size for p in inputs if Path(p).exists())
     bar = _progress(total, progress)
     with TimelineWriter(out / "timeline.jsonl") as tl:

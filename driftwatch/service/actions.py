@@ -28,7 +28,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from driftwatch.actions.backoff import Backoff
@@ -171,7 +171,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
                   on_promote: PromoteHook | None, profile: Any = None,
                   policy: Any = None, champion: Any = None,
                   text_formats: Mapping[str, str] | None = None,
-                  score_scale: Any = None) -> ModelActions:
+                  score_scale: Any = None,
+                  reference_reader: Any = None) -> ModelActions:
         folder = self.config.state_dir / "models" / model
         outbox = Outbox(folder, clock=self.clock)
         executor = None
@@ -190,7 +191,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
                 max_concurrent_retrains=getattr(limits, "max_concurrent_retrains", None),
                 backoff_s=self.backoff.initial_s, max_backoff_s=self.backoff.max_s,
                 retrain_limits=_retrain_limits(policy), text_formats=text_formats,
-                policy_actions=getattr(policy, "actions", None))
+                policy_actions=getattr(policy, "actions", None),
+                reference_reader=reference_reader)
         ma = ModelActions(model, outbox, executor, reference, profile, policy,
                           champion=champion,
                           features=tuple(profile.schema.names) if profile is not None else (),
@@ -205,6 +207,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
         limits = getattr(policy, "limits", None)
         if ma.executor is not None:
             ma.executor.env.policy_actions = getattr(policy, "actions", None)
+            # the monitor reads a changed reference with the reloaded policy: so do actions
+            ma.executor.env.reader = replace(ma.executor.env.reader, policy=policy)
         if ma.executor is not None and limits is not None:
             ma.executor.env.max_concurrent_retrains = limits.max_concurrent_retrains
             ma.executor.env.retrain_limits = _retrain_limits(policy)

@@ -32,6 +32,7 @@ import orjson
 from prometheus_client import CollectorRegistry
 
 from driftwatch import __version__
+from driftwatch.actions.reference import ReferenceReader
 from driftwatch.clock import Clock, SystemClock
 from driftwatch.errors import StateError
 from driftwatch.metrics import Metrics, register_process_collectors
@@ -183,7 +184,7 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
                 on_promote=self._on_promote, profile=rt.monitor.profile,
                 policy=rt.monitor.policy, champion=rt.config.champion,
                 text_formats=rt.connector.text_formats(),
-                score_scale=_score_scale(rt))
+                score_scale=_score_scale(rt), reference_reader=_reference_reader(rt))
             self.actions.attach(rt.name, rt.monitor)
         rc = cfg.reports
         self.reports = LiveReports(
@@ -421,6 +422,13 @@ def _cutoff(monitor: Any) -> float | None:
     policy = monitor.policy
     cut = getattr(getattr(policy, "model", None), "approval_cutoff", None)
     return cut if cut is not None else monitor.detectors.approval_cutoff
+
+
+def _reference_reader(rt: Any) -> ReferenceReader:
+    """Reads ``rt``'s reference as its monitor's profile was read (the policy's columns,
+    the connector's types, missing values, text formats and score scale): the profile an
+    action registers is the one the monitor adopts on a promotion."""
+    return ReferenceReader.of(rt.monitor.policy, rt.connector)
 
 
 def _score_scale(rt: Any) -> Any:

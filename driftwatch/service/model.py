@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from driftwatch.actions.reference import ReferenceReader
 from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled, Source
 from driftwatch.connectors.config import Connector, load_connector
@@ -29,7 +30,6 @@ from driftwatch.onboard.consistency import check_reference
 from driftwatch.outputlog import OutputLog, iter_lines
 from driftwatch.pipeline import ModelMonitor, StageError, WindowResult, window_spec_from_policy
 from driftwatch.policy.level_store import LevelStore
-from driftwatch.policy.levels import load_reference
 from driftwatch.policy.schema import Policy
 from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor, slim_record, summarise
@@ -322,12 +322,8 @@ class ModelRuntime:
             return None
         self._ref_stamp = stamp
         policy = self.watcher.policy
-        profile = load_reference(self.reference_path, policy,
-                                 kinds=self.connector.declared_kinds(),
-                                 missing=self.connector.missing_values(),
-                                 formats=self.connector.text_formats(),
-                                 score_scale=self.connector.score_scale(
-                                     policy.reference.score_is if policy else "p_bad"))
+        # read as at the start and as the actions read it (ReferenceReader.of)
+        profile = ReferenceReader.of(policy, self.connector).profile(self.reference_path)
         if profile.fingerprint == self.monitor.profile.fingerprint:
             return None
         return profile

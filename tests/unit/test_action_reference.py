@@ -131,3 +131,59 @@ def test_the_retraining_export_codes_the_label_as_the_window_does(
 
 def test_without_a_policy_the_default_columns_are_read():
     assert ReferenceReader().conventions().ignore == ()
+
+
+# -- the composition roots: one reader for the monitor and its actions ------------------------
+
+def _sba(tmp: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, object, object]:
+    """The SBA loan table's shape, mapped by ``init``: amounts written as money text, the
+    outcome in ``MIS_Status``. Returns the reference, its policy and connector."""
+    from driftwatch.connectors.config import load_connector
+    from driftwatch.policy.loader import load_policy
+
+    from ._cli import run_cli
+
+    rng = np.random.default_rng(5)
+    n = 1000
+    pd.DataFrame({"Term": rng.integers(12, 300, n),
+                  "DisbursementGross": [f"${v:,.2f} " for v in rng.lognormal(11, 1, n)],
+                  "MIS_Status": rng.choice(["P I F", "CHGOFF"], n, p=[0.8, 0.2])}
+                 ).to_csv(tmp / "ref.csv", index=False)
+    pd.DataFrame({"id": np.arange(50), "ts": 1_700_000_000 + 60 * np.arange(50),
+                  "Term": rng.integers(12, 300, 50),
+                  "DisbursementGross": [f"${v:,.2f} " for v in rng.lognormal(11, 1, 50)],
+                  "score": rng.uniform(0, 1, 50).round(4)}).to_csv(tmp / "live.csv", index=False)
+    code, _, err = run_cli(["init", "--reference", str(tmp / "ref.csv"), "--sample",
+                            str(tmp / "live.csv"), "--pane", "500", "--model", "m",
+                            "--label-field", "MIS_Status", "--label-bad", "CHGOFF",
+                            "--connector-out", str(tmp / "c.yaml"),
+                            "--policy-out", str(tmp / "p.yaml")], capsys)
+    assert code == 0, err
+    return tmp / "ref.csv", load_policy(tmp / "p.yaml"), load_connector(tmp / "c.yaml")
+
+
+def test_the_replay_and_the_daemon_hand_their_actions_the_monitors_reader(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    from types import SimpleNamespace
+
+    from driftwatch.replay.execute import ReplayActions
+    from driftwatch.replay.run import build_monitor
+    from driftwatch.service.daemon import _reference_reader
+
+    ref, policy, conn = _sba(tmp_path, capsys)
+    monitor = build_monitor(policy, reference=ref, connector=conn)  # type: ignore[arg-type]
+    reader = _reference_reader(SimpleNamespace(monitor=monitor, connector=conn))
+    assert reader == ReferenceReader.of(policy, conn)
+    assert reader.profile(ref).fingerprint == monitor.profile.fingerprint
+    assert "DisbursementGross" in monitor.profile.schema.numeric  # money text read as amounts
+    # the policy's columns alone are not enough: the connector reads the money text
+    assert ReferenceReader(policy=policy).profile(ref).fingerprint != monitor.profile.fingerprint
+    actions = ReplayActions(tmp_path / "state", monitor, reference=ref,
+                            reference_reader=reader)
+    try:
+        env = actions.executor.env
+        assert env.reader is reader
+        fallback = env.reference_profile()
+        assert fallback is not None and fallback.fingerprint == monitor.profile.fingerprint
+    finally:
+        actions.close()
