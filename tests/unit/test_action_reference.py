@@ -111,6 +111,52 @@ def test_a_direct_online_update_hands_the_monitor_the_reference_it_started_with(
     assert adopted.fingerprint == monitor.fingerprint
 
 
+def _shifted(rows: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """Labelled rows whose outcomes default more than the score says (concept drift)."""
+    p = rows["score"].to_numpy(np.float64)
+    logit = np.log(p / (1 - p)) + 1.0
+    rng = np.random.default_rng(seed)
+    return rows.assign(label=(rng.random(len(rows)) < 1 / (1 + np.exp(-logit))).astype(float))
+
+
+def test_a_promoted_shadow_hands_the_monitor_the_reference_it_started_with(
+        tmp_path: Path, ref_path: Path):
+    monitor = load_reference(ref_path, POLICY)
+    rows = ReferenceReader(policy=POLICY).rows(ref_path)
+    assert rows is not None
+    buffer = LabelledBuffer(monitor.schema, capacity=10_000)
+    buffer.add_frame(_shifted(rows.iloc[:1500], seed=1))  # what the challenger learns
+    clock = ManualClock(1_700_000_000.0)
+    promoted: list[tuple[str, str, object]] = []
+    ex = ActionExecutor.open(tmp_path / "state", clock=clock, buffer=buffer,
+                             reference_path=str(ref_path),
+                             on_promote=lambda m, v, p: promoted.append((m, v, p)),
+                             reference_reader=ReferenceReader(policy=POLICY))
+    try:
+        s = monitor.schema
+        bank = distil_champion(rows, numeric=list(s.numeric), categorical=list(s.categorical))
+        info = ex.registry.publish(MODEL, bank, action_key="bank:v1", profile=None)
+        ex.registry.set_alias(MODEL, CHAMPION, info.version, at=clock.now(), by="bank")
+        decision = Decision(MODEL, 21, 1_699_999_000.0, Tier.MODERATE, Tier.MODERATE,
+                            action="shadow", requires_approval=False, policy="minimal",
+                            action_settings={"type": "shadow", "metric": "brier",
+                                             "min_labelled": 1000, "margin": 0.0},
+                            policy_digest="sha256:feed")
+        action_id = ex.submit(decision, ActionContext())
+        [rec] = ex.run_pending()
+        assert rec.state is ActionState.RUNNING, rec.error
+        buffer.add_frame(_shifted(rows.iloc[1500:], seed=2))  # outcomes it never saw
+        ex.run_pending()
+        rec = ex.outbox.get(action_id)
+        assert rec is not None and rec.outcome["verdict"] == "promoted", rec
+        [(_, version, adopted)] = promoted
+        assert version == rec.artifacts["shadow"]["challenger_version"]
+        assert adopted.schema.names == monitor.schema.names  # type: ignore[attr-defined]
+        assert adopted.fingerprint == monitor.fingerprint  # type: ignore[attr-defined]
+    finally:
+        ex.close()
+
+
 def test_a_fresh_learner_starts_on_the_reference_rows_coded_as_live(
         executor: ActionExecutor, table: pd.DataFrame):
     rows = executor.env.reference_rows()
