@@ -233,3 +233,8 @@ def test_the_replay_and_the_daemon_hand_their_actions_the_monitors_reader(
         assert fallback is not None and fallback.fingerprint == monitor.profile.fingerprint
     finally:
         actions.close()
+
+
+def test_a_saved_profile_gives_no_rows_to_learn_or_export(tmp_path: Path, ref_path: Path):
+    saved = load_reference(ref_path, POLICY).save(tmp_path / "ref.json.gz")
+    assert ReferenceReader(policy=POLICY).rows(saved) is None
