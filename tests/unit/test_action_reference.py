@@ -238,3 +238,30 @@ def test_the_replay_and_the_daemon_hand_their_actions_the_monitors_reader(
 def test_a_saved_profile_gives_no_rows_to_learn_or_export(tmp_path: Path, ref_path: Path):
     saved = load_reference(ref_path, POLICY).save(tmp_path / "ref.json.gz")
     assert ReferenceReader(policy=POLICY).rows(saved) is None
+
+
+def test_a_reloaded_policy_reaches_the_daemons_reader(tmp_path: Path):
+    """A hot reload that renames a reference column is read so by the monitor's next
+    reference check; the actions must read it the same way."""
+    from prometheus_client import CollectorRegistry
+
+    from driftwatch.metrics import Metrics
+    from driftwatch.service.actions import ServiceActions
+    from driftwatch.service.config import parse_service_config
+
+    cfg = parse_service_config("models:\n  - connector: c.yaml\n    policy: p.yaml\n"
+                               f"state_dir: {tmp_path}\n")
+    actions = ServiceActions(cfg, clock=ManualClock(1000.0), metrics=Metrics(CollectorRegistry()))
+    try:
+        reader = ReferenceReader(policy=POLICY, formats={"x": "percent"})
+        ma = actions.add_model(MODEL, reference=None, cutoff=None, shadow_defaults={},
+                               buffer=None, on_promote=None, policy=POLICY,
+                               reference_reader=reader)
+        assert ma.executor is not None and ma.executor.env.reader is reader
+        reloaded = load_policy_text(MINIMAL, file="p.yaml")
+        actions.set_policy(MODEL, reloaded)
+        got = ma.executor.env.reader
+        assert got.policy is reloaded and got.formats == {"x": "percent"}
+        assert got.conventions().label == "label"
+    finally:
+        actions.close()
