@@ -119,8 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("replay", help="run the pipeline on a recording, in event time")
     r.add_argument("--connector", "-c", required=True, help="connector YAML (field maps)")
     r.add_argument("--policy", "-p", help="policy YAML (thresholds, tiers, actions)")
-    r.add_argument("--input", "-i", nargs="+", required=True, metavar="FILE",
-                   help="recording files (predictions, outcomes; STREAM=PATH to bind one)")
+    r.add_argument("--input", "-i", nargs="+", action="extend", required=True, metavar="FILE",
+                   help="recording files (predictions, outcomes; STREAM=PATH to bind one); "
+                        "-i may be given more than once")
     r.add_argument("--out", "-o", required=True,
                    help="output folder (a previous run's files there are replaced)")
     r.add_argument("--reference", help="reference dataset or profile (default: the policy's)")

@@ -121,8 +121,10 @@ def add_commands(sub: Any) -> None:
         "--input",
         "-i",
         nargs="+",
+        action="extend",
         required=True,
         metavar="FILE",
-        help="JSONL(.gz) files; STREAM=PATH binds one to a stream",
+        help="JSONL(.gz) files; STREAM=PATH binds one to a stream; -i may be given more than "
+             "once",
     )
     p.set_defaults(func=_cmd_produce)
