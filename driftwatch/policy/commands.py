@@ -56,7 +56,8 @@ def add_commands(subparsers: Any) -> argparse.ArgumentParser:
     explain.add_argument("file", metavar="FILE")
     explain.add_argument("--reference", metavar="PATH",
                          help="reference dataset or profile: print every calibrated level "
-                              "as a number")
+                              "as a number (with --connector: the policy's model.reference "
+                              "unless given)")
     explain.add_argument("--connector", "-c", metavar="FILE",
                          help="read the reference as this connector's streams are read: its "
                               "score's scale (log-odds, points, percent), feature types, "
@@ -163,9 +164,14 @@ def run_explain(args: argparse.Namespace, *, out: TextIO | None = None,
     reference = getattr(args, "reference", None)
     n = getattr(args, "window_size", None)
     if reference is None and getattr(args, "connector", None) is not None:
-        print("error: --connector says how the reference is read: give --reference too",
-              file=err)
-        return 2
+        if policy.model.reference is None:
+            print("error: --connector says how the reference is read, and the policy names "
+                  "no model.reference: give --reference too", file=err)
+            return 2
+        # the policy's reference, opened as replay and `policy check` open it
+        from driftwatch.onboard.consistency import resolve_reference
+
+        reference = str(resolve_reference(str(policy.model.reference)))
     if reference is not None:
         w = policy.window
         if n is None and w.kind == "count":

@@ -133,7 +133,8 @@ def test_the_reference_reads_its_points_as_the_probabilities_they_are(tmp_path: 
 
 
 def test_policy_explain_reads_the_reference_as_the_connector_says(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from driftwatch.cli import main
 
     p = np.random.default_rng(3).beta(2, 8, 2000)
@@ -144,9 +145,12 @@ def test_policy_explain_reads_the_reference_as_the_connector_says(
     (tmp_path / "bad.yaml").write_text(_text(bad))
     (tmp_path / "p.yaml").write_text(POLICY)
     ref = str(tmp_path / "reference.csv")
-    assert main(["policy", "explain", str(tmp_path / "p.yaml"), "-c",
-                 str(tmp_path / "c.yaml")]) == 2
-    assert "give --reference too" in capsys.readouterr().err
+    # without --reference, the policy's own: read as replay opens it, as `policy check` does
+    monkeypatch.chdir(tmp_path)
+    assert main(["policy", "explain", "p.yaml", "-c", "c.yaml"]) == 0
+    from_policy = capsys.readouterr().out
+    assert main(["policy", "explain", "p.yaml", "-c", "c.yaml", "--reference", ref]) == 0
+    assert from_policy == capsys.readouterr().out
     assert main(["policy", "explain", str(tmp_path / "p.yaml"), "--reference", ref, "-c",
                  str(tmp_path / "bad.yaml")]) == 2
     assert "bad.yaml:14:" in capsys.readouterr().err
