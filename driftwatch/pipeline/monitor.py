@@ -149,6 +149,15 @@ class ModelMonitor(PollIntake, MonitorState):
         #: ``n_events - len(batch)`` to ``n_events - 1`` (indices a checkpoint restores).
         self.on_predictions: Callable[[Batch], None] | None = None
 
+    def record_counts(self) -> dict[str, int]:
+        """Records taken in so far: prediction events, outcomes joined or carried on them,
+        outcome records read, bad records, and every record read (what a bad-record share
+        is taken of, as the data-quality gate's ``bad_record_rate`` is per window)."""
+        bad = sum(self.bad_by_reason.values())
+        return {"events": self.n_events, "outcomes": self.n_outcomes, "bad_records": bad,
+                "outcome_records": self.n_outcome_records,
+                "records_read": self.n_events + self.n_outcome_records + bad}
+
     @property
     def running_retrains(self) -> int:
         return int(self.retrains_running()) if self.retrains_running is not None else 0

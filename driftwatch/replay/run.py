@@ -242,15 +242,8 @@ def summarise(
         "actions_by_type": by_type,
         "actions_executed": executed is not None,
         "retrain_gpu_hours_max": round(gpu_hours, 3),
-        "events": monitor.n_events,
-        "outcomes": monitor.n_outcomes,
+        **monitor.record_counts(),
         "late_events": monitor.window.n_late,
-        "bad_records": sum(monitor.bad_by_reason.values()),
-        # every record read, what a bad-record share is taken of (as the data-quality
-        # gate's bad_record_rate is, per window): predictions, outcome records, bad ones
-        "outcome_records": monitor.n_outcome_records,
-        "records_read": monitor.n_events + monitor.n_outcome_records
-        + sum(monitor.bad_by_reason.values()),
         "bad_by_reason": dict(sorted(monitor.bad_by_reason.items())),
         "unknown_labels": {s: dict(sorted(v.items(), key=lambda kv: (-kv[1], kv[0])))
                            for s, v in sorted(monitor.unknown_labels.items())},
