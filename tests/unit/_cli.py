@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from driftwatch.cli import main
 
-__all__ = ["run_cli"]
+__all__ = ["init_then_replay", "run_cli"]
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -14,3 +16,21 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     code = main(args)
     cap = capsys.readouterr()
     return code, cap.out, cap.err
+
+
+def init_then_replay(tmp: Path, capsys: pytest.CaptureFixture[str], *, reference: str,
+                     sample: str, outcomes: str) -> tuple[str, str]:
+    """``driftwatch init`` on files in ``tmp`` (writing ``c.yaml`` and ``p.yaml``), then
+    ``replay`` of the sample and outcomes with them into ``tmp/o``; each must succeed.
+    What each printed."""
+    code, said_init, err = run_cli(
+        ["init", "--reference", str(tmp / reference), "--sample", str(tmp / sample),
+         "--outcomes", str(tmp / outcomes), "--connector-out", str(tmp / "c.yaml"),
+         "--policy-out", str(tmp / "p.yaml")], capsys)
+    assert code == 0, err
+    code, said_replay, err = run_cli(
+        ["replay", "--connector", str(tmp / "c.yaml"), "--policy", str(tmp / "p.yaml"),
+         "--input", f"predictions={tmp / sample}", f"outcomes={tmp / outcomes}",
+         "--out", str(tmp / "o")], capsys)
+    assert code == 0, err
+    return said_init, said_replay

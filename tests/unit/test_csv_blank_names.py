@@ -17,7 +17,7 @@ import pytest
 from driftwatch.connectors.file import FileSource
 from driftwatch.schema import FeatureSchema
 
-from ._cli import run_cli
+from ._cli import init_then_replay
 from ._csvconn import csv_connector
 
 
@@ -50,19 +50,9 @@ def test_init_and_replay_agree_on_a_blank_header(
     (tmp_path / "live.csv").write_text("\n".join(rows) + "\n")
     (tmp_path / "out.jsonl").write_text("".join(json.dumps(
         {"application_id": i, "label": int(rng.integers(0, 2))}) + "\n" for i in range(n)))
-    code, out, err = run_cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
-                              str(tmp_path / "live.csv"), "--outcomes",
-                              str(tmp_path / "out.jsonl"), "--connector-out",
-                              str(tmp_path / "c.yaml"), "--policy-out",
-                              str(tmp_path / "p.yaml")], capsys)
-    assert code == 0, err
+    out, _ = init_then_replay(tmp_path, capsys, reference="ref.csv", sample="live.csv",
+                              outcomes="out.jsonl")
     assert "event time: Unnamed: 2" in out, out
-    code, out, err = run_cli(["replay", "--connector", str(tmp_path / "c.yaml"), "--policy",
-                              str(tmp_path / "p.yaml"), "--input",
-                              f"predictions={tmp_path / 'live.csv'}",
-                              f"outcomes={tmp_path / 'out.jsonl'}", "--out",
-                              str(tmp_path / "o")], capsys)
-    assert code == 0, err
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["events"] == n, summary
     assert summary["bad_by_reason"].get("missing_time", 0) == 0, summary

@@ -18,7 +18,7 @@ import pytest
 
 from driftwatch.csvpad import csv_names
 
-from ._cli import run_cli
+from ._cli import init_then_replay
 
 
 @pytest.mark.parametrize("header", ["a,a,a.1,a", "x,,x,x.1,,x", "b.1,b,b,b", "a, a"])
@@ -41,20 +41,10 @@ def test_replay_reads_both_columns_init_mapped(tmp_path: Path,
         for i in range(n)))
     (tmp_path / "out.csv").write_text("id,label\n" + "".join(
         f"{i},{int(rng.integers(0, 2))}\n" for i in range(n)))
-    code, out, err = run_cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
-                              str(tmp_path / "live.csv"), "--outcomes",
-                              str(tmp_path / "out.csv"), "--connector-out",
-                              str(tmp_path / "c.yaml"), "--policy-out",
-                              str(tmp_path / "p.yaml")], capsys)
-    assert code == 0, err
-    assert "a.1: numeric" in out, out
-    code, out, err = run_cli(["replay", "--connector", str(tmp_path / "c.yaml"), "--policy",
-                              str(tmp_path / "p.yaml"), "--input",
-                              f"predictions={tmp_path / 'live.csv'}",
-                              f"outcomes={tmp_path / 'out.csv'}", "--out",
-                              str(tmp_path / "o")], capsys)
-    assert code == 0, err
-    assert "missing_rate[a.1]" not in out, out
+    said_init, said_replay = init_then_replay(tmp_path, capsys, reference="ref.csv",
+                                              sample="live.csv", outcomes="out.csv")
+    assert "a.1: numeric" in said_init, said_init
+    assert "missing_rate[a.1]" not in said_replay, said_replay
     lines = (tmp_path / "o" / "timeline.jsonl").read_text().splitlines()
     for rec in map(json.loads, lines):
         assert "a.1" in rec["features"], rec["features"]
