@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,6 +30,19 @@ __all__ = ["OUTCOMES", "PollIntake"]
 OUTCOMES = "outcomes"
 
 
+class _Placement(NamedTuple):
+    """Where a poll's records sit among its predictions: for each outcome, the
+    predictions before it (``before_out``) and the watermark there (``wm_out``); the
+    watermark before each prediction (``wm_pred``); for each bad record, the predictions
+    before it and the watermark there (``bad``), or None when the source gives no merged
+    order."""
+
+    before_out: np.ndarray
+    wm_pred: np.ndarray
+    wm_out: np.ndarray
+    bad: tuple[np.ndarray, np.ndarray] | None
+
+
 class PollIntake:
     """The intake side of :class:`~driftwatch.pipeline.monitor.ModelMonitor` (see the
     module docstring); a mixin, it holds no state of its own."""
@@ -42,22 +56,20 @@ class PollIntake:
                 and self.policy.reference.score_is == "p_good":
             # the policy says the score is P(good): every stage measures P(bad)
             pred = replace(pred, score=1.0 - pred.score)
-        before_out, wm_pred, wm_out = self._placement(polled, pred, out)
+        placed = self._placement(polled, pred, out)
+        before_out, wm_pred, wm_out = placed.before_out, placed.wm_pred, placed.wm_out
         base = self.window.n_seen
         # records read that are no prediction (outcomes, bad records) are charged where
         # they sit in the stream, as joined outcomes are, so a pane's bad-record share does
         # not depend on how the stream was cut into polls; before this poll's predictions
         # are added, which may close the panes they belong to
-        if out is not None and polled.order is not None:
+        out_counted = out is not None and polled.order is not None
+        if out_counted:
             t = np.where(np.isnan(out.event_time), wm_out, out.event_time)
             self.window.add_outcome_records_at(self.window.label_targets(
                 event_index=base + before_out, time=t, watermark=wm_out))
-            out_counted = True
-        else:
-            out_counted = False
-        bad_place = self._bad_placement(polled, pred)
-        if bad_place is not None:
-            index, wm = bad_place
+        if placed.bad is not None:
+            index, wm = placed.bad
             self.window.add_bad_at(self.window.label_targets(
                 event_index=base + index, time=wm, watermark=wm))
         self._fit_book()
@@ -116,18 +128,16 @@ class PollIntake:
             self.window.add_outcome_records(len(out))
         if polled.bad:
             count_bad(self.bad_by_reason, self.unknown_labels, polled.bad)
-            if bad_place is None:
+            if placed.bad is None:
                 self.window.add_bad(len(polled.bad))
         if math.isfinite(self.window.watermark):
             self.joiner.expire(self.window.watermark)
             self.pending_features.expire(self.window.watermark - self.joiner.ttl)
         return closed
 
-    def _placement(
-        self, polled: Polled, pred: Batch | None, out: Batch | None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Predictions before each outcome, and the watermark before each prediction and
-        before each outcome."""
+    def _placement(self, polled: Polled, pred: Batch | None, out: Batch | None) -> _Placement:
+        """Where the poll's outcomes and bad records sit among its predictions (see
+        :class:`_Placement`), from the source's merged order when it gives one."""
         n_pred = 0 if pred is None else len(pred)
         n_out = 0 if out is None else len(out)
         wm0 = self.window.watermark
@@ -138,48 +148,26 @@ class PollIntake:
             t_pred = np.empty(0) if pred is None else pred.event_time
             wm_p = np.maximum.accumulate(np.concatenate(([wm0], t_pred)))
             wm_out = np.full(n_out, wm_p[-1])
-            return np.full(n_out, n_pred), wm_p[:-1], wm_out
+            return _Placement(np.full(n_out, n_pred), wm_p[:-1], wm_out, None)
         nonempty = [k for k, b in enumerate(polled.batches) if len(b)]
-        kinds = np.array([polled.batches[k].stream == OUTCOMES for k in nonempty])
+        kinds = np.array([polled.batches[k].stream == OUTCOMES for k in nonempty], dtype=bool)
         lut = np.full(len(polled.batches), -1, dtype=np.intp)
         lut[nonempty] = np.arange(len(nonempty))
-        is_out = kinds[lut[order]]
+        is_out = kinds[lut[order]] if len(order) else np.zeros(0, dtype=bool)
         times = np.empty(len(order))
         if pred is not None:
             times[~is_out] = pred.event_time
         if out is not None:
             times[is_out] = out.event_time
-        wm = np.fmax.accumulate(np.concatenate(([wm0], times)))[:-1]
-        preds_before = np.cumsum(~is_out) - (~is_out)
-        return preds_before[is_out], wm[~is_out], wm[is_out]
-
-    def _bad_placement(
-        self, polled: Polled, pred: Batch | None
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """Predictions before each bad record and the watermark there, from where the
-        source says each sits among the good records (None when it does not say)."""
-        at, order = polled.bad_at, polled.order
-        if not polled.bad or at is None or order is None or len(at) != len(polled.bad):
-            return None
-        nonempty = [k for k, b in enumerate(polled.batches) if len(b)]
-        if len(order) != sum(len(polled.batches[k]) for k in nonempty):
-            return None
-        lut = np.full(len(polled.batches), -1, dtype=np.intp)
-        lut[nonempty] = np.arange(len(nonempty))
-        kinds = np.array([polled.batches[k].stream == OUTCOMES for k in nonempty], dtype=bool)
-        is_pred = ~kinds[lut[order]] if len(order) else np.zeros(0, dtype=bool)
-        times = np.empty(len(order))
-        if pred is not None:
-            times[is_pred] = pred.event_time
-        if len(order) > int(is_pred.sum()):
-            times[~is_pred] = np.concatenate(
-                [polled.batches[k].event_time for k in nonempty
-                 if polled.batches[k].stream == OUTCOMES])
-        preds = np.concatenate(([0], np.cumsum(is_pred)))
-        with np.errstate(invalid="ignore"):
-            wm = np.fmax.accumulate(np.concatenate(([self.window.watermark], times)))
-        idx = np.clip(np.asarray(at, dtype=np.intp), 0, len(order))
-        return preds[idx], wm[idx]
+        # after the first k good records: the predictions among them, the watermark
+        wm = np.fmax.accumulate(np.concatenate(([wm0], times)))
+        preds = np.concatenate(([0], np.cumsum(~is_out)))
+        bad = None
+        at = polled.bad_at
+        if polled.bad and at is not None and len(at) == len(polled.bad):
+            k = np.clip(np.asarray(at, dtype=np.intp), 0, len(order))
+            bad = (preds[k], wm[k])
+        return _Placement(preds[:-1][is_out], wm[:-1][~is_out], wm[:-1][is_out], bad)
 
     def _label(self, joined: Joined, index: np.ndarray, time: np.ndarray, wm: np.ndarray) -> None:
         targets = self.window.label_targets(event_index=index, time=time, watermark=wm)
