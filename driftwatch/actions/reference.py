@@ -80,10 +80,11 @@ class ReferenceReader:
         """The rows of the reference table at ``path`` as live rows hold them: the label
         as 1 bad / 0 good (NaN pending) in column ``label``, the score as P(bad) in
         ``score``, the decision as approve/decline in ``decision``, ignored columns
-        dropped, percent and money text as numbers. None for a saved profile."""
+        dropped, percent and money text as numbers, the connector's missing values of a
+        feature (``-999``, ``"?"``) as missing. None for a saved profile."""
         from driftwatch.registry.trial import reference_rows
 
         if is_saved_profile(path):
             return None
         return reference_rows(path, self.conventions(), formats=self.formats,
-                              score_scale=self.score_scale)
+                              score_scale=self.score_scale, missing=self.missing)

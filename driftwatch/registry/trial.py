@@ -38,6 +38,7 @@ import pandas as pd
 
 from driftwatch.errors import ActionError
 from driftwatch.registry.scorer import Scorer
+from driftwatch.sentinels import MissingValues
 
 __all__ = ["TRIAL_ROWS", "reference_sample", "score_agreement", "trial_score"]
 
@@ -57,12 +58,15 @@ _MIN_AGREE = 50
 
 def reference_rows(path: str | Path, conventions: object | None, *,
                    formats: Mapping[str, str] | None = None,
-                   score_scale: object | None = None) -> pd.DataFrame:
+                   score_scale: object | None = None,
+                   missing: MissingValues | None = None) -> pd.DataFrame:
     """The reference table at ``path`` as a model sees its rows live: its label read as
     1 bad / 0 good through the policy's ``conventions``, the columns a connector reads
     as numbers written as text (``formats``: ``format: percent`` or ``money``, by feature)
-    as those numbers, and its score column written in the connector's ``score_scale``
-    (log-odds, points) as the probability, as the monitor reads it."""
+    as those numbers, its score column written in the connector's ``score_scale``
+    (log-odds, points) as the probability, as the monitor reads it, and the connector's
+    ``missing`` values (``-999``, ``"?"``) of its features as missing, as the decoder
+    reads them live."""
     from dataclasses import replace
 
     from driftwatch.csvdecimal import frame_decimal
@@ -78,7 +82,34 @@ def reference_rows(path: str | Path, conventions: object | None, *,
     for col, fmt in (formats or {}).items():
         if col in df.columns:
             df[col] = text_number_column(df[col], col, fmt, decimal)
+    if missing is not None and not missing.is_empty:
+        df = _missing_as_null(df, missing)
     return df
+
+
+#: Columns of canonical reference rows that are no feature: the connector's missing values
+#: are a feature's (its ``default`` applies to every feature, never to these).
+_NOT_FEATURES = frozenset({"label", "score", "decision", "exposure"})
+
+
+def _missing_as_null(df: pd.DataFrame, missing: MissingValues) -> pd.DataFrame:
+    """``df`` with each feature's declared missing values as null: its numbers as NaN in a
+    numeric column, its texts as None in a text column (a copy where any)."""
+    from driftwatch.schema import level_text
+
+    out = df.copy()
+    for c in out.columns:
+        if c in _NOT_FEATURES:
+            continue
+        col = out[c]
+        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            vals = col.to_numpy(dtype=np.float64, na_value=np.nan)
+            out[c] = missing.mask_numbers(vals, str(c))
+        elif texts := missing.texts(str(c)) | missing.number_texts(str(c)):
+            hit = col.map(lambda v, t=texts: v is not None and v == v and (
+                level_text(v) in t or (isinstance(v, str) and v.strip() in t)))
+            out[c] = col.where(~hit.astype(bool), None)
+    return out
 
 
 def reference_sample(path: str | Path | None, conventions: object | None,

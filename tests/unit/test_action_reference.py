@@ -265,3 +265,29 @@ def test_a_reloaded_policy_reaches_the_daemons_reader(tmp_path: Path):
         assert got.conventions().label == "label"
     finally:
         actions.close()
+
+
+def test_reference_rows_hold_the_connectors_missing_values_as_missing(
+        tmp_path: Path, table: pd.DataFrame):
+    """Live rows hold a declared sentinel as missing (the decoder reads it so); the rows a
+    learner starts on and a retraining exports must too, or -999 is learnt as an income."""
+    from driftwatch.sentinels import MissingValues
+
+    df = table.copy()
+    sentinel = np.arange(len(df)) % 7 == 0
+    df.loc[sentinel, "income"] = -999.0
+    df["purpose"] = df["purpose"].astype(object)
+    df.loc[np.arange(len(df)) % 11 == 0, "purpose"] = "?"
+    path = tmp_path / "ref.parquet"
+    df.to_parquet(path)
+    missing = MissingValues(by_feature={"income": (-999,), "purpose": ("?",)})
+    rows = ReferenceReader(policy=POLICY, missing=missing).rows(path)
+    assert rows is not None
+    assert rows["income"].isna().to_numpy().tolist() == (
+        sentinel | df["income"].isna().to_numpy()).tolist()
+    assert (rows["income"] != -999.0).all()
+    assert rows["purpose"].isna().sum() == (np.arange(len(df)) % 11 == 0).sum() + int(
+        table["purpose"].isna().sum())
+    # the label and score are no features: a default sentinel never touches them
+    everywhere = ReferenceReader(policy=POLICY, missing=MissingValues(default=(1,)))
+    assert everywhere.rows(path)["label"].sum() == table["bad_flag"].sum()
