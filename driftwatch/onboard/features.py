@@ -318,6 +318,13 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             # a feature named like one)
             hint = (f"if {two[0]} is the label, pass --label-field {two[0]} (and --outcomes "
                     f"FILE, a sample of the outcomes stream); else {hint}")
+        elif one := [c for c in missing if ref[c].nunique(dropna=True) == 1]:
+            # a label of one class reads as no label at all: say so, not "not found" alone
+            value = ref[one[0]].dropna().iloc[0]
+            value = value.item() if hasattr(value, "item") else value  # numpy: as written
+            hint = (f"{one[0]} holds one value in the reference ({value!r}): if it is the "
+                    "label, the reference needs rows of both outcomes, bad and good; else "
+                    f"{hint}")
         raise ConfigError(
             f"reference columns not found in the sample {where}: " + ", ".join(missing),
             file=reference, hint=hint)
