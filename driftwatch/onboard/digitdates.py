@@ -64,6 +64,8 @@ def digit_formats(values: Sequence[Any], formats: Sequence[str] = DIGIT_FORMATS)
         width = digit_width(fmt)
         if width is None or longest > width:
             continue
+        if fmt == "%m%Y" and all(d is not None and d.endswith("000") for d in distinct):
+            continue  # every "period" in the year 2000: round amounts (102000), not months
         secs = event_times(distinct, "auto", fmt=fmt)[0]
         if np.isnan(secs).any():
             continue

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from driftwatch.connectors.columns import numeric
@@ -221,6 +222,21 @@ def _with(codes: tuple[list[Any], str] | None, more: tuple[list[Any], str]
             "; ".join(w for w in (codes[1] if codes else "", more[1]) if w))
 
 
+#: One value of these in a whole column may be a label of one class (0/1, yes/no, ...).
+_OUTCOME_TEXTS = frozenset({"0", "1", "y", "n", "yes", "no", "true", "false", "good", "bad"})
+
+
+def _one_outcome(col: pd.Series) -> bool:
+    """Whether ``col`` holds one value, one a binary label is written with."""
+    present = col.dropna().unique()
+    if len(present) != 1:
+        return False
+    v = present[0]
+    if isinstance(v, int | float | np.number) and not isinstance(v, bool | np.bool_):
+        return float(v) in (0.0, 1.0)
+    return str(v).strip().lower() in _OUTCOME_TEXTS
+
+
 def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                     vals: Callable[[str], list[Any]], used: Collection[str],
                     ignore: Sequence[str], where: str, reference: str,
@@ -318,7 +334,7 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             # a feature named like one)
             hint = (f"if {two[0]} is the label, pass --label-field {two[0]} (and --outcomes "
                     f"FILE, a sample of the outcomes stream); else {hint}")
-        elif one := [c for c in missing if ref[c].nunique(dropna=True) == 1]:
+        elif one := [c for c in missing if _one_outcome(ref[c])]:
             # a label of one class reads as no label at all: say so, not "not found" alone
             value = ref[one[0]].dropna().iloc[0]
             value = value.item() if hasattr(value, "item") else value  # numpy: as written
