@@ -66,11 +66,11 @@ class PollIntake:
         out_counted = out is not None and polled.order is not None
         if out_counted:
             t = np.where(np.isnan(out.event_time), wm_out, out.event_time)
-            self.window.add_outcome_records_at(self.window.label_targets(
+            self.window.add_read_at("n_outcome_records", self.window.label_targets(
                 event_index=base + before_out, time=t, watermark=wm_out))
         if placed.bad is not None:
             index, wm = placed.bad
-            self.window.add_bad_at(self.window.label_targets(
+            self.window.add_read_at("n_bad", self.window.label_targets(
                 event_index=base + index, time=wm, watermark=wm))
         self._fit_book()
         book = self.joiner.book
@@ -125,11 +125,11 @@ class PollIntake:
         if out is not None and np.isfinite(out.event_time).any():
             closed += self.window.advance_to(float(np.nanmax(out.event_time)))
         if out is not None and not out_counted:  # no merged order: the pane being filled
-            self.window.add_outcome_records(len(out))
+            self.window.add_read("n_outcome_records", len(out))
         if polled.bad:
             count_bad(self.bad_by_reason, self.unknown_labels, polled.bad)
             if placed.bad is None:
-                self.window.add_bad(len(polled.bad))
+                self.window.add_read("n_bad", len(polled.bad))
         if math.isfinite(self.window.watermark):
             self.joiner.expire(self.window.watermark)
             self.pending_features.expire(self.window.watermark - self.joiner.ttl)

@@ -106,6 +106,16 @@ class _Pane:
         self.last = max(self.last, hi)
 
 
+#: The sketch counters of records read that are no prediction (:meth:`PaneWindow.add_read`).
+_READ_COUNTERS = ("n_bad", "n_outcome_records")
+
+
+def _counter(name: str) -> None:
+    """Refuse a name that is no counter of :data:`_READ_COUNTERS` (a caller's slip)."""
+    if name not in _READ_COUNTERS:
+        raise ValueError(f"no counter of records read: {name!r}")
+
+
 class PaneWindow:
     """Sliding or tumbling windows over count- or event-time panes.
 
@@ -352,26 +362,22 @@ class PaneWindow:
                 score[m], label[m], None if exposure is None else exposure[m]
             )
 
-    def add_bad(self, n: int) -> None:
-        """Count bad records against the pane being filled."""
+    def add_read(self, counter: str, n: int) -> None:
+        """Count ``n`` records read that are no prediction (``counter``: ``n_bad`` for bad
+        records, ``n_outcome_records`` for outcomes; with the predictions, what a pane's
+        bad-record share is taken of) against the pane being filled."""
+        _counter(counter)
         if n:
-            self._filling().sketch.n_bad += int(n)
+            sk = self._filling().sketch
+            setattr(sk, counter, getattr(sk, counter) + int(n))
 
-    def add_bad_at(self, targets: np.ndarray) -> None:
-        """Count bad records against the panes :meth:`label_targets` chose, one each."""
+    def add_read_at(self, counter: str, targets: np.ndarray) -> None:
+        """Like :meth:`add_read`, one record against each of the panes :meth:`label_targets`
+        chose (where each sits in the merged stream)."""
+        _counter(counter)
         for t, n in zip(*np.unique(targets, return_counts=True), strict=True):
-            self._pane(int(t)).sketch.n_bad += int(n)
-
-    def add_outcome_records_at(self, targets: np.ndarray) -> None:
-        """Count outcome records read against the panes :meth:`label_targets` chose."""
-        for t, n in zip(*np.unique(targets, return_counts=True), strict=True):
-            self._pane(int(t)).sketch.n_outcome_records += int(n)
-
-    def add_outcome_records(self, n: int) -> None:
-        """Count outcome records read against the pane being filled: with its predictions
-        and bad records, the records a bad-record share is taken of."""
-        if n:
-            self._filling().sketch.n_outcome_records += int(n)
+            sk = self._pane(int(t)).sketch
+            setattr(sk, counter, getattr(sk, counter) + int(n))
 
     def flush(self) -> list[ClosedWindow]:
         """Close every open pane (end of a finite stream); a window the stream did not

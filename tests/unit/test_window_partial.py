@@ -177,7 +177,7 @@ def test_bad_records_after_the_last_prediction_close_a_window_at_flush(
     spec = WindowSpec(kind=kind, pane_size=10.0 if kind == "count" else 3600.0)  # type: ignore[arg-type]
     w = PaneWindow(LAYOUT, spec)
     closed = w.add(_events(np.arange(float(n))))
-    w.add_bad(bad)
+    w.add_read("n_bad", bad)
     closed += w.flush()
     assert sum(c.sketch.n for c in closed) == n
     assert sum(c.sketch.n_bad for c in closed) == bad
