@@ -47,6 +47,8 @@ class PollIntake:
     """The intake side of :class:`~driftwatch.pipeline.monitor.ModelMonitor` (see the
     module docstring); a mixin, it holds no state of its own."""
 
+    keep_training_rows: bool
+
     def _take_in(self, polled: Polled) -> list[ClosedWindow]:
         preds = [b for b in polled.batches if len(b) and b.stream != OUTCOMES]
         outs = [b for b in polled.batches if len(b) and b.stream == OUTCOMES]
@@ -86,7 +88,8 @@ class PollIntake:
         pred_rows = _KeyRows(pred.keys if pred is not None else np.zeros(0, np.uint64))
         if pred is not None:
             self.n_events += len(pred)
-            self.pending_features.add(pred)
+            if self.keep_training_rows:
+                self.pending_features.add(pred)
             if self.on_predictions is not None:
                 self.on_predictions(pred)
             # outcomes that arrived first join at once; each prediction's cohort is its pane
@@ -172,6 +175,8 @@ class PollIntake:
     def _label(self, joined: Joined, index: np.ndarray, time: np.ndarray, wm: np.ndarray) -> None:
         targets = self.window.label_targets(event_index=index, time=time, watermark=wm)
         self.window.add_labelled_at(targets, joined.score, joined.label, joined.exposure)
+        if not self.keep_training_rows:
+            return
         found, num, cat = self.pending_features.take(joined.keys)
         if found.any():
             self.labelled_buffer.add(

@@ -120,6 +120,12 @@ class ModelMonitor(PollIntake, MonitorState):
         self.window = PaneWindow(profile.layout, spec, segments=self._segment_coder())
         self.pending_features = PendingFeatures(profile.schema, labels.pending_feature_rows)
         self.labelled_buffer = LabelledBuffer(profile.schema, labels.labelled_rows)
+        #: Whether joined outcomes become labelled training rows (the held feature rows of
+        #: pending predictions and the labelled buffer, what online updates, shadows and
+        #: retraining exports read). A replay that runs no action keeps none: nothing
+        #: would read them, and holding each prediction's features until its outcome is
+        #: a third of the intake's cost.
+        self.keep_training_rows = True
         self.engine_state = EngineState()
         #: Persistence and hysteresis of cohort verdicts (cohorts in a row).
         self.cohort_state = EngineState()

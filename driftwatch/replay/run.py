@@ -348,6 +348,8 @@ def replay(
     pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
     check_reference(pol, connector=conn, reference=reference)
     monitor = build_monitor(pol, reference=reference, connector=conn)
+    # labelled training rows are for actions to learn from: without them, none are kept
+    monitor.keep_training_rows = execute
     if levels_cache is not None:
         monitor.calibrators.store = LevelStore(levels_cache)
     bound = bind_inputs(conn, [Path(p) for p in inputs])

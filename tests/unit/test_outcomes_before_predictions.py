@@ -67,3 +67,18 @@ def test_an_outcome_after_its_prediction_still_lands_where_it_arrives():
     poll = Polled(batches=[preds, outs], order=np.array([0, 0, 0, 0, 1, 1]))
     got = _labelled(_monitor("count"), [poll])
     assert got == [[0, 0], [0, 0], [1, 1]]  # after four predictions: the third pane
+
+
+def test_without_training_rows_the_windows_are_the_same_and_nothing_is_held():
+    # a replay that runs no action keeps no labelled training rows; what the windows
+    # measure must not depend on it
+    kept, lean = _monitor("count"), _monitor("count")
+    lean.keep_training_rows = False
+    polls = []
+    for mon in (kept, lean):
+        outs, preds = _batches()
+        polls.append(_labelled(mon, [Polled(batches=[outs, preds],
+                                            order=np.array([0] * 6 + [1] * 6))]))
+    assert polls[0] == polls[1] == [[0, 2], [1, 1], [2, 0]]
+    assert len(kept.labelled_buffer) == 6 and len(lean.labelled_buffer) == 0
+    assert len(lean.pending_features) == 0
