@@ -25,6 +25,7 @@ from driftwatch.actions.reference import ReferenceReader
 from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.connectors.file import FileInput, FileSource, bind_inputs, separator_notes
+from driftwatch.connectors.file_process import ProcessSource, reads_in_process
 from driftwatch.connectors.probe import probe_inputs
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
@@ -317,6 +318,7 @@ def replay(
     champion: Any = None,
     tracking_uri: str | None = None,
     levels_cache: str | Path | None = None,
+    read_process: bool | None = None,
 ) -> ReplayResult:
     """Run a recording through the pipeline and write the timeline and summary.
 
@@ -339,6 +341,12 @@ def replay(
     ``levels_cache``: a folder where calibrated levels are kept between runs
     (:class:`~driftwatch.policy.level_store.LevelStore`); a run on the same reference
     and settings reads them back instead of resampling them (the same values).
+
+    ``read_process``: read and decode the files in a child process, beside the loop
+    (:mod:`~driftwatch.connectors.file_process`; the same polls, so the same results).
+    None: when the inputs hold at least
+    :data:`~driftwatch.connectors.file_process.MIN_PROCESS_BYTES` and a second core is
+    there.
     """
     prewarm()  # the window kernel needs numba once the reference is read: import it now
     out = Path(out_dir)
@@ -364,7 +372,11 @@ def replay(
         (warn or _stderr)(text)
     monitor.absent_fields = probe.absent_features()
     dl = DeadLetterWriter(out / "dead_letter.jsonl")
-    source = FileSource(conn, schema, batch_size=batch_size, dead_letter=dl, inputs=bound)
+    source: FileSource | ProcessSource = FileSource(conn, schema, batch_size=batch_size,
+                                                    dead_letter=dl, inputs=bound)
+    total = sum(Path(p).stat().st_size for p in inputs if Path(p).exists())
+    if reads_in_process(total_bytes=total, wanted=read_process):
+        source = ProcessSource(source)
     result = ReplayResult(out_dir=out)
     actions = None
     entries: list[dict[str, Any]] | None = None  # the audit trail, when actions ran
@@ -379,7 +391,6 @@ def replay(
                                 champion=champion, tracking_uri=tracking_uri,
                                 note=note or _note, text_formats=conn.text_formats(),
                                 score_scale=reader.score_scale, reference_reader=reader)
-    total = sum(Path(p).stat().st_size for p in inputs if Path(p).exists())
     bar = _progress(total, progress)
     with TimelineWriter(out / "timeline.jsonl") as tl:
 

@@ -1,0 +1,173 @@
+"""Reading and decoding a replay's files in a process of its own, one core beside the loop.
+
+A replay's loop (label join, windows, detectors, policy, timeline) and its file source
+(reading, JSON/CSV decoding, merging the streams in event time) are both mostly Python,
+so a reading thread shares one GIL with the loop and gains little. :class:`ProcessSource`
+runs the :class:`~driftwatch.connectors.file.FileSource` in a forked child instead: the
+child polls it as the loop would and hands each :class:`~driftwatch.connectors.base.Polled`
+over a queue (a few polls ahead), while the loop works on the previous one.
+
+The polls are the very ones the source gives in the loop's own process: the same
+records, order, bad records and positions, so every window, verdict and timeline line is
+the same. Bad records are written to the dead-letter file by the loop's process, when it
+takes the poll that holds them, as the source would have. A reading error in the child
+is raised by :meth:`ProcessSource.poll` with its message.
+
+It needs ``fork`` (Linux and other POSIX systems) and a second core;
+:func:`reads_in_process` says when it is worth it.
+
+>>> from driftwatch.connectors.file_process import reads_in_process
+>>> reads_in_process(total_bytes=1_000, wanted=None)
+False
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import queue
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from driftwatch.connectors.base import Polled
+from driftwatch.connectors.file import FileSource
+from driftwatch.cores import usable_cores
+from driftwatch.errors import DriftwatchError, SourceError
+
+__all__ = ["MIN_PROCESS_BYTES", "ProcessSource", "reads_in_process"]
+
+#: Inputs smaller than this are read in the loop's process: a child's start and the
+#: hand-over cost more than they save on a recording read in a second or two.
+MIN_PROCESS_BYTES = 64 << 20
+
+#: Polls the child may hold decoded ahead of the loop (memory: that many batches).
+_AHEAD = 3
+
+
+def reads_in_process(*, total_bytes: int, wanted: bool | None) -> bool:
+    """Whether a replay reads its files in a child process: ``wanted`` when given (True
+    still needs ``fork``), else with a second core, ``fork``, and at least
+    :data:`MIN_PROCESS_BYTES` of input."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    if wanted is not None:
+        return wanted
+    return usable_cores() >= 2 and total_bytes >= MIN_PROCESS_BYTES
+
+
+def _serve(source: FileSource, out: Any, limit: int) -> None:
+    """The child: poll the source to its end, each poll (or the error that stopped it)
+    pickled onto ``out``; ``None`` once every file is read."""
+    try:
+        while (polled := source.poll(limit)) is not None:
+            out.put(("poll", pickle.dumps(polled, protocol=pickle.HIGHEST_PROTOCOL)))
+        out.put(("end", None))
+    except BaseException as exc:  # the loop's process reports it, with its message
+        try:
+            payload = pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            payload = None
+        out.put(("error", (payload, f"{type(exc).__name__}: {exc}",
+                           isinstance(exc, DriftwatchError))))
+    finally:
+        source.close()
+
+
+class ProcessSource:
+    """A :class:`~driftwatch.connectors.file.FileSource` polled in a forked child (see the
+    module docstring). Poll it to its end, then :meth:`close` it; it reads from the
+    source's current positions once and is not rewound (:meth:`seek` is refused)."""
+
+    def __init__(self, source: FileSource) -> None:
+        self._source = source
+        # bad records are written here, in the loop's process, as the source would
+        self.dead_letter = source.dead_letter
+        source.dead_letter = None
+        self._proc: Any = None
+        self._queue: Any = None
+        self._limit: int | None = None
+        self._positions: dict[str, int] = source.positions
+        self._done = False
+
+    @property
+    def positions(self) -> dict[str, int]:
+        """Lines consumed per input file, as of the last poll handed out."""
+        return dict(self._positions)
+
+    def _start(self, limit: int) -> None:
+        ctx = multiprocessing.get_context("fork")
+        self._limit = limit
+        self._queue = ctx.Queue(_AHEAD)
+        # the reader has its own core now: the source's read-ahead thread would only
+        # contend with its merging for the child's GIL
+        self._source.read_ahead = False
+        proc = ctx.Process(target=_serve, args=(self._source, self._queue, limit),
+                           name="driftwatch-read", daemon=True)
+        with warnings.catch_warnings():  # idle library threads: the child uses none of them
+            warnings.simplefilter("ignore", DeprecationWarning)
+            proc.start()
+        self._proc = proc
+
+    def poll(self, max_records: int | None = None, timeout_s: float = 1.0) -> Polled | None:
+        """The source's next poll, decoded in the child; ``None`` at the end. Every poll
+        takes the first call's ``max_records`` (the source's batch size by default)."""
+        if self._done:
+            return None
+        if self._proc is None:
+            self._start(max_records or self._source.batch_size)
+        while True:
+            try:
+                kind, payload = self._queue.get(timeout=1.0)
+                break
+            except queue.Empty:
+                if not self._proc.is_alive():
+                    self._done = True
+                    raise SourceError(f"the file reader process ended (exit code "
+                                      f"{self._proc.exitcode}) before the end of the "
+                                      f"files") from None
+        if kind == "end":
+            self._done = True
+            return None
+        if kind == "error":
+            self._done = True
+            raise _error(*payload)
+        polled: Polled = pickle.loads(payload)
+        self._positions = dict(polled.positions)
+        if self.dead_letter is not None and polled.bad:
+            self.dead_letter.write(polled.bad)
+            self.dead_letter.flush()
+        return polled
+
+    def seek(self, positions: Mapping[str, int]) -> None:
+        raise SourceError("a replay's reader process cannot seek: read the files in "
+                          "the loop's process to resume from positions")
+
+    def commit(self, positions: Mapping[str, int]) -> None:
+        """Nothing to acknowledge for files."""
+
+    def close(self) -> None:
+        """Stop the child (if it still reads) and flush the dead-letter file."""
+        self._done = True
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.terminate()
+            self._proc.join(timeout=10)
+            self._queue.close()
+            self._queue.cancel_join_thread()
+            self._proc = None
+        if self.dead_letter is not None:
+            self.dead_letter.flush()
+
+
+def _error(payload: bytes | None, text: str, ours: bool) -> BaseException:
+    """The child's error as raised there when it pickles back whole, else a
+    :class:`~driftwatch.errors.SourceError` with its text."""
+    if payload is not None:
+        try:
+            exc = pickle.loads(payload)
+        except Exception:
+            exc = None
+        if isinstance(exc, BaseException):
+            return exc
+    return SourceError(text.split(": ", 1)[1] if ours else f"reading failed: {text}")

@@ -1,0 +1,82 @@
+"""A replay read in a child process (the files decoded beside the loop) gives what a
+replay read in the loop's own process gives: the same timeline, dead letters and
+summary; and a reading error in the child is raised in the loop with its message."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from driftwatch.connectors.file_process import MIN_PROCESS_BYTES, reads_in_process
+from driftwatch.errors import DriftwatchError
+from driftwatch.replay import replay
+from driftwatch.testing.generator import write_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+CONNECTOR = ROOT / "connectors" / "demo-file.yaml"
+POLICY = ROOT / "policies" / "credit-risk-demo.yaml"
+
+pytestmark = pytest.mark.skipif(not reads_in_process(total_bytes=0, wanted=True),
+                                reason="needs the fork start method")
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("rec")
+    paths = write_scenario("demo", out, n_events=6_000, days=30, reference_rows=3_000,
+                           compress=False)
+    # bad records among the good ones: they are dead-lettered where they sit
+    lines = paths["predictions"].read_bytes().splitlines(keepends=True)
+    for at in (5, 2_000, 4_500):
+        lines.insert(at, b'{"application_id": "broken", "ts": \n')
+    lines.insert(3_000, b'{"application_id": "X1", "ts": "not a time"}\n')
+    paths["predictions"].write_bytes(b"".join(lines))
+    return paths
+
+
+def _run(paths: dict[str, Path], out: Path, *, read_process: bool) -> dict[str, bytes]:
+    replay(CONNECTOR, [paths["predictions"], paths["outcomes"]], out, policy=POLICY,
+           reference=paths["reference"], progress=False, report=False, batch_size=700,
+           read_process=read_process)
+    summary = json.loads((out / "summary.json").read_text())
+    summary.pop("elapsed_s", None)
+    for key in [k for k in summary if "second" in k or k.endswith("_s")]:
+        summary.pop(key)
+    return {"timeline": (out / "timeline.jsonl").read_bytes(),
+            "dead_letter": (out / "dead_letter.jsonl").read_bytes(),
+            "summary": json.dumps(summary, sort_keys=True).encode()}
+
+
+def test_a_child_process_reads_the_same_polls(recording: dict[str, Path],
+                                              tmp_path: Path) -> None:
+    here = _run(recording, tmp_path / "here", read_process=False)
+    child = _run(recording, tmp_path / "child", read_process=True)
+    assert here["timeline"].count(b"\n") >= 3
+    assert here["dead_letter"].count(b"\n") == 4
+    assert child == here
+
+
+def test_a_reading_error_in_the_child_is_raised_with_its_message(tmp_path: Path) -> None:
+    paths = write_scenario("demo", tmp_path / "rec", n_events=1_000, days=5,
+                           reference_rows=1_000, compress=False)
+    # a gzip file cut short: the error comes once the reader gets that far
+    data = gzip.compress(paths["predictions"].read_bytes())
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    messages = []
+    for read_process in (False, True):
+        with pytest.raises(DriftwatchError) as err:
+            replay(CONNECTOR, [cut, paths["outcomes"]], tmp_path / str(read_process),
+                   policy=POLICY, reference=paths["reference"], progress=False,
+                   report=False, batch_size=200, read_process=read_process)
+        messages.append((type(err.value).__name__, str(err.value)))
+    assert messages[0] == messages[1]
+
+
+def test_small_recordings_are_read_in_the_loops_process() -> None:
+    assert not reads_in_process(total_bytes=MIN_PROCESS_BYTES - 1, wanted=None)
+    assert not reads_in_process(total_bytes=10 * MIN_PROCESS_BYTES, wanted=False)
+    assert reads_in_process(total_bytes=0, wanted=True)
