@@ -10,8 +10,11 @@ their delayed outcomes; written once under ``.cache/bench/``) it measures, in on
   the policy engine, timeline) with the demo policy (windows of 4 panes sliding by 1,000
   events), and with tumbling windows of 10k events, events per second and as a share of
   the orjson rate;
-* the demo-policy replay again with the file source reading on the loop's thread
-  (``read_ahead=False``): what reading ahead on a second thread gains in wall time;
+* the same replays with the files read in the loop's own process, ahead on a thread
+  (``read_process=False``): what the reader process (``driftwatch replay``'s default on
+  a large recording with a second core) gains in wall time; and the demo-policy replay
+  with the file source on the loop's thread (``read_ahead=False``): what that thread
+  gains;
 * peak RSS of the same replay with windows of 10k and of 1M events, each in a fresh
   process: the sketches' memory depends on features x bins, not on events per window.
 
@@ -28,7 +31,8 @@ resampling itself (a first run on a new reference or window size).
 
 Ratios are against the baselines measured in the same run, so a noisy machine moves
 both sides alike. Each rate is also given per CPU-second (process CPU time, all threads),
-which holds still on a machine shared with other work where wall time does not.
+which holds still on a machine shared with other work where wall time does not
+(the reader process's CPU included).
 """
 
 from __future__ import annotations
@@ -92,7 +96,7 @@ def policy_with_window(events_per_window: int, folder: Path) -> Path:
 
 
 _CHILD = """
-import json, sys, time
+import json, resource, sys, time
 from driftwatch.connectors.decode import Decoder
 from driftwatch.replay import replay
 decode_cpu = [0.0]
@@ -106,20 +110,30 @@ def timed(f):  # the calling thread's CPU: decoding runs on the file source's re
     return run
 for name in ("decode", "decode_block", "decode_table"):  # the decoder's share of the replay
     setattr(Decoder, name, timed(getattr(Decoder, name)))
-if sys.argv[8] == "sync":  # the same replay with the file source reading on the loop's thread
+mode = sys.argv[8]
+if mode == "sync":  # the same replay with the file source reading on the loop's thread
     import functools
     from driftwatch.connectors import file as _file
     _file.FileSource.__init__ = functools.partialmethod(_file.FileSource.__init__,
                                                         read_ahead=False)
-t0, c0 = time.perf_counter(), time.process_time()
+process = {"auto": None, "thread": False, "sync": False}[mode]
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+t0, c0, k0 = time.perf_counter(), time.process_time(), children_cpu()
 r = replay(sys.argv[1], sys.argv[2:4], sys.argv[4], policy=sys.argv[5], reference=sys.argv[6],
-           progress=False, report=False, levels_cache=sys.argv[7] or None)
-dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+           progress=False, report=False, levels_cache=sys.argv[7] or None,
+           read_process=process)
+dt = time.perf_counter() - t0
+cpu = time.process_time() - c0 + children_cpu() - k0  # with the reader process's
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across exec
 hwm = next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM"))
+# the reader process (when there is one): forked, its peak counts pages shared with this one
+reader = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(json.dumps({"seconds": dt, "cpu_seconds": cpu, "decode_cpu_seconds": decode_cpu[0],
                   "events": r.summary["events"] + r.summary["outcomes"],
-                  "windows": r.summary["windows"], "max_rss_mb": hwm / 1024}))
+                  "windows": r.summary["windows"], "max_rss_mb": hwm / 1024,
+                  "reader_rss_mb": reader}))
 """
 
 
@@ -138,11 +152,13 @@ def warm_levels(policy: Path, ref: Path, cache: Path) -> None:
 
 
 def run_replay(pred: Path, out: Path, ref: Path, policy: Path, tmp: Path,
-               levels: Path | None, read_ahead: bool = True) -> dict[str, float]:
+               levels: Path | None, mode: str = "auto") -> dict[str, float]:
+    """One replay in a fresh process. ``mode``: ``auto`` (as ``driftwatch replay`` reads:
+    a reader process for a large recording), ``thread`` (in the loop's process, reading
+    ahead on a thread), ``sync`` (in the loop's process, on the loop's thread)."""
     res = subprocess.run(
         [sys.executable, "-c", _CHILD, str(CONNECTOR), str(pred), str(out), str(tmp / "out"),
-         str(policy), str(ref), str(levels) if levels is not None else "",
-         "ahead" if read_ahead else "sync"],
+         str(policy), str(ref), str(levels) if levels is not None else "", mode],
         cwd=ROOT, capture_output=True, text=True, check=True,
     )
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -170,7 +186,9 @@ def main() -> int:
             for pol in policies:
                 warm_levels(pol, ref, levels)
         e2e, small, large = (run_replay(pred, out, ref, pol, tmp, levels) for pol in policies)
-        sync = run_replay(pred, out, ref, POLICY, tmp, levels, read_ahead=False)
+        sync = run_replay(pred, out, ref, POLICY, tmp, levels, mode="sync")
+        thread = run_replay(pred, out, ref, POLICY, tmp, levels, mode="thread")
+        thread_small = run_replay(pred, out, ref, policies[1], tmp, levels, mode="thread")
     rate = e2e["events"] / e2e["seconds"]
     rate_small = small["events"] / small["seconds"]
     result = {
@@ -189,9 +207,15 @@ def main() -> int:
         "replay_vs_orjson_cpu_window_10k": round(small["events"] / small["cpu_seconds"]
                                                  / raw["orjson_cpu_eps"], 3),
         "windows_demo_policy": e2e["windows"],
-        "decode_share_of_replay_cpu": round(e2e["decode_cpu_seconds"] / e2e["cpu_seconds"], 3),
+        "decode_share_of_replay_cpu": round(sync["decode_cpu_seconds"] / sync["cpu_seconds"],
+                                            3),
         "replay_eps_without_read_ahead": round(sync["events"] / sync["seconds"]),
-        "read_ahead_speedup": round(sync["seconds"] / e2e["seconds"], 3),
+        "read_ahead_speedup": round(sync["seconds"] / thread["seconds"], 3),
+        "replay_eps_reading_on_a_thread": round(thread["events"] / thread["seconds"]),
+        "reader_process_speedup": round(thread["seconds"] / e2e["seconds"], 3),
+        "reader_process_speedup_window_10k": round(thread_small["seconds"] / small["seconds"],
+                                                   3),
+        "reader_process_rss_mb": round(e2e["reader_rss_mb"], 1),
         "replay_eps_window_10k": round(rate_small),
         "replay_eps_window_1m": round(large["events"] / large["seconds"]),
         "peak_rss_mb_window_10k": round(small["max_rss_mb"], 1),
@@ -213,13 +237,17 @@ def main() -> int:
           f"{result['raw_orjson_cpu_eps']:,} events = {result['replay_vs_orjson_cpu']:.0%} "
           f"(10k-event windows: {result['replay_vs_orjson_cpu_window_10k']:.0%})")
     print(f"decoding's share of replay : {result['decode_share_of_replay_cpu']:.0%} of its CPU "
-          "time (on the file source's reader thread)")
+          "time (read on the loop's thread)")
+    print(f"reading on a thread        : {result['replay_eps_reading_on_a_thread']:>10,} "
+          f"events/s (the reader process x{result['reader_process_speedup']:.2f} wall; "
+          f"10k-event windows x{result['reader_process_speedup_window_10k']:.2f})")
     print(f"same, reading on one thread: {result['replay_eps_without_read_ahead']:>10,} events/s "
-          f"(read-ahead x{result['read_ahead_speedup']:.2f} wall)")
+          f"(read-ahead thread x{result['read_ahead_speedup']:.2f} wall)")
     print(f"replay, 10k-event windows  : {result['replay_eps_window_10k']:>10,} events/s "
           f"({result['replay_vs_orjson_window_10k']:.0%} of orjson)")
     print(f"replay, 1M-event windows   : {result['replay_eps_window_1m']:>10,} events/s")
-    print(f"peak RSS, 10k-event windows: {result['peak_rss_mb_window_10k']} MB")
+    print(f"peak RSS, 10k-event windows: {result['peak_rss_mb_window_10k']} MB (reader "
+          f"process, demo policy: {result['reader_process_rss_mb']} MB, pages shared)")
     print(f"peak RSS, 1M-event windows : {result['peak_rss_mb_window_1m']} MB "
           f"(x{result['rss_ratio_1m_vs_10k']} of 10k)")
     return 0
