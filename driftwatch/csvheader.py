@@ -60,11 +60,9 @@ from driftwatch.errors import SourceError
 __all__ = ["REFERENCE_FIX", "header_is_data", "refuse_data_header", "second_header",
            "title_line"]
 
-#: How a reference table without a header is fixed: it is read by its column names, and
-#: only streams take names from elsewhere (a monthly drop is read as it is, the training
-#: table once).
-REFERENCE_FIX = ("as a reference table needs (only a stream's files may go without one: "
-                 "csv: {names: [...]}), or save it as Parquet")
+#: How a reference table without a header is fixed: its names go in the policy, where
+#: every reader of the reference reads them.
+REFERENCE_FIX = "or name them in the policy: reference: {csv: {names: [...]}}"
 
 #: The rows looked at: the header, the line after it, and the rows below that.
 _ROWS = 22

@@ -1,9 +1,10 @@
 """Column names given for a CSV written without a header line.
 
 Loan-level monthly files (Fannie Mae, Freddie Mac) and UCI's credit tables have no header:
-the names are in a layout document. A connector stream says them (``csv: {names: [...]}``)
-and ``driftwatch init`` takes them (``--names``), so the file is read as it is. Before
-reading, the first line is checked against the names:
+the names are in a layout document. A connector stream says them (``csv: {names: [...]}``),
+a policy says its reference table's (``reference: {csv: {names: [...]}}``), and
+``driftwatch init`` takes a sample's (``--names``), so each file is read as it is.
+Before reading, the first line is checked against the names:
 
 - it equals them (spaces around each cell aside): it is a header after all, and is
   skipped rather than read as a row of data;
@@ -40,7 +41,11 @@ from pathlib import Path
 from driftwatch.csvsep import read_head
 from driftwatch.errors import SourceError
 
-__all__ = ["head_rows", "named_header"]
+__all__ = ["REFERENCE_NAMES", "STREAM_NAMES", "head_rows", "named_header"]
+
+#: Where a stream's names are given, and a reference table's: said in every refusal.
+STREAM_NAMES = "csv: {names: [...]}"
+REFERENCE_NAMES = "the policy's reference: {csv: {names: [...]}}"
 
 #: The lines looked at to count fields.
 _ROWS = 20
@@ -64,11 +69,12 @@ def head_rows(path: str | Path, sep: str) -> list[tuple[int, list[str]]]:
     return out
 
 
-def named_header(path: str | Path, sep: str, names: Sequence[str], what: str) -> bool:
+def named_header(path: str | Path, sep: str, names: Sequence[str], what: str,
+                 given: str = STREAM_NAMES) -> bool:
     """Whether the first line of the CSV ``path`` is a header equal to ``names`` (to be
-    skipped); raises :class:`~driftwatch.errors.SourceError` (``what`` names the file)
-    when its count of fields is not the count of names, or when it is a header of other
-    names or order."""
+    skipped); raises :class:`~driftwatch.errors.SourceError` (``what`` names the file,
+    ``given`` where the names were given) when its count of fields is not the count of
+    names, or when it is a header of other names or order."""
     rows = head_rows(path, sep)
     if not rows:
         return False
@@ -82,7 +88,7 @@ def named_header(path: str | Path, sep: str, names: Sequence[str], what: str) ->
     if counts[len(names)] < top:
         line, row = next((k, r) for k, r in rows if counts[len(r)] == top)
         raise SourceError(f"{what}:{line}: its line holds {len(row)} fields, but "
-                          f"{len(names)} column names are given (csv: {{names: [...]}}); "
+                          f"{len(names)} column names are given ({given}); "
                           "give one name per field")
     if len(cells) != len(names):
         return False
@@ -91,6 +97,6 @@ def named_header(path: str | Path, sep: str, names: Sequence[str], what: str) ->
         shown = sep.join(cells)
         shown = shown if len(shown) <= 60 else shown[:60] + "..."
         raise SourceError(f"{what}:1: its first line is a header ({shown!r}) that is not "
-                          "the column names given (csv: {names: [...]}); remove the names "
+                          f"the column names given ({given}); remove the names "
                           "to read it, or make them the same in the same order")
     return False

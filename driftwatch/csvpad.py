@@ -87,22 +87,26 @@ def read_csv_trimmed(source: Any, *, sep: str, **kwargs: Any) -> pd.DataFrame:
     try:
         frame = pd.read_csv(source, sep=sep, skipinitialspace=sep != SPACE, **kwargs)
     except pd.errors.ParserError as exc:
-        raise ValueError(_ragged(str(exc), sep)) from exc
+        named = kwargs.get("header", "infer") is None and "names" in kwargs
+        raise ValueError(_ragged(str(exc), sep, named)) from exc
     return trimmed_frame(frame)
 
 
-def _ragged(message: str, sep: str) -> str:
+def _ragged(message: str, sep: str, named: bool = False) -> str:
     """pandas' "Error tokenizing data. C error: Expected 2 fields in line 21, saw 3" in
-    words about the file.
+    words about the file (``named``: read by names given, not by a header line).
 
     >>> _ragged("Error tokenizing data. C error: Expected 2 fields in line 21, saw 3\\n", ";")
     'line 21 has 3 fields where the header has 2, read with semicolon as the separator'
+    >>> _ragged("C error: Expected 2 fields in line 4, saw 3", "|", named=True)[:50]
+    'line 4 has 3 fields where 2 column names are given'
     """
     found = _RAGGED.search(message)
     if found is None:
         return message.strip().removeprefix("Error tokenizing data. C error: ")
     want, line, saw = found.groups()
-    return (f"line {line} has {saw} fields where the header has {want}, read with "
+    where = f"{want} column names are given" if named else f"the header has {want}"
+    return (f"line {line} has {saw} fields where {where}, read with "
             f"{separator_name(sep)} as the separator")
 
 

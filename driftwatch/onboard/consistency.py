@@ -22,6 +22,7 @@ from pathlib import Path
 
 from driftwatch.connectors.config import Connector
 from driftwatch.csvheader import REFERENCE_FIX, refuse_data_header
+from driftwatch.csvnames import REFERENCE_NAMES, named_header
 from driftwatch.errors import ConfigError, PolicyError, SourceError
 from driftwatch.policy.errors import PolicyErrors
 from driftwatch.policy.schema import Policy
@@ -48,9 +49,11 @@ def resolve_reference(path: str | Path, base: Path | None = None) -> Path:
     return (base or Path.cwd()) / p
 
 
-def reference_columns(path: Path) -> list[str]:
-    """The column names of a reference table (CSV, CSV.gz, Parquet) without reading it all;
-    for a saved profile (``.json`` / ``.json.gz``), its feature names."""
+def reference_columns(path: Path, names: Sequence[str] | None = None) -> list[str]:
+    """The column names of a reference table (CSV, CSV.gz, Parquet) without reading it all
+    (``names``: those of a CSV without a header line, checked against its first lines as
+    the reader checks them); for a saved profile (``.json`` / ``.json.gz``), its feature
+    names."""
     import pandas as pd
 
     try:
@@ -58,9 +61,14 @@ def reference_columns(path: Path) -> list[str]:
             from driftwatch.windows.profile import ReferenceProfile
 
             return list(ReferenceProfile.load(path).schema.names)
-        from driftwatch.windows.profile import is_parquet, reference_separator
+        from driftwatch.windows.profile import (
+            is_parquet,
+            reference_separator,
+            refuse_parquet_names,
+        )
 
         if is_parquet(path):
+            refuse_parquet_names(path, names)
             import pyarrow.parquet as pq
 
             # pandas' own columns: its saved index is no column of the table
@@ -69,6 +77,9 @@ def reference_columns(path: Path) -> list[str]:
             return [n for n in pq.read_schema(path).names if n not in index]
 
         sep = reference_separator(path) or ","
+        if names is not None:
+            named_header(path, sep, names, f"reference {path}", given=REFERENCE_NAMES)
+            return list(names)
         refuse_data_header(path, sep, f"reference {path}", fix=REFERENCE_FIX)
         return [str(c).strip() for c in pd.read_csv(path, nrows=0, sep=sep).columns]
     except (OSError, ValueError) as exc:
@@ -119,9 +130,9 @@ def check_reference(
         if reference is None and policy is not None:
             raise PolicyErrors([_perr(doc, policy, where, msg, hint)])
         raise ConfigError(msg, hint=hint)
-    columns = reference_columns(path)
-    profile = path.name.endswith((".json", ".json.gz"))
     tc = policy.reference.conventions() if policy is not None else TableConventions()
+    columns = reference_columns(path, tc.names)
+    profile = path.name.endswith((".json", ".json.gz"))
     features = columns if profile else tc.feature_columns(columns)
     errors: list[PolicyError] = []
     if not profile:

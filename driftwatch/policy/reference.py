@@ -3,7 +3,9 @@
 ``model.reference`` says where the table is; ``reference:`` says which of its columns are
 the score, the label, the decision and the exposure, and which to ignore. Every other
 column is a feature. Left out, the block means what driftwatch always assumed: columns
-named ``score`` (P(bad)), ``label`` and ``decision``.
+named ``score`` (P(bad)), ``label`` and ``decision``. A CSV table written without a header
+line (a loan-level drop) gets its column names here too, ``csv: {names: [...]}``, read by
+every reader of the table.
 
 >>> r = ReferenceColumns.model_validate({
 ...     "score": "p_good", "score_is": "p_good",
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from driftwatch.policy.base import StrictModel
 from driftwatch.windows.conventions import (
@@ -38,7 +40,8 @@ from driftwatch.windows.conventions import (
     norm_value,
 )
 
-__all__ = ["DecisionColumn", "LabelColumn", "ReferenceColumns", "describe_reference"]
+__all__ = ["DecisionColumn", "LabelColumn", "ReferenceColumns", "ReferenceCsv",
+           "describe_reference"]
 
 Scalar = str | int | float | bool
 
@@ -84,7 +87,28 @@ class DecisionColumn(StrictModel):
         return _short(data)
 
 
+class ReferenceCsv(StrictModel):
+    """``csv: {names: [LOAN_ID, ...]}``: the column names of a reference CSV written
+    without a header line, as a stream's ``csv: {names:}`` gives its files' (a first
+    line equal to them is a header, skipped)."""
+
+    names: list[str] = Field(min_length=1)
+
+    @field_validator("names")
+    @classmethod
+    def _distinct(cls, names: list[str]) -> list[str]:
+        if any(not n.strip() for n in names):
+            raise ValueError("expected a column name (text) for every field, none empty")
+        stripped = [n.strip() for n in names]
+        twice = sorted({n for n in stripped if stripped.count(n) > 1})
+        if twice:
+            raise ValueError(f"column names given twice: {', '.join(twice)}")
+        return stripped
+
+
 class ReferenceColumns(StrictModel):
+    #: A CSV reference written without a header line: its column names.
+    csv: ReferenceCsv | None = None
     #: The model's score column; ``score_is`` says what it is the probability of.
     score: str | None = "score"
     score_is: Literal["p_bad", "p_good"] = "p_bad"
@@ -114,11 +138,16 @@ class ReferenceColumns(StrictModel):
             exposure=self.exposure,
             ignore=tuple(self.ignore),
             segment=self.segment,
+            names=tuple(self.csv.names) if self.csv else None,
         )
 
 
 def _values(vals: list[Scalar]) -> str:
     return ", ".join(repr(v) if isinstance(v, str) else str(v).lower() for v in vals)
+
+
+def _names(names: list[str], shown: int = 4) -> str:
+    return ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
 
 
 def describe_reference(r: ReferenceColumns) -> str:
@@ -144,4 +173,8 @@ def describe_reference(r: ReferenceColumns) -> str:
         parts.append(f"segment column {r.segment!r}")
     if r.ignore:
         parts.append("ignored: " + ", ".join(map(repr, r.ignore)))
+    if r.csv:
+        parts.append(f"a CSV reference has no header line: its {len(r.csv.names)} columns "
+                     f"are named by csv.names ({_names(r.csv.names)}; a first line equal "
+                     "to them is skipped)")
     return "reference: " + "; ".join(parts) + "; every other column is a feature."

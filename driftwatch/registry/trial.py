@@ -60,7 +60,8 @@ def reference_rows(path: str | Path, conventions: object | None, *,
                    formats: Mapping[str, str] | None = None,
                    score_scale: object | None = None,
                    missing: MissingValues | None = None) -> pd.DataFrame:
-    """The reference table at ``path`` as a model sees its rows live: its label read as
+    """The reference table at ``path`` (a headerless CSV by the ``conventions``' names)
+    as a model sees its rows live: its label read as
     1 bad / 0 good through the policy's ``conventions``, the columns a connector reads
     as numbers written as text (``formats``: ``format: percent`` or ``money``, by feature)
     as those numbers, its score column written in the connector's ``score_scale``
@@ -73,7 +74,7 @@ def reference_rows(path: str | Path, conventions: object | None, *,
     from driftwatch.windows.conventions import text_number_column
     from driftwatch.windows.profile import read_reference_table
 
-    df = read_reference_table(path)
+    df = read_reference_table(path, getattr(conventions, "names", None))
     decimal = frame_decimal(df)
     if conventions is not None:
         if score_scale is not None:

@@ -260,7 +260,7 @@ class Monitor:
         if isinstance(reference, str | Path):
             path = Path(reference)
             reference = (ReferenceProfile.load(path) if path.name.endswith((".json", ".json.gz"))
-                         else read_reference_table(path))
+                         else read_reference_table(path, conv.names if conv else None))
         if isinstance(reference, ReferenceProfile):
             profile = reference
         else:

@@ -107,6 +107,9 @@ class TableConventions:
     #: The scale the stream writes the score in (the connector's ``score:``): a score
     #: column written in it is read as the stream's is (:meth:`ScoreScale.written_in`).
     score_scale: ScoreScale = PROBABILITY
+    #: The columns of a CSV table written without a header line (the policy's
+    #: ``reference: {csv: {names:}}``); None: its first line names them.
+    names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.score_is not in SCORE_IS:
@@ -211,8 +214,9 @@ def build_profile(
     **kwargs: Any,
 ) -> Any:
     """A :class:`~driftwatch.windows.profile.ReferenceProfile` from a table read with
-    ``conventions``. ``kinds`` (feature -> numeric | categorical) fixes the type of the
-    features it names (a connector's ``type:``); the others are inferred from dtypes.
+    ``conventions`` (a headerless CSV by its ``names``). ``kinds`` (feature -> numeric |
+    categorical) fixes the type of the features it names (a connector's ``type:``); the
+    others are inferred from dtypes.
     ``missing`` (a connector's ``missing_values``) are read as null, as the decoder reads
     them, and recorded in the profile's ``meta["missing_values"]``. The columns ``formats``
     names (a connector's ``format: percent`` or ``money``) are read as the decoder reads
@@ -225,15 +229,15 @@ def build_profile(
     """
     from driftwatch.windows.profile import ReferenceProfile, read_reference_table
 
+    tc = conventions or TableConventions()
     if not isinstance(source, pd.DataFrame):
         p = Path(source)
         if p.name.endswith((".json", ".json.gz")):
             return ReferenceProfile.load(p)
-        df = read_reference_table(p)
+        df = read_reference_table(p, tc.names)
         meta = {"source": p.name, **(meta or {})}
     else:
         df = source
-    tc = conventions or TableConventions()
     if score_scale is not None:
         tc = replace(tc, score_scale=score_scale)
     bad = tc.label_values(df[tc.label]) if tc.label and tc.label in df.columns else []

@@ -41,6 +41,7 @@ from driftwatch.arrowdecimal import decimals_as_doubles
 from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
 from driftwatch.csvdecimal import DECIMAL_ATTR, csv_notes, file_decimal
 from driftwatch.csvheader import REFERENCE_FIX, refuse_data_header
+from driftwatch.csvnames import REFERENCE_NAMES, named_header
 from driftwatch.csvpad import read_csv_trimmed
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
@@ -59,6 +60,7 @@ __all__ = [
     "read_reference_table",
     "reference_notes",
     "reference_separator",
+    "refuse_parquet_names",
 ]
 
 FORMAT_VERSION = 1
@@ -95,30 +97,59 @@ def reference_notes(path: str | Path, what: str) -> list[str]:
     return [] if sep is None else csv_notes(what, sep, file_decimal(path, sep))
 
 
-def read_reference_table(path: str | Path) -> pd.DataFrame:
+def read_reference_table(path: str | Path, names: Sequence[str] | None = None, *,
+                         given: str = REFERENCE_NAMES) -> pd.DataFrame:
     """Read a reference dataset (Parquet, CSV, CSV.gz; a CSV with the separator its header
-    shows and the decimal mark its first rows show) into a DataFrame."""
+    shows and the decimal mark its first rows show) into a DataFrame. ``names``: the
+    columns of a CSV written without a header line (the policy's ``reference: {csv:
+    {names:}}``), a first line equal to them skipped (:mod:`driftwatch.csvnames`);
+    ``given``: where they were given, for a refusal."""
     p = Path(path)
     try:
         with open(p, "rb") as f:
             if kind := workbook_kind(f.read(8)):
                 raise SourceError(f"reference dataset {p} is {kind}: {SAVE_AS}")
         if is_parquet(p):
+            refuse_parquet_names(p, names, given)
             # ParquetFile, not read_table: read_table goes through pyarrow.dataset, whose
             # import alone costs every command that reads a reference 0.3-0.8 s
             from driftwatch.parquetread import read_parquet
 
             return decimals_as_doubles(read_parquet(p)).to_pandas()
         sep = reference_separator(p) or ","
-        refuse_data_header(p, sep, f"reference dataset {p}", fix=REFERENCE_FIX)
+        how = _names_read(p, sep, names, given)
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
             log.info(note)  # the commands that read it print the same lines
-        df = read_csv_trimmed(p, sep=sep, decimal=found.mark)
+        df = read_csv_trimmed(p, sep=sep, decimal=found.mark, **how)
         df.attrs[DECIMAL_ATTR] = found.mark  # money text is read with it (format: money)
         return df
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read reference dataset {p}: {exc}") from exc
+
+
+def refuse_parquet_names(path: Path, names: Sequence[str] | None,
+                         given: str = REFERENCE_NAMES) -> None:
+    """Refuse column names given (``given`` says where) for a file that names its own
+    columns (Parquet): read by its own names, the names given would silently mean
+    nothing."""
+    if names is not None:
+        raise SourceError(f"reference dataset {path} is Parquet, which names its columns, "
+                          f"but column names are given for a CSV without a header line "
+                          f"({given}): remove them")
+
+
+def _names_read(path: Path, sep: str, names: Sequence[str] | None, given: str
+                ) -> dict[str, Any]:
+    """How pandas reads the CSV reference ``path``: by its header line, refused when it
+    is data (without ``names``); or by ``names``, its first line skipped when it equals
+    them (:func:`~driftwatch.csvnames.named_header`)."""
+    what = f"reference dataset {path}"
+    if names is None:
+        refuse_data_header(path, sep, what, fix=REFERENCE_FIX)
+        return {}
+    skip = named_header(path, sep, names, what, given=given)
+    return {"header": None, "names": list(names), "skiprows": int(skip), "index_col": False}
 
 
 def is_numeric_column(col: pd.Series) -> bool:

@@ -69,8 +69,8 @@ def test_init_refuses_a_headerless_reference_and_a_headerless_sample(
     assert err.splitlines()[0] == (
         f"error: reference dataset {tmp_path / 'ref.csv'}: its first line reads as data, not "
         f"column names (every cell is a number: {first!r}); add a header line with the column "
-        "names (4 of them, separated by ','), as a reference table needs (only a stream's "
-        "files may go without one: csv: {names: [...]}), or save it as Parquet"), err
+        "names (4 of them, separated by ','), or name them in the policy: reference: "
+        "{csv: {names: [...]}}"), err
     assert "Traceback" not in err
     ref.to_csv(tmp_path / "ref.csv", index=False)
     live.to_csv(tmp_path / "live.csv", index=False, header=False)

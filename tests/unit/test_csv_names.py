@@ -257,11 +257,12 @@ def test_the_first_line_is_judged_against_the_names(
         named_header(p, "|", names[:-1], "f.txt")
 
 
-def test_a_headerless_reference_is_refused_with_names_given_for_the_sample(
+def test_the_sample_names_are_not_taken_for_a_headerless_reference(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The names are a stream's: the reference, read once by its column names, keeps its
-    header, and says how to give it one rather than taking the sample's names."""
+    """--names are the sample's (its stream's): a headerless reference (here with one
+    column more, the outcome) is refused, saying where its own names go, rather than read
+    with the sample's names."""
     monkeypatch.chdir(tmp_path)
     rows = _loans(np.random.default_rng(3), 300, 0, 1_704_067_200, 0.0)
     _drop(Path("ref.txt"), rows, False, len(LOAN))
@@ -271,6 +272,5 @@ def test_a_headerless_reference_is_refused_with_names_given_for_the_sample(
     assert code != 0 and out == "" and "Traceback" not in err
     assert err.startswith("error: reference dataset ref.txt: its first line reads as data")
     assert err.rstrip().endswith("add a header line with the column names (11 of them, "
-                                 "separated by '|'), as a reference table needs (only a "
-                                 "stream's files may go without one: csv: {names: [...]}), "
-                                 "or save it as Parquet"), err
+                                 "separated by '|'), or name them in the policy: reference: "
+                                 "{csv: {names: [...]}}"), err
