@@ -59,15 +59,18 @@ def _init_parser(sub: Any) -> None:
         "the live stream, then write a connector and a policy that list every feature. "
         "Each decision is printed with its reason.")
     i.add_argument("--reference", "-r", help="reference table (training sample): CSV or "
-                   "Parquet; relative paths are written as given")
+                   "Parquet (a CSV without a header line: --reference-names); relative "
+                   "paths are written as given")
     i.add_argument("--sample", "-s", metavar="FILE",
                    help="predictions sample: JSON lines, CSV or Parquet (gzip too)")
     i.add_argument("--outcomes", metavar="FILE", help="outcomes sample (id and label)")
-    for flag, what in (("names", "--sample"), ("outcomes-names", "--outcomes")):
+    for flag, what, where in (
+            ("names", "--sample", "its stream"), ("outcomes-names", "--outcomes", "its stream"),
+            ("reference-names", "--reference", "the policy's reference: block")):
         i.add_argument(f"--{flag}", metavar="A,B,...",
                        help=f"the column names of a {what} CSV written without a header "
                        "line, separated by commas (a first line equal to them is skipped); "
-                       "written to its stream as csv: {names: [...]}")
+                       f"written to {where} as csv: {{names: [...]}}")
         i.add_argument(f"--{flag}-file", metavar="FILE",
                        help=f"as --{flag}, one name a line (blank lines and lines "
                        "starting with # left out)")

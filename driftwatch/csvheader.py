@@ -61,8 +61,9 @@ __all__ = ["REFERENCE_FIX", "header_is_data", "refuse_data_header", "second_head
            "title_line"]
 
 #: How a reference table without a header is fixed: its names go in the policy, where
-#: every reader of the reference reads them.
-REFERENCE_FIX = "or name them in the policy: reference: {csv: {names: [...]}}"
+#: every reader of the reference reads them (init writes them there).
+REFERENCE_FIX = ("or name them in the policy: reference: {csv: {names: [...]}} (init: "
+                 "--reference-names)")
 
 #: The rows looked at: the header, the line after it, and the rows below that.
 _ROWS = 22

@@ -3,8 +3,8 @@
 Loan-level monthly files (Fannie Mae, Freddie Mac) and UCI's credit tables have no header:
 the names are in a layout document. A connector stream says them (``csv: {names: [...]}``),
 a policy says its reference table's (``reference: {csv: {names: [...]}}``), and
-``driftwatch init`` takes a sample's (``--names``), so each file is read as it is.
-Before reading, the first line is checked against the names:
+``driftwatch init`` takes both (``--names``, ``--reference-names``), so each file is read
+as it is. Before reading, the first line is checked against the names:
 
 - it equals them (spaces around each cell aside): it is a header after all, and is
   skipped rather than read as a row of data;

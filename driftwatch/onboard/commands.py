@@ -126,7 +126,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     ref_path = Path(args.reference)
     if not ref_path.exists():
         raise _Usage(f"the reference {args.reference} does not exist")
-    ref = read_reference_table(ref_path)
+    ref_names = _names(args.reference_names, args.reference_names_file, "reference-names",
+                       args.reference)
+    ref = read_reference_table(ref_path, ref_names, given="--reference-names")
     notes = reference_notes(ref_path, f"the reference {args.reference}")
     if ref.empty:
         raise ConfigError("the reference has no rows", file=args.reference)
@@ -158,6 +160,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             notes += said
     notes += [dotted_note(s) for s in (preds, outs) if s is not None and s.dotted]
     plan = make_plan(ref, args.reference, preds, outs, opts)
+    plan.ref_names = ref_names  # read so by every command that reads the policy
     fix_two_digit_years(plan, SystemClock().now())
     pace = choose_pace(window_seconds(plan.predictions, args.pane))
     plan.say(*pace_line(pace, args.pane))

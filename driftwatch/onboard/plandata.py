@@ -96,6 +96,8 @@ class Plan:
     ref_approve: list[Any] = field(default_factory=list)
     ref_decline: list[Any] | None = None  # None: every value not approved declines
     ref_exposure: str | None = None
+    #: a headerless CSV reference's column names (init's --reference-names)
+    ref_names: tuple[str, ...] | None = None
     lines: list[str] = field(default_factory=list)
 
     def say(self, what: str, why: str) -> None:

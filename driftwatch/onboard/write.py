@@ -178,8 +178,11 @@ def connector_yaml(plan: Plan, source: str, bootstrap: str | None = None) -> str
 
 
 def _reference_block(plan: Plan) -> list[str]:
-    out = ["reference:                    # how the reference table's columns are read",
-           f"  score: {q(plan.ref_score) if plan.ref_score else 'null'}"]
+    out = ["reference:                    # how the reference table's columns are read"]
+    if plan.ref_names is not None:  # a file without a header line
+        out += ["  csv:                        # the reference has no header line",
+                f"    names: {_list(plan.ref_names)}"]
+    out.append(f"  score: {q(plan.ref_score) if plan.ref_score else 'null'}")
     out.append(f"  score_is: {plan.score_is}              # p_bad | p_good")
     if plan.ref_label:
         pending = f", pending: {_list(plan.ref_pending)}" if plan.ref_pending else ""

@@ -70,7 +70,7 @@ def test_init_refuses_a_headerless_reference_and_a_headerless_sample(
         f"error: reference dataset {tmp_path / 'ref.csv'}: its first line reads as data, not "
         f"column names (every cell is a number: {first!r}); add a header line with the column "
         "names (4 of them, separated by ','), or name them in the policy: reference: "
-        "{csv: {names: [...]}}"), err
+        "{csv: {names: [...]}} (init: --reference-names)"), err
     assert "Traceback" not in err
     ref.to_csv(tmp_path / "ref.csv", index=False)
     live.to_csv(tmp_path / "live.csv", index=False, header=False)

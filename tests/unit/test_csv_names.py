@@ -273,4 +273,4 @@ def test_the_sample_names_are_not_taken_for_a_headerless_reference(
     assert err.startswith("error: reference dataset ref.txt: its first line reads as data")
     assert err.rstrip().endswith("add a header line with the column names (11 of them, "
                                  "separated by '|'), or name them in the policy: reference: "
-                                 "{csv: {names: [...]}}"), err
+                                 "{csv: {names: [...]}} (init: --reference-names)"), err

@@ -1,10 +1,11 @@
 """A reference CSV without a header line is read with the column names the policy gives
-(``reference: {csv: {names: [...]}}``) by every
+(``reference: {csv: {names: [...]}}``, written by ``init --reference-names``) by every
 reader of the reference: the same table, profile and timeline as the same file with its
 header line."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from driftwatch.policy.loader import load_policy_text
 from driftwatch.windows.profile import read_reference_table
 
 from ._cli import run_cli
+from .test_csv_names import LOAN, _drop, _loans
 
 
 def _policy(names: str | None, reference: str = "ref.txt", extra: str = "") -> str:
@@ -144,4 +146,93 @@ def test_policy_check_names_the_line_when_the_names_do_not_fit(
     assert code == 0, out + err
     Path("p.yaml").write_text(_policy(None))
     code, out, err = run_cli(["policy", "check", "p.yaml"], capsys)
-    assert code != 0 and "reference: {csv: {names: [...]}}" in out + err, out + err
+    assert code != 0 and "(init: --reference-names)" in out + err, out + err
+
+
+def _timeline(path: Path) -> list[dict]:
+    """The timeline's records less what names the policy file (its digest, and the
+    file:line of each reason): the policy with names holds two lines more."""
+    out = []
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        rec["decision"].pop("policy_digest")
+        for r in rec["decision"]["reasons"]:
+            r.pop("source")
+        out.append(rec)
+    return out
+
+
+def test_a_headerless_drop_and_reference_run_init_check_explain_replay_as_with_headers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: init refused the headerless reference. With its names
+    (``--reference-names-file``, written to the policy) init, policy check, policy
+    explain and replay work, and the timeline and summary are those of the same drop and
+    reference with their header lines, run through init the same way."""
+    rng = np.random.default_rng(11)
+    ref = _loans(rng, 3000, 0, 1_704_067_200, 0.0)
+    live = (_loans(rng, 3000, 10_000, 1_706_745_600, 0.0)
+            + _loans(rng, 2000, 20_000, 1_706_745_600 + 60 * 3000, 1.0))
+    init = ["init", "-r", "ref.txt", "-s", "drop.txt", "--model", "fm", "--time-field",
+            "MONTHLY_REPORTING_PERIOD", "--id-field", "LOAN_ID", "--score-field", "SCORE",
+            "--label-field", "DEFAULT", "--connector-out", "c.yaml", "--policy-out", "p.yaml"]
+    for folder, header in (("bare", False), ("headed", True)):
+        (tmp_path / folder).mkdir()
+        monkeypatch.chdir(tmp_path / folder)
+        _drop(Path("ref.txt"), ref, header, len(LOAN))
+        _drop(Path("drop.txt"), live, header, len(LOAN) - 1)
+        flags = [] if header else ["--names", ",".join(LOAN[:-1]),
+                                   "--reference-names-file", "layout.txt"]
+        Path("layout.txt").write_text("# loan-level layout\n" + "\n".join(LOAN) + "\n")
+        code, _, err = run_cli([*init, *flags], capsys)
+        assert code == 0, err
+        code, out, err = run_cli(["policy", "check", "--connector", "c.yaml", "p.yaml"],
+                                 capsys)
+        assert code == 0, out + err
+        code, out, err = run_cli(["policy", "explain", "--connector", "c.yaml", "p.yaml"],
+                                 capsys)
+        assert code == 0, err
+        said = "a CSV reference has no header line: its 11 columns are named by csv.names"
+        assert (said in out) is not header, out
+        code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
+                                "--input", "drop.txt", "--out", "o", "--quiet",
+                                "--no-report"], capsys)
+        assert code == 0, err
+    bare, headed = tmp_path / "bare", tmp_path / "headed"
+    pol = (bare / "p.yaml").read_text()
+    assert f"    names: [{', '.join(LOAN)}]\n" in pol, pol
+    assert (bare / "p.yaml").read_text().count("\n") == (headed / "p.yaml").read_text(
+        ).count("\n") + 2
+    timeline = _timeline(bare / "o/timeline.jsonl")
+    assert len(timeline) >= 5 and any(r["decision"]["tier"] == "severe" for r in timeline)
+    assert timeline == _timeline(headed / "o/timeline.jsonl")
+    assert (bare / "o/summary.json").read_bytes() == (headed / "o/summary.json").read_bytes()
+    # the names policy on the files with their header lines: each header is skipped
+    monkeypatch.chdir(bare)
+    code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
+                            "--reference", str(headed / "ref.txt"), "--input",
+                            f"predictions={headed / 'drop.txt'}", "--out", "named",
+                            "--quiet", "--no-report"], capsys)
+    assert code == 0, err
+    assert (bare / "named/timeline.jsonl").read_bytes() == (
+        bare / "o/timeline.jsonl").read_bytes()
+
+
+def test_init_refuses_reference_names_that_do_not_fit_with_the_flag_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    rows = _loans(np.random.default_rng(3), 300, 0, 1_704_067_200, 0.0)
+    _drop(Path("ref.txt"), rows, False, len(LOAN))
+    _drop(Path("drop.txt"), rows, False, len(LOAN) - 1)
+    init = ["init", "-r", "ref.txt", "-s", "drop.txt", "--names", ",".join(LOAN[:-1])]
+    code, out, err = run_cli([*init, "--reference-names", ",".join(LOAN[:-1])], capsys)
+    assert code != 0 and out == "" and "Traceback" not in err
+    assert err.startswith("error: reference dataset ref.txt:1: its line holds 11 fields, but "
+                          "10 column names are given (--reference-names)"), err
+    pd.DataFrame({"x": [1.0, 2.0]}).to_parquet("ref.parquet")
+    code, out, err = run_cli(["init", "-r", "ref.parquet", "-s", "drop.txt", "--names",
+                              ",".join(LOAN[:-1]), "--reference-names", "x"], capsys)
+    assert code != 0 and "Traceback" not in err
+    assert "is Parquet, which names its columns, but column names are given for a CSV " \
+           "without a header line (--reference-names): remove them" in err, err
