@@ -15,9 +15,14 @@ without one, an empty registry gets the demo's river stand-in. Every prediction 
 reaches the executor as it is read, so a challenger in shadow scores all live traffic, and
 the policy's ``limits.max_concurrent_retrains`` counts the pool's real jobs.
 
+The actions step where each window closed in the stream (the replay takes a poll in
+window by window: :mod:`driftwatch.pipeline.closecuts`), not where a poll happens to end,
+so they come to the same whatever the batch size: a shadow counts the outcomes that
+joined after the window that started it, and a learner the rows joined by then.
+
 Retraining jobs run in wall time while the replay reads as fast as the CPU allows, so the
 replay *waits* where a job was queued: in event time a job takes no time, its model goes
-to shadow at the event time of the decision (plus the polls it took), and the shadow is
+to shadow at the event time of the decision (or of the next window), and the shadow is
 judged on the outcomes that follow. A shadow still open when the recording ends is
 reported undecided, with the reason.
 """
@@ -39,7 +44,7 @@ log = logging.getLogger(__name__)
 
 #: Logical GPUs of the embedded local pool (20% reserved: 2 for retraining).
 DEFAULT_GPUS = 10
-#: Longest wall time the replay waits for one poll's retraining jobs.
+#: Longest wall time the replay waits for one step's retraining jobs.
 MAX_JOB_WAIT_S = 3600.0
 #: Per MLflow HTTP request, as the daemon's ``actions.mlflow_timeout`` default.
 REPLAY_MLFLOW_TIMEOUT_S = 10.0
@@ -178,8 +183,8 @@ class ReplayActions:
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        """Between polls: move pending actions on (training, pool jobs, shadows), waiting
-        for the pool's retraining jobs to end (see the module doc)."""
+        """After a window closed: move pending actions on (training, pool jobs, shadows),
+        waiting for the pool's retraining jobs to end (see the module doc)."""
         self.executor.set_buffer(self.monitor.labelled_buffer)
         self.executor.run_pending()
         deadline = monotonic() + MAX_JOB_WAIT_S

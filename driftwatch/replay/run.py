@@ -33,6 +33,7 @@ from driftwatch.numba_setup import prewarm
 from driftwatch.onboard.consistency import check_reference, resolve_reference
 from driftwatch.outputlog import segments
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
+from driftwatch.pipeline.closecuts import cut_at_closes
 from driftwatch.policy.durations import parse_duration
 from driftwatch.policy.level_store import LevelStore
 from driftwatch.policy.loader import load_policy
@@ -414,14 +415,22 @@ def replay(
 
         try:
             while (polled := source.poll(batch_size)) is not None:
-                emit(monitor.process(polled))
-                for err in monitor.take_poll_errors():
-                    bad = poison_records(err)
-                    dl.write(bad)
-                    log.error("a poll of %d events could not be processed (%s: %s); they "
-                              "are dead-lettered", len(bad), err.error.stage, err.error.message)
-                if actions is not None:
-                    actions.step()
+                # executing, the poll is taken in window by window: the actions step where
+                # each window closed in the stream, not where a poll happens to end, so they
+                # come to the same whatever the batch size (a shadow counts the outcomes
+                # that followed its window, not those of the rest of the poll)
+                parts = [polled] if actions is None else cut_at_closes(monitor.window, polled)
+                for part in parts:
+                    closed = monitor.process(part)
+                    emit(closed)
+                    for err in monitor.take_poll_errors():
+                        bad = poison_records(err)
+                        dl.write(bad)
+                        log.error("a poll of %d events could not be processed (%s: %s); "
+                                  "they are dead-lettered", len(bad), err.error.stage,
+                                  err.error.message)
+                    if actions is not None and closed:
+                        actions.step()
                 if bar is not None:
                     bar.update(polled.bytes_read)
                     bar.set_postfix_str(f"events={monitor.n_events:,} windows={tl.count:,}",
