@@ -439,6 +439,8 @@ class ModelRuntime:
             "tier": self.tier,
             "windows": self.windows,
             **m.record_counts(),
+            # as replay's summary says them: which reasons make up bad_records
+            "bad_by_reason": dict(sorted(m.bad_by_reason.items())),
             "unknown_labels": {s: dict(v) for s, v in sorted(m.unknown_labels.items())},
             "labels": dict(getattr(m.joiner, "counters", {})),
             "labelled_rows": m.labelled_buffer.summary(),
