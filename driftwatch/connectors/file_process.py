@@ -13,7 +13,7 @@ the same. Bad records are written to the dead-letter file by the loop's process,
 takes the poll that holds them, as the source would have. A reading error in the child
 is raised by :meth:`ProcessSource.poll` with its message.
 
-It needs ``fork`` (Linux and other POSIX systems) and a second core;
+It needs ``fork`` and a second core (by default on Linux only);
 :func:`reads_in_process` says when it is worth it.
 
 >>> from driftwatch.connectors.file_process import reads_in_process
@@ -26,6 +26,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import queue
+import sys
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -47,13 +48,15 @@ _AHEAD = 3
 
 def reads_in_process(*, total_bytes: int, wanted: bool | None) -> bool:
     """Whether a replay reads its files in a child process: ``wanted`` when given (True
-    still needs ``fork``), else with a second core, ``fork``, and at least
-    :data:`MIN_PROCESS_BYTES` of input."""
+    still needs ``fork``), else on Linux with a second core and at least
+    :data:`MIN_PROCESS_BYTES` of input (macOS has ``fork`` too, but system libraries
+    there may not survive it)."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return False
     if wanted is not None:
         return wanted
-    return usable_cores() >= 2 and total_bytes >= MIN_PROCESS_BYTES
+    return (sys.platform.startswith("linux") and usable_cores() >= 2
+            and total_bytes >= MIN_PROCESS_BYTES)
 
 
 def _serve(source: FileSource, out: Any, limit: int) -> None:
