@@ -24,7 +24,8 @@ from driftwatch.csvdecimal import DecimalMark, file_decimal
 from driftwatch.csvheader import refuse_data_header
 from driftwatch.csvnames import named_header
 from driftwatch.csvpad import read_csv_trimmed
-from driftwatch.csvsep import file_separator
+from driftwatch.csvrows import first_ragged
+from driftwatch.csvsep import file_separator, separator_name
 from driftwatch.errors import SourceError
 from driftwatch.jsonloads import loads
 
@@ -148,6 +149,22 @@ def _numbers_read(frame: Any) -> Any:
     return frame
 
 
+def _refuse_ragged(p: Path, sep: str, limit: int, names: Sequence[str] | None,
+                   skip: int) -> None:
+    """Raise :class:`~driftwatch.errors.SourceError` naming the first ragged row of the
+    CSV sample ``p`` (:func:`~driftwatch.csvrows.first_ragged`), whose values pandas would
+    read shifted into other columns."""
+    row = first_ragged(p, sep, limit, names, skip)
+    if row is None:
+        return
+    raise SourceError(
+        f"{p}:{row.line}: a ragged row: {row.fields} field{'' if row.fields == 1 else 's'}"
+        f" where the {'header has' if names is None else '--names give'} {row.want}, read with "
+        f"{separator_name(sep)} as the separator ({row.shown()!r}); its values would "
+        "read shifted into other columns, and replay counts such a row as a bad record "
+        "(invalid_csv): fix or drop that line of the sample")
+
+
 def read_sample(path: str | Path, limit: int = DEFAULT_ROWS,
                 names: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """The first ``limit`` records of a file, flattened (a CSV read with
@@ -169,6 +186,7 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS,
         elif fmt == "csv":
             sep = sample_separator(p) or ","
             given: dict[str, Any] = {}
+            skip = False
             if names is None:
                 refuse_data_header(p, sep, f"the sample {p}",
                                    fix="or give them to init: --names (--outcomes-names for the "
@@ -177,6 +195,7 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS,
                 skip = named_header(p, sep, names, f"the sample {p}")
                 given = {"header": None, "names": list(names), "skiprows": int(skip),
                          "index_col": False}
+            _refuse_ragged(p, sep, limit, names, int(skip))
             frame = read_csv_trimmed(p, nrows=limit, sep=sep,
                                      decimal=file_decimal(p, sep).mark, **given)
             rows = _numbers_read(frame).to_dict(orient="records")

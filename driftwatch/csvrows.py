@@ -1,0 +1,87 @@
+"""The first row of a CSV whose count of fields is not its header's: a ragged row.
+
+pandas pads a row with too few fields with missing values and reads on, so one ragged row
+in a sample shifts its values into other columns (a time column that reads ``2188``, an
+amount) and ``init`` then fails far from the cause, on a role whose values no longer
+fit. A CSV stream's reader counts such a row as a bad record (``invalid_csv``); a sample
+is refused with the row's ``file:line`` instead, before its values are read.
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "s.csv").write_text('id,ts,note\\n1,5,"a\\nb"\\n\\n2,7\\n3,9,c\\n')
+>>> first_ragged(d / "s.csv", ",", limit=10)
+RaggedRow(line=5, fields=2, want=3, text='2,7')
+>>> first_ragged(d / "s.csv", ",", limit=1) is None
+True
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["RaggedRow", "first_ragged"]
+
+#: The most characters of a ragged row an error shows.
+_SHOWN = 120
+
+
+@dataclass(frozen=True)
+class RaggedRow:
+    """A row of ``fields`` fields where ``want`` were expected, starting at ``line``
+    (1-based, as an editor counts lines), with its text as read."""
+
+    line: int
+    fields: int
+    want: int
+    text: str
+
+    def shown(self) -> str:
+        """The row's text for a message: its first :data:`_SHOWN` characters."""
+        return self.text if len(self.text) <= _SHOWN else self.text[:_SHOWN] + "..."
+
+
+def first_ragged(path: str | Path, sep: str, limit: int,
+                 names: Sequence[str] | None = None, skip: int = 0) -> RaggedRow | None:
+    """The first of the CSV ``path``'s first ``limit`` records (read with ``sep``, gzip or
+    not) whose count of fields differs from the header's, or from ``names`` for a file
+    without a header (``skip``: the lines before its records); blank lines are no records,
+    as pandas reads them. None when every one of them fits."""
+    with open(path, "rb") as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+        raw.seek(0)
+        binary = gzip.GzipFile(fileobj=raw) if gz else raw
+        text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace", newline="")
+        reader = csv.reader(text, delimiter=sep)
+        want = len(names) if names is not None else None
+        end, seen = 0, 0
+        for _ in range(skip):
+            if next(_rows(reader), None) is None:
+                return None
+            end = reader.line_num
+        for cells in _rows(reader):
+            start, end = end + 1, reader.line_num
+            if not cells or (len(cells) == 1 and not cells[0].strip()):
+                continue  # a blank line
+            if want is None:
+                want = len(cells)
+                continue
+            if len(cells) != want:
+                return RaggedRow(start, len(cells), want, sep.join(cells))
+            seen += 1
+            if seen >= limit:
+                return None
+    return None
+
+
+def _rows(reader: Iterator[list[str]]) -> Iterator[list[str]]:
+    """``reader``'s rows up to a text the csv module cannot read (a NUL byte): what is
+    wrong there is pandas' to say, as it reads the file."""
+    try:
+        yield from reader
+    except csv.Error:
+        return
