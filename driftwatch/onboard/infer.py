@@ -36,7 +36,7 @@ from driftwatch.connectors.eventtime import from_format
 from driftwatch.errors import ConfigError
 from driftwatch.flags import flag_side
 from driftwatch.money import bare_money
-from driftwatch.onboard.outcomewords import word_side
+from driftwatch.onboard.outcomewords import unknown_codes, word_side
 
 __all__ = [
     "CODE_NAMES",
@@ -408,13 +408,17 @@ def label_sides(values: Sequence[Any], where: str, bad: Sequence[str] = (),
     (:func:`good_when_true`: ``repaid``); a loan status's ``Current`` or ``Past Due ...`` is
     pending (no outcome yet). Given ``bad`` values, every other value is good but a
     pending word (where a final good value is there too: beside ``Delinquent`` alone,
-    ``Current`` is good); of which none is in a flag column, the column's own spelling of the
-    same side is bad: a reference's 1 is an outcomes stream's ``true``.
+    ``Current`` is good) or Freddie Mac's unknown delinquency status ``XX``
+    (:func:`~driftwatch.onboard.outcomewords.unknown_codes`); of which none is in a flag
+    column, the column's own spelling of the same side is bad: a reference's 1 is an
+    outcomes stream's ``true``.
 
     >>> label_sides(["Chargedoff", "Completed", "Current", "Defaulted"], "p.csv")
     (['Chargedoff', 'Defaulted'], ['Completed'], ['Current'])
     >>> label_sides(["Charged Off", "Fully Paid", "Current"], "l.csv", bad=["Charged Off"])
     (['Charged Off'], ['Fully Paid'], ['Current'])
+    >>> label_sides(["0", "1", "3", "RA", "XX"], "f.csv", bad=["3", "4", "6", "RA"])
+    (['3', 'RA'], ['0', '1'], ['XX'])
     """
     distinct = sorted({v for v in values if v is not None and not pd.isna(v)}, key=str)
     keys = {_norm(v): v for v in distinct}
@@ -428,10 +432,11 @@ def label_sides(values: Sequence[Any], where: str, bad: Sequence[str] = (),
             want = {k for k, v in keys.items() if label_key(v) in loose}
         b = [v for k, v in keys.items() if k in want]
         rest = [v for k, v in keys.items() if k not in want]
-        good = [v for v in rest if word_side(v) != "pending"]
+        unknown = unknown_codes(rest, bad)  # Freddie Mac's XX: no outcome known
+        good = [v for v in rest if word_side(v) != "pending" and v not in unknown]
         if not good:  # no final outcome beside them: a 'current' / 'delinquent' flag
             return b, rest, []
-        return b, good, [v for v in rest if word_side(v) == "pending"]
+        return b, good, [v for v in rest if word_side(v) == "pending" or v in unknown]
     side = {k: word_side(v) for k, v in keys.items()}
     b = [v for k, v in keys.items() if side[k] == "bad"]
     g = [v for k, v in keys.items() if side[k] == "good"]

@@ -32,7 +32,7 @@ from driftwatch.onboard.infer import (
 )
 from driftwatch.onboard.leakwarn import warn_leaks
 from driftwatch.onboard.matching import resolves, stream_path
-from driftwatch.onboard.outcomewords import later_states
+from driftwatch.onboard.outcomewords import LOAN_STATES, later_values
 from driftwatch.onboard.outputs import (
     approve_values,
     named_good,
@@ -287,9 +287,14 @@ def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
             refuse_no_bad(vals(lab), sp.bad, where, lab, bad)
     named = {norm_value(v) for v in [*sp.bad, *sp.good, *sp.pending]}
     sp.pending += [v for k, v in sorted(seen.items()) if k not in named]
-    # a status column: the loan states the sample lacks come later, pending, not bad records
-    sp.later = later_states([*sp.bad, *sp.good, *sp.pending])
-    sp.pending += sp.later
+    # a recognised status: its values the sample lacks (Lending Club's rare final
+    # 'Default', the loan states) come later, each on its side, not as bad records
+    later = later_values([*sp.bad, *sp.good, *sp.pending])
+    sp.later_bad, sp.later_good, sp.later = later.bad, later.good, later.pending
+    sp.later_from = later.told
+    sp.bad += later.bad
+    sp.good += later.good
+    sp.pending += later.pending
 
 
 #: Distinct values a field named like a score needs to be read as one by its name alone.
@@ -348,10 +353,21 @@ def _say_pending(plan: Plan, sp: StreamPlan) -> None:
                  "as `pending` (no outcome yet: left out of the join, counted in "
                  "invalid_outcomes); move it to bad or good in the connector if it is an "
                  "outcome")
+    if sp.later_bad or sp.later_good:
+        sides = [f"{', '.join(map(repr, vs))} ({side})" for side, vs in
+                 (("bad", sp.later_bad), ("good", sp.later_good)) if vs]
+        plan.say(f"  later outcomes: {sp.label}", f"{' and '.join(sides)}: final outcomes "
+                 f"of {' and '.join(sp.later_from)} the sample lacks (a rare one may be in "
+                 "no sample): written on their sides, so each reads as an outcome when it "
+                 "comes, not as a bad record (bad_label)")
     if sp.later:
-        plan.say(f"  pending: {sp.label}", f"and {len(sp.later)} loan states the sample "
-                 f"lacks ({', '.join(map(repr, sp.later[:3]))}, ...): written as `pending` "
-                 "too, so they read as no outcome yet when they come, not as bad records")
+        states = ", ".join(map(repr, sp.later[:3])) + (", ..." if len(sp.later) > 3 else "")
+        one = len(sp.later) == 1
+        what = (f"{len(sp.later)} loan state{'' if one else 's'}"
+                if all(v in LOAN_STATES for v in sp.later) else "the unknown status code")
+        plan.say(f"  pending: {sp.label}", f"and {what} the sample lacks ({states}): "
+                 f"written as `pending` too, so {'it reads' if one else 'they read'} as no "
+                 "outcome yet when it comes, not as a bad record")
 
 def _proba_score(plan: Plan, sp: StreamPlan, paths: list[str], vals: Any) -> None:
     """A sample field holding two class probabilities on every record (a ``predict_proba``

@@ -75,6 +75,10 @@ class StreamPlan:
     pending: list[Any] = field(default_factory=list)  # label values: no outcome yet
     #: of ``pending``, the loan states the sample lacks (they come later)
     later: list[str] = field(default_factory=list)
+    #: of ``bad`` and ``good``, the final outcomes of a recognised status the sample lacks
+    later_bad: list[str] = field(default_factory=list)
+    later_good: list[str] = field(default_factory=list)
+    later_from: list[str] = field(default_factory=list)  # the statuses they come from
     numbers_as_text: bool = False  # numeric features written as JSON text ("52000")
 
 

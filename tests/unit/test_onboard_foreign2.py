@@ -17,6 +17,10 @@ from driftwatch.onboard.outcomewords import LOAN_STATES
 
 from ._cli import run_cli as _cli
 
+#: the sample's Lending Club outcomes, then those of its vocabulary it lacks
+LC_BAD = ["Charged Off", "Default", "Does not meet the credit policy. Status:Charged Off"]
+LC_GOOD = ["Fully Paid", "Does not meet the credit policy. Status:Fully Paid"]
+
 
 def _init(tmp: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
     return _cli(["init", "--reference", str(tmp / "ref.csv"), "--sample",
@@ -58,7 +62,7 @@ def test_an_outcome_value_the_reference_label_lacks_is_not_counted_good(
     assert code == 0, err
     label = yaml.safe_load((tmp_path / "c.yaml").read_text())[
         "source"]["streams"]["outcomes"]["fields"]["label"]
-    assert label["bad"] == ["Charged Off"] and label["good"] == ["Fully Paid"], label
+    assert label["bad"] == LC_BAD and label["good"] == LC_GOOD, label
     assert label["pending"] == ["Current", *LOAN_STATES[1:]], label  # no outcome yet, not bad
     assert "'Current'" in out and "written as `pending`" in out, out
 
@@ -95,7 +99,7 @@ def test_a_rare_bad_value_absent_from_the_outcomes_sample_stays_bad(
     assert code == 0, err
     label = yaml.safe_load((tmp_path / "c.yaml").read_text())[
         "source"]["streams"]["outcomes"]["fields"]["label"]
-    assert label["bad"] == ["Charged Off"] and label["good"] == ["Fully Paid"], label
+    assert label["bad"] == LC_BAD and label["good"] == LC_GOOD, label
 
 
 def test_dates_and_per_row_ids_are_not_features_and_percent_text_is_a_number(

@@ -1,10 +1,11 @@
 """Outcome label values the connector names on none of its lists (``bad``, ``good``,
-``pending``): another lender's loan state (``Repurchased``), a final state the sample
-lacked (``Default``). They are not guessed: each is a bad record (``bad_label``), counted,
-dead-lettered, and a burst of them is a data-quality fault (a label feed that changed is a
-pipeline matter, alerted on before a model is changed on it), while a few rejected rows
-among many outcomes are not. Checked on Lending Club-shaped data replayed with its
-outcomes file read after its predictions (no outcome times: joined where they arrive)."""
+``pending``): another lender's loan states (``Repurchased``, ``Sold``; Lending Club's own
+final ``Default``, which a sample lacks, init lists as bad). They are not guessed: each is
+a bad record (``bad_label``), counted, dead-lettered, and a burst of them is a data-quality
+fault (a label feed that changed is a pipeline matter, alerted on before a model is changed
+on it), while a few rejected rows among many outcomes are not. Checked on Lending
+Club-shaped data replayed with its outcomes file read after its predictions (no outcome
+times: joined where they arrive)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ def test_a_burst_of_unknown_outcome_labels_is_a_data_quality_fault(
     """Before: the 300 rejected outcomes fell in a pane with no prediction after the
     stream's last window, which was dropped: 300 bad records and no data-quality fault."""
     out = onboarded.copy()
-    out.loc[out.index[-300:], "loan_status"] = ["Repurchased", "Default"] * 150
+    out.loc[out.index[-300:], "loan_status"] = ["Repurchased", "Sold"] * 150
     summary, said = _replay(out, capsys)
     assert summary["bad_by_reason"] == {"bad_label": 300}, summary["bad_by_reason"]
     faults = summary["data_quality_faults"]
@@ -78,10 +79,10 @@ def test_the_summary_names_each_unknown_label_and_the_connector_key_that_takes_i
     [...] (bad) or [...] (good)', without the pending list or where a value goes. Adding
     each value where the line says clears them."""
     out = onboarded.copy()
-    out.loc[out.index[-300:], "loan_status"] = ["Repurchased", "Repurchased", "Default"] * 100
+    out.loc[out.index[-300:], "loan_status"] = ["Repurchased", "Repurchased", "Sold"] * 100
     summary, said = _replay(out, capsys)
-    assert summary["unknown_labels"] == {"outcomes": {"Repurchased": 200, "Default": 100}}
-    assert ("  unknown labels: 'Repurchased' x200, 'Default' x100 on the outcomes stream are "
+    assert summary["unknown_labels"] == {"outcomes": {"Repurchased": 200, "Sold": 100}}
+    assert ("  unknown labels: 'Repurchased' x200, 'Sold' x100 on the outcomes stream are "
             "on none of its connector's label lists (dead-lettered as bad_label): add each to "
             "streams.outcomes.fields.label bad: or good: if it is an outcome, pending: if it "
             "is no outcome yet") in said.splitlines(), said
@@ -89,7 +90,7 @@ def test_the_summary_names_each_unknown_label_and_the_connector_key_that_takes_i
     assert all("is on none of the connector's label lists" in d["detail"] for d in dead)
     conn = yaml.safe_load(Path("c.yaml").read_text())
     label = conn["source"]["streams"]["outcomes"]["fields"]["label"]
-    label["bad"].append("Default")
+    label["bad"].append("Sold")
     label["pending"] = [*label.get("pending", []), "Repurchased"]
     Path("c.yaml").write_text(yaml.safe_dump(conn))
     summary, _ = _replay(out, capsys)
