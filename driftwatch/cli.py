@@ -95,6 +95,12 @@ def _init_parser(sub: Any) -> None:
                    "init cannot tell it; written as the connector's event_time format")
     i.add_argument("--score-is", choices=("p_bad", "p_good"),
                    help="what the score is the probability of (default: checked on labels)")
+    i.add_argument("--proba-at", type=int, metavar="N",
+                   help="where the sample's score is a list of class probabilities (a "
+                   "predict_proba row): the position, from 0, of the class whose "
+                   "probability is the score (the bad class's; the good class's for "
+                   "--score-is p_good); needed for three classes or more unless the "
+                   "reference's label values settle it")
     i.add_argument("--label-bad", action="append", default=[], metavar="VALUE",
                    help="a label value meaning bad (repeatable)")
     i.add_argument("--approve", action="append", default=[], metavar="VALUE",

@@ -146,8 +146,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         time_format=args.time_format,
         score_field=args.score_field, label_field=args.label_field,
         decision_field=args.decision_field, exposure_field=args.exposure_field,
-        score_is=args.score_is, label_bad=args.label_bad, approve=args.approve,
-        decline=args.decline,
+        score_is=args.score_is, proba_at=args.proba_at, label_bad=args.label_bad,
+        approve=args.approve, decline=args.decline,
         ignore=args.ignore)
     for s in (preds, outs):
         if s is not None and s.delimiter is not None:

@@ -42,6 +42,7 @@ from driftwatch.onboard.outputs import (
     score_scale,
 )
 from driftwatch.onboard.plandata import Feature, Options, Plan, StreamPlan
+from driftwatch.onboard.proba import proba_fields, proba_position
 from driftwatch.onboard.roles import (
     DECISION,
     EXPOSURE,
@@ -171,8 +172,16 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     if sp.score is None and not opts.score_field and plan.ref_score is None:
         scale_note = _scaled_by_name(plan, sp, [p for p in paths if leaf(p) not in ref.columns],
                                      sample, outcomes) or scale_note
+    proba_why = ""
     if sp.score is None and not opts.score_field:
-        _proba_score(plan, sp, paths, vals)
+        proba_why = _proba_score(plan, sp, paths, vals, opts.proba_at, where)
+    if opts.proba_at is not None and sp.proba is None:
+        raise ConfigError(f"--proba-at {opts.proba_at} needs a list of class probabilities "
+                          "(a predict_proba row) standing for the score, and "
+                          + (f"the sample maps the score {sp.score}" if sp.score else
+                             "the sample holds none"), file=where,
+                          hint="drop --proba-at" if sp.score else
+                          "check the sample's field holds one list a record, summing to 1")
     if sp.score is not None and plan.ref_score is None and not opts.score_is \
             and named_good(sp.score):
         # the stream's score is the only one and its name says P(good): no reference
@@ -183,9 +192,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     head, why = score_line(sp.score or sp.proba, plan.ref_score, plan.score_is, score_why)
     if sp.proba is not None:
         head = f"score: {sp.proba}[{sp.proba_at}]" + head[len(f"score: {sp.proba}"):]
-        why = (f"the {'second' if sp.proba_at else 'first'} of two class probabilities (a "
-               f"predict_proba row), the {'good' if plan.score_is == 'p_good' else 'bad'} "
-               f"class's; {why}")
+        why = f"{proba_why}; {why}"
     if sp.score is None and sp.proba is None and plan.ref_score is None and (
             scale := points_scale(ref, [c for c in cols if c != plan.ref_label])):
         why += f"; {scale}"
@@ -369,30 +376,17 @@ def _say_pending(plan: Plan, sp: StreamPlan) -> None:
                  f"written as `pending` too, so {'it reads' if one else 'they read'} as no "
                  "outcome yet when it comes, not as a bad record")
 
-def _proba_score(plan: Plan, sp: StreamPlan, paths: list[str], vals: Any) -> None:
-    """A sample field holding two class probabilities on every record (a ``predict_proba``
-    row) stands for the score: the probability of the class the reference's score means
-    (bad, or good for a P(good) score), at its position in scikit-learn's order (the label
-    values sorted)."""
-    def pair(v: Any) -> bool:
-        return (isinstance(v, list) and len(v) == 2
-                and all(isinstance(x, int | float) and not isinstance(x, bool) and 0 <= x <= 1
-                        for x in v) and abs(sum(v) - 1) < 1e-6)
 
-    found = [p for p in paths if (got := [v for v in vals(p) if present(v)])
-             and all(pair(v) for v in got)]
+def _proba_score(plan: Plan, sp: StreamPlan, paths: list[str], vals: Any, given: int | None,
+                 where: str) -> str:
+    """A sample field holding class probabilities on every record (a ``predict_proba``
+    row) stands for the score, at the position :func:`proba_position` settles; why, for
+    the score's line (empty where no one field holds them)."""
+    found = proba_fields(paths, vals)
     if len(found) != 1:
-        return
-    labels = sorted([*plan.ref_bad, *plan.ref_good], key=_class_order)
-    want = plan.ref_good if plan.score_is == "p_good" else plan.ref_bad
-    sp.proba = found[0]
-    if len(labels) == 2 and len(want) == 1:
-        sp.proba_at = labels.index(want[0])
-
-
-def _class_order(v: Any) -> tuple[int, Any]:
-    """scikit-learn's order of class labels (``np.unique``): numbers and booleans by value,
-    then text."""
-    if isinstance(v, bool | int | float):
-        return 0, float(v)
-    return 1, str(v)
+        return ""
+    path, k = found[0]
+    sp.proba, sp.proba_classes = path, k
+    sp.proba_at, why = proba_position(path, k, plan.ref_bad, plan.ref_good, plan.ref_pending,
+                                      plan.score_is, given, where)
+    return why

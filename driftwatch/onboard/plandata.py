@@ -23,6 +23,8 @@ class Options:
     decision_field: str | None = None
     exposure_field: str | None = None
     score_is: str | None = None
+    #: the position of the score's class in a stream's list of class probabilities
+    proba_at: int | None = None
     label_bad: list[str] = field(default_factory=list)
     approve: list[str] = field(default_factory=list)
     decline: list[str] = field(default_factory=list)
@@ -64,6 +66,7 @@ class StreamPlan:
     #: the position of the class whose probability the score is
     proba: str | None = None
     proba_at: int = 1
+    proba_classes: int = 2  # the length of each list
     decision: str | None = None
     approve: list[Any] = field(default_factory=list)
     decline: list[Any] | None = None  # None: every value not approved declines

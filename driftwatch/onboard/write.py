@@ -134,7 +134,8 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
                      else q(s.score))
             out.append(f"        score: {score}{note}")
         elif s.proba:
-            out.append(f"        proba: {{path: {q(s.proba)}, classes: 2, score: {s.proba_at}}}"
+            out.append(f"        proba: {{path: {q(s.proba)}, classes: {s.proba_classes}, "
+                       f"score: {s.proba_at}}}"
                        "   # the score: the probability at this position")
         if s.model_version:
             out.append(f"        model_version: {q(s.model_version)}")

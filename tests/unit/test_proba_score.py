@@ -89,3 +89,91 @@ def test_init_takes_a_predict_proba_list_for_the_score(
     assert fields["proba"] == {"path": "probs", "classes": 2, "score": at}, out
     assert "score" not in fields
     assert f"score: probs[{at}] (reference: score)" in out, out
+
+
+# -- three classes or more: read off the reference's label values, or --proba-at
+
+_CLASSES = ["default", "good", "late"]  # predict_proba's order: the labels sorted
+
+
+def _three_classes(tmp: Path, statuses: list[str]) -> None:
+    """A reference whose label takes ``statuses`` and a stream whose records carry a
+    model's three class probabilities (in :data:`_CLASSES` order) and no score."""
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet([1, 3, 1], 1000)
+    pd.DataFrame({"x": rng.normal(size=1000), "score": p[:, 0].round(4),
+                  "status": [statuses[rng.choice(3, p=r)] for r in p]}
+                 ).to_parquet(tmp / "r.pq")
+    with open(tmp / "live.jsonl", "w") as f, open(tmp / "out.jsonl", "w") as g:
+        for i in range(300):
+            q = [round(float(v), 4) for v in rng.dirichlet([1, 3, 1])]
+            q[1] = round(1 - q[0] - q[2], 4)
+            f.write(json.dumps({"id": f"a{i}", "ts": 1.7e9 + 60 * i, "x": 0.1,
+                                "probs": q}) + "\n")
+            g.write(json.dumps({"id": f"a{i}", "ts": 1.7e9 + 60 * i + 9,
+                                "status": statuses[i % 3]}) + "\n")
+
+
+def _init3(tmp: Path, capsys: pytest.CaptureFixture[str], *flags: str
+           ) -> tuple[int, str, str]:
+    return run_cli(["init", "--reference", str(tmp / "r.pq"), "--sample",
+                    str(tmp / "live.jsonl"), "--outcomes", str(tmp / "out.jsonl"), "--model",
+                    "m", "--connector-out", str(tmp / "c.yaml"), "--policy-out",
+                    str(tmp / "p.yaml"), *flags], capsys)
+
+
+def test_three_class_probabilities_give_the_bad_classs_and_replay_reads_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # one bad class (default), one good, one no outcome yet (late): P(default) is P(bad)
+    _three_classes(tmp_path, _CLASSES)
+    code, out, err = _init3(tmp_path, capsys)
+    assert code == 0, err
+    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]
+    assert fields["proba"] == {"path": "probs", "classes": 3, "score": 0}, out
+    line = next(ln for ln in out.splitlines() if ln.startswith("score: probs[0]"))
+    assert "the first of 3 class probabilities" in line and "'default'" in line, line
+    code, _, err = run_cli(["replay", "-q", "--no-report", "-c", str(tmp_path / "c.yaml"),
+                            "-p", str(tmp_path / "p.yaml"), "-i",
+                            f"predictions={tmp_path / 'live.jsonl'}",
+                            f"outcomes={tmp_path / 'out.jsonl'}", "-o", str(tmp_path / "run")],
+                           capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["bad_records"] == 0, summary["bad_by_reason"]
+
+
+def test_three_classes_the_label_cannot_settle_stop_with_the_flag_to_pick_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # two bad classes: the score is one position, which init does not guess
+    _three_classes(tmp_path, ["charged off", "default", "fully paid"])
+    code, _, err = _init3(tmp_path, capsys)
+    assert code == 2, err
+    assert "probs holds 3 class probabilities" in err and "2 bad values" in err, err
+    assert "--proba-at N, the position (0 to 2)" in err and "Traceback" not in err, err
+    code, out, err = _init3(tmp_path, capsys, "--proba-at", "1")
+    assert code == 0, err
+    fields = yaml.safe_load((tmp_path / "c.yaml").read_text())[
+        "source"]["streams"]["predictions"]["fields"]
+    assert fields["proba"] == {"path": "probs", "classes": 3, "score": 1}, out
+    assert "score: probs[1]" in out and "(from --proba-at)" in out, out
+
+
+@pytest.mark.parametrize(("flag", "said"), [("3", "--proba-at 3 is outside probs's lists "
+                                                   "of 3 class probabilities"),
+                                            ("-1", "--proba-at -1 is outside")])
+def test_a_proba_position_outside_the_list_is_refused(
+        flag: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _three_classes(tmp_path, _CLASSES)
+    code, _, err = _init3(tmp_path, capsys, "--proba-at", flag)
+    assert code == 2 and said in err and "0 to 2" in err, err
+
+
+def test_proba_at_without_a_list_of_probabilities_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _three_classes(tmp_path, _CLASSES)
+    rows = [json.loads(x) for x in (tmp_path / "live.jsonl").read_text().splitlines()]
+    (tmp_path / "live.jsonl").write_text("".join(
+        json.dumps({**r, "probs": r["probs"][0]}) + "\n" for r in rows))  # one number
+    code, _, err = _init3(tmp_path, capsys, "--proba-at", "0")
+    assert code == 2 and "--proba-at 0 needs a list of class probabilities" in err, err
