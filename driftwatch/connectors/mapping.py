@@ -134,7 +134,8 @@ class ProbaField:
     classes: int = 2  # length every probability list must have
     #: the position in the list of the probability that is the score when the stream maps
     #: no ``score``: the class the reference's score is the probability of (bad, unless the
-    #: policy says ``score_is: p_good``); by default the last (``predict_proba``'s class 1)
+    #: policy says ``score_is: p_good``); by default 1 (``predict_proba``'s class 1, the
+    #: last of two classes only)
     score_at: int = 1
 
 
