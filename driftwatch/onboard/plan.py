@@ -23,6 +23,7 @@ from driftwatch.onboard.features import choose_features
 from driftwatch.onboard.finding import carried, find_role, ids_shared, label_from_outcomes
 from driftwatch.onboard.flags import check_approve, check_ignore, check_label_bad, no_score_for
 from driftwatch.onboard.infer import (
+    flag_truth,
     label_key,
     label_note,
     label_sides,
@@ -294,6 +295,9 @@ def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
             refuse_no_bad(vals(lab), sp.bad, where, lab, bad)
     named = {norm_value(v) for v in [*sp.bad, *sp.good, *sp.pending]}
     sp.pending += [v for k, v in sorted(seen.items()) if k not in named]
+    # a --label-bad value the sample lacks (Freddie Mac's 4 and 6 in a sample holding 3)
+    # is still bad: left off, it would come later as an unknown label, dead-lettered
+    sp.bad += _given_absent(opts.label_bad, [*sp.bad, *sp.good, *sp.pending])
     # a recognised status: its values the sample lacks (Lending Club's rare final
     # 'Default', the loan states) come later, each on its side, not as bad records
     later = later_values([*sp.bad, *sp.good, *sp.pending])
@@ -302,6 +306,33 @@ def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
     sp.bad += later.bad
     sp.good += later.good
     sp.pending += later.pending
+
+
+def _given_absent(given: list[str], sides: list[Any]) -> list[Any]:
+    """The ``--label-bad`` values on no side yet, written as the side's values are (a
+    whole number as a number where they are numbers).
+
+    >>> _given_absent(["3", "4", "RA"], ["3", "0", "RA"])
+    ['4']
+    >>> _given_absent(["2", "3"], [2, 1])
+    [3]
+    >>> _given_absent(["charged off"], ["Charged Off", "Fully Paid"])
+    []
+    >>> _given_absent(["1"], [True, False])
+    []
+    """
+    if sides and all(flag_truth(v) is not None for v in [*given, *sides]):
+        return []  # a flag: --label-bad 1 named its true side, whatever it is spelt
+    have = {label_key(v) for v in sides}
+    numbers = bool(sides) and all(isinstance(v, int) and not isinstance(v, bool)
+                                  for v in sides)
+    out: list[Any] = []
+    for text in given:
+        if label_key(text) in have:
+            continue
+        have.add(label_key(text))
+        out.append(int(text) if numbers and text.strip().lstrip("-").isdigit() else text)
+    return out
 
 
 #: Distinct values a field named like a score needs to be read as one by its name alone.

@@ -124,3 +124,16 @@ def test_ignore_of_a_column_the_reference_lacks_is_refused(
     assert code == 2 and "--ignore nosuch: no such reference column" in err, err
     code, _, err = _init(tmp_path, capsys, "--ignore", "id")
     assert code == 2 and "id only in the sample" in err, err
+
+
+def test_label_bad_values_the_sample_lacks_are_still_bad(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a delinquency code the first records lack (3 here) must not come later as an
+    # unknown label, dead-lettered: the user said it is bad
+    _german(tmp_path)
+    code, _, err = _init(tmp_path, capsys, "--label-bad", "2", "--label-bad", "3",
+                           "--label-field", "credit_risk")
+    assert code == 0, err
+    pred = yaml.safe_load((tmp_path / "c.yaml").read_text())["source"]["streams"][
+        "predictions"]["fields"]
+    assert pred["label"] == {"path": "credit_risk", "bad": [2, 3], "good": [1]}
