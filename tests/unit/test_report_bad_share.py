@@ -23,7 +23,7 @@ from .test_unknown_outcome_labels import onboarded as onboarded  # the fixture, 
 def test_the_bad_share_is_of_predictions_outcomes_and_bad_records_read(
         onboarded: pd.DataFrame, capsys: pytest.CaptureFixture[str]) -> None:
     out = onboarded.copy()
-    out.loc[out.index[-300:], "loan_status"] = ["Repurchased", "Default"] * 150
+    out.loc[out.index[-300:], "loan_status"] = ["Repurchased", "Sold"] * 150
     summary, said = _replay(out, capsys)
     bad, events = summary["bad_records"], summary["events"]
     assert bad == 300 and summary["outcome_records"] == len(out) - bad
