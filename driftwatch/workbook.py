@@ -6,6 +6,8 @@ An ``.xlsx`` workbook is a zip archive (``PK\\x03\\x04``); an ``.xls`` one, such
 "default of credit card clients", is an OLE2 compound file (``D0 CF 11 E0``). pandas'
 ``to_feather`` writes an Arrow IPC file (``ARROW1`` and two zero bytes: a CSV header may
 start ``ARROW1,``), and an Arrow stream starts with the continuation marker ``FF FF FF FF``.
+A gzipped one is told by its first bytes once decompressed (:func:`file_kind`), as a
+gzipped CSV is read.
 
 >>> workbook_kind(b"PK\\x03\\x04rest"), workbook_kind(bytes.fromhex("d0cf11e0a1b11ae1"))
 ('a zip archive (an Excel .xlsx workbook?)', 'an Excel .xls workbook')
@@ -17,7 +19,12 @@ True
 
 from __future__ import annotations
 
-__all__ = ["SAVE_AS", "workbook_kind"]
+import contextlib
+import gzip
+import zlib
+from pathlib import Path
+
+__all__ = ["SAVE_AS", "file_kind", "workbook_kind"]
 
 #: What to do with one.
 SAVE_AS = "save it as CSV or Parquet (one header line with the column names)"
@@ -35,3 +42,16 @@ def workbook_kind(head: bytes) -> str | None:
         if head.startswith(magic):
             return kind
     return None
+
+
+def file_kind(path: str | Path) -> str | None:
+    """:func:`workbook_kind` of a file's first bytes, decompressed when it is gzip (a
+    ``.feather.gz`` is an Arrow file all the same); ``OSError`` when it cannot be read."""
+    with open(path, "rb") as raw:
+        head = raw.read(8)
+        if head.startswith(b"\x1f\x8b"):
+            raw.seek(0)
+            # gzip's magic bytes but no gzip: the raw bytes are what there is to tell
+            with contextlib.suppress(OSError, EOFError, zlib.error):
+                head = gzip.GzipFile(fileobj=raw).read(8)
+    return workbook_kind(head)

@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import logging
@@ -48,7 +49,7 @@ from driftwatch.errors import SourceError
 from driftwatch.schema import FeatureSchema, level_texts
 from driftwatch.windows.segments import DEFAULT_TOP_K, SegmentProfile
 from driftwatch.windows.sketch import Sketch, SketchLayout
-from driftwatch.workbook import SAVE_AS, workbook_kind
+from driftwatch.workbook import SAVE_AS, file_kind
 
 __all__ = [
     "FORMAT_VERSION",
@@ -84,9 +85,20 @@ def reference_separator(path: str | Path) -> str | None:
     """The separator a CSV reference is read with: the comma, or the one its header shows
     (:mod:`driftwatch.csvsep`); None for Parquet or a saved profile (``.json[.gz]``)."""
     p = Path(path)
-    if p.name.endswith((".json", ".json.gz")) or is_parquet(p):
+    if p.name.endswith((".json", ".json.gz")):
+        return None
+    with contextlib.suppress(OSError):  # the separator's read says why it cannot be read
+        _refuse_other_files(p)
+    if is_parquet(p):
         return None
     return file_separator(p, f"reference dataset {p}")
+
+
+def _refuse_other_files(p: Path) -> None:
+    """Refuse a workbook or an Arrow file given as the reference, gzipped or not, with the
+    fix (before a CSV reader fails on its bytes with a codec error)."""
+    if kind := file_kind(p):
+        raise SourceError(f"reference dataset {p} is {kind}: {SAVE_AS}")
 
 
 def reference_notes(path: str | Path, what: str) -> list[str]:
@@ -106,9 +118,7 @@ def read_reference_table(path: str | Path, names: Sequence[str] | None = None, *
     ``given``: where they were given, for a refusal."""
     p = Path(path)
     try:
-        with open(p, "rb") as f:
-            if kind := workbook_kind(f.read(8)):
-                raise SourceError(f"reference dataset {p} is {kind}: {SAVE_AS}")
+        _refuse_other_files(p)
         if is_parquet(p):
             refuse_parquet_names(p, names, given)
             # ParquetFile, not read_table: read_table goes through pyarrow.dataset, whose

@@ -107,3 +107,41 @@ def test_a_csv_whose_first_name_starts_like_arrow_is_read(tmp_path: Path) -> Non
     path = tmp_path / "ref.data"
     path.write_text("ARROW1,x\n1,2\n3,4\n")
     assert list(read_reference_table(path).columns) == ["ARROW1", "x"]
+
+
+@pytest.mark.parametrize("name", ["cs-training.feather.gz", "cs-training.feather",
+                                  "cs-training.csv.gz"])
+def test_an_arrow_file_gzipped_or_not_is_refused_by_every_reference_read(
+    tmp_path: Path, name: str,
+) -> None:
+    """A gzipped ``to_feather`` file: the check read its raw first bytes (gzip's), so the
+    reference failed with a codec error; ``policy check`` and ``replay``, whose notes read
+    the head first, failed so even on an uncompressed one. Every read now says what it is."""
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.ipc
+
+    from driftwatch.errors import SourceError
+    from driftwatch.windows.profile import reference_notes
+
+    table = pa.Table.from_pandas(_frame(), preserve_index=False)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    data = sink.getvalue().to_pybytes()
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    said = (rf"^reference dataset {path} is an Arrow IPC \(Feather\) file: save it as CSV or "
+            r"Parquet \(one header line with the column names\)$")
+    for read in (read_reference_table, reference_separator, reference_columns,
+                 lambda p: reference_notes(p, "the reference")):
+        with pytest.raises(SourceError, match=said):
+            read(path)
+
+
+def test_a_missing_reference_still_says_it_cannot_be_read(tmp_path: Path) -> None:
+    from driftwatch.errors import SourceError
+
+    with pytest.raises(SourceError, match=r"^cannot read reference dataset .*No such file"):
+        read_reference_table(tmp_path / "absent.csv")
