@@ -7,7 +7,8 @@ rule does, so every read of a file agrees): when the separator is not the comma,
 fields of those rows are numbers with one decimal comma (``-12,5``, ``1,5e3``) or with
 points grouping the thousands before it (``1.234,56``, which no decimal point reads)
 while none is a number with a decimal point, the mark is the comma. A currency sign
-around a field is looked past (``1.234,56 €``: an amount tells the mark too). A
+around a field is looked past (``1.234,56 €``: an amount tells the mark too), and so is
+a percent sign after it (``12,5%``: a rate tells it as well). A
 comma-separated file keeps the point (its numbers cannot hold a bare comma). Numbers of
 both kinds keep the point, and the caller says so with the fix (:func:`csv_notes`); so
 are thousands groups, which only ``format: money`` reads (:mod:`driftwatch.money`). A
@@ -22,6 +23,8 @@ DecimalMark(mark=',', comma='3644,09', point=None, grouped=None)
 (',', False, '1.234,5')
 >>> text_decimal("id;x\\n1;3.5\\n2;1.234,5\\n", ";").ambiguous
 True
+>>> text_decimal("id;rate\\n1;12,5%\\n2;7,25 %\\n", ";").mark
+','
 """
 
 from __future__ import annotations
@@ -78,7 +81,10 @@ def text_decimal(text: str, sep: str, complete: bool = True) -> DecimalMark:
     try:
         for row in csv.reader(io.StringIO("".join(lines)), delimiter=sep):
             for field in row:
-                f = field.strip().strip("$€£").strip()  # an amount's currency sign
+                # an amount's currency sign, a rate's percent sign: the number inside
+                # tells the mark as a bare one does (a file may write its only decimals
+                # as rates, "12,5%")
+                f = field.strip().removesuffix("%").strip().strip("$€£").strip()
                 if not f or not f[-1].isdigit():
                     continue
                 if _GROUPED.fullmatch(f):

@@ -49,6 +49,10 @@ HEAD = '"id";"x"\n'
     (HEAD + "1;3.5\n2;1.234,56\n", ";", ".", True),  # beside a decimal point: cannot tell
     (HEAD + "1;1.234,56 €\n2;€ -7,5\n", ";", ",", False),  # amounts tell the mark too
     (HEAD + "1;$3.50\n", ";", ".", False),
+    # rates tell the mark as bare numbers do: a file whose only decimals are rates
+    (HEAD + "1;12,5%\n2;7,25 %\n", ";", ",", False),
+    (HEAD + "1;12.5%\n", ";", ".", False),
+    (HEAD + "1;12,5%\n2;1.5\n", ";", ".", True),
     ('"id";"x;y"\n', ";", ".", False),  # a bare header
 ])
 def test_the_rule_on_many_shapes(text: str, sep: str, mark: str, ambiguous: bool) -> None:
@@ -320,3 +324,27 @@ def test_a_thousands_group_says_the_decimal_comma_and_reads_with_format_money(
                            capsys)
     assert code == 0, err
     assert json.loads(Path("run/summary.json").read_text())["bad_records"] == 0
+
+
+# -- rates alone tell the decimal mark ---------------------------------------------------------
+
+
+def test_a_file_whose_only_decimal_commas_are_rates_is_read_with_the_comma(
+    tmp_path: Path,
+) -> None:
+    """Before, ``12,5%`` told nothing of the mark: a file whose other columns hold whole
+    numbers was read with the point unless ``csv: {decimal: ","}`` was set, and a rate of
+    three decimals (``1,234%``, which only the comma reads) was dead-lettered."""
+    (tmp_path / "p.csv").write_text('"id";"ts";"rate";"score"\n'
+                                    "a;1700000000;12,5%;1\n"
+                                    "b;1700000060;1,234 %;0\n")
+    assert file_decimal(tmp_path / "p.csv", ";") == DecimalMark(",", "12,5")
+    src = FileSource(_connector(tmp_path, "p.csv",
+                                features="rate: {path: rate, type: numeric, format: percent}"),
+                     FeatureSchema(numeric=("rate",)))
+    assert separator_notes(src.inputs) == [
+        "p.csv is semicolon-separated with decimal commas (found in its first rows): "
+        "read with ';' and ','"]
+    _, _, x, _, bad = _poll_all(src)
+    assert x == [12.5, 1.234] and bad == []
+    assert read_reference_table(tmp_path / "p.csv").attrs["decimal_mark"] == ","
