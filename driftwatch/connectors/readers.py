@@ -47,6 +47,7 @@ from driftwatch.csvpad import csv_names, header_names, trimmed_table
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 from driftwatch.jsonloads import loads
+from driftwatch.numbergroups import ungroup_array
 from driftwatch.parquetread import row_group_batches
 from driftwatch.workbook import SAVE_AS, workbook_kind
 
@@ -237,12 +238,13 @@ class FileReader:
             cols = sorted({p.text for _, d in self.decoders for p, _ in d.fields.values()})
             self._csv_cols = cols
             # every column is read as text and the decoder reads the numbers in it, so a
-            # decimal comma is made a point in the columns it reads as numbers (categories
-            # keep their text: a level is the reference's text)
-            self._comma_cols = sorted({
+            # grouped number loses its grouping ("1,234") and a decimal comma is made a
+            # point in the columns it reads as numbers (categories keep their text: a
+            # level is the reference's text)
+            self._number_cols = sorted({
                 p.text for _, d in self.decoders for p, kind in d.fields.values()
                 if kind in _NUMBER_KINDS
-            }) if self.decimal == "," else []
+            })
             # names written with spaces around them (``a, b``) are read without, and a
             # blank one as pandas names it (csvpad.csv_names)
             names = header_names(self.path, self.delimiter) if self.names is None else []
@@ -402,7 +404,7 @@ class FileReader:
         if table is None:  # no rows at all (a bare header); pa.table({}) would slice badly
             table = pa.table({c: pa.array([], pa.string()) for c in self._csv_cols})
         take, self._table = table.slice(0, self.batch_size), table.slice(self.batch_size)
-        take = _decimal_points(trimmed_table(take), self._comma_cols)
+        take = _number_texts(trimmed_table(take), self._number_cols, self.decimal or ".")
         invalid = sorted(b for b in self._csv_bad)
         lines = self.line + 1 + np.arange(take.num_rows, dtype=np.int64)
         for v, _, _ in invalid:  # rows pyarrow skipped shift the lines after them
@@ -445,16 +447,45 @@ class FileReader:
         return Chunk({si: (batch, batch.position.copy())}, bad, [b.position for b in bad], end)
 
 
-def _decimal_points(table: pa.Table, cols: Sequence[str]) -> pa.Table:
-    """``table`` with each number written with a decimal comma in ``cols`` written with
-    a point; other text is left as it is (a bad value stays bad)."""
+def _number_texts(table: pa.Table, cols: Sequence[str], decimal: str) -> pa.Table:
+    """``table`` with each number in ``cols`` written as Python writes it: its thousands
+    ungrouped (:mod:`driftwatch.numbergroups`) and, where ``decimal`` is ``,``, its
+    decimal comma a point; other text is left as it is (a bad value stays bad)."""
     for c in cols:
         i = table.schema.get_field_index(c)
-        if i >= 0 and table.num_rows:
-            col = pc.replace_substring_regex(table.column(i), pattern=_DECIMAL_COMMA,
-                                             replacement=r"\1.\2")
-            table = table.set_column(i, c, col)
+        if i < 0 or not table.num_rows:
+            continue
+        col = table.column(i)
+        # the regex passes only where a byte could be a grouping character or a decimal
+        # comma: a column of plain numbers (the usual) is left as it is, at a byte scan
+        text = _text_bytes(col)
+        if text is None or not text.isascii() or any(g in text for g in _GROUP_BYTES[decimal]):
+            col = ungroup_array(col, decimal)
+        if decimal == "," and (text is None or b"," in text):
+            col = pc.replace_substring_regex(col, pattern=_DECIMAL_COMMA, replacement=r"\1.\2")
+        table = table.set_column(i, c, col)
     return table
+
+
+#: The bytes that may group a number's thousands, by the decimal mark (spaces beyond ASCII
+#: are told by a text not being ASCII)
+_GROUP_BYTES = {".": (b",", b" "), ",": (b".", b" ")}
+
+
+def _text_bytes(col: pa.ChunkedArray) -> bytes | None:
+    """The UTF-8 bytes of a text column's values, one after the other (only the rows of
+    its slice); None for a column of another layout."""
+    out = []
+    for chunk in col.chunks:
+        if chunk.type != pa.string():
+            return None
+        _, offsets, data = chunk.buffers()
+        if data is None or not len(chunk):
+            continue
+        offs = np.frombuffer(offsets, dtype=np.int32)
+        start, end = int(offs[chunk.offset]), int(offs[chunk.offset + len(chunk)])
+        out.append(data.slice(start, end - start).to_pybytes())
+    return b"".join(out)
 
 
 def _refuse_json_array(path: Path, key: str) -> None:

@@ -28,6 +28,7 @@ from driftwatch.csvrows import first_ragged
 from driftwatch.csvsep import file_separator, separator_name
 from driftwatch.errors import SourceError
 from driftwatch.jsonloads import loads
+from driftwatch.numbergroups import grouped_columns
 
 __all__ = ["DEFAULT_ROWS", "Sample", "dotted_keys", "flatten", "kafka_sample", "read_sample",
            "sample_decimal", "sample_separator"]
@@ -196,9 +197,10 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS,
                 given = {"header": None, "names": list(names), "skiprows": int(skip),
                          "index_col": False}
             _refuse_ragged(p, sep, limit, names, int(skip))
-            frame = read_csv_trimmed(p, nrows=limit, sep=sep,
-                                     decimal=file_decimal(p, sep).mark, **given)
-            rows = _numbers_read(frame).to_dict(orient="records")
+            mark = file_decimal(p, sep).mark
+            frame = read_csv_trimmed(p, nrows=limit, sep=sep, decimal=mark, **given)
+            # grouped thousands ("1,234") are numbers, as the reference and stream read them
+            rows = _numbers_read(grouped_columns(frame, mark)).to_dict(orient="records")
         elif fmt == "jsonl":
             rows = list(_jsonl(p, limit))
         else:

@@ -46,6 +46,7 @@ from driftwatch.csvnames import REFERENCE_NAMES, named_header
 from driftwatch.csvpad import read_csv_trimmed
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
+from driftwatch.numbergroups import grouped_columns
 from driftwatch.schema import FeatureSchema, level_texts
 from driftwatch.windows.segments import DEFAULT_TOP_K, SegmentProfile
 from driftwatch.windows.sketch import Sketch, SketchLayout
@@ -112,8 +113,9 @@ def reference_notes(path: str | Path, what: str) -> list[str]:
 def read_reference_table(path: str | Path, names: Sequence[str] | None = None, *,
                          given: str = REFERENCE_NAMES) -> pd.DataFrame:
     """Read a reference dataset (Parquet, CSV, CSV.gz; a CSV with the separator its header
-    shows and the decimal mark its first rows show) into a DataFrame. ``names``: the
-    columns of a CSV written without a header line (the policy's ``reference: {csv:
+    shows and the decimal mark its first rows show, a column of numbers whose thousands
+    are grouped as numbers: :mod:`driftwatch.numbergroups`) into a DataFrame. ``names``:
+    the columns of a CSV written without a header line (the policy's ``reference: {csv:
     {names:}}``), a first line equal to them skipped (:mod:`driftwatch.csvnames`);
     ``given``: where they were given, for a refusal."""
     p = Path(path)
@@ -131,7 +133,9 @@ def read_reference_table(path: str | Path, names: Sequence[str] | None = None, *
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
             log.info(note)  # the commands that read it print the same lines
-        df = read_csv_trimmed(p, sep=sep, decimal=found.mark, **how)
+        # "1,234" in a column of numbers is a number, as the stream reads it
+        df = grouped_columns(read_csv_trimmed(p, sep=sep, decimal=found.mark, **how),
+                             found.mark)
         df.attrs[DECIMAL_ATTR] = found.mark  # money text is read with it (format: money)
         return df
     except (OSError, ValueError) as exc:

@@ -306,19 +306,20 @@ def test_init_says_when_it_cannot_tell_the_decimal_mark(
     assert stream["csv"] == {"delimiter": ";"}, stream
 
 
-def test_a_thousands_group_says_the_decimal_comma_and_reads_with_format_money(
+def test_a_thousands_group_says_the_decimal_comma_and_reads_as_a_number(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     """``1.234,56`` beside ``3644,09``: no decimal point reads it, so the file's mark is
-    the comma (it was the point, and every income was text); the column of both reads as
-    amounts."""
+    the comma (it was the point, and every income was text). The column of both is a
+    column of numbers: before, only ``format: money`` read the grouped one and any other
+    numeric mapping dead-lettered it as ``wrong_type``."""
     monkeypatch.chdir(tmp_path)
     out, stream = _init_with_cell("1.234,56", capsys)
     assert "live.csv is semicolon-separated with decimal commas" in out, out
-    assert "thousands groups ('1.234,56'): read as amounts in a column mapped with " \
-        "format: money" in out, out
+    assert "thousands groups ('1.234,56'): read as the numbers they write" in out, out
     assert stream["csv"] == {"delimiter": ";", "decimal": ","}, stream
-    assert stream["fields"]["features"]["income"]["format"] == "money", stream
+    assert stream["fields"]["features"]["income"] == {"path": "income", "type": "numeric"}
+    assert "  income: numeric                  numbers" in out, out
     code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
                             "--input", "live.csv", "--out", "run", "--quiet", "--no-report"],
                            capsys)
@@ -338,7 +339,8 @@ def test_a_file_whose_only_decimal_commas_are_rates_is_read_with_the_comma(
     (tmp_path / "p.csv").write_text('"id";"ts";"rate";"score"\n'
                                     "a;1700000000;12,5%;1\n"
                                     "b;1700000060;1,234 %;0\n")
-    assert file_decimal(tmp_path / "p.csv", ";") == DecimalMark(",", "12,5")
+    assert file_decimal(tmp_path / "p.csv", ";") == DecimalMark(",", "12,5",
+                                                                comma_or_group="1,234")
     src = FileSource(_connector(tmp_path, "p.csv",
                                 features="rate: {path: rate, type: numeric, format: percent}"),
                      FeatureSchema(numeric=("rate",)))
