@@ -58,7 +58,7 @@ _COMMA = re.compile(rf"[-+]?\d+,\d+{_EXP}")
 _POINT = re.compile(rf"[-+]?\d+\.\d+{_EXP}")
 _GROUPED = re.compile(rf"[-+]?\d{{1,3}}(?:\.\d{{3}})+,\d+{_EXP}")  # 1.234,56
 #: Numbers whose thousands are grouped, by the decimal mark they are read under
-_GROUPS = {d: re.compile(grouped_number(d)) for d in ".,"}
+_GROUPS = {d: re.compile(grouped_number(d), re.ASCII) for d in ".,"}
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ __all__ = ["GROUP_MARKS", "grouped_columns", "grouped_number", "ungroup_array", 
 #: mark, and the spaces (plain, no-break, narrow no-break)
 GROUP_MARKS = {".": ", \u00a0\u202f", ",": ". \u00a0\u202f"}
 _ESCAPED = {".": r"\.", ",": ","}
-_DIGITS = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+#: ASCII digits only, as RE2 reads ``\d`` in the stream (Python's would take "١٢٣")
+_DIGITS = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
 
 
 def grouped_number(decimal: str = ".") -> str:
@@ -43,7 +44,7 @@ def grouped_number(decimal: str = ".") -> str:
     return rf"[-+]?(?:{groups})(?:{_ESCAPED[decimal]}\d+)?"
 
 
-_GROUPED = {d: re.compile(grouped_number(d)) for d in ".,"}
+_GROUPED = {d: re.compile(grouped_number(d), re.ASCII) for d in ".,"}
 #: The grouping characters (and spaces around), as a character class RE2 reads too
 _CLASS = {d: "[\\s" + "".join(_ESCAPED.get(g, g) for g in GROUP_MARKS[d]) + "]" for d in ".,"}
 _MARKS = {d: re.compile(_CLASS[d]) for d in ".,"}

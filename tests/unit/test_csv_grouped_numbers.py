@@ -109,6 +109,7 @@ def test_no_text_is_read_as_another_number_than_its_groups_write(text: str,
     ("1234,567", "."), (",234", "."), ("1,234,", "."), ("1,234.5.6", "."),
     ("1,234", ","), ("1.234,5,6", ","), ("--1,234", "."), ("1,234e3", "."), ("$1,234", "."),
     ("1,234%", "."), ("", "."), ("  ", "."),
+    ("\u0661,\u0662\u0663\u0664", "."),  # digits other than ASCII: the stream's RE2 reads none
 ])
 def test_text_that_is_no_grouped_number_is_left_alone(text: str, decimal: str) -> None:
     assert ungrouped(text, decimal) is None
