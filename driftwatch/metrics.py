@@ -249,6 +249,10 @@ CATALOGUE: tuple[MetricSpec, ...] = (
        "Invalid policy edits refused (the running policy is kept).", ("model",)),
     _M("driftwatch_reference_refreshes_total", "counter",
        "Reference profiles adopted after they changed.", ("model",)),
+    _M("driftwatch_reference_adoption_pending_seconds", "gauge",
+       "Seconds since a promotion or rollback moved the champion while its reference profile "
+       "has not reached the monitor (MLflow failed to load it; retried on the actions' "
+       "backoff); 0 while the monitor holds it.", ("model",), live=True),
     _M("driftwatch_scheduler_job_duration_seconds", "histogram",
        "Wall time of scheduled jobs.", ("job",),
        (0.001, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0)),

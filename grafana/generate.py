@@ -528,6 +528,13 @@ def operations() -> dict[str, Any]:
                   "answers). A schema registry down holds its Kafka partitions: nothing "
                   "is lost, the windows wait.", unit="s",
              steps=[{"color": "green", "value": None}, {"color": "red", "value": 1}]),
+        stat("Champion profile pending", [("driftwatch_reference_adoption_pending_seconds",
+                                           "{{model}}")],
+             desc="How long a promoted or rolled-back champion's reference profile has "
+                  "waited to reach the monitor (MLflow failed to load it; retried on the "
+                  "actions' backoff). Meanwhile drift is judged against the previous "
+                  "profile: /status says which champion (profile_adoption).", unit="s",
+             steps=[{"color": "green", "value": None}, {"color": "red", "value": 1}]),
         ts("Scheduled job time (p95)", [
             (f"histogram_quantile(0.95, sum by (job, le) (rate("
              f"driftwatch_scheduler_job_duration_seconds_bucket[{RI}])))", "{{job}}")],

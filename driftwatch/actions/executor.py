@@ -381,11 +381,14 @@ class ActionExecutor:
         self._clean_up_cancelled()
         return rec
 
-    def rollback(self, model: str, actor: str) -> str:
-        """Restore the previous champion (and its reference profile); returns its version."""
+    def rollback(self, model: str, actor: str, *, adopt: bool = True) -> str:
+        """Restore the previous champion (and, with ``adopt``, hand its reference profile
+        to the monitor); returns its version. ``adopt=False``: the caller adopts it, and
+        keeps the adoption pending should MLflow fail at that load."""
         restored = rollback(self.registry, model, at=self.clock.now(), by=actor)
         self.outbox.log_admin(None, "rollback", actor, {"model": model, "restored": restored})
-        adopt_profile(self.env, model, restored)
+        if adopt:
+            adopt_profile(self.env, model, restored)
         return restored
 
     # -- live traffic for shadows ----------------------------------------------------

@@ -3,9 +3,11 @@
 ``POST /actions/<id>/approve`` and the other admin endpoints come to
 :meth:`AdminCalls.admin`, which finds the model and action they name and approves,
 cancels, rolls back, promotes or queues a retraining; every call, refused or not, goes to
-the audit trail (:meth:`AdminCalls.audit`). :class:`AdminCalls` is mixed into
-:class:`~driftwatch.service.actions.ServiceActions`, which holds the models, registry,
-pool and lock these calls use.
+the audit trail (:meth:`AdminCalls.audit`). A promotion or rollback moves the champion and
+then hands its reference profile to the monitor; when MLflow fails at that last load the
+answer is 202 and the adoption stays pending until it holds (``action_adoption.py``).
+:class:`AdminCalls` is mixed into :class:`~driftwatch.service.actions.ServiceActions`,
+which holds the models, registry, pool and lock these calls use.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from driftwatch.actions.outbox import Outbox
-from driftwatch.errors import ActionError
+from driftwatch.errors import ActionError, DriftwatchError
 from driftwatch.policy.decision import Decision
 from driftwatch.service.http import AdminResult
 
@@ -52,28 +54,38 @@ class AdminCalls:
         if ma.executor is None:
             return AdminResult(409, {"error": f"{verb} needs actions.execute: true"})
         if verb == "rollback":
-            restored = ma.executor.rollback(ma.model, actor)
-            return AdminResult(200, {"model": ma.model, "champion": restored})
+            restored = ma.executor.rollback(ma.model, actor, adopt=False)
+            adopted = self.adopt_champion(ma, restored)
+            return AdminResult(_status(adopted), {"model": ma.model, "champion": restored,
+                                                  **adopted})
         if verb == "promote":
             return self._promote(ma, actor)
         return self._retrain(ma, actor, str(body.get("reason", "")))
 
     def _promote(self, ma: ModelActions, actor: str) -> AdminResult:
-        """Make the current challenger the champion (a person's decision, audited)."""
-        from driftwatch.actions.online_update import adopt_profile, learner_after_promotion
+        """Make the current challenger the champion (a person's decision, audited), then
+        hand its reference profile to the monitor. A profile MLflow could not load stays
+        pending (``action_adoption.py``): the answer is 202 and says so, and asking again
+        finishes that adoption rather than promoting anything a second time."""
         from driftwatch.registry.promotion import promote
         from driftwatch.registry.versions import CHALLENGER
 
         challenger = self.registry.by_alias(ma.model, CHALLENGER)
         if challenger is None:
-            return AdminResult(409, {"error": f"{ma.model} has no challenger to promote"})
+            pending = self.pending_adoption(ma.model)
+            if pending is None:
+                return AdminResult(409, {"error": f"{ma.model} has no challenger to promote"})
+            adopted = self.adopt_champion(ma, pending.version)  # the promotion happened
+            return AdminResult(_status(adopted), {"model": ma.model,
+                                                  "champion": pending.version,
+                                                  "promoted_already": True, **adopted})
         replaced = promote(self.registry, ma.model, challenger.version, at=self.clock.now(),
                            by=actor)
-        adopt_profile(ma.executor.env, ma.model, challenger.version)
-        warning = learner_after_promotion(ma.executor.env, ma.model, challenger.version)
-        return AdminResult(200, {"model": ma.model, "champion": challenger.version,
-                                 "replaced": replaced,
-                                 **({"warning": warning} if warning else {})})
+        adopted = self.adopt_champion(ma, challenger.version)
+        warning = _learner_warning(ma, challenger.version)
+        return AdminResult(_status(adopted), {"model": ma.model, "champion": challenger.version,
+                                              "replaced": replaced, **adopted,
+                                              **({"warning": warning} if warning else {})})
 
     def _retrain(self, ma: ModelActions, actor: str, reason: str) -> AdminResult:
         """Queue a retraining now with the policy's retrain settings, as a severe action."""
@@ -146,6 +158,26 @@ class AdminCalls:
             e, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS)
             for e in entries))
         tmp.replace(path)
+
+
+def _status(adopted: Mapping[str, Any]) -> int:
+    """200 once the monitor holds the champion's profile; 202 while that is pending (the
+    champion moved, the rest follows on its own)."""
+    return 200 if adopted.get("profile") == "adopted" else 202
+
+
+def _learner_warning(ma: ModelActions, version: str) -> str | None:
+    """The online-update warning for the new champion; while MLflow cannot say what kind
+    of model it is, the answer says that instead of failing a promotion already made."""
+    from driftwatch.actions.online_update import learner_after_promotion
+    from driftwatch.state import write_fault
+
+    try:
+        return learner_after_promotion(ma.executor.env, ma.model, version)
+    except DriftwatchError as exc:
+        if write_fault(exc) is not None:
+            raise
+        return f"could not check the policy's online updates against v{version}: {exc}"
 
 
 def _has(outbox: Outbox, action_id: int) -> bool:

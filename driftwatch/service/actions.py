@@ -15,8 +15,9 @@ batches for shadows (handed over from the loop, never waited for: ``action_shado
 ``alerts`` runs alerts and webhooks, so an MLflow outage never holds one back. Every MLflow
 call is bounded (``actions.mlflow_timeout``, ``mlflow_http_retries``, ``mlflow_attempts``);
 an action that finds MLflow down backs off (``retry_backoff`` doubling to
-``retry_backoff_max``), so does the champion check (``action_champion.py``), and the
-``mlflow`` dependency reads down. :meth:`stop` gives a call in flight ``shutdown_grace``,
+``retry_backoff_max``), so does the champion check (``action_champion.py``) and a new
+champion's reference profile that did not reach the monitor (``action_adoption.py``), and
+the ``mlflow`` dependency reads down. :meth:`stop` gives a call in flight ``shutdown_grace``,
 then abandons it: its action stays open in the outbox. HTTP calls :meth:`admin` and
 :meth:`audit` (``action_admin.py``). What is left for the lanes when a finite run drains
 before it exits: ``action_drain.py``.
@@ -41,6 +42,7 @@ from driftwatch.metrics import Metrics
 from driftwatch.pipeline import WindowResult
 from driftwatch.policy.decision import Decision
 from driftwatch.service.action_admin import AdminCalls, retrain_settings
+from driftwatch.service.action_adoption import ProfileAdoption
 from driftwatch.service.action_champion import ChampionCheck
 from driftwatch.service.action_drain import DrainHooks
 from driftwatch.service.action_shadows import ShadowHooks
@@ -114,7 +116,7 @@ class ModelActions:
     score_scale: Any = None
 
 
-class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
+class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, ProfileAdoption):
     """Outboxes, executors and the pool behind the few calls the service makes."""
 
     def __init__(self, config: ServiceConfig, *, clock: Clock, metrics: Metrics,
@@ -140,6 +142,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
         lim = config.mlflow
         self.backoff = Backoff(lim.backoff_s, lim.backoff_max_s)
         self._champion_wait: dict[str, tuple[int, float]] = {}  # model -> (failures, at)
+        self._adoptions: dict[str, Any] = {}  # model -> PendingAdoption (action_adoption.py)
         self._dropped = 0
         if self.execute:
             self._open_registry_and_pool()
@@ -183,7 +186,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
             executor = ActionExecutor(
                 outbox, self.registry, self.pool, self.clock, buffer=buffer,
                 reference_path=reference, cutoff=cutoff, shadow_defaults=shadow_defaults,
-                on_promote=on_promote, drive_pool=False,
+                on_promote=self._adopting(on_promote), drive_pool=False,
                 columns=dict(champion.columns) if champion is not None else None,
                 score_is=champion.score_is if champion is not None else "p_bad",
                 bad_labels=(policy.reference.conventions().bad
@@ -199,6 +202,15 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
                           text_formats=dict(text_formats or {}), score_scale=score_scale)
         self.models[model] = ma
         return ma
+
+    def _adopting(self, on_promote: PromoteHook | None) -> PromoteHook:
+        """``on_promote`` that also ends a pending adoption of the model (a shadow's own
+        promotion, or a retried one, handed the monitor its champion's profile)."""
+        def hook(model: str, version: str, profile: Any) -> None:
+            if on_promote is not None:
+                on_promote(model, version, profile)
+            self.adoption_done(model, version)
+        return hook
 
     def set_policy(self, model: str, policy: Any) -> None:
         """A reloaded policy: its retrain settings and limits apply from now on."""
@@ -331,6 +343,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
         if self.pool is not None:
             self.pool.poll()
             self.pool.dispatch()
+        self.retry_adoptions()  # the monitor's reference first: drift is judged against it
         for ma in self.models.values():
             if ma.executor is not None:
                 try:
@@ -380,6 +393,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks):
             "recent": {m: [r.to_dict() for r in ma.outbox.list()[-10:]]
                        for m, ma in self.models.items()},
             "pool": self.pool.status().to_dict() if self.pool is not None else None,
+            "profile_adoption": self.adoptions_status(),
         }
 
     def pool_snapshot(self) -> PoolSnapshot | None:

@@ -2,7 +2,8 @@
 
 :meth:`ServiceViews.snapshot` (metrics), :meth:`ServiceViews.ready` (``/readyz``: the
 loop running, a fresh checkpoint, every source ready, the state folder writable, each
-dependency's state) and :meth:`ServiceViews.status` (``/status``) read state taken under
+dependency's state, and a new champion's profile still pending, which does not make the
+daemon unready) and :meth:`ServiceViews.status` (``/status``) read state taken under
 the loop's lock; :meth:`ServiceViews._make_http` wires them and the admin calls into the
 server. :class:`ServiceViews` is mixed into :class:`~driftwatch.service.daemon.Service`.
 """
@@ -36,6 +37,9 @@ class ServiceViews:
         shadows = self.actions.shadow_snapshots() if self.actions else {}
         models = tuple(replace(m, **shadows[m.model]) if m.model in shadows else m
                        for m in models)
+        pending = self.actions.adoption_pending_seconds() if self.actions else {}
+        models = tuple(replace(m, reference_adoption_pending_s=pending[m.model])
+                       if pending.get(m.model) else m for m in models)
         kw: dict[str, Any] = {"pool": pool} if pool is not None else {}
         cp = self.checkpoints
         return ServiceSnapshot(
@@ -59,6 +63,9 @@ class ServiceViews:
                "checkpoint_fresh": fresh, "sources": sources,
                "state_writable": writable, "state_reason": why,
                "dependencies": self.deps.to_dict()}
+        pending = self.actions.adoptions_status() if self.actions else {}
+        if pending:  # not unready: the monitor judges on, against the previous profile
+            out["profile_adoption"] = pending
         groups = {rt.name: rt.readiness() for rt in self.runtimes if hasattr(rt, "readiness")}
         if groups:  # members of a consumer group: their partitions, the idle ones
             out["group"] = groups

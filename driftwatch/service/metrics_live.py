@@ -58,6 +58,8 @@ class ModelSnapshot:
     shadow_active: bool = False
     shadow_metrics: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     shadow_labelled: int = 0
+    #: seconds the champion's reference profile has waited to reach the monitor (0: none)
+    reference_adoption_pending_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,8 @@ class LiveCollector(Collector):
             float(total))
         add("driftwatch_shadow_active", m.shadow_active, m.model)
         add("driftwatch_shadow_labelled_events", m.shadow_labelled, m.model)
+        add("driftwatch_reference_adoption_pending_seconds", m.reference_adoption_pending_s,
+            m.model)
         for role in ("champion", "challenger"):
             values = m.shadow_metrics.get(role, {})
             for metric in snap.shadow_metric_names:
