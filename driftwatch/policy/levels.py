@@ -48,6 +48,7 @@ __all__ = [
     "calibration_rates",
     "detector_config",
     "load_reference",
+    "reference_settings",
     "segment_tables",
 ]
 
@@ -167,6 +168,30 @@ class CalibratorCache:
         while len(self._items) > self.capacity:
             self._items.popitem(last=False)
         return cal
+
+
+def reference_settings(policy: Policy | None) -> dict[str, Any]:
+    """What of ``policy`` the profile :func:`load_reference` reads depends on: the
+    ``reference:`` block (columns, ``score_is``, label and decision coding, ``ignore``,
+    ``csv: {names:}``), the bin settings and the segment values kept. Equal settings read
+    the same file into the same profile; a hot reload that changes them must read it again.
+
+    >>> from driftwatch.policy.loader import load_policy_text
+    >>> from driftwatch.policy.watcher import MINIMAL
+    >>> a = load_policy_text(MINIMAL, file="p.yaml")
+    >>> b = load_policy_text(MINIMAL + "reference: {score_is: p_good}", file="p.yaml")
+    >>> c = load_policy_text(MINIMAL.replace("pane: 500", "pane: 800"), file="p.yaml")
+    >>> settings = reference_settings
+    >>> settings(a) == settings(b), settings(a) == settings(c)  # score_is matters, the pane not
+    (False, True)
+    """
+    if policy is None:
+        return {}
+    d = policy.detectors
+    return {"reference": policy.reference.model_dump(mode="json"),
+            "bins": {k: getattr(d, k) for k in _BIN_SETTINGS},
+            "bins_set": sorted(d.model_fields_set & set(_BIN_SETTINGS)),
+            "segment_top_k": policy.segments.top_k if policy.reference.segment else None}
 
 
 def load_reference(path: str | Path, policy: Policy | None, *,

@@ -99,6 +99,14 @@ class PolicyWatcher:
         self.reloads += 1
         return policy
 
+    def reject(self, exc: PolicyError, running: Policy) -> None:
+        """Refuse an edit :meth:`check` took but its user cannot apply (the daemon cannot
+        read its reference with it): ``running`` stays the policy, as for a bad edit, and
+        the same content is not tried again until the file changes."""
+        self.policy = running
+        self.reloads -= 1
+        self._refuse(exc)
+
     def _refuse(self, exc: PolicyError) -> None:
         self.errors += 1
         self.last_error = exc

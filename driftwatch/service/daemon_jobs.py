@@ -2,7 +2,9 @@
 
 APScheduler runs these jobs in its own thread (:meth:`ScheduledJobs._make_scheduler`);
 what they would change in a monitor (a reloaded policy, a changed or promoted reference)
-is posted to the loop's inbox and applied there under the loop's lock.
+is posted to the loop's inbox and applied there under the loop's lock. A reloaded policy
+that reads the reference otherwise (its ``reference:`` block or bins changed) comes with
+the profile it reads, adopted with it, as a changed reference file is.
 :class:`ScheduledJobs` is mixed into :class:`~driftwatch.service.daemon.Service`.
 """
 
@@ -13,7 +15,7 @@ from typing import Any
 
 from driftwatch.service.actions import labelled_buffer
 from driftwatch.service.model import ModelRuntime
-from driftwatch.service.reload import refresh_policy
+from driftwatch.service.reload import refresh_model
 from driftwatch.service.scheduler import ServiceScheduler
 
 __all__ = ["ScheduledJobs"]
@@ -59,11 +61,18 @@ class ScheduledJobs:
 
     def _reload_policies(self) -> None:
         for rt in self.runtimes:
-            policy = refresh_policy(rt.name, rt.watcher, self.metrics)
-            if policy is not None:
-                self.inbox.post(lambda rt=rt, p=policy: self._apply_policy(rt, p))
+            got = refresh_model(rt.name, rt.watcher, self.metrics, rt.reference_for_policy)
+            if got is not None:
+                self.inbox.post(lambda rt=rt, p=got[0], prof=got[1]:
+                                self._apply_policy(rt, p, prof))
 
-    def _apply_policy(self, rt: ModelRuntime, policy: Any) -> None:
+    def _apply_policy(self, rt: ModelRuntime, policy: Any, profile: Any = None) -> None:
+        """A reloaded policy, and the reference profile it reads when it reads the
+        reference otherwise: that one first, so the open window is closed and judged as it
+        was sketched (the running policy, the old bins)."""
+        if profile is not None:
+            self.metrics["reference_refreshes_total"].labels(model=rt.name).inc()
+            self._adopt(rt, profile)
         with self.lock:
             self._handle(rt, rt.apply_policy(policy))
         if self.actions is not None:

@@ -30,6 +30,7 @@ from driftwatch.onboard.consistency import check_reference
 from driftwatch.outputlog import OutputLog, iter_lines
 from driftwatch.pipeline import ModelMonitor, StageError, WindowResult, window_spec_from_policy
 from driftwatch.policy.level_store import LevelStore
+from driftwatch.policy.levels import reference_settings
 from driftwatch.policy.schema import Policy
 from driftwatch.policy.watcher import PolicyWatcher
 from driftwatch.replay import build_monitor, slim_record, summarise
@@ -314,6 +315,19 @@ class ModelRuntime:
         return self._record(closed)
 
     # -- reference ---------------------------------------------------------------------------
+    def reference_for_policy(self, policy: Policy) -> ReferenceProfile | None:
+        """The reference profile as ``policy`` reads the reference file, when it reads it
+        otherwise than the running policy (its ``reference:`` block or bins changed) into
+        another profile; else None. Called from the scheduler's thread: it only reads the
+        file. Raises the reader's error (a column the edit names that the table lacks)."""
+        if (self.reference_path is None
+                or reference_settings(policy) == reference_settings(self.monitor.policy)):
+            return None
+        profile = ReferenceReader.of(policy, self.connector).profile(self.reference_path)
+        if profile.fingerprint == self.monitor.profile.fingerprint:
+            return None
+        return profile
+
     def changed_reference(self) -> ReferenceProfile | None:
         """The reference profile if its file changed to a different profile, else None.
         Called from the scheduler's thread: it only reads the file."""
