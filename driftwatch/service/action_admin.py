@@ -68,16 +68,18 @@ class AdminCalls:
         pending (``action_adoption.py``): the answer is 202 and says so, and asking again
         finishes that adoption rather than promoting anything a second time."""
         from driftwatch.registry.promotion import promote
-        from driftwatch.registry.versions import CHALLENGER
+        from driftwatch.registry.versions import CHALLENGER, CHAMPION
 
         challenger = self.registry.by_alias(ma.model, CHALLENGER)
         if challenger is None:
             pending = self.pending_adoption(ma.model)
             if pending is None:
                 return AdminResult(409, {"error": f"{ma.model} has no challenger to promote"})
-            adopted = self.adopt_champion(ma, pending.version)  # the promotion happened
-            return AdminResult(_status(adopted), {"model": ma.model,
-                                                  "champion": pending.version,
+            # the promotion happened; the champion now (moved meanwhile?) is what to adopt
+            current = self.registry.by_alias(ma.model, CHAMPION)
+            version = current.version if current is not None else pending.version
+            adopted = self.adopt_champion(ma, version)
+            return AdminResult(_status(adopted), {"model": ma.model, "champion": version,
                                                   "promoted_already": True, **adopted})
         replaced = promote(self.registry, ma.model, challenger.version, at=self.clock.now(),
                            by=actor)
