@@ -33,6 +33,7 @@ from typing import Any
 
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.file import FileSource
+from driftwatch.connectors.jsonscan import leave_cores
 from driftwatch.cores import usable_cores
 from driftwatch.errors import DriftwatchError, SourceError
 
@@ -62,6 +63,7 @@ def reads_in_process(*, total_bytes: int, wanted: bool | None) -> bool:
 def _serve(source: FileSource, out: Any, limit: int) -> None:
     """The child: poll the source to its end, each poll (or the error that stopped it)
     pickled onto ``out``; ``None`` once every file is read."""
+    leave_cores(1)
     try:
         while (polled := source.poll(limit)) is not None:
             out.put(("poll", pickle.dumps(polled, protocol=pickle.HIGHEST_PROTOCOL)))
