@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import gzip
 import json
+import multiprocessing
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from driftwatch.connectors.file_process import MIN_PROCESS_BYTES, reads_in_process
+from driftwatch.connectors.file import FileSource
+from driftwatch.connectors.file_process import MIN_PROCESS_BYTES, ProcessSource, reads_in_process
 from driftwatch.errors import DriftwatchError
 from driftwatch.replay import replay
-from driftwatch.testing.generator import write_scenario
+from driftwatch.testing.credit import credit_schema
+from driftwatch.testing.generator import CreditStream, write_scenario
+
+from .test_file_read_ahead import _files, _polls, _same
+from .test_file_read_ahead import stream as stream  # the fixture, shared
 
 ROOT = Path(__file__).resolve().parents[2]
 CONNECTOR = ROOT / "connectors" / "demo-file.yaml"
@@ -80,3 +88,31 @@ def test_small_recordings_are_read_in_the_loops_process() -> None:
     assert not reads_in_process(total_bytes=MIN_PROCESS_BYTES - 1, wanted=None)
     assert not reads_in_process(total_bytes=10 * MIN_PROCESS_BYTES, wanted=False)
     assert reads_in_process(total_bytes=0, wanted=True)
+
+
+@settings(max_examples=6, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=st.integers(1, 700), size=st.integers(1, 900), cut=st.integers(0, 900),
+       bad_every=st.integers(5, 400))
+def test_the_child_hands_out_the_polls_of_the_loops_own_read(
+    tmp_path_factory: pytest.TempPathFactory, stream: CreditStream, batch: int, size: int,
+    cut: int, bad_every: int,
+) -> None:
+    c = _files(tmp_path_factory.mktemp("pr"), stream, cut, bad_every)
+    plain = _polls(FileSource(c, credit_schema(), batch_size=batch, read_ahead=False), [size])
+    child = ProcessSource(FileSource(c, credit_schema(), batch_size=batch))
+    try:
+        _same(plain, _polls(child, [size]))  # type: ignore[arg-type]
+        assert child.positions == plain[-1].positions
+    finally:
+        child.close()
+
+
+def test_closing_before_the_end_stops_the_child(tmp_path: Path, stream: CreditStream) -> None:
+    child = ProcessSource(FileSource(_files(tmp_path, stream, 400, 50), credit_schema(),
+                                     batch_size=20))
+    assert child.poll(20) is not None
+    assert [p.name for p in multiprocessing.active_children()] == ["driftwatch-read"]
+    child.close()
+    assert multiprocessing.active_children() == []
+    assert child.poll(20) is None
