@@ -167,7 +167,7 @@ class FileReader:
         self._topics = {d.mapping.topic_name: i for i, d in self.decoders if d.mapping.topic_name}
         self._f: Any = None
         self._size = path.stat().st_size if path.exists() else 0
-        self._buf, self._pos = b"", 0
+        self._buf, self._pos, self._len = bytearray(), 0, 0
         self._nl, self._nl_at = np.zeros(0, np.int64), 0
         self._block_lines = 0
         self._block_nl = np.zeros(0, dtype=np.int64)
@@ -281,25 +281,22 @@ class FileReader:
     def _read_lines(self, n: int | None = None) -> bytes:
         """The next ``n`` (default: batch size) lines as one block; marks the end of file.
 
-        The buffer is ``_buf[_pos:]`` with the offsets of its line ends in ``_nl[_nl_at:]``,
-        found once per byte read, so a small batch size never rescans or copies the buffer.
+        The bytes held are ``_buf[_pos:_len]``, with the offsets of their line ends in
+        ``_nl[_nl_at:]``, found once per byte read, so a small batch size never rescans
+        the buffer. The file is read into the buffer in place (:meth:`_fill`) and a block
+        is copied out of it once.
         """
         want = n or self.batch_size
         eof = False
         while len(self._nl) - self._nl_at < want:
-            if len(self._buf) - self._pos >= MAX_BLOCK_BYTES:
+            if self._len - self._pos >= MAX_BLOCK_BYTES:
                 if len(self._nl) > self._nl_at:
                     break  # a shorter block: its bytes, not its lines, are the bound
                 self._cut_long_line()
                 continue
-            data = self._f.read(_READ)
-            if not data:
+            if not self._fill():
                 eof = True
                 break
-            rest = self._buf[self._pos :]
-            found = np.flatnonzero(np.frombuffer(data, np.uint8) == 10) + len(rest)
-            self._nl = np.concatenate([self._nl[self._nl_at :] - self._pos, found])
-            self._buf, self._pos, self._nl_at = rest + data, 0, 0
         buf, pos, at = self._buf, self._pos, self._nl_at
         have = len(self._nl) - at
         if have >= want or (have and not eof):
@@ -308,29 +305,57 @@ class FileReader:
             self._nl_at += take
             self._block_lines = take
         else:
-            end = len(buf)
-            self._block_lines = have + (1 if end > pos and buf[-1:] != b"\n" else 0)
+            end = self._len
+            self._block_lines = have + (1 if end > pos and buf[end - 1] != 10 else 0)
             self._nl_at = len(self._nl)
             self.exhausted = True
         # the block's line ends, already found: the decoder need not look for them again
         self._block_nl = self._nl[at : self._nl_at] - pos
         self.line += self._block_lines
         self._pos = end
-        return buf[pos:end]
+        with memoryview(buf) as view:  # one copy: a bytearray's slice would be another
+            return bytes(view[pos:end])
+
+    def _fill(self) -> bool:
+        """Read up to :data:`_READ` more bytes into the buffer after the held ones (moved
+        to its front first when the room after them is short); False at the end of file."""
+        if self._len + _READ > len(self._buf):
+            pos, held = self._pos, self._len - self._pos
+            buf = self._buf if len(self._buf) >= held + _READ else bytearray(
+                max(2 * _READ, held + _READ))
+            buf[:held] = self._buf[pos : self._len]
+            self._buf, self._len, self._pos = buf, held, 0
+            self._nl, self._nl_at = self._nl[self._nl_at :] - pos, 0
+        view = memoryview(self._buf)
+        try:
+            got = self._f.readinto(view[self._len : self._len + _READ])
+        finally:
+            view.release()
+        if not got:
+            return False
+        found = np.flatnonzero(
+            np.frombuffer(self._buf, np.uint8, count=got, offset=self._len) == 10) + self._len
+        self._nl = np.concatenate([self._nl[self._nl_at :], found])
+        self._nl_at = 0
+        self._len += got
+        return True
 
     def _cut_long_line(self) -> None:
         """The buffer holds one line longer than a block may be: keep its head (still over
         the decoder's message cap, so it is dead-lettered as too large) and drop the rest
         of it unread into memory."""
-        kept = self._buf[self._pos : self._pos + MAX_MESSAGE_BYTES + 1]
+        kept = bytes(self._buf[self._pos : self._pos + MAX_MESSAGE_BYTES + 1])
         rest = b""
         while data := self._f.read(_READ):
             cut = data.find(b"\n")
             if cut >= 0:
                 rest = data[cut:]
                 break
-        self._buf, self._pos, self._nl_at = kept + rest, 0, 0
-        self._nl = np.flatnonzero(np.frombuffer(self._buf, np.uint8) == 10)
+        held = kept + rest
+        self._buf = bytearray(max(2 * _READ, len(held) + _READ))
+        self._buf[: len(held)] = held
+        self._len, self._pos, self._nl_at = len(held), 0, 0
+        self._nl = np.flatnonzero(np.frombuffer(held, np.uint8) == 10)
 
     def _jsonl_chunk(self, block: bytes) -> Chunk:
         first = self.line - self._block_lines + 1
