@@ -28,7 +28,8 @@ import pickle
 import queue
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from driftwatch.connectors.base import Polled
@@ -37,14 +38,40 @@ from driftwatch.connectors.jsonscan import leave_cores
 from driftwatch.cores import usable_cores
 from driftwatch.errors import DriftwatchError, SourceError
 
-__all__ = ["MIN_PROCESS_BYTES", "ProcessSource", "reads_in_process"]
+__all__ = ["MIN_PROCESS_BYTES", "ProcessSource", "input_bytes", "reads_in_process"]
 
-#: Inputs smaller than this are read in the loop's process: a child's start and the
+#: Inputs smaller than this (decompressed) are read in the loop's process: a child's start and the
 #: hand-over cost more than they save on a recording read in a second or two.
 MIN_PROCESS_BYTES = 64 << 20
 
 #: Polls the child may hold decoded ahead of the loop (memory: that many batches).
 _AHEAD = 3
+
+
+def input_bytes(paths: Sequence[str | Path]) -> int:
+    """The bytes the inputs hold once decompressed: a gzip file's size is its trailer's
+    (the size modulo 4 GiB, so never taken below the compressed size), any other's its
+    own. A file that cannot be read counts nothing (opening it says why).
+
+    >>> import gzip, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d, "a.jsonl.gz")
+    ...     _ = p.write_bytes(gzip.compress(b"{}\\n" * 1000))
+    ...     input_bytes([p, Path(d, "missing.jsonl")])
+    3000
+    """
+    total = 0
+    for p in map(Path, paths):
+        try:
+            size = p.stat().st_size
+            with p.open("rb") as f:
+                if f.read(2) == b"\x1f\x8b" and size >= 20:
+                    f.seek(-4, 2)
+                    size = max(size, int.from_bytes(f.read(4), "little"))
+        except OSError:
+            continue
+        total += size
+    return total
 
 
 def reads_in_process(*, total_bytes: int, wanted: bool | None) -> bool:

@@ -25,7 +25,7 @@ from driftwatch.actions.reference import ReferenceReader
 from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.connectors.file import FileInput, FileSource, bind_inputs, separator_notes
-from driftwatch.connectors.file_process import ProcessSource, reads_in_process
+from driftwatch.connectors.file_process import ProcessSource, input_bytes, reads_in_process
 from driftwatch.connectors.probe import probe_inputs
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
@@ -346,8 +346,8 @@ def replay(
     ``read_process``: read and decode the files in a child process, beside the loop
     (:mod:`~driftwatch.connectors.file_process`; the same polls, so the same results).
     None: when the inputs hold at least
-    :data:`~driftwatch.connectors.file_process.MIN_PROCESS_BYTES` and a second core is
-    there.
+    :data:`~driftwatch.connectors.file_process.MIN_PROCESS_BYTES` once decompressed and a
+    second core is there.
     """
     prewarm()  # the window kernel needs numba once the reference is read: import it now
     out = Path(out_dir)
@@ -376,7 +376,7 @@ def replay(
     source: FileSource | ProcessSource = FileSource(conn, schema, batch_size=batch_size,
                                                     dead_letter=dl, inputs=bound)
     total = sum(Path(p).stat().st_size for p in inputs if Path(p).exists())
-    if reads_in_process(total_bytes=total, wanted=read_process):
+    if reads_in_process(total_bytes=input_bytes(inputs), wanted=read_process):
         source = ProcessSource(source)
     result = ReplayResult(out_dir=out)
     actions = None
