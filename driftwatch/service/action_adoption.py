@@ -10,7 +10,10 @@ how long it has waited, and the ``mlflow`` lane tries again on the actions' back
 (``actions.retry_backoff`` doubling to ``retry_backoff_max``) until it holds. A
 ``promote`` asked again meanwhile finishes that adoption at once instead of answering that
 there is no challenger; it promotes nothing a second time. Every adoption that reaches the
-monitor (from here or from a shadow's own promotion) ends the pending one.
+monitor (from here or from a shadow's own promotion) ends the pending one. A pending
+adoption is kept in the model's state folder (``profile_store.py``), so a restart goes
+on waiting for it; a start that finds MLflow down resumes it here
+(:meth:`ProfileAdoption.resume_adoption`).
 :class:`ProfileAdoption` is mixed into :class:`~driftwatch.service.actions.ServiceActions`.
 """
 
@@ -48,12 +51,15 @@ class PendingAdoption:
     attempts: int
     retry_at: float
     error: str
+    #: what the monitor judges on meanwhile, when a start could not read MLflow
+    note: str = ""
 
     def to_dict(self, now: float) -> dict[str, Any]:
         """What ``/status`` shows of it."""
         return {"champion": self.version, "state": "pending", "attempts": self.attempts,
                 "error": self.error, "pending_seconds": round(max(0.0, now - self.since), 3),
-                "retry_in_seconds": round(max(0.0, self.retry_at - now), 3)}
+                "retry_in_seconds": round(max(0.0, self.retry_at - now), 3),
+                **({"note": self.note} if self.note else {})}
 
 
 class ProfileAdoption:
@@ -88,6 +94,7 @@ class ProfileAdoption:
         over (the newest adoption is the newest champion's)."""
         gone = self._adoptions.pop(model, None)
         if gone is not None:
+            self._keep(model, None)
             log.info("%s: champion v%s's reference profile adopted after %d failed "
                      "attempt(s)", model, version, gone.attempts)
 
@@ -97,8 +104,10 @@ class ProfileAdoption:
         attempts = before.attempts + 1 if before is not None else 1
         since = before.since if before is not None else now
         pending = PendingAdoption(version, since=since, attempts=attempts,
-                                  retry_at=self.backoff.retry_at(now, attempts), error=str(exc))
+                                  retry_at=self.backoff.retry_at(now, attempts), error=str(exc),
+                                  note=before.note if before is not None else "")
         self._adoptions[model] = pending
+        self._keep(model, pending)
         log.warning("%s: champion is v%s, but its reference profile could not be loaded "
                     "(attempt %d; the monitor keeps its current reference, next try in "
                     "%.0fs): %s", model, version, attempts, pending.retry_at - now, exc)
@@ -125,8 +134,32 @@ class ProfileAdoption:
                 continue
             if current is None:  # no champion any more: nothing to adopt
                 self._adoptions.pop(model, None)
+                self._keep(model, None)
                 continue
             self.adopt_champion(ma, current.version)
+
+    def resume_adoption(self, model: str, version: str, *, since: float, attempts: int,
+                        error: str, note: str = "") -> None:
+        """A start could not finish champion ``version``'s adoption (MLflow down): wait for
+        it from now on the backoff, counted ``since`` the champion moved (or the start)."""
+        now = self.clock.now()
+        pending = PendingAdoption(version, since=min(since, now), attempts=attempts,
+                                  retry_at=self.backoff.retry_at(now, max(1, attempts)),
+                                  error=error, note=note)
+        self._adoptions[model] = pending
+        self._keep(model, pending)
+
+    def _keep(self, model: str, pending: PendingAdoption | None) -> None:
+        """Write the model's pending adoption (None: none) to its state folder."""
+        ma = self.models.get(model)
+        store = getattr(ma, "profiles", None)
+        if store is None:
+            return
+        if pending is None:
+            store.settled()
+        else:
+            store.pending(pending.version, since=pending.since, attempts=pending.attempts,
+                          error=pending.error)
 
     def pending_adoption(self, model: str) -> PendingAdoption | None:
         return self._adoptions.get(model)

@@ -114,6 +114,8 @@ class ModelActions:
     #: the scale the connector writes the score in: a reference score column written so
     #: is read as the probability by the champion's trial and the stand-in
     score_scale: Any = None
+    #: the model's kept profiles and adopted champion (a ProfileStore; None: not kept)
+    profiles: Any = None
 
 
 class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, ProfileAdoption):
@@ -175,7 +177,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, Profile
                   policy: Any = None, champion: Any = None,
                   text_formats: Mapping[str, str] | None = None,
                   score_scale: Any = None,
-                  reference_reader: Any = None) -> ModelActions:
+                  reference_reader: Any = None, profiles: Any = None) -> ModelActions:
         folder = self.config.state_dir / "models" / model
         outbox = Outbox(folder, clock=self.clock)
         executor = None
@@ -199,7 +201,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, Profile
         ma = ModelActions(model, outbox, executor, reference, profile, policy,
                           champion=champion,
                           features=tuple(profile.schema.names) if profile is not None else (),
-                          text_formats=dict(text_formats or {}), score_scale=score_scale)
+                          text_formats=dict(text_formats or {}), score_scale=score_scale,
+                          profiles=profiles)
         self.models[model] = ma
         return ma
 

@@ -43,6 +43,7 @@ from driftwatch.service.actions import (
     labelled_buffer,
     shadow_defaults,
 )
+from driftwatch.service.champion_start import ChampionAtStart
 from driftwatch.service.checkpoint import Checkpoints
 from driftwatch.service.config import ServiceConfig
 from driftwatch.service.daemon_finish import FinishingRun
@@ -70,7 +71,7 @@ JOBS = ("checkpoint", "staleness", "actions", "alerts", "policy_reload", "refere
         "offpeak_dispatch", "reports")
 
 
-class Service(ServiceViews, ScheduledJobs, FinishingRun):
+class Service(ServiceViews, ScheduledJobs, FinishingRun, ChampionAtStart):
     """The daemon. ``run()`` blocks until :meth:`stop` (or, with ``exit_when_done``, until
     every finite source is consumed and what it started is finished: see the module doc)
     and returns the exit code."""
@@ -184,7 +185,8 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
                 on_promote=self._on_promote, profile=rt.monitor.profile,
                 policy=rt.monitor.policy, champion=rt.config.champion,
                 text_formats=rt.connector.text_formats(),
-                score_scale=_score_scale(rt), reference_reader=_reference_reader(rt))
+                score_scale=_score_scale(rt), reference_reader=_reference_reader(rt),
+                profiles=rt.profiles)
             self.actions.attach(rt.name, rt.monitor)
         rc = cfg.reports
         self.reports = LiveReports(
@@ -209,11 +211,12 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun):
         for rt in self.runtimes:
             part = saved.get(rt.name)  # read once: a part is decoded on each access
             with self.lock:
-                results = rt.restore(part)
+                results = rt.restore(part, self._champion_lookup(rt))
                 del part
                 if rt.name in saved:  # the gauges of the last window it covers
                     restore_view(self.metrics, rt.name, last_record(rt.timeline.path))
                 self._handle(rt, results)
+            self._champion_at_start(rt)  # moved while the daemon was down? MLflow down?
         self._restore_s = self.clock.monotonic() - t0
         if cp is not None:
             self.checkpoints.restored(cp)

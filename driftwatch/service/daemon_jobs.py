@@ -4,7 +4,9 @@ APScheduler runs these jobs in its own thread (:meth:`ScheduledJobs._make_schedu
 what they would change in a monitor (a reloaded policy, a changed or promoted reference)
 is posted to the loop's inbox and applied there under the loop's lock. A reloaded policy
 that reads the reference otherwise (its ``reference:`` block or bins changed) comes with
-the profile it reads, adopted with it, as a changed reference file is.
+the profile it reads, adopted with it, as a changed reference file is, unless a
+champion's profile adopted from the registry is judged on: the champion's profile
+overrides the reference file (``champion_start.py``).
 :class:`ScheduledJobs` is mixed into :class:`~driftwatch.service.daemon.Service`.
 """
 
@@ -87,9 +89,11 @@ class ScheduledJobs:
                          profile.fingerprint)
                 self.inbox.post(lambda rt=rt, p=profile: self._adopt(rt, p))
 
-    def _adopt(self, rt: ModelRuntime, profile: Any) -> None:
+    def _adopt(self, rt: ModelRuntime, profile: Any, champion: str | None = None) -> None:
+        if profile.fingerprint == rt.monitor.profile.fingerprint and champion is None:
+            return  # the same profile again: the open window stays open
         with self.lock:
-            self._handle(rt, rt.adopt_reference(profile))
+            self._handle(rt, rt.adopt_reference(profile, champion=champion))
         if self.actions is not None:
             self.actions.set_buffer(rt.name, labelled_buffer(rt.monitor))
         self._request_checkpoint()
@@ -99,6 +103,7 @@ class ScheduledJobs:
         rt = next((r for r in self.runtimes if r.name == model), None)
         if rt is None or profile is None:
             return
+        self._keep_promoted(rt, version, profile)
         log.info("%s: version %s promoted; adopting its reference profile", model, version)
         self.metrics["reference_refreshes_total"].labels(model=model).inc()
-        self.inbox.post(lambda: self._adopt(rt, profile))
+        self.inbox.post(lambda: self._adopt(rt, profile, champion=version))

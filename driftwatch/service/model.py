@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -38,12 +38,13 @@ from driftwatch.replay.isolation import PROCESSING_ERROR, poison_records, timeli
 from driftwatch.service.config import ModelConfig, TimelineConfig
 from driftwatch.service.live_source import PacedSource
 from driftwatch.service.metrics_live import ModelSnapshot
+from driftwatch.service.profile_store import ProfileStore
 from driftwatch.statetree import Capture
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
-__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime", "check_pacing", "model_connector",
-           "open_timeline"]
+__all__ = ["DELAY_BUCKET_BINS", "ModelRuntime", "ProfileLookup", "check_pacing",
+           "model_connector", "open_timeline", "reference_path"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,8 @@ _RECENT = 20
 #: ``le`` buckets of ``driftwatch_label_join_delay_seconds``: about 1 h, 1 d, 9 d, 37 d,
 #: 65 d, 116 d and 206 d.
 DELAY_BUCKET_BINS = (29, 40, 47, 52, 54, 56, 58)
+#: ``fingerprint -> profile``: where else a checkpoint's profile may be found (None: not there)
+ProfileLookup = Callable[[str], ReferenceProfile | None]
 
 
 def _spec_dict(spec: WindowSpec) -> dict[str, Any]:
@@ -101,6 +104,15 @@ def open_timeline(out_dir: Path, cfg: TimelineConfig | None = None) -> OutputLog
     defaults when None)."""
     cfg = cfg or TimelineConfig()
     return OutputLog(out_dir / "timeline.jsonl", max_bytes=cfg.max_bytes, keep=cfg.segments)
+
+
+def reference_path(cfg: ModelConfig, policy: Policy, base_dir: Path) -> Path | None:
+    """The reference file the model reads: the config's ``reference:``, else the policy's
+    ``model.reference`` (from the working directory when there, else from ``base_dir``)."""
+    ref = cfg.reference or (Path(policy.model.reference) if policy.model.reference else None)
+    if ref is not None and not ref.is_absolute() and not ref.exists():
+        ref = base_dir / ref
+    return ref
 
 
 def model_connector(cfg: ModelConfig) -> Connector:
@@ -158,6 +170,10 @@ class ModelRuntime:
     _held: int = 0
     _ref_stamp: tuple[int, int] | None = None
     errors: list[StageError] = field(default_factory=list)
+    #: the profiles this model was judged on, and the champion adopted from the registry
+    profiles: ProfileStore | None = None
+    #: the champion version whose profile the monitor judges on (None: the reference file's)
+    champion: str | None = None
 
     @classmethod
     def open(cls, cfg: ModelConfig, *, state_dir: Path, base_dir: Path,
@@ -168,22 +184,26 @@ class ModelRuntime:
         check_reference(policy, connector=connector, reference=cfg.reference, base_dir=base_dir)
         monitor = build_monitor(policy, reference=cfg.reference, base_dir=base_dir,
                                 connector=connector)
+        name = cfg.name or monitor.model
+        monitor.model = name
+        profiles = ProfileStore(state_dir / "profiles" / name)
+        profiles.save(monitor.profile)  # a checkpoint may name it after the file changes
+        champion = _adopted_champion(name, profiles)
+        if champion is not None:  # judged on the champion's profile before the restart
+            monitor.set_profile(champion[1])
         # calibrated levels before the HTTP listener starts; a restart reads them back
         monitor.calibrators.store = LevelStore(state_dir / "levels")
         monitor.warm_up()
-        name = cfg.name or monitor.model
-        monitor.model = name
         out_dir = state_dir / "out" / name
         out_dir.mkdir(parents=True, exist_ok=True)
         source, dead = open_source(connector, monitor, cfg, out_dir, clock)
-        ref = cfg.reference or (Path(policy.model.reference) if policy.model.reference else None)
-        if ref is not None and not ref.is_absolute() and not ref.exists():
-            ref = base_dir / ref
+        ref = reference_path(cfg, policy, base_dir)
         return cls(name=name, config=cfg, connector=connector, watcher=watcher,
                    monitor=monitor, source=source, out_dir=out_dir,
                    timeline=open_timeline(out_dir, timeline), clock=clock,
                    dead_letter=dead, reference_path=ref, base_dir=base_dir,
-                   _ref_stamp=_stamp(ref))
+                   _ref_stamp=_stamp(ref), profiles=profiles,
+                   champion=champion[0] if champion is not None else None)
 
     # -- reading -------------------------------------------------------------------------------
     @property
@@ -316,25 +336,39 @@ class ModelRuntime:
 
     # -- reference ---------------------------------------------------------------------------
     def reference_for_policy(self, policy: Policy) -> ReferenceProfile | None:
-        """The reference profile as ``policy`` reads the reference file, when it reads it
+        """The reference profile as ``policy`` reads the reference, when it reads it
         otherwise than the running policy (its ``reference:`` block or bins changed) into
-        another profile; else None. Called from the scheduler's thread: it only reads the
-        file. Raises the reader's error (a column the edit names that the table lacks)."""
+        another profile; else None, and None
+        while a champion's profile adopted from the registry is judged on (the file is
+        still read: an edit it cannot be read with is refused). Called from the
+        scheduler's thread: it only reads the file. Raises the reader's error (a column
+        the edit names that the table lacks)."""
         if (self.reference_path is None
                 or reference_settings(policy) == reference_settings(self.monitor.policy)):
             return None
         profile = ReferenceReader.of(policy, self.connector).profile(self.reference_path)
+        if self.champion is not None:
+            log.info("%s: the reloaded policy reads the reference otherwise; champion v%s's "
+                     "profile stays (a champion adopted from the registry overrides the "
+                     "reference file)", self.name, self.champion)
+            return None
         if profile.fingerprint == self.monitor.profile.fingerprint:
             return None
         return profile
 
     def changed_reference(self) -> ReferenceProfile | None:
-        """The reference profile if its file changed to a different profile, else None.
+        """The reference profile if its file changed to a different profile, else None
+        (and None while a champion's profile adopted from the registry is judged on).
         Called from the scheduler's thread: it only reads the file."""
         stamp = _stamp(self.reference_path)
         if stamp is None or stamp == self._ref_stamp or self.reference_path is None:
             return None
         self._ref_stamp = stamp
+        if self.champion is not None:
+            log.info("%s: the reference file changed; champion v%s's profile stays (a "
+                     "champion adopted from the registry overrides the reference file)",
+                     self.name, self.champion)
+            return None
         policy = self.watcher.policy
         # read as at the start and as the actions read it (ReferenceReader.of)
         profile = ReferenceReader.of(policy, self.connector).profile(self.reference_path)
@@ -342,13 +376,26 @@ class ModelRuntime:
             return None
         return profile
 
-    def adopt_reference(self, profile: ReferenceProfile) -> list[WindowResult]:
-        """Measure against ``profile`` from now on. The open window is closed first (a
-        partial window, so its events are judged against the bins they were sketched on);
-        label joins, engine state and window ids carry over. A different decoding schema
-        (features, levels) reopens the source at the same positions."""
-        old_schema = self.connector.schema_for(self.monitor.profile.schema)
+    def adopt_reference(self, profile: ReferenceProfile, *,
+                        champion: str | None = None) -> list[WindowResult]:
+        """Measure against ``profile`` from now on (``champion``: the version of the
+        registry's champion it belongs to, which then overrides the reference file). The
+        open window is closed first (a partial window, so its events are judged against
+        the bins they were sketched on); label joins, engine state and window ids carry
+        over. A different decoding schema (features, levels) reopens the source at the
+        same positions. The same profile again changes nothing."""
+        if champion is not None:
+            self.champion = champion
+        if profile.fingerprint == self.monitor.profile.fingerprint:
+            return []
+        if self.profiles is not None:  # before a checkpoint can name it
+            self.profiles.save(profile)
         results = self._record(self.monitor.flush())
+        self._use_profile(profile)
+        return results
+
+    def _use_profile(self, profile: ReferenceProfile) -> None:
+        old_schema = self.connector.schema_for(self.monitor.profile.schema)
         self.monitor.set_profile(profile)
         if self.connector.schema_for(profile.schema) != old_schema:
             self.source.close()
@@ -358,7 +405,6 @@ class ModelRuntime:
                 self.connector, self.monitor, self.config, self.out_dir, self.clock)
             if self.positions:
                 self.source.seek(self.positions)
-        return results
 
     # -- checkpoints ---------------------------------------------------------------------------
     def state(self, capture: Capture | None = None) -> dict[str, Any]:
@@ -377,20 +423,30 @@ class ModelRuntime:
             "recent": list(self.recent),
         }
 
-    def restore(self, d: Mapping[str, Any] | None) -> list[WindowResult]:
-        """Back to a checkpoint (None: a fresh start, outputs emptied)."""
+    def restore(self, d: Mapping[str, Any] | None,
+                lookup: ProfileLookup | None = None) -> list[WindowResult]:
+        """Back to a checkpoint (None: a fresh start, outputs emptied). The checkpoint is
+        restored on the profile it was taken on (the one kept in the state folder, else
+        ``lookup``'s); when that is not the profile this start judges on (the reference
+        file changed, or a champion's profile was adopted after the checkpoint), that one
+        is then adopted as a live change is: the restored open window closes first."""
         if d is None:
             self.timeline.clear()
             return []
         saved = d["monitor"]
-        if saved.get("profile") != self.monitor.profile.fingerprint:
-            raise StateError(
-                f"{self.name}: the checkpoint was taken against reference "
-                f"{saved.get('profile')}, the configured one is "
-                f"{self.monitor.profile.fingerprint} (a new reference, or a driftwatch "
-                "upgrade that cuts the reference's bins differently); restore the old "
-                "reference, or start from an empty state directory"
-            )
+        target = self.monitor.profile
+        wanted = str(saved.get("profile"))
+        if wanted != target.fingerprint:
+            found = self.profiles.load(wanted) if self.profiles is not None else None
+            if found is None and lookup is not None:
+                found = lookup(wanted)
+            if found is None:
+                raise StateError(
+                    f"{self.name}: the checkpoint was taken against reference {wanted}, "
+                    f"this start reads {target.fingerprint}, and the state folder does "
+                    "not hold the checkpoint's (a state folder from an older driftwatch); "
+                    "restore the old reference, or start from an empty state directory")
+            self._use_profile(found)
         spec_now = self.monitor.spec
         try:
             self.monitor.spec = WindowSpec(**d["window_spec"])
@@ -410,8 +466,15 @@ class ModelRuntime:
         self._late_seen = int(self.monitor.window.n_late)
         if self.positions:
             self.source.seek(self.positions)
+        results = []
+        if target.fingerprint != self.monitor.profile.fingerprint:
+            log.info("%s: the checkpoint was taken on reference %s; judging on %s from "
+                     "here (%s)", self.name, wanted, target.fingerprint,
+                     f"champion v{self.champion}'s profile" if self.champion is not None
+                     else "the reference file's profile")
+            results = self.adopt_reference(target)
         # the policy file changed window settings while the daemon was down
-        return self._respec(spec_now) if spec_now != self.monitor.spec else []
+        return results + (self._respec(spec_now) if spec_now != self.monitor.spec else [])
 
     # -- what others read ----------------------------------------------------------------------
     @property
@@ -450,6 +513,8 @@ class ModelRuntime:
             "source": {"kind": self.connector.kind, "ready": self.ready, "done": self.done,
                        "positions": dict(self.positions), "lag": self.consumer_lag()},
             "reference": m.profile.fingerprint,
+            # whose profile that is: a champion's adopted from the registry, or the file's
+            "reference_champion": self.champion,
             "tier": self.tier,
             "windows": self.windows,
             **m.record_counts(),
@@ -502,6 +567,21 @@ class ModelRuntime:
         except Exception as exc:  # this runtime is dropped either way
             log.debug("%s: closing the source of a dropped runtime: %s", self.name, exc)
         self.timeline.close()
+
+
+def _adopted_champion(name: str, profiles: ProfileStore) -> tuple[str, ReferenceProfile] | None:
+    """The champion version and its profile the model judged on before this start, as the
+    state folder keeps them; None when it judged on the reference file's."""
+    adopted = profiles.champion()
+    if adopted is None or adopted.version is None or adopted.fingerprint is None:
+        return None
+    profile = profiles.load(adopted.fingerprint)
+    if profile is None:
+        log.warning("%s: champion v%s's profile %s is missing from the state folder; the "
+                    "reference file's profile is used until the champion is read again",
+                    name, adopted.version, adopted.fingerprint)
+        return None
+    return adopted.version, profile
 
 
 def _shown(path: Path) -> Path:

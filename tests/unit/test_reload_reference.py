@@ -155,3 +155,22 @@ def test_an_edit_the_reference_cannot_be_read_with_is_refused_and_the_policy_kep
     assert errors._value.get() == 1
     [line] = [r.getMessage() for r in caplog.records if "policy edit refused" in r.getMessage()]
     assert "cannot read the reference" in line and "pol.yaml" in line
+
+
+def test_a_champion_adopted_from_the_registry_overrides_a_changed_reference_file(
+        service: Service, tmp_path: Path):
+    rt = service.runtimes[0]
+    profile = rt.monitor.profile
+    rt.adopt_reference(profile, champion="2")  # as a promotion hands it over
+    ref = pd.read_csv(tmp_path / "ref.csv", header=None)
+    ref[0] = ref[0] * 1.5  # incomes half as high again: another profile
+    ref.to_csv(tmp_path / "ref.csv", index=False, header=False)
+    _edit(tmp_path / "ref.csv", (tmp_path / "ref.csv").read_text())
+    service._refresh_references()  # the scheduler's job
+    service.inbox.drain()
+    assert rt.monitor.profile is profile
+    rt.champion = None  # judged on the file: the same change is adopted
+    rt._ref_stamp = None
+    service._refresh_references()
+    service.inbox.drain()
+    assert rt.monitor.profile.fingerprint != profile.fingerprint

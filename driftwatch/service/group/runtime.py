@@ -345,7 +345,7 @@ class GroupRuntime(Leadership, ModelRuntime):
                 "timeline_generation": self.timeline.generation, "done": False,
                 "windows": self.windows, "tier": self.tier, "recent": list(self.recent)}
 
-    def restore(self, d: Any) -> list[WindowResult]:
+    def restore(self, d: Any, lookup: Any = None) -> list[WindowResult]:
         """Partition and leader state come from the pane log on assignment; locally the
         timeline is tidied (a line cut by a crash is dropped: the decider writes a line
         after its state is durable in the log, never before) and the batches this member
@@ -375,7 +375,7 @@ class GroupRuntime(Leadership, ModelRuntime):
             return []
         return super().apply_policy(policy)
 
-    def adopt_reference(self, profile: Any) -> list[WindowResult]:
+    def adopt_reference(self, profile: Any, *, champion: str | None = None) -> list[WindowResult]:
         """Not while running: every instance's panes are on the running reference's bins."""
         log.error("%s: the reference changed (%s); a group keeps measuring against the "
                   "running one (restart every instance to adopt it)", self.name,
