@@ -215,10 +215,15 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, Profile
             self.adoption_done(model, version)
         return hook
 
-    def set_policy(self, model: str, policy: Any) -> None:
-        """A reloaded policy: its retrain settings and limits apply from now on."""
+    def set_policy(self, model: str, policy: Any, reference: str | None = None) -> None:
+        """A reloaded policy: its retrain settings and limits apply from now on, and the
+        reference file it names (``reference``) is the one actions read."""
         ma = self.models[model]
         ma.policy = policy
+        if reference is not None and reference != ma.reference:
+            ma.reference = reference
+            if ma.executor is not None:
+                ma.executor.env.reference_path = reference
         limits = getattr(policy, "limits", None)
         if ma.executor is not None:
             ma.executor.env.policy_actions = getattr(policy, "actions", None)

@@ -3,10 +3,10 @@
 APScheduler runs these jobs in its own thread (:meth:`ScheduledJobs._make_scheduler`);
 what they would change in a monitor (a reloaded policy, a changed or promoted reference)
 is posted to the loop's inbox and applied there under the loop's lock. A reloaded policy
-that reads the reference otherwise (its ``reference:`` block or bins changed) comes with
-the profile it reads, adopted with it, as a changed reference file is, unless a
-champion's profile adopted from the registry is judged on: the champion's profile
-overrides the reference file (``champion_start.py``).
+that reads the reference otherwise (another ``model.reference`` file, its ``reference:``
+block or bins changed) comes with the profile it reads, adopted with it, as a changed
+reference file is, unless a champion's profile adopted from the registry is judged on:
+the champion's profile overrides the reference file (``champion_start.py``).
 :class:`ScheduledJobs` is mixed into :class:`~driftwatch.service.daemon.Service`.
 """
 
@@ -78,7 +78,8 @@ class ScheduledJobs:
         with self.lock:
             self._handle(rt, rt.apply_policy(policy))
         if self.actions is not None:
-            self.actions.set_policy(rt.name, policy)
+            ref = str(rt.reference_path) if rt.reference_path is not None else None
+            self.actions.set_policy(rt.name, policy, reference=ref)
 
     def _refresh_references(self) -> None:
         for rt in self.runtimes:

@@ -319,6 +319,7 @@ class ModelRuntime:
         """Use ``policy`` from the next window on. New window settings close the current
         window (partial) and start panes of the new shape; window ids continue."""
         spec = window_spec_from_policy(policy)
+        self.set_reference_path(policy)
         self.monitor.policy = policy
         self.monitor.apply_label_settings()
         self.monitor.apply_change_settings()
@@ -337,16 +338,17 @@ class ModelRuntime:
     # -- reference ---------------------------------------------------------------------------
     def reference_for_policy(self, policy: Policy) -> ReferenceProfile | None:
         """The reference profile as ``policy`` reads the reference, when it reads it
-        otherwise than the running policy (its ``reference:`` block or bins changed) into
-        another profile; else None, and None
+        otherwise than the running policy (another ``model.reference`` file, or its
+        ``reference:`` block or bins changed) into another profile; else None, and None
         while a champion's profile adopted from the registry is judged on (the file is
         still read: an edit it cannot be read with is refused). Called from the
         scheduler's thread: it only reads the file. Raises the reader's error (a column
-        the edit names that the table lacks)."""
-        if (self.reference_path is None
-                or reference_settings(policy) == reference_settings(self.monitor.policy)):
+        the edit names that the table lacks, a file that is not there)."""
+        path = self._path_for(policy)
+        if path is None or (path == self.reference_path and reference_settings(policy)
+                            == reference_settings(self.monitor.policy)):
             return None
-        profile = ReferenceReader.of(policy, self.connector).profile(self.reference_path)
+        profile = ReferenceReader.of(policy, self.connector).profile(path)
         if self.champion is not None:
             log.info("%s: the reloaded policy reads the reference otherwise; champion v%s's "
                      "profile stays (a champion adopted from the registry overrides the "
@@ -355,6 +357,9 @@ class ModelRuntime:
         if profile.fingerprint == self.monitor.profile.fingerprint:
             return None
         return profile
+
+    def _path_for(self, policy: Policy) -> Path | None:
+        return reference_path(self.config, policy, self.base_dir or Path.cwd())
 
     def changed_reference(self) -> ReferenceProfile | None:
         """The reference profile if its file changed to a different profile, else None
@@ -405,6 +410,14 @@ class ModelRuntime:
                 self.connector, self.monitor, self.config, self.out_dir, self.clock)
             if self.positions:
                 self.source.seek(self.positions)
+
+    def set_reference_path(self, policy: Policy) -> None:
+        """A reloaded policy that names another ``model.reference``: watch that file now
+        (in the loop, once the policy applies)."""
+        path = self._path_for(policy)
+        if path != self.reference_path:
+            log.info("%s: the reference file is now %s", self.name, path)
+            self.reference_path, self._ref_stamp = path, _stamp(path)
 
     # -- checkpoints ---------------------------------------------------------------------------
     def state(self, capture: Capture | None = None) -> dict[str, Any]:

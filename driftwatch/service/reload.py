@@ -4,8 +4,9 @@
 edit adds one to ``driftwatch_policy_reload_errors_total{model}`` and logs one error line
 that names the file and the reason, whatever the edit held; a valid one adds to
 ``driftwatch_policy_reloads_total``. :func:`refresh_model` also reads the reference again
-when the edit changed how it is read (the ``reference:`` block, the bins): the profile comes
-with the policy, and an edit the reference cannot be read with is refused like a bad one.
+when the edit changed how it is read (the ``model.reference`` file, the ``reference:`` block,
+the bins): the profile comes with the policy, and an edit the reference cannot be read with
+is refused like a bad one.
 
 >>> import logging, pathlib, tempfile
 >>> from prometheus_client import CollectorRegistry

@@ -174,3 +174,52 @@ def test_a_champion_adopted_from_the_registry_overrides_a_changed_reference_file
     service._refresh_references()
     service.inbox.drain()
     assert rt.monitor.profile.fingerprint != profile.fingerprint
+
+
+def _second_reference(tmp_path: Path) -> str:
+    """``ref2.csv``: another sample of the same columns; the edited policy text naming it."""
+    rng = np.random.default_rng(11)
+    n = 800
+    pd.DataFrame({"income": rng.lognormal(10.4, 0.6, n), "age": rng.integers(18, 80, n),
+                  "purpose": rng.choice(["car", "home", "edu"], n),
+                  "score": rng.uniform(0.01, 0.6, n).round(4),
+                  "label": rng.integers(0, 2, n)}).to_csv(
+        tmp_path / "ref2.csv", index=False, header=False)
+    return _policy(f"  csv: {{names: {NAMES}}}\n").replace("reference: ref.csv",
+                                                           "reference: ref2.csv")
+
+
+def test_a_reload_that_names_another_reference_file_reads_it(
+        service: Service, tmp_path: Path):
+    rt = service.runtimes[0]
+    text = _second_reference(tmp_path)
+    policy = load_policy_text(text, file=str(tmp_path / "pol.yaml"))
+    want = build_monitor(policy, reference=tmp_path / "ref2.csv", base_dir=tmp_path,
+                         connector=load_connector(tmp_path / "conn.yaml")).profile.fingerprint
+    assert want != rt.monitor.profile.fingerprint
+    _edit(tmp_path / "pol.yaml", text)
+    _reload(service)
+    assert rt.monitor.profile.fingerprint == want
+    assert rt.reference_path == tmp_path / "ref2.csv"  # the file watched for changes now
+
+
+def test_a_champion_adopted_from_the_registry_overrides_a_reloaded_reference_file(
+        service: Service, tmp_path: Path):
+    rt = service.runtimes[0]
+    profile = rt.monitor.profile
+    rt.adopt_reference(profile, champion="2")  # as a promotion hands it over
+    _edit(tmp_path / "pol.yaml", _second_reference(tmp_path))
+    _reload(service)
+    assert rt.monitor.profile is profile and rt.watcher.reloads == 1
+    assert rt.reference_path == tmp_path / "ref2.csv"  # what actions and a restart read
+
+
+def test_a_reload_naming_a_reference_file_that_is_not_there_is_refused(
+        service: Service, tmp_path: Path):
+    rt = service.runtimes[0]
+    running, profile = rt.monitor.policy, rt.monitor.profile
+    _edit(tmp_path / "pol.yaml", _policy(f"  csv: {{names: {NAMES}}}\n").replace(
+        "reference: ref.csv", "reference: missing.csv"))
+    _reload(service)
+    assert rt.monitor.policy is running and rt.monitor.profile is profile
+    assert rt.reference_path == tmp_path / "ref.csv"
