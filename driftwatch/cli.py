@@ -159,6 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "reference (default: $XDG_CACHE_HOME/driftwatch/levels)")
     r.add_argument("--no-levels-cache", action="store_true",
                    help="resample calibrated levels on every run")
+    r.add_argument("--reader", choices=("auto", "process", "thread"), default="auto",
+                   help="where the files are read and decoded: a child process beside the "
+                        "loop (Linux; auto: for 64 MiB or more, with a second core) or a "
+                        "thread of the loop's own process; the results are the same")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     r.set_defaults(func=_cmd_replay)
 

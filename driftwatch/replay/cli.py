@@ -110,6 +110,7 @@ def run_replay_command(args: argparse.Namespace) -> int:
         champion=champion,
         tracking_uri=getattr(args, "tracking_uri", None),
         levels_cache=levels,
+        read_process=_reader(getattr(args, "reader", "auto")),
     )
     print_summary(res.summary)
     out = Path(args.out)
@@ -126,3 +127,17 @@ def run_replay_command(args: argparse.Namespace) -> int:
             failed += 1
             print(f"FAIL  expect {exp.text}\n      {r.message}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _reader(choice: str) -> bool | None:
+    """``--reader``: None (auto), or whether to read in a child process; ``process``
+    where ``fork`` is missing is refused rather than quietly read in the loop's process."""
+    from driftwatch.connectors.file_process import reads_in_process
+    from driftwatch.errors import ConfigError
+
+    if choice == "auto":
+        return None
+    if choice == "process" and not reads_in_process(total_bytes=0, wanted=True):
+        raise ConfigError("--reader process needs the fork start method, which this "
+                          "platform lacks", hint="use --reader thread (or auto)")
+    return choice == "process"

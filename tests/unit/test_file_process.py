@@ -20,6 +20,7 @@ from driftwatch.replay import replay
 from driftwatch.testing.credit import credit_schema
 from driftwatch.testing.generator import CreditStream, write_scenario
 
+from ._cli import run_cli
 from .test_file_read_ahead import _files, _polls, _same
 from .test_file_read_ahead import stream as stream  # the fixture, shared
 
@@ -116,3 +117,25 @@ def test_closing_before_the_end_stops_the_child(tmp_path: Path, stream: CreditSt
     child.close()
     assert multiprocessing.active_children() == []
     assert child.poll(20) is None
+
+
+def test_the_reader_option_picks_where_files_are_read(
+        recording: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[int] = []
+    start = ProcessSource._start
+    monkeypatch.setattr(ProcessSource, "_start",
+                        lambda self, limit: (started.append(limit), start(self, limit)))
+    timelines = []
+    for reader in ("thread", "process"):
+        out = tmp_path / reader
+        code, said, err = run_cli(
+            ["replay", "-c", str(CONNECTOR), "-p", str(POLICY), "-i",
+             str(recording["predictions"]), str(recording["outcomes"]), "--reference",
+             str(recording["reference"]), "-o", str(out), "--no-report", "-q",
+             "--reader", reader], capsys)
+        assert code == 0, err
+        assert "4 bad records" in said, said
+        timelines.append((out / "timeline.jsonl").read_bytes())
+        assert len(started) == (reader == "process")  # a small recording: only when asked
+    assert timelines[0] == timelines[1]
