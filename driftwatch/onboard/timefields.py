@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from driftwatch.connectors.eventtime import century_start_at, writes_two_digit_year
+from driftwatch.onboard.bareyears import bare_years, in_year_range, named_year
 from driftwatch.onboard.digitdates import DIGIT_FORMATS, digit_formats
 from driftwatch.onboard.infer import TIME_FORMATS, Candidate, text_formats, time_unit
 from driftwatch.onboard.plandata import Plan, StreamPlan
@@ -33,24 +34,44 @@ def times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
     """Fields not named like a time whose every value is ISO-8601 text, a timestamp, text
     in a common date format (``txn.at``, ``reported``, Lending Club's ``issue_d``) or a
     date in digits (a ``yyyymmdd`` column named ``period``); other numbers are left out, an
-    epoch may be any count. ``fmt``: the user's ``--time-format``."""
+    epoch may be any count. Plain numbers written as text that ISO-8601 reads as years
+    (:func:`~driftwatch.onboard.bareyears.bare_years`: amounts sent as strings) rank below
+    any other time, below a field named like a year, and only in the years a date may fall
+    in. ``fmt``: the user's ``--time-format``."""
     def find() -> list[Candidate]:
         out = []
         for n in names:
             unit = time_unit(vals(n))
-            if unit in ("iso", "auto"):
+            if unit == "iso" and (years := bare_years(vals(n))) is not None:
+                if in_year_range(years):
+                    out.append(_as_years(n))
+            elif unit in ("iso", "auto"):
                 what = "ISO-8601 text" if unit == "iso" else "timestamps"
-                out.append(Candidate(n, 0, f"every value reads as a time ({what})"))
+                out.append(Candidate(n, _TIME, f"every value reads as a time ({what})"))
             elif unit is None and (formats := text_formats(vals(n), (fmt,) if fmt
                                                                    else TIME_FORMATS)):
-                out.append(Candidate(n, 0, "every value reads as a time (text in "
+                out.append(Candidate(n, _TIME, "every value reads as a time (text in "
                                      f"{' or '.join(formats)})"))
             elif unit is None and (formats := digit_formats(vals(n), (fmt,) if fmt
                                                                     else DIGIT_FORMATS)):
-                out.append(Candidate(n, 0, "every value reads as a time (dates in digits, "
-                                     f"{formats[0]})"))
+                out.append(Candidate(n, _TIME, "every value reads as a time (dates in "
+                                     f"digits, {formats[0]})"))
         return out
     return find
+
+
+#: Ranks of the fields found by value: a time, then plain numbers in a field named like a
+#: year, then plain numbers in any other field, taken only where nothing else reads as a time
+_TIME, _NAMED_YEAR, _BARE_YEAR = 2, 1, 0
+
+
+def _as_years(name: str) -> Candidate:
+    """A field whose values are plain numbers that ISO-8601 reads as years."""
+    if named_year(name):
+        return Candidate(name, _NAMED_YEAR, "every value is a year in digits, and its name "
+                         "says year")
+    return Candidate(name, _BARE_YEAR, "every value is a number that ISO-8601 reads as a "
+                     "year, and no other field reads as a time")
 
 
 def read_time(plan: Plan, sp: StreamPlan, line: tuple[str, str], name: str,

@@ -22,6 +22,7 @@ import pandas as pd
 
 from driftwatch.connectors.eventtime import event_times, format_problem, from_numbers
 from driftwatch.errors import ConfigError
+from driftwatch.onboard.bareyears import bare_years, year_note
 from driftwatch.onboard.digitdates import digit_formats
 from driftwatch.onboard.infer import text_formats, time_unit
 from driftwatch.onboard.roles import present, shown
@@ -143,6 +144,8 @@ def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None =
     # that a stream of such text also sends: the digit format reads both
     if unit == "iso" and (digits := digit_formats(values)):
         return _in_digits(name, digits[0], distinct)
+    if unit == "iso" and bare_years(values) is not None:  # amounts sent as text, maybe
+        return TimeReading("iso", note=year_note(name, values))
     if unit == "iso":
         return _iso(values)
     if unit is not None:
