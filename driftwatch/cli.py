@@ -17,6 +17,7 @@ from typing import Any
 
 from driftwatch import __version__
 from driftwatch.errors import ConfigError, DriftwatchError
+from driftwatch.namesflags import add_names_flags
 
 __all__ = ["build_parser", "main"]
 
@@ -28,9 +29,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
+    from driftwatch.namesflags import names_fix, names_given
     from driftwatch.windows.profile import ReferenceProfile, read_reference_table
 
-    df = read_reference_table(args.data)
+    names = names_given(args.names, args.names_file, "names", args.data)
+    df = read_reference_table(args.data, names, given="--names", fix=names_fix("names"))
     prof = ReferenceProfile.build(
         df,
         numeric=args.numeric or None,
@@ -67,13 +70,8 @@ def _init_parser(sub: Any) -> None:
     for flag, what, where in (
             ("names", "--sample", "its stream"), ("outcomes-names", "--outcomes", "its stream"),
             ("reference-names", "--reference", "the policy's reference: block")):
-        i.add_argument(f"--{flag}", metavar="A,B,...",
-                       help=f"the column names of a {what} CSV written without a header "
-                       "line, separated by commas (a first line equal to them is skipped); "
-                       f"written to {where} as csv: {{names: [...]}}")
-        i.add_argument(f"--{flag}-file", metavar="FILE",
-                       help=f"as --{flag}, one name a line (blank lines and lines "
-                       "starting with # left out)")
+        add_names_flags(i, flag, f"a {what} CSV",
+                        f"; written to {where} as csv: {{names: [...]}}")
     i.add_argument("--kafka-topic", metavar="TOPIC",
                    help="read the predictions sample from this topic instead (JSON "
                    "values; for an Avro topic give a JSON-lines sample with --sample)")
@@ -167,7 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=_cmd_replay)
 
     pr = sub.add_parser("profile", help="build a reference profile from training data")
-    pr.add_argument("data", help="reference dataset (Parquet or CSV)")
+    pr.add_argument("data", help="reference dataset (Parquet or CSV; a CSV without a header "
+                    "line: --names)")
+    add_names_flags(pr, "names", "DATA, a CSV")
     pr.add_argument("--out", "-o", required=True, help="profile file (.json or .json.gz)")
     pr.add_argument("--numeric", nargs="*", help="numeric features (default: inferred)")
     pr.add_argument("--categorical", nargs="*", help="categorical features (default: inferred)")

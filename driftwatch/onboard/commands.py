@@ -13,6 +13,7 @@ from typing import TextIO
 from driftwatch.clock import SystemClock
 from driftwatch.csvdecimal import csv_notes
 from driftwatch.errors import ConfigError
+from driftwatch.namesflags import names_given
 from driftwatch.onboard.pace import choose_pace, pace_line, window_seconds
 from driftwatch.onboard.plan import Options, Sample, make_plan
 from driftwatch.onboard.sample import (
@@ -31,37 +32,6 @@ __all__ = ["dotted_note", "run_init"]
 
 class _Usage(Exception):
     """A command line that cannot work: printed as one line, exit status 2."""
-
-
-def _names(listed: str | None, file: str | None, flag: str, path: str | None
-           ) -> tuple[str, ...] | None:
-    """The column names ``--{flag}`` (comma-separated) or ``--{flag}-file`` (one a line)
-    give for the headerless CSV ``path``."""
-    if listed is not None and file is not None:
-        raise _Usage(f"give --{flag} or --{flag}-file, not both")
-    if listed is None and file is None:
-        return None
-    if not path:
-        raise _Usage(f"--{flag}{'' if file is None else '-file'} names the columns of a CSV "
-                     "file sample; there is none to read")
-    if file is not None:
-        try:
-            text = Path(file).read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise _Usage(f"cannot read --{flag}-file {file}: {exc}") from None
-        names = [n.strip() for n in text.splitlines()
-                 if n.strip() and not n.lstrip().startswith("#")]
-    else:
-        assert listed is not None
-        names = [n.strip() for n in listed.split(",")]
-    where = f"--{flag}-file {file}" if file is not None else f"--{flag}"
-    if not names or any(not n for n in names):
-        raise _Usage(f"{where}: expected column names, none of them empty; found "
-                     f"{listed if file is None else len(names)!r}")
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise _Usage(f"{where}: column names given twice: {', '.join(twice)}")
-    return tuple(names)
 
 
 def _sample(path: str | None, topic: str | None, bootstrap: str | None, rows: int,
@@ -126,16 +96,16 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     ref_path = Path(args.reference)
     if not ref_path.exists():
         raise _Usage(f"the reference {args.reference} does not exist")
-    ref_names = _names(args.reference_names, args.reference_names_file, "reference-names",
-                       args.reference)
+    ref_names = names_given(args.reference_names, args.reference_names_file,
+                            "reference-names", args.reference)
     ref = read_reference_table(ref_path, ref_names, given="--reference-names")
     notes = reference_notes(ref_path, f"the reference {args.reference}")
     if ref.empty:
         raise ConfigError("the reference has no rows", file=args.reference)
     model = args.model or ref_path.name.split(".")[0]
-    names = (_names(args.names, args.names_file, "names", args.sample),
-             _names(args.outcomes_names, args.outcomes_names_file, "outcomes-names",
-                    args.outcomes))
+    names = (names_given(args.names, args.names_file, "names", args.sample),
+             names_given(args.outcomes_names, args.outcomes_names_file, "outcomes-names",
+                         args.outcomes))
     preds = _sample(args.sample, args.kafka_topic, args.bootstrap, args.rows, "predictions",
                     names[0])
     assert preds is not None

@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from driftwatch.namesflags import add_names_flags, names_fix, names_given
 from driftwatch.report.build import MAX_BYTES, write_report
 
 __all__ = ["add_commands", "run_report"]
@@ -33,7 +34,9 @@ def add_commands(subparsers: Any) -> argparse.ArgumentParser:
                         "OUT_DIR/report-window-N.html)")
     p.add_argument("--reference", metavar="PROFILE",
                    help="reference profile or dataset the run was measured against "
-                        "(default: OUT_DIR/reference.json[.gz] if present)")
+                        "(default: OUT_DIR/reference.json[.gz] if present; a CSV dataset "
+                        "without a header line: --names)")
+    add_names_flags(p, "names", "a --reference CSV dataset")
     p.add_argument("--generated-at", metavar="TEXT",
                    help="a generation time to print in the footer (default: none, so the "
                         "same run gives the same bytes)")
@@ -46,7 +49,10 @@ def add_commands(subparsers: Any) -> argparse.ArgumentParser:
 def run_report(args: argparse.Namespace) -> int:
     from driftwatch.windows.profile import ReferenceProfile
 
-    ref = ReferenceProfile.from_file(args.reference) if args.reference else None
+    names = names_given(args.names, args.names_file, "names", args.reference,
+                        what="--reference CSV dataset")
+    ref = ReferenceProfile.from_file(args.reference, names, given="--names",
+                                     fix=names_fix("names")) if args.reference else None
     path = write_report(
         Path(args.input),
         reference=ref,

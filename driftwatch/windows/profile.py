@@ -111,13 +111,15 @@ def reference_notes(path: str | Path, what: str) -> list[str]:
 
 
 def read_reference_table(path: str | Path, names: Sequence[str] | None = None, *,
-                         given: str = REFERENCE_NAMES) -> pd.DataFrame:
+                         given: str = REFERENCE_NAMES, fix: str = REFERENCE_FIX
+                         ) -> pd.DataFrame:
     """Read a reference dataset (Parquet, CSV, CSV.gz; a CSV with the separator its header
     shows and the decimal mark its first rows show, a column of numbers whose thousands
     are grouped as numbers: :mod:`driftwatch.numbergroups`) into a DataFrame. ``names``:
     the columns of a CSV written without a header line (the policy's ``reference: {csv:
     {names:}}``), a first line equal to them skipped (:mod:`driftwatch.csvnames`);
-    ``given``: where they were given, for a refusal."""
+    ``given``: where they were given, for a refusal; ``fix``: how to give them, for the
+    refusal of a first line that is data."""
     p = Path(path)
     try:
         _refuse_other_files(p)
@@ -129,7 +131,7 @@ def read_reference_table(path: str | Path, names: Sequence[str] | None = None, *
 
             return decimals_as_doubles(read_parquet(p)).to_pandas()
         sep = reference_separator(p) or ","
-        how = _names_read(p, sep, names, given)
+        how = _names_read(p, sep, names, given, fix)
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found):
             log.info(note)  # the commands that read it print the same lines
@@ -153,14 +155,14 @@ def refuse_parquet_names(path: Path, names: Sequence[str] | None,
                           f"({given}): remove them")
 
 
-def _names_read(path: Path, sep: str, names: Sequence[str] | None, given: str
-                ) -> dict[str, Any]:
+def _names_read(path: Path, sep: str, names: Sequence[str] | None, given: str,
+                fix: str = REFERENCE_FIX) -> dict[str, Any]:
     """How pandas reads the CSV reference ``path``: by its header line, refused when it
     is data (without ``names``); or by ``names``, its first line skipped when it equals
     them (:func:`~driftwatch.csvnames.named_header`)."""
     what = f"reference dataset {path}"
     if names is None:
-        refuse_data_header(path, sep, what, fix=REFERENCE_FIX)
+        refuse_data_header(path, sep, what, fix=fix)
         return {}
     skip = named_header(path, sep, names, what, given=given)
     return {"header": None, "names": list(names), "skiprows": int(skip), "index_col": False}
@@ -374,12 +376,19 @@ class ReferenceProfile:
         return out
 
     @classmethod
-    def from_file(cls, path: str | Path, **kwargs: Any) -> ReferenceProfile:
-        """Load a saved profile (``.json`` / ``.json.gz``) or build one from a dataset."""
+    def from_file(cls, path: str | Path, names: Sequence[str] | None = None, *,
+                  given: str = REFERENCE_NAMES, fix: str = REFERENCE_FIX,
+                  **kwargs: Any) -> ReferenceProfile:
+        """Load a saved profile (``.json`` / ``.json.gz``) or build one from a dataset
+        (``names``, ``given``, ``fix``: :func:`read_reference_table`'s; names given for a
+        saved profile, which has no columns to name, are refused)."""
         p = Path(path)
         if p.name.endswith((".json", ".json.gz")):
+            if names is not None:
+                raise SourceError(f"{p} is a saved profile, not a CSV dataset, but column "
+                                  f"names are given ({given}): remove them")
             return cls.load(p)
-        prof = cls.build(read_reference_table(p), **kwargs)
+        prof = cls.build(read_reference_table(p, names, given=given, fix=fix), **kwargs)
         prof.meta.setdefault("source", p.name)
         return prof
 
