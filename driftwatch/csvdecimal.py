@@ -168,10 +168,12 @@ def frame_decimal(frame: Any) -> str:
 
 
 def csv_notes(what: str, sep: str, found: DecimalMark | None, *, sep_found: bool = True,
-              fix: str = "save it with decimal points, or as Parquet") -> list[str]:
+              fix: str = "save it with decimal points, or as Parquet", header: bool = True
+              ) -> list[str]:
     """The lines that say how a CSV is read: with the separator of its header
-    (``sep_found``) and the decimal comma of its first rows, or why its decimal commas
-    are not read (``fix``: what to do then).
+    (``sep_found``; of its first line where it has no ``header``, its names given) and the
+    decimal comma of its first rows, or why its decimal commas are not read (``fix``: what
+    to do then).
 
     >>> print(*csv_notes("live.csv", ";", DecimalMark(",", "3,5")))
     ... # doctest: +NORMALIZE_WHITESPACE
@@ -183,7 +185,7 @@ def csv_notes(what: str, sep: str, found: DecimalMark | None, *, sep_found: bool
     comma = found is not None and found.mark == ","
     out = []
     if sep_found and sep != ",":
-        out.append(separator_note(what, sep, "," if comma else "."))
+        out.append(separator_note(what, sep, "," if comma else ".", header=header))
     elif comma:
         out.append(f"{what} has decimal commas (found in its first rows): read with ','")
     if found is not None and found.ambiguous:

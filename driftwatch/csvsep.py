@@ -145,10 +145,16 @@ def file_separator(path: str | Path, what: str | None = None, fix: str = _FIX) -
     return sep
 
 
-def separator_note(what: str, sep: str, decimal: str = ".") -> str:
-    """The line that says a file is read with a separator found in its header (and with
-    the decimal comma its first rows show, when ``decimal`` is ``,``)."""
+def separator_note(what: str, sep: str, decimal: str = ".", *, header: bool = True) -> str:
+    """The line that says a file is read with a separator found in its header (its first
+    line, where ``header`` is false: a file without a header line, whose names are given)
+    and with the decimal comma its first rows show, when ``decimal`` is ``,``.
+
+    >>> separator_note("ref.txt", "|", header=False)
+    "ref.txt is pipe-separated (found in its first line): read with '|'"
+    """
     if decimal == ",":
         return (f"{what} is {separator_name(sep)}-separated with decimal commas (found in "
                 f"its first rows): read with {sep!r} and ','")
-    return f"{what} is {separator_name(sep)}-separated (found in its header): read with {sep!r}"
+    where = "its header" if header else "its first line"
+    return f"{what} is {separator_name(sep)}-separated (found in {where}): read with {sep!r}"

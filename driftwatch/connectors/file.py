@@ -340,7 +340,8 @@ def separator_notes(inputs: Sequence[FileInput]) -> list[str]:
     the comma and the decimal point (or could not tell its decimal mark)."""
     return [note for i in inputs if i.format == "csv" for note in csv_notes(
         i.key, i.delimiter or ",", i.decimal_found, sep_found=i.sniffed,
-        fix=f'if it is the comma, set it on stream {i.streams[0]!r}: csv: {{decimal: ","}}')]
+        fix=f'if it is the comma, set it on stream {i.streams[0]!r}: csv: {{decimal: ","}}',
+        header=i.names is None or i.named_header)]
 
 
 def bind_inputs(connector: Connector, inputs: Sequence[str | Path]) -> list[FileInput]:

@@ -12,6 +12,7 @@ from typing import TextIO
 
 from driftwatch.clock import SystemClock
 from driftwatch.csvdecimal import csv_notes
+from driftwatch.csvnames import named_header
 from driftwatch.errors import ConfigError
 from driftwatch.namesflags import names_given
 from driftwatch.onboard.pace import choose_pace, pace_line, window_seconds
@@ -32,6 +33,13 @@ __all__ = ["dotted_note", "run_init"]
 
 class _Usage(Exception):
     """A command line that cannot work: printed as one line, exit status 2."""
+
+
+def _has_header(s: Sample) -> bool:
+    """Whether the CSV sample ``s`` has a header line: none given its names, or a first
+    line equal to them."""
+    return s.names is None or s.path is None or s.delimiter is None or named_header(
+        s.path, s.delimiter, s.names, s.name)
 
 
 def _sample(path: str | None, topic: str | None, bootstrap: str | None, rows: int,
@@ -99,7 +107,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     ref_names = names_given(args.reference_names, args.reference_names_file,
                             "reference-names", args.reference)
     ref = read_reference_table(ref_path, ref_names, given="--reference-names")
-    notes = reference_notes(ref_path, f"the reference {args.reference}")
+    notes = reference_notes(ref_path, f"the reference {args.reference}", ref_names)
     if ref.empty:
         raise ConfigError("the reference has no rows", file=args.reference)
     model = args.model or ref_path.name.split(".")[0]
@@ -122,7 +130,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     for s in (preds, outs):
         if s is not None and s.delimiter is not None:
             said = csv_notes(s.name, s.delimiter, s.decimal, fix='if it is the comma, set '
-                             'csv: {decimal: ","} on its stream in the connector')
+                             'csv: {decimal: ","} on its stream in the connector',
+                             header=_has_header(s))
             if said and s.delimiter != ",":  # the first line says how it is read
                 comma = s.decimal is not None and s.decimal.mark == ","
                 keys = "delimiter, decimal" if comma else "delimiter"

@@ -122,7 +122,8 @@ def _check_reference(policy: Policy, connector: str | Path | None) -> list[str]:
     check_reference(policy, connector=conn)
     ref = policy.model.reference
     return [] if ref is None else reference_notes(resolve_reference(str(ref)),
-                                                  f"the reference {ref}")
+                                                  f"the reference {ref}",
+                                                  policy.reference.conventions().names)
 
 
 def detector_table() -> str:

@@ -362,7 +362,8 @@ def replay(
     if levels_cache is not None:
         monitor.calibrators.store = LevelStore(levels_cache)
     bound = bind_inputs(conn, [Path(p) for p in inputs])
-    for text in _separator_notes(reference or (pol.model.reference if pol else None), bound):
+    for text in _separator_notes(reference or (pol.model.reference if pol else None), bound,
+                                 pol.reference.conventions().names if pol else None):
         (note or _note)(text)
     # the first records: where `features: infer` finds each feature, which paths match nothing
     probe = probe_inputs(conn, monitor.profile.schema, bound,
@@ -494,11 +495,13 @@ def _note(text: str) -> None:
     print(f"note: {text}", file=sys.stderr)
 
 
-def _separator_notes(reference: str | Path | None, inputs: Sequence[FileInput]) -> list[str]:
+def _separator_notes(reference: str | Path | None, inputs: Sequence[FileInput],
+                     names: Sequence[str] | None = None) -> list[str]:
     """What :func:`replay` says about CSV files read with another separator or decimal
-    mark than the comma and the point: the reference's (by its head) and each input's."""
+    mark than the comma and the point: the reference's (by its head; ``names``: its
+    columns, the policy's, when it has no header line) and each input's."""
     out = [] if reference is None else reference_notes(resolve_reference(str(reference)),
-                                                       f"the reference {reference}")
+                                                       f"the reference {reference}", names)
     return out + separator_notes(inputs)
 
 

@@ -102,12 +102,17 @@ def _refuse_other_files(p: Path) -> None:
         raise SourceError(f"reference dataset {p} is {kind}: {SAVE_AS}")
 
 
-def reference_notes(path: str | Path, what: str) -> list[str]:
+def reference_notes(path: str | Path, what: str, names: Sequence[str] | None = None
+                    ) -> list[str]:
     """The lines that say how a CSV reference is read, when its head decided something
     other than the comma and the decimal point (``what`` names it; the decimal mark is
-    :mod:`driftwatch.csvdecimal`'s)."""
+    :mod:`driftwatch.csvdecimal`'s; ``names``: its columns when it has no header line, as
+    :func:`read_reference_table` takes them)."""
     sep = reference_separator(path)
-    return [] if sep is None else csv_notes(what, sep, file_decimal(path, sep))
+    if sep is None:
+        return []
+    header = names is None or named_header(path, sep, names, what)
+    return csv_notes(what, sep, file_decimal(path, sep), header=header)
 
 
 def read_reference_table(path: str | Path, names: Sequence[str] | None = None, *,
@@ -133,7 +138,8 @@ def read_reference_table(path: str | Path, names: Sequence[str] | None = None, *
         sep = reference_separator(p) or ","
         how = _names_read(p, sep, names, given, fix)
         found = file_decimal(p, sep)
-        for note in csv_notes(f"reference dataset {p}", sep, found):
+        for note in csv_notes(f"reference dataset {p}", sep, found,
+                              header=how.get("skiprows", 1) == 1):
             log.info(note)  # the commands that read it print the same lines
         # "1,234" in a column of numbers is a number, as the stream reads it
         df = grouped_columns(read_csv_trimmed(p, sep=sep, decimal=found.mark, **how),
