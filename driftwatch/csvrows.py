@@ -3,8 +3,10 @@
 pandas pads a row with too few fields with missing values and reads on, so one ragged row
 in a sample shifts its values into other columns (a time column that reads ``2188``, an
 amount) and ``init`` then fails far from the cause, on a role whose values no longer
-fit. A CSV stream's reader counts such a row as a bad record (``invalid_csv``); a sample
-is refused with the row's ``file:line`` instead, before its values are read.
+fit; in a reference table it shifts them silently into other features. A CSV stream's
+reader counts such a row as a bad record (``invalid_csv``); a sample, and the first
+:data:`RAGGED_ROWS` rows of a reference, are refused with the row's ``file:line`` instead
+(:func:`refuse_ragged`), before their values are read.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -24,10 +26,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RaggedRow", "first_ragged"]
+from driftwatch.csvsep import separator_name
+from driftwatch.errors import SourceError
+
+__all__ = ["RAGGED_ROWS", "RaggedRow", "first_ragged", "refuse_ragged"]
 
 #: The most characters of a ragged row an error shows.
 _SHOWN = 120
+#: The records of a reference table looked at (as many as ``init`` samples by default):
+#: reading all of them again would about double the time a large reference takes to read
+RAGGED_ROWS = 2000
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,34 @@ def first_ragged(path: str | Path, sep: str, limit: int,
             if seen >= limit:
                 return None
     return None
+
+
+def refuse_ragged(path: str | Path, sep: str, what: str, todo: str, *,
+                  limit: int = RAGGED_ROWS, names: Sequence[str] | None = None,
+                  skip: int = 0, given: str | None = None) -> None:
+    """Raise :class:`~driftwatch.errors.SourceError` naming ``what`` (the file, as its
+    reader names it) at the line of :func:`first_ragged`'s row, whose values pandas would
+    read shifted into other columns; ``given``: where ``names`` were given; ``todo``: what
+    the message ends with.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "ref.csv"
+    >>> _ = p.write_text("a|b|c\\n1|2|3\\n4|5\\n")
+    >>> try:
+    ...     refuse_ragged(p, "|", "ref.csv", ": fix it")
+    ... except SourceError as exc:
+    ...     print(str(exc)[:75])
+    ref.csv:3: a ragged row: 2 fields where the header has 3, read with pipe as
+    """
+    row = first_ragged(path, sep, limit, names, skip)
+    if row is None:
+        return
+    want = (f"the header has {row.want}" if names is None else
+            f"{row.want} column names are given" + (f" ({given})" if given else ""))
+    raise SourceError(
+        f"{what}:{row.line}: a ragged row: {row.fields} field{'' if row.fields == 1 else 's'}"
+        f" where {want}, read with {separator_name(sep)} as the separator ({row.shown()!r});"
+        f" its values would read shifted into other columns{todo}")
 
 
 def _rows(reader: Iterator[list[str]]) -> Iterator[list[str]]:

@@ -24,8 +24,8 @@ from driftwatch.csvdecimal import DecimalMark, file_decimal
 from driftwatch.csvheader import refuse_data_header
 from driftwatch.csvnames import named_header
 from driftwatch.csvpad import read_csv_trimmed
-from driftwatch.csvrows import first_ragged
-from driftwatch.csvsep import file_separator, separator_name
+from driftwatch.csvrows import refuse_ragged
+from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 from driftwatch.jsonloads import loads
 from driftwatch.numbergroups import grouped_columns
@@ -150,22 +150,6 @@ def _numbers_read(frame: Any) -> Any:
     return frame
 
 
-def _refuse_ragged(p: Path, sep: str, limit: int, names: Sequence[str] | None,
-                   skip: int) -> None:
-    """Raise :class:`~driftwatch.errors.SourceError` naming the first ragged row of the
-    CSV sample ``p`` (:func:`~driftwatch.csvrows.first_ragged`), whose values pandas would
-    read shifted into other columns."""
-    row = first_ragged(p, sep, limit, names, skip)
-    if row is None:
-        return
-    raise SourceError(
-        f"{p}:{row.line}: a ragged row: {row.fields} field{'' if row.fields == 1 else 's'}"
-        f" where the {'header has' if names is None else '--names give'} {row.want}, read with "
-        f"{separator_name(sep)} as the separator ({row.shown()!r}); its values would "
-        "read shifted into other columns, and replay counts such a row as a bad record "
-        "(invalid_csv): fix or drop that line of the sample")
-
-
 def read_sample(path: str | Path, limit: int = DEFAULT_ROWS,
                 names: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """The first ``limit`` records of a file, flattened (a CSV read with
@@ -196,7 +180,9 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS,
                 skip = named_header(p, sep, names, f"the sample {p}")
                 given = {"header": None, "names": list(names), "skiprows": int(skip),
                          "index_col": False}
-            _refuse_ragged(p, sep, limit, names, int(skip))
+            refuse_ragged(p, sep, str(p), ", and replay counts such a row as a bad record "
+                          "(invalid_csv): fix or drop that line of the sample", limit=limit,
+                          names=names, skip=int(skip))
             mark = file_decimal(p, sep).mark
             frame = read_csv_trimmed(p, nrows=limit, sep=sep, decimal=mark, **given)
             # grouped thousands ("1,234") are numbers, as the reference and stream read them

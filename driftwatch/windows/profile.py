@@ -44,6 +44,7 @@ from driftwatch.csvdecimal import DECIMAL_ATTR, csv_notes, file_decimal
 from driftwatch.csvheader import REFERENCE_FIX, refuse_data_header
 from driftwatch.csvnames import REFERENCE_NAMES, named_header
 from driftwatch.csvpad import read_csv_trimmed
+from driftwatch.csvrows import refuse_ragged
 from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 from driftwatch.numbergroups import grouped_columns
@@ -137,6 +138,9 @@ def read_reference_table(path: str | Path, names: Sequence[str] | None = None, *
             return decimals_as_doubles(read_parquet(p)).to_pandas()
         sep = reference_separator(p) or ","
         how = _names_read(p, sep, names, given, fix)
+        # pandas pads a short row and reads on: its values would land in other columns
+        refuse_ragged(p, sep, f"reference dataset {p}", ": fix or drop that line of the "
+                      "reference", names=names, skip=how.get("skiprows", 0), given=given)
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found,
                               header=how.get("skiprows", 1) == 1):

@@ -49,6 +49,6 @@ def test_a_ragged_csv_says_which_line_in_words(tmp_path: Path) -> None:
     with pytest.raises(SourceError) as info:
         read_reference_table(tmp_path / "r.csv")
     msg = str(info.value)
-    assert msg.endswith("line 3 has 3 fields where the header has 2, read with comma as the "
-                        "separator"), msg
+    assert ("r.csv:3: a ragged row: 3 fields where the header has 2, read with comma as the "
+            "separator ('3,4,5')") in msg, msg
     assert "C error" not in msg

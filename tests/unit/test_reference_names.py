@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from driftwatch.actions.reference import ReferenceReader
+from driftwatch.csvrows import RAGGED_ROWS
 from driftwatch.errors import SourceError
 from driftwatch.policy.errors import PolicyErrors
 from driftwatch.policy.levels import build_calibrator, load_reference
@@ -64,11 +65,13 @@ def test_a_headerless_reference_reads_as_the_same_file_with_its_header(
 
 
 def test_a_long_line_deep_in_the_file_is_refused_with_its_line(tmp_path: Path) -> None:
-    lines = [f"{i}|0.{i}|A" for i in range(30)]
-    lines[25] += "|extra"
+    """Past the first rows looked at for ragged ones (csvrows), pandas' own refusal."""
+    lines = [f"{i}|0.{i}|A" for i in range(RAGGED_ROWS + 30)]
+    lines[RAGGED_ROWS + 25] += "|extra"
     (tmp_path / "ref.txt").write_text("\n".join(lines) + "\n")
-    with pytest.raises(SourceError, match=r"ref\.txt: line 26 has 4 fields where 3 column "
-                                          "names are given, read with pipe as the separator"):
+    with pytest.raises(SourceError, match=rf"ref\.txt: line {RAGGED_ROWS + 26} has 4 fields "
+                                          "where 3 column names are given, read with pipe as "
+                                          "the separator"):
         read_reference_table(tmp_path / "ref.txt", ["x", "s", "c"])
 
 
