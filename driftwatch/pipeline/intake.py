@@ -25,7 +25,7 @@ from driftwatch.pipeline.badcounts import count_bad
 from driftwatch.pipeline.cohorts import cohort_ids
 from driftwatch.windows.panes import ClosedWindow
 
-__all__ = ["OUTCOMES", "PollIntake"]
+__all__ = ["OUTCOMES", "PollIntake", "numbered"]
 
 OUTCOMES = "outcomes"
 
@@ -54,6 +54,8 @@ class PollIntake:
         outs = [b for b in polled.batches if len(b) and b.stream == OUTCOMES]
         pred = Batch.concat(preds) if preds else None
         out = Batch.concat(outs) if outs else None
+        if pred is not None:
+            pred = numbered(pred, self.n_events)
         if pred is not None and self.policy is not None \
                 and self.policy.reference.score_is == "p_good":
             # the policy says the score is P(good): every stage measures P(bad)
@@ -118,6 +120,9 @@ class PollIntake:
                     # prediction comes, as it would had the poll ended between them
                     prow = pred_rows(joined.keys)
                     ahead = (pred.keys[prow] == joined.keys) & (prow >= index)
+                    # cut between them, the outcome would have waited and its prediction
+                    # come late: counted so, the summary does not depend on the batch size
+                    self.joiner.counters["late_predictions"] += int(ahead.sum())
                     index = np.where(ahead, prow, index)
                     time = np.where(ahead, joined.outcome_time, time)
                     wm = np.where(ahead, wm_pred[prow], wm)
@@ -188,6 +193,26 @@ class PollIntake:
                 exposure=joined.exposure[found],
                 decision=joined.decision[found],
             )
+
+
+def numbered(pred: Batch, before: int) -> Batch:
+    """``pred`` with each prediction that carries no time (``event_time: {source: order}``)
+    stamped with its number in the stream, counting from 1 (``before`` predictions came
+    first): event time is then the record's position, so count windows, the label join and
+    the timeline keep the file's order, and a checkpoint resumes the numbering.
+
+    >>> b = Batch.build("predictions", n=3, event_time=[np.nan, np.nan, np.nan])
+    >>> numbered(b, 1000).event_time.tolist()
+    [1001.0, 1002.0, 1003.0]
+    >>> timed = Batch.build("predictions", n=1, event_time=[5.0])
+    >>> numbered(timed, 7) is timed
+    True
+    """
+    missing = np.isnan(pred.event_time)
+    if not missing.any():
+        return pred
+    at = before + 1 + np.arange(len(pred), dtype=np.float64)
+    return replace(pred, event_time=np.where(missing, at, pred.event_time))
 
 
 class _KeyRows:
