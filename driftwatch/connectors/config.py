@@ -113,6 +113,12 @@ class Connector:
                     out.setdefault(f.name, f.kind)
         return out
 
+    def numbers_records(self) -> bool:
+        """Whether event time is each prediction's number in its stream (``event_time:
+        {source: order}``: the records carry no time): windows then count records."""
+        return any(s.role == "predictions" and s.event_time.source == "order"
+                   for s in self.streams)
+
     def text_formats(self) -> dict[str, str]:
         """Features a stream reads as numbers written as text (``format: percent`` or
         ``money``), by name: the reference table's columns of those names are read so
@@ -317,6 +323,16 @@ def _build(doc: LocatedDoc, base_dir: str | Path | None) -> Connector:
                                                else None)
     streams = tuple(stream_mapping(doc, src.kind, name, s, folder)
                     for name, s in src.streams.items())
+    preds = [s for s in streams if s.role == "predictions"]
+    numbered = [s for s in preds if s.event_time.source == "order"]
+    if numbered and len(numbered) != len(preds):
+        # record numbers and epoch seconds on one axis would order nothing
+        timed = next(s for s in preds if s.event_time.source != "order")
+        raise doc.error(("source", "streams", numbered[0].name, "fields", "event_time",
+                         "source"), "source: order numbers the predictions of every "
+                        "predictions stream, or of none", found=f"stream {timed.name!r} "
+                        "with times of its own", cls=ConnectorError,
+                        hint="give each predictions stream source: order, or a time field")
     dl = spec.dead_letter
     if src.kind == "file" and dl is not None and dl.topic is not None:
         # a file source writes dead letters to a file only: the topic would be dropped

@@ -506,7 +506,7 @@ class Decoder:
         self, cols: dict[str, Any], prob: Problems, timestamps: np.ndarray | None, n: int
     ) -> np.ndarray:
         t = self.mapping.event_time
-        if t.source == "arrival":  # stamped where it arrives (ModelMonitor.process)
+        if t.source in ("arrival", "order"):  # stamped where it arrives (ModelMonitor.process)
             return np.full(n, np.nan)
         if t.source == "kafka_timestamp":
             secs = np.full(n, np.nan) if timestamps is None else timestamps.astype(np.float64)

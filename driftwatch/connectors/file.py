@@ -226,7 +226,9 @@ class FileSource:
                 for r in readers:
                     r.close()
                 raise
-            merger = EventMerger(self._ranks)
+            merger = EventMerger(self._ranks, [
+                any(self.connector.stream(s).event_time.source == "order" for s in inp.streams)
+                for inp in self.inputs])
             for i, inp in enumerate(self.inputs):
                 merger.inputs[i].consumed = merger.inputs[i].read_to = self._skip.get(inp.key, 0)
             self._readers, self._merger = readers, merger

@@ -96,7 +96,7 @@ class TimeField:
 
     path: FieldPath | None
     unit: str = "auto"  # auto | s | ms | us | ns | iso
-    source: str = "payload"  # payload | kafka_timestamp | arrival
+    source: str = "payload"  # payload | kafka_timestamp | arrival | order
     format: str | None = None
     origin: str | None = None
     century_start: int | None = None

@@ -10,6 +10,11 @@ how the merged sequence is cut, never the sequence itself.
 A record may leave once no other unfinished input can still produce something before it:
 its key is below every other input's last key (or equal, with a lower rank).
 
+An input whose records carry no time (``event_time: {source: order}``: numbered where
+they arrive) is keyed 0 throughout: its records keep their own order, the inputs of its
+stream follow one another by rank (file order), and outcomes without times (keyed -inf,
+as every NaN is) are read ahead of them.
+
 >>> m = EventMerger(ranks=[0, 1])
 >>> from driftwatch.batch import Batch
 >>> def chunk(times, stream):
@@ -67,8 +72,10 @@ class Taken:
 class EventMerger:
     """Buffers decoded chunks per input and hands out records in merged event-time order."""
 
-    def __init__(self, ranks: list[int]) -> None:
+    def __init__(self, ranks: list[int], untimed: list[bool] | None = None) -> None:
         self.inputs = [_Input(rank=r) for r in ranks]
+        #: per input: its records carry no time and are keyed 0 (see the module docstring)
+        self.untimed = list(untimed) if untimed is not None else [False] * len(ranks)
 
     def add(
         self,
@@ -87,6 +94,8 @@ class EventMerger:
         times = np.concatenate([parts[s][0].event_time for s in streams]
                                + [np.full(len(bad_lines), np.nan)])
         order = np.argsort(lines, kind="stable")
+        if self.untimed[i]:  # in file order, after outcomes without times
+            times = np.zeros(len(lines))
         keys_sorted = np.fmax.accumulate(np.concatenate(([inp.carry], times[order])))[1:]
         keys = np.empty(len(lines))
         keys[order] = keys_sorted

@@ -152,7 +152,7 @@ class TimeSpec(_Short):
 
     path: str | None = None
     unit: Literal["auto", "s", "ms", "us", "ns", "iso"] = "auto"
-    source: Literal["payload", "kafka_timestamp", "arrival"] = "payload"
+    source: Literal["payload", "kafka_timestamp", "arrival", "order"] = "payload"
     format: str | None = None  # a strptime format for text times
     #: the first of the hundred years a two-digit year (%y) of ``format`` is read in;
     #: checked (a year, not a boolean) in streams, which names what it found

@@ -239,12 +239,23 @@ def _time(doc: LocatedDoc, at: _PathT, t: TimeSpec, role: str, kind: str, fmt: s
           ) -> TimeField:
     """The event time mapping at ``at`` (``fmt``: the stream's file format)."""
     if (t.source != "payload") == (t.path is not None):
-        raise _err(doc, at, "event_time needs a path, or source: kafka_timestamp or arrival "
-                   "(not both)")
+        raise _err(doc, at, "event_time needs a path, or source: kafka_timestamp, arrival "
+                   "or order (not both)")
     if t.source == "arrival" and role != "outcomes":
         raise _err(doc, (*at, "source"), "source: arrival is for an outcomes stream",
                    found=f"role {role!r}",
-                   hint="predictions need their event time: a path or kafka_timestamp")
+                   hint="predictions without times: source: order (a file replay, in count "
+                   "windows)")
+    if t.source == "order" and role != "predictions":
+        raise _err(doc, (*at, "source"), "source: order is for a predictions stream",
+                   found=f"role {role!r}",
+                   hint="outcomes without times: source: arrival (joined by id where they "
+                   "arrive)")
+    if t.source == "order" and kind != "file":
+        raise _err(doc, (*at, "source"), "source: order numbers the records of files, in "
+                   "the order they stand there: expected kind: file", found=f"kind {kind!r}",
+                   hint="a Kafka stream without times in its records: source: "
+                   "kafka_timestamp")
     if t.source == "kafka_timestamp" and kind == "file" and fmt not in (
         "auto", "kafka-recording"
     ):

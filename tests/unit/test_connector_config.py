@@ -210,7 +210,7 @@ def test_a_topic_key_nothing_reads_is_a_located_error() -> None:
         ("        label: {path: defaulted, bad: [1, true, bad, default]}\n", "",
          "an outcomes stream needs a label"),
         ("{path: outcome_ts}", "{path: outcome_ts, source: kafka_timestamp}",
-         "event_time needs a path, or source: kafka_timestamp or arrival (not both)"),
+         "event_time needs a path, or source: kafka_timestamp, arrival or order (not both)"),
         ("revenue: loan.fee", "Revenue: loan.fee", "must be snake_case"),
         ("event_id: application_id\n        event_time: {path: ts",
          "event_id: a..b\n        event_time: {path: ts", "expected a dotted path"),
