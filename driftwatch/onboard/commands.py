@@ -141,7 +141,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     plan = make_plan(ref, args.reference, preds, outs, opts)
     plan.ref_names = ref_names  # read so by every command that reads the policy
     fix_two_digit_years(plan, SystemClock().now())
-    pace = choose_pace(window_seconds(plan.predictions, args.pane))
+    pace = choose_pace(window_seconds(plan.predictions, args.pane),
+                       per_record=plan.predictions.time_source == "order")
     plan.say(*pace_line(pace, args.pane))
     conn_path = Path(args.connector_out or f"connectors/{model}.yaml")
     pol_path = Path(args.policy_out or f"policies/{model}.yaml")

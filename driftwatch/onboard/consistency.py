@@ -118,6 +118,13 @@ def check_reference(
     or :class:`~driftwatch.errors.ConnectorError` (the first connector problem).
     """
     doc = _policy_doc(policy) if policy is not None else None
+    if policy is not None and connector is not None and connector.numbers_records() \
+            and policy.window.kind == "time":
+        # checked before the reference is read: no time to cut panes by
+        raise PolicyErrors([_perr(
+            doc, policy, ("window", "kind"), "the connector's predictions carry no time "
+            f"(event_time: {{source: order}} in {connector.file}): expected window.kind: "
+            "count", hint="count windows: kind: count with pane: N records")])
     ref = reference or (policy.model.reference if policy else None)
     if ref is None:
         raise ConfigError("no reference: give --reference or a policy whose model names one")

@@ -17,7 +17,13 @@ window spans weeks, a drift that lasts is raised again each month):
   retraining job at a time.
 
 A sample without event times (a Kafka record timestamp, or outcomes joined on arrival)
-gives no rate: init then takes a window as :data:`UNKNOWN_WINDOW_S` and says so.
+gives no rate: init then takes a window as :data:`UNKNOWN_WINDOW_S` and says so. A file
+without times (``event_time: {source: order}``) numbers its records: event time counts
+records, so a window of ``pane`` events spans ``pane`` seconds of it exactly, and each
+cooldown is written as that many records (``3000s``: 1s is one record), never capped.
+
+>>> choose_pace(1000.0, per_record=True).cooldown
+{'mild': '3000s', 'moderate': '6000s', 'severe': '12000s'}
 
 >>> p = choose_pace(30000.0)  # 500 events a minute apart
 >>> p.cooldown, p.data_quality
@@ -77,6 +83,8 @@ class Pace:
     max_actions_per_day: dict[str, int] = field(
         default_factory=lambda: dict(MAX_ACTIONS_PER_DAY))
     max_concurrent_retrains: int = 1
+    #: event time counts records (``source: order``): durations are numbers of records
+    per_record: bool = False
 
 
 def round_up(seconds: float) -> str:
@@ -91,12 +99,20 @@ def round_up(seconds: float) -> str:
                                MAX_COOLDOWN_S))
 
 
-def choose_pace(window: float | None) -> Pace:
-    """The cooldowns for windows of ``window`` seconds (None: unknown).
+def choose_pace(window: float | None, *, per_record: bool = False) -> Pace:
+    """The cooldowns for windows of ``window`` seconds (None: unknown); ``per_record``:
+    ``window`` is a number of records (``source: order``), and so is each cooldown.
 
     >>> choose_pace(7 * 86400).spans["severe"]
     '30d, the most init writes (12 windows span longer)'
     """
+    if per_record and window is not None:
+        counts = {**COOLDOWN_WINDOWS, "data_quality": DQ_WINDOWS}
+        n = round(window)
+        return Pace(window=window, per_record=True,
+                    cooldown={t: f"{k * n}s" for t, k in COOLDOWN_WINDOWS.items()},
+                    data_quality=f"{DQ_WINDOWS * n}s",
+                    spans={k: f"{c} windows" for k, c in counts.items()})
     span = UNKNOWN_WINDOW_S if window is None else window
     counts = {**COOLDOWN_WINDOWS, "data_quality": DQ_WINDOWS}
     spans = {k: f"{n} windows" if n * span <= MAX_COOLDOWN_S else
@@ -111,6 +127,8 @@ def window_seconds(sp: StreamPlan, pane: int, now: float | None = None) -> float
     """Seconds ``pane`` events span at the sample's event rate; None when its time field
     gives no rate (none in the payload, fewer than two times, or all alike). The stream's
     ``century_start``, or else ``now``, places a two-digit year, as the decoder does."""
+    if sp.time_source == "order":  # event time is the record's number
+        return float(pane)
     if sp.time_source != "payload" or sp.time_path is None:
         return None
     secs, _, _ = event_times(sp.sample.values(sp.time_path), sp.time_unit,
@@ -124,6 +142,9 @@ def window_seconds(sp: StreamPlan, pane: int, now: float | None = None) -> float
 
 def window_text(pace: Pace, pane: int) -> str:
     """What the cooldowns were scaled to, for the policy's comment and init's line."""
+    if pace.per_record:
+        return (f"the sample has no event times: records are numbered in file order, a "
+                f"window is {pane} records")
     if pace.window is None:
         return (f"the sample has no event times: a window of {pane} events taken as "
                 f"{format_duration(UNKNOWN_WINDOW_S)}; set them to your stream's pace")
@@ -134,7 +155,8 @@ def window_text(pace: Pace, pane: int) -> str:
 def pace_line(pace: Pace, pane: int) -> tuple[str, str]:
     """Init's line (what, why) for the cooldowns it writes."""
     c, n = pace.cooldown, COOLDOWN_WINDOWS
+    most = "in records, 1s = one record" if pace.per_record else \
+        f"at most {format_duration(MAX_COOLDOWN_S)}"
     return (f"cooldowns: {c['mild']}, {c['moderate']}, {c['severe']}",
-            f"{n['mild']}, {n['moderate']} and {n['severe']} windows (at most "
-            f"{format_duration(MAX_COOLDOWN_S)}) after mild, moderate and severe act; "
-            f"{window_text(pace, pane)}")
+            f"{n['mild']}, {n['moderate']} and {n['severe']} windows ({most}) after mild, "
+            f"moderate and severe act; {window_text(pace, pane)}")

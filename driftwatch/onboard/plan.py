@@ -150,15 +150,27 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     plan.say(f"id: {idc.name}", idc.why)
     others = [p for p in paths if p != idc.name]
     check_time_format(opts.time_format, where)
+    # a file without times is read in record order; but a field named like a time whose
+    # values do not read as one (ULB's seconds from the start) is an error that says how
+    named_time = any(name_rank(p, *TIME) for p in others)
     tc = find_role("event time", TIME, others, time_check(vals, opts.time_format),
-                   "--time-field", opts.time_field, where, required=sample.topic is None,
-                   values=vals, by_values=times_by_value(others, vals, opts.time_format))
+                   "--time-field", opts.time_field, where,
+                   required=sample.topic is None and named_time, values=vals,
+                   by_values=times_by_value(others, vals, opts.time_format))
     if tc is None:
         if opts.time_format is not None:
             raise ConfigError("--time-format needs a time field, and no field reads as event "
                               "time", file=where, hint="pass --time-field NAME")
-        sp.time_source = "kafka_timestamp"
-        plan.say("event time: Kafka record timestamp", "no field reads as event time")
+        if sample.topic is not None:
+            sp.time_source = "kafka_timestamp"
+            plan.say("event time: Kafka record timestamp", "no field reads as event time")
+        else:
+            sp.time_source = "order"
+            plan.say("event time: record order (source: order)", "no field is named like "
+                     f"or reads as a time: each record is numbered as it stands in {where} "
+                     "(record 1, 2, ...), windows count records and the policy's durations "
+                     "count records (1s = one record); pass --time-field NAME if a field "
+                     "holds the time")
     else:
         read_time(plan, sp, (f"event time: {tc.name}", tc.why), tc.name, vals(tc.name),
                   where, opts.time_format)

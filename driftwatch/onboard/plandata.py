@@ -54,7 +54,7 @@ class StreamPlan:
     id_path: str
     time_path: str | None  # None: time_source says where time comes from
     time_unit: str = "auto"
-    time_source: str = "payload"  # payload | kafka_timestamp | arrival
+    time_source: str = "payload"  # payload | kafka_timestamp | arrival | order
     time_format: str | None = None  # strptime format of a text time
     #: the first of the hundred years a two-digit year (%y) of ``time_format`` is read in
     time_century_start: int | None = None

@@ -110,6 +110,9 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
         note = (f'   # counts from a start: add origin: "{ORIGIN_PLACEHOLDER}", the instant '
                 "of 0" if s.time_offsets else "")
         out.append(f"        event_time: {{path: {q(s.time_path)}, {how}}}{note}")
+    elif s.time_source == "order":
+        out.append("        event_time: {source: order}   # none in the data: each record is "
+                   "numbered in file order")
     elif s.time_source == "arrival":
         out.append("        event_time: {source: arrival}   # none in the data: joined by id "
                    "where it arrives")
@@ -211,6 +214,9 @@ def _cooldowns(pace: Pace, pane: int) -> list[str]:
     out = ["# After a tier acts, no action at that tier or below for this long, in event time",
            f"# ({window_text(pace, pane)}); a worse tier still acts at once.",
            "cooldown:"]
+    if pace.per_record:
+        out[0] = ("# After a tier acts, no action at that tier or below for this many records "
+                  "(1s = one record)")
     out += [f"  {t + ':':<10}{d:<10}# {pace.spans[t]}: {why[t]}"
             for t, d in pace.cooldown.items()]
     return out
@@ -218,8 +224,9 @@ def _cooldowns(pace: Pace, pane: int) -> list[str]:
 
 def _limits(pace: Pace) -> list[str]:
     day = ", ".join(f"{t}: {n}" for t, n in pace.max_actions_per_day.items())
+    span = "86400 records (a day of event time)" if pace.per_record else "24 hours"
     return ["limits:                     # blast radius, whatever the cooldowns allow",
-            f"  max_actions_per_day: {{{day}}}   # actions per tier in any 24 hours",
+            f"  max_actions_per_day: {{{day}}}   # actions per tier in any {span}",
             f"  max_concurrent_retrains: {pace.max_concurrent_retrains}   # retraining jobs "
             "at a time on the GPU pool"]
 
@@ -229,7 +236,8 @@ def policy_yaml(plan: Plan, pane: int, pace: Pace | None = None) -> str:
     cooldowns and limits (default: :func:`~driftwatch.onboard.pace.choose_pace` for the
     sample's event rate)."""
     if pace is None:
-        pace = choose_pace(window_seconds(plan.predictions, pane))
+        pace = choose_pace(window_seconds(plan.predictions, pane),
+                           per_record=plan.predictions.time_source == "order")
     feats = "\n".join(f"    - {q(f.name)}" for f in plan.features)
     lines = [
         "# Written by driftwatch init; a minimal policy to edit (see policies/template.yaml).",
