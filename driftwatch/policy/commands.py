@@ -188,7 +188,17 @@ def run_explain(args: argparse.Namespace, *, out: TextIO | None = None,
         except (ConfigError, SourceError) as exc:  # ConnectorError is a ConfigError
             print(f"error: {exc}", file=err)
             return 2
-    (out or sys.stdout).write(explain_policy(policy, levels=levels, segments=segments))
+    numbered = False
+    if getattr(args, "connector", None) is not None:
+        from driftwatch.connectors.config import load_connector  # at the command's edge
+
+        try:
+            numbered = load_connector(args.connector).numbers_records()
+        except ConfigError as exc:
+            print(f"error: {exc}", file=err)
+            return 2
+    (out or sys.stdout).write(explain_policy(policy, levels=levels, segments=segments,
+                                             numbered=numbered))
     return 0
 
 

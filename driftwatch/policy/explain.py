@@ -36,7 +36,8 @@ from driftwatch.policy.reference import describe_reference
 from driftwatch.policy.schema import DataQualityRule, Policy, SignalRule
 from driftwatch.policy.tiers import ACTION_TIERS, Tier
 
-__all__ = ["describe_segment_levels", "describe_tiers", "effective_yaml", "explain_policy"]
+__all__ = ["NUMBERED_NOTE", "describe_segment_levels", "describe_tiers", "effective_yaml",
+           "explain_policy"]
 
 _OPS = {"above": ">=", "below": "<=", "abs": ">="}
 
@@ -47,20 +48,30 @@ def effective_yaml(policy: Policy) -> str:
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
+#: What explain adds where the connector's predictions carry no time
+NUMBERED_NOTE = ("event time: the connector numbers its predictions (event_time: {source: "
+                 "order}), record 1, 2, ...: every duration above counts records (1s = one "
+                 "record; 1h = 3600 records) and a day is 86400 records")
+
+
 def explain_policy(policy: Policy, *, levels: tuple[int, LevelTable] | None = None,
-                   segments: Sequence[tuple[str, int, LevelTable]] = ()) -> str:
+                   segments: Sequence[tuple[str, int, LevelTable]] = (),
+                   numbered: bool = False) -> str:
     """Effective YAML, then the plain-English lines as YAML comments.
 
     ``levels``: a window size and the calibrated levels at it
     (:func:`~driftwatch.policy.levels.calibrated_table`), printed as numbers;
     ``segments``: each segment's own levels at its share of that window
-    (:func:`~driftwatch.policy.levels.segment_tables`).
+    (:func:`~driftwatch.policy.levels.segment_tables`); ``numbered``: event time is each
+    prediction's number (:data:`NUMBERED_NOTE`).
     """
     lines = [f"# effective policy {policy.metadata.name!r} from {policy.file}",
              effective_yaml(policy).rstrip(), "", "# What happens, tier by tier:"]
     lines += [f"#   {line}" for line in describe_tiers(policy, levels=levels)]
     lines += [f"#   {line}" for line in describe_segment_levels(segments)]
     lines.append(f"#   {describe_reference(policy.reference)}")
+    if numbered:
+        lines.append(f"#   {NUMBERED_NOTE}")
     return "\n".join(lines) + "\n"
 
 

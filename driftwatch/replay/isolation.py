@@ -19,7 +19,7 @@ from typing import Any
 
 from driftwatch.connectors.base import BadRecord
 from driftwatch.pipeline import PollError, StageError, WindowResult
-from driftwatch.replay.timeline import iso, window_record
+from driftwatch.replay.timeline import when, window_record
 
 __all__ = ["PROCESSING_ERROR", "poison_records", "timeline_record"]
 
@@ -27,16 +27,18 @@ __all__ = ["PROCESSING_ERROR", "poison_records", "timeline_record"]
 PROCESSING_ERROR = "processing_error"
 
 
-def timeline_record(res: WindowResult) -> dict[str, Any]:
-    """The window's timeline line (with ``error`` when a stage failed); never raises."""
+def timeline_record(res: WindowResult, numbered: bool = False) -> dict[str, Any]:
+    """The window's timeline line (with ``error`` when a stage failed); never raises.
+    ``numbered``: event times are record numbers (``event_time: {source: order}``)."""
     try:
-        rec = window_record(res)
+        rec = window_record(res, numbered)
     except Exception as exc:  # the line a report reads must not cost the next window
         res.error = res.error or StageError.of("timeline", exc)
         cw = res.window
         rec = {"model": res.assessment.model, "window_id": cw.window_id,
                "start_time": cw.start_time, "end_time": cw.end_time,
-               "start": iso(cw.start_time), "end": iso(cw.end_time), "signals": [],
+               "start": when(cw.start_time, numbered), "end": when(cw.end_time, numbered),
+               "signals": [],
                "tier": "none", "decision": None}
     if res.error is not None:
         rec["error"] = res.error.to_dict()

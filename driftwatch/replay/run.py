@@ -39,7 +39,7 @@ from driftwatch.policy.level_store import LevelStore
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
 from driftwatch.replay.isolation import poison_records, timeline_record
-from driftwatch.replay.timeline import TimelineWriter, iso
+from driftwatch.replay.timeline import TimelineWriter, when
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile, reference_notes
 
@@ -187,9 +187,14 @@ def summarise(
     records: Sequence[dict[str, Any]],
     monitor: ModelMonitor,
     executed: Sequence[dict[str, Any]] | None = None,
+    numbered: bool = False,
 ) -> dict[str, Any]:
     """Windows per tier, episodes, actions, GPU-hours of retraining, cohort verdicts and
     every kept cohort's expected and realised rates.
+
+    ``numbered``: event time is each prediction's number in its stream (``event_time:
+    {source: order}``): the summary says so (``"event_time": "record order"``), the first
+    and last events are ``record N``, and its label delays count records.
 
     ``executed``: the audit-trail entries of an executing replay; each action then says
     what it came to (:func:`~driftwatch.actions.outcomes.action_outcome`). Without them
@@ -255,8 +260,9 @@ def summarise(
         "cohort_verdicts": [_verdict(r) for r in verdicts],
         "window_cohorts": [c.summary(monitor.window.watermark, j.ttl)
                            for c in j.book.cohorts() if c.window_id >= 0],
-        "first_event": iso(records[0]["start_time"]) if records else None,
-        "last_event": iso(records[-1]["end_time"]) if records else None,
+        "first_event": when(records[0]["start_time"], numbered) if records else None,
+        "last_event": when(records[-1]["end_time"], numbered) if records else None,
+        **({"event_time": "record order"} if numbered else {}),
     }
 
 
@@ -356,6 +362,7 @@ def replay(
     conn = connector if isinstance(connector, Connector) else load_connector(connector)
     pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
     check_reference(pol, connector=conn, reference=reference)
+    numbered = conn.numbers_records()
     monitor = build_monitor(pol, reference=reference, connector=conn)
     # labelled training rows are for actions to learn from: without them, none are kept
     monitor.keep_training_rows = execute
@@ -398,7 +405,7 @@ def replay(
 
         def emit(results: list[WindowResult]) -> None:
             for res in results:
-                rec = timeline_record(res)
+                rec = timeline_record(res, numbered)
                 if res.error is not None:
                     log.error("window %d: the %s stage failed (%s); recorded, the replay "
                               "goes on", res.window.window_id, res.error.stage,
@@ -449,7 +456,7 @@ def replay(
             dl.close()
             if bar is not None:
                 bar.close()
-    result.summary = summarise(result.records, monitor, executed=entries)
+    result.summary = summarise(result.records, monitor, executed=entries, numbered=numbered)
     if actions is not None:
         result.summary["undecided"] = undecided
     (out / "summary.json").write_bytes(

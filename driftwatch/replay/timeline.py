@@ -5,8 +5,11 @@ summary per feature, every detector signal, the tier and the decision. Keys are 
 floats printed by orjson (shortest round-trip form), so two replays of the same input give
 the same bytes.
 
->>> iso(0.0)
-'1970-01-01T00:00:00Z'
+A stream without times (``event_time: {source: order}``) numbers its predictions from 1,
+and its window bounds say so instead of a date in 1970:
+
+>>> iso(0.0), when(1000.0, numbered=True), when(1000.0)
+('1970-01-01T00:00:00Z', 'record 1000', '1970-01-01T00:16:40Z')
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from driftwatch.detectors.base import SignalResult
 from driftwatch.pipeline import WindowResult
 from driftwatch.windows.sketch import Sketch
 
-__all__ = ["TimelineWriter", "iso", "read_timeline", "sketch_summary", "window_record"]
+__all__ = ["TimelineWriter", "iso", "read_timeline", "sketch_summary", "when", "window_record"]
 
 _OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
@@ -33,6 +36,17 @@ def iso(t: float | None) -> str | None:
     if t is None or not math.isfinite(t):
         return None
     return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def when(t: float | None, numbered: bool = False) -> str | None:
+    """An event time as the timeline writes it: ISO-8601 UTC, or ``record N`` where event
+    time is the record's number in its stream (``numbered``); None for None and
+    non-finite."""
+    if not numbered:
+        return iso(t)
+    if t is None or not math.isfinite(t):
+        return None
+    return f"record {int(t)}"
 
 
 def _share(a: float, n: float) -> float | None:
@@ -98,8 +112,9 @@ def _signal(s: SignalResult) -> dict[str, Any]:
     return d
 
 
-def window_record(res: WindowResult) -> dict[str, Any]:
-    """The timeline line for one closed window."""
+def window_record(res: WindowResult, numbered: bool = False) -> dict[str, Any]:
+    """The timeline line for one closed window (``numbered``: its bounds are record
+    numbers, see :func:`when`)."""
     cw, a, d = res.window, res.assessment, res.decision
     sk = cw.sketch
     dec = sk.decisions
@@ -111,8 +126,8 @@ def window_record(res: WindowResult) -> dict[str, Any]:
         "last_index": cw.last_index,
         "start_time": cw.start_time,
         "end_time": cw.end_time,
-        "start": iso(cw.start_time),
-        "end": iso(cw.end_time),
+        "start": when(cw.start_time, numbered),
+        "end": when(cw.end_time, numbered),
         "n_events": sk.n,
         "n_bad": sk.n_bad,
         "n_late": sk.n_late,

@@ -92,14 +92,15 @@ class WindowAxis:
         return self._pos.get(window_id)
 
     def ticks(self, y: float, count: int = 7) -> list[Markup]:
-        """Date labels (window end) under the plot."""
+        """Date labels (window end; ``record N`` whole) under the plot."""
         if not self.n:
             return []
         k = max(1, math.ceil(self.n / count))
         out = []
         for i in range(0, self.n, k):
             end = self.ends[i]
-            label = end[:10] if end else f"w{self.window_ids[i]}"
+            label = (end if end.startswith("record") else end[:10]) if end else \
+                f"w{self.window_ids[i]}"
             out.append(text(self.x(i), y, label, text_anchor="middle"))
         return out
 

@@ -160,21 +160,32 @@ def _ref_rates(run: RunData) -> tuple[float | None, float | None]:
             int(prof.sketch.lab_n[1]) / lab if lab else None)
 
 
-def _date(t: Any) -> str:
+def _date(t: Any, numbered: bool = False) -> str:
+    """A cohort's start: its date, or ``record N`` where event time numbers records."""
     if not isinstance(t, int | float) or not math.isfinite(t):
         return "?"
+    if numbered:
+        return f"record {int(t)}"
     return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%d")
 
 
-def _days(seconds: Any) -> str:
+def _days(seconds: Any, numbered: bool = False) -> str:
+    """A label delay in days, or in records where event time numbers records.
+
+    >>> _days(172800.0), _days(3.0, numbered=True)
+    ('2.0 days', '3 records')
+    """
     if not isinstance(seconds, int | float) or seconds != seconds:
         return "—"
+    if numbered:
+        return f"{seconds:.0f} records"
     return f"{seconds / 86400:.1f} days"
 
 
 def _maturity(run: RunData) -> Markup:
     """Label delay and per-cohort completeness, from the run summary."""
     s = run.summary
+    numbered = s.get("event_time") == "record order"  # event time numbers the records
     lab = s.get("labels") or {}
     joined = lab.get("joined", s.get("outcomes"))
     parts: list[Any] = [el("p", f"{fmt(joined)} outcomes joined to their predictions. A "
@@ -184,16 +195,16 @@ def _maturity(run: RunData) -> Markup:
     delay = s.get("label_delay") or {}
     if delay.get("count"):
         parts.append(kv_table([
-            ("label delay, median", _days(delay.get("p50"))),
-            ("label delay, 90th percentile", _days(delay.get("p90"))),
-            ("label delay, longest", _days(delay.get("max"))),
+            ("label delay, median", _days(delay.get("p50"), numbered)),
+            ("label delay, 90th percentile", _days(delay.get("p90"), numbered)),
+            ("label delay, longest", _days(delay.get("max"), numbered)),
             ("predictions still waiting for an outcome", lab.get("backlog", "—")),
             ("expired without outcome", lab.get("expired", "—")),
         ], class_="label-delay"))
     cohorts = s.get("label_cohorts") or []
     if cohorts:
         parts.append(el("figure", columns(
-            [_date(c.get("start")) for c in cohorts],
+            [_date(c.get("start"), numbered) for c in cohorts],
             [c.get("completeness") if isinstance(c.get("completeness"), int | float) else None
              for c in cohorts],
             [int(c.get("predicted", 0)) for c in cohorts],
