@@ -1,7 +1,7 @@
 """Plain numbers written as text that ISO-8601 reads as years: ``'2188'`` is 2188-01-01 to
 pandas' ISO reader (and ``'1500.5'`` May 1500), so a JSON sample's amounts sent as strings
 (``"amount": "2188"``) read as event times. Such a column is a time only where its name
-says so, or where no other field reads as one, and then init says it.
+says year (and no other field reads as a time), and then init says it.
 
 >>> bare_years(["2188", " 1999", None]), bare_years(["1500.5"]), bare_years([2015])
 ([2188, 1999], [1500], None)

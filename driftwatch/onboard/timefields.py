@@ -35,15 +35,18 @@ def times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
     in a common date format (``txn.at``, ``reported``, Lending Club's ``issue_d``) or a
     date in digits (a ``yyyymmdd`` column named ``period``); other numbers are left out, an
     epoch may be any count. Plain numbers written as text that ISO-8601 reads as years
-    (:func:`~driftwatch.onboard.bareyears.bare_years`: amounts sent as strings) rank below
-    any other time, below a field named like a year, and only in the years a date may fall
-    in. ``fmt``: the user's ``--time-format``."""
+    (:func:`~driftwatch.onboard.bareyears.bare_years`: amounts sent as strings) are a time
+    only in a field named like a year, in the years a date may fall in, and rank below any
+    other time: without one, the table is read in record order. ``fmt``: the user's
+    ``--time-format``."""
     def find() -> list[Candidate]:
         out = []
         for n in names:
             unit = time_unit(vals(n))
             if unit == "iso" and (years := bare_years(vals(n))) is not None:
-                if in_year_range(years):
+                # an amount sent as text ("2001") is no time: a table without one is read
+                # in record order, so only a field named like a year is taken for years
+                if in_year_range(years) and named_year(n):
                     out.append(_as_years(n))
             elif unit in ("iso", "auto"):
                 what = "ISO-8601 text" if unit == "iso" else "timestamps"
@@ -61,17 +64,14 @@ def times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
 
 
 #: Ranks of the fields found by value: a time, then plain numbers in a field named like a
-#: year, then plain numbers in any other field, taken only where nothing else reads as a time
-_TIME, _NAMED_YEAR, _BARE_YEAR = 2, 1, 0
+#: year, taken only where nothing else reads as a time
+_TIME, _NAMED_YEAR = 2, 1
 
 
 def _as_years(name: str) -> Candidate:
-    """A field whose values are plain numbers that ISO-8601 reads as years."""
-    if named_year(name):
-        return Candidate(name, _NAMED_YEAR, "every value is a year in digits, and its name "
-                         "says year")
-    return Candidate(name, _BARE_YEAR, "every value is a number that ISO-8601 reads as a "
-                     "year, and no other field reads as a time")
+    """A field named like a year whose values are plain numbers ISO-8601 reads as years."""
+    return Candidate(name, _NAMED_YEAR, "every value is a year in digits, and its name "
+                     "says year")
 
 
 def read_time(plan: Plan, sp: StreamPlan, line: tuple[str, str], name: str,
