@@ -113,6 +113,12 @@ class ModelMonitor(PollIntake, MonitorState):
         self.policy = policy
         labels = policy.labels if policy is not None else _LABELS
         self.joiner = joiner or LabelJoiner(labels.ttl, labels.max_pending)
+        #: A replay reads an outcomes stream without times of its own ahead of the
+        #: predictions (each joins as its prediction is read): its outcomes then wait as
+        #: orphans up to ``labels.max_pending``, as predictions do, not a tenth of it (a
+        #: live stream's allowance for a lagging prediction stream), which dropped every
+        #: outcome past the first 100,000 of a table without times.
+        self.outcomes_read_ahead = False
         self._fixed_calibrator = calibrator
         #: Calibrators by reference, rates and window size: a hot reload that keeps the
         #: rates, or a window size seen before, is not resampled again.
@@ -239,7 +245,8 @@ class ModelMonitor(PollIntake, MonitorState):
         labels = self.policy.labels
         self.joiner.ttl = float(labels.ttl)
         self.joiner.max_pending = int(labels.max_pending)
-        self.joiner.max_orphans = max(int(labels.max_pending) // 10, 1)  # as built
+        share = 1 if self.outcomes_read_ahead else 10  # a tenth: as built
+        self.joiner.max_orphans = max(int(labels.max_pending) // share, 1)
         self.joiner.book.max_cohorts = int(self.policy.cohorts.max_cohorts)
         if self.pending_features.capacity != labels.pending_feature_rows:
             self.pending_features.resize(labels.pending_feature_rows)

@@ -10,7 +10,7 @@ from driftwatch.actions.outcomes import outcome_counts, outcome_line
 from driftwatch.pipeline.badcounts import unknown_labels_line
 from driftwatch.replay import replay
 
-__all__ = ["print_summary", "run_replay_command"]
+__all__ = ["lost_outcomes_line", "print_summary", "run_replay_command"]
 
 
 def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-def]
@@ -35,6 +35,8 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
               file=out)
     for stream, values in (summary.get("unknown_labels") or {}).items():
         print(f"  {unknown_labels_line(stream, values)}", file=out)
+    if line := lost_outcomes_line(summary.get("labels") or {}):
+        print(f"  {line}", file=out)
     by = summary["actions_by_type"]
     acts = summary.get("actions") or []
     ran = summary.get("actions_executed", False)
@@ -54,6 +56,24 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
             print(f"  {outcome_line(a)}", file=out)
     for u in undecided:
         print(f"  undecided: {u['action']} {u['id']} ({u['key']}): {u['reason']}", file=out)
+
+
+def lost_outcomes_line(labels: dict) -> str | None:  # type: ignore[type-arg]
+    """The summary's line for outcomes that never met their prediction (None when every
+    outcome found its prediction or waits still).
+
+    >>> lost_outcomes_line({"orphan_outcomes": 50000, "outcomes": 150000})[:60]
+    'outcomes lost: 50000 of 150000 found no prediction (orphan_o'
+    >>> lost_outcomes_line({"orphan_outcomes": 0, "outcomes": 10}) is None
+    True
+    """
+    lost = int(labels.get("orphan_outcomes") or 0)
+    if not lost:
+        return None
+    return (f"outcomes lost: {lost} of {labels.get('outcomes', '?')} found no prediction "
+            "(orphan_outcomes): their predictions were not in the recording, or came after "
+            "the outcome had waited 7 days of event time or the room for waiting outcomes "
+            "(labels.max_pending) was full")
 
 
 def champion_ref(uri: str | None, columns: list[str], score_is: str | None = None) -> object:

@@ -288,3 +288,28 @@ def test_init_and_replay_run_on_any_table_without_times(
     assert summary["events"] == n and summary["labels"]["joined"] == n
     assert summary["windows"] == -(-n // 50)
     assert (summary["first_event"], summary["last_event"]) == ("record 1", f"record {n}")
+
+
+@pytest.mark.parametrize(("max_pending", "lost"), [(3000, 0), (1000, 2000)])
+def test_outcomes_read_ahead_wait_up_to_max_pending_and_a_loss_is_said(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        max_pending: int, lost: int) -> None:
+    # a table without times: its outcomes are read ahead of the predictions and wait for
+    # them; a tenth of labels.max_pending (a live stream's room for them) dropped 2,700
+    # of these 3,000 outcomes without a word
+    monkeypatch.chdir(tmp_path)
+    _split(tmp_path, n=3000, drift=False)
+    code, _, err = _init(tmp_path, capsys)
+    assert code == 0, err
+    pol = yaml.safe_load((tmp_path / "p.yaml").read_text())
+    pol["labels"] = {**pol.get("labels", {}), "max_pending": max_pending}
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(pol))
+    code, out, err = _replay(tmp_path, capsys, "o", 1000)
+    assert code == 0, err
+    labels = json.loads((tmp_path / "o" / "summary.json").read_text())["labels"]
+    assert (labels["joined"], labels["orphan_outcomes"]) == (3000 - lost, lost)
+    said = [ln.strip() for ln in out.splitlines() if "outcomes lost" in ln]
+    assert said == ([f"outcomes lost: {lost} of 3000 found no prediction (orphan_outcomes): "
+                     "their predictions were not in the recording, or came after the "
+                     "outcome had waited 7 days of event time or the room for waiting "
+                     "outcomes (labels.max_pending) was full"] if lost else [])
