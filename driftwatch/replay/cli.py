@@ -106,6 +106,12 @@ def run_replay_command(args: argparse.Namespace) -> int:
     from driftwatch.policy.expect import parse_expectation
 
     expectations = [parse_expectation(e) for e in args.expect]
+    dated = [e.text for e in expectations if e.range_kind]
+    if dated and _record_order(args.connector):
+        raise ConfigError(
+            f"--expect {dated[0]!r} names a date, but the connector numbers records in "
+            "file order (event_time: {source: order}): its windows have no dates",
+            hint="leave the range out, or map the records' time if they have one")
     champion = champion_ref(getattr(args, "champion", None),
                             getattr(args, "champion_column", []),
                             getattr(args, "champion_score_is", None))
@@ -161,3 +167,16 @@ def _reader(choice: str) -> bool | None:
         raise ConfigError("--reader process needs the fork start method, which this "
                           "platform lacks", hint="use --reader thread (or auto)")
     return choice == "process"
+
+
+def _record_order(connector: str) -> bool:
+    """Whether the connector at ``connector`` numbers its predictions in file order
+    (False when it cannot be read: the replay says why)."""
+    from driftwatch.connectors.config import load_connector
+    from driftwatch.errors import DriftwatchError
+
+    try:
+        conn = load_connector(connector)
+    except DriftwatchError:
+        return False
+    return any(s.event_time.source == "order" for s in conn.streams)

@@ -313,3 +313,24 @@ def test_outcomes_read_ahead_wait_up_to_max_pending_and_a_loss_is_said(
                      "their predictions were not in the recording, or came after the "
                      "outcome had waited 7 days of event time or the room for waiting "
                      "outcomes (labels.max_pending) was full"] if lost else [])
+
+
+def test_an_expectation_with_a_date_is_refused_on_records_without_times(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _split(tmp_path, n=2000, drift=False)
+    assert _init(tmp_path, capsys)[0] == 0
+    code, out, err = run_cli(["replay", "--connector", str(tmp_path / "c.yaml"), "--policy",
+                              str(tmp_path / "p.yaml"), "-i", str(tmp_path / "scored.csv"),
+                              "-i", str(tmp_path / "outcomes.csv"), "--out",
+                              str(tmp_path / "o"), "-q", "--expect",
+                              "no retrain before 2024-04-08"], capsys)
+    assert code == 2 and out == "", (code, out)
+    assert "names a date, but the connector numbers records in file order" in err, err
+    assert "Traceback" not in err and not (tmp_path / "o" / "timeline.jsonl").exists()
+    code, out, err = run_cli(["replay", "--connector", str(tmp_path / "c.yaml"), "--policy",
+                              str(tmp_path / "p.yaml"), "-i", str(tmp_path / "scored.csv"),
+                              "-i", str(tmp_path / "outcomes.csv"), "--out",
+                              str(tmp_path / "o"), "-q", "--expect", "no retrain"], capsys)
+    assert code == 0 and "ok    expect no retrain" in out, err
