@@ -240,6 +240,7 @@ def summarise(
     return {
         **errors,
         "model": monitor.model,
+        **_policy_meta(monitor),
         "reference": monitor.profile.fingerprint,
         "windows": len(records),
         "windows_per_tier": {t: tiers.get(t, 0) for t in ("none", "mild", "moderate", "severe")},
@@ -264,6 +265,19 @@ def summarise(
         "last_event": when(records[-1]["end_time"], numbered) if records else None,
         **({"event_time": "record order"} if numbered else {}),
     }
+
+
+def _policy_meta(monitor: ModelMonitor) -> dict[str, Any]:
+    """The policy's name, owner and description for the summary (and the report's run
+    overview), where a policy is given and says them."""
+    if monitor.policy is None:
+        return {}
+    meta = monitor.policy.metadata
+    out = {"policy_name": meta.name}
+    out.update({k: v.strip() for k, v in (("policy_owner", meta.owner),
+                                          ("policy_description", meta.description))
+                if v and v.strip()})
+    return out
 
 
 def _with_outcomes(

@@ -220,6 +220,9 @@ def _run_overview(run: RunData) -> Markup:
         ("reference profile", s.get("reference") or (run.reference.fingerprint
                                                       if run.reference else "—")),
         ("policy", f"{first.get('policy', '—')} (digest {first.get('policy_digest') or '—'})"),
+        *((label, s[key]) for label, key in (("policy owner", "policy_owner"),
+                                             ("policy description", "policy_description"))
+          if s.get(key)),
         ("late events", s.get("late_events", sum(int(r.get("n_late", 0)) for r in run.records))),
     ]))
     return join(parts)

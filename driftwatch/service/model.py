@@ -522,6 +522,8 @@ class ModelRuntime:
             "model": self.name,
             "policy": str(self.config.policy),
             "policy_name": m.policy.metadata.name if m.policy is not None else None,
+            # who to call about this model's drift, as its policy names them
+            "policy_owner": (m.policy.metadata.owner or None) if m.policy is not None else None,
             "connector": self.connector.name,
             "source": {"kind": self.connector.kind, "ready": self.ready, "done": self.done,
                        "positions": dict(self.positions), "lag": self.consumer_lag()},

@@ -20,6 +20,7 @@ import pytest
 from driftwatch.batch import Batch
 from driftwatch.clock import ManualClock
 from driftwatch.connectors.base import BadRecord, Polled
+from driftwatch.policy.loader import load_policy
 from driftwatch.replay import monitor_for
 from driftwatch.service.config import parse_service_config
 from driftwatch.service.daemon import Service
@@ -108,3 +109,12 @@ def test_status_counts_the_records_fed_and_the_bad_ones_by_reason(service: Servi
         "events": events, "outcomes": outcomes, "outcome_records": outcomes,
         "bad_records": sum(reasons.values()), "records_read": events + outcomes + 9}
     assert model["bad_records"] == sum(model["bad_by_reason"].values())
+    assert (model["policy_name"], model["policy_owner"]) == (None, None)  # no policy
+
+
+def test_status_names_the_policys_owner(service: Service) -> None:
+    # who to call about this model's drift, as its policy's metadata says
+    service.runtimes[0].monitor.policy = load_policy(ROOT / "policies/credit-risk-demo.yaml")
+    model = _status(service)["models"][0]
+    assert (model["policy_name"], model["policy_owner"]) == ("credit-risk-demo",
+                                                             "model-risk@example.com")
