@@ -52,6 +52,7 @@ class _Input:
     read_to: int = 0  # last line read
     consumed: int = 0  # last line handed out
     exhausted: bool = False
+    untimed: bool = False  # its records carry no time and are keyed 0 (module docstring)
 
     @property
     def buffered(self) -> int:
@@ -73,9 +74,9 @@ class EventMerger:
     """Buffers decoded chunks per input and hands out records in merged event-time order."""
 
     def __init__(self, ranks: list[int], untimed: list[bool] | None = None) -> None:
-        self.inputs = [_Input(rank=r) for r in ranks]
-        #: per input: its records carry no time and are keyed 0 (see the module docstring)
-        self.untimed = list(untimed) if untimed is not None else [False] * len(ranks)
+        # an input's own flag: a Kafka aligner adds and replaces inputs as partitions come
+        self.inputs = [_Input(rank=r, untimed=bool(untimed and untimed[k]))
+                       for k, r in enumerate(ranks)]
 
     def add(
         self,
@@ -94,7 +95,7 @@ class EventMerger:
         times = np.concatenate([parts[s][0].event_time for s in streams]
                                + [np.full(len(bad_lines), np.nan)])
         order = np.argsort(lines, kind="stable")
-        if self.untimed[i]:  # in file order, after outcomes without times
+        if inp.untimed:  # in file order, after outcomes without times
             times = np.zeros(len(lines))
         keys_sorted = np.fmax.accumulate(np.concatenate(([inp.carry], times[order])))[1:]
         keys = np.empty(len(lines))
