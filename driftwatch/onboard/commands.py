@@ -26,6 +26,7 @@ from driftwatch.onboard.sample import (
     sample_separator,
 )
 from driftwatch.onboard.timefields import fix_two_digit_years
+from driftwatch.onboard.windowsize import short_file_warning
 from driftwatch.onboard.write import connector_yaml, policy_yaml, write_files
 
 __all__ = ["dotted_note", "run_init"]
@@ -144,6 +145,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     pace = choose_pace(window_seconds(plan.predictions, args.pane),
                        per_record=plan.predictions.time_source == "order")
     plan.say(*pace_line(pace, args.pane))
+    if preds.path is not None:  # a file: read whole where init read fewer than --rows
+        short = short_file_warning(preds.name, n=len(preds.rows), pane=args.pane,
+                                   limit=args.rows)
+        if short is not None:
+            plan.lines.append(short)
     conn_path = Path(args.connector_out or f"connectors/{model}.yaml")
     pol_path = Path(args.policy_out or f"policies/{model}.yaml")
     write_files({conn_path: connector_yaml(plan, args.reference, args.bootstrap),

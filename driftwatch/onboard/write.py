@@ -23,6 +23,7 @@ from driftwatch.errors import ConfigError
 from driftwatch.onboard.pace import Pace, choose_pace, window_seconds, window_text
 from driftwatch.onboard.plandata import Feature, Plan, StreamPlan
 from driftwatch.onboard.times import ORIGIN_PLACEHOLDER
+from driftwatch.onboard.windowsize import PERSISTENCE
 
 __all__ = ["connector_yaml", "format_note", "policy_yaml", "q", "write_files"]
 
@@ -265,7 +266,7 @@ def policy_yaml(plan: Plan, pane: int, pace: Pace | None = None) -> str:
            "  - detector: score_psi",
            "    thresholds: {mild: 0.10, moderate: 0.25, severe: 0.50}"]
           if plan.ref_score and (plan.predictions.score or plan.predictions.proba) else []),
-        "persistence: 2",
+        f"persistence: {PERSISTENCE}",
         *_cooldowns(pace, pane),
         "data_quality:               # a broken feed is not drift: alert, block model changes",
         "  signals:",
