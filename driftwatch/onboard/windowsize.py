@@ -7,7 +7,7 @@ replay of it then closes one window, however much its records drift, and reports
 window at tier ``none``. ``init`` reads the sample's first ``--rows`` records, so where it
 read fewer the file holds no more, and it warns with a window that fits.
 
->>> short_file_warning("scored.data", n=400, pane=1000, limit=2000)[:59]
+>>> short_file_warning("scored.data", n=400, pane=1000, limit=2000)[:60]
 'warning: scored.data holds 400 records, fewer than 2 windows'
 >>> short_file_warning("scored.csv", n=2000, pane=1000, limit=2000) is None  # read in part
 True
