@@ -29,6 +29,7 @@ from driftwatch.onboard.matching import stream_path
 from driftwatch.onboard.plandata import Feature, Plan
 from driftwatch.onboard.roles import ID, PREDICTED, TIME, present, shown, two_values
 from driftwatch.onboard.sentinels import likely_missing_values
+from driftwatch.onboard.unknownlevels import missing_word_level
 from driftwatch.schema import level_text
 from driftwatch.textnumbers import number_in
 from driftwatch.windows.conventions import norm_value
@@ -356,3 +357,9 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
         if f.missing:
             plan.say(f"    missing: {list(f.missing)}", f"{f.missing_why} (connector "
                      "missing_values_by_feature; remove a value that is a real one)")
+        elif f.kind == "categorical" and f.name in ref.columns \
+                and (level := missing_word_level(ref[f.name])) is not None:
+            plan.say(f"    kept: {level[0]!r}", f"in {level[1]:.1%} of rows, named like a "
+                     "missing value: kept as a category, so a rise in it reads as drift; if it "
+                     "stands for missing, add it to the connector's missing_values_by_feature "
+                     f"({f.name}: [{level[0]!r}]), and a rise is a data-quality fault instead")
