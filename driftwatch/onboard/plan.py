@@ -66,6 +66,7 @@ from driftwatch.onboard.scaledscore import sample_labels, unscaled_line
 from driftwatch.onboard.textcodes import numbers_with_missing_texts
 from driftwatch.onboard.timefields import read_time, times_by_value
 from driftwatch.onboard.times import check_time_format
+from driftwatch.onboard.unnamedscore import lacking, unnamed_score
 from driftwatch.windows.conventions import norm_value
 
 __all__ = ["Feature", "Options", "Plan", "Sample", "StreamPlan", "make_plan"]
@@ -185,9 +186,17 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     if sp.score is None and not opts.score_field and plan.ref_score is None:
         scale_note = _scaled_by_name(plan, sp, [p for p in paths if leaf(p) not in ref.columns],
                                      sample, outcomes) or scale_note
-    proba_why = ""
+    proba_why, guessed = "", False
     if sp.score is None and not opts.score_field:
         proba_why = _proba_score(plan, sp, paths, vals, opts.proba_at, where)
+    if sp.score is None and sp.proba is None and not opts.score_field and plan.ref_score is None:
+        # named like none (pred, y_hat): the one field of probabilities the reference lacks
+        guess = unnamed_score(lacking(cols, paths, {idc.name, tc.name if tc else ""}), vals,
+                              sample_labels(plan, sample, outcomes))
+        sp.score, guessed = guess.path, guess.path is not None
+        if guessed and not opts.score_is:
+            plan.score_is = guess.score_is
+        scale_note += f"; {guess.why}" if guess.why else ""
     if opts.proba_at is not None and sp.proba is None:
         raise ConfigError(f"--proba-at {opts.proba_at} needs a list of class probabilities "
                           "(a predict_proba row) standing for the score, and "
@@ -196,7 +205,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                           hint="drop --proba-at" if sp.score else
                           "check the sample's field holds one list a record, summing to 1")
     if sp.score is not None and plan.ref_score is None and not opts.score_is \
-            and named_good(sp.score):
+            and not guessed and named_good(sp.score):
         # the stream's score is the only one and its name says P(good): no reference
         # column (nor label) to read it against, so the name decides, as for a reference
         plan.score_is = "p_good"
