@@ -171,15 +171,32 @@ def _all_dates(texts: pd.Series) -> bool:
     return False
 
 
-def _holds(values: pd.Series | Sequence[Any], is_it: Callable[[str], bool],
-           most: bool) -> bool:
-    """Whether ``is_it`` holds for every present value, all text (``most``: for more than
-    half of them); False with none present."""
+def _tally(values: pd.Series | Sequence[Any]) -> pd.Series:
+    """Each present value once, with how many times it comes: a reference column of
+    300,000 rows holds a few hundred, and each is tested once, not once a row. Empty for a
+    column of typed numbers, which holds no text.
+
+    >>> _tally(["7%", None, "7%", 3]).to_dict(), len(_tally(pd.Series([1.5, 2.5])))
+    ({'7%': 2, 3: 1}, 0)
+    """
+    if isinstance(values, pd.Series) and values.dtype.kind in "biufcmM":
+        return pd.Series([], dtype="int64")
     vals = pd.Series(values, dtype=object).dropna()
-    if not len(vals):
+    try:
+        return vals.value_counts(sort=False)
+    except TypeError:  # unhashable values (a JSON list): each counts once
+        return pd.Series(1, index=pd.Index(vals.tolist(), dtype=object), dtype="int64")
+
+
+def _holds(tally: pd.Series, is_it: Callable[[str], bool], most: bool) -> bool:
+    """Whether ``is_it`` holds for every present value of a :func:`_tally`, all text
+    (``most``: for more than half of them); False with none present."""
+    if not len(tally):
         return False
-    hits = vals.map(lambda v: isinstance(v, str) and is_it(v))
-    return bool(hits.mean() > 0.5) if most else bool(hits.all())
+    hits = np.fromiter((isinstance(v, str) and is_it(v) for v in tally.index), dtype=bool,
+                       count=len(tally))
+    counts = tally.to_numpy()
+    return bool(2 * counts[hits].sum() > counts.sum()) if most else bool(hits.all())
 
 
 def percent_text(values: pd.Series | Sequence[Any], most: bool = False,
@@ -199,7 +216,7 @@ def percent_text(values: pd.Series | Sequence[Any], most: bool = False,
     True
     """
     pattern = _PERCENT[decimal]
-    return _holds(values, lambda v: bool(pattern.fullmatch(v)), most)
+    return _holds(_tally(values), lambda v: bool(pattern.fullmatch(v)), most)
 
 
 #: What marks text as an amount rather than a number's plain text, by the file's decimal
@@ -226,11 +243,11 @@ def money_text(values: pd.Series | Sequence[Any], most: bool = False,
     >>> money_text(["1.234,56 €", "-12,50"]), money_text(["1.234,56", "7"], decimal=",")
     (False, True)
     """
-    vals = pd.Series(values, dtype=object).dropna()
+    tally = _tally(values)
     mark = _MONEY_MARK[decimal]
-    marked = vals.map(lambda v: isinstance(v, str) and bool(mark.search(v))
-                      and bool(bare_money(v, decimal))).any()
-    return bool(marked) and _holds(vals, lambda v: bool(bare_money(v, decimal)), most)
+    marked = any(isinstance(v, str) and mark.search(v) and bare_money(v, decimal)
+                 for v in tally.index)
+    return marked and _holds(tally, lambda v: bool(bare_money(v, decimal)), most)
 
 
 def text_format(values: pd.Series | Sequence[Any], most: bool = False,
