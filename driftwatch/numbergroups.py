@@ -91,12 +91,21 @@ def grouped_columns(frame: Any, decimal: str = ".") -> Any:
         present = col.dropna()
         if present.empty:
             continue
-        read = [_number(v, decimal) for v in present]
-        if any(n is None for n, _ in read) or not any(g for _, g in read):
-            continue
-        out = pd.Series(float("nan"), index=col.index, dtype="float64")
-        out[present.index] = [n for n, _ in read]
-        frame[c] = out
+        # a text column's first value is most often no number: stop there, not after
+        # reading every row (a 300,000-row reference has dozens of text columns)
+        numbers: list[float] = []
+        grouped = False
+        for v in present:
+            n, g = _number(v, decimal)
+            if n is None:
+                break
+            numbers.append(n)
+            grouped = grouped or g
+        else:
+            if grouped:
+                out = pd.Series(float("nan"), index=col.index, dtype="float64")
+                out[present.index] = numbers
+                frame[c] = out
     return frame
 
 
