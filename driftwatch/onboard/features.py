@@ -26,6 +26,7 @@ from driftwatch.onboard.infer import (
     text_format,
 )
 from driftwatch.onboard.matching import stream_path
+from driftwatch.onboard.placeholders import placeholder_note
 from driftwatch.onboard.plandata import Feature, Plan
 from driftwatch.onboard.roles import ID, PREDICTED, TIME, present, shown, two_values
 from driftwatch.onboard.sentinels import likely_missing_values
@@ -363,3 +364,6 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
                      "missing value: kept as a category, so a rise in it reads as drift; if it "
                      "stands for missing, add it to the connector's missing_values_by_feature "
                      f"({f.name}: [{level[0]!r}]), and a rise is a data-quality fault instead")
+        if f.kind == "categorical" and f.name in ref.columns \
+                and (held := placeholder_note(ref[f.name], f.missing)):
+            plan.say(f"    placeholder: {held[0]}", held[1])
