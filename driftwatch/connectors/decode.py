@@ -77,7 +77,7 @@ from driftwatch.flags import flag_level, flag_levels
 from driftwatch.schema import FeatureSchema, level_text
 from driftwatch.textnumbers import help_for
 
-__all__ = ["KEPT_BYTES", "MAX_MESSAGE_BYTES", "MAX_TEXT_CHARS", "Decoder"]
+__all__ = ["KEPT_BYTES", "MAX_MESSAGE_BYTES", "MAX_TEXT_CHARS", "Decoder", "record_ids"]
 
 #: A message larger than this is dead-lettered unparsed (``message_too_large``).
 MAX_MESSAGE_BYTES = 1 << 20
@@ -226,7 +226,9 @@ class Decoder:
         # an offset is a count in seconds unless the unit says ms: no epoch rule applies
         self._unit = "s" if t.origin is not None and t.unit == "auto" else t.unit
         self._origin = None if t.origin is None else parse_origin(t.origin)
-        fields: dict[str, tuple[FieldPath, str]] = {"event_id": (m.event_id, "any")}
+        fields: dict[str, tuple[FieldPath, str]] = {}
+        if m.event_id is not None:  # else each record's number in its file (_ids)
+            fields["event_id"] = (m.event_id, "any")
         if t.path is not None:
             kind = f"time:{self._unit}"
             if t.format is not None:  # a date in digits comes as a number or text: learnt
@@ -320,11 +322,13 @@ class Decoder:
         timestamps: np.ndarray | None = None,
         lenient: bool = False,
         decimal: str = ".",
+        header_lines: int = 0,
     ) -> tuple[Batch, list[BadRecord]]:
         """Decode a table (CSV, Parquet). A column named like a whole dotted path wins over
         struct fields. ``lenient`` reads numbers written as text (CSV); ``decimal`` is the
         CSV's decimal mark, which money text is read with (``1.234,56 €`` where it is
-        ``,``)."""
+        ``,``); ``header_lines``: the lines of the file before its first row (a CSV's
+        header), which ``positions`` count and a record's number does not."""
         n = table.num_rows
         cols = {key: _table_column(table, path) for key, (path, _) in self.fields.items()}
 
@@ -335,7 +339,7 @@ class Decoder:
         pos = np.asarray(positions, dtype=np.int64)
         ts = None if timestamps is None else np.asarray(timestamps, dtype=np.float64)
         batch, bad, _ = self._assemble(part, pos, raw, source, partition, ts, lenient,
-                                       decimal)
+                                       decimal, header_lines)
         return batch, bad
 
     # -- internals ----------------------------------------------------------------------------
@@ -401,6 +405,7 @@ class Decoder:
         timestamps: np.ndarray | None,
         lenient: bool,
         decimal: str = ".",
+        header_lines: int = 0,
     ) -> tuple[Batch, list[BadRecord], np.ndarray]:
         m, cols, prob = self.mapping, part.columns, part.problems
         n = len(positions)
@@ -409,13 +414,18 @@ class Decoder:
             return lambda i: f"{what} ({self.fields[key][0].text}): expected {expected}, " \
                 f"found {describe(_value_at(cols[key], i))}"
 
-        ids, bad = texts(cols["event_id"], bools=False)
-        no_id = blank(ids) & ~bad
-        prob.flag(no_id, "missing_id", lambda i: f"event_id ({m.event_id.text}) is "
-                  + ("missing" if not ids[i].is_valid else "empty"))
-        prob.flag(bad, "wrong_type", wrong("event_id", "event_id", "text or a number"))
-        prob.flag(_too_long(ids), "id_too_long", lambda i: f"event_id ({m.event_id.text}) "
-                  f"has {len(ids[i].as_py())} characters, over the {MAX_TEXT_CHARS} limit")
+        if m.event_id is None:
+            ids = record_ids(positions, header_lines)
+        else:
+            id_path = m.event_id.text
+            ids, bad = texts(cols["event_id"], bools=False)
+            no_id = blank(ids) & ~bad
+            prob.flag(no_id, "missing_id", lambda i: f"event_id ({id_path}) is "
+                      + ("missing" if not ids[i].is_valid else "empty"))
+            prob.flag(bad, "wrong_type", wrong("event_id", "event_id", "text or a number"))
+            prob.flag(_too_long(ids), "id_too_long", lambda i: f"event_id ({id_path}) "
+                      f"has {len(ids[i].as_py())} characters, over the {MAX_TEXT_CHARS} "
+                      "limit")
         secs = self._times(cols, prob, timestamps, n)
         # column-major: filled a column at a time, and read so by the window kernel
         num = np.full((n, self.width[0]), np.nan, order="F")
@@ -593,6 +603,17 @@ class Decoder:
             "fields.label bad: or good:, if it is no outcome yet to pending:"),
             value=lambda i: as_text(_value_at(raw, i)))
         return out
+
+
+def record_ids(positions: np.ndarray, header_lines: int = 0) -> pa.Array:
+    """The ids of records without an id field (``event_id: {source: order}``): each one's
+    number in its file, from its line (``positions``) less the ``header_lines`` before the
+    first record; where a record stands, never how many good ones came before it.
+
+    >>> record_ids(np.array([2, 3, 5]), header_lines=1).to_pylist()
+    ['1', '2', '4']
+    """
+    return pa.array(np.asarray(positions, dtype=np.int64) - header_lines).cast(pa.string())
 
 
 def _too_long(values: pa.Array) -> np.ndarray:

@@ -104,6 +104,7 @@ class FileSource:
         self._stream_index = {n: i for i, n in enumerate(names)}
         for inp in self.inputs:
             _check_input(connector, inp)
+        _one_file_per_numbered_stream(connector, self.inputs)
         # ties in event time: stream order, then file order
         order = sorted(range(len(self.inputs)), key=lambda i: (
             min(self._stream_index[s] for s in self.inputs[i].streams), i))
@@ -379,6 +380,21 @@ def bind_inputs(connector: Connector, inputs: Sequence[str | Path]) -> list[File
     return out
 
 
+def _one_file_per_numbered_stream(connector: Connector, inputs: Sequence[FileInput]) -> None:
+    """A stream whose ids are its records' numbers in their file (``event_id: {source:
+    order}``) reads one file: the numbers of a second would repeat the first's."""
+    for s in connector.streams:
+        if s.event_id is not None:
+            continue
+        files = [inp.key for inp in inputs if s.name in inp.streams]
+        if len(files) > 1:
+            raise ConnectorError(f"stream {s.name!r} numbers its records as their ids "
+                                 "(event_id: {source: order}), one file's numbers: expected "
+                                 f"one file, found {len(files)} ({', '.join(files)})",
+                                 file=connector.file, hint="join them into one file, or "
+                                 "replay each on its own")
+
+
 def _check_input(connector: Connector, inp: FileInput) -> None:
     if inp.format == "kafka-recording" and len(inp.streams) > 1:
         for s in inp.streams:
@@ -392,6 +408,11 @@ def _check_input(connector: Connector, inp: FileInput) -> None:
                                  "only a Kafka recording holds (format "
                                  f"{inp.format}); record the topic with driftwatch record",
                                  file=connector.file)
+        if connector.stream(s).event_id is None and inp.format == "kafka-recording":
+            raise ConnectorError(f"{inp.key}: stream {s!r} numbers its records as their ids "
+                                 "(event_id: {source: order}); a Kafka recording's records "
+                                 "are Kafka messages", file=connector.file,
+                                 hint="map the records' id field")
         t = connector.stream(s).event_time
         if t.source == "kafka_timestamp" and inp.format != "kafka-recording":
             raise ConnectorError(f"{inp.key}: stream {s!r} takes event time from the Kafka "

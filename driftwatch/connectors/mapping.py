@@ -156,11 +156,12 @@ class StreamMapping:
 
     ``features`` is ``None`` for ``features: infer`` until :meth:`resolve` fills it from a
     :class:`FeatureSchema`; an empty tuple means the stream carries no features.
-    ``role`` (``predictions`` / ``outcomes``) becomes ``Batch.stream``.
+    ``role`` (``predictions`` / ``outcomes``) becomes ``Batch.stream``. ``event_id`` is
+    None for ``event_id: {source: order}``: each record's id is its number in its file.
     """
 
     name: str
-    event_id: FieldPath
+    event_id: FieldPath | None
     event_time: TimeField
     features: tuple[FeatureField, ...] | None = ()
     role: str = "predictions"
@@ -223,7 +224,9 @@ class StreamMapping:
 
     def all_paths(self) -> dict[str, FieldPath]:
         """Every mapped path by field name (``feature:<name>``, ``metric:<name>``, ...)."""
-        out: dict[str, FieldPath] = {"event_id": self.event_id}
+        out: dict[str, FieldPath] = {}
+        if self.event_id is not None:
+            out["event_id"] = self.event_id
         if self.event_time.path is not None:
             out["event_time"] = self.event_time.path
         for f in self.features or ():

@@ -171,6 +171,9 @@ class FileReader:
         self._nl, self._nl_at = np.zeros(0, np.int64), 0
         self._block_lines = 0
         self._block_nl = np.zeros(0, dtype=np.int64)
+        #: the lines before a table's first row (a CSV's header): a record's number is
+        #: its line less these (event_id: {source: order})
+        self._header_lines = 0
         try:
             self._start(skip_lines)
         except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
@@ -267,6 +270,7 @@ class FileReader:
                     null_values=list(CSV_MISSING)),
             )
             self._table: pa.Table | None = None
+            self._header_lines = int(header)
             self.line = max(skip, int(header))
             return
         if self.format == "jsonl":
@@ -467,7 +471,8 @@ class FileReader:
     def _table_chunk(self, table: pa.Table, lines: np.ndarray, end: int, lenient: bool) -> Chunk:
         (si, dec), = self.decoders
         batch, bad = dec.decode_table(table, source=self.key, positions=lines, lenient=lenient,
-                                      decimal=self.decimal or ".")
+                                      decimal=self.decimal or ".",
+                                      header_lines=self._header_lines)
         self.line = end
         return Chunk({si: (batch, batch.position.copy())}, bad, [b.position for b in bad], end)
 

@@ -47,6 +47,7 @@ __all__ = [
     "DecisionSpec",
     "FeatureSpec",
     "FieldsSpec",
+    "IdSpec",
     "LabelSpec",
     "PathSpec",
     "PointsSpec",
@@ -146,6 +147,15 @@ class ScoreSpec(PathSpec):
         return LOG_ODDS if self.log_odds else PERCENT if self.percent else PROBABILITY
 
 
+class IdSpec(_Short):
+    """``event_id: application_id`` (a path) or ``event_id: {source: order}``: each record's
+    id is its number in its file (a table without an id column); the checks between keys
+    are :mod:`driftwatch.connectors.eventid`'s."""
+
+    path: str | None = None
+    source: Literal["payload", "order"] = "payload"
+
+
 class TimeSpec(_Short):
     """``event_time: ts`` or ``{path:, unit:, format:, century_start:, origin:}`` or
     ``{source:}``; the checks between keys are :mod:`driftwatch.connectors.streams`'s."""
@@ -215,7 +225,7 @@ class LabelSpec(_Short):
 
 
 class FieldsSpec(_Spec):
-    event_id: PathSpec
+    event_id: IdSpec
     event_time: TimeSpec
     features: Any = None  # 'infer' or {name: FeatureSpec}: checked by the config builder
     score: ScoreSpec | None = None

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from driftwatch.connectors.avro import parse_avro_schema
+from driftwatch.connectors.eventid import event_id
 from driftwatch.connectors.eventtime import (
     CENTURY_STARTS,
     format_problem,
@@ -105,7 +106,8 @@ def stream_mapping(doc: LocatedDoc, kind: str, name: str, s: StreamSpec,
     return StreamMapping(
         name=name,
         role=role,
-        event_id=_path(doc, (*fat, "event_id"), fld.event_id.path),
+        event_id=event_id(doc, (*fat, "event_id"), fld.event_id, role, kind, s.format,
+                          event_time),
         event_time=event_time,
         features=_features(doc, fat, fld),
         score=_opt(doc, fat, "score", fld.score),

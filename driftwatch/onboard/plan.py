@@ -23,6 +23,7 @@ from driftwatch.onboard.features import choose_features
 from driftwatch.onboard.finding import carried, find_role, ids_shared, label_from_outcomes
 from driftwatch.onboard.flags import check_approve, check_ignore, check_label_bad, no_score_for
 from driftwatch.onboard.infer import (
+    Candidate,
     flag_truth,
     label_key,
     label_note,
@@ -142,14 +143,19 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                   flag="--decline", overlap=plan.ref_approve)
     # -- the predictions stream
     vals = sample.values
-    idc = find_role("id", ID, paths, unique_check(vals), "--id-field", opts.id_field, where,
-                    required=True, values=vals,
-                    by_values=ids_shared(paths, outcomes, unique_check(vals)))
-    assert idc is not None
+
+    def find_id(required: bool) -> Candidate | None:
+        return find_role("id", ID, paths, unique_check(vals), "--id-field", opts.id_field,
+                         where, required=required, values=vals,
+                         by_values=ids_shared(paths, outcomes, unique_check(vals)))
+
+    # a file without an id may number its records (see below, once its time is known)
+    idc = find_id(required=sample.topic is not None or outcomes is not None)
     sp = plan.predictions
-    sp.id_path = idc.name
-    plan.say(f"id: {idc.name}", idc.why)
-    others = [p for p in paths if p != idc.name]
+    if idc is not None:
+        sp.id_path = idc.name
+        plan.say(f"id: {idc.name}", idc.why)
+    others = [p for p in paths if idc is None or p != idc.name]
     check_time_format(opts.time_format, where)
     # a file without times is read in record order; but a field named like a time whose
     # values do not read as one (ULB's seconds from the start) is an error that says how
@@ -175,6 +181,14 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     else:
         read_time(plan, sp, (f"event time: {tc.name}", tc.why), tc.name, vals(tc.name),
                   where, opts.time_format)
+    if idc is None:
+        if sp.time_source != "order":  # read in time order: a number is no id there
+            find_id(required=True)
+        sp.id_source = "order"
+        plan.say("id: record order (source: order)", "no field is named like an id or "
+                 f"unique in the sample: each record's id is its number in {where} (record "
+                 "1, 2, ...; a CSV's header line is not counted); pass --id-field NAME if "
+                 "a field holds one")
     sp.score = stream_path(plan.ref_score, paths) if plan.ref_score else None
     scale_note = ""
     if sp.score is not None:  # found by the reference's name: are its values probabilities?
@@ -233,7 +247,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     ver = [p for p in paths if name_rank(p, *VERSION) == 3]
     sp.model_version = ver[0] if ver else None
     # -- the reference's other columns: features, or ignored
-    used = {p for p in (idc.name, tc.name if tc else None, sp.score, sp.decision) if p}
+    used = {p for p in (sp.id_path, tc.name if tc else None, sp.score, sp.decision) if p}
     choose_features(plan, ref, paths, vals, used, opts.ignore, where, reference,
                     text_codes, sample_decimal=sample.mark)
     if outcomes is not None:

@@ -51,7 +51,7 @@ class Feature:
 class StreamPlan:
     name: str  # predictions | outcomes
     sample: Sample
-    id_path: str
+    id_path: str  # "": id_source says where ids come from
     time_path: str | None  # None: time_source says where time comes from
     time_unit: str = "auto"
     time_source: str = "payload"  # payload | kafka_timestamp | arrival | order
@@ -59,6 +59,8 @@ class StreamPlan:
     #: the first of the hundred years a two-digit year (%y) of ``time_format`` is read in
     time_century_start: int | None = None
     time_offsets: bool = False  # counts from a start: the connector needs an origin
+    #: payload | order (``event_id: {source: order}``: each record's number in its file)
+    id_source: str = "payload"
     score: str | None = None
     score_percent: bool = False  # the stream writes the score as a percentage (0 to 100)
     score_log_odds: bool = False  # the stream writes the score as its log-odds

@@ -102,7 +102,11 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
     if s.numbers_as_text:
         out.append("      numbers_as_text: true   # the sample writes numbers as text")
     out.append("      fields:")
-    out.append(f"        event_id: {q(s.id_path)}")
+    if s.id_source == "order":
+        out.append("        event_id: {source: order}   # none in the data: each record's "
+                   "number in its file")
+    else:
+        out.append(f"        event_id: {q(s.id_path)}")
     if s.time_source == "payload":
         how = (f"format: {_quoted(s.time_format)}" if s.time_format is not None
                else f"unit: {s.time_unit}")
