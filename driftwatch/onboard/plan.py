@@ -205,7 +205,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         proba_why = _proba_score(plan, sp, paths, vals, opts.proba_at, where)
     if sp.score is None and sp.proba is None and not opts.score_field and plan.ref_score is None:
         # named like none (pred, y_hat): the one field of probabilities the reference lacks
-        guess = unnamed_score(lacking(cols, paths, {idc.name, tc.name if tc else ""}), vals,
+        roles = {idc.name if idc else "", tc.name if tc else ""}  # an order id or time: no field
+        guess = unnamed_score(lacking(cols, paths, roles), vals,
                               sample_labels(plan, sample, outcomes))
         sp.score, guessed = guess.path, guess.path is not None
         if guessed and not opts.score_is:
