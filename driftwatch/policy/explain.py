@@ -50,8 +50,8 @@ def effective_yaml(policy: Policy) -> str:
 
 #: What explain adds where the connector's predictions carry no time
 NUMBERED_NOTE = ("event time: the connector numbers its predictions (event_time: {source: "
-                 "order}), record 1, 2, ...: every duration above counts records (1s = one "
-                 "record; 1h = 3600 records) and a day is 86400 records")
+                 "order}), record 1, 2, ...: every duration counts records (the YAML's 1s is "
+                 "one record, 1h 3600 records, a day 86400 records), as the lines above say")
 
 
 def explain_policy(policy: Policy, *, levels: tuple[int, LevelTable] | None = None,
@@ -67,7 +67,8 @@ def explain_policy(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
     """
     lines = [f"# effective policy {policy.metadata.name!r} from {policy.file}",
              effective_yaml(policy).rstrip(), "", "# What happens, tier by tier:"]
-    lines += [f"#   {line}" for line in describe_tiers(policy, levels=levels)]
+    lines += [f"#   {line}" for line in describe_tiers(policy, levels=levels,
+                                                       numbered=numbered)]
     lines += [f"#   {line}" for line in describe_segment_levels(segments)]
     lines.append(f"#   {describe_reference(policy.reference)}")
     if numbered:
@@ -163,10 +164,22 @@ def _data_quality_signal(rule: DataQualityRule) -> str:
     return text + (f" ({'; '.join(parts)})" if parts else "")
 
 
-def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = None
-                   ) -> list[str]:
-    """One sentence per tier, then one for the data-quality gate (and the detectors')."""
+def _span(seconds: float, numbered: bool) -> str:
+    """A duration as the policy means it: event time, or records where event time is each
+    prediction's number (``event_time: {source: order}``).
+
+    >>> _span(5400, False), _span(5400, True), _span(86400, True)
+    ('1h30m', '5,400 records', '86,400 records')
+    """
+    return f"{int(seconds):,} records" if numbered else format_duration(seconds)
+
+
+def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = None,
+                   numbered: bool = False) -> list[str]:
+    """One sentence per tier, then one for the data-quality gate (and the detectors');
+    ``numbered``: durations count records (:data:`NUMBERED_NOTE`)."""
     out = []
+    when = "records" if numbered else "event time"
     c = policy.combine
     how = {"worst": "when any of", "count": f"when at least {c.min_features} features or "
            "model signals reach it among",
@@ -193,16 +206,17 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
             text += ", after a person approves"
         limit = policy.limits.max_actions_per_day.get(tier)
         if limit is not None and action.type != "none":
-            text += f"; at most {limit} per day"
+            text += f"; at most {limit} per " + ("86,400 records" if numbered else "day")
         if action.type == "retrain":
             text += (f"; at most {policy.limits.max_concurrent_retrains} retraining job(s) "
                      "at a time")
         pause = policy.cooldown.get(tier)
         if pause > 0 and action.type != "none":
-            text += (f"; then no action at {tier} or below for {format_duration(pause)} of "
-                     "event time (their windows still record the tier)")
+            text += (f"; then no action at {tier} or below for {_span(pause, numbered)}"
+                     + ("" if numbered else f" of {when}")
+                     + " (their windows still record the tier)")
         elif pause > 0:  # nothing runs, so nothing starts it
-            text += f"; its cooldown ({format_duration(pause)}) never starts"
+            text += f"; its cooldown ({_span(pause, numbered)}) never starts"
         out.append(text + ".")
     gate = policy.data_quality
     if not gate.signals:
@@ -216,18 +230,18 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
                if any(s.detector == "missing_rate" and s.measure == "increase"
                       for s in gate.signals) else "")
             + f", until {gate.clear_after} clean window(s) in a row"
-            + (f"; at most one alert per {format_duration(gate.cooldown)}"
+            + (f"; at most one alert per {_span(gate.cooldown, numbered)}"
                if gate.cooldown > 0 else "") + "."
         )
     if policy.hysteresis.factor < 1:
         out.append(f"hysteresis: an active tier clears only past {policy.hysteresis.factor:.0%}"
                    " of its trigger level.")
-    out += _cutoff_and_limits(policy)
-    out += _settings(policy)
+    out += _cutoff_and_limits(policy, numbered)
+    out += _settings(policy, numbered)
     return out
 
 
-def _cutoff_and_limits(policy: Policy) -> list[str]:
+def _cutoff_and_limits(policy: Policy, numbered: bool = False) -> list[str]:
     cut = policy.model.approval_cutoff
     out = [f"approval cut-off: scores at or below {cut:g} are approved; approval_rate reads "
            "it where no decision field is mapped, and shadows compare both models' approval "
@@ -241,14 +255,15 @@ def _cutoff_and_limits(policy: Policy) -> list[str]:
         f"{t} " + ("no limit" if per_day.get(t) is None else str(per_day.get(t)))
         + ("" if str(t) in given else " (default)") for t in ACTION_TIERS)
     default = Policy.model_fields["limits"].default_factory().max_concurrent_retrains  # type: ignore[misc]
-    out.append(f"limits: actions per tier in any 24 hours: {days}; retraining jobs at a time: "
+    day = "86,400 records" if numbered else "24 hours"
+    out.append(f"limits: actions per tier in any {day}: {days}; retraining jobs at a time: "
                f"{lim.max_concurrent_retrains} (default {default}); the GPU pool's job "
                "records count too (retraining concurrency, per-day limit and cooldown), so a "
                "restart does not reset them.")
     return out
 
 
-def _settings(policy: Policy) -> list[str]:
+def _settings(policy: Policy, numbered: bool = False) -> list[str]:
     d, lab = policy.detectors, policy.labels
     cal = d.calibration
     null = ("the reference and each window resampled (the reference is a sample)"
@@ -280,7 +295,7 @@ def _settings(policy: Policy) -> list[str]:
     out.append(f"cohorts: a prediction window's own outcomes are judged once "
                f"{co.min_completeness:.0%} of its approved predictions have one (or none is "
                f"pending), with at least {d.min_labelled}; {co.max_cohorts} cohorts kept.")
-    out.append(f"labels: predictions wait {format_duration(lab.ttl)} for their outcome, at "
+    out.append(f"labels: predictions wait {_span(lab.ttl, numbered)} for their outcome, at "
                f"most {lab.max_pending} at a time; {lab.pending_feature_rows} feature rows "
                f"and {lab.labelled_rows} labelled rows kept for updates.")
     return out

@@ -102,7 +102,14 @@ def test_a_taiwan_table_without_times_runs_init_check_explain_and_replay(
     code, out, err = run_cli(["policy", "explain", "--connector", str(tmp_path / "c.yaml"),
                               str(tmp_path / "p.yaml")], capsys)
     assert code == 0, err
-    assert "every duration above counts records" in out
+    assert "every duration counts records" in out
+    # each duration in records, not as a span of hours: a cooldown of 3000s is 3000 records
+    assert ("at most 2 per 86,400 records; then no action at moderate or below for 6,000 "
+            "records (their windows") in out, out
+    assert "predictions wait 10,368,000 records for their outcome" in out
+    assert "actions per tier in any 86,400 records" in out
+    said = out.split("# What happens")[1]  # the lines, below the effective YAML
+    assert "50m" not in said and "120d" not in said and "24 hours" not in said
     for batch in (1000, 3000, 10_000, 777):
         code, out, err = _replay(tmp_path, capsys, f"o{batch}", batch)
         assert code == 0, err
