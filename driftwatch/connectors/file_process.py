@@ -88,12 +88,13 @@ def reads_in_process(*, total_bytes: int, wanted: bool | None) -> bool:
 
 
 def _serve(source: FileSource, out: Any, limit: int) -> None:
-    """The child: poll the source to its end, each poll (or the error that stopped it)
-    pickled onto ``out``; ``None`` once every file is read."""
+    """The child: poll the source to its end, putting each poll on ``out`` (the queue
+    pickles it), then ``end``, or the error that stopped it, pickled here: an error the
+    queue could not pickle would be dropped on the way."""
     leave_cores(1)
     try:
         while (polled := source.poll(limit)) is not None:
-            out.put(("poll", pickle.dumps(polled, protocol=pickle.HIGHEST_PROTOCOL)))
+            out.put(("poll", polled))
         out.put(("end", None))
     except BaseException as exc:  # the loop's process reports it, with its message
         try:
@@ -118,7 +119,6 @@ class ProcessSource:
         source.dead_letter = None
         self._proc: Any = None
         self._queue: Any = None
-        self._limit: int | None = None
         self._positions: dict[str, int] = source.positions
         self._done = False
 
@@ -129,7 +129,6 @@ class ProcessSource:
 
     def _start(self, limit: int) -> None:
         ctx = multiprocessing.get_context("fork")
-        self._limit = limit
         self._queue = ctx.Queue(_AHEAD)
         # the reader has its own core now: the source's read-ahead thread would only
         # contend with its merging for the child's GIL
@@ -164,7 +163,7 @@ class ProcessSource:
         if kind == "error":
             self._done = True
             raise _error(*payload)
-        polled: Polled = pickle.loads(payload)
+        polled: Polled = payload
         self._positions = dict(polled.positions)
         if self.dead_letter is not None and polled.bad:
             self.dead_letter.write(polled.bad)
