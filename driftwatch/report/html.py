@@ -159,7 +159,7 @@ nav.toc a{color:#d9e2ec;text-decoration:none;font-size:13px}
 nav.toc a:hover{color:#fff;text-decoration:underline}
 main{max-width:1200px;margin:0 auto;padding:16px 28px 40px}
 section{background:var(--card);border:1px solid var(--line);border-radius:8px;
-padding:16px 20px;margin:16px 0}
+padding:16px 20px;margin:16px 0;overflow-x:auto}
 section>h2{margin:0 0 4px;font-size:18px}
 section>p.lead{margin:0 0 12px;color:var(--muted)}
 h3{font-size:15px;margin:14px 0 6px}

@@ -101,6 +101,9 @@ def _feature_rows(ctx: Context) -> list[list[Any]]:
                                     else ""),
             "; ".join(sig_txt) or "",
         ])
+    # the flagged features first (a wide table's faults sit at its top), each part in the
+    # features' own order
+    rows.sort(key=lambda row: row[-1] == "")
     return rows
 
 

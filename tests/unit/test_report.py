@@ -8,6 +8,8 @@ gives the same bytes and that the size bound holds.
 from __future__ import annotations
 
 import argparse
+import re
+from html import unescape as html_unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -500,3 +502,24 @@ def test_a_features_quality_flags_name_the_gates_level_where_the_gate_held() -> 
     assert _flags(recs[:2], "income") == [
         "out_of_range over 0.01 in window 2 (the detector's own threshold; no gate fault)"]
     assert _flags(recs[:1], "income") == []
+
+
+def test_the_quality_table_lists_the_flagged_features_first(
+        run_dir: Path, profile: ReferenceProfile, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a wide table (Home Credit's 120 features) put its one faulty feature wherever the
+    # features' order put it; the flagged ones now lead, the rest keep their order
+    from driftwatch.report.inputs import RunData
+
+    names = RunData.feature_names
+    monkeypatch.setattr(RunData, "feature_names", lambda self: names(self)[::-1])
+    run = load_run(run_dir, reference=profile)
+    html = build_report(run)
+    table_html = html[html.index('class="dq-features"'):]
+    table_html = table_html[:table_html.index("</table>")]
+    rows = re.findall(r"<tr><td>(.*?)</td>.*?<td>([^<]*)</td></tr>", table_html)
+    order = [names(run)[::-1].index(html_unescape(n)) for n, _ in rows]
+    flagged = [bool(sig) for _, sig in rows]
+    assert html_unescape(rows[0][0]) == ODD_NUM and names(run)[::-1][0] != ODD_NUM
+    assert flagged == sorted(flagged, reverse=True) and any(flagged) and not all(flagged)
+    rest = [o for o, f in zip(order, flagged, strict=True) if not f]
+    assert rest == sorted(rest)
