@@ -245,8 +245,7 @@ class ModelMonitor(PollIntake, MonitorState):
         labels = self.policy.labels
         self.joiner.ttl = float(labels.ttl)
         self.joiner.max_pending = int(labels.max_pending)
-        share = 1 if self.outcomes_read_ahead else 10  # a tenth: as built
-        self.joiner.max_orphans = max(int(labels.max_pending) // share, 1)
+        self._size_orphans()
         self.joiner.book.max_cohorts = int(self.policy.cohorts.max_cohorts)
         if self.pending_features.capacity != labels.pending_feature_rows:
             self.pending_features.resize(labels.pending_feature_rows)
@@ -254,6 +253,18 @@ class ModelMonitor(PollIntake, MonitorState):
             # in place: the actions hold this buffer object
             self.labelled_buffer.adopt(self.labelled_buffer.resized(labels.labelled_rows))
         self._fit_book()
+
+    def read_outcomes_ahead(self) -> None:
+        """A replay reads its outcomes without times ahead of the predictions: let all of
+        them wait (:attr:`outcomes_read_ahead`), with or without a policy."""
+        self.outcomes_read_ahead = True
+        self._size_orphans()
+
+    def _size_orphans(self) -> None:
+        """Outcomes waiting for their prediction: ``max_pending`` where they are read
+        ahead, else a tenth of it (as the joiner is built)."""
+        share = 1 if self.outcomes_read_ahead else 10
+        self.joiner.max_orphans = max(self.joiner.max_pending // share, 1)
 
     def _fit_book(self) -> None:
         """Time panes stage cohort rows by the pane they land in

@@ -179,7 +179,6 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
     """One sentence per tier, then one for the data-quality gate (and the detectors');
     ``numbered``: durations count records (:data:`NUMBERED_NOTE`)."""
     out = []
-    when = "records" if numbered else "event time"
     c = policy.combine
     how = {"worst": "when any of", "count": f"when at least {c.min_features} features or "
            "model signals reach it among",
@@ -213,7 +212,7 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
         pause = policy.cooldown.get(tier)
         if pause > 0 and action.type != "none":
             text += (f"; then no action at {tier} or below for {_span(pause, numbered)}"
-                     + ("" if numbered else f" of {when}")
+                     + ("" if numbered else " of event time")
                      + " (their windows still record the tier)")
         elif pause > 0:  # nothing runs, so nothing starts it
             text += f"; its cooldown ({_span(pause, numbered)}) never starts"

@@ -179,4 +179,4 @@ def _record_order(connector: str) -> bool:
         conn = load_connector(connector)
     except DriftwatchError:
         return False
-    return any(s.event_time.source == "order" for s in conn.streams)
+    return conn.numbers_records()

@@ -380,11 +380,8 @@ def replay(
     monitor = build_monitor(pol, reference=reference, connector=conn)
     # labelled training rows are for actions to learn from: without them, none are kept
     monitor.keep_training_rows = execute
-    if any(s.name == "outcomes" and s.event_time.source == "arrival" for s in conn.streams):
-        monitor.outcomes_read_ahead = True  # read ahead of the predictions: all may wait
-        monitor.apply_label_settings()
-        monitor.joiner.max_orphans = max(monitor.joiner.max_orphans,
-                                         monitor.joiner.max_pending)  # without a policy too
+    if any(s.role == "outcomes" and s.event_time.source == "arrival" for s in conn.streams):
+        monitor.read_outcomes_ahead()  # read ahead of the predictions: all may wait
     if levels_cache is not None:
         monitor.calibrators.store = LevelStore(levels_cache)
     bound = bind_inputs(conn, [Path(p) for p in inputs])
