@@ -139,6 +139,14 @@ def rule_groups(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[st
               "A window or poll could not be processed. It is recorded (timeline error, log "
               "line; a poll's events are dead-lettered as processing_error) and the daemon "
               "goes on.", b),
+        _rule("DriftwatchChampionProfilePending",
+              "max by (model) (driftwatch_reference_adoption_pending_seconds) > 900", "0m",
+              "ticket", "{{ $labels.model }} is judged against its previous champion's profile",
+              "A promotion or rollback moved the champion more than 15 minutes ago, and its "
+              "reference profile has not reached the monitor yet (MLflow failed to load it; "
+              "retried on the actions' backoff). Drift is judged against the previous "
+              "champion's reference meanwhile. /status names the champion and the error "
+              "(actions.profile_adoption).", b),
         _rule("DriftwatchDown", 'up{job="driftwatch"} == 0', "2m", "page",
               "driftwatch is not answering scrapes",
               "Prometheus cannot scrape the daemon: it is down, or its HTTP port is "
@@ -209,6 +217,9 @@ def rule_tests(t: AlertThresholds, runbook_base: str = RUNBOOK_BASE) -> dict[str
         "DriftwatchStageErrors": (
             [('driftwatch_window_errors_total{model="m", stage="detectors"}', "0 0 1 1")],
             "1m", "2m", {"model": "m", "stage": "detectors"}, ""),
+        "DriftwatchChampionProfilePending": (
+            [('driftwatch_reference_adoption_pending_seconds{model="m"}', "0+300x10")],
+            "3m", "4m", m, ""),
         "DriftwatchDown": ([('up{job="driftwatch", instance="d:9108"}', "0x10")], "1m", "3m",
                            {"job": "driftwatch", "instance": "d:9108"}, ""),
     }

@@ -182,6 +182,27 @@ class ActionEnv:
         path = self.reference_for(context or ActionContext())
         return self.reader.profile(path) if path else None
 
+    def registered_profile(self, model: str, version: str) -> ReferenceProfile | None:
+        """The reference profile registered with ``version``; None for a version registered
+        without one (the user's own model). MLflow down raises
+        :class:`~driftwatch.registry.retry.RegistryUnavailableError`: the caller waits."""
+        from driftwatch.registry.retry import RegistryUnavailableError
+
+        try:
+            return self.registry.load_profile(model, version)
+        except RegistryUnavailableError:
+            raise
+        except ActionError:
+            return None
+
+    def version_profile(self, model: str, version: str,
+                        context: ActionContext | None = None) -> ReferenceProfile | None:
+        """:meth:`registered_profile`, else the decision's or configured reference's, built
+        as the monitor builds its own, since that is what the monitor judged a model
+        registered without a profile on (None when neither exists)."""
+        profile = self.registered_profile(model, version)
+        return profile if profile is not None else self.reference_profile(context)
+
     def reference_rows(self, context: ActionContext | None = None) -> Any:
         """The reference's rows as live rows hold them (:meth:`ReferenceReader.rows`); None
         without a reference table."""

@@ -53,11 +53,11 @@ from driftwatch.actions.update_digest import update_digest
 from driftwatch.errors import ActionError
 from driftwatch.registry.learners import normalise_learner
 from driftwatch.registry.promotion import make_challenger, promote
-from driftwatch.registry.retry import RegistryUnavailableError
 from driftwatch.registry.river_model import FeatureEncoder, RiverModel
 from driftwatch.registry.versions import (
     CHALLENGER,
     CHAMPION,
+    PROFILE_ARTIFACT,
     TAG_UPDATE_DIGEST,
     TAG_VERDICT,
 )
@@ -366,11 +366,26 @@ def _write(path: Any, model: Any) -> None:
 
 
 def adopt_profile(env: ActionEnv, model: str, version: str) -> dict[str, Any]:
-    """Hand the new champion's reference profile to the monitor (the promote hook)."""
-    profile = env.registry.load_profile(model, version)
+    """Hand the new champion's reference profile to the monitor (the promote hook). A
+    version registered without a profile of its own (the user's model, rolled back to) is
+    judged on the reference file's profile, as before driftwatch's first promotion, and
+    the answer says so in ``profile_note``; without a reference file either, it raises."""
+    profile = env.registered_profile(model, version)
+    note = None
+    if profile is None:
+        profile = env.reference_profile()
+        if profile is None:
+            raise ActionError(f"{model} v{version} has no {PROFILE_ARTIFACT}, and no "
+                              "reference file is configured to judge it on")
+        note = (f"v{version} was registered without a {PROFILE_ARTIFACT}: drift is judged "
+                "against the reference file's profile")
+        log.info("%s: %s", model, note)
     if env.on_promote is not None:
         env.on_promote(model, version, profile)
-    return {"profile_fingerprint": profile.fingerprint}
+    out: dict[str, Any] = {"profile_fingerprint": profile.fingerprint}
+    if note is not None:
+        out["profile_note"] = note
+    return out
 
 
 def _reference(env: ActionEnv, context: ActionContext) -> pd.DataFrame | None:
@@ -393,14 +408,10 @@ def _features(window: pd.DataFrame, champion: RiverModel | None) -> tuple[list[s
 def _profile(
     env: ActionEnv, model: str, parent: str | None, context: ActionContext
 ) -> ReferenceProfile | None:
-    """An online update keeps its parent's reference: it learned a small window on top."""
+    """An online update keeps its parent's reference: it learned a small window on top
+    (a parent registered without one: the reference, as the monitor built it)."""
     if parent is not None:
-        try:
-            return env.registry.load_profile(model, parent)
-        except RegistryUnavailableError:
-            raise
-        except ActionError:
-            pass  # a parent registered without a profile: fall back to the reference
+        return env.version_profile(model, parent, context)
     return env.reference_profile(context)  # as the monitor built it: it adopts this one
 
 

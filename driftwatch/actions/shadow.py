@@ -38,7 +38,6 @@ from driftwatch.actions.steps import Done, NeedsApproval, Result, StepRunner, Wa
 from driftwatch.errors import ActionError
 from driftwatch.policy.actions import ShadowAction
 from driftwatch.registry.promotion import discard, make_challenger, promote
-from driftwatch.registry.retry import RegistryUnavailableError
 from driftwatch.registry.versions import CHALLENGER, CHAMPION, TAG_RECALIBRATION_OF
 
 __all__ = ["cancel_shadow", "observe_live", "run_shadow", "shadow_settings"]
@@ -152,7 +151,7 @@ def _challenger(action: ActionRecord, env: ActionEnv, context: ActionContext) ->
             model,
             candidate,
             action_key=action.key,
-            profile=_champion_profile(env, model, champion.version),
+            profile=env.version_profile(model, champion.version),
             metrics={k: v for k, v in metrics.items() if v == v},
             params={"learner": learner, "start": start, "action": "shadow"},
             parent_version=champion.version,
@@ -196,17 +195,6 @@ def _evaluation(
         live_through=env.live_position[1] if env.live_position else None,
         live_lineage=env.live_position[0] if env.live_position else None,
     )
-
-
-def _champion_profile(env: ActionEnv, model: str, version: str) -> Any:
-    """The champion's reference profile, else the configured reference's (a user's model
-    registered without one)."""
-    try:
-        return env.registry.load_profile(model, version)
-    except RegistryUnavailableError:
-        raise
-    except ActionError:  # as the monitor reads the reference, so it adopts the same one
-        return env.reference_profile()
 
 
 def _champion_scores(

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 import driftwatch.registry.mlflow_registry as mlflow_registry
+from driftwatch.actions.reference import ReferenceReader
 from driftwatch.clock import ManualClock
 from driftwatch.metrics import Metrics
 from driftwatch.registry.champion import distil_champion
@@ -71,7 +72,8 @@ class Rig:
     monitor's side is a list of the profiles handed to it."""
 
     def __init__(self, state: Path, profiles: tuple[ReferenceProfile, ReferenceProfile],
-                 river_model: Any) -> None:
+                 river_model: Any, *, reference: str | None = None,
+                 v1_profile: bool = True) -> None:
         cfg = parse_service_config(
             "models:\n  - connector: c.yaml\n    policy: p.yaml\n"
             f"state_dir: {state}\n"
@@ -82,10 +84,11 @@ class Rig:
                                       metrics=Metrics(CollectorRegistry()))
         self.handed: list[tuple[str, str]] = []  # (version, fingerprint) the monitor got
         self.ma: ModelActions = self.actions.add_model(
-            MODEL, reference=None, cutoff=None, shadow_defaults={}, buffer=None,
+            MODEL, reference=reference, cutoff=None, shadow_defaults={}, buffer=None,
             on_promote=lambda m, v, p: self.handed.append((v, p.fingerprint)))
         reg = self.actions.registry
-        v1 = reg.publish(MODEL, river_model, action_key="bank:v1", profile=profiles[0])
+        v1 = reg.publish(MODEL, river_model, action_key="bank:v1",
+                         profile=profiles[0] if v1_profile else None)
         v2 = reg.publish(MODEL, river_model, action_key="retrain:v2", profile=profiles[1])
         reg.set_alias(MODEL, CHAMPION, v1.version, at=self.clock.now(), by="bank")
         reg.set_alias(MODEL, CHALLENGER, v2.version, at=self.clock.now(), by="retrain")
@@ -228,6 +231,44 @@ def test_a_rollback_whose_profile_load_fails_is_pending_too(
     rig.actions.run_registry_actions()
     assert rig.handed[-1] == (rig.v1, profiles[0].fingerprint)
     assert rig.actions.status()["profile_adoption"] == {}
+
+
+def test_a_rollback_to_a_version_registered_without_a_profile_judges_on_the_reference(
+        tmp_path: Path, profiles: tuple[ReferenceProfile, ReferenceProfile],
+        river_model: Any):
+    """The bank's own v1 carries no profile: the monitor judged it on the reference file
+    before the first promotion, and does again after a rollback to it. It had been kept
+    pending, retried forever, while the monitor judged v1 against v2's profile."""
+    ref = tmp_path / "reference.parquet"
+    reference_table(1500, seed=0).to_pandas().to_parquet(ref)
+    rig = Rig(tmp_path / "state", profiles, river_model, reference=str(ref), v1_profile=False)
+    try:
+        assert rig.promote()[0] == 200
+        assert rig.handed == [(rig.v2, profiles[1].fingerprint)]
+        res = rig.actions.admin("rollback", MODEL, {}, "alice")
+        assert res.status == 200, res.body
+        assert res.body["champion"] == rig.v1 and res.body["profile"] == "adopted"
+        assert "registered without a reference_profile.json" in res.body["profile_note"]
+        # the reference file's profile, as the monitor reads that file (not v2's)
+        version, fingerprint = rig.handed[-1]
+        assert version == rig.v1 and fingerprint != profiles[1].fingerprint
+        assert fingerprint == ReferenceReader().profile(str(ref)).fingerprint
+        assert rig.actions.status()["profile_adoption"] == {}
+    finally:
+        rig.actions.close()
+
+
+def test_a_profile_less_version_without_a_reference_file_stays_pending_and_says_why(
+        tmp_path: Path, profiles: tuple[ReferenceProfile, ReferenceProfile],
+        river_model: Any):
+    rig = Rig(tmp_path / "state", profiles, river_model, v1_profile=False)
+    try:
+        assert rig.promote()[0] == 200
+        res = rig.actions.admin("rollback", MODEL, {}, "alice")
+        assert res.status == 202 and res.body["profile"] == "pending", res.body
+        assert "no reference file is configured" in res.body["profile_error"]
+    finally:
+        rig.actions.close()
 
 
 @settings(max_examples=6, deadline=None,
