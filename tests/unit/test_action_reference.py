@@ -23,7 +23,6 @@ from driftwatch.actions.labelled_buffer import LabelledBuffer
 from driftwatch.actions.online_update import _profile
 from driftwatch.actions.records import ActionState
 from driftwatch.actions.reference import ReferenceReader
-from driftwatch.actions.shadow import _champion_profile
 from driftwatch.clock import ManualClock
 from driftwatch.policy.decision import Decision, Reason
 from driftwatch.policy.levels import load_reference
@@ -94,7 +93,7 @@ def test_a_champion_without_a_profile_falls_back_to_the_monitors_reference(
         executor: ActionExecutor, ref_path: Path):
     monitor = load_reference(ref_path, POLICY)
     assert not {"loan_id", "bad_flag", "p_good"} & set(monitor.schema.names)
-    for fallback in (_champion_profile(executor.env, MODEL, "1"),
+    for fallback in (executor.env.version_profile(MODEL, "1"),
                      _profile(executor.env, MODEL, "1", ActionContext())):
         assert fallback.schema.names == monitor.schema.names
         assert fallback.fingerprint == monitor.fingerprint
