@@ -4,9 +4,9 @@ pandas pads a row with too few fields with missing values and reads on, so one r
 in a sample shifts its values into other columns (a time column that reads ``2188``, an
 amount) and ``init`` then fails far from the cause, on a role whose values no longer
 fit; in a reference table it shifts them silently into other features. A CSV stream's
-reader counts such a row as a bad record (``invalid_csv``); a sample, and the first
-:data:`RAGGED_ROWS` rows of a reference, are refused with the row's ``file:line`` instead
-(:func:`refuse_ragged`), before their values are read.
+reader counts such a row as a bad record (``invalid_csv``); a sample, and a whole
+reference (:func:`any_ragged` looks past its first :data:`RAGGED_ROWS` rows), are refused
+with the row's ``file:line`` instead (:func:`refuse_ragged`), before their values are read.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from pathlib import Path
 from driftwatch.csvsep import separator_name
 from driftwatch.errors import SourceError
 
-__all__ = ["RAGGED_ROWS", "RaggedRow", "first_ragged", "refuse_ragged"]
+__all__ = ["RAGGED_ROWS", "RaggedRow", "any_ragged", "first_ragged", "refuse_ragged"]
 
 #: The most characters of a ragged row an error shows.
 _SHOWN = 120
@@ -86,8 +87,52 @@ def first_ragged(path: str | Path, sep: str, limit: int,
     return None
 
 
+def any_ragged(path: str | Path, sep: str, names: Sequence[str] | None = None,
+               skip: int = 0) -> bool:
+    """Whether any record of the whole CSV ``path`` has another count of fields than the
+    header's (or ``names``'), found by Arrow's multi-threaded parser at a small part of
+    what the csv module would take, and without converting a value. Its reading of quotes,
+    blank lines and line ends is the csv module's, but :func:`first_ragged` has the last
+    word on where the row is. A file Arrow cannot parse for another reason (a NUL byte,
+    bad UTF-8) is no ragged row: what is wrong there is pandas' to say.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.csv"
+    >>> _ = p.write_text("a,b\\n" + "1,2\\n" * 5000 + "3\\n")
+    >>> any_ragged(p, ","), first_ragged(p, ",", limit=RAGGED_ROWS) is None
+    (True, True)
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    found: list[bool] = []
+
+    def bad(_row: object) -> str:
+        found.append(True)
+        return "skip"
+
+    with open(path, "rb") as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+    read = pacsv.ReadOptions(skip_rows=skip, column_names=list(names) if names else None,
+                             block_size=1 << 24)
+    parse = pacsv.ParseOptions(delimiter=sep, newlines_in_values=True,
+                               invalid_row_handler=bad)
+    # no column converted: a name no file has, given as a column of nulls
+    convert = pacsv.ConvertOptions(include_columns=["\x00"], include_missing_columns=True)
+    try:
+        with pa.input_stream(str(path), compression="gzip" if gz else None) as stream:
+            reader = pacsv.open_csv(stream, read_options=read, parse_options=parse,
+                                    convert_options=convert)
+            for _ in reader:
+                if found:
+                    break
+    except (pa.ArrowException, OSError, ValueError):
+        return False
+    return bool(found)
+
+
 def refuse_ragged(path: str | Path, sep: str, what: str, todo: str, *,
-                  limit: int = RAGGED_ROWS, names: Sequence[str] | None = None,
+                  limit: int | None = RAGGED_ROWS, names: Sequence[str] | None = None,
                   skip: int = 0, given: str | None = None) -> None:
     """Raise :class:`~driftwatch.errors.SourceError` naming ``what`` (the file, as its
     reader names it) at the line of :func:`first_ragged`'s row, whose values pandas would
@@ -103,7 +148,9 @@ def refuse_ragged(path: str | Path, sep: str, what: str, todo: str, *,
     ...     print(str(exc)[:75])
     ref.csv:3: a ragged row: 2 fields where the header has 3, read with pipe as
     """
-    row = first_ragged(path, sep, limit, names, skip)
+    row = first_ragged(path, sep, RAGGED_ROWS if limit is None else limit, names, skip)
+    if row is None and limit is None and any_ragged(path, sep, names, skip):
+        row = first_ragged(path, sep, sys.maxsize, names, skip)  # where it is, exactly
     if row is None:
         return
     want = (f"the header has {row.want}" if names is None else

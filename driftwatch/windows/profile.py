@@ -140,7 +140,8 @@ def read_reference_table(path: str | Path, names: Sequence[str] | None = None, *
         how = _names_read(p, sep, names, given, fix)
         # pandas pads a short row and reads on: its values would land in other columns
         refuse_ragged(p, sep, f"reference dataset {p}", ": fix or drop that line of the "
-                      "reference", names=names, skip=how.get("skiprows", 0), given=given)
+                      "reference", names=names, skip=how.get("skiprows", 0), given=given,
+                      limit=None)
         found = file_decimal(p, sep)
         for note in csv_notes(f"reference dataset {p}", sep, found,
                               header=how.get("skiprows", 1) == 1):

@@ -1,4 +1,4 @@
-"""A ragged row in a reference table's first rows (fewer or more fields than its header, or
+"""A ragged row anywhere in a reference table (fewer or more fields than its header, or
 than the names given) is refused with ``file:line``, as init's samples are: pandas padded a
 short row and read on, so its values sat silently in other features' columns (a label of
 4753, an amount in the income bins)."""
@@ -62,14 +62,49 @@ def test_a_table_without_ragged_rows_reads_as_before(tmp_path: Path) -> None:
     assert df["label"].tolist() == [i % 2 for i in range(50)]
 
 
-def test_past_the_rows_looked_at_a_short_row_is_not_searched(tmp_path: Path) -> None:
-    """The check reads the first RAGGED_ROWS records only (a whole pass would about
-    double the read of a large reference): a short row past them is read as pandas reads
-    it, as the README says."""
-    rows = _rows(RAGGED_ROWS + 10)
-    rows[RAGGED_ROWS + 5] = ",".join(rows[RAGGED_ROWS + 5].split(",")[:3])
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(past=st.integers(0, 3000), shape=st.sampled_from(["short", "long", "one"]),
+       form=st.sampled_from(["header", "names"]), gz=st.booleans(),
+       quoted=st.integers(0, 3))
+def test_a_ragged_row_past_the_first_rows_is_refused_at_its_line(
+        tmp_path: Path, past: int, shape: str, form: str, gz: bool, quoted: int) -> None:
+    """Past the first RAGGED_ROWS records (read by the csv module), the whole table is
+    searched too: a row cut short there had been read padded, its values in other
+    features' bins. Quoted fields holding line ends before it make its line differ from
+    its record number; the line is the editor's."""
+    n = RAGGED_ROWS + past + 5
+    rows = _rows(n)
+    for i in range(quoted):  # a note with a line end inside, in the label's place
+        rows[10 + i] = ",".join(rows[10 + i].split(",")[:3]) + ',"1\nsee note"'
+    at = RAGGED_ROWS + past
+    cells = rows[at].split(",")
+    rows[at] = {"short": ",".join(cells[:3]), "long": ",".join([*cells, "9"]),
+                "one": cells[0]}[shape]
+    head = form == "header"
+    text = (",".join(NAMES) + "\n" if head else "") + "\n".join(rows) + "\n"
+    path = tmp_path / ("ref.csv.gz" if gz else "ref.csv")
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
+    with pytest.raises(SourceError) as info:
+        read_reference_table(path, None if head else NAMES)
+    line = at + 1 + int(head) + quoted
+    fields = len(rows[at].split(","))
+    assert str(info.value).startswith(
+        f"reference dataset {path}:{line}: a ragged row: {fields} field"), str(info.value)
+
+
+def test_a_long_table_with_quoted_line_ends_and_blank_lines_reads_as_before(
+        tmp_path: Path) -> None:
+    """No row refused that the csv module reads right: quoted line ends, blank lines and a
+    line of spaces (no record, as pandas reads it) past the first rows."""
+    rows = _rows(RAGGED_ROWS + 500)
+    rows[RAGGED_ROWS + 7] = ",".join(rows[RAGGED_ROWS + 7].split(",")[:3]) + ',"1\nnote"'
+    rows.insert(RAGGED_ROWS + 100, "")
+    rows.insert(RAGGED_ROWS + 200, "   ")
     (tmp_path / "ref.csv").write_text(",".join(NAMES) + "\n" + "\n".join(rows) + "\n")
-    assert len(read_reference_table(tmp_path / "ref.csv")) == RAGGED_ROWS + 10
+    df = read_reference_table(tmp_path / "ref.csv")
+    assert len(df) == RAGGED_ROWS + 500
+    assert df["income"].notna().all()
 
 
 @pytest.mark.parametrize("command", ["init", "profile", "replay"])
