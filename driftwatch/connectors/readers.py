@@ -41,6 +41,7 @@ from driftwatch.connectors.avro import SCHEMA_UNAVAILABLE
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.jsonblock import TIME_COUNTS
+from driftwatch.csvblank import BlankLines
 from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvpad import csv_names, header_names, trimmed_table
@@ -272,6 +273,10 @@ class FileReader:
             self._table: pa.Table | None = None
             self._header_lines = int(header)
             self.line = max(skip, int(header))
+            # a row's line is its id: empty lines (pyarrow skips them) keep their numbers
+            self._blanks = BlankLines.of(self.path) if any(
+                d.mapping.event_id is None for _, d in self.decoders) else BlankLines()
+            self._counted = self._blanks.counted(self.line)  # self.line as pyarrow counts
             return
         if self.format == "jsonl":
             _refuse_json_array(self.path, self.key)
@@ -435,14 +440,17 @@ class FileReader:
         take, self._table = table.slice(0, self.batch_size), table.slice(self.batch_size)
         take = _number_texts(trimmed_table(take), self._number_cols, self.decimal or ".")
         invalid = sorted(b for b in self._csv_bad)
-        lines = self.line + 1 + np.arange(take.num_rows, dtype=np.int64)
+        lines = self._counted + 1 + np.arange(take.num_rows, dtype=np.int64)
         for v, _, _ in invalid:  # rows pyarrow skipped shift the lines after them
             lines[lines >= v] += 1
-        end = int(lines[-1]) if len(lines) else self.line
+        end = int(lines[-1]) if len(lines) else self._counted
         mine = [b for b in invalid if b[0] <= end or self.exhausted]
         self._csv_bad = [b for b in invalid if b not in mine]
         if self.exhausted and self._table.num_rows == 0:
             end = max([end] + [b[0] for b in mine])
+        self._counted, phys = end, self._blanks.physical  # from pyarrow's numbers to lines
+        lines, end = phys(lines), int(phys(np.array([end]))[0])
+        mine = [(int(phys(np.array([v]))[0]), d, t) for v, d, t in mine]
         chunk = self._table_chunk(take, lines, end, lenient=True)
         for num, detail, text in mine:
             chunk.bad.append(BadRecord("invalid_csv", detail, self.key, num, text.encode(),
