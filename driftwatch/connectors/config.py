@@ -62,6 +62,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from driftwatch.connectors.eventid import paired_by_order
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
 from driftwatch.connectors.mapping import StreamMapping
 from driftwatch.connectors.spec import ConnectorSpec, located_error, show
@@ -118,6 +119,11 @@ class Connector:
         {source: order}``: the records carry no time): windows then count records."""
         return any(s.role == "predictions" and s.event_time.source == "order"
                    for s in self.streams)
+
+    def pairs_by_row(self) -> bool:
+        """Whether outcomes join their predictions by row (``event_id: {source: order}`` on
+        an outcomes stream: outcome row k joins prediction row k)."""
+        return any(s.role == "outcomes" and s.event_id is None for s in self.streams)
 
     def text_formats(self) -> dict[str, str]:
         """Features a stream reads as numbers written as text (``format: percent`` or
@@ -333,6 +339,7 @@ def _build(doc: LocatedDoc, base_dir: str | Path | None) -> Connector:
                         "predictions stream, or of none", found=f"stream {timed.name!r} "
                         "with times of its own", cls=ConnectorError,
                         hint="give each predictions stream source: order, or a time field")
+    paired_by_order(doc, streams)
     dl = spec.dead_letter
     if src.kind == "file" and dl is not None and dl.topic is not None:
         # a file source writes dead letters to a file only: the topic would be dropped

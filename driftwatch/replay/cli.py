@@ -10,7 +10,7 @@ from driftwatch.actions.outcomes import outcome_counts, outcome_line
 from driftwatch.pipeline.badcounts import unknown_labels_line
 from driftwatch.replay import replay
 
-__all__ = ["lost_outcomes_line", "print_summary", "run_replay_command"]
+__all__ = ["lost_outcomes_line", "print_summary", "run_replay_command", "unmatched_outcomes_line"]
 
 
 def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-def]
@@ -35,8 +35,10 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
               file=out)
     for stream, values in (summary.get("unknown_labels") or {}).items():
         print(f"  {unknown_labels_line(stream, values)}", file=out)
-    if line := lost_outcomes_line(summary.get("labels") or {}):
-        print(f"  {line}", file=out)
+    for line in (lost_outcomes_line(summary.get("labels") or {}),
+                 unmatched_outcomes_line(summary.get("labels") or {})):
+        if line:
+            print(f"  {line}", file=out)
     by = summary["actions_by_type"]
     acts = summary.get("actions") or []
     ran = summary.get("actions_executed", False)
@@ -74,6 +76,24 @@ def lost_outcomes_line(labels: dict) -> str | None:  # type: ignore[type-arg]
             "(orphan_outcomes): their predictions were not in the recording, or came after "
             "the outcome had waited 7 days of event time or the room for waiting outcomes "
             "(labels.max_pending) was full")
+
+
+def unmatched_outcomes_line(labels: dict) -> str | None:  # type: ignore[type-arg]
+    """The summary's line for outcomes still waiting for their prediction when the
+    recording ends (None when none waits): an outcomes file paired with its predictions
+    by row that has more rows than theirs leaves its last rows here.
+
+    >>> unmatched_outcomes_line({"orphans_held": 100, "outcomes": 1100})[:62]
+    'outcomes unmatched: 100 of 1100 found no prediction by the end'
+    >>> unmatched_outcomes_line({"orphans_held": 0, "outcomes": 10}) is None
+    True
+    """
+    held = int(labels.get("orphans_held") or 0)
+    if not held:
+        return None
+    return (f"outcomes unmatched: {held} of {labels.get('outcomes', '?')} found no prediction "
+            "by the end of the recording (orphans_held): the recording holds no prediction "
+            "of theirs (paired by row: the outcomes file has rows past the predictions' last)")
 
 
 def champion_ref(uri: str | None, columns: list[str], score_is: str | None = None) -> object:

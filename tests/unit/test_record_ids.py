@@ -98,7 +98,7 @@ def test_a_german_table_without_id_or_time_runs_init_check_and_replay(
             (tmp_path / "o1000" / "timeline.jsonl").read_bytes(), batch
 
 
-def test_a_table_with_times_or_outcomes_still_needs_an_id(
+def test_a_table_with_times_still_needs_an_id(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # read in time order (a time field), a record's number is no id: refused as before
     _german(300, 1).to_csv(tmp_path / "train.csv", index=False)
@@ -156,10 +156,8 @@ def test_record_ids_are_refused_where_a_number_is_no_id(
     outcomes = ("    outcomes:\n      paths: [o.csv]\n      fields:\n"
                 "        event_id: {source: order}\n        event_time: {source: arrival}\n"
                 "        label: y\n")
-    with pytest.raises(ConnectorError) as exc:
-        parse_connector(_conn(extra=outcomes), file="c.yaml")
-    assert "c.yaml:16:28:" in str(exc.value)
-    assert "for a predictions stream, found role 'outcomes'" in str(exc.value)
+    # numbered outcomes pair with numbered predictions row by row (test_row_pairing.py)
+    assert parse_connector(_conn(extra=outcomes)).stream("outcomes").event_id is None
     # two files would number their records alike
     for name in ("p.csv", "q.csv"):
         (tmp_path / name).write_text("x\n1\n")
