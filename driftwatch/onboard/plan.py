@@ -149,8 +149,10 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                          where, required=required, values=vals,
                          by_values=ids_shared(paths, outcomes, unique_check(vals)))
 
-    # a file without an id may number its records (see below, once its time is known)
-    idc = find_id(required=sample.topic is not None or outcomes is not None)
+    # a file without an id may number its records (see below, once its time is known),
+    # and an outcomes file beside it is then paired with it row by row
+    idc = find_id(required=sample.topic is not None
+                  or (outcomes is not None and outcomes.topic is not None))
     sp = plan.predictions
     if idc is not None:
         sp.id_path = idc.name
@@ -189,6 +191,10 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                  f"unique in the sample: each record's id is its number in {where} (record "
                  "1, 2, ...; a CSV's header line is not counted); pass --id-field NAME if "
                  "a field holds one")
+        if outcomes is not None:
+            plan.say("outcomes paired by row", f"row k of {outcomes.name} is the outcome of "
+                     f"row k of {where} (no id in either): the two files must be written "
+                     "in the same order")
     sp.score = stream_path(plan.ref_score, paths) if plan.ref_score else None
     scale_note = ""
     if sp.score is not None:  # found by the reference's name: are its values probabilities?
@@ -269,6 +275,8 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
     """The outcomes stream's plan: its id (the predictions'), label, bad and good values,
     and time; said on ``plan``."""
     paths, vals, where = s.paths(), s.values, s.name
+    if plan.predictions.id_source == "order":
+        return _outcomes_by_row(plan, s, opts)
     pred_id = plan.predictions.id_path
     id_path = pred_id if pred_id in paths else stream_path(leaf(pred_id), paths)
     if id_path is None:
@@ -301,6 +309,27 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
     else:
         read_time(plan, out, (f"outcomes time: {tc.name}", tc.why), tc.name, vals(tc.name),
                   where)
+    return out
+
+
+def _outcomes_by_row(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
+    """The outcomes stream's plan where the predictions number their records: its rows
+    numbered alike (``event_id: {source: order}``), each joining the prediction of its row
+    at that prediction's time (``event_time: {source: arrival}``)."""
+    out = StreamPlan("outcomes", s, "", None, id_source="order", time_source="arrival")
+    plan.say("outcomes id: record order (source: order)", f"each outcome's id is its number "
+             f"in {s.name}, as the predictions' is in theirs")
+    lab = stream_path(plan.ref_label, s.paths()) if plan.ref_label else None
+    if lab is None:
+        c = find_role("outcomes label", LABEL, s.paths(), two_values(s.values),
+                      "--label-field", None, s.name, required=True)
+        lab = c.name if c else None
+    assert lab is not None
+    _read_label(plan, out, lab, opts)
+    plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
+    _say_pending(plan, out)
+    plan.say("outcomes time: arrival", "each outcome takes the time of the prediction of "
+             "its row")
     return out
 
 

@@ -118,6 +118,9 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
     elif s.time_source == "order":
         out.append("        event_time: {source: order}   # none in the data: each record is "
                    "numbered in file order")
+    elif s.time_source == "arrival" and s.id_source == "order":
+        out.append("        event_time: {source: arrival}   # none in the data: the time of "
+                   "the prediction of its row")
     elif s.time_source == "arrival":
         out.append("        event_time: {source: arrival}   # none in the data: joined by id "
                    "where it arrives")

@@ -188,17 +188,18 @@ def run_explain(args: argparse.Namespace, *, out: TextIO | None = None,
         except (ConfigError, SourceError) as exc:  # ConnectorError is a ConfigError
             print(f"error: {exc}", file=err)
             return 2
-    numbered = False
+    numbered = paired = False
     if getattr(args, "connector", None) is not None:
         from driftwatch.connectors.config import load_connector  # at the command's edge
 
         try:
-            numbered = load_connector(args.connector).numbers_records()
+            conn = load_connector(args.connector)
         except ConfigError as exc:
             print(f"error: {exc}", file=err)
             return 2
+        numbered, paired = conn.numbers_records(), conn.pairs_by_row()
     (out or sys.stdout).write(explain_policy(policy, levels=levels, segments=segments,
-                                             numbered=numbered))
+                                             numbered=numbered, paired=paired))
     return 0
 
 

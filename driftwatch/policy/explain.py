@@ -36,8 +36,8 @@ from driftwatch.policy.reference import describe_reference
 from driftwatch.policy.schema import DataQualityRule, Policy, SignalRule
 from driftwatch.policy.tiers import ACTION_TIERS, Tier
 
-__all__ = ["NUMBERED_NOTE", "describe_segment_levels", "describe_tiers", "effective_yaml",
-           "explain_policy"]
+__all__ = ["NUMBERED_NOTE", "PAIRED_NOTE", "describe_segment_levels", "describe_tiers",
+           "effective_yaml", "explain_policy"]
 
 _OPS = {"above": ">=", "below": "<=", "abs": ">="}
 
@@ -52,18 +52,23 @@ def effective_yaml(policy: Policy) -> str:
 NUMBERED_NOTE = ("event time: the connector numbers its predictions (event_time: {source: "
                  "order}), record 1, 2, ...: every duration counts records (the YAML's 1s is "
                  "one record, 1h 3600 records, a day 86400 records), as the lines above say")
+#: What explain adds where the connector pairs outcomes with predictions by row
+PAIRED_NOTE = ("outcomes: the connector pairs them with the predictions by row (event_id: "
+               "{source: order} on both): outcome row k joins prediction row k and counts in "
+               "its window; the two files must be written in the same order")
 
 
 def explain_policy(policy: Policy, *, levels: tuple[int, LevelTable] | None = None,
                    segments: Sequence[tuple[str, int, LevelTable]] = (),
-                   numbered: bool = False) -> str:
+                   numbered: bool = False, paired: bool = False) -> str:
     """Effective YAML, then the plain-English lines as YAML comments.
 
     ``levels``: a window size and the calibrated levels at it
     (:func:`~driftwatch.policy.levels.calibrated_table`), printed as numbers;
     ``segments``: each segment's own levels at its share of that window
     (:func:`~driftwatch.policy.levels.segment_tables`); ``numbered``: event time is each
-    prediction's number (:data:`NUMBERED_NOTE`).
+    prediction's number (:data:`NUMBERED_NOTE`); ``paired``: outcomes join their
+    predictions by row (:data:`PAIRED_NOTE`).
     """
     lines = [f"# effective policy {policy.metadata.name!r} from {policy.file}",
              effective_yaml(policy).rstrip(), "", "# What happens, tier by tier:"]
@@ -73,6 +78,8 @@ def explain_policy(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
     lines.append(f"#   {describe_reference(policy.reference)}")
     if numbered:
         lines.append(f"#   {NUMBERED_NOTE}")
+    if paired:
+        lines.append(f"#   {PAIRED_NOTE}")
     return "\n".join(lines) + "\n"
 
 

@@ -6,10 +6,13 @@ file, so a header, an empty line or a bad line in either file moves no pair."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +21,10 @@ from driftwatch.connectors.file import FileSource
 from driftwatch.errors import ConnectorError
 from driftwatch.labels.joiner import Joined, LabelJoiner
 from driftwatch.pipeline.intake import numbered
+from driftwatch.replay.timeline import read_timeline
 from driftwatch.schema import FeatureSchema
+
+from ._cli import run_cli
 
 _CONNECTOR = """apiVersion: driftwatch/v1
 kind: Connector
@@ -164,3 +170,87 @@ def test_outcome_row_k_joins_prediction_row_k_whatever_lines_are_spoiled(
     (folder / "c.yaml").write_text(_conn(p_names=not p_header, o_names=not o_header))
     want = sorted((k, _label(k)) for k in set(p_rows) & set(o_rows))
     assert _pairs(folder, batch) == want
+
+
+# -- the command line, end to end ------------------------------------------------------------
+
+def _german(n: int, rng: np.random.Generator, drift: bool) -> tuple[pd.DataFrame, np.ndarray]:
+    """German-credit-shaped applications (codes and numbers, no id, no date), their model
+    score, and labels drawn from that score (so AUC means something)."""
+    d = pd.DataFrame({
+        "checking_status": rng.choice(["A11", "A12", "A13", "A14"], n,
+                                      p=[.55, .2, .05, .2] if drift else [.27, .27, .06, .4]),
+        "duration": rng.gamma(3.0, 11.0 if drift else 7.0, n).round() + 4,
+        "credit_history": rng.choice(["A30", "A31", "A32", "A33", "A34"], n),
+        "purpose": rng.choice(["A40", "A41", "A42", "A43", "A49"], n),
+        "credit_amount": rng.lognormal(8.3 if drift else 7.9, 0.75, n).round(),
+        "age": rng.integers(19, 75, n),
+        "utilisation": rng.beta(2, 5, n).round(3),
+        "late_payments": rng.poisson(0.4, n),
+    })
+    z = (-1.4 + 1.0 * (d.checking_status == "A11") - 0.8 * (d.checking_status == "A14")
+         + 0.03 * (d.duration - 20) - 0.02 * (d.age - 35) + 2.5 * (d.utilisation - 0.3)
+         + 0.6 * d.late_payments)
+    p = 1 / (1 + np.exp(-z))
+    d["score"] = p.round(4)
+    return d, (rng.random(n) < p).astype(int)
+
+
+def test_init_check_and_replay_pair_a_scored_file_with_its_outcomes_file_by_row(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(3)
+    train, y_train = _german(2000, rng, drift=False)
+    train.assign(default=y_train).to_csv("train.csv", index=False)
+    parts = [_german(500, rng, drift=False), _german(500, rng, drift=True)]
+    scored = pd.concat([p[0] for p in parts], ignore_index=True)
+    labels = np.concatenate([p[1] for p in parts]).astype(object)
+    scored.to_csv("scored.csv", index=False)
+    # row 10 has no outcome yet (an empty line: a one-column export's missing value),
+    # row 20's is no label at all; 30 rows past the predictions' last
+    labels[9], labels[19] = "", "maybe"
+    extra = rng.integers(0, 2, 30)
+    Path("outcomes.csv").write_text("default\n" + "".join(f"{v}\n" for v in [*labels, *extra]))
+    code, out, err = run_cli(["init", "--reference", "train.csv", "--sample", "scored.csv",
+                              "--outcomes", "outcomes.csv", "--model", "g", "--pane", "250",
+                              "--connector-out", "c.yaml", "--policy-out", "p.yaml"], capsys)
+    assert code == 0, err
+    said = out.splitlines()
+    assert any(x.startswith("outcomes paired by row") and "row k of outcomes.csv is the "
+               "outcome of row k of scored.csv" in x and "must be written in the same order"
+               in x for x in said), out
+    streams = yaml.safe_load(Path("c.yaml").read_text())["source"]["streams"]
+    assert streams["predictions"]["fields"]["event_id"] == {"source": "order"}
+    assert streams["outcomes"]["fields"]["event_id"] == {"source": "order"}
+    assert streams["outcomes"]["fields"]["event_time"] == {"source": "arrival"}
+    code, out, err = run_cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert code == 0, err
+    code, out, err = run_cli(["policy", "explain", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert code == 0, err
+    assert "#   outcomes: the connector pairs them with the predictions by row" in out
+    code, out, err = run_cli(["policy", "explain", "p.yaml"], capsys)  # no connector read
+    assert code == 0 and "by row" not in out, err
+    # label signals need as many outcomes as a window of 250 holds
+    policy = yaml.safe_load(Path("p.yaml").read_text())
+    policy["detectors"] = {**policy.get("detectors", {}), "min_labelled": 200}
+    Path("p.yaml").write_text(yaml.safe_dump(policy))
+    code, out, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
+                              "-i", "scored.csv", "-i", "outcomes.csv", "--out", "o",
+                              "--quiet", "--no-report"], capsys)
+    assert code == 0, err
+    assert "outcomes unmatched: 30 of 1029 found no prediction" in out, out
+    summary = json.loads(Path("o/summary.json").read_text())
+    assert summary["labels"]["joined"] == 998 and summary["labels"]["orphans_held"] == 30
+    assert summary["labels"]["backlog"] == 2  # rows 10 and 20: no outcome
+    recs = read_timeline(Path("o/timeline.jsonl"))
+    assert len(recs) == 4
+    known = np.array([v in (0, 1) for v in labels])
+    for w, r in enumerate(recs):  # each window's outcomes are the rows the test wrote
+        rows = slice(250 * w, 250 * (w + 1))
+        assert r["n_labelled"] == int(known[rows].sum())
+        assert r["n_labelled_bad"] == int(sum(v == 1 for v in labels[rows]))
+        auc = next(s["value"] for s in r["signals"] if s["signal"] == "auc")
+        assert auc > 0.65  # the labels follow the score: rows are not shifted
+    assert [r["tier"] for r in recs[:2]] == ["none", "none"]  # the clean half is quiet
+    assert recs[-1]["tier"] != "none"
