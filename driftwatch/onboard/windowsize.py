@@ -15,10 +15,30 @@ True
 
 from __future__ import annotations
 
-__all__ = ["PERSISTENCE", "fitting_pane", "short_file_warning"]
+__all__ = ["PERSISTENCE", "fitting_min_labelled", "fitting_pane", "short_file_warning"]
 
 #: Windows in a row over a tier's threshold before the tier counts (``persistence:``).
 PERSISTENCE = 2
+#: The fewest outcomes ``init`` asks of a window before its label signals are reported:
+#: fewer, and an AUC rests on a handful of bad loans
+MIN_LABELLED_FLOOR = 50
+
+
+def fitting_min_labelled(pane: int) -> int | None:
+    """``detectors.min_labelled`` for windows of ``pane`` records, where the policy's
+    default asks more outcomes than half a window holds: every label signal (AUC, the bad
+    rate, calibration) would stay unreported however many outcomes joined. None where the
+    default fits.
+
+    >>> fitting_min_labelled(250), fitting_min_labelled(60), fitting_min_labelled(1000)
+    (125, 50, None)
+    """
+    from driftwatch.policy.settings import DetectorSettings
+
+    default = int(DetectorSettings.model_fields["min_labelled"].default)
+    if 2 * default <= pane:
+        return None
+    return max(MIN_LABELLED_FLOOR, pane // 2)
 
 
 def fitting_pane(n: int) -> int:

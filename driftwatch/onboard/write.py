@@ -23,7 +23,7 @@ from driftwatch.errors import ConfigError
 from driftwatch.onboard.pace import Pace, choose_pace, window_seconds, window_text
 from driftwatch.onboard.plandata import Feature, Plan, StreamPlan
 from driftwatch.onboard.times import ORIGIN_PLACEHOLDER
-from driftwatch.onboard.windowsize import PERSISTENCE
+from driftwatch.onboard.windowsize import PERSISTENCE, fitting_min_labelled
 
 __all__ = ["connector_yaml", "format_note", "policy_yaml", "q", "write_files"]
 
@@ -239,6 +239,16 @@ def _limits(pace: Pace) -> list[str]:
             "at a time on the GPU pool"]
 
 
+def _min_labelled(pane: int) -> list[str]:
+    """A ``detectors:`` block where the default ``min_labelled`` outgrows the window."""
+    need = fitting_min_labelled(pane)
+    if need is None:
+        return []
+    return ["detectors:",
+            f"  min_labelled: {need}   # outcomes a window needs before its label signals "
+            f"(AUC, bad rate, calibration) are reported: half a window of {pane} records"]
+
+
 def policy_yaml(plan: Plan, pane: int, pace: Pace | None = None) -> str:
     """The policy, on the template's shape, with every feature listed; ``pace``: its
     cooldowns and limits (default: :func:`~driftwatch.onboard.pace.choose_pace` for the
@@ -274,6 +284,7 @@ def policy_yaml(plan: Plan, pane: int, pace: Pace | None = None) -> str:
            "    thresholds: {mild: 0.10, moderate: 0.25, severe: 0.50}"]
           if plan.ref_score and (plan.predictions.score or plan.predictions.proba) else []),
         f"persistence: {PERSISTENCE}",
+        *_min_labelled(pane),
         *_cooldowns(pace, pane),
         "data_quality:               # a broken feed is not drift: alert, block model changes",
         "  signals:",

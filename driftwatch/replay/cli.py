@@ -92,8 +92,9 @@ def unmatched_outcomes_line(labels: dict) -> str | None:  # type: ignore[type-ar
     if not held:
         return None
     return (f"outcomes unmatched: {held} of {labels.get('outcomes', '?')} found no prediction "
-            "by the end of the recording (orphans_held): the recording holds no prediction "
-            "of theirs (paired by row: the outcomes file has rows past the predictions' last)")
+            "by the end of the recording (orphans_held): their predictions are not in it "
+            "(outcomes of predictions made before the recording began, or, paired by row, "
+            "rows of the outcomes file past the predictions' last)")
 
 
 def champion_ref(uri: str | None, columns: list[str], score_is: str | None = None) -> object:

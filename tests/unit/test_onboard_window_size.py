@@ -15,7 +15,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from driftwatch.onboard.windowsize import PERSISTENCE, fitting_pane, short_file_warning
+from driftwatch.onboard.windowsize import (
+    PERSISTENCE,
+    fitting_min_labelled,
+    fitting_pane,
+    short_file_warning,
+)
 
 from ._cli import run_cli
 
@@ -106,3 +111,39 @@ def test_the_suggested_window_lets_the_files_second_half_persist(n: int) -> None
     pane = fitting_pane(n)
     half = n - n // 2  # the records of the file's second half
     assert half // pane >= PERSISTENCE  # whole windows of it, enough to count a tier
+
+
+def _label_signals(tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[bool]:
+    out = tmp / "o"
+    code, _, err = run_cli(
+        ["replay", "--connector", str(tmp / "c.yaml"), "--policy", str(tmp / "p.yaml"),
+         "--input", str(tmp / "scored.csv"), str(tmp / "outcomes.csv"), "--out", str(out),
+         "--no-report", "-q"], capsys)
+    assert code == 0, err
+    lines = [json.loads(x) for x in (out / "timeline.jsonl").read_text().splitlines()]
+    return [any(s["signal"] == "bad_rate" for s in x["signals"])
+            for x in lines if "signals" in x]
+
+
+def test_the_window_init_suggests_reports_its_label_signals(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """At the suggested 100-record window, the default 500 outcomes a window needs was
+    more than a window holds: no bad rate, AUC or calibration was ever reported, however
+    many outcomes joined. init now asks half a window of them."""
+    _german_like(tmp_path)
+    _init(tmp_path, capsys, "--pane", "100")
+    policy = (tmp_path / "p.yaml").read_text()
+    assert "detectors:\n  min_labelled: 50 " in policy, policy
+    assert _label_signals(tmp_path, capsys) == [True] * 4
+    # the same policy with the default: the label signals go unreported
+    (tmp_path / "p.yaml").write_text(policy.replace("  min_labelled: 50 ", "  min_labelled: 500 "))
+    assert _label_signals(tmp_path, capsys) == [False] * 4
+
+
+@given(pane=st.integers(1, 100_000))
+def test_init_asks_no_more_outcomes_than_half_a_window_holds(pane: int) -> None:
+    need = fitting_min_labelled(pane)
+    if need is None:
+        assert pane >= 1000  # the default, 500, is half a window or less
+    else:
+        assert 50 <= need <= max(50, pane // 2) and need < 500
