@@ -109,10 +109,15 @@ def _rows(n: int, spoiled: list[tuple[int, str]], good: list[str], header: bool,
     """A CSV body of ``good`` rows with lines spoiled at ``spoiled`` places, and the row
     numbers (1 = the first line after any header) of the good rows."""
     rows = list(good)
+    if not header:  # names are given: a file of more ragged lines than rows has wrong names,
+        ragged_at = [i for i, (_, k) in enumerate(spoiled) if k == "ragged"]  # refused
+        spoiled = [x for i, x in enumerate(spoiled) if i not in ragged_at[len(good):]]
     for at, kind in sorted(spoiled, reverse=True):
         at = min(at, len(rows))
-        if kind == "blank" and at == 0 and not header:
-            at = 1  # a file's first line is its header, or its first row: never empty
+        if kind in ("blank", "ragged") and at == 0 and not header:
+            # a headerless file's first line is its first row, never empty, and a ragged
+            # one is refused outright: its count of fields is checked against the names
+            at = 1
         rows.insert(at, {"blank": "", "ragged": ragged, "wrong": wrong}[kind])
     kept = [i for i, r in enumerate(rows, 1) if r in good]
     return "".join(r + "\n" for r in rows), kept
