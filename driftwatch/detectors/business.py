@@ -45,7 +45,7 @@ from scipy import special
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.calibrate import NullThresholds, model_levels
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.exact import binom_isf, binom_sf, clopper_pearson
+from driftwatch.detectors.exact import binom_isf_one, binom_sf_one, clopper_pearson_one
 from driftwatch.detectors.prepared import PreparedReference, approval_share
 from driftwatch.detectors.registry import THRESHOLD_EFFECT
 from driftwatch.windows.sketch import Sketch
@@ -108,11 +108,10 @@ def business_signals(
         p: float | None = None
         if math.isfinite(ref):
             p0 = min(max(ref, 0.5 / max(int(prep.lab_n.sum()), 1)), 1.0)
-            margin = float(binom_isf(alpha, n_lab, p0)) / n_lab - p0
+            margin = binom_isf_one(alpha, n_lab, p0) / n_lab - p0
             thr = ref + max(cfg.threshold("bad_rate") * ref, margin)
-            p = float(binom_sf(k - 1, n_lab, p0))
-        lo_a, hi_a = clopper_pearson(k, n_lab, alpha)
-        lo, hi = float(lo_a), float(hi_a)
+            p = binom_sf_one(k - 1, n_lab, p0)
+        lo, hi = clopper_pearson_one(k, n_lab, alpha)
         out.append(SignalResult(
             "bad_rate", "business", rate, None, thr, int(prep.lab_n.sum()), n_lab, p,
             {"reference": ref, "abs_change": rate - ref, "rel_change": _rel(rate, ref),

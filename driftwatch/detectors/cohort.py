@@ -46,7 +46,7 @@ from driftwatch.detectors.estimated import (
     gini_gap,
     gini_null_sd,
 )
-from driftwatch.detectors.exact import binom_isf, binom_sf
+from driftwatch.detectors.exact import binom_isf_one, binom_sf_one
 from driftwatch.detectors.performance import discrimination
 
 __all__ = ["CohortInput", "cohort_signals"]
@@ -84,9 +84,9 @@ def cohort_signals(
         p: float | None = None
         if math.isfinite(ref_bad_rate):
             p0 = min(max(ref_bad_rate, 0.5 / max(n_ref, 1)), 1.0)
-            margin = float(binom_isf(cfg.alpha, n_lab, p0)) / n_lab - p0
+            margin = binom_isf_one(cfg.alpha, n_lab, p0) / n_lab - p0
             thr = ref_bad_rate + max(cfg.threshold("cohort_bad_rate") * ref_bad_rate, margin)
-            p = float(binom_sf(k - 1, n_lab, p0))
+            p = binom_sf_one(k - 1, n_lab, p0)
         out.append(SignalResult(
             "cohort_bad_rate", _GROUP, rate, c.name, thr, n_ref, n_lab, p,
             {**base, "reference": ref_bad_rate, "abs_change": rate - ref_bad_rate,

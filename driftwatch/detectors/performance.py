@@ -39,7 +39,7 @@ from scipy import special
 
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.exact import binom_isf, binom_sf, clopper_pearson
+from driftwatch.detectors.exact import binom_isf_one, binom_sf_one, clopper_pearson_one
 from driftwatch.windows.sketch import Sketch
 
 __all__ = [
@@ -124,13 +124,11 @@ def calibration(
         return Calibration(nan, nan, nan, nan, nan, n_bad, pd_sum, n)
     p_bar = pd_sum / n
     ratio = n_bad / pd_sum
-    lo, hi = clopper_pearson(n_bad, n, alpha)
+    lo, hi = clopper_pearson_one(n_bad, n, alpha)
     p0 = min(p_bar * baseline, 1.0)
-    p_value = float(binom_sf(n_bad - 1, n, p0))
-    crit = float(binom_isf(alpha, n, p0)) / pd_sum
-    return Calibration(
-        ratio, float(lo) / p_bar, float(hi) / p_bar, p_value, crit, n_bad, pd_sum, n
-    )
+    p_value = binom_sf_one(n_bad - 1, n, p0)
+    crit = binom_isf_one(alpha, n, p0) / pd_sum
+    return Calibration(ratio, lo / p_bar, hi / p_bar, p_value, crit, n_bad, pd_sum, n)
 
 
 def performance_signals(

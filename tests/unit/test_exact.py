@@ -47,3 +47,23 @@ def test_invalid_arguments_give_nan_like_scipy() -> None:
     n, p = np.array([10.0, -1.0, 10.0, 2.5]), np.array([0.5, 0.5, 1.5, 0.5])
     assert _same(exact.binom_isf(0.01, n, p), stats.binom.isf(0.01, n, p))
     assert _same(exact.binom_sf(3, n, p), stats.binom.sf(3, n, p))
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.one_of(st.integers(0, 3_000_000), st.sampled_from([-1, 0, 1, 2])),
+       p=st.one_of(SHARES, st.sampled_from([-0.1, 1.1, float("nan")])),
+       frac=st.one_of(st.floats(-0.1, 1.1), st.sampled_from([float("nan"), float("inf")])),
+       q=QS)
+def test_one_value_forms_equal_the_array_forms(n: int, p: float, frac: float, q: float
+                                               ) -> None:
+    # the model-level signals read the scalar forms: the very numbers the arrays give
+    k = frac * n if frac == frac and abs(frac) != float("inf") else frac
+    assert _same(exact.binom_sf_one(k, n, p), float(exact.binom_sf(k, n, p)))
+    if n >= 0 and 0 <= p <= 1:
+        exact._memo.clear()
+        one = exact.binom_isf_one(q, n, p)
+        exact._memo.clear()
+        assert _same(one, float(exact.binom_isf(q, n, p)))
+    kk = float(np.clip(np.floor(k), -1, n + 1)) if k == k else k
+    lo, hi = exact.clopper_pearson(kk, n, q)
+    assert _same(np.array(exact.clopper_pearson_one(kk, n, q)), np.array([lo, hi]))
