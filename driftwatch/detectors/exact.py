@@ -56,9 +56,9 @@ __all__ = [
 
 def binom_sf(k: np.ndarray | float, n: np.ndarray | float, p: np.ndarray | float) -> np.ndarray:
     """``P(X > k)``, ``X ~ Binomial(n, p)``; ``k`` is rounded down like ``scipy.stats``."""
-    k, n, p = np.broadcast_arrays(np.floor(np.asarray(k, dtype=np.float64)),
-                                  np.asarray(n, dtype=np.float64),
-                                  np.asarray(p, dtype=np.float64))
+    # no np.broadcast_arrays: every step below broadcasts, to the same shape
+    k = np.floor(np.asarray(k, dtype=np.float64))
+    n, p = np.asarray(n, dtype=np.float64), np.asarray(p, dtype=np.float64)
     inside = (k >= 0) & (k < n)
     with np.errstate(invalid="ignore", divide="ignore"):
         mid = special.betainc(np.where(inside, k + 1, 1.0), np.where(inside, n - k, 1.0), p)

@@ -101,7 +101,13 @@ def _kept(a: np.ndarray) -> np.ndarray:
 
 
 def _split(a: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
-    return np.split(a, np.cumsum(sizes)[:-1])
+    """``a`` cut into consecutive views of ``sizes`` (``np.split``'s pieces, by slicing:
+    np.split costs several microseconds a call on arrays this small)."""
+    out, at = [], 0
+    for size in sizes:
+        out.append(a[at : at + size])
+        at += size
+    return out
 
 
 def _missing_rows(
