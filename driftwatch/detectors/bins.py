@@ -93,7 +93,7 @@ class BinGeometry:
     def coarse(self, fine: np.ndarray) -> np.ndarray:
         """Coarse counts ``[..., C, Wc]`` (last column missing) from fine ``[..., C, Wf]``."""
         fine = np.asarray(fine)
-        cs = np.cumsum(fine[..., :-1], axis=-1)
+        cs = fine[..., :-1].cumsum(axis=-1)
         cs = np.concatenate([np.zeros_like(cs[..., :1]), cs], axis=-1)
         ends = self.coarse_end[:, :-1]
         if cs.ndim == 2:  # one window: plain fancy indexing (the same counts)

@@ -79,7 +79,7 @@ def _shares(fine: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _ks(r: np.ndarray, nr: np.ndarray, c: np.ndarray, nc: np.ndarray, d_hi: np.ndarray,
         p_values: bool) -> Distance:
     d = np.abs(d_hi)
-    arg = np.argmax(d, axis=-1)
+    arg = d.argmax(axis=-1)
     stat = d.max(axis=-1)  # the value at ``arg`` (NaN where a row has one)
     bound = np.minimum(r, c).max(axis=-1)
     p = None
@@ -112,7 +112,7 @@ def _gaps(ref: np.ndarray, cur: np.ndarray) -> tuple[np.ndarray, ...]:
     r, nr, r_cdf = _reference_side(ref)
     c, nc = _shares(cur)
     # D at each bin's upper edge
-    return r, nr, c, nc, r_cdf - np.cumsum(c, axis=-1)
+    return r, nr, c, nc, r_cdf - c.cumsum(axis=-1)
 
 
 #: The reference's shares, totals and CDF by the identity of its fine counts.
@@ -125,7 +125,7 @@ def _reference_side(ref: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
     def build() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         r, nr = _shares(ref)
-        return r, nr, np.cumsum(r, axis=-1)
+        return r, nr, r.cumsum(axis=-1)
 
     if np.ndim(ref) != 2:
         return build()

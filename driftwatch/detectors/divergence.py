@@ -173,10 +173,10 @@ def psi_contributions(
 def top_bins(contrib: np.ndarray, k: int) -> np.ndarray:
     """Indices ``[F, k]`` of the ``k`` largest contributions per row, largest first."""
     k = min(k, contrib.shape[-1])
-    part = np.argpartition(-contrib, k - 1, axis=-1)[..., :k]
+    part = (-contrib).argpartition(k - 1, axis=-1)[..., :k]
     if contrib.ndim == 2:  # one window: plain fancy indexing (the same picks)
         rows = np.arange(len(contrib))[:, None]
-        order = np.argsort(-contrib[rows, part], axis=-1, kind="stable")
+        order = (-contrib[rows, part]).argsort(axis=-1, kind="stable")
         return part[rows, order]
-    order = np.argsort(-np.take_along_axis(contrib, part, axis=-1), axis=-1, kind="stable")
+    order = (-np.take_along_axis(contrib, part, axis=-1)).argsort(axis=-1, kind="stable")
     return np.take_along_axis(part, order, axis=-1)

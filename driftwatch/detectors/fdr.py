@@ -51,7 +51,7 @@ def benjamini_hochberg(p: np.ndarray, q: float) -> BHResult:
     if m == 0:
         return BHResult(rejected, adjusted, q)
     pv = p[ok]
-    order = np.argsort(pv, kind="stable")
+    order = pv.argsort(kind="stable")
     ps = pv[order]
     ranks = np.arange(1, m + 1)
     adj = np.minimum.accumulate((ps * m / ranks)[::-1])[::-1]

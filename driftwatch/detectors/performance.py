@@ -73,12 +73,12 @@ def discrimination(good: np.ndarray, bad: np.ndarray) -> Discrimination:
     ng, nb = g.sum(), b.sum()
     if ng == 0 or nb == 0:
         return Discrimination(math.nan, math.nan, math.nan, math.nan, int(ng), int(nb))
-    g_below = np.cumsum(g) - g
+    g_below = g.cumsum() - g
     pairs = ng * nb
     auc = float((b * (g_below + g / 2)).sum() / pairs)
     bound = float((b * g).sum() / (2 * pairs))
     gs, bs = g / ng, b / nb
-    ks = float(np.abs(np.cumsum(gs) - np.cumsum(bs)).max())
+    ks = float(np.abs(gs.cumsum() - bs.cumsum()).max())
     ks_bound = float(np.minimum(gs, bs).max())
     return Discrimination(auc, bound, ks, ks_bound, int(ng), int(nb))
 

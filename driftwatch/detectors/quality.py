@@ -212,7 +212,7 @@ def quality_signals(
             cur_sh = cur.num_fine[:, :-1] / np.maximum(present[:, None], 1)
         thr = np.fmax(cfg.threshold("out_of_range"), margins[1])
         excess = cur_sh - ref_sh
-        spike_at = np.argmax(excess, axis=1)
+        spike_at = excess.argmax(axis=1)
         rows = np.arange(len(share))
         sp_ex = excess[rows, spike_at]
         spike = (sp_ex > cfg.spike_excess) & (
