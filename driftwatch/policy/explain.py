@@ -31,6 +31,7 @@ import yaml
 
 from driftwatch.policy.catalog import DETECTORS
 from driftwatch.policy.durations import format_duration
+from driftwatch.policy.fields import IN_SECONDS
 from driftwatch.policy.levels import LevelTable
 from driftwatch.policy.reference import describe_reference
 from driftwatch.policy.schema import DataQualityRule, Policy, SignalRule
@@ -42,9 +43,11 @@ __all__ = ["NUMBERED_NOTE", "PAIRED_NOTE", "describe_segment_levels", "describe_
 _OPS = {"above": ">=", "below": "<=", "abs": ">="}
 
 
-def effective_yaml(policy: Policy) -> str:
-    """The policy as YAML with every default written out (it passes ``policy check``)."""
-    data: dict[str, Any] = policy.model_dump(mode="json", by_alias=True)
+def effective_yaml(policy: Policy, numbered: bool = False) -> str:
+    """The policy as YAML with every default written out (it passes ``policy check``);
+    ``numbered``: durations in whole seconds, each a record (``750s``, not ``12m30s``)."""
+    data: dict[str, Any] = policy.model_dump(mode="json", by_alias=True,
+                                             context=IN_SECONDS if numbered else None)
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
 
@@ -71,7 +74,8 @@ def explain_policy(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
     predictions by row (:data:`PAIRED_NOTE`).
     """
     lines = [f"# effective policy {policy.metadata.name!r} from {policy.file}",
-             effective_yaml(policy).rstrip(), "", "# What happens, tier by tier:"]
+             effective_yaml(policy, numbered).rstrip(), "",
+             "# What happens, tier by tier:"]
     lines += [f"#   {line}" for line in describe_tiers(policy, levels=levels,
                                                        numbered=numbered)]
     lines += [f"#   {line}" for line in describe_segment_levels(segments)]

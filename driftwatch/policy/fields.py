@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Discriminator, Field, PlainSerializer, Tag
+from pydantic import BeforeValidator, Discriminator, Field, PlainSerializer, SerializationInfo, Tag
 from pydantic_core import PydanticCustomError
 
 from driftwatch.policy.base import StrictModel
@@ -23,6 +23,7 @@ from driftwatch.policy.durations import DURATION_HELP, format_duration, parse_du
 from driftwatch.yamlio import nearest
 
 __all__ = [
+    "IN_SECONDS",
     "MAX_DURATION_S",
     "Argv",
     "Calibrated",
@@ -74,11 +75,23 @@ def _duration(value: Any) -> float:
     return seconds
 
 
+#: The dump context under which durations are written as whole seconds (``750s``, not
+#: ``12m30s``): where event time numbers records, a second is a record.
+IN_SECONDS = {"durations": "seconds"}
+
+
+def _dump_duration(seconds: float, info: SerializationInfo) -> str:
+    """A duration's canonical text, or its whole seconds under :data:`IN_SECONDS`."""
+    if (info.context or {}).get("durations") == "seconds":
+        return f"{round(seconds)}s"
+    return format_duration(seconds)
+
+
 #: Seconds, written in the policy as ``15m``; dumped back in canonical form.
 Duration = Annotated[
     float,
     BeforeValidator(_duration),
-    PlainSerializer(format_duration, return_type=str),
+    PlainSerializer(_dump_duration, return_type=str),
 ]
 
 
@@ -95,7 +108,7 @@ def _positive_duration(value: Any) -> float:
 PositiveDuration = Annotated[
     float,
     BeforeValidator(_positive_duration),
-    PlainSerializer(format_duration, return_type=str),
+    PlainSerializer(_dump_duration, return_type=str),
 ]
 
 

@@ -21,6 +21,7 @@ from driftwatch.connectors.config import load_connector
 from driftwatch.connectors.merge import EventMerger
 from driftwatch.errors import ConnectorError
 from driftwatch.pipeline.intake import numbered
+from driftwatch.policy.loader import load_policy_text
 from driftwatch.replay.timeline import read_timeline
 from driftwatch.testing.timelines import assert_same_windows
 
@@ -108,8 +109,14 @@ def test_a_taiwan_table_without_times_runs_init_check_explain_and_replay(
             "records (their windows") in out, out
     assert "predictions wait 10,368,000 records for their outcome" in out
     assert "actions per tier in any 86,400 records" in out
-    said = out.split("# What happens")[1]  # the lines, below the effective YAML
+    shown, said = out.split("# What happens")  # the effective YAML, then the lines
     assert "50m" not in said and "120d" not in said and "24 hours" not in said
+    # the YAML's durations too, in whole seconds (records): 3000s, not 50m
+    effective = yaml.safe_load(shown)
+    assert effective["cooldown"] == {"mild": "3000s", "moderate": "6000s", "severe": "12000s"}
+    assert effective["labels"]["ttl"] == "10368000s"
+    assert load_policy_text(shown).cooldown == load_policy_text(
+        (tmp_path / "p.yaml").read_text()).cooldown  # and it reads back the same
     for batch in (1000, 3000, 10_000, 777):
         code, out, err = _replay(tmp_path, capsys, f"o{batch}", batch)
         assert code == 0, err
