@@ -37,7 +37,8 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument("--port", type=int, help="override http.port (0: any free port)")
     p.add_argument("--speed", type=float, metavar="X",
                    help="override every file model's live speed (event seconds per wall "
-                        "second; 0: as fast as possible)")
+                        "second, or records per second for a table without times; 0: as "
+                        "fast as possible)")
     p.add_argument("--exit-when-done", action="store_true",
                    help="stop once every finite source is consumed, its reports are written "
                         "and its actions have run as far as they can without new data or "

@@ -5,6 +5,9 @@ demo's ``FileSource``) and holds each micro-batch back until the wall clock, sca
 ``speed``, has caught up with its event time: at ``speed=3600`` an hour of events goes by
 per second. The first batch after a start (or a seek) anchors event time to the clock.
 Positions, seeks and commits pass through unchanged, so checkpoints work as for Kafka.
+A table whose records carry no time (``event_time: {source: order}``) is paced by its
+records instead (``count_records``): at ``speed=100``, 100 predictions a second, as its
+windows and durations count them.
 
 While a batch is not due, :meth:`PacedSource.poll` waits at most ``timeout_s`` and then
 returns an empty :class:`Polled` (like a quiet Kafka topic), so one slow model never holds
@@ -28,6 +31,10 @@ up the others. :meth:`PacedSource.interrupt` ends a wait at once (shutdown).
 ([1, 1, 1], 2.0)
 >>> src.poll() is None
 True
+>>> untimed = PacedSource(Recording([math.nan] * 3), speed=2, clock=clock,
+...                       sleep=clock.advance, count_records=True)
+>>> [untimed.poll().n_events for _ in range(3)], clock.now()   # 2 records a second
+([1, 1, 1], 3.0)
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ import numpy as np
 
 from driftwatch.clock import Clock
 from driftwatch.connectors.base import Polled, Source
+from driftwatch.pipeline.intake import OUTCOMES
 
 __all__ = ["PacedSource"]
 
@@ -53,11 +61,19 @@ def _max_event_time(p: Polled) -> float:
     return best
 
 
+def _predictions(p: Polled) -> float:
+    """The predictions in ``p`` (-inf for none: nothing to wait for)."""
+    n = sum(len(b) for b in p.batches if b.stream != OUTCOMES)
+    return float(n) if n else -math.inf
+
+
 class PacedSource:
     """Deliver ``inner``'s batches at ``speed`` event seconds per wall second (0: no pacing).
 
     ``sleep(seconds)`` waits; by default it waits on an event that :meth:`interrupt` sets,
-    with tests passing ``ManualClock.advance``.
+    with tests passing ``ManualClock.advance``. ``count_records``: the records carry no
+    time; a poll's time is the number of its last prediction (counted from the start or
+    the last seek), so ``speed`` is predictions per wall second.
     """
 
     def __init__(
@@ -67,6 +83,7 @@ class PacedSource:
         speed: float,
         clock: Clock,
         sleep: Callable[[float], object] | None = None,
+        count_records: bool = False,
     ) -> None:
         if speed < 0 or math.isnan(speed):
             raise ValueError(f"speed must be >= 0, got {speed}")
@@ -79,6 +96,8 @@ class PacedSource:
         self._anchor: tuple[float, float] | None = None  # (event time, clock.monotonic())
         self._high = -math.inf
         self.done = False
+        self.count_records = count_records
+        self._records = 0  # predictions delivered since the start or the last seek
 
     @property
     def ready(self) -> bool:
@@ -87,7 +106,7 @@ class PacedSource:
 
     def _due(self, p: Polled) -> float:
         """The monotonic time at which ``p`` may be delivered."""
-        t = _max_event_time(p)
+        t = self._records + _predictions(p) if self.count_records else _max_event_time(p)
         if not math.isfinite(t):
             return -math.inf  # only bad records: no event time to wait for
         self._high = max(self._high, t)
@@ -116,12 +135,15 @@ class PacedSource:
             if self._due(pending) > self._clock.monotonic():
                 return Polled()  # not due yet: nothing delivered, positions unchanged
         self._pending = None
+        if self.count_records:
+            self._records += _predictions(pending)
         return pending
 
     def seek(self, positions: Mapping[str, int]) -> None:
         self._pending = None
         self._anchor = None
         self._high = -math.inf
+        self._records = 0
         self.done = False
         self.inner.seek(positions)
 

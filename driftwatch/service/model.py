@@ -95,7 +95,8 @@ def open_source(
     size = cfg.batch_size or (500 if cfg.live_speed > 0 else 10_000)
     files = FileSource(connector, schema, batch_size=size, dead_letter=dead, inputs=inputs)
     if cfg.live_speed > 0:
-        return PacedSource(files, speed=cfg.live_speed, clock=clock), dead
+        return PacedSource(files, speed=cfg.live_speed, clock=clock,
+                           count_records=connector.numbers_records()), dead
     return files, dead
 
 
