@@ -37,7 +37,7 @@ the schema's full width with the unmapped columns missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -72,7 +72,9 @@ from driftwatch.connectors.columns import (
 )
 from driftwatch.connectors.eventtime import digit_width, event_times, parse_origin
 from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
+from driftwatch.connectors.jsonscan import ScanColumns
 from driftwatch.connectors.mapping import FieldPath, StreamMapping, as_text
+from driftwatch.connectors.scanbatch import ScanAssembler
 from driftwatch.flags import flag_level, flag_levels
 from driftwatch.schema import FeatureSchema, level_text
 from driftwatch.textnumbers import help_for
@@ -258,6 +260,13 @@ class Decoder:
         self._parser = RowParser(fields, block=block_parse, scan=scan)
         #: an ``avro:`` stream's reader (values are Avro records, never JSON)
         self.avro = AvroReader(m.avro) if m.avro is not None else None
+        # the scanned lines without a problem: straight from the scan's arrays
+        self._direct = ScanAssembler(
+            m, schema, self.width, [(j, n) for j, n, _ in self._num],
+            [(j, n) for j, n, _ in self._cat], self._missing_num,
+            has_formats=bool(self._formats), max_text=MAX_TEXT_CHARS,
+            read_categorical=self._categorical, read_decision=self._decision,
+            read_label=self._label, read_times=self._times)
 
     @property
     def rows_block_parsed(self) -> int:
@@ -269,6 +278,12 @@ class Decoder:
     def rows_scanned(self) -> int:
         """Rows the compiled scanner took so far."""
         return self._parser.scanned_rows
+
+    @property
+    def rows_assembled_from_scan(self) -> int:
+        """Scanned rows whose batch was read straight from the scan's arrays so far
+        (:mod:`~driftwatch.connectors.scanbatch`)."""
+        return self._direct.rows
 
     # -- entry points -----------------------------------------------------------------------
     def decode(
@@ -378,10 +393,16 @@ class Decoder:
             def raw(k: int, rows: np.ndarray = rows) -> bytes:
                 return lines.raw(int(rows[k]))
 
-            args = (positions[rows], raw, source, _rows_of(partition, rows),
-                    None if ts is None else ts[rows], self.mapping.numbers_as_text)
+            pos, stamps = positions[rows], None if ts is None else ts[rows]
+            args = (pos, raw, source, _rows_of(partition, rows), stamps,
+                    self.mapping.numbers_as_text)
             try:
-                batch, bad, ok = self._assemble(part, *args)
+                direct = (self._direct.assemble(part.columns, pos, source, stamps)
+                          if isinstance(part.columns, ScanColumns) else None)
+                if direct is not None:  # every row good: no dead letter
+                    batch, bad, ok = direct, [], np.ones(len(rows), bool)
+                else:
+                    batch, bad, ok = self._assemble(part, *args)
             except pa.ArrowException:  # a value the block parser let through: read it again
                 if self.avro is not None:
                     raise
@@ -444,19 +465,8 @@ class Decoder:
                 num[np.isin(num[:, j], self._missing_num[name]), j] = np.nan
         cat = np.full((n, self.width[1]), -1, dtype=np.int32, order="F")
         for j, name, _ in self._cat:
-            vals, bad = texts(cols[f"feature:{name}"])
-            if lenient:  # CSV text: a pandas-written True/False is the boolean level
-                vals = _bool_text(vals)
-            if self._missing_cat[name]:
-                vals = _without(vals, self._missing_cat[name], lenient)
-            n_levels = len(self.schema.levels[j])
-            cat[:, j] = encode(vals, self._lookups[j], n_levels)
-            if lenient:
-                _recode_numbers(cat[:, j], vals, self._lookups[j], n_levels)
-            if self._flags[j] is not None:
-                _recode_flags(cat[:, j], vals, self._lookups[j], n_levels, self._flags[j])
-            prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}",
-                                               "text or a number"))
+            cat[:, j] = self._categorical(j, name, cols[f"feature:{name}"], prob, wrong,
+                                          lenient)
         extra: dict[str, Any] = {}
         if m.score is not None:
             raw, bad, null = numeric(cols["score"], lenient=lenient)
@@ -512,8 +522,27 @@ class Decoder:
         ]
         return batch, bads, ok
 
+    def _categorical(self, j: int, name: str, raw: Raw, prob: Problems,
+                     wrong: Callable[..., _Detail], lenient: bool) -> np.ndarray:
+        """Categorical feature ``j``'s codes (``name``, read from ``raw``); its rows holding
+        no text or number are flagged ``wrong_type``."""
+        vals, bad = texts(raw)
+        if lenient:  # CSV text: a pandas-written True/False is the boolean level
+            vals = _bool_text(vals)
+        if self._missing_cat[name]:
+            vals = _without(vals, self._missing_cat[name], lenient)
+        n_levels = len(self.schema.levels[j])
+        codes = encode(vals, self._lookups[j], n_levels)
+        if lenient:
+            _recode_numbers(codes, vals, self._lookups[j], n_levels)
+        if self._flags[j] is not None:
+            _recode_flags(codes, vals, self._lookups[j], n_levels, self._flags[j])
+        prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}",
+                                           "text or a number"))
+        return codes
+
     def _times(
-        self, cols: dict[str, Any], prob: Problems, timestamps: np.ndarray | None, n: int
+        self, cols: Mapping[str, Any], prob: Problems, timestamps: np.ndarray | None, n: int
     ) -> np.ndarray:
         t = self.mapping.event_time
         if t.source in ("arrival", "order"):  # stamped where it arrives (ModelMonitor.process)

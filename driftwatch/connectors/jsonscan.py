@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import itertools
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -38,7 +38,7 @@ import pyarrow as pa
 from driftwatch.cores import usable_cores
 from driftwatch.numba_setup import LoadedLater
 
-__all__ = ["PART_LINES", "Scanner", "fnv1a", "leave_cores", "path_tree", "scan_pool",
+__all__ = ["PART_LINES", "ScanColumns", "Scanner", "fnv1a", "leave_cores", "path_tree", "scan_pool",
            "scan_threads", "scanner_for", "scanner_settled"]
 
 
@@ -52,11 +52,14 @@ _WARM_UP = (b'{"t": "a", "f": 1.5, "i": 2, "b": true, "n": null}',
 
 def _load() -> ModuleType:
     from driftwatch.connectors import _scanloops as loops
+    from driftwatch.connectors import _spanloops
 
     line, paths, types = _WARM_UP
     built = _build(loops, paths, types)
     assert built is not None
-    built.scan(line, np.zeros(1, np.int64), np.array([len(line)], np.int64))
+    _, cols = built.scan(line, np.zeros(1, np.int64), np.array([len(line)], np.int64))
+    # and the loops that read a batch straight from a scan's text spans
+    _spanloops.warm_up(cols.buf, *cols.spans("t"), cols.valid("t"))
     return loops
 
 
@@ -145,9 +148,9 @@ class Scanner:
         self._text_cols = np.flatnonzero(self._text).astype(np.int64)  # by text slot
 
     def scan(self, buf: bytes, starts: np.ndarray,
-             ends: np.ndarray) -> tuple[np.ndarray, dict[str, pa.Array]]:
+             ends: np.ndarray) -> tuple[np.ndarray, ScanColumns]:
         """Scan the lines ``buf[starts[i]:ends[i]]``: the indices of the lines taken, and
-        each key's column over those lines, in order.
+        each key's column over those lines, in order (built when first read).
 
         A block of many lines is cut into parts scanned at once on :func:`scan_pool`'s
         threads (the loop releases the GIL); the parts' rows are then put back end to end,
@@ -182,15 +185,7 @@ class Scanner:
                     o[k : k + m] = o[a : a + m]
                 taken[k : k + m] += a
                 k += m
-        text = None
-        if s0.shape[1]:  # every text column's bytes, gathered in one pass over the rows
-            offsets = np.empty((s0.shape[1], k + 1), dtype=np.int64)
-            data, at = self._loops.gather_texts(arr, s0[:k], s1[:k], valid[:k],
-                                                self._text_cols, k, offsets)
-            text = (data, at, offsets)
-        built = [self._column(c, k, fv, iv, text, np.ascontiguousarray(valid[:k, c]))
-                 for c in range(len(self._kinds))]
-        return taken[:k], {key: built[c] for key, c in self._col_of.items()}
+        return taken[:k], ScanColumns(self, arr, k, fv, iv, s0, s1, valid)
 
     def _column(self, c: int, k: int, fv: np.ndarray, iv: np.ndarray,
                 text: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
@@ -220,6 +215,70 @@ class Scanner:
         typ = pa.int64() if kind == loops.K_INT else pa.float64()
         return pa.Array.from_buffers(typ, k, [bitmap, pa.py_buffer(np.ascontiguousarray(values))],
                                      null_count=nulls)
+
+
+class ScanColumns(Mapping[str, pa.Array]):
+    """The columns of the lines a scan took, by key: each an Arrow array built the first
+    time it is asked for (every text column's bytes gathered at the first text one), so a
+    reader of the scan's own arrays (:meth:`kind`, :meth:`values`, :meth:`valid`,
+    :meth:`spans`) pays for no Arrow array it does not read."""
+
+    def __init__(self, scanner: Scanner, buf: np.ndarray, n: int, fv: np.ndarray,
+                 iv: np.ndarray, s0: np.ndarray, s1: np.ndarray, valid: np.ndarray) -> None:
+        self._scanner = scanner
+        #: the scanned block's bytes (text spans index them)
+        self.buf = buf
+        self.n = n
+        self._fv, self._iv, self._s0, self._s1 = fv[:n], iv[:n], s0[:n], s1[:n]
+        self._valid = valid[:n]
+        self._text: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._built: dict[int, pa.Array] = {}
+
+    def __getitem__(self, key: str) -> pa.Array:
+        c = self._scanner._col_of[key]
+        if c not in self._built:
+            sc = self._scanner
+            if self._text is None and sc._text[c]:
+                # every text column's bytes, gathered in one pass over the rows
+                offsets = np.empty((self._s0.shape[1], self.n + 1), dtype=np.int64)
+                data, at = sc._loops.gather_texts(self.buf, self._s0, self._s1, self._valid,
+                                                  sc._text_cols, self.n, offsets)
+                self._text = (data, at, offsets)
+            self._built[c] = sc._column(c, self.n, self._fv, self._iv, self._text,
+                                        np.ascontiguousarray(self._valid[:, c]))
+        return self._built[c]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._scanner._col_of
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._scanner._col_of)
+
+    def __len__(self) -> int:
+        return len(self._scanner._col_of)
+
+    def kind(self, key: str) -> int:
+        """The key's column kind (``_scanloops.K_FLOAT``, ``K_INT``, ``K_TEXT``, ...)."""
+        return int(self._scanner._kinds[self._scanner._col_of[key]])
+
+    def valid(self, key: str) -> np.ndarray:
+        """Which rows hold a value for the key (the others are null or absent), as bytes
+        0/1."""
+        return np.ascontiguousarray(self._valid[:, self._scanner._col_of[key]])
+
+    def values(self, key: str) -> np.ndarray:
+        """A number or boolean column's values (only where :meth:`valid`)."""
+        sc = self._scanner
+        c = sc._col_of[key]
+        table = self._iv if sc._kinds[c] == sc._loops.K_INT else self._fv
+        return table[:, sc._slots[c]]
+
+    def spans(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """A text column's ``(starts, ends)`` in :attr:`buf` (only where :meth:`valid`),
+        each contiguous: the compiled loops that read them take one layout."""
+        slot = self._scanner._slots[self._scanner._col_of[key]]
+        return (np.ascontiguousarray(self._s0[:, slot]),
+                np.ascontiguousarray(self._s1[:, slot]))
 
 
 #: Lines a scan part holds at least: fewer are scanned in one go (a thread's hand-off

@@ -1,0 +1,108 @@
+"""Loops over the text spans a scan found, compiled by numba (imported only when numba is;
+see :mod:`driftwatch.connectors.scanbatch`, which reads a batch's columns from them).
+
+A scanned text is a span ``buf[s0[i]:s1[i]]`` of valid UTF-8 with no escape and no control
+character (:mod:`driftwatch.connectors._scanloops` refuses the others), so its bytes are
+its text.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from driftwatch.numba_setup import compiled
+
+__all__ = ["NON_ASCII", "NULL", "SPACES", "ascii_codes", "distinct_spans", "text_shape",
+           "warm_up"]
+
+#: :func:`text_shape` flags: a null cell, a text of spaces alone (or none), a byte past ASCII
+NULL, SPACES, NON_ASCII = 1, 2, 4
+_FNV_BASIS = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+
+
+@compiled()
+def text_shape(buf, s0, s1, valid):  # type: ignore[no-untyped-def]
+    """``(widest, flags)``: the most bytes a valid cell's text holds, and which of
+    :data:`NULL`, :data:`SPACES` and :data:`NON_ASCII` some cell is."""
+    widest = 0
+    flags = 0
+    for i in range(s0.size):
+        if valid[i] == 0:
+            flags |= NULL
+            continue
+        a, b = s0[i], s1[i]
+        widest = max(widest, b - a)
+        spaces = True
+        for x in range(a, b):
+            c = buf[x]
+            if c >= 0x80:
+                flags |= NON_ASCII
+            if c != 32:
+                spaces = False
+        if spaces:
+            flags |= SPACES
+    return widest, flags
+
+
+@compiled()
+def ascii_codes(buf, s0, s1, out):  # type: ignore[no-untyped-def]
+    """Each span's bytes as code points, into row ``i`` of ``out`` (zeros after them): the
+    UTF-32 of numpy's fixed-width text, for ASCII spans."""
+    for i in range(s0.size):
+        a = s0[i]
+        for x in range(s1[i] - a):
+            out[i, x] = buf[a + x]
+
+
+@compiled()
+def distinct_spans(buf, s0, s1, valid, codes, firsts, table):  # type: ignore[no-untyped-def]
+    """Number each distinct text in the order first seen: ``codes[i]`` is row ``i``'s
+    (-1 for a null cell), ``firsts[d]`` the first row of text ``d``. ``table`` (-1 filled, a
+    power of two) is the hash table; at most half of it is used: returns how many texts
+    there are, or -1 where there are more."""
+    mask = table.size - 1
+    cap = table.size >> 1
+    found = 0
+    for i in range(s0.size):
+        if valid[i] == 0:
+            codes[i] = -1
+            continue
+        a, b = s0[i], s1[i]
+        h = _FNV_BASIS
+        for x in range(a, b):
+            h = (h ^ np.uint64(buf[x])) * _FNV_PRIME
+        slot = np.int64(h & np.uint64(mask))
+        while True:
+            d = table[slot]
+            if d < 0:
+                if found == cap:
+                    return -1
+                table[slot] = found
+                firsts[found] = i
+                codes[i] = found
+                found += 1
+                break
+            j = firsts[d]
+            same = s1[j] - s0[j] == b - a
+            if same:
+                o = s0[j] - a
+                for x in range(a, b):
+                    if buf[x + o] != buf[x]:
+                        same = False
+                        break
+            if same:
+                codes[i] = d
+                break
+            slot = (slot + 1) & mask
+    return found
+
+
+def warm_up(buf: np.ndarray, s0: np.ndarray, s1: np.ndarray, valid: np.ndarray) -> None:
+    """Run each loop once on a scan's column (loaded from numba's cache, or compiled), with
+    the argument types a decoder passes."""
+    n = s0.size
+    text_shape(buf, s0, s1, valid)
+    ascii_codes(buf, s0, s1, np.zeros((n, max(1, int((s1 - s0).max(initial=0)))), np.uint32))
+    distinct_spans(buf, s0, s1, valid, np.empty(n, np.int64), np.empty(4, np.int64),
+                   np.full(8, -1, np.int64))
