@@ -13,7 +13,9 @@ joined by class with their summed P(bad); ``Σ p(1 - p)`` of predictions and of 
 rows (the variance of a bad count under calibration); the log loss; predictions that left
 without an outcome (``expired`` after the TTL, ``evicted`` for space). Every sum is kept in
 fixed point (``2**-32``) as integers, so adding the same rows in any order or grouping
-gives the same numbers, bit for bit.
+gives the same numbers, bit for bit. With numba the sums of a batch are one compiled pass
+(:mod:`driftwatch.labels._cohortloops`; ``DRIFTWATCH_KERNEL=numpy`` forces the numpy
+fallback, which gives the same integers).
 
 ``completeness = labelled / predicted``; ``resolved`` adds the expired and evicted rows
 (what can no longer get an outcome); ``matured(now, ttl)`` is the share of the cohort's
@@ -49,18 +51,21 @@ True
 from __future__ import annotations
 
 import base64
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 from driftwatch.errors import StateError
+from driftwatch.numba_setup import numba_enabled
 from driftwatch.statetree import Capture
 
 __all__ = ["BINS", "SCALE", "Cohort", "CohortBook", "cohort_columns", "cohorts_from_state",
-           "score_bins"]
+           "compiled", "score_bins"]
 
 #: Score bins on ``logit(P(bad))``, plus one column for a missing score.
 BINS = 200
@@ -68,6 +73,7 @@ _LO, _HI = -10.0, 10.0
 #: Fixed-point unit of the probability sums: exact, order-free integer sums.
 SCALE = float(2**32)
 _LL_CLIP = 1e-12
+_SMALL = 16  # fewer rows than this: the numpy calls cost less than a compiled call
 
 
 def score_bins(p: np.ndarray) -> np.ndarray:
@@ -91,24 +97,64 @@ def _fixed(x: np.ndarray) -> np.ndarray:
     return np.rint(np.asarray(x, dtype=np.float64) * SCALE).astype(np.int64)
 
 
-def _bin_sums(g: np.ndarray, s: np.ndarray, groups: int, bad: np.ndarray | None = None
+@functools.cache
+def compiled() -> ModuleType | None:
+    """The compiled sums (:mod:`driftwatch.labels._cohortloops`), or None where the numpy
+    fallback runs (numba off or not installed)."""
+    if not numba_enabled():
+        return None
+    from driftwatch.labels import _cohortloops
+
+    return _cohortloops
+
+
+def _log_loss(s: np.ndarray, bad: np.ndarray) -> np.ndarray:
+    """Each (scored) row's log loss, its P(bad) clipped away from 0 and 1."""
+    p = np.clip(s, _LL_CLIP, 1 - _LL_CLIP)
+    return np.where(bad, -np.log(p), -np.log1p(-p))
+
+
+def _bin_sums(g: np.ndarray, s: np.ndarray, groups: int, bad: np.ndarray | None = None,
+              *, loss: bool = False, loops: ModuleType | bool | None = True
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rows' sums per group ``g`` (and class, with ``bad``; else one class) and score bin:
     counts ``[G, C, BINS + 1]``, fixed-point P(bad) ``[G, C, BINS + 1]``, fixed-point
-    ``Σ p(1 - p)`` ``[G]``, and which rows have a score. Integer sums: the same numbers
-    however the rows are grouped."""
+    ``Σ p(1 - p)`` ``[G]`` and, with ``loss`` (and ``bad``), fixed-point log loss ``[G]``
+    (else zeros). Integer sums: the same numbers however the rows are grouped.
+
+    ``loops``: the compiled pass where it runs (``None``: the numpy fallback, which it
+    matches bit for bit; the logarithms are numpy's in both)."""
+    if loops is True:
+        loops = compiled()
     classes = 1 if bad is None else 2
+    shape = (groups, classes, BINS + 1)
+    if loops is not None and s.size >= _SMALL:
+        fin = np.isfinite(s)
+        sf = s[fin]
+        with np.errstate(divide="ignore"):  # as score_bins: the same logits, bit for bit
+            q = np.clip(sf, 0.0, 1.0)
+            lg = np.log(q) - np.log1p(-q)
+        terms = _log_loss(sf, bad[fin]) if loss and bad is not None else np.zeros(0)
+        n = np.zeros(int(np.prod(shape)), dtype=np.int64)
+        pd_ = np.zeros_like(n)
+        pq, ll = np.zeros(groups, dtype=np.int64), np.zeros(groups, dtype=np.int64)
+        flags = np.zeros(0, dtype=np.bool_) if bad is None else bad
+        if loops.bin_sums(g, s, flags, lg, terms, BINS, _LO, _HI - _LO, SCALE,  # type: ignore[union-attr]
+                          n, pd_, pq, ll):
+            return n.reshape(shape), pd_.reshape(shape), pq, ll
     b = score_bins(s)
     fin = b < BINS
     slot = g if bad is None else g * 2 + bad
     cell = slot * (BINS + 1) + b
-    shape = (groups, classes, BINS + 1)
     n = np.bincount(cell, minlength=int(np.prod(shape))).reshape(shape)
     pd_ = np.zeros(int(np.prod(shape)), dtype=np.int64)
     np.add.at(pd_, cell[fin], _fixed(s[fin]))
     pq = np.zeros(groups, dtype=np.int64)
     np.add.at(pq, g[fin], _fixed(s[fin] * (1 - s[fin])))
-    return n, pd_.reshape(shape), pq, fin
+    ll = np.zeros(groups, dtype=np.int64)
+    if loss and bad is not None:
+        np.add.at(ll, g[fin], _fixed(_log_loss(s[fin], bad[fin])))
+    return n, pd_.reshape(shape), pq, ll
 
 
 @dataclass
@@ -415,11 +461,7 @@ class CohortBook:
         # the same numbers as cohort by cohort
         rows = np.flatnonzero(gid >= 0)
         s, y, g = score[rows], bad[rows], gid[rows]
-        lab_n, lab_pd, pq, fin = _bin_sums(g, s, len(groups), y)
-        sf, yf, gf = s[fin], y[fin], g[fin]
-        p = np.clip(sf, _LL_CLIP, 1 - _LL_CLIP)
-        ll = np.zeros(len(groups), dtype=np.int64)
-        np.add.at(ll, gf, _fixed(np.where(yf, -np.log(p), -np.log1p(-p))))
+        lab_n, lab_pd, pq, ll = _bin_sums(g, s, len(groups), y, loss=True)
         for k, c in enumerate(groups):
             c.lab_n += lab_n[k]
             c.lab_pd += lab_pd[k]
