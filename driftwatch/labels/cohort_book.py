@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from driftwatch.errors import StateError
+from driftwatch.labels.grouping import group_ids
 from driftwatch.numba_setup import numba_enabled
 from driftwatch.statetree import Capture
 
@@ -407,7 +408,7 @@ class CohortBook:
         ok = cohort >= 0
         keep = ok & (cohort >= self._floor)
         self.late_for_dropped += int((ok & ~keep).sum())
-        keys, inverse = np.unique(cohort[keep], return_inverse=True)
+        keys, inverse, _ = group_ids(cohort[keep])
         gid = np.full(cohort.size, -1, dtype=np.int64)
         gid[keep] = inverse
         groups = []

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from driftwatch.labels.grouping import group_ids
+
 __all__ = ["CohortStats", "CohortTracker", "DelayHistogram"]
 
 _KINDS = ("predicted", "labelled", "bad", "expired", "evicted")
@@ -80,10 +82,10 @@ class CohortTracker:
             return
         col = _KINDS.index(kind)
         ids = np.floor(pred_time / self.period).astype(np.int64)
-        uniq, counts = np.unique(ids, return_counts=True)
+        uniq, inverse, counts = group_ids(ids)
         bad_counts = None
         if bad is not None:
-            bad_counts = np.bincount(np.searchsorted(uniq, ids[bad]), minlength=uniq.size)
+            bad_counts = np.bincount(inverse[bad], minlength=uniq.size)
         for i, (u, c) in enumerate(zip(uniq.tolist(), counts.tolist(), strict=True)):
             row = self._counts.get(u)
             if row is None:
