@@ -56,10 +56,16 @@ def numba_enabled() -> bool:
             raise ConfigError("DRIFTWATCH_KERNEL=numba but numba is not installed: "
                               "pip install 'driftwatch[fast]'") from None
         return False
-    if not os.environ.get("NUMBA_CACHE_DIR"):
-        numba.config.CACHE_DIR = str(user_cache_dir("numba"))
+    _cache_dir(numba)
     _lean_cache_loads()
     return True
+
+
+def _cache_dir(numba: Any) -> None:
+    """Point numba's disk cache at the user's cache folder (unless ``NUMBA_CACHE_DIR``
+    says where): a loop compiled before this ran would cache next to its sources."""
+    if not os.environ.get("NUMBA_CACHE_DIR"):
+        numba.config.CACHE_DIR = str(user_cache_dir("numba"))
 
 
 def compiled(*, refcounts: bool = True, **options: Any) -> Callable[[Callable[..., Any]], Any]:
@@ -76,6 +82,7 @@ def compiled(*, refcounts: bool = True, **options: Any) -> Callable[[Callable[..
     """
     import numba
 
+    _cache_dir(numba)  # a module of loops imported first: its cache goes there too
     opts = {"nogil": True, "error_model": "numpy", "boundscheck": False, **options}
     if not refcounts:
         opts["_nrt"] = False

@@ -65,3 +65,38 @@ def test_cached_loop_loads_without_compiling_and_a_new_signature_still_compiles(
     again = _run(tmp_path, "new")  # int64 read back from the cache, float32 compiled
     assert again == {"lean": True, "ints": ints, "refreshed": False,
                      "floats": [-1.0 * 2 + 1.0, 2.25 * 2 + 1.5], "hits": 1, "misses": 1}
+
+
+COMPILED_FIRST = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+import compiled_loops  # its loop is compiled before anything asked numba_enabled()
+print(compiled_loops.twice(21))
+'''
+
+COMPILED_LOOP = '''
+from driftwatch.numba_setup import compiled
+
+
+@compiled()
+def twice(x):
+    return 2 * x
+'''
+
+
+def test_a_module_of_loops_imported_first_caches_in_the_users_folder(tmp_path):
+    """A module of ``@compiled`` loops imported before anything had set numba's cache
+    folder cached next to its sources (a package's ``__pycache__``, which an installed
+    package may not own); the cache goes to the user's cache folder, as said."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "compiled_loops.py").write_text(COMPILED_LOOP)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "xdg"), DRIFTWATCH_KERNEL="numba",
+               PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    res = subprocess.run([sys.executable, "-c", COMPILED_FIRST, str(tmp_path / "src")],
+                         env=env, capture_output=True, text=True, check=True)
+    assert res.stdout.strip().splitlines()[-1] == "42"
+    beside = list((tmp_path / "src").rglob("*.nbi"))
+    assert beside == [], beside
+    assert list((tmp_path / "xdg").rglob("compiled_loops.twice*.nbi")), \
+        sorted((tmp_path / "xdg").rglob("*"))
