@@ -24,7 +24,9 @@ import gzip
 import zlib
 from pathlib import Path
 
-__all__ = ["SAVE_AS", "file_kind", "workbook_kind"]
+from driftwatch.errors import SourceError
+
+__all__ = ["SAVE_AS", "file_kind", "refuse_as_text", "workbook_kind"]
 
 #: What to do with one.
 SAVE_AS = "save it as CSV or Parquet (one header line with the column names)"
@@ -55,3 +57,35 @@ def file_kind(path: str | Path) -> str | None:
             with contextlib.suppress(OSError, EOFError, zlib.error):
                 head = gzip.GzipFile(fileobj=raw).read(8)
     return workbook_kind(head)
+
+
+def refuse_as_text(path: Path, fmt: str) -> None:
+    """Refuse a workbook, an Arrow file or a Parquet file read as CSV or JSON lines (a
+    ``.csv`` name on a Feather file, a connector's ``format: csv`` on Parquet), with the
+    fix, before the text parser fails on its bytes with a traceback. Other formats pass.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "scored.csv"
+    >>> _ = p.write_bytes(b"ARROW1\\x00\\x00...")
+    >>> try:
+    ...     refuse_as_text(p, "csv")
+    ... except SourceError as exc:
+    ...     print(str(exc).replace(str(p.parent) + "/", "")[:80])
+    scored.csv is an Arrow IPC (Feather) file, not CSV as its name or the connector'
+    """
+    if fmt not in ("csv", "jsonl"):
+        return
+    try:
+        kind = file_kind(path)
+        if kind is None:
+            with open(path, "rb") as raw:
+                kind = "a Parquet file" if raw.read(4) == b"PAR1" else None
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc}") from exc
+    if kind is None:
+        return
+    what = {"csv": "CSV", "jsonl": "JSON lines"}[fmt]
+    fix = ("name it .parquet (or leave the connector's format to the file's name)"
+           if kind == "a Parquet file" else SAVE_AS)
+    raise SourceError(f"{path} is {kind}, not {what} as its name or the connector's format "
+                      f"says: {fix}")

@@ -35,6 +35,7 @@ from driftwatch.errors import ConnectorError
 from driftwatch.jsonloads import loads
 from driftwatch.parquetread import read_parquet
 from driftwatch.schema import FeatureSchema
+from driftwatch.workbook import refuse_as_text
 
 __all__ = [
     "ABSENT_WARN",
@@ -159,6 +160,7 @@ def sample_records(path: Path, fmt: str, n: int = SAMPLE,
     and is skipped)."""
     if fmt == "parquet":
         return decimals_as_doubles(read_parquet(path, n)).to_pylist()
+    refuse_as_text(path, fmt)
     raw = path.open("rb")
     with raw:
         head = raw.read(2)

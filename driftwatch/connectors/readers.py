@@ -50,7 +50,7 @@ from driftwatch.errors import SourceError
 from driftwatch.jsonloads import loads
 from driftwatch.numbergroups import ungroup_array
 from driftwatch.parquetread import row_group_batches
-from driftwatch.workbook import SAVE_AS, workbook_kind
+from driftwatch.workbook import SAVE_AS, refuse_as_text, workbook_kind
 
 __all__ = ["MAX_BLOCK_BYTES", "RECORDED_REGISTRY_WAIT_S", "Chunk", "FileReader", "detect_format"]
 
@@ -233,6 +233,8 @@ class FileReader:
             self._f = row_group_batches(self._pq, groups, self.batch_size, cols)
             self._drop, self.line = skip - rows, skip
             return
+        if self.format in ("csv", "jsonl"):
+            refuse_as_text(self.path, self.format)
         if self.format == "csv":
             if self.delimiter is None:
                 self.delimiter = file_separator(self.path, str(self.key))

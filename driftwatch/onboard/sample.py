@@ -29,6 +29,7 @@ from driftwatch.csvsep import file_separator
 from driftwatch.errors import SourceError
 from driftwatch.jsonloads import loads
 from driftwatch.numbergroups import grouped_columns
+from driftwatch.workbook import refuse_as_text
 
 __all__ = ["DEFAULT_ROWS", "Sample", "dotted_keys", "flatten", "kafka_sample", "read_sample",
            "sample_decimal", "sample_separator"]
@@ -163,6 +164,7 @@ def read_sample(path: str | Path, limit: int = DEFAULT_ROWS,
         raise SourceError(f"the sample {p} does not exist")
     try:
         fmt = detect_format(p)
+        refuse_as_text(p, fmt)
         if fmt == "parquet":
             from driftwatch.arrowdecimal import decimals_as_doubles
             from driftwatch.parquetread import read_parquet
