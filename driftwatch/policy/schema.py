@@ -280,18 +280,22 @@ class Policy(StrictModel):
         """Remember the file, the line of every value, and the text's digest."""
         self._file, self._lines, self._digest = file, dict(lines), digest
 
+    # The readers below take the private values from pydantic's own dict: a plain
+    # ``self._cache`` misses the instance and goes through pydantic's ``__getattr__``
+    # (about 2 µs), and the engine reads them several times for every window.
+
     @property
     def cache(self) -> dict[str, Any]:
-        return self._cache
+        return self.__pydantic_private__["_cache"]  # type: ignore[index,no-any-return]
 
     @property
     def file(self) -> str:
-        return self._file
+        return self.__pydantic_private__["_file"]  # type: ignore[index,no-any-return]
 
     @property
     def digest(self) -> str:
         """sha256 of the policy text ("" when built in code): the policy's version."""
-        return self._digest
+        return self.__pydantic_private__["_digest"]  # type: ignore[index,no-any-return]
 
     def calibrated_rates(self) -> dict[str, tuple[float, ...]]:
         """False-alarm rates each detector must calibrate for, e.g. ``{"ks": (0.01,)}``.
@@ -312,9 +316,11 @@ class Policy(StrictModel):
 
     def source(self, path: tuple[str | int, ...]) -> str:
         """``file:line`` of the value at ``path`` (or its nearest written parent)."""
+        private = self.__pydantic_private__
+        lines, file = private["_lines"], private["_file"]  # type: ignore[index]
         p = tuple(path)
         while p:
-            if p in self._lines:
-                return f"{self._file}:{self._lines[p]}"
+            if p in lines:
+                return f"{file}:{lines[p]}"
             p = p[:-1]
-        return self._file
+        return file  # type: ignore[no-any-return]
