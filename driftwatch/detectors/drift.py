@@ -57,6 +57,8 @@ class BlockStats:
     #: per-bin PSI terms ``[..., F, W]``, as
     #: :func:`~driftwatch.detectors.divergence.psi_contributions` gives them
     psi_terms: np.ndarray | None = None
+    #: PSI over the bins but the missing one ``[F]`` (asked with ``without_missing``)
+    psi_without_missing: np.ndarray | None = None
 
     def get(self, name: str) -> np.ndarray | None:
         """The value array of statistic ``name`` (None when the block lacks it)."""
@@ -67,6 +69,37 @@ class BlockStats:
         if name == "wasserstein":
             return self.w_norm
         return getattr(self.div, name)
+
+
+#: ``[2, F, W]`` masks, the block's own and the same without the missing bin, by the
+#: identity of the block's mask.
+_BOTH_MASKS = IdentityCache(capacity=16)
+
+
+def _with_and_without_missing(valid: np.ndarray) -> np.ndarray:
+    def build() -> np.ndarray:
+        both = np.stack([valid, valid])
+        both[1, :, -1] = False
+        both.flags.writeable = False
+        return both
+
+    return _BOTH_MASKS.get((valid,), "both", build)
+
+
+def _divergences(ref_coarse: np.ndarray, cur_coarse: np.ndarray, valid: np.ndarray,
+                 eps: float, without_missing: bool
+                 ) -> tuple[Divergences, np.ndarray, np.ndarray | None]:
+    """:func:`divergence_terms`, and with ``without_missing`` (one window ``[F, W]``) PSI
+    without the missing bin from the same pass: both masks at once as a leading axis of
+    two, each row reduced on its own, so either half has the bits of its own call."""
+    if not without_missing:
+        div, terms = divergence_terms(ref_coarse, cur_coarse, valid, eps)
+        return div, terms, None
+    div2, terms2 = divergence_terms(ref_coarse, cur_coarse, _with_and_without_missing(valid),
+                                    eps)
+    div = Divergences(div2.psi[0], div2.kl_cur_ref[0], div2.kl_ref_cur[0], div2.js[0],
+                      div2.hellinger[0])
+    return div, terms2[0], div2.psi[1]
 
 
 def block_stats(
@@ -80,16 +113,18 @@ def block_stats(
     widths: np.ndarray | None = None,
     sd: np.ndarray | None = None,
     p_values: bool = True,
+    without_missing: bool = False,
 ) -> BlockStats:
-    """All drift statistics for counts ``[..., F, W]`` (fine ones when ``cur_fine`` given)."""
-    div, terms = divergence_terms(ref_coarse, cur_coarse, valid, eps)
+    """All drift statistics for counts ``[..., F, W]`` (fine ones when ``cur_fine`` given);
+    ``without_missing`` (one window ``[F, W]``) adds ``psi_without_missing``."""
+    div, terms, psi_nm = _divergences(ref_coarse, cur_coarse, valid, eps, without_missing)
     chi = chi_square(ref_coarse, cur_coarse, valid, p_values=p_values)
     if cur_fine is None or ref_fine is None or widths is None:
-        return BlockStats(div, chi, psi_terms=terms)
+        return BlockStats(div, chi, psi_terms=terms, psi_without_missing=psi_nm)
     ks, w = ks_and_wasserstein(ref_fine, cur_fine, widths, p_values=p_values)
     with np.errstate(invalid="ignore", divide="ignore"):
         w_norm = w.stat / sd if sd is not None else w.stat
-    return BlockStats(div, chi, ks, w, w_norm, terms)
+    return BlockStats(div, chi, ks, w, w_norm, terms, psi_nm)
 
 
 def _thresholds(
@@ -241,7 +276,10 @@ def drift_signals(
         top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins).tolist()
         a_raw = (cur_coarse / np.maximum(cur_coarse.sum(-1, keepdims=True), 1)).tolist()
         contrib_l = contrib.tolist()
-        psi_obs = psi(ref_coarse, cur_coarse, nomiss, cfg.eps).tolist()
+        psi_nm = stats.psi_without_missing
+        if psi_nm is None:
+            psi_nm = psi(ref_coarse, cur_coarse, nomiss, cfg.eps)
+        psi_obs = psi_nm.tolist()
         last = valid.shape[1] - 1  # the missing bin
     ks = stats.ks if "ks" in thr else None
     if ks is not None:

@@ -87,19 +87,21 @@ def _report_mask(names: tuple[str, ...], cfg: DetectorConfig) -> np.ndarray:
 
 def _blocks(part: DriftPart, cfg: DetectorConfig, flags: QualityFlags | None) -> list[_Block]:
     prep, cur = part.prep, part.current
+    psi_wanted = cfg.wants("psi", "drift")  # its results give PSI without the missing bin
     out = []
     if prep.num_names:
         geo = prep.num_geo
         cc = geo.coarse(cur.num_fine)
         st = block_stats(prep.num_coarse, cc, prep.num_coarse_valid, cfg.eps,
                          ref_fine=prep.num_fine, cur_fine=cur.num_fine, widths=geo.widths,
-                         sd=prep.num_sd)
+                         sd=prep.num_sd, without_missing=psi_wanted)
         flag = flags.numeric if flags is not None else np.zeros(len(prep.num_names), bool)
         out.append(_Block(part, True, prep.num_names, st, prep.num_coarse, cc,
                           prep.num_coarse_valid, geo.coarse_labels, flag,
                           _report_mask(prep.num_names, cfg)))
     if prep.cat_names:
-        st = block_stats(prep.cat, cur.cat, prep.cat_valid, cfg.eps)
+        st = block_stats(prep.cat, cur.cat, prep.cat_valid, cfg.eps,
+                         without_missing=psi_wanted)
         flag = flags.categorical if flags is not None else np.zeros(len(prep.cat_names), bool)
         out.append(_Block(part, False, prep.cat_names, st, prep.cat, cur.cat, prep.cat_valid,
                           prep.cat_labels, flag, _report_mask(prep.cat_names, cfg)))
