@@ -39,6 +39,7 @@ from driftwatch.detectors.base import Assessment, SignalResult
 from driftwatch.policy.decision import Decision, Reason
 from driftwatch.policy.schema import DataQualityRule, Policy
 from driftwatch.policy.severity import (
+    Level,
     Rule,
     clear_level,
     combine,
@@ -232,16 +233,47 @@ def _dq_by_detector(policy: Policy) -> dict[str, tuple[tuple[int, DataQualityRul
     return index
 
 
+#: A level as the reading uses it: the level and its clear level when that is known
+#: before the window (written in the policy, or a fixed threshold's hysteresis), else None.
+_ReadLevel = tuple[Level, float | None]
+
+
+def _read_levels(policy: Policy, factor: float
+                 ) -> dict[tuple[int, str | None], tuple[_ReadLevel, ...]]:
+    """Per (rule, feature), its levels with the clear levels fixed thresholds give, built
+    as windows ask for them and kept on the policy (by the hysteresis factor): a fixed
+    level's clear level is the same number every window."""
+    by_factor = policy.cache.setdefault("read_levels", {})
+    table = by_factor.get(factor)
+    if table is None:
+        table = by_factor[factor] = {}
+    return table  # type: ignore[no-any-return]
+
+
+def _levels_of(rule: Rule, feature: str | None, factor: float) -> tuple[_ReadLevel, ...]:
+    out = []
+    for lv in rule.levels_for(feature):
+        clr = lv.clear
+        if clr is None and lv.fixed is not None:
+            clr = clear_level(lv.fixed, rule.direction, factor)
+        out.append((lv, clr))
+    return tuple(out)
+
+
 def _read(policy: Policy, by_detector: dict[str, tuple[Rule, ...]],
           signals: tuple[SignalResult, ...], active: Tier) -> _Reading:
     out = _Reading()
     factor = policy.hysteresis.factor
     factor_src = policy.source(("hysteresis", "factor"))
+    read_levels = _read_levels(policy, factor)
     units: dict[tuple[str, str], _Unit] = {}
     for r in signals:
         # the rules of the signal's detector, in policy order (the order of reasons and
         # notes is the same as a pass over every rule's match would give)
-        for rule in by_detector.get(r.signal, ()):
+        rules = by_detector.get(r.signal)
+        if rules is None:
+            continue
+        for rule in rules:
             if rule.features is not None and r.feature not in rule.features:
                 continue
             value = rule.measured(r)
@@ -252,24 +284,31 @@ def _read(policy: Policy, by_detector: dict[str, tuple[Rule, ...]],
                 continue
             trig = hold = Tier.NONE
             trig_reason = hold_reason = None
-            for lv in rule.levels_for(r.feature):
-                thr = resolve(lv, r)
+            direction = rule.direction
+            at = (id(rule), r.feature)
+            levels = read_levels.get(at)
+            if levels is None:
+                levels = read_levels[at] = _levels_of(rule, r.feature, factor)
+            for lv, known_clear in levels:
+                thr = lv.fixed if lv.fixed is not None else resolve(lv, r)
                 if thr is None:
                     out.notes.append(f"{r.signal}[{r.feature or '-'}]: no calibrated level for "
                                      f"false_alarm_rate {lv.rate:g}; tier {lv.tier} skipped")
                     continue
-                if crosses(value, thr, rule.direction) and lv.tier > trig:
+                if lv.tier > trig and crosses(value, thr, direction):
                     trig = lv.tier
                     trig_reason = _reason(r, rule, value, thr, lv.tier, lv.source, "trigger",
                                           lv.rate)
-                clr = lv.clear if lv.clear is not None else clear_level(thr, rule.direction,
-                                                                        factor)
-                if crosses(value, clr, rule.direction) and lv.tier > hold:
+                clr = known_clear if known_clear is not None else clear_level(
+                    thr, direction, factor)
+                if lv.tier > hold and crosses(value, clr, direction):
                     hold = lv.tier
                     src = lv.clear_source or (factor_src if factor < 1 else lv.source)
                     hold_reason = _reason(r, rule, value, clr, lv.tier, src, "hold", lv.rate)
             key = ("f", r.feature) if r.feature is not None else ("m", r.signal)
-            unit = units.setdefault(key, _Unit())
+            unit = units.get(key)
+            if unit is None:
+                unit = units[key] = _Unit()
             unit.trig = max(unit.trig, trig)
             unit.hold = max(unit.hold, hold)
             unit.weight = max(unit.weight, rule.weight_for(r.feature))
