@@ -93,8 +93,9 @@ def confidence_signals(
         valid = prep.score_coarse_valid
         d, contrib = divergence_terms(prep.score_coarse, cc, valid, cfg.eps)
         top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins)[0].tolist()
-        er = prep.score_coarse[0] / max(prep.score_coarse[0].sum(), 1)
-        ar = cc[0] / max(cc[0].sum(), 1)
+        er = prep.score_coarse_shares  # the reference's: the same every window
+        ar = (cc[0] / max(cc[0].sum(), 1)).tolist()
+        terms = contrib[0].tolist()
         eff = cfg.threshold("score_psi")
         details: dict[str, object] = {
             "eps": cfg.eps,
@@ -102,8 +103,8 @@ def confidence_signals(
             "kl_ref_cur": float(d.kl_ref_cur[0]),
             THRESHOLD_EFFECT: eff,
             "top_bins": [
-                {"bin": geo.coarse_labels[0][b], "ref": float(er[b]), "cur": float(ar[b]),
-                 "psi": float(contrib[0, b])}
+                {"bin": geo.coarse_labels[0][b], "ref": er[b], "cur": ar[b],
+                 "psi": terms[b]}
                 for b in top if valid[0, b]
             ],
         }

@@ -91,6 +91,9 @@ class PreparedReference:
     score_coarse_valid: np.ndarray
     score_fine: np.ndarray
     score_coarse: np.ndarray
+    #: the score's raw shares on its coarse bins (the reference side of score_psi's
+    #: ``top_bins``), as Python floats
+    score_coarse_shares: list[float]
     score_mean: float
     score_var: float
     score_kurtosis: float
@@ -135,6 +138,7 @@ def _build(profile: ReferenceProfile) -> PreparedReference:
     h_mean = float((w * h).sum() / nw) if nw else math.nan
     h_var = float((w * (h - h_mean) ** 2).sum() / nw) if nw else math.nan
     metrics = {k: v[0] / v[1] for k, v in sk.metrics.items() if v[1] > 0}
+    score_coarse = score_geo.coarse(sk.score_fine)
     return PreparedReference(
         n=sk.n,
         num_names=lay.numeric.names,
@@ -150,7 +154,8 @@ def _build(profile: ReferenceProfile) -> PreparedReference:
         score_geo=score_geo,
         score_coarse_valid=lay.score.coarse_valid(),
         score_fine=sk.score_fine,
-        score_coarse=score_geo.coarse(sk.score_fine),
+        score_coarse=score_coarse,
+        score_coarse_shares=(score_coarse[0] / max(score_coarse[0].sum(), 1)).tolist(),
         score_mean=sk.score_mean,
         score_var=sk.score_var,
         score_kurtosis=float(s_kurt[0]),
