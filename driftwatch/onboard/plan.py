@@ -189,8 +189,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         sp.id_source = "order"
         plan.say("id: record order (source: order)", "no field is named like an id or "
                  f"unique in the sample: each record's id is its number in {where} (record "
-                 "1, 2, ...; a CSV's header line is not counted); pass --id-field NAME if "
-                 "a field holds one")
+                 "1, 2, ..." + ("; its header line is not counted"
+                                if where.lower().removesuffix(".gz").endswith((".csv", ".tsv"))
+                                else "") + "); pass --id-field NAME if a field holds one")
         if outcomes is not None:
             plan.say("outcomes paired by row", f"row k of {outcomes.name} is the outcome of "
                      f"row k of {where} (no id in either): the two files must be written "
