@@ -116,6 +116,10 @@ class FileSource:
         # hand-offs and contention for the GIL to the same work
         self.read_ahead = usable_cores() >= 2 if read_ahead is None else read_ahead
         self._worker: ThreadPoolExecutor | None = None
+        #: files opened from now on are mapped rather than read where they can be
+        #: (:class:`~driftwatch.connectors.readers.FileReader`'s ``mapped``): set by the
+        #: reader process, where a file truncated while mapped ends that process alone
+        self.map_files = False
         self._ahead: dict[int, Future[tuple[Chunk, bool]]] = {}
 
     @classmethod
@@ -222,7 +226,8 @@ class FileSource:
                                               skip_lines=self._skip.get(inp.key, 0),
                                               delimiter=inp.delimiter,
                                               decimal=inp.decimal, names=inp.names,
-                                              named_header=inp.named_header))
+                                              named_header=inp.named_header,
+                                              mapped=self.map_files))
             except SourceError:
                 for r in readers:
                     r.close()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import queue
+import signal
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
@@ -92,6 +93,9 @@ def _serve(source: FileSource, out: Any, limit: int) -> None:
     pickles it), then ``end``, or the error that stopped it, pickled here: an error the
     queue could not pickle would be dropped on the way."""
     leave_cores(1)
+    # a file truncated while mapped ends this process with SIGBUS, which the loop's
+    # process reports (ProcessSource.poll); in the loop's own process it would end the run
+    source.map_files = True
     try:
         while (polled := source.poll(limit)) is not None:
             out.put(("poll", polled))
@@ -154,9 +158,7 @@ class ProcessSource:
             except queue.Empty:
                 if not self._proc.is_alive():
                     self._done = True
-                    raise SourceError(f"the file reader process ended (exit code "
-                                      f"{self._proc.exitcode}) before the end of the "
-                                      f"files") from None
+                    raise SourceError(_ended(self._proc.exitcode)) from None
         if kind == "end":
             self._done = True
             return None
@@ -189,6 +191,27 @@ class ProcessSource:
             self._proc = None
         if self.dead_letter is not None:
             self.dead_letter.flush()
+
+
+def _ended(exitcode: int | None) -> str:
+    """Why the reader process ended early, from its exit code (``-N``: signal ``N``).
+
+    >>> _ended(-signal.SIGBUS).split(":")[0]
+    'the file reader process was stopped by SIGBUS before the end of the files'
+    >>> _ended(3)
+    'the file reader process ended (exit code 3) before the end of the files'
+    """
+    if exitcode is None or exitcode >= 0:
+        return f"the file reader process ended (exit code {exitcode}) before the end of the files"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = f"signal {-exitcode}"
+    why = f"the file reader process was stopped by {name} before the end of the files"
+    if name == "SIGBUS":  # a page of a mapped file that is no longer there
+        why += (": was a file truncated while it was read? Read it again once it is "
+                "written whole")
+    return why
 
 
 def _error(payload: bytes | None, text: str, ours: bool) -> BaseException:

@@ -20,6 +20,7 @@ import base64
 import binascii
 import gzip
 import logging
+import mmap
 import time
 import zlib
 from collections import defaultdict
@@ -41,6 +42,7 @@ from driftwatch.connectors.avro import SCHEMA_UNAVAILABLE
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.jsonblock import TIME_COUNTS
+from driftwatch.connectors.mapped import map_file, shrank
 from driftwatch.csvblank import BlankLines
 from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvnulls import CSV_MISSING
@@ -150,8 +152,13 @@ class FileReader:
         decimal: str | None = None,
         names: Sequence[str] | None = None,
         named_header: bool = False,
+        mapped: bool = False,
     ) -> None:
         self.path, self.key, self.format = path, key, fmt
+        #: read an uncompressed JSON-lines file (or recording) through a read-only
+        #: mapping, scanned in place (:mod:`driftwatch.connectors.mapped`: only where a
+        #: ``SIGBUS`` from a file truncated while read would not end the daemon)
+        self.mapped = mapped
         #: a CSV's separator; None: the one its header shows (:mod:`driftwatch.csvsep`)
         self.delimiter = delimiter
         #: a CSV's decimal mark; None: the one its first rows show
@@ -167,6 +174,7 @@ class FileReader:
         self.skipped_topics: dict[str, int] = {}
         self._topics = {d.mapping.topic_name: i for i, d in self.decoders if d.mapping.topic_name}
         self._f: Any = None
+        self._map: mmap.mmap | None = None
         self._size = path.stat().st_size if path.exists() else 0
         self._buf, self._pos, self._len = bytearray(), 0, 0
         self._nl, self._nl_at = np.zeros(0, np.int64), 0
@@ -180,6 +188,9 @@ class FileReader:
         except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
             self.close()
             raise SourceError(f"cannot read {path}: {exc}") from exc
+        except SourceError:
+            self.close()
+            raise
         self._disk = self._disk_position()
 
     # -- public ---------------------------------------------------------------------------
@@ -204,6 +215,8 @@ class FileReader:
     def _disk_position(self) -> int:
         """Bytes of the file read so far (compressed bytes for gzip), for progress."""
         if self.format in ("jsonl", "kafka-recording"):
+            if self._map is not None:  # scanned so far: what reads would have read
+                return self._len
             return self._raw.tell() if not self._raw.closed else self._size
         if self.format == "parquet":
             total = max(self._pq.metadata.num_rows, 1)
@@ -211,6 +224,9 @@ class FileReader:
         return self._size if self.exhausted else 0
 
     def close(self) -> None:
+        if self._map is not None:  # no block outlives its chunk: nothing holds the pages
+            self._map.close()
+            self._map = None
         for f in (self._f, getattr(self, "_raw", None), getattr(self, "_pq", None)):
             if f is not None and hasattr(f, "close"):
                 f.close()
@@ -283,6 +299,10 @@ class FileReader:
         if self.format == "jsonl":
             _refuse_json_array(self.path, self.key)
         self._f, self._raw = _open_bytes(self.path)
+        if self.mapped and self._f is self._raw:
+            self._map = map_file(self._raw)
+            if self._map is not None:
+                self._buf = self._map  # type: ignore[assignment]
         while self.line < skip:
             block = self._read_lines(min(self.batch_size * 10, skip - self.line))
             if not block:
@@ -295,7 +315,8 @@ class FileReader:
         The bytes held are ``_buf[_pos:_len]``, with the offsets of their line ends in
         ``_nl[_nl_at:]``, found once per byte read, so a small batch size never rescans
         the buffer. The file is read into the buffer in place (:meth:`_fill`) and a block
-        is copied out of it once.
+        is copied out of it once. A mapped file is its own buffer (``_buf`` is the
+        mapping and ``_pos``, ``_len`` and ``_nl`` count from the file's start).
         """
         want = n or self.batch_size
         eof = False
@@ -330,6 +351,8 @@ class FileReader:
     def _fill(self) -> bool:
         """Read up to :data:`_READ` more bytes into the buffer after the held ones (moved
         to its front first when the room after them is short); False at the end of file."""
+        if self._map is not None:
+            return self._fill_mapped()
         if self._len + _READ > len(self._buf):
             pos, held = self._pos, self._len - self._pos
             buf = self._buf if len(self._buf) >= held + _READ else bytearray(
@@ -351,10 +374,49 @@ class FileReader:
         self._len += got
         return True
 
+    def _fill_mapped(self) -> bool:
+        """:meth:`_fill` for a mapped file: the line ends of up to :data:`_READ` more of
+        its bytes, found in place. At the mapping's end, or once the file holds fewer
+        bytes than were mapped, it goes on with reads (:meth:`_unmap`), which see what
+        the file holds from there: the end, or bytes appended since it was mapped."""
+        m = self._map
+        assert m is not None
+        size = shrank(self._raw, len(m))
+        if size is not None and size < self._len:
+            # the bytes held are gone from the file: reading them would raise SIGBUS
+            raise SourceError(f"{self.path} shrank to {size} bytes while it was read "
+                              f"(after line {self.line}, {self._len} bytes read): read it "
+                              f"again once it is written whole")
+        if size is not None or self._len >= len(m):
+            self._unmap()
+            return self._fill()
+        got = min(_READ, len(m) - self._len)
+        found = np.flatnonzero(
+            np.frombuffer(m, np.uint8, count=got, offset=self._len) == 10) + self._len
+        self._nl = np.concatenate([self._nl[self._nl_at :], found])
+        self._nl_at = 0
+        self._len += got
+        return True
+
+    def _unmap(self) -> None:
+        """Leave the mapping for reads from the first byte not scanned: the bytes held
+        (scanned, not yet in a block) are copied to a buffer, as reads would have left
+        them, and the mapping is closed."""
+        m, pos, held = self._map, self._pos, self._len - self._pos
+        assert m is not None
+        buf = bytearray(max(2 * _READ, held + _READ))
+        buf[:held] = m[pos : self._len]
+        self._raw.seek(self._len)
+        self._nl, self._nl_at = self._nl[self._nl_at :] - pos, 0
+        self._buf, self._pos, self._len, self._map = buf, 0, held, None
+        m.close()
+
     def _cut_long_line(self) -> None:
         """The buffer holds one line longer than a block may be: keep its head (still over
         the decoder's message cap, so it is dead-lettered as too large) and drop the rest
         of it unread into memory."""
+        if self._map is not None:  # the rest of the line is skipped by reads, as ever
+            self._unmap()
         kept = bytes(self._buf[self._pos : self._pos + MAX_MESSAGE_BYTES + 1])
         rest = b""
         while data := self._f.read(_READ):
