@@ -318,12 +318,14 @@ class Decoder:
         return self._run(lines, pos, source, partition, timestamps)
 
     def decode_block(
-        self, block: bytes, *, source: str, first_line: int = 1, partition: int | None = None,
+        self, block: bytes | memoryview, *, source: str, first_line: int = 1,
+        partition: int | None = None,
         line_ends: np.ndarray | None = None,
     ) -> tuple[Batch, list[BadRecord]]:
         """Decode a block of JSON lines; blank lines are skipped, positions are line numbers
         counted from ``first_line`` (the block's first line). ``line_ends``: the offsets of
-        the block's line feeds, where the caller has them (a file reader found them)."""
+        the block's line feeds, where the caller has them (a file reader found them). A
+        memoryview (a mapped file's lines) is read in place and no view of it is kept."""
         lines, line_no = Lines.from_block(block, line_ends)
         return self._run(lines, line_no.astype(np.int64) + first_line, source, partition, None)
 

@@ -30,6 +30,7 @@ with that field typed their way; a line the search misplaces only falls back.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from collections.abc import Mapping
@@ -73,9 +74,15 @@ _CLOSE = np.uint8(ord("}"))
 
 @dataclass
 class Lines:
-    """Rows as ``buf[starts[i]:ends[i]]`` (line ends and ``\\r`` excluded)."""
+    """Rows as ``buf[starts[i]:ends[i]]`` (line ends and ``\\r`` excluded).
 
-    buf: bytes
+    ``buf`` is a memoryview for a block read in place (a file mapped by its reader): the
+    scanner and numpy read it where it lies, a bytes search or pyarrow takes
+    :attr:`data` (copied once, when first asked), and a row's :meth:`raw` is always its
+    own ``bytes``. Nothing built from the rows keeps a view of it.
+    """
+
+    buf: bytes | memoryview
     starts: np.ndarray
     ends: np.ndarray
     whole: bool  # buf is exactly these rows, one per line (pyarrow may parse it as is)
@@ -84,23 +91,31 @@ class Lines:
         return len(self.starts)
 
     def raw(self, i: int) -> bytes:
-        return self.buf[int(self.starts[i]) : int(self.ends[i])]
+        row = self.buf[int(self.starts[i]) : int(self.ends[i])]
+        return row if type(row) is bytes else bytes(row)
+
+    @functools.cached_property
+    def data(self) -> bytes:
+        """:attr:`buf` as ``bytes`` (itself when it is)."""
+        return self.buf if type(self.buf) is bytes else bytes(self.buf)
 
     @classmethod
-    def from_block(cls, block: bytes, nl: np.ndarray | None = None) -> tuple[Lines, np.ndarray]:
+    def from_block(cls, block: bytes | memoryview,
+                   nl: np.ndarray | None = None) -> tuple[Lines, np.ndarray]:
         """Non-blank lines of a JSONL block and their 0-based line numbers in the block;
-        ``nl``: the offsets of its line feeds, when known."""
+        ``nl``: the offsets of its line feeds, when known. A memoryview block is read in
+        place (see the class docstring)."""
         arr = np.frombuffer(block, dtype=np.uint8)
         if nl is None:
             nl = np.flatnonzero(arr == 10)
-        ends = nl if (len(block) == 0 or block.endswith(b"\n")) else np.append(nl, len(block))
+        ends = nl if (len(arr) == 0 or arr[-1] == 10) else np.append(nl, len(arr))
         starts = np.concatenate(([0], nl + 1))[: len(ends)]
         cr = (ends > starts) & (arr[np.maximum(ends - 1, 0)] == 13) if len(arr) else ends > 0
         ends = ends - cr
         keep = ends > starts
         odd = np.flatnonzero(keep & (arr[np.minimum(starts, max(len(arr) - 1, 0))] != _OPEN))
         for i in odd.tolist():  # whitespace-only lines are blank too
-            if not block[starts[i] : ends[i]].strip():
+            if not bytes(block[starts[i] : ends[i]]).strip():
                 keep[i] = False
         line_no = np.flatnonzero(keep)
         return cls(block, starts[keep], ends[keep], whole=True), line_no
@@ -165,9 +180,8 @@ class Lines:
                     self.raw(int(rows[k])).decode("utf-8")
                 except UnicodeDecodeError:
                     ok[k] = False
-        if (b"N" in self.buf and b"NaN" in self.buf) or (
-            b"I" in self.buf and b"Infinity" in self.buf
-        ):
+        data = self.data
+        if (b"N" in data and b"NaN" in data) or (b"I" in data and b"Infinity" in data):
             for k in np.flatnonzero(ok).tolist():
                 r = self.raw(int(rows[k]))
                 ok[k] = b"NaN" not in r and b"Infinity" not in r
@@ -388,7 +402,7 @@ class RowParser:
         try:
             longest = int((sub.ends - sub.starts).max())
             table = pj.read_json(
-                io.BytesIO(sub.buf),
+                io.BytesIO(sub.data),
                 read_options=pj.ReadOptions(block_size=max(1 << 20, 2 * longest + 2),
                                           use_threads=len(sub.buf) > _THREADED_BYTES),
                 parse_options=pj.ParseOptions(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import gzip
 import logging
 import mmap
@@ -205,7 +206,7 @@ class FileReader:
             elif self.format == "kafka-recording":
                 chunk = self._recording_chunk(self._read_lines())
             else:
-                chunk = self._jsonl_chunk(self._read_lines())
+                chunk = self._jsonl_chunk()
         except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
             raise SourceError(f"cannot read {self.path} after line {self.line}: {exc}") from exc
         at = self._disk_position()
@@ -224,8 +225,9 @@ class FileReader:
         return self._size if self.exhausted else 0
 
     def close(self) -> None:
-        if self._map is not None:  # no block outlives its chunk: nothing holds the pages
-            self._map.close()
+        if self._map is not None:
+            with contextlib.suppress(BufferError):  # views an error's traceback holds:
+                self._map.close()  # the pages go with them
             self._map = None
         for f in (self._f, getattr(self, "_raw", None), getattr(self, "_pq", None)):
             if f is not None and hasattr(f, "close"):
@@ -310,13 +312,21 @@ class FileReader:
 
     # -- JSON lines -------------------------------------------------------------------------
     def _read_lines(self, n: int | None = None) -> bytes:
-        """The next ``n`` (default: batch size) lines as one block; marks the end of file.
+        """The next ``n`` (default: batch size) lines as one block of ``bytes``."""
+        pos, end = self._take_lines(n)
+        with memoryview(self._buf) as view:  # one copy: a bytearray's slice would be another
+            return bytes(view[pos:end])
+
+    def _take_lines(self, n: int | None = None) -> tuple[int, int]:
+        """Where the next ``n`` (default: batch size) lines lie in ``_buf``, as one
+        block: ``(start, end)``; marks the end of file.
 
         The bytes held are ``_buf[_pos:_len]``, with the offsets of their line ends in
         ``_nl[_nl_at:]``, found once per byte read, so a small batch size never rescans
         the buffer. The file is read into the buffer in place (:meth:`_fill`) and a block
         is copied out of it once. A mapped file is its own buffer (``_buf`` is the
-        mapping and ``_pos``, ``_len`` and ``_nl`` count from the file's start).
+        mapping and ``_pos``, ``_len`` and ``_nl`` count from the file's start), and
+        its JSON lines are decoded where they lie (:meth:`_jsonl_chunk`).
         """
         want = n or self.batch_size
         eof = False
@@ -345,8 +355,7 @@ class FileReader:
         self._block_nl = self._nl[at : self._nl_at] - pos
         self.line += self._block_lines
         self._pos = end
-        with memoryview(buf) as view:  # one copy: a bytearray's slice would be another
-            return bytes(view[pos:end])
+        return pos, end
 
     def _fill(self) -> bool:
         """Read up to :data:`_READ` more bytes into the buffer after the held ones (moved
@@ -430,7 +439,22 @@ class FileReader:
         self._len, self._pos, self._nl_at = len(held), 0, 0
         self._nl = np.flatnonzero(np.frombuffer(held, np.uint8) == 10)
 
-    def _jsonl_chunk(self, block: bytes) -> Chunk:
+    def _jsonl_chunk(self) -> Chunk:
+        pos, end = self._take_lines()
+        if self._map is None:
+            with memoryview(self._buf) as view:
+                return self._jsonl_decoded(bytes(view[pos:end]))
+        # a mapped file's lines are decoded in place. The decoder keeps no view of them,
+        # which releasing the views checks (BufferError otherwise): no batch holds the
+        # file's pages once its chunk is made. (An error leaves them to its traceback.)
+        whole = memoryview(self._map)
+        block = whole[pos:end]
+        chunk = self._jsonl_decoded(block)
+        block.release()
+        whole.release()
+        return chunk
+
+    def _jsonl_decoded(self, block: bytes | memoryview) -> Chunk:
         first = self.line - self._block_lines + 1
         (si, dec), = self.decoders
         batch, bad = dec.decode_block(block, source=self.key, first_line=first,

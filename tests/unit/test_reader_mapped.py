@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from driftwatch.batch import Batch
 from driftwatch.connectors import readers
 from driftwatch.connectors.decode import Decoder
+from driftwatch.connectors.jsonscan import scanner_for
 from driftwatch.connectors.mapping import FieldPath, StreamMapping, TimeField
 from driftwatch.connectors.readers import Chunk, FileReader
 from driftwatch.errors import SourceError
@@ -30,6 +31,7 @@ MAPPING = StreamMapping(name="predictions", event_id=FieldPath.parse("id"),
                         event_time=TimeField(FieldPath.parse("ts")), features=None,
                         score=FieldPath.parse("s"))
 TOPIC_MAPPING = dataclasses.replace(MAPPING, topic="preds")
+scanner_for({}, {}, wait=True)  # its loops loaded, so a decoder here scans its blocks
 
 _RECORD = st.builds(lambda i, x: orjson.dumps({"id": f"e{i}", "ts": 1_700_000_000 + i, "x": x,
                                                "s": 0.5}),
@@ -76,9 +78,10 @@ def _same_chunk(a: Chunk, b: Chunk) -> None:
     assert (a.bad_lines, a.end_line, a.nbytes) == (b.bad_lines, b.end_line, b.nbytes)
 
 
-def _reader(path: Path, fmt: str, batch_size: int, skip: int, mapped: bool) -> FileReader:
+def _reader(path: Path, fmt: str, batch_size: int, skip: int, mapped: bool,
+            **decoder: bool) -> FileReader:
     mapping = TOPIC_MAPPING if fmt == "kafka-recording" else MAPPING
-    return FileReader(path, path.name, fmt, [(0, Decoder(mapping, SCHEMA))],
+    return FileReader(path, path.name, fmt, [(0, Decoder(mapping, SCHEMA, **decoder))],
                       batch_size=batch_size, skip_lines=skip, mapped=mapped)
 
 
@@ -119,6 +122,40 @@ def test_a_mapped_file_reads_as_reads_do(
         assert (mapped._map is not None) == (len(data) > 0)
     mapped_chunks = _chunks(mapped)
     assert mapped._map is None
+    assert len(mapped_chunks) == len(read_chunks)
+    for (a, line_a, end_a), (b, line_b, end_b) in zip(read_chunks, mapped_chunks, strict=True):
+        _same_chunk(a, b)
+        assert (line_a, end_a) == (line_b, end_b)
+
+
+_ODD = st.sampled_from([
+    b'{"id": "n", "ts": 1700000000, "x": NaN, "s": 0.5}',  # pyarrow's screen: NaN
+    b'{"id": "i", "ts": 1700000000, "x": -Infinity, "s": 0.5}',
+    b'{"id": "\\u00e9", "ts": 1700000000, "x": 1, "s": 0.5}',  # an escape: not scanned
+    b'{"id": "\xc3\xa9", "ts": 1700000000, "x": 1, "s": 0.5}',
+    b'{"id": "\xff", "ts": 1700000000, "x": 1, "s": 0.5}',  # invalid UTF-8
+    b'{"id": 7, "ts": "2024-01-01T00:00:00Z", "x": "1.5", "s": 0.5}',
+    b'\x00\x00\x00\x00\x01{"id": "framed", "ts": 1700000000, "x": 1, "s": 0.5}',
+    b'  {"id": "pad", "ts": 1700000000, "x": 1, "s": 0.5}  ',
+])
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(_RECORD, _RECORD, _RECORD, _LINE, _ODD), min_size=30,
+                      max_size=400),
+       crlf=st.booleans(), batch_size=st.integers(30, 250), skip=st.integers(0, 40),
+       decoder=st.sampled_from([{}, {"scan": False}, {"block_parse": False}]))
+def test_every_decoding_path_reads_a_mapped_block_as_bytes(
+        tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], crlf: bool,
+        batch_size: int, skip: int, decoder: dict[str, bool]) -> None:
+    """Blocks big enough for the compiled scanner, pyarrow's parser (``scan=False``) or
+    orjson alone (``block_parse=False``), with lines each of them refuses."""
+    data = b"".join(line + (b"\r\n" if crlf else b"\n") for line in lines)
+    path = tmp_path_factory.mktemp("mapped") / "p.jsonl"
+    path.write_bytes(data)
+    read_chunks = _chunks(_reader(path, "jsonl", batch_size, skip, False, **decoder))
+    mapped_chunks = _chunks(_reader(path, "jsonl", batch_size, skip, True, **decoder))
     assert len(mapped_chunks) == len(read_chunks)
     for (a, line_a, end_a), (b, line_b, end_b) in zip(read_chunks, mapped_chunks, strict=True):
         _same_chunk(a, b)
