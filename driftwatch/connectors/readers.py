@@ -43,7 +43,7 @@ from driftwatch.connectors.avro import SCHEMA_UNAVAILABLE
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.jsonblock import TIME_COUNTS
-from driftwatch.connectors.mapped import map_file, shrank
+from driftwatch.connectors.mapped import drop_behind, map_file, shrank
 from driftwatch.csvblank import BlankLines
 from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvnulls import CSV_MISSING
@@ -303,6 +303,7 @@ class FileReader:
         self._f, self._raw = _open_bytes(self.path)
         if self.mapped and self._f is self._raw:
             self._map = map_file(self._raw)
+            self._dropped = 0  # the mapping's pages let go (mapped.drop_behind)
             if self._map is not None:
                 self._buf = self._map  # type: ignore[assignment]
         while self.line < skip:
@@ -399,6 +400,8 @@ class FileReader:
         if size is not None or self._len >= len(m):
             self._unmap()
             return self._fill()
+        # the bytes before the first one held are in blocks already decoded
+        self._dropped = drop_behind(m, self._dropped, self._pos)
         got = min(_READ, len(m) - self._len)
         found = np.flatnonzero(
             np.frombuffer(m, np.uint8, count=got, offset=self._len) == 10) + self._len
