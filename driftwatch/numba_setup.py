@@ -153,6 +153,14 @@ class LoadedLater(Generic[T]):
             self._thread.join()
         return self._loaded
 
+    def finish(self) -> None:
+        """Wait for a load under way (none started: return at once). Call it before a
+        fork: a child forked while the loader runs inherits it as a thread that no longer
+        runs, and never gets the loops."""
+        thread = self._thread
+        if thread is not None:
+            thread.join()
+
     def settled(self) -> bool:
         """True once :meth:`get` gives its final answer: numba off, or the load over."""
         thread = self._thread

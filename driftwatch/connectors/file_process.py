@@ -35,7 +35,7 @@ from typing import Any
 
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.file import FileSource
-from driftwatch.connectors.jsonscan import leave_cores
+from driftwatch.connectors.jsonscan import finish_scanner_load, leave_cores
 from driftwatch.cores import usable_cores
 from driftwatch.errors import DriftwatchError, SourceError
 
@@ -132,6 +132,7 @@ class ProcessSource:
         return dict(self._positions)
 
     def _start(self, limit: int) -> None:
+        finish_scanner_load()  # the child then has the loops from its first block
         ctx = multiprocessing.get_context("fork")
         self._queue = ctx.Queue(_AHEAD)
         # the reader has its own core now: the source's read-ahead thread would only

@@ -38,8 +38,9 @@ import pyarrow as pa
 from driftwatch.cores import usable_cores
 from driftwatch.numba_setup import LoadedLater
 
-__all__ = ["PART_LINES", "ScanColumns", "Scanner", "fnv1a", "leave_cores", "path_tree", "scan_pool",
-           "scan_threads", "scanner_for", "scanner_settled"]
+__all__ = ["PART_LINES", "ScanColumns", "Scanner", "finish_scanner_load", "fnv1a",
+           "leave_cores", "load_scanner_ahead", "path_tree", "scan_pool", "scan_threads",
+           "scanner_for", "scanner_settled"]
 
 
 
@@ -66,6 +67,21 @@ def _load() -> ModuleType:
 #: The loops, loaded in the background (see :class:`~driftwatch.numba_setup.LoadedLater`);
 #: until they run, blocks go to the other parsers, which give the same batches.
 _LOOPS = LoadedLater("JSON scanner", _load)
+
+
+def load_scanner_ahead() -> None:
+    """Start loading the scanner's loops now, on their thread, for a process that will
+    fork a reader (:mod:`~driftwatch.connectors.file_process`), which waits for them
+    (:func:`finish_scanner_load`) so that its child has them from its first block: forked
+    without them, the child loaded them itself and decoded its first blocks on the slower
+    path meanwhile."""
+    _LOOPS.get(False)
+
+
+def finish_scanner_load() -> None:
+    """Wait for a load of the scanner's loops under way (see
+    :meth:`~driftwatch.numba_setup.LoadedLater.finish`); none started: nothing."""
+    _LOOPS.finish()
 
 
 def scanner_settled() -> bool:

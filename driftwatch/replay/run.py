@@ -10,6 +10,7 @@ Outputs in ``out_dir``: ``timeline.jsonl`` (one line per window), ``summary.json
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import logging
 import sys
@@ -26,7 +27,9 @@ from driftwatch.connectors.config import Connector, load_connector
 from driftwatch.connectors.deadletter import DeadLetterWriter
 from driftwatch.connectors.file import FileInput, FileSource, bind_inputs, separator_notes
 from driftwatch.connectors.file_process import ProcessSource, input_bytes, reads_in_process
+from driftwatch.connectors.jsonscan import load_scanner_ahead
 from driftwatch.connectors.probe import probe_inputs
+from driftwatch.connectors.readers import detect_format
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.errors import ConfigError, SourceError
 from driftwatch.numba_setup import prewarm
@@ -320,6 +323,15 @@ def _with_outcomes(
     return out
 
 
+def _reads_json(inputs: Sequence[str | Path]) -> bool:
+    """Whether any of ``inputs`` is JSON lines or a Kafka recording (the JSON scanner's)."""
+    for p in inputs:
+        with contextlib.suppress(OSError, SourceError, ValueError):
+            if Path(p).is_file() and detect_format(Path(p)) in ("jsonl", "kafka-recording"):
+                return True
+    return False
+
+
 def replay(
     connector: Connector | str | Path,
     inputs: Sequence[str | Path],
@@ -370,6 +382,8 @@ def replay(
     second core is there.
     """
     prewarm()  # the window kernel needs numba once the reference is read: import it now
+    if read_process is not False and _reads_json(inputs):
+        load_scanner_ahead()  # while the reference is read: a forked reader gets them
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     clear_previous_run(out, state=execute and state_dir is None)

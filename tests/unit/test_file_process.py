@@ -139,3 +139,28 @@ def test_the_reader_option_picks_where_files_are_read(
         timelines.append((out / "timeline.jsonl").read_bytes())
         assert len(started) == (reader == "process")  # a small recording: only when asked
     assert timelines[0] == timelines[1]
+
+
+def test_a_forked_reader_has_the_json_scanner_from_its_first_block(
+        recording: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay loads the scanner's loops while it reads the reference, and the fork
+    waits for them: forked without them, the child loaded them itself and decoded its
+    first blocks on the slower path meanwhile (and a child forked mid-load would inherit
+    the loader as a thread that no longer runs, never getting them)."""
+    import driftwatch.connectors.file_process as fp
+    import driftwatch.connectors.jsonscan as js
+    from driftwatch.numba_setup import LoadedLater, numba_enabled
+
+    if not numba_enabled():
+        pytest.skip("no compiled loops to load: numba is off")
+    monkeypatch.setattr(js, "_LOOPS", LoadedLater("JSON scanner", js._load))  # not loaded
+    said = tmp_path / "child.txt"
+    serve = fp._serve
+
+    def noting(source: FileSource, out: object, limit: int) -> None:
+        said.write_text(f"{js.scanner_settled()} {js._LOOPS.get() is not None}")
+        serve(source, out, limit)
+
+    monkeypatch.setattr(fp, "_serve", noting)
+    _run(recording, tmp_path / "child", read_process=True)
+    assert said.read_text() == "True True"
