@@ -105,7 +105,8 @@ def check(lines: list[bytes]) -> list[int]:
 
 def plain(line: bytes) -> bool:
     """A line as ``orjson.dumps`` writes it, with ASCII text without escapes, integers of
-    up to 15 digits and doubles whose shortest form has at most 15 digits."""
+    up to 15 digits and doubles the scanner converts exactly (an integer mantissa of at
+    most 2**53, a power of ten within 1e±22)."""
     if expected(line) is None:
         return False
     obj = orjson.loads(line)
@@ -123,12 +124,15 @@ def plain(line: bytes) -> bool:
             return True
         if isinstance(v, int):
             return abs(v) < 10**15
-        # its digits as written: a whole part's trailing zeros count (9377792250906700.0
-        # is 16 digits, past the scanner's exact mantissa of 2**53), a fraction's do not
-        whole, _, frac = repr(abs(v)).split("e")[0].partition(".")
-        digits = (whole.lstrip("0") + frac.rstrip("0")).lstrip("0")
-        exp = abs(math.frexp(v)[1]) if v else 0
-        return len(digits) <= 15 and exp < 70
+        # the scanner's exact rule (Clinger's fast path) on its digits as written: every
+        # digit from the first non-zero one is in the integer mantissa, trailing zeros too
+        # (900719925474100.0 is 9007199254741000, past 2**53), and the power of ten is
+        # within 1e±22
+        mantissa, _, e = repr(abs(v)).partition("e")
+        whole, _, frac = mantissa.partition(".")
+        digits = (whole + frac).lstrip("0")
+        exp10 = int(e or 0) - len(frac)
+        return int(digits or "0") <= 2**53 and (not digits or -22 <= exp10 <= 22)
     return ok(obj)
 
 
@@ -182,7 +186,9 @@ def records(draw: st.DrawFn) -> dict[str, Any]:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(records(), min_size=1, max_size=20))
-@example([{"a": {"x": 9377792250906700.0}}])  # 16 digits as written: handed back, allowed
+@example([{"a": {"x": 9377792250906700.0}}])  # past 2**53 as written: handed back, allowed
+@example([{"a": {"x": 900719925474100.0}}])  # its ".0" takes the mantissa past 2**53
+@example([{"a": {"x": 1.234e-20}}])  # 1234e-23: past 1e-22, handed back
 def test_taken_lines_read_as_orjson_reads_them(recs: list[dict[str, Any]]) -> None:
     check([dumps(r) for r in recs])
 
