@@ -63,7 +63,8 @@ def _init(tmp: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:
     return out
 
 
-def _tiers(tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+def _windows(tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[dict]:
+    """The timeline's window records of a replay of the scored and outcomes files."""
     out = tmp / "o"
     code, _, err = run_cli(
         ["replay", "--connector", str(tmp / "c.yaml"), "--policy", str(tmp / "p.yaml"),
@@ -71,7 +72,11 @@ def _tiers(tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
          "--no-report", "-q"], capsys)
     assert code == 0, err
     lines = [json.loads(x) for x in (out / "timeline.jsonl").read_text().splitlines()]
-    return [x["decision"]["tier"] for x in lines if "decision" in x]
+    return [x for x in lines if "decision" in x]
+
+
+def _tiers(tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    return [x["decision"]["tier"] for x in _windows(tmp, capsys)]
 
 
 def test_a_scored_file_shorter_than_two_windows_is_warned_with_a_window_that_fits(
@@ -114,15 +119,8 @@ def test_the_suggested_window_lets_the_files_second_half_persist(n: int) -> None
 
 
 def _label_signals(tmp: Path, capsys: pytest.CaptureFixture[str]) -> list[bool]:
-    out = tmp / "o"
-    code, _, err = run_cli(
-        ["replay", "--connector", str(tmp / "c.yaml"), "--policy", str(tmp / "p.yaml"),
-         "--input", str(tmp / "scored.csv"), str(tmp / "outcomes.csv"), "--out", str(out),
-         "--no-report", "-q"], capsys)
-    assert code == 0, err
-    lines = [json.loads(x) for x in (out / "timeline.jsonl").read_text().splitlines()]
     return [any(s["signal"] == "bad_rate" for s in x["signals"])
-            for x in lines if "signals" in x]
+            for x in _windows(tmp, capsys)]
 
 
 def test_the_window_init_suggests_reports_its_label_signals(
