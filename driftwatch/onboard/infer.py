@@ -394,10 +394,30 @@ def good_when_true(name: str | None) -> bool:
     return not _NEGATED.search(snake) and any(re.fullmatch(p, snake) for p in GOOD_WHEN_TRUE)
 
 
-def label_note(name: str | None, good: Sequence[Any]) -> str:
-    """What ``init`` adds to a label's line when its name set which value is good."""
+#: Label names that say their true / 1 value is the bad event (SeriousDlqin2yrs,
+#: TARGET, is_fraud, loan_default, ...): ``init`` says nothing more of them
+_BAD_EVENT = re.compile(r"default|bad|fraud|dlq|delinq|charge|loss|dpd|arrear|writ|target")
+
+
+def label_note(name: str | None, good: Sequence[Any], bad: Sequence[Any] = ()) -> str:
+    """What ``init`` adds to a label's line when it chose which value is good: by the
+    name, or, for a yes/no flag whose name says neither (Bank Marketing's ``y``), by the
+    rule that a true value is the event the model predicts (said for a word, ``yes`` or
+    ``Y``; a 1 is that event by every convention).
+
+    >>> label_note("y", ["no"], ["yes"])[:64]
+    "; a yes/no flag whose name says neither: 'yes' taken as the even"
+    >>> label_note("default", [0], [1]), label_note("SeriousDlqin2yrs", [0], [1])
+    ('', '')
+    """
     if good_when_true(name) and len(good) == 1 and flag_truth(good[0]) is True:
         return f"; the name says {good[0]!r} is the good outcome (--label-bad to change)"
+    if (len(bad) == 1 and len(good) == 1 and flag_truth(bad[0]) is True
+            and isinstance(bad[0], str) and not bad[0].strip().isdigit()
+            and not _BAD_EVENT.search((leaf(name) if name else "").lower())):
+        return (f"; a yes/no flag whose name says neither: {bad[0]!r} taken as the event "
+                f"the model predicts, so bad (--label-bad {good[0]} if {bad[0]!r} is the "
+                "good outcome)")
     return ""
 
 

@@ -113,7 +113,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                  f"{plan.ref_good}"
                  + (f", pending = {plan.ref_pending} (no outcome yet: rows left out of the "
                     "reference's outcomes)" if plan.ref_pending else "")
-                 + ("" if opts.label_bad else label_note(lab.name, plan.ref_good)))
+                 + ("" if opts.label_bad else label_note(lab.name, plan.ref_good, plan.ref_bad)))
         check_label_bad(opts.label_bad, ref, lab.name, plan.ref_bad, plan.ref_good, reference)
     else:
         if outcomes is None:  # with outcomes, the label is the outcomes stream's

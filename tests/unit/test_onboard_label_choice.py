@@ -110,3 +110,36 @@ def test_a_column_missing_on_every_reference_row_is_no_feature(
     assert "ignore: bureau_score" in out and "missing on every one of the reference's" in out
     pred, _ = _fields(tmp_path)
     assert "bureau_score" not in pred["features"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("name", "values", "said"), [
+    ("y", ["yes", "no"], "'yes' taken as the event the model predicts, so bad "
+                          "(--label-bad no if 'yes' is the good outcome)"),
+    ("target", [1, 0], None),  # the name says 1 is the event
+    ("loan_status", [1, 0], None),  # a 1 is the event by every convention: no word
+    ("outcome", ["Y", "N"], "'Y' taken as the event the model predicts, so bad "
+                            "(--label-bad N if 'Y' is the good outcome)"),
+])
+def test_a_yes_no_label_whose_name_says_neither_is_said_to_be_bad_when_true(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, values: list[object],
+        said: str | None) -> None:
+    """Bank Marketing's ``y`` (yes: the client subscribed) was made bad = ['yes'] without
+    a word on why: the user could not tell whether init had read the column's meaning."""
+    rng = np.random.default_rng(2)
+    n = 1500
+    ref = pd.DataFrame({"id": np.arange(n), "age": rng.integers(18, 90, n),
+                        "job": rng.choice(["admin.", "technician"], n),
+                        name: rng.choice(values, n, p=[0.12, 0.88])})
+    ref.drop(columns=["id"]).to_csv(tmp_path / "ref.csv", index=False)
+    live = ref.assign(ts=1.7e9 + np.arange(n) * 60.0, score=rng.random(n).round(3))
+    live.to_csv(tmp_path / "live.csv", index=False)
+    code, out, err = run_cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+                              str(tmp_path / "live.csv"), "--connector-out",
+                              str(tmp_path / "c.yaml"), "--policy-out",
+                              str(tmp_path / "p.yaml")], capsys)
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith(f"label: {name} "))
+    if said is None:
+        assert "name says neither" not in line, line
+    else:
+        assert said in line, line
