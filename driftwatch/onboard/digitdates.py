@@ -13,6 +13,8 @@ years :data:`YEARS` (a month 13, a day 32, a year 3000 or a digit short is no da
 ['%m%Y']
 >>> digit_formats([20240131, 20241301]), digit_formats([123456, 654321]), digit_formats([1.5])
 ([], [], [])
+>>> digit_formats([61900, 121900, 52000])  # round amounts, not June 1900
+[]
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ def digit_formats(values: Sequence[Any], formats: Sequence[str] = DIGIT_FORMATS)
         width = digit_width(fmt)
         if width is None or longest > width:
             continue
-        if fmt == "%m%Y" and all(d is not None and d.endswith("000") for d in distinct):
-            continue  # every "period" in the year 2000: round amounts (102000), not months
+        if fmt == "%m%Y" and all(d is not None and d.endswith("00") for d in distinct):
+            continue  # every "period" in 1900, 2000 or 2100: round amounts (61900), not months
         secs = event_times(distinct, "auto", fmt=fmt)[0]
         if np.isnan(secs).any():
             continue

@@ -130,7 +130,15 @@ def test_any_dates_written_in_digits_are_said(days: list[dt.date], fmt: str) -> 
 
 
 @settings(max_examples=100, deadline=None)
-@given(amounts=st.lists(st.integers(1, 10**9), min_size=1, max_size=50))
-def test_amounts_in_whole_thousands_never_pass_for_dates(amounts: list[int]) -> None:
-    """A day or month 00 is no date: whatever their size, round amounts are features."""
-    assert digit_dates([a * 1000 for a in amounts]) is None
+@given(amounts=st.lists(st.integers(1, 10**9), min_size=1, max_size=50),
+       unit=st.sampled_from([100, 1000]))
+def test_amounts_in_whole_hundreds_never_pass_for_dates(amounts: list[int], unit: int) -> None:
+    """A day or month 00 is no date, and a column whose every month-first period falls in
+    1900, 2000 or 2100 is one of round amounts: whatever their size, they are features."""
+    assert digit_dates([a * unit for a in amounts]) is None
+
+
+def test_round_hundreds_read_month_first_are_amounts() -> None:
+    """61900 reads as June 1900 under %m%Y, 121900 as December 1900: amounts, not dates."""
+    assert digit_dates([61900, 121900, 31900]) is None
+    assert digit_dates([61999, 122001]) is not None  # periods of 1999 and 2001 stay dates
