@@ -80,7 +80,8 @@ class Divergences:
 
 def _smoothed(p_raw: np.ndarray, valid: np.ndarray, eps: float) -> np.ndarray:
     p = np.where(valid, np.maximum(p_raw, eps), 0.0)
-    p /= p.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):  # a row with no valid bin: NaN, as its raw shares
+        p /= p.sum(axis=-1, keepdims=True)
     return p
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -205,3 +207,19 @@ def test_categorical_counts_match_pandas_value_counts() -> None:
     vc = ref.value_counts(dropna=False)
     assert counts[0] == vc["car"] and counts[1] == vc["home"]
     assert counts[lay.other_col] == vc["boat"] and counts[lay.missing_col] == ref.isna().sum()
+
+
+def test_a_feature_without_a_valid_bin_has_no_divergence_and_no_warning() -> None:
+    """A row whose mask holds no bin (a feature with no level) gives NaN for every
+    divergence, quietly: numpy's 0/0 warning would reach the user's terminal."""
+    ref = np.array([[5, 5, 0], [0, 0, 0]])
+    cur = np.array([[3, 7, 0], [0, 0, 0]])
+    valid = np.array([[True, True, False], [False, False, False]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        div = divergences(ref, cur, valid)
+        smoothed = smoothed_shares(cur, valid)
+    assert np.isfinite(div.psi[0]) and div.psi[0] > 0
+    assert all(np.isnan(getattr(div, f)[1])
+               for f in ("psi", "kl_cur_ref", "kl_ref_cur", "js", "hellinger"))
+    assert np.isnan(smoothed[1]).all()
