@@ -1,10 +1,13 @@
 """The empty lines of a CSV file, so a row keeps its line number past them.
 
 pyarrow's CSV reader skips empty lines and numbers the rows after them as if they were
-not there. Where a row's line is its id (``event_id: {source: order}``), that would move
-every id after an empty line by one, and an outcomes file paired with its predictions row
-by row would pair each later outcome with the next application: a one-column outcomes
-file that pandas writes with a missing label holds exactly such a line. :class:`BlankLines`
+not there, yet counts them among the lines it skips when a read resumes. Where a row's
+line is its id (``event_id: {source: order}``), that would move every id after an empty
+line by one, and an outcomes file paired with its predictions row by row would pair each
+later outcome with the next application: a one-column outcomes file that pandas writes
+with a missing label holds exactly such a line. In any CSV stream it would put a bad row
+at the wrong line in the dead letters, and resume a checkpointed read one row early per
+empty line before it, giving those rows twice. :class:`BlankLines`
 knows where the empty lines are and turns pyarrow's numbers (lines counted without the
 empty ones) into the file's own line numbers, and back.
 
@@ -56,7 +59,9 @@ class BlankLines:
                 if len(nl):
                     starts = np.concatenate(([last_nl + 1], nl[:-1] + 1))
                     length = nl - starts
-                    before = np.concatenate(([prev], buf))[nl - at]  # the byte before each
+                    before = buf[np.maximum(nl - at - 1, 0)]  # the byte before each
+                    if nl[0] == at:  # the block's first byte ends a line: the last block's
+                        before[0] = prev
                     empty = (length == 0) | ((length == 1) & (before == 13))
                     numbers = line + np.flatnonzero(empty)
                     found.append(numbers[numbers > 1])
