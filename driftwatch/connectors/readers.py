@@ -278,6 +278,16 @@ class FileReader:
             header = self.names is None or self.named_header
             if self.names is not None:
                 given = {"column_names": list(self.names), "skip_rows": int(header)}
+            # pyarrow numbers rows as if empty lines were not there, but skips them as
+            # lines when a read resumes: rows keep the file's line numbers (a row's id where
+            # the stream numbers its rows, a bad row's line in the dead letters, the line a
+            # checkpoint resumes after)
+            self._blanks = BlankLines.of(self.path)
+            self.line = max(skip, int(header))
+            self._counted = self._blanks.counted(self.line)  # self.line as pyarrow counts
+            # and a bad row past the lines it skipped, empty ones included (set before the
+            # reader opens: it reads its first block, and may call _invalid_row, at once)
+            self._skipped_blank = self.line - self._counted
             self._f = pacsv.open_csv(
                 pa.input_stream(str(self.path), compression="detect"),
                 read_options=pacsv.ReadOptions(block_size=_READ, use_threads=False,
@@ -292,11 +302,6 @@ class FileReader:
             )
             self._table: pa.Table | None = None
             self._header_lines = int(header)
-            self.line = max(skip, int(header))
-            # a row's line is its id: empty lines (pyarrow skips them) keep their numbers
-            self._blanks = BlankLines.of(self.path) if any(
-                d.mapping.event_id is None for _, d in self.decoders) else BlankLines()
-            self._counted = self._blanks.counted(self.line)  # self.line as pyarrow counts
             return
         if self.format == "jsonl":
             _refuse_json_array(self.path, self.key)
@@ -511,7 +516,8 @@ class FileReader:
 
     # -- tables ---------------------------------------------------------------------------------
     def _invalid_row(self, row: Any) -> str:
-        self._csv_bad.append((int(row.number) if row.number is not None else -1,
+        self._csv_bad.append((int(row.number) - self._skipped_blank
+                              if row.number is not None else -1,
                               f"expected {row.expected_columns} fields, found "
                               f"{row.actual_columns}", row.text))
         return "skip"
