@@ -267,9 +267,10 @@ class LabelJoiner:
         """Drop predictions older than the TTL (event time ``now``); returns how many."""
         gone = self._pending.pop_where_below("time", now - self.ttl)
         n = int(gone["key"].size)
-        self.counters["expired"] += n
-        self.cohorts.add("expired", gone["time"])
-        self.book.add_lost("expired", gone["cohort"], time=gone["time"])
+        if n:  # checked every poll, mostly with nothing gone: no bookkeeping of nothing
+            self.counters["expired"] += n
+            self.cohorts.add("expired", gone["time"])
+            self.book.add_lost("expired", gone["cohort"], time=gone["time"])
         orph = self._orphans.pop_where_below("time", now - self.orphan_ttl)
         self.counters["orphan_outcomes"] += int(orph["key"].size)
         self._joined.pop_where_below("time", now - self.ttl)

@@ -222,7 +222,10 @@ class KeyStore:
             rows = np.concatenate((a + np.flatnonzero(self._live[a:cut]), late))
         else:
             rows = a + np.flatnonzero(self._live[a:b])
-        return self._take(np.sort(rows[col[rows] < limit]))
+        rows = rows[col[rows] < limit]
+        if not rows.size:  # the common case (a TTL checked every poll): no index work
+            return self._rows_of(rows, key=True)
+        return self._take(np.sort(rows))
 
     def evict_oldest(self, count: int, column: str) -> dict[str, np.ndarray]:
         """Delete and return the ``count`` rows with the smallest ``column`` values."""

@@ -191,3 +191,17 @@ def test_key_store_agrees_with_a_dict_under_random_operations() -> None:
         assert len(store) == len(model)
     assert sorted(KeyStore.from_dict(store.to_dict()).get(
         np.array(sorted(model), dtype=np.uint64))[1]["v"].tolist()) == sorted(model.values())
+
+
+def test_an_expiry_with_nothing_gone_books_nothing() -> None:
+    """``expire`` runs every poll: with nothing past the TTL it adds no lost rows to the
+    cohort book; once rows expire they are booked as before."""
+    j = LabelJoiner(ttl_seconds=10 * DAY, max_pending=100)
+    j.add_predictions(_preds(["a", "b"], [0.0, 5 * DAY]), cohort=np.array([0, 1]))
+    lost: list[list[int]] = []
+    book_lost = j.book.add_lost
+    j.book.add_lost = (  # type: ignore[method-assign]
+        lambda kind, cohort, **kw: lost.append(cohort.tolist()) or book_lost(kind, cohort, **kw))
+    assert j.expire(9 * DAY) == 0 and lost == [] and j.expired == 0
+    assert j.expire(12 * DAY) == 1 and lost == [[0]] and j.expired == 1
+    assert j.book.get(0).expired == 1

@@ -125,3 +125,23 @@ def test_a_restored_store_holds_the_same_rows_and_goes_on_like_the_original(tmp_
     assert ks.evict_oldest(700, "time")["key"].tolist() == \
         back.evict_oldest(700, "time")["key"].tolist()
     assert back.to_dict() == ks.to_dict()
+
+
+@pytest.mark.parametrize("column", ["time", "v"])
+def test_nothing_below_the_limit_leaves_the_index_alone(column: str) -> None:
+    """An expiry that finds no row (the common case: a TTL checked every poll) returns
+    empty typed columns without touching the index; one that finds rows removes them."""
+    store = KeyStore({"time": np.float64, "v": np.int32})
+    store.insert(np.array([7, 3, 9], dtype=np.uint64),
+                 {"time": np.array([10.0, 20.0, 30.0]), "v": np.array([10, 20, 30])})
+    calls: list[int] = []
+    remove = store._index.remove
+    store._index.remove = lambda keys: calls.append(keys.size) or remove(keys)  # type: ignore[method-assign]
+    gone = store.pop_where_below(column, 10.0)
+    assert calls == [] and len(store) == 3
+    assert {k: (v.dtype, v.size) for k, v in gone.items()} == {
+        "key": (np.dtype(np.uint64), 0), "time": (np.dtype(np.float64), 0),
+        "v": (np.dtype(np.int32), 0)}
+    gone = store.pop_where_below(column, 25.0)
+    assert calls == [2] and gone["key"].tolist() == [7, 3] and len(store) == 1
+    assert store.contains(np.array([7, 3, 9], dtype=np.uint64)).tolist() == [False, False, True]
