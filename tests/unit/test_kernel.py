@@ -146,6 +146,25 @@ def test_threads_split_rows_and_give_the_same_counts(monkeypatch):
             np.testing.assert_array_equal(g, w)
 
 
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(0, 1_000_000), per_row=st.integers(0, 40), threads=st.integers(1, 8))
+def test_chunks_cover_the_rows_in_even_spans(n, per_row, threads):
+    """The spans follow each other from row 0 to ``n``, as many as the threads and the
+    values allow, within a row of the same length; one span is cut without numpy."""
+    tasks = min(threads, max(n * max(per_row, 1) // kernel._MIN_VALUES_PER_TASK, 1))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DRIFTWATCH_KERNEL_THREADS", str(threads))
+        if tasks == 1:
+            mp.setattr(kernel.np, "linspace", None)  # a call would raise
+        spans = kernel._chunks(n, per_row)
+    assert len(spans) == (min(tasks, n) if n else 0)
+    assert [a for a, _ in spans[1:]] == [b for _, b in spans[:-1]]
+    if n:
+        assert spans[0][0] == 0 and spans[-1][1] == n
+        sizes = [b - a for a, b in spans]
+        assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
+
+
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_many_columns_in_groups_and_blocks_count_the_same(order):
     """More columns than one transposed group, more rows than one block."""
