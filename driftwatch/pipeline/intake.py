@@ -162,20 +162,27 @@ class PollIntake:
         lut = np.full(len(polled.batches), -1, dtype=np.intp)
         lut[nonempty] = np.arange(len(nonempty))
         is_out = kinds[lut[order]] if len(order) else np.zeros(0, dtype=bool)
-        times = np.empty(len(order))
+        # positions, not masks: a mask over a poll's interleaved records costs a
+        # mispredicted branch a record, on every use
+        out_at = np.flatnonzero(is_out)
+        pred_at = np.flatnonzero(~is_out)
+        # after the first k good records, wm[k]: the watermark
+        wm = np.empty(len(order) + 1)
+        wm[0] = wm0
         if pred is not None:
-            times[~is_out] = pred.event_time
+            wm[pred_at + 1] = pred.event_time
         if out is not None:
-            times[is_out] = out.event_time
-        # after the first k good records: the predictions among them, the watermark
-        wm = np.fmax.accumulate(np.concatenate(([wm0], times)))
-        preds = np.concatenate(([0], np.cumsum(~is_out)))
+            wm[out_at + 1] = out.event_time
+        np.fmax.accumulate(wm, out=wm)
         bad = None
         at = polled.bad_at
         if polled.bad and at is not None and len(at) == len(polled.bad):
             k = np.clip(np.asarray(at, dtype=np.intp), 0, len(order))
+            preds = np.concatenate(([0], np.cumsum(~is_out)))  # predictions among them
             bad = (preds[k], wm[k])
-        return _Placement(preds[:-1][is_out], wm[:-1][~is_out], wm[:-1][is_out], bad)
+        # the predictions before an outcome: its position less the outcomes before it
+        before_out = out_at - np.arange(out_at.size)
+        return _Placement(before_out, wm[pred_at], wm[out_at], bad)
 
     def _label(self, joined: Joined, index: np.ndarray, time: np.ndarray, wm: np.ndarray) -> None:
         targets = self.window.label_targets(event_index=index, time=time, watermark=wm)
