@@ -131,6 +131,13 @@ class ProcessSource:
         """Lines consumed per input file, as of the last poll handed out."""
         return dict(self._positions)
 
+    def start(self, max_records: int | None = None) -> None:
+        """Fork the reader now (the first :meth:`poll` does otherwise), for a caller with
+        work of its own to do while the child decodes its first polls; ``max_records``
+        as :meth:`poll` takes it. Started already: nothing."""
+        if self._proc is None and not self._done:
+            self._start(max_records or self._source.batch_size)
+
     def _start(self, limit: int) -> None:
         finish_scanner_load()  # the child then has the loops from its first block
         ctx = multiprocessing.get_context("fork")

@@ -66,7 +66,7 @@ from driftwatch.numba_setup import numba_enabled
 from driftwatch.statetree import Capture
 
 __all__ = ["BINS", "SCALE", "Cohort", "CohortBook", "cohort_columns", "cohorts_from_state",
-           "compiled", "score_bins"]
+           "compiled", "score_bins", "warm_up"]
 
 #: Score bins on ``logit(P(bad))``, plus one column for a missing score.
 BINS = 200
@@ -107,6 +107,16 @@ def compiled() -> ModuleType | None:
     from driftwatch.labels import _cohortloops
 
     return _cohortloops
+
+
+def warm_up() -> None:
+    """Load the compiled sums now, with the types the book gives them: numba reads them
+    from its disk cache on their first call, which a replay would otherwise pay in the
+    middle of its stream. Nothing where the numpy fallback runs."""
+    if compiled() is None:
+        return
+    _bin_sums(np.zeros(_SMALL, np.int64), np.full(_SMALL, 0.5), 1,
+              np.zeros(_SMALL, dtype=bool), loss=True)
 
 
 def _log_loss(s: np.ndarray, bad: np.ndarray) -> np.ndarray:

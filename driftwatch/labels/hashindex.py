@@ -36,7 +36,7 @@ import numpy as np
 
 from driftwatch.numba_setup import numba_enabled
 
-__all__ = ["HashIndex", "compiled", "first_occurrences"]
+__all__ = ["HashIndex", "compiled", "first_occurrences", "warm_up"]
 
 _EMPTY = -1
 _TOMB = -2
@@ -194,3 +194,20 @@ class HashIndex:
             return
         used = self._rows >= 0
         self._rows[used] = mapping[self._rows[used]]
+
+
+def warm_up() -> None:
+    """Load every compiled loop now, each with the types the label join gives it, on a
+    small table: numba reads a loop from its disk cache on its first call (a few
+    milliseconds each), which a replay would otherwise pay in the middle of its stream.
+    Nothing where the numpy rounds run."""
+    if compiled() is None:
+        return
+    keys = np.arange(1, 2 * _SMALL + 1, dtype=np.uint64)
+    first_occurrences(keys)
+    ix = HashIndex()
+    ix.insert(keys, np.arange(keys.size))
+    ix.lookup(keys)
+    ix.remove(keys[:_SMALL])
+    ix.renumber(np.arange(keys.size))
+    ix._rebuild(0)

@@ -37,6 +37,7 @@ from driftwatch.onboard.consistency import check_reference, resolve_reference
 from driftwatch.outputlog import segments
 from driftwatch.pipeline import ModelMonitor, WindowResult, window_spec_from_policy
 from driftwatch.pipeline.closecuts import cut_at_closes
+from driftwatch.pipeline.loadahead import load_loops_ahead
 from driftwatch.policy.durations import parse_duration
 from driftwatch.policy.level_store import LevelStore
 from driftwatch.policy.loader import load_policy
@@ -452,6 +453,9 @@ def replay(
                     on_window(res)
 
         try:
+            if isinstance(source, ProcessSource):
+                source.start(batch_size)  # forked: threads may start now
+                load_loops_ahead()  # while the reader decodes its first polls
             while (polled := source.poll(batch_size)) is not None:
                 # executing, the poll is taken in window by window: the actions step where
                 # each window closed in the stream, not where a poll happens to end, so they

@@ -164,3 +164,20 @@ def test_a_forked_reader_has_the_json_scanner_from_its_first_block(
     monkeypatch.setattr(fp, "_serve", noting)
     _run(recording, tmp_path / "child", read_process=True)
     assert said.read_text() == "True True"
+
+
+def test_start_forks_the_reader_before_the_first_poll(tmp_path: Path,
+                                                      stream: CreditStream) -> None:
+    c = _files(tmp_path, stream, 400, 50)
+    plain = _polls(FileSource(c, credit_schema(), batch_size=20, read_ahead=False), [20])
+    child = ProcessSource(FileSource(c, credit_schema(), batch_size=20))
+    try:
+        assert multiprocessing.active_children() == []
+        child.start(20)
+        first = multiprocessing.active_children()
+        assert [p.name for p in first] == ["driftwatch-read"]
+        child.start(20)  # started already: no second reader
+        assert multiprocessing.active_children() == first
+        _same(plain, _polls(child, [20]))  # type: ignore[arg-type]
+    finally:
+        child.close()
