@@ -12,7 +12,7 @@ import numpy as np
 
 from driftwatch.numba_setup import compiled
 
-__all__ = ["NON_ASCII", "NULL", "SPACES", "ascii_codes", "distinct_spans", "text_shape",
+__all__ = ["NON_ASCII", "NULL", "SPACES", "ascii_codes", "distinct_columns", "text_shape",
            "warm_up"]
 
 #: :func:`text_shape` flags: a null cell, a text of spaces alone (or none), a byte past ASCII
@@ -56,46 +56,57 @@ def ascii_codes(buf, s0, s1, out):  # type: ignore[no-untyped-def]
 
 
 @compiled()
-def distinct_spans(buf, s0, s1, valid, codes, firsts, table):  # type: ignore[no-untyped-def]
-    """Number each distinct text in the order first seen: ``codes[i]`` is row ``i``'s
-    (-1 for a null cell), ``firsts[d]`` the first row of text ``d``. ``table`` (-1 filled, a
-    power of two) is the hash table; at most half of it is used: returns how many texts
-    there are, or -1 where there are more."""
-    mask = table.size - 1
-    cap = table.size >> 1
-    found = 0
-    for i in range(s0.size):
-        if valid[i] == 0:
-            codes[i] = -1
-            continue
-        a, b = s0[i], s1[i]
-        h = _FNV_BASIS
-        for x in range(a, b):
-            h = (h ^ np.uint64(buf[x])) * _FNV_PRIME
-        slot = np.int64(h & np.uint64(mask))
-        while True:
-            d = table[slot]
-            if d < 0:
-                if found == cap:
-                    return -1
-                table[slot] = found
-                firsts[found] = i
-                codes[i] = found
-                found += 1
-                break
-            j = firsts[d]
-            same = s1[j] - s0[j] == b - a
-            if same:
-                o = s0[j] - a
-                for x in range(a, b):
-                    if buf[x + o] != buf[x]:
-                        same = False
+def distinct_columns(buf, s0, s1, valid, slots, at, codes, firsts, tables,  # type: ignore[no-untyped-def]
+                     found):
+    """Number each distinct text of several columns in the order first seen, in one pass
+    over the rows (a line's texts lie side by side: one pass per column would bring every
+    line's bytes back into the cache once per column).
+
+    Column ``k`` is ``buf[s0[i, slots[k]]:s1[i, slots[k]]]``, present where
+    ``valid[i, at[k]]``. ``codes[k, i]`` is row ``i``'s text number (-1 for a null cell),
+    ``firsts[k, d]`` the first row of text ``d``. ``tables[k]`` (-1 filled, a power of two)
+    is column ``k``'s hash table; at most half of it is used. ``found`` (zeros) becomes how
+    many texts each column holds, or -1 where it holds more (its codes then mean nothing).
+    """
+    mask = tables.shape[1] - 1
+    cap = tables.shape[1] >> 1
+    for i in range(s0.shape[0]):
+        for k in range(slots.size):
+            seen = found[k]
+            if seen < 0:
+                continue
+            if valid[i, at[k]] == 0:
+                codes[k, i] = -1
+                continue
+            c = slots[k]
+            a, b = s0[i, c], s1[i, c]
+            h = _FNV_BASIS
+            for x in range(a, b):
+                h = (h ^ np.uint64(buf[x])) * _FNV_PRIME
+            slot = np.int64(h & np.uint64(mask))
+            while True:
+                d = tables[k, slot]
+                if d < 0:
+                    if seen == cap:
+                        found[k] = -1
                         break
-            if same:
-                codes[i] = d
-                break
-            slot = (slot + 1) & mask
-    return found
+                    tables[k, slot] = seen
+                    firsts[k, seen] = i
+                    codes[k, i] = seen
+                    found[k] = seen + 1
+                    break
+                j = firsts[k, d]
+                same = s1[j, c] - s0[j, c] == b - a
+                if same:
+                    o = s0[j, c] - a
+                    for x in range(a, b):
+                        if buf[x + o] != buf[x]:
+                            same = False
+                            break
+                if same:
+                    codes[k, i] = d
+                    break
+                slot = (slot + 1) & mask
 
 
 def warm_up(buf: np.ndarray, s0: np.ndarray, s1: np.ndarray, valid: np.ndarray) -> None:
@@ -104,5 +115,7 @@ def warm_up(buf: np.ndarray, s0: np.ndarray, s1: np.ndarray, valid: np.ndarray) 
     n = s0.size
     text_shape(buf, s0, s1, valid)
     ascii_codes(buf, s0, s1, np.zeros((n, max(1, int((s1 - s0).max(initial=0)))), np.uint32))
-    distinct_spans(buf, s0, s1, valid, np.empty(n, np.int64), np.empty(4, np.int64),
-                   np.full(8, -1, np.int64))
+    one = np.zeros(1, np.int64)  # as a scan's tables: a row per line, a column per slot
+    distinct_columns(buf, s0.reshape(n, 1), s1.reshape(n, 1), valid.reshape(n, 1), one, one,
+                     np.empty((1, n), np.int64), np.empty((1, 4), np.int64),
+                     np.full((1, 8), -1, np.int64), np.zeros(1, np.int64))

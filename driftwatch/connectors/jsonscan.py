@@ -289,6 +289,16 @@ class ScanColumns(Mapping[str, pa.Array]):
         table = self._iv if sc._kinds[c] == sc._loops.K_INT else self._fv
         return table[:, sc._slots[c]]
 
+    def text_table(self, keys: list[str]) -> tuple[np.ndarray, ...]:
+        """The scan's own tables for text columns ``keys``, for a loop that reads them
+        in one pass: ``(starts, ends, valid, slots, at)``, where key ``k``'s spans are
+        column ``slots[k]`` of ``starts`` and ``ends`` (a row per line) and its
+        :meth:`valid` column ``at[k]`` of ``valid``."""
+        sc = self._scanner
+        cols = [sc._col_of[key] for key in keys]
+        return (self._s0, self._s1, self._valid, sc._slots[cols],
+                np.array(cols, dtype=np.int64))
+
     def spans(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         """A text column's ``(starts, ends)`` in :attr:`buf` (only where :meth:`valid`),
         each contiguous: the compiled loops that read them take one layout."""

@@ -46,6 +46,9 @@ _UNSEEN = object()
 
 #: A column's judge: its values for an Arrow column, problems flagged in the Problems given
 Judge = Callable[[pa.Array, Problems], np.ndarray]
+#: A block's text columns by key: each row's text number and the texts (bytes) in the order
+#: first seen, or ``None`` for a column of more than :data:`MAX_DISTINCT` texts
+Numbered = dict[str, tuple[np.ndarray, list[bytes]] | None]
 
 
 def _no_detail(*_: Any) -> Callable[[int], str]:
@@ -91,6 +94,9 @@ class ScanAssembler:
         if mapping.label is not None:
             self._judges["label"] = (read_label, np.dtype(np.float64))
         self._times = read_times
+        #: the columns that may be numbered as text (:meth:`_text_codes`)
+        self._text_keys = [*self._judges, *(key for key in ("model_version", "segment")
+                                            if getattr(mapping, key) is not None)]
         #: each judged column's values so far, by (column kind, value)
         self._seen: dict[str, dict[tuple[int, Any], Any]] = {key: {} for key in self._judges}
         self._loops: ModuleType | None = None
@@ -121,9 +127,10 @@ class ScanAssembler:
             num[:, j] = self._number(cols, f"feature:{name}")
             if len(self._missing_num[name]):
                 num[np.isin(num[:, j], self._missing_num[name]), j] = np.nan
+        texts = self._text_codes(cols)
         cat = np.full((n, self.width[1]), -1, dtype=np.int32, order="F")
         for j, name in self._cat:
-            codes = self._judged(cols, f"feature:{name}")
+            codes = self._judged(cols, f"feature:{name}", texts)
             if codes is None:
                 return None
             cat[:, j] = codes
@@ -138,13 +145,13 @@ class ScanAssembler:
             extra["score"] = score
         for key in ("model_version", "segment"):
             if getattr(m, key) is not None:
-                texts = self._texts(cols, key)
-                if texts is None:
+                text = self._texts(cols, key, texts)
+                if text is None:
                     return None
-                extra[key] = texts
+                extra[key] = text
         for key in ("decision", "label"):
             if key in self._judges:
-                got = self._judged(cols, key)
+                got = self._judged(cols, key, texts)
                 if got is None:
                     return None
                 extra[key] = got
@@ -177,23 +184,44 @@ class ScanAssembler:
         loops.ascii_codes(cols.buf, s0, s1, out)
         return out.view(f"U{width}").ravel()
 
-    def _distinct(self, cols: ScanColumns, key: str) -> tuple[np.ndarray, list[Any]] | None:
+    def _text_codes(self, cols: ScanColumns) -> Numbered:
+        """Every text column judged or read as text, numbered in one pass over the
+        block's lines (see :data:`Numbered`)."""
+        k = _kinds()
+        keys = [key for key in self._text_keys if cols.kind(key) == k.K_TEXT]
+        if not keys:
+            return {}
+        assert self._loops is not None
+        s0, s1, valid, slots, at = cols.text_table(keys)
+        codes = np.empty((len(keys), cols.n), np.int64)
+        firsts = np.empty((len(keys), MAX_DISTINCT), np.int64)
+        tables = np.full((len(keys), 2 * MAX_DISTINCT), -1, np.int64)
+        found = np.zeros(len(keys), np.int64)
+        self._loops.distinct_columns(cols.buf, s0, s1, valid, slots, at, codes, firsts, tables,
+                                     found)
+        buf = cols.buf
+        out: Numbered = {}
+        for c, key in enumerate(keys):
+            if found[c] < 0:
+                out[key] = None
+                continue
+            a, b, rows = s0[:, slots[c]], s1[:, slots[c]], firsts[c, : found[c]].tolist()
+            out[key] = codes[c], [buf[a[i] : b[i]].tobytes() for i in rows]
+        return out
+
+    def _distinct(self, cols: ScanColumns, key: str,
+                  texts: Numbered) -> tuple[np.ndarray, list[Any]] | None:
         """Each row's index into the column's distinct values (texts as bytes, integers,
         booleans; ``None`` for null, last, where a row is null), or ``None`` for a column
-        of another kind or of more than :data:`MAX_DISTINCT` texts."""
+        of another kind or of more than :data:`MAX_DISTINCT` texts. ``texts``: the text
+        columns' codes (:meth:`_text_codes`)."""
         k, valid = _kinds(), cols.valid(key)
         kind = cols.kind(key)
         if kind == k.K_TEXT:
-            assert self._loops is not None
-            s0, s1 = cols.spans(key)
-            codes = np.empty(cols.n, np.int64)
-            firsts = np.empty(MAX_DISTINCT, np.int64)
-            table = np.full(2 * MAX_DISTINCT, -1, np.int64)
-            found = self._loops.distinct_spans(cols.buf, s0, s1, valid, codes, firsts, table)
-            if found < 0:
+            got = texts[key]
+            if got is None:
                 return None
-            buf = cols.buf
-            values: list[Any] = [buf[s0[i] : s1[i]].tobytes() for i in firsts[:found].tolist()]
+            codes, values = got[0], list[Any](got[1])
         elif kind in (k.K_INT, k.K_BOOL):
             present = valid.view(bool)
             raw = cols.values(key)[present]
@@ -212,12 +240,13 @@ class ScanAssembler:
             values.append(None)
         return codes, values
 
-    def _judged(self, cols: ScanColumns, key: str) -> np.ndarray | None:
+    def _judged(self, cols: ScanColumns, key: str,
+                texts: Numbered) -> np.ndarray | None:
         """A judged column's values: its judge run once per distinct value (kept for the
         blocks after), or on the whole column where it has too many; ``None`` where the
         judge flags a row."""
         judge, dtype = self._judges[key]
-        got = self._distinct(cols, key)
+        got = self._distinct(cols, key, texts)
         if got is None:
             scratch = Problems(cols.n)
             out = judge(cols[key], scratch)
@@ -238,21 +267,22 @@ class ScanAssembler:
             return None
         return np.array(results, dtype=dtype)[codes]
 
-    def _texts(self, cols: ScanColumns, key: str) -> np.ndarray | None:
+    def _texts(self, cols: ScanColumns, key: str,
+               texts: Numbered) -> np.ndarray | None:
         """A text column (model version, segment) as fixed-width text, null as ``""``;
         ``None`` for a column of another kind, of too many texts, or with one past the
         length cap."""
         if cols.kind(key) != _kinds().K_TEXT:
             return None
-        got = self._distinct(cols, key)
+        got = self._distinct(cols, key, texts)
         if got is None:
             return None
         codes, values = got
-        texts = [v.decode() if v is not None else "" for v in values]
-        widest = max(map(len, texts))
+        words = [v.decode() if v is not None else "" for v in values]
+        widest = max(map(len, words))
         if widest > self._max_text:
             return None
-        return np.array(texts, dtype=f"U{max(1, widest)}")[codes]
+        return np.array(words, dtype=f"U{max(1, widest)}")[codes]
 
 
 def _kinds() -> ModuleType:

@@ -181,17 +181,70 @@ def test_the_span_loops_read_what_python_reads(cells: list[bytes | None], cap: i
     assert bool(flags & loops.NULL) == (None in cells)
     assert bool(flags & loops.SPACES) == any(not c.strip(b" ") for c in present)
     assert bool(flags & loops.NON_ASCII) == any(not c.isascii() for c in present)
-    codes, firsts = np.empty(len(cells), np.int64), np.empty(cap, np.int64)
-    found = loops.distinct_spans(arr, s0, s1, valid, codes, firsts, np.full(2 * cap, -1))
-    order = list(dict.fromkeys(present))
-    if len(order) > cap:
-        assert found == -1
-        return
-    assert found == len(order)
-    assert codes.tolist() == [-1 if c is None else order.index(c) for c in cells]
-    assert [cells[i] for i in firsts[:found].tolist()] == order
+    assert numbered([cells], cap)[0] == expected_numbers(cells, cap)
     if present and all(c.isascii() for c in present):
         out = np.zeros((len(cells), max(1, widest)), np.uint32)
         loops.ascii_codes(arr, s0, s1, out)
         assert out.view(f"U{max(1, widest)}").ravel().tolist() == [
             (c or b"").decode() for c in cells]
+
+
+def expected_numbers(cells: list[bytes | None], cap: int) -> tuple[int, list[int], list[bytes]]:
+    """``(found, codes, texts first seen)`` as plain Python numbers a column's texts."""
+    order = list(dict.fromkeys(c for c in cells if c is not None))
+    if len(order) > cap:
+        return -1, [], []
+    return len(order), [-1 if c is None else order.index(c) for c in cells], order
+
+
+def numbered(columns: list[list[bytes | None]], cap: int,
+             ) -> list[tuple[int, list[int], list[bytes]]]:
+    """The columns (as many cells each) laid out as a scan lays out a block, a line per
+    row with its cells side by side, numbered by ``distinct_columns`` in one call: the
+    valid table holds a column more than the texts, in another order."""
+    from driftwatch.connectors import _spanloops as loops
+
+    rows, k = len(columns[0]), len(columns)
+    buf = bytearray()
+    s0, s1 = np.zeros((rows, k), np.int64), np.zeros((rows, k), np.int64)
+    valid = np.zeros((rows, k + 1), np.uint8)
+    at = np.arange(k, 0, -1, dtype=np.int64)  # column c's cells are valid column k - c
+    for i in range(rows):
+        buf += b"{"
+        for c in range(k):
+            cell = columns[c][i]
+            buf += b'"'
+            s0[i, c] = len(buf)
+            buf += cell or b""
+            s1[i, c] = len(buf)
+            buf += b'",'
+            valid[i, at[c]] = cell is not None
+        buf += b"}\n"
+    arr = np.frombuffer(bytes(buf) or b"\0", np.uint8)
+    codes, firsts = np.empty((k, rows), np.int64), np.empty((k, cap), np.int64)
+    found = np.zeros(k, np.int64)
+    loops.distinct_columns(arr, s0, s1, valid, np.arange(k, dtype=np.int64), at, codes,
+                           firsts, np.full((k, 2 * cap), -1, np.int64), found)
+    out = []
+    for c in range(k):
+        f = int(found[c])
+        if f < 0:
+            out.append((-1, [], []))
+        else:
+            out.append((f, codes[c].tolist(), [columns[c][i] for i in firsts[c, :f].tolist()]))
+    return out
+
+
+texts_of = st.one_of(st.none(), st.binary(max_size=12), st.sampled_from([b"a", b"ab", b"ba"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), k=st.integers(1, 4), rows=st.integers(0, 40),
+       cap=st.sampled_from([1, 2, 4, 16]))
+def test_columns_numbered_in_one_pass_are_each_numbered_alone(
+    data: st.DataObject, k: int, rows: int, cap: int
+) -> None:
+    """Several text columns numbered together, one of them past the cap or not, give
+    each column the numbers plain Python gives it alone."""
+    columns = [data.draw(st.lists(texts_of, min_size=rows, max_size=rows)) for _ in range(k)]
+    assert numbered(columns, cap) == [expected_numbers(col, cap) for col in columns]
