@@ -124,18 +124,22 @@ class EventMerger:
                   if j != i and not o.exhausted]
         return min(others) if others else None
 
-    def _safe(self, i: int, keys: np.ndarray) -> np.ndarray:
+    def _leaving(self, i: int, keys: np.ndarray) -> int:
+        """How many of input ``i``'s first ``keys`` (sorted: running maxima) may leave now:
+        those below every other unfinished input's last key, or equal to it with a lower
+        rank (a prefix, found by bisection rather than a test of every key)."""
         b = self._bound(i)
         if b is None:
-            return np.ones(len(keys), bool)
-        return (keys < b[0]) | ((keys == b[0]) & (self.inputs[i].rank < b[1]))
+            return len(keys)
+        side = "right" if self.inputs[i].rank < b[1] else "left"
+        return int(np.searchsorted(keys, b[0], side=side))
 
     def ready(self) -> int:
         """How many buffered records could leave now."""
         n = 0
         for i, inp in enumerate(self.inputs):
-            n += sum(int(self._safe(i, k).sum()) for _, _, k in inp.parts.values())
-            n += int(self._safe(i, inp.bad_keys).sum())
+            n += sum(self._leaving(i, k) for _, _, k in inp.parts.values())
+            n += self._leaving(i, inp.bad_keys)
         return n
 
     def limiting(self) -> int | None:
@@ -148,61 +152,72 @@ class EventMerger:
         return all(o.exhausted and o.buffered == 0 for o in self.inputs)
 
     def take(self, max_records: int) -> Taken:
-        """Hand out up to ``max_records`` records (good and bad) in merged order."""
-        keys, ranks, lines, inp_ix, kind = [], [], [], [], []
+        """Hand out up to ``max_records`` records (good and bad) in merged order.
+
+        Each buffered run (an input's rows of one stream, or its bad records) is sorted by
+        key and line, so the records that may leave are a prefix of it, and so are those
+        handed out: the runs' prefixes are merged by ``(key, rank, line)``."""
+        runs: list[tuple[int, int, int]] = []  # (input, stream or -1 for bad, records ready)
+        keys, lines = [], []
         for i, inp in enumerate(self.inputs):
             for s, (_, ln, k) in inp.parts.items():
-                safe = self._safe(i, k)
-                keys.append(k[safe]), lines.append(ln[safe])
-                ranks.append(np.full(int(safe.sum()), inp.rank))
-                inp_ix.append(np.full(int(safe.sum()), i)), kind.append(np.full(int(safe.sum()), s))
-            safe = self._safe(i, inp.bad_keys)
-            keys.append(inp.bad_keys[safe]), lines.append(inp.bad_lines[safe])
-            ranks.append(np.full(int(safe.sum()), inp.rank))
-            inp_ix.append(np.full(int(safe.sum()), i)), kind.append(np.full(int(safe.sum()), -1))
-        if not keys:
+                c = self._leaving(i, k)
+                runs.append((i, s, c)), keys.append(k[:c]), lines.append(ln[:c])
+            c = self._leaving(i, inp.bad_keys)
+            runs.append((i, -1, c)), keys.append(inp.bad_keys[:c]), lines.append(inp.bad_lines[:c])
+        if not runs:
             return Taken([], [], np.zeros(0, np.int64))
-        k, r, ln = np.concatenate(keys), np.concatenate(ranks), np.concatenate(lines)
-        ii, kk = np.concatenate(inp_ix), np.concatenate(kind)
-        sel = np.lexsort((ln, r, k))[:max_records]
-        ii, kk, ln = ii[sel], kk[sel], ln[sel]
-        out: dict[int, list[tuple[Batch, np.ndarray]]] = {}
+        ready = np.array([c for _, _, c in runs], dtype=np.intp)
+        run_of = np.repeat(np.arange(len(runs)), ready)
+        rank = np.array([self.inputs[i].rank for i, _, _ in runs], dtype=np.int64)[run_of]
+        sel = np.lexsort((np.concatenate(lines), rank, np.concatenate(keys)))[:max_records]
+        run_of = run_of[sel]  # each record handed out, in merged order: its run
+        taken = np.bincount(run_of, minlength=len(runs)).tolist()
+        out: dict[int, list[tuple[Batch, int]]] = {}
         bad_pos: list[tuple[int, BadRecord]] = []
-        for i, inp in enumerate(self.inputs):
-            mine = ii == i
-            if not mine.any():
-                continue
-            inp.consumed = int(ln[mine].max())
-            for s in list(inp.parts):
-                ranks_here = np.flatnonzero(mine & (kk == s))
-                c = len(ranks_here)
+        r = 0
+        for inp in self.inputs:
+            mine = runs[r : r + len(inp.parts) + 1]
+            counts = taken[r : r + len(mine)]
+            if any(counts):
+                inp.consumed = max(int(ln[c - 1]) for ln, c in zip(
+                    [p[1] for p in inp.parts.values()] + [inp.bad_lines], counts, strict=True)
+                    if c)
+            for k, (_, s, _) in enumerate(mine[:-1]):
+                c = counts[k]
                 if not c:
                     continue
                 b, bl, bk = inp.parts[s]
-                out.setdefault(s, []).append((b.take(slice(0, c)), ranks_here))
+                out.setdefault(s, []).append((b.take(slice(0, c)), r + k))
                 if c == len(b):
                     del inp.parts[s]
                 else:
                     inp.parts[s] = (b.take(slice(c, None)), bl[c:], bk[c:])
-            ranks_here = np.flatnonzero(mine & (kk == -1))
-            c = len(ranks_here)
-            bad_pos += list(zip(ranks_here.tolist(), inp.bad[:c], strict=True))
-            inp.bad, inp.bad_lines, inp.bad_keys = inp.bad[c:], inp.bad_lines[c:], inp.bad_keys[c:]
+            c = counts[-1]
+            if c:
+                at = np.flatnonzero(run_of == r + len(mine) - 1).tolist()
+                bad_pos += list(zip(at, inp.bad[:c], strict=True))
+                inp.bad, inp.bad_lines = inp.bad[c:], inp.bad_lines[c:]
+                inp.bad_keys = inp.bad_keys[c:]
+            r += len(mine)
         for inp in self.inputs:
             if inp.buffered == 0:
                 inp.consumed = inp.read_to
         batches = []
         for s in sorted(out):
             pieces = out[s]
-            where = np.concatenate([p[1] for p in pieces])
             b = Batch.concat([p[0] for p in pieces])
             if len(pieces) > 1:
+                where = np.concatenate([np.flatnonzero(run_of == p[1]) for p in pieces])
                 b = b.take(np.argsort(where, kind="stable"))
                 if len({p[0].source for p in pieces}) > 1:  # rows of several files
                     b = replace(b, source="")
             batches.append((s, b))
-        bad_pos.sort(key=lambda t: t[0])
+        kk = np.array([s for _, s, _ in runs], dtype=np.int64)[run_of]
         good = kk >= 0
+        if not bad_pos:
+            return Taken(batches, [], kk[good], np.zeros(0, np.int64))
+        bad_pos.sort(key=lambda t: t[0])
         good_before = np.cumsum(good) - good
         at = good_before[np.array([j for j, _ in bad_pos], dtype=np.intp)]
         return Taken(batches, [b for _, b in bad_pos], kk[good], at.astype(np.int64))
