@@ -295,6 +295,27 @@ def _key_text(buf, p, end):  # type: ignore[no-untyped-def]
 
 
 @_jit
+def _predicted(buf, p, end, child, koff, klen, keys):  # type: ignore[no-untyped-def]
+    """``p`` just after a key's opening quote: the position after its closing quote where
+    the key is exactly ``child``'s name, else -1 (and -1 for no child).
+
+    Only a child :func:`_key` found from a key :func:`_key_text` read is ever predicted,
+    so the name holds no quote, backslash or control byte and is valid UTF-8: the bytes
+    equal and a quote after them, :func:`_key_text` and :func:`_key` would have read the
+    same key and found the same child."""
+    if child < 0:
+        return -1
+    n = klen[child]
+    if p + n >= end or buf[p + n] != 34:
+        return -1
+    o = koff[child]
+    for t in range(n):
+        if buf[p + t] != keys[o + t]:
+            return -1
+    return p + n + 1
+
+
+@_jit
 def _key(buf, ks, kl, h, node, hoff, hmask, htab, koff, klen, keys):  # type: ignore[no-untyped-def]
     """The child of tree ``node`` named by ``buf[ks:ks+kl]`` (of FNV-1a hash ``h``), or -1:
     linear probing in the node's slice of ``htab`` (a power of two, at most half full), so
@@ -320,8 +341,12 @@ def _key(buf, ks, kl, h, node, hoff, hmask, htab, koff, klen, keys):  # type: ig
 
 @_jit
 def _row(buf, p, end, k, mark, tree, kinds, slots, fv, iv, s0, s1, valid, seen, st_node,  # type: ignore[no-untyped-def]
-         st_arr):
-    """Parse one line at ``buf[p:end]`` into row ``k``: True when taken."""
+         st_arr, st_last, after):
+    """Parse one line at ``buf[p:end]`` into row ``k``: True when taken.
+
+    In a mapped object ``st_last`` holds the last mapped child read (or, before the first,
+    the number of children plus the node), and ``after[that]`` the child that came next
+    last time: its name is compared first (see :func:`_predicted`)."""
     hoff, hmask, htab, koff, klen, keys, cnode, ccol = tree
     p = _ws(buf, p, end)
     if p >= end or buf[p] != 123:
@@ -330,6 +355,7 @@ def _row(buf, p, end, k, mark, tree, kinds, slots, fv, iv, s0, s1, valid, seen, 
     depth = 0
     st_node[0] = 0
     st_arr[0] = 0
+    st_last[0] = klen.size
     state = 0  # 0 key or "}", 1 key, 2 value or "]", 3 value, 4 after a value
     while True:
         p = _ws(buf, p, end)
@@ -368,12 +394,20 @@ def _row(buf, p, end, k, mark, tree, kinds, slots, fv, iv, s0, s1, valid, seen, 
             if c != 34:
                 return False
             child = -1
-            if st_node[depth] >= 0:  # a key that may name a mapped path: hashed as read
-                q, h = _key_text(buf, p + 1, end)
-                if q < 0:
-                    return False  # invalid, or an escape that might name a mapped path
-                child = _key(buf, p + 1, q - p - 2, h, st_node[depth], hoff, hmask, htab,
-                             koff, klen, keys)
+            if st_node[depth] >= 0:  # a key that may name a mapped path
+                prev = st_last[depth]
+                child = after[prev]
+                q = _predicted(buf, p + 1, end, child, koff, klen, keys)
+                if q < 0:  # not the key that came next last time: hashed as read
+                    q, h = _key_text(buf, p + 1, end)
+                    if q < 0:
+                        return False  # invalid, or an escape that might name a mapped path
+                    child = _key(buf, p + 1, q - p - 2, h, st_node[depth], hoff, hmask, htab,
+                                 koff, klen, keys)
+                    if child >= 0:
+                        after[prev] = child
+                if child >= 0:
+                    st_last[depth] = child
             else:
                 q, _, fl = _text(buf, p + 1, end)
                 if fl < 0:
@@ -416,6 +450,7 @@ def _row(buf, p, end, k, mark, tree, kinds, slots, fv, iv, s0, s1, valid, seen, 
             if depth >= MAX_DEPTH:
                 return False
             st_node[depth] = node
+            st_last[depth] = klen.size + node
             st_arr[depth] = 0 if c == 123 else 1
             state = 0 if c == 123 else 2
             p += 1
@@ -437,21 +472,26 @@ def scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken):  
     seen = np.zeros(max(tree[3].size, 1), np.int64)
     st_node = np.empty(MAX_DEPTH + 1, np.int64)
     st_arr = np.empty(MAX_DEPTH + 1, np.uint8)
+    st_last = np.empty(MAX_DEPTH + 1, np.int64)
+    # lines of a stream repeat their keys' order: the child read after each child (and
+    # first in each node, at the number of children plus the node) on the last line
+    after = np.full(tree[3].size + tree[0].size, -1, np.int64)
     return _scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken, seen,
-                 st_node, st_arr)
+                 st_node, st_arr, st_last, after)
 
 
 @compiled(refcounts=False)
 def _scan(buf, starts, ends, tree, kinds, slots, fv, iv, s0, s1, valid, taken, seen,  # type: ignore[no-untyped-def]
-          st_node, st_arr):
-    """:func:`scan` with its scratch: ``seen`` (a mark per path node), the nesting stack."""
+          st_node, st_arr, st_last, after):
+    """:func:`scan` with its scratch: ``seen`` (a mark per path node), the nesting stack
+    (a node, object or array, and the last mapped child read), the predicted next keys."""
     n_cols = kinds.size
     k = 0
     for r in range(starts.size):
         for col in range(n_cols):
             valid[k, col] = 0
         if _row(buf, starts[r], ends[r], k, r + 1, tree, kinds, slots, fv, iv, s0, s1, valid, seen,
-                st_node, st_arr):
+                st_node, st_arr, st_last, after):
             taken[k] = r
             k += 1
     return k
