@@ -361,7 +361,10 @@ def _flatten(tree: dict[str, Any]) -> tuple[np.ndarray, ...]:
     """The path tree as arrays, breadth first. Node ``i``'s children are found through
     its hash table ``htab[hoff[i]:hoff[i] + hmask[i] + 1]`` (child indices, -1 empty, by
     :func:`fnv1a` of the name); child ``c`` is named ``keys[koff[c]:koff[c] + klen[c]]``
-    (UTF-8) and is either node ``cnode[c]`` or column ``ccol[c]`` (the other is -1)."""
+    (UTF-8) and is either node ``cnode[c]`` or column ``ccol[c]`` (the other is -1).
+
+    Each name in ``keys`` is followed by a quote, and eight zero bytes end them: the
+    scanner compares a key and its closing quote at once, eight bytes at a time."""
     nodes = [tree]
     hoff: list[int] = []
     hmask: list[int] = []
@@ -383,7 +386,7 @@ def _flatten(tree: dict[str, Any]) -> tuple[np.ndarray, ...]:
             table[slot] = len(koff)
             koff.append(len(keys))
             klen.append(len(raw))
-            keys += raw
+            keys += raw + b'"'
             if isinstance(sub, dict):
                 cnode.append(len(nodes))
                 ccol.append(-1)
@@ -397,5 +400,5 @@ def _flatten(tree: dict[str, Any]) -> tuple[np.ndarray, ...]:
         i += 1
     as_int = functools.partial(np.array, dtype=np.int64)
     return (as_int(hoff), as_int(hmask), as_int(htab), as_int(koff), as_int(klen),
-            np.frombuffer(bytes(keys) or b"\0", dtype=np.uint8).copy(), as_int(cnode),
+            np.frombuffer(bytes(keys) + bytes(8), dtype=np.uint8).copy(), as_int(cnode),
             as_int(ccol))

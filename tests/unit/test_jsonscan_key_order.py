@@ -29,12 +29,17 @@ pytestmark = pytest.mark.skipif(
     os.environ.get("DRIFTWATCH_KERNEL", "").strip().lower() == "numpy",
     reason="DRIFTWATCH_KERNEL=numpy switches the compiled scanner off")
 
+#: names of one byte to past two words (compared eight bytes at a time)
+LONG, EIGHT = "credit_history_months", "decision"
 PATHS = {"k": ("k",), "kk": ("kk",), "empty": ("",), "acute": ("é",), "quote": ('k"',),
-         "backslash": ("k\\",), "txt": ("txt",), "ok": ("o", "k"), "okk": ("o", "kk"),
-         "ook": ("o", "o", "k")}
+         "backslash": ("k\\",), "txt": ("txt",), "long": (LONG,), "eight": (EIGHT,),
+         "ok": ("o", "k"), "okk": ("o", "kk"), "olong": ("o", LONG), "ook": ("o", "o", "k")}
 TYPES = {key: pa.string() if key == "txt" else pa.float64() for key in PATHS}
-#: keys lines are drawn from: the mapped names, names a byte longer or shorter, unmapped ones
-KEYS = ["k", "kk", "kkk", "", "é", "e", 'k"', "k\\", "K", "txt", "o", "x"]
+#: keys lines are drawn from: the mapped names, names a byte longer or shorter or with
+#: another last byte, unmapped ones
+KEYS = ["k", "kk", "kkk", "", "é", "e", 'k"', "k\\", "K", "txt", "o", "x", LONG, LONG[:-1],
+        LONG + "_", LONG[:-1] + "z", "credit_histori_months", EIGHT, EIGHT[:-1], EIGHT + "s",
+        EIGHT[:-1] + "N"]
 
 
 def scan(lines: list[bytes]) -> list[dict[str, Any] | None]:
@@ -115,7 +120,7 @@ def plain(pairs: Pairs) -> bool:
 
 
 # names of the same node mostly, so that the lines share (and reorder) their keys
-keys = st.one_of(st.sampled_from(["k", "kk", "o"]), st.sampled_from(KEYS))
+keys = st.one_of(st.sampled_from(["k", "kk", "o", LONG, EIGHT]), st.sampled_from(KEYS))
 scalars = st.one_of(st.integers(-999, 999), st.none(), st.sampled_from(["a", "bc", ""]))
 
 
@@ -190,6 +195,12 @@ def test_a_line_reads_the_same_after_any_lines(stream: list[Pairs]) -> None:
     ([b'{"k":1,"kk":2}', b'{"k":1,"k"":2}', b'{"k":1,"k\\":2}'], [True, False, False]),
     # the predicted name cut short by the end of the line
     ([b'{"kk":1}', b'{"kk', b'{"k'], [True, False, False]),
+    ([b'{"credit_history_months":1}', b'{"credit_history_months'], [True, False]),
+    # long names that differ from the predicted one only in their last bytes
+    ([b'{"credit_history_months":1}', b'{"credit_history_monthz":2}',
+      b'{"credit_history_months_":3}', b'{"credit_history_month":4}',
+      b'{"credit_history_months":5}'], [True] * 5),
+    ([b'{"decision":1}', b'{"decisioN":2}', b'{"decisions":3}', b'{"decisio":4}'], [True] * 4),
 ])
 def test_lines_after_lines(lines: list[bytes], taken: list[bool]) -> None:
     got = scan(lines)
