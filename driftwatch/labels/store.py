@@ -142,7 +142,8 @@ class KeyStore:
     def compact(self) -> None:
         """Drop deleted rows and renumber the index; rows go back in time order."""
         keep = np.flatnonzero(self._live[: self._n])
-        if self._fifo and self._late.size:
+        in_order = not self._late.size  # every row at or above the rows before it
+        if self._fifo and not in_order:
             keep = keep[np.argsort(self._cols[_TIME][keep], kind="stable")]
         mapping = np.full(self._n, -1, dtype=np.int64)
         mapping[keep] = np.arange(keep.size)
@@ -155,7 +156,9 @@ class KeyStore:
         self._live[m : self._n] = False
         self._seqno[:m] = self._seqno[keep]
         self._n, self._head = m, 0
-        if self._fifo:
+        if self._fifo and in_order:  # kept rows of a non-decreasing column: their own maximum
+            self._cummax[:m] = self._cols[_TIME][:m]
+        elif self._fifo:
             self._late = np.zeros(0, dtype=np.int64)
             self._note_times(0, m)
 

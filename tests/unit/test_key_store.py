@@ -145,3 +145,30 @@ def test_nothing_below_the_limit_leaves_the_index_alone(column: str) -> None:
     gone = store.pop_where_below(column, 25.0)
     assert calls == [2] and gone["key"].tolist() == [7, 3] and len(store) == 1
     assert store.contains(np.array([7, 3, 9], dtype=np.uint64)).tolist() == [False, False, True]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), disorder=st.sampled_from([0.0, 0.05, 1.0]))
+def test_a_compaction_leaves_the_running_maximum_and_late_rows_as_a_recount_finds_them(
+        seed: int, disorder: float) -> None:
+    """Rows kept in order reuse their times as the running maximum: only right when no
+    row was late, which the recount of every kept row checks."""
+    rng = np.random.default_rng(seed)
+    s = KeyStore({"time": np.float64})
+    next_key, clock = 0, 0.0
+    for _ in range(30):
+        n = int(rng.integers(1, 80))
+        t = clock + np.sort(rng.uniform(0, 10, n))
+        late = rng.uniform(size=n) < disorder
+        t[late] -= rng.uniform(0, 50, int(late.sum()))
+        clock = float(t.max())
+        s.insert(np.arange(next_key, next_key + n, dtype=np.uint64), {"time": t})
+        next_key += n
+        s.pop(rng.integers(0, next_key, int(rng.integers(0, 60))).astype(np.uint64))
+        if rng.uniform() < 0.3:
+            s.compact()
+            m = s._n
+            t = s._cols["time"][:m]
+            run = np.fmax.accumulate(np.concatenate(([-np.inf], t)))[1:]
+            np.testing.assert_array_equal(s._cummax[:m], run)
+            np.testing.assert_array_equal(s._late, np.flatnonzero(~(t >= run)))
