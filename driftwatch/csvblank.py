@@ -25,22 +25,30 @@ empty ones) into the file's own line numbers, and back.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["BlankLines"]
+__all__ = ["BlankLines", "BlankTee"]
 
 #: Bytes read at a time while looking for empty lines
 _BLOCK = 1 << 24
 
 
 class BlankLines:
-    """The line numbers (1-based, ascending) of a file's empty lines after its first."""
+    """The line numbers (1-based, ascending) of a file's empty lines after its first:
+    given, read from a file (:meth:`of`), or found in its bytes as they are read
+    (:meth:`feed`, as :class:`BlankTee` does)."""
 
     def __init__(self, lines: np.ndarray | None = None) -> None:
-        self.lines = np.zeros(0, np.int64) if lines is None else np.asarray(lines, np.int64)
+        self._set(np.zeros(0, np.int64) if lines is None else np.asarray(lines, np.int64))
+        self._line, self._last_nl, self._prev, self._at = 1, -1, 0, 0  # where feed is
+
+    def _set(self, lines: np.ndarray) -> None:
+        self.lines = lines
         # a row pyarrow numbers n lies past the i-th empty line when n >= lines[i] - i
         self._after = self.lines - np.arange(len(self.lines), dtype=np.int64)
 
@@ -49,26 +57,33 @@ class BlankLines:
         """The empty lines of the file at ``path`` (gzip and the like read through): those
         with no byte but a carriage return, after the first line (pyarrow takes the first
         line it keeps as the header)."""
-        found: list[np.ndarray] = []
-        line, last_nl, prev = 1, -1, 0  # the line being read, where the last ended
-        at = 0
+        blanks = cls()
         with pa.input_stream(str(path), compression="detect") as f:
             while block := f.read(_BLOCK):
-                buf = np.frombuffer(block, np.uint8)
-                nl = np.flatnonzero(buf == 10) + at
-                if len(nl):
-                    starts = np.concatenate(([last_nl + 1], nl[:-1] + 1))
-                    length = nl - starts
-                    before = buf[np.maximum(nl - at - 1, 0)]  # the byte before each
-                    if nl[0] == at:  # the block's first byte ends a line: the last block's
-                        before[0] = prev
-                    empty = (length == 0) | ((length == 1) & (before == 13))
-                    numbers = line + np.flatnonzero(empty)
-                    found.append(numbers[numbers > 1])
-                    line += len(nl)
-                    last_nl = int(nl[-1])
-                prev, at = int(buf[-1]), at + len(buf)
-        return cls(np.concatenate(found) if found else None)
+                blanks.feed(block)
+        return blanks
+
+    def feed(self, block: bytes) -> None:
+        """Take the file's next bytes: the empty lines they end are added to :attr:`lines`
+        (a line end split from its line by the block's edge included)."""
+        if not block:
+            return
+        buf = np.frombuffer(block, np.uint8)
+        at = self._at
+        nl = np.flatnonzero(buf == 10) + at
+        if len(nl):
+            starts = np.concatenate(([self._last_nl + 1], nl[:-1] + 1))
+            length = nl - starts
+            before = buf[np.maximum(nl - at - 1, 0)]  # the byte before each
+            if nl[0] == at:  # the block's first byte ends a line: the last block's
+                before[0] = self._prev
+            empty = (length == 0) | ((length == 1) & (before == 13))
+            numbers = self._line + np.flatnonzero(empty)
+            if (numbers := numbers[numbers > 1]).size:
+                self._set(np.concatenate((self.lines, numbers)))
+            self._line += len(nl)
+            self._last_nl = int(nl[-1])
+        self._prev, self._at = int(buf[-1]), at + len(buf)
 
     def physical(self, n: np.ndarray) -> np.ndarray:
         """The file's line numbers of lines pyarrow numbers ``n`` (empty lines skipped)."""
@@ -80,3 +95,39 @@ class BlankLines:
         """The number pyarrow gives the file's line ``line`` (or, for an empty line, the
         line before it): ``line`` less the empty lines up to it."""
         return line - int(np.searchsorted(self.lines, line, side="right"))
+
+
+class BlankTee(io.RawIOBase):
+    """A readable stream passing ``stream``'s bytes through, and the empty lines among
+    them to :attr:`blanks` as they go by: a CSV reader given it finds the empty lines of
+    what it has read in one pass over the file, where :meth:`BlankLines.of` would read
+    (and decompress) it once more.
+
+    >>> import pyarrow as pa
+    >>> tee = BlankTee(pa.BufferReader(b"a\\n1\\n\\n2\\n"))
+    >>> tee.read(5), tee.blanks.lines.tolist(), tee.read(), tee.blanks.lines.tolist()
+    (b'a\\n1\\n\\n', [3], b'2\\n', [3])
+    """
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__()
+        self._stream = stream
+        self.blanks = BlankLines()
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read() if size is None or size < 0 else self._stream.read(size)
+        data = bytes(data)
+        self.blanks.feed(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()

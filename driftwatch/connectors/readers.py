@@ -44,7 +44,7 @@ from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.jsonblock import TIME_COUNTS
 from driftwatch.connectors.mapped import drop_behind, map_file, shrank
-from driftwatch.csvblank import BlankLines
+from driftwatch.csvblank import BlankTee
 from driftwatch.csvdecimal import file_decimal
 from driftwatch.csvnulls import CSV_MISSING
 from driftwatch.csvpad import csv_names, header_names, trimmed_table
@@ -281,15 +281,15 @@ class FileReader:
             # pyarrow numbers rows as if empty lines were not there, but skips them as
             # lines when a read resumes: rows keep the file's line numbers (a row's id where
             # the stream numbers its rows, a bad row's line in the dead letters, the line a
-            # checkpoint resumes after)
-            self._blanks = BlankLines.of(self.path)
+            # checkpoint resumes after), the empty lines found in the bytes pyarrow reads
+            tee = BlankTee(pa.input_stream(str(self.path), compression="detect"))
+            self._blanks = tee.blanks
             self.line = max(skip, int(header))
-            self._counted = self._blanks.counted(self.line)  # self.line as pyarrow counts
-            # and a bad row past the lines it skipped, empty ones included (set before the
-            # reader opens: it reads its first block, and may call _invalid_row, at once)
-            self._skipped_blank = self.line - self._counted
+            self._resumed_at = self.line
+            self._shift: int | None = None  # see _resume_shift
+            self._counted: int | None = None  # self.line as pyarrow counts, once known
             self._f = pacsv.open_csv(
-                pa.input_stream(str(self.path), compression="detect"),
+                tee,
                 read_options=pacsv.ReadOptions(block_size=_READ, use_threads=False,
                                                skip_rows_after_names=max(skip - header, 0),
                                                **given),
@@ -515,8 +515,16 @@ class FileReader:
         return chunk
 
     # -- tables ---------------------------------------------------------------------------------
+    def _resume_shift(self) -> int:
+        """The empty lines before the line the read started after: pyarrow numbers a row
+        past the lines it skipped, empty ones included, and the rows after as if the empty
+        ones were not there. Asked once pyarrow has read past them (its first rows)."""
+        if self._shift is None:
+            self._shift = self._resumed_at - self._blanks.counted(self._resumed_at)
+        return self._shift
+
     def _invalid_row(self, row: Any) -> str:
-        self._csv_bad.append((int(row.number) - self._skipped_blank
+        self._csv_bad.append((int(row.number) - self._resume_shift()
                               if row.number is not None else -1,
                               f"expected {row.expected_columns} fields, found "
                               f"{row.actual_columns}", row.text))
@@ -537,6 +545,8 @@ class FileReader:
         take, self._table = table.slice(0, self.batch_size), table.slice(self.batch_size)
         take = _number_texts(trimmed_table(take), self._number_cols, self.decimal or ".")
         invalid = sorted(b for b in self._csv_bad)
+        if self._counted is None:
+            self._counted = self._resumed_at - self._resume_shift()
         lines = self._counted + 1 + np.arange(take.num_rows, dtype=np.int64)
         for v, _, _ in invalid:  # rows pyarrow skipped shift the lines after them
             lines[lines >= v] += 1
