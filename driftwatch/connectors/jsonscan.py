@@ -39,8 +39,8 @@ from driftwatch.cores import usable_cores
 from driftwatch.numba_setup import LoadedLater
 
 __all__ = ["PART_LINES", "ScanColumns", "Scanner", "finish_scanner_load", "fnv1a",
-           "leave_cores", "load_scanner_ahead", "path_tree", "scan_pool", "scan_threads",
-           "scanner_for", "scanner_settled"]
+           "leave_cores", "line_finder", "load_scanner_ahead", "path_tree", "scan_pool",
+           "scan_threads", "scanner_for", "scanner_settled"]
 
 
 
@@ -61,6 +61,11 @@ def _load() -> ModuleType:
     _, cols = built.scan(line, np.zeros(1, np.int64), np.array([len(line)], np.int64))
     # and the loops that read a batch straight from a scan's text spans
     _spanloops.warm_up(cols.buf, *cols.spans("t"), cols.valid("t"))
+    # and the one that finds a file's line ends, on a mapping's bytes and a read buffer's
+    from driftwatch.connectors import _lineloops
+
+    for held in (np.frombuffer(line, np.uint8), np.frombuffer(bytearray(line), np.uint8)):
+        _lineloops.line_ends(held, 0, held.size, np.empty(held.size, np.int64))
     return loops
 
 
@@ -88,6 +93,16 @@ def scanner_settled() -> bool:
     """True once :func:`scanner_for` gives its final answer for a set of types: numba off,
     or the loops loaded (or failed to)."""
     return _LOOPS.settled()
+
+
+def line_finder() -> Any:
+    """The compiled line-end loop (:func:`driftwatch.connectors._lineloops.line_ends`),
+    loaded with the scanner's loops; ``None`` where they are not (yet) loaded."""
+    if _LOOPS.get(False) is None:
+        return None
+    from driftwatch.connectors import _lineloops
+
+    return _lineloops.line_ends
 
 
 def scanner_for(paths: Mapping[str, tuple[str, ...]], types: Mapping[str, pa.DataType], *,

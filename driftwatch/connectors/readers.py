@@ -43,6 +43,7 @@ from driftwatch.connectors.avro import SCHEMA_UNAVAILABLE
 from driftwatch.connectors.base import BadRecord
 from driftwatch.connectors.decode import MAX_MESSAGE_BYTES, Decoder
 from driftwatch.connectors.jsonblock import TIME_COUNTS
+from driftwatch.connectors.lineends import line_ends
 from driftwatch.connectors.mapped import drop_behind, map_file, shrank
 from driftwatch.csvblank import BlankTee
 from driftwatch.csvdecimal import file_decimal
@@ -382,8 +383,7 @@ class FileReader:
             view.release()
         if not got:
             return False
-        found = np.flatnonzero(
-            np.frombuffer(self._buf, np.uint8, count=got, offset=self._len) == 10) + self._len
+        found = line_ends(np.frombuffer(self._buf, np.uint8), self._len, got)
         self._nl = np.concatenate([self._nl[self._nl_at :], found])
         self._nl_at = 0
         self._len += got
@@ -408,8 +408,7 @@ class FileReader:
         # the bytes before the first one held are in blocks already decoded
         self._dropped = drop_behind(m, self._dropped, self._pos)
         got = min(_READ, len(m) - self._len)
-        found = np.flatnonzero(
-            np.frombuffer(m, np.uint8, count=got, offset=self._len) == 10) + self._len
+        found = line_ends(np.frombuffer(m, np.uint8), self._len, got)
         self._nl = np.concatenate([self._nl[self._nl_at :], found])
         self._nl_at = 0
         self._len += got
@@ -445,7 +444,7 @@ class FileReader:
         self._buf = bytearray(max(2 * _READ, len(held) + _READ))
         self._buf[: len(held)] = held
         self._len, self._pos, self._nl_at = len(held), 0, 0
-        self._nl = np.flatnonzero(np.frombuffer(held, np.uint8) == 10)
+        self._nl = line_ends(np.frombuffer(held, np.uint8), 0, len(held))
 
     def _jsonl_chunk(self) -> Chunk:
         pos, end = self._take_lines()
