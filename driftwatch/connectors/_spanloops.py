@@ -12,47 +12,36 @@ import numpy as np
 
 from driftwatch.numba_setup import compiled
 
-__all__ = ["NON_ASCII", "NULL", "SPACES", "ascii_codes", "distinct_columns", "text_shape",
-           "warm_up"]
+__all__ = ["NON_ASCII", "SPACES", "ascii_texts", "distinct_columns", "warm_up"]
 
-#: :func:`text_shape` flags: a null cell, a text of spaces alone (or none), a byte past ASCII
-NULL, SPACES, NON_ASCII = 1, 2, 4
+#: :func:`ascii_texts` flags: a text of spaces alone (or none), a byte past ASCII
+SPACES, NON_ASCII = 1, 2
 _FNV_BASIS = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
 
 
 @compiled()
-def text_shape(buf, s0, s1, valid):  # type: ignore[no-untyped-def]
-    """``(widest, flags)``: the most bytes a valid cell's text holds, and which of
-    :data:`NULL`, :data:`SPACES` and :data:`NON_ASCII` some cell is."""
-    widest = 0
+def ascii_texts(buf, s0, s1, out):  # type: ignore[no-untyped-def]
+    """Each span's bytes as code points, into row ``i`` of ``out`` (zeros after them): the
+    UTF-32 of numpy's fixed-width text, for ASCII spans. Returns which of :data:`SPACES`
+    and :data:`NON_ASCII` some span is: where it is not 0, ``out`` means nothing.
+
+    The spans are checked as they are copied: one pass over their bytes, not a check and
+    then a copy."""
     flags = 0
     for i in range(s0.size):
-        if valid[i] == 0:
-            flags |= NULL
-            continue
-        a, b = s0[i], s1[i]
-        widest = max(widest, b - a)
+        a = s0[i]
         spaces = True
-        for x in range(a, b):
-            c = buf[x]
+        for x in range(s1[i] - a):
+            c = buf[a + x]
             if c >= 0x80:
                 flags |= NON_ASCII
             if c != 32:
                 spaces = False
+            out[i, x] = c
         if spaces:
             flags |= SPACES
-    return widest, flags
-
-
-@compiled()
-def ascii_codes(buf, s0, s1, out):  # type: ignore[no-untyped-def]
-    """Each span's bytes as code points, into row ``i`` of ``out`` (zeros after them): the
-    UTF-32 of numpy's fixed-width text, for ASCII spans."""
-    for i in range(s0.size):
-        a = s0[i]
-        for x in range(s1[i] - a):
-            out[i, x] = buf[a + x]
+    return flags
 
 
 @compiled()
@@ -113,8 +102,7 @@ def warm_up(buf: np.ndarray, s0: np.ndarray, s1: np.ndarray, valid: np.ndarray) 
     """Run each loop once on a scan's column (loaded from numba's cache, or compiled), with
     the argument types a decoder passes."""
     n = s0.size
-    text_shape(buf, s0, s1, valid)
-    ascii_codes(buf, s0, s1, np.zeros((n, max(1, int((s1 - s0).max(initial=0)))), np.uint32))
+    ascii_texts(buf, s0, s1, np.zeros((n, max(1, int((s1 - s0).max(initial=0)))), np.uint32))
     one = np.zeros(1, np.int64)  # as a scan's tables: a row per line, a column per slot
     distinct_columns(buf, s0.reshape(n, 1), s1.reshape(n, 1), valid.reshape(n, 1), one, one,
                      np.empty((1, n), np.int64), np.empty((1, 4), np.int64),

@@ -175,13 +175,16 @@ class ScanAssembler:
         assert loops is not None
         if cols.kind("event_id") != _kinds().K_TEXT:
             return None
-        s0, s1 = cols.spans("event_id")
-        widest, flags = loops.text_shape(cols.buf, s0, s1, cols.valid("event_id"))
-        if flags or widest > self._max_text:
+        if not cols.valid("event_id").all():
             return None
-        width = max(1, int(widest))
+        s0, s1 = cols.spans("event_id")
+        widest = int((s1 - s0).max(initial=0))
+        if widest > self._max_text:
+            return None
+        width = max(1, widest)
         out = np.zeros((cols.n, width), dtype=np.uint32)
-        loops.ascii_codes(cols.buf, s0, s1, out)
+        if loops.ascii_texts(cols.buf, s0, s1, out):
+            return None
         return out.view(f"U{width}").ravel()
 
     def _text_codes(self, cols: ScanColumns) -> Numbered:
