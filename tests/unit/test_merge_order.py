@@ -92,3 +92,43 @@ def test_records_leave_in_merged_order_whatever_the_cuts(data: st.DataObject, n:
                                       for i in range(n)]
     assert out == expected(inputs, list(ranks))
     assert merger.positions() == [len(r) for r in inputs]
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), n=st.integers(1, 3), limit=st.integers(1, 12))
+def test_an_input_of_two_streams_leaves_in_merged_order(data: st.DataObject, n: int,
+                                                        limit: int) -> None:
+    """A recording's input holds both streams, their lines interleaved: ties between them
+    are broken by line, however their runs lie (the merge sorts by key alone only where
+    its runs already lie in rank and line order)."""
+    inputs = [data.draw(records) for _ in range(n)]
+    kinds = [[data.draw(st.integers(0, 1)) for _ in recs] for recs in inputs]
+    ranks = list(data.draw(st.permutations(range(n))))
+    merger = EventMerger(ranks)
+    read = [0] * n
+    out: list[tuple[int, int]] = []
+    while not (merger.done and merger.ready() == 0):
+        while not merger.done and merger.ready() < limit:
+            i = merger.limiting()
+            if i is None:
+                break
+            got = range(read[i], min(read[i] + 5, len(inputs[i])))
+            parts: dict[int, tuple[Batch, np.ndarray]] = {}
+            for s in (0, 1):
+                good = [k for k in got if kinds[i][k] == s and not inputs[i][k][1]]
+                lines = np.array([k + 1 for k in good], dtype=np.int64)
+                if good:
+                    parts[s] = (Batch.build(STREAMS[s], n=len(good), position=1000 * i + lines,
+                                            event_time=[inputs[i][k][0] for k in good]), lines)
+            bad = [k + 1 for k in got if inputs[i][k][1]]
+            read[i] = got.stop
+            merger.add(i, parts, [BadRecord("bad", "", f"in{i}", 1000 * i + ln, b"")
+                                  for ln in bad], bad, end_line=read[i],
+                       exhausted=read[i] == len(inputs[i]))
+        taken = merger.take(limit)
+        rows = {s: iter(b.position.tolist()) for s, b in taken.batches}
+        seq = [next(rows[s]) for s in taken.order.tolist()]
+        for k, (b, at) in enumerate(zip(taken.bad, taken.bad_at.tolist(), strict=True)):
+            seq.insert(at + k, b.position)
+        out += [divmod(p, 1000) for p in seq]
+    assert out == expected(inputs, ranks)
