@@ -23,6 +23,8 @@ from hypothesis import strategies as st
 
 from driftwatch.connectors.jsonscan import scanner_for
 
+from ._orjson_paths import orjson_reads
+
 # switched off on purpose there is no scanner to test: the other parsers are checked
 # against orjson by test_decode_paths_agree.py
 pytestmark = pytest.mark.skipif(
@@ -53,33 +55,7 @@ def scan_lines(lines: list[bytes]) -> tuple[list[int], dict[str, list[Any]]]:
 def expected(line: bytes) -> dict[str, Any] | None:
     """What orjson reads at each path, or ``None`` where the scanner must hand it back
     (orjson refuses it, or a mapped value does not fit its column)."""
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if type(obj) is not dict:
-        return None
-    out: dict[str, Any] = {}
-    for key, parts in PATHS.items():
-        v: Any = obj
-        for p in parts:
-            if v is None:
-                break
-            if type(v) is not dict:
-                return None
-            v = v.get(p)
-        typ = TYPES[key]
-        if v is None:
-            out[key] = None
-        elif typ == pa.string() and type(v) is str:
-            out[key] = v
-        elif typ == pa.float64() and type(v) in (int, float):
-            out[key] = float(v)
-        elif (typ == pa.int64() and type(v) is int) or (typ == pa.bool_() and type(v) is bool):
-            out[key] = v
-        else:
-            return None
-    return out
+    return orjson_reads(line, PATHS, TYPES)
 
 
 def same(a: Any, b: Any) -> bool:

@@ -17,13 +17,14 @@ import os
 from typing import Any
 
 import numpy as np
-import orjson
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from driftwatch.connectors.jsonscan import scanner_for
+
+from ._orjson_paths import orjson_reads as reads
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("DRIFTWATCH_KERNEL", "").strip().lower() == "numpy",
@@ -60,30 +61,7 @@ def scan(lines: list[bytes]) -> list[dict[str, Any] | None]:
 def orjson_reads(line: bytes) -> dict[str, Any] | None:
     """What orjson reads at each path, or ``None`` where it refuses the line or a mapped
     value does not fit its column."""
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if type(obj) is not dict:
-        return None
-    out: dict[str, Any] = {}
-    for key, parts in PATHS.items():
-        v: Any = obj
-        for part in parts:
-            if v is None:
-                break
-            if type(v) is not dict:
-                return None
-            v = v.get(part)
-        if v is None:
-            out[key] = None
-        elif TYPES[key] == pa.string() and type(v) is str:
-            out[key] = v
-        elif TYPES[key] == pa.float64() and type(v) in (int, float):
-            out[key] = float(v)
-        else:
-            return None
-    return out
+    return reads(line, PATHS, TYPES)
 
 
 def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
