@@ -52,7 +52,7 @@ from driftwatch.connectors.kafka_connect import TOPIC_CHECK_S, ConsumerStarter, 
 from driftwatch.connectors.kafka_dead_letter import DeadLetterSink, dead_letter_sink
 from driftwatch.connectors.kafka_decoding import PollDecoding, RecordDecoder
 from driftwatch.connectors.kafka_hold import PartitionHolds
-from driftwatch.connectors.kafka_offsets import SourceOffsets
+from driftwatch.connectors.kafka_offsets import STOP_WAIT_S, SourceOffsets
 from driftwatch.connectors.kafka_rebalance import PartitionAssignment, RebalanceListener
 from driftwatch.connectors.kafka_records import Fetched, fetched, read_in_bulk
 from driftwatch.connectors.kafka_sample import FirstRecords
@@ -72,10 +72,6 @@ except ImportError:  # pragma: no cover - depends on the install
 __all__ = ["STOP_WAIT_S", "TOPIC_CHECK_S", "KafkaSource", "KafkaSourceStats", "RecordDecoder"]
 
 log = logging.getLogger(__name__)
-
-#: On shutdown, the longest one broker call may wait (a commit, a flush, a close): five
-#: such calls fit the daemon's 10 s shutdown bound with room to spare.
-STOP_WAIT_S = 1.0
 
 #: Seconds after a stream's first message its first records are handed out to be probed,
 #: when fewer than ``SAMPLE`` came by then.

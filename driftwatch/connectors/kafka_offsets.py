@@ -14,6 +14,7 @@ before them are durable too.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,12 +26,12 @@ from driftwatch.connectors.kafka_stats import KafkaSourceStats
 
 try:
     from kafka import TopicPartition
-    from kafka.errors import KafkaError
+    from kafka.errors import KafkaError, KafkaTimeoutError
     from kafka.structs import OffsetAndMetadata
 except ImportError:  # pragma: no cover - depends on the install
-    KafkaError = Exception
+    KafkaError = KafkaTimeoutError = Exception
 
-__all__ = ["SourceOffsets", "tp_key"]
+__all__ = ["STOP_WAIT_S", "SourceOffsets", "tp_key"]
 
 # the source's messages, under the source's logger name (as before the split)
 log = logging.getLogger("driftwatch.connectors.kafka")
@@ -43,6 +44,12 @@ def tp_key(topic: str, partition: int) -> str:
     'credit.predictions:3'
     """
     return f"{topic}:{partition}"
+
+
+#: On shutdown, the longest one broker call may wait (a commit, a flush, a close): five
+#: such calls fit the daemon's 10 s shutdown bound with room to spare. A commit waits in
+#: slices of this length, so one under way when shutdown begins ends within one slice.
+STOP_WAIT_S = 1.0
 
 
 class SourceOffsets:
@@ -62,6 +69,7 @@ class SourceOffsets:
     _holds: PartitionHolds
     _dead: DeadLetterSink | None
     _wait: Callable[[float], float]  # a broker wait in seconds, capped on shutdown
+    _stopping: bool  # shutdown has begun (KafkaSource.stopping)
 
     def seek(self, positions: Mapping[str, int]) -> None:
         """Resume from checkpointed ``{"topic:partition": next_offset}``.
@@ -116,8 +124,7 @@ class SourceOffsets:
             return
         t0 = self._clock.monotonic()
         try:
-            wait_s = self._wait(self.settings.commit_timeout_s)
-            consumer.commit(offsets, timeout_ms=int(wait_s * 1000))
+            self._commit_in_slices(consumer, offsets)
         except KafkaError as exc:
             self.stats.commit_failures_total += 1
             log.warning("offset commit failed: %s", type(exc).__name__)
@@ -130,6 +137,22 @@ class SourceOffsets:
             {tp_key(tp.topic, tp.partition): o.offset for tp, o in offsets.items()}
         )
         self.commit_requested = False
+
+    def _commit_in_slices(self, consumer: Any, offsets: dict[Any, Any]) -> None:
+        """Commit ``offsets``, waiting up to ``commit_timeout_s`` in all, but in slices of
+        :data:`STOP_WAIT_S`: a shutdown that begins meanwhile (a signal while a broker that
+        is down holds the commit) ends the wait at the slice's end, not the timeout's. The
+        same offsets committed again are the same commit."""
+        total = self._wait(self.settings.commit_timeout_s)
+        slices = max(1, math.ceil(total / STOP_WAIT_S))
+        for i in range(slices):
+            step = min(STOP_WAIT_S, total - i * STOP_WAIT_S)
+            try:
+                consumer.commit(offsets, timeout_ms=max(1, int(step * 1000)))
+                return
+            except KafkaTimeoutError:
+                if self._stopping or i == slices - 1:
+                    raise
 
     @property
     def positions(self) -> dict[str, int]:

@@ -127,6 +127,9 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun, ChampionAtStart):
         self._stop.set()
         self.inbox.wake.set()
         for rt in self.runtimes:
+            # from now on a broker that is down holds no wait for long, one under way
+            # (a commit of the last checkpoint) included: see KafkaSource.stopping
+            rt.stopping()
             if isinstance(rt.source, PacedSource):
                 rt.source.interrupt()
 
