@@ -52,11 +52,12 @@ from driftwatch.connectors.kafka_connect import TOPIC_CHECK_S, ConsumerStarter, 
 from driftwatch.connectors.kafka_dead_letter import DeadLetterSink, dead_letter_sink
 from driftwatch.connectors.kafka_decoding import PollDecoding, RecordDecoder
 from driftwatch.connectors.kafka_hold import PartitionHolds
-from driftwatch.connectors.kafka_offsets import STOP_WAIT_S, SourceOffsets
+from driftwatch.connectors.kafka_offsets import SourceOffsets
 from driftwatch.connectors.kafka_rebalance import PartitionAssignment, RebalanceListener
 from driftwatch.connectors.kafka_records import Fetched, fetched, read_in_bulk
 from driftwatch.connectors.kafka_sample import FirstRecords
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
+from driftwatch.connectors.kafka_slices import STOP_WAIT_S
 from driftwatch.connectors.kafka_stats import KafkaSourceStats
 from driftwatch.connectors.probe import SAMPLE
 from driftwatch.errors import ConnectorError, SourceError
@@ -219,6 +220,7 @@ class KafkaSource(AlignedPolls, PollDecoding, SourceOffsets, PartitionAssignment
         self._stopping = True
         if self._dead is not None and hasattr(self._dead, "close_timeout_s"):
             self._dead.close_timeout_s = STOP_WAIT_S
+            self._dead.stopping = True  # a flush under way ends at its slice's end
 
     def _wait(self, seconds: float) -> float:
         return min(seconds, STOP_WAIT_S) if self._stopping else seconds

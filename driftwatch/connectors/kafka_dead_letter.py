@@ -29,7 +29,13 @@ from typing import Any, Protocol
 import orjson
 
 from driftwatch.connectors.base import BadRecord
+from driftwatch.connectors.kafka_slices import wait_in_slices
 from driftwatch.connectors.recorder import encode_payload, open_recording
+
+try:
+    from kafka.errors import KafkaTimeoutError
+except ImportError:  # pragma: no cover - depends on the install
+    KafkaTimeoutError = TimeoutError
 
 __all__ = [
     "DeadLetterFile",
@@ -141,6 +147,7 @@ class DeadLetterTopic:
         self.written = 0
         self.failed = 0
         self.close_timeout_s = 5.0  # the source lowers it on shutdown
+        self.stopping = False  # shutdown has begun: a flush under way ends within a slice
 
     @property
     def pending(self) -> int:
@@ -180,7 +187,8 @@ class DeadLetterTopic:
         self._send()
         if self._producer is not None and self._in_flight:
             try:
-                self._producer.flush(timeout=timeout_s)
+                wait_in_slices(lambda s: self._producer.flush(timeout=s), timeout_s,
+                               lambda: self.stopping, KafkaTimeoutError)
             except Exception as exc:
                 log.warning("dead-letter flush failed: %s", type(exc).__name__)
         still: list[tuple[BadRecord, Any]] = []

@@ -14,7 +14,6 @@ before them are durable too.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,6 +21,7 @@ from driftwatch.clock import Clock
 from driftwatch.connectors.kafka_dead_letter import DeadLetterSink
 from driftwatch.connectors.kafka_hold import PartitionHolds
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
+from driftwatch.connectors.kafka_slices import wait_in_slices
 from driftwatch.connectors.kafka_stats import KafkaSourceStats
 
 try:
@@ -31,7 +31,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the install
     KafkaError = KafkaTimeoutError = Exception
 
-__all__ = ["STOP_WAIT_S", "SourceOffsets", "tp_key"]
+__all__ = ["SourceOffsets", "tp_key"]
 
 # the source's messages, under the source's logger name (as before the split)
 log = logging.getLogger("driftwatch.connectors.kafka")
@@ -44,12 +44,6 @@ def tp_key(topic: str, partition: int) -> str:
     'credit.predictions:3'
     """
     return f"{topic}:{partition}"
-
-
-#: On shutdown, the longest one broker call may wait (a commit, a flush, a close): five
-#: such calls fit the daemon's 10 s shutdown bound with room to spare. A commit waits in
-#: slices of this length, so one under way when shutdown begins ends within one slice.
-STOP_WAIT_S = 1.0
 
 
 class SourceOffsets:
@@ -139,20 +133,11 @@ class SourceOffsets:
         self.commit_requested = False
 
     def _commit_in_slices(self, consumer: Any, offsets: dict[Any, Any]) -> None:
-        """Commit ``offsets``, waiting up to ``commit_timeout_s`` in all, but in slices of
-        :data:`STOP_WAIT_S`: a shutdown that begins meanwhile (a signal while a broker that
-        is down holds the commit) ends the wait at the slice's end, not the timeout's. The
-        same offsets committed again are the same commit."""
-        total = self._wait(self.settings.commit_timeout_s)
-        slices = max(1, math.ceil(total / STOP_WAIT_S))
-        for i in range(slices):
-            step = min(STOP_WAIT_S, total - i * STOP_WAIT_S)
-            try:
-                consumer.commit(offsets, timeout_ms=max(1, int(step * 1000)))
-                return
-            except KafkaTimeoutError:
-                if self._stopping or i == slices - 1:
-                    raise
+        """Commit ``offsets``, waiting up to ``commit_timeout_s`` in all, in slices that a
+        shutdown beginning meanwhile cuts short (:mod:`~driftwatch.connectors.kafka_slices`)."""
+        wait_in_slices(lambda s: consumer.commit(offsets, timeout_ms=max(1, int(s * 1000))),
+                       self._wait(self.settings.commit_timeout_s), lambda: self._stopping,
+                       KafkaTimeoutError)
 
     @property
     def positions(self) -> dict[str, int]:

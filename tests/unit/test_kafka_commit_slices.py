@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka import errors as kafka_errors
 
-from driftwatch.connectors.kafka_offsets import STOP_WAIT_S, SourceOffsets
+from driftwatch.connectors.kafka_offsets import SourceOffsets
+from driftwatch.connectors.kafka_slices import STOP_WAIT_S
 
 
 class _Offsets(SourceOffsets):
@@ -97,3 +98,33 @@ def test_a_stop_request_caps_the_broker_waits_at_once() -> None:
                           inbox=SimpleNamespace(wake=threading.Event()), runtimes=runtimes)
     Service.stop(svc)  # type: ignore[arg-type]
     assert told == ["credit", "fraud"] and svc._stop.is_set()
+
+
+class _StuckProducer:
+    """A dead-letter producer whose broker is down: sends are taken, never acknowledged;
+    the topic's sink is told of the shutdown during flush call ``stop_at``."""
+
+    def __init__(self, stop_at: int) -> None:
+        self.stop_at, self.sink, self.waits = stop_at, None, []
+
+    def send(self, topic: str, value: bytes, headers: Any) -> Any:
+        return SimpleNamespace(is_done=False, failed=lambda: False)
+
+    def flush(self, timeout: float) -> None:
+        self.waits.append(timeout)
+        if len(self.waits) - 1 == self.stop_at:
+            self.sink.stopping = True  # type: ignore[attr-defined]
+        raise kafka_errors.KafkaTimeoutError()
+
+
+def test_a_shutdown_ends_a_dead_letter_flush_under_way_within_one_slice(
+        tmp_path: Any) -> None:
+    from driftwatch.connectors.base import BadRecord
+    from driftwatch.connectors.kafka_dead_letter import DeadLetterFile, DeadLetterTopic
+
+    producer = _StuckProducer(stop_at=2)
+    sink = DeadLetterTopic("dl", lambda: producer, DeadLetterFile(tmp_path / "dl.jsonl"))
+    producer.sink = sink
+    sink.publish([BadRecord("invalid_json", "x", "p", 7, b"{")])
+    assert sink.flush(30.0) is False  # nothing acknowledged, nothing lost: still pending
+    assert producer.waits == [1.0, 1.0, 1.0]
