@@ -11,10 +11,8 @@ empty line before it, giving those rows twice. :class:`BlankLines`
 knows where the empty lines are and turns pyarrow's numbers (lines counted without the
 empty ones) into the file's own line numbers, and back.
 
->>> import tempfile, pathlib
->>> p = pathlib.Path(tempfile.mkdtemp()) / "o.csv"
->>> _ = p.write_bytes(b"default\\n0\\n\\n1\\r\\n\\r\\n1\\n")
->>> b = BlankLines.of(p)
+>>> b = BlankLines()
+>>> b.feed(b"default\\n0\\n\\n1\\r\\n\\r\\n1\\n")
 >>> b.lines.tolist()  # line 3 is empty, and line 5 (a lone carriage return)
 [3, 5]
 >>> b.physical(np.array([2, 3, 4])).tolist()  # rows 0, 1 and 1 as pyarrow numbers them
@@ -26,22 +24,17 @@ empty ones) into the file's own line numbers, and back.
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 __all__ = ["BlankLines", "BlankTee"]
 
-#: Bytes read at a time while looking for empty lines
-_BLOCK = 1 << 24
-
-
 class BlankLines:
-    """The line numbers (1-based, ascending) of a file's empty lines after its first:
-    given, read from a file (:meth:`of`), or found in its bytes as they are read
-    (:meth:`feed`, as :class:`BlankTee` does)."""
+    """The line numbers (1-based, ascending) of a file's empty lines after its first
+    (those with no byte but a carriage return; pyarrow takes the first line it keeps as the
+    header): given, or found in the file's bytes as they are read (:meth:`feed`, as
+    :class:`BlankTee` does)."""
 
     def __init__(self, lines: np.ndarray | None = None) -> None:
         self._set(np.zeros(0, np.int64) if lines is None else np.asarray(lines, np.int64))
@@ -51,17 +44,6 @@ class BlankLines:
         self.lines = lines
         # a row pyarrow numbers n lies past the i-th empty line when n >= lines[i] - i
         self._after = self.lines - np.arange(len(self.lines), dtype=np.int64)
-
-    @classmethod
-    def of(cls, path: str | Path) -> BlankLines:
-        """The empty lines of the file at ``path`` (gzip and the like read through): those
-        with no byte but a carriage return, after the first line (pyarrow takes the first
-        line it keeps as the header)."""
-        blanks = cls()
-        with pa.input_stream(str(path), compression="detect") as f:
-            while block := f.read(_BLOCK):
-                blanks.feed(block)
-        return blanks
 
     def feed(self, block: bytes) -> None:
         """Take the file's next bytes: the empty lines they end are added to :attr:`lines`
@@ -100,8 +82,8 @@ class BlankLines:
 class BlankTee(io.RawIOBase):
     """A readable stream passing ``stream``'s bytes through, and the empty lines among
     them to :attr:`blanks` as they go by: a CSV reader given it finds the empty lines of
-    what it has read in one pass over the file, where :meth:`BlankLines.of` would read
-    (and decompress) it once more.
+    what it has read in the same pass over the file, not by reading (and decompressing)
+    it once more.
 
     >>> import pyarrow as pa
     >>> tee = BlankTee(pa.BufferReader(b"a\\n1\\n\\n2\\n"))
