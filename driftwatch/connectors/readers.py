@@ -544,8 +544,8 @@ class FileReader:
         take, self._table = table.slice(0, self.batch_size), table.slice(self.batch_size)
         take = _number_texts(trimmed_table(take), self._number_cols, self.decimal or ".")
         invalid = sorted(b for b in self._csv_bad)
-        if self._counted is None:
-            self._counted = self._resumed_at - self._resume_shift()
+        if self._counted is None:  # where the read started, as pyarrow counts lines
+            self._counted = self._blanks.counted(self._resumed_at)
         lines = self._counted + 1 + np.arange(take.num_rows, dtype=np.int64)
         for v, _, _ in invalid:  # rows pyarrow skipped shift the lines after them
             lines[lines >= v] += 1
