@@ -26,7 +26,8 @@ class DrainHooks:
     def unfinished_work(self) -> tuple[tuple[int, ...], tuple[str, ...]]:
         """What the lanes can still finish without new data or a person: the ids of the
         pending and running actions (not shadows, which score live traffic), and a line
-        for each of those that waits to try again (MLflow down) or for its pool job."""
+        for each of those that waits to try again (MLflow down) or for its pool job, and
+        for each lane still inside a call (its first MLflow call, say)."""
         if not self.execute:  # recorded, and that is all that happens to them
             return (), ()
         from driftwatch.actions.executor import waits_for_data
@@ -45,6 +46,10 @@ class DrainHooks:
                     waiting.append(f"action {rec.id} tries again in "
                                    f"{rec.next_attempt_at - now:.0f}s"
                                    + (f" ({_short(rec.note)})" if rec.note else ""))
+        for name, lane in self.lanes.items() if ids else ():
+            busy, held = lane.busy, lane.busy_for  # a call under way: the first to MLflow
+            if busy is not None:
+                waiting.append(f"the {name} thread is in {busy} ({held:.0f}s so far)")
         return tuple(ids), tuple(waiting)
 
     def hurry(self) -> None:

@@ -100,8 +100,9 @@ class Drain:
                 log.info("finished what the run started in %.1fs", took)
             return DrainResult(True, left, took)
         if self.timeout_s is not None and took >= self.timeout_s:
-            log.warning("--drain-timeout %s passed with %s left; left unfinished (they "
-                        "resume on the next start)", format_duration(self.timeout_s), left)
+            log.warning("--drain-timeout %s passed with %s left%s; left unfinished (they "
+                        "resume on the next start)", format_duration(self.timeout_s), left,
+                        "".join(f"; {w}" for w in left.waiting))
             return DrainResult(False, left, took)
         now = self._clock.monotonic()
         if self._said_at is None or now - self._said_at >= self._every_s:

@@ -64,6 +64,11 @@ class Lane:
         """What the lane runs now (a job's name, ``hand-off``), None when it waits."""
         return self._busy
 
+    @property
+    def busy_for(self) -> float:
+        """How long the lane has been in what it runs now, in seconds (0.0 when it waits)."""
+        return self._clock.monotonic() - self._busy_since if self._busy is not None else 0.0
+
     def start(self) -> None:
         self._thread.start()
 

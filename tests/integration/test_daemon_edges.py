@@ -111,9 +111,12 @@ def test_exit_when_done_with_mlflow_unreachable_stops_at_its_limit_or_on_sigterm
     state = tmp_path / "state"
     d = driftwatch_daemon(cfg, state, "--exit-when-done", "--drain-timeout", "3s")
     assert d.wait_exit(120) == 3, d.log()[-4000:]
-    log = d.log()
-    assert "the actions that need MLflow try again in " in log
-    assert "--drain-timeout 3s passed with " in log and "left unfinished" in log
+    said = [line for line in d.log().splitlines() if "--drain-timeout 3s passed with " in line]
+    assert len(said) == 1 and "left unfinished" in said[0], d.log()[-4000:]
+    # why they wait: MLflow's refusal, or (on a loaded machine, where the first MLflow call
+    # outlasts the 3 s) the thread still inside that call
+    assert ("the actions that need MLflow try again in " in said[0]
+            or "the mlflow thread is in " in said[0]), said[0]
 
     again = driftwatch_daemon(cfg, state, "--exit-when-done")
     again.wait_for("the drain under way", lambda: "finishing: " in again.log())

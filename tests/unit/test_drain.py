@@ -8,6 +8,7 @@ actions layer counts as work left on a real outbox, and the command line's optio
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,6 +26,7 @@ from driftwatch.service.actions import ServiceActions
 from driftwatch.service.config import parse_service_config
 from driftwatch.service.daemon_finish import EXIT_UNFINISHED, FinishingRun
 from driftwatch.service.drain import Backlog, Drain
+from driftwatch.service.lanes import Lane
 
 from ._cli import run_cli
 
@@ -75,6 +77,7 @@ def test_the_limit_ends_the_drain_with_what_is_left_said(
         "left; action 13 tries again in 40s (MLflow down) (SIGTERM or Ctrl-C stops now; the "
         "rest resumes on the next start)")
     assert _messages(caplog)[-1] == ("--drain-timeout 1m30s passed with 1 action (id 13) left; "
+                                     "action 13 tries again in 40s (MLflow down); "
                                      "left unfinished (they resume on the next start)")
 
 
@@ -211,6 +214,36 @@ def test_work_left_is_what_the_lanes_can_finish_without_new_data_or_a_person(
             alert: "pending", update: "pending", shadow: "running",
             retrain: "awaiting_approval", done: "succeeded"}
     finally:
+        actions.close()
+
+
+def test_a_lane_still_inside_its_call_is_named_among_the_reasons(tmp_path: Path) -> None:
+    """The first MLflow call may outlast a short --drain-timeout: the drain then says the
+    lane is still in it, rather than giving no reason at all."""
+    cfg = parse_service_config(
+        "models:\n  - connector: c.yaml\n    policy: p.yaml\n"
+        f"state_dir: {tmp_path}\nactions: {{execute: true}}\n")
+    clock = ManualClock(1000.0)
+    actions = ServiceActions(cfg, clock=clock, metrics=Metrics(CollectorRegistry()))
+    ma = actions.add_model("credit", reference=None, cutoff=None, shadow_defaults={},
+                           buffer=None, on_promote=None)
+    update, _ = ma.outbox.record(_decision(2, "online_update"))
+    inside, release = threading.Event(), threading.Event()
+    lane = Lane("mlflow", [], clock=clock)
+    lane.start()
+    actions.lanes = {"mlflow": lane}
+    try:
+        assert lane.post(lambda: (inside.set(), release.wait(10.0)))
+        assert inside.wait(10.0)
+        clock.advance(7.0)
+        assert actions.unfinished_work() == (
+            (update,), ("the mlflow thread is in hand-off (7s so far)",))
+        ma.outbox.update(update, state=ActionState.SUCCEEDED)
+        assert actions.unfinished_work() == ((), ())  # nothing left: no reason to give
+    finally:
+        release.set()
+        lane.stop(timeout_s=5.0)
+        actions.lanes = {}
         actions.close()
 
 
