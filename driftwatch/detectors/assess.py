@@ -42,6 +42,7 @@ from driftwatch.detectors.prepared import prepare
 from driftwatch.detectors.quality import quality_signals
 from driftwatch.detectors.registry import rate_key
 from driftwatch.detectors.segments import DriftPart, family_drift
+from driftwatch.detectors.stacked import WindowStats
 from driftwatch.errors import DriftwatchError
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.windows.sketch import Sketch, SketchLayout
@@ -120,6 +121,7 @@ def assess(
     bad_records: Mapping[str, int] | None = None,
     absent_fields: Mapping[str, tuple[int, int, str]] | None = None,
     segments: Sequence[SegmentWindow] = (),
+    stats: WindowStats | None = None,
 ) -> Assessment:
     """Every selected signal for ``current`` measured against ``reference``.
 
@@ -152,6 +154,11 @@ def assess(
         with ``segment`` set, measured against its own reference rows and levels; their
         p-value tests join the whole window's in one BH family
         (:mod:`driftwatch.detectors.segments`). Aggregates stay on the whole window.
+    stats
+        The whole window's drift statistics and score divergences when they were computed
+        already, with other windows' in one pass
+        (:func:`~driftwatch.detectors.stacked.window_stats`); used only when they were
+        computed from ``current`` itself, against ``reference``, with these settings.
 
     Returns
     -------
@@ -186,13 +193,14 @@ def assess(
         signals += [q for q in quality if keep is None or q.feature is None or q.feature in keep]
 
     if cfg.wants_group("drift") and n_cur > 0:
-        whole = DriftPart(None, prep, current, null, by_rate)
+        whole = DriftPart(None, prep, current, null, by_rate, stats)
         drift = family_drift([whole, *_segment_parts(segments, reference, cfg)], cfg, flags)
         signals += drift
         signals += aggregate_signals([r for r in drift if r.segment is None], cfg, n_ref, n_cur)
 
     if cfg.wants_group("confidence"):
-        signals += confidence_signals(prep, current, cfg, null=null, levels=by_rate)
+        signals += confidence_signals(prep, current, cfg, null=null, levels=by_rate,
+                                      stats=stats)
     if cfg.wants_group("business"):
         signals += business_signals(prep, current, cfg, null=null, levels=by_rate)
     if cfg.wants_group("performance"):

@@ -46,6 +46,7 @@ from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.divergence import divergence_terms, top_bins
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.detectors.registry import THRESHOLD_EFFECT
+from driftwatch.detectors.stacked import WindowStats
 from driftwatch.windows.sketch import Sketch
 
 __all__ = ["confidence_signals", "log_variance_se"]
@@ -77,11 +78,14 @@ def confidence_signals(
     *,
     null: NullThresholds | None = None,
     levels: Mapping[str, NullThresholds] | None = None,
+    stats: WindowStats | None = None,
 ) -> list[SignalResult]:
     """``score_psi``, ``variance_ratio``, ``mean_shift`` and ``entropy`` for one window.
 
     ``null`` (levels at the detector's ``alpha``) raises ``score_psi``'s and
     ``variance_ratio``'s thresholds; ``levels`` (by rate) go into their details.
+    ``stats``: the score's divergences of this window, computed with other windows'
+    (:func:`~driftwatch.detectors.stacked.window_stats`).
     """
     levels = levels or {}
     out: list[SignalResult] = []
@@ -89,10 +93,14 @@ def confidence_signals(
     alpha = cfg.alpha
     if cfg.wants("score_psi") and cur.n > 0 and prep.n_score > 0:
         geo = prep.score_geo
-        cc = geo.coarse(cur.score_fine)
         valid = prep.score_coarse_valid
-        d, contrib = divergence_terms(prep.score_coarse, cc, valid, cfg.eps)
-        top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins)[0].tolist()
+        if stats is not None and stats.score_top is not None and stats.fits(prep, cur, cfg):
+            cc, d, contrib = stats.score_coarse, stats.score_div, stats.score_terms
+            top = stats.score_top
+        else:
+            cc = geo.coarse(cur.score_fine)
+            d, contrib = divergence_terms(prep.score_coarse, cc, valid, cfg.eps)
+            top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins)[0].tolist()
         er = prep.score_coarse_shares  # the reference's: the same every window
         ar = (cc[0] / max(cc[0].sum(), 1)).tolist()
         terms = contrib[0].tolist()

@@ -57,7 +57,7 @@ class BlockStats:
     #: per-bin PSI terms ``[..., F, W]``, as
     #: :func:`~driftwatch.detectors.divergence.psi_contributions` gives them
     psi_terms: np.ndarray | None = None
-    #: PSI over the bins but the missing one ``[F]`` (asked with ``without_missing``)
+    #: PSI over the bins but the missing one ``[..., F]`` (asked with ``without_missing``)
     psi_without_missing: np.ndarray | None = None
 
     def get(self, name: str) -> np.ndarray | None:
@@ -89,17 +89,19 @@ def _with_and_without_missing(valid: np.ndarray) -> np.ndarray:
 def _divergences(ref_coarse: np.ndarray, cur_coarse: np.ndarray, valid: np.ndarray,
                  eps: float, without_missing: bool
                  ) -> tuple[Divergences, np.ndarray, np.ndarray | None]:
-    """:func:`divergence_terms`, and with ``without_missing`` (one window ``[F, W]``) PSI
-    without the missing bin from the same pass: both masks at once as a leading axis of
-    two, each row reduced on its own, so either half has the bits of its own call."""
+    """:func:`divergence_terms`, and with ``without_missing`` PSI without the missing bin
+    from the same pass: both masks at once as an axis of two before ``[F, W]`` (after any
+    leading axes of the counts), each row reduced on its own, so either half has the bits
+    of its own call."""
     if not without_missing:
         div, terms = divergence_terms(ref_coarse, cur_coarse, valid, eps)
         return div, terms, None
-    div2, terms2 = divergence_terms(ref_coarse, cur_coarse, _with_and_without_missing(valid),
-                                    eps)
-    div = Divergences(div2.psi[0], div2.kl_cur_ref[0], div2.kl_ref_cur[0], div2.js[0],
-                      div2.hellinger[0])
-    return div, terms2[0], div2.psi[1]
+    div2, terms2 = divergence_terms(ref_coarse, cur_coarse[..., None, :, :],
+                                    _with_and_without_missing(valid), eps)
+    div = Divergences(div2.psi[..., 0, :], div2.kl_cur_ref[..., 0, :],
+                      div2.kl_ref_cur[..., 0, :], div2.js[..., 0, :],
+                      div2.hellinger[..., 0, :])
+    return div, terms2[..., 0, :, :], div2.psi[..., 1, :]
 
 
 def block_stats(
@@ -116,7 +118,7 @@ def block_stats(
     without_missing: bool = False,
 ) -> BlockStats:
     """All drift statistics for counts ``[..., F, W]`` (fine ones when ``cur_fine`` given);
-    ``without_missing`` (one window ``[F, W]``) adds ``psi_without_missing``."""
+    ``without_missing`` adds ``psi_without_missing``."""
     div, terms, psi_nm = _divergences(ref_coarse, cur_coarse, valid, eps, without_missing)
     chi = chi_square(ref_coarse, cur_coarse, valid, p_values=p_values)
     if cur_fine is None or ref_fine is None or widths is None:

@@ -46,6 +46,7 @@ from driftwatch.detectors.drift import block_stats, drift_signals
 from driftwatch.detectors.fdr import benjamini_hochberg
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.detectors.quality import QualityFlags
+from driftwatch.detectors.stacked import WindowStats
 from driftwatch.windows.sketch import Sketch
 
 __all__ = ["DriftPart", "family_drift"]
@@ -55,13 +56,15 @@ __all__ = ["DriftPart", "family_drift"]
 class DriftPart:
     """One part of a window: the whole (``segment`` None) or one segment, with its
     prepared reference, its sketch, and its calibrated levels (at the detectors'
-    ``alpha``, and by rate key) when there are any."""
+    ``alpha``, and by rate key) when there are any; ``stats`` its drift statistics when
+    they were computed already (:func:`~driftwatch.detectors.stacked.window_stats`)."""
 
     segment: str | None
     prep: PreparedReference
     current: Sketch
     null: NullThresholds | None = None
     levels: Mapping[str, NullThresholds] = dataclasses.field(default_factory=dict)
+    stats: WindowStats | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,20 +91,27 @@ def _report_mask(names: tuple[str, ...], cfg: DetectorConfig) -> np.ndarray:
 def _blocks(part: DriftPart, cfg: DetectorConfig, flags: QualityFlags | None) -> list[_Block]:
     prep, cur = part.prep, part.current
     psi_wanted = cfg.wants("psi", "drift")  # its results give PSI without the missing bin
+    pre = part.stats if part.stats is not None and part.stats.fits(prep, cur, cfg) else None
     out = []
     if prep.num_names:
         geo = prep.num_geo
-        cc = geo.coarse(cur.num_fine)
-        st = block_stats(prep.num_coarse, cc, prep.num_coarse_valid, cfg.eps,
-                         ref_fine=prep.num_fine, cur_fine=cur.num_fine, widths=geo.widths,
-                         sd=prep.num_sd, without_missing=psi_wanted)
+        if pre is not None and pre.num is not None and pre.num_coarse is not None:
+            cc, st = pre.num_coarse, pre.num
+        else:
+            cc = geo.coarse(cur.num_fine)
+            st = block_stats(prep.num_coarse, cc, prep.num_coarse_valid, cfg.eps,
+                             ref_fine=prep.num_fine, cur_fine=cur.num_fine,
+                             widths=geo.widths, sd=prep.num_sd, without_missing=psi_wanted)
         flag = flags.numeric if flags is not None else np.zeros(len(prep.num_names), bool)
         out.append(_Block(part, True, prep.num_names, st, prep.num_coarse, cc,
                           prep.num_coarse_valid, geo.coarse_labels, flag,
                           _report_mask(prep.num_names, cfg)))
     if prep.cat_names:
-        st = block_stats(prep.cat, cur.cat, prep.cat_valid, cfg.eps,
-                         without_missing=psi_wanted)
+        if pre is not None and pre.cat is not None:
+            st = pre.cat
+        else:
+            st = block_stats(prep.cat, cur.cat, prep.cat_valid, cfg.eps,
+                             without_missing=psi_wanted)
         flag = flags.categorical if flags is not None else np.zeros(len(prep.cat_names), bool)
         out.append(_Block(part, False, prep.cat_names, st, prep.cat, cur.cat, prep.cat_valid,
                           prep.cat_labels, flag, _report_mask(prep.cat_names, cfg)))

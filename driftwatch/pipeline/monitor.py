@@ -31,6 +31,8 @@ from driftwatch.detectors.assess import Calibrator, assess, segment_windows
 from driftwatch.detectors.base import Assessment
 from driftwatch.detectors.change import MetricChange, change_signals
 from driftwatch.detectors.config import DetectorConfig
+from driftwatch.detectors.prepared import prepare
+from driftwatch.detectors.stacked import WindowStats, window_stats
 from driftwatch.labels.cohort_book import CohortBook
 from driftwatch.labels.features import PendingFeatures
 from driftwatch.labels.joiner import LabelJoiner
@@ -298,7 +300,38 @@ class ModelMonitor(PollIntake, MonitorState):
             err = self._count_error(StageError.of("ingest", exc))
             self.poll_errors.append(PollError(err, tuple(b for b in polled.batches if len(b))))
             return []
-        return [r for c in closed for r in self._close(c)]
+        return self._close_all(closed)
+
+    def _close_all(self, closed: list[ClosedWindow]) -> list[WindowResult]:
+        """Judge windows closed together, in order, their drift statistics computed in
+        one pass first (:func:`window_stats`)."""
+        stats = self._drift_stats(closed)
+        return [r for c, st in zip(closed, stats, strict=True) for r in self._close(c, st)]
+
+    def _drift_stats(self, closed: list[ClosedWindow]) -> list[WindowStats | None]:
+        """The drift statistics (and score divergences) of windows closed together, in one
+        numpy pass: on arrays of ``features × bins`` a call costs its overhead, and a poll
+        closes several windows. None for a window left out (empty, or on other bins) and
+        for all where one pass is not worth it or raises: each window then computes its
+        own in ``assess``, where a failure is recorded against that window alone."""
+        out: list[WindowStats | None] = [None] * len(closed)
+        if len(closed) < 2:
+            return out
+        try:
+            cfg = self.detectors
+            if not (cfg.wants_group("drift") or cfg.wants("score_psi")):
+                return out
+            layout = self.profile.layout
+            at = [i for i, c in enumerate(closed)
+                  if c.sketch.n > 0 and c.sketch.layout is layout]
+            if len(at) < 2:
+                return out
+            got = window_stats(prepare(self.profile), [closed[i].sketch for i in at], cfg)
+        except Exception:  # the windows' own passes meet it again, each in its result
+            return out
+        for i, st in zip(at, got, strict=True):
+            out[i] = st
+        return out
 
     def set_profile(self, profile: ReferenceProfile) -> None:
         """Adopt a promoted model's reference profile (idempotent).
@@ -319,7 +352,7 @@ class ModelMonitor(PollIntake, MonitorState):
 
     def flush(self) -> list[WindowResult]:
         """End of a finite stream: close what is open (the last window is partial)."""
-        out = [r for c in self.window.flush() for r in self._close(c)]
+        out = self._close_all(self.window.flush())
         if isinstance(self.joiner.book, LandingBook):
             self.joiner.book.fold(math.inf)
         return out + self._verdicts(self.window.watermark)
@@ -329,11 +362,12 @@ class ModelMonitor(PollIntake, MonitorState):
         here is: its result, then the verdicts of the cohorts it makes ready."""
         return self._close(cw)
 
-    def _close(self, cw: ClosedWindow) -> list[WindowResult]:
+    def _close(self, cw: ClosedWindow, stats: WindowStats | None = None
+               ) -> list[WindowResult]:
         if isinstance(self.joiner.book, LandingBook) and cw.pane >= 0:
             self.joiner.book.fold(cw.pane)  # the rows landed up to this window's end
         name_cohort(self.joiner.book, cw)  # first: a failing detector leaves it named
-        return [self.judge(cw), *self._verdicts(cw.end_time)]
+        return [self.judge(cw, stats=stats), *self._verdicts(cw.end_time)]
 
     def _verdicts(self, now: float) -> list[WindowResult]:
         """Cohorts ready to be judged, when the policy has a ``cohort_*`` rule."""
@@ -360,10 +394,11 @@ class ModelMonitor(PollIntake, MonitorState):
                                     cohort=v.summary))
         return out
 
-    def judge(self, cw: ClosedWindow) -> WindowResult:
+    def judge(self, cw: ClosedWindow, *, stats: WindowStats | None = None) -> WindowResult:
         """Assess a closed window against the reference and let the policy decide on it
         (engine state carries over: persistence, hysteresis and cooldowns count windows
         judged here in order). The Python API closes its own windows and calls this.
+        ``stats``: the window's drift statistics, computed with other windows' in one pass.
         Never raises: a stage that does is kept in the result's ``error``."""
         try:
             a = assess(
@@ -380,6 +415,7 @@ class ModelMonitor(PollIntake, MonitorState):
                 segments=segment_windows(self.profile, cw.segments,
                                          min_events=self.segment_min_events,
                                          calibrator=self._segment_calibrator),
+                stats=stats,
             )
         except Exception as exc:  # recorded in the window's result; the next window goes on
             empty = Assessment(model=self.model, window_id=cw.window_id,
