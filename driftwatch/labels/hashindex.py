@@ -127,6 +127,10 @@ class HashIndex:
         slot = self._probe(keys)
         return np.where(slot >= 0, self._rows[np.maximum(slot, 0)], -1).astype(np.int64)
 
+    def contains(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each key is present: :meth:`lookup` without reading the rows."""
+        return self._probe(np.asarray(keys, dtype=np.uint64)) >= 0
+
     def remove(self, keys: np.ndarray) -> np.ndarray:
         """Delete the keys that are present; returns the row of each key (``-1``: absent)."""
         keys = np.asarray(keys, dtype=np.uint64)

@@ -209,17 +209,20 @@ class LabelJoiner:
             skip = ok & (dec == DECISION_DECLINE)
             c["declined_skipped"] += int(skip.sum())
             ok &= ~skip
-        idx = np.nonzero(ok)[0]
-        keys = batch.keys[idx]
+        idx = _Rows.where(ok)
+        keys = idx.take(batch.keys)
         first, dup = self._first(keys)
-        idx, keys = idx[first], keys[first]
+        if dup:
+            idx, keys = idx.sub(first), keys[first]
         seen = self._pending.contains(keys) | self._joined.contains(keys)
-        c["duplicate_predictions"] += dup + int(seen.sum())
-        idx, keys = idx[~seen], keys[~seen]
-        cols = {"score": batch.score[idx], "decision": dec[idx],
-                "exposure": batch.exposure[idx], "time": t[idx],
+        n_seen = int(seen.sum())
+        c["duplicate_predictions"] += dup + n_seen
+        if n_seen:
+            idx, keys = idx.sub(~seen), keys[~seen]
+        cols = {"score": idx.take(batch.score), "decision": idx.take(dec),
+                "exposure": idx.take(batch.exposure), "time": idx.take(t),
                 "cohort": (np.full(idx.size, -1, np.int64) if cohort is None
-                           else np.asarray(cohort, dtype=np.int64)[idx])}
+                           else idx.take(np.asarray(cohort, dtype=np.int64)))}
         self.cohorts.add("predicted", cols["time"])
         self.book.add_predictions(cols["cohort"], cols["score"], cols["time"])
         found, orph = self._orphans.pop(keys)
@@ -228,7 +231,8 @@ class LabelJoiner:
             c["late_predictions"] += int(found.sum())
             pred = {k: v[found] for k, v in cols.items()}
             joined = self._join(keys[found], pred, orph["label"], orph["time"])
-        self._pending.insert(keys[~found], {k: v[~found] for k, v in cols.items()})
+            keys, cols = keys[~found], {k: v[~found] for k, v in cols.items()}
+        self._pending.insert(keys, cols)
         over = len(self._pending) - self.max_pending
         if over > 0:
             gone = self._pending.evict_oldest(over, "time")
@@ -244,16 +248,19 @@ class LabelJoiner:
         label = np.asarray(batch.label, dtype=np.float64)
         ok = np.isfinite(label)
         c["invalid_outcomes"] += int((~ok).sum())
-        idx = np.nonzero(ok)[0]
-        keys = batch.keys[idx]
+        idx = _Rows.where(ok)
+        keys = idx.take(batch.keys)
         first, dup = self._first(keys)
-        idx, keys = idx[first], keys[first]
-        label, t = label[idx], np.asarray(batch.event_time, dtype=np.float64)[idx]
+        if dup:
+            idx, keys = idx.sub(first), keys[first]
+        label, t = idx.take(label), idx.take(np.asarray(batch.event_time, dtype=np.float64))
         found, pred = self._pending.pop(keys)
         joined = Joined.empty()
-        if found.any():
-            joined = self._join(keys[found], pred, label[found], t[found])
         rest = np.nonzero(~found)[0]
+        if found.size and not rest.size:  # every outcome found its prediction: no gathers
+            joined = self._join(keys, pred, label, t)
+        elif rest.size < found.size:
+            joined = self._join(keys[found], pred, label[found], t[found])
         seen = self._joined.contains(keys[rest]) | self._orphans.contains(keys[rest])
         c["duplicate_outcomes"] += dup + int(seen.sum())
         new = rest[~seen]
@@ -328,6 +335,27 @@ class LabelJoiner:
         except (KeyError, TypeError, ValueError) as exc:
             raise StateError(f"corrupt label joiner state: {exc}") from exc
         return j
+
+
+class _Rows:
+    """Rows of a batch picked by a mask, or all of them: taking all of them from a column
+    is the column itself, not a copy (the common batch, where every row is valid)."""
+
+    def __init__(self, index: np.ndarray | None, size: int) -> None:
+        self.index, self.size = index, size
+
+    @classmethod
+    def where(cls, mask: np.ndarray) -> _Rows:
+        return cls(None, mask.size) if mask.all() else cls(np.nonzero(mask)[0], int(mask.sum()))
+
+    def take(self, column: np.ndarray) -> np.ndarray:
+        return column if self.index is None else column[self.index]
+
+    def sub(self, pick: np.ndarray) -> _Rows:
+        """These rows' ``pick`` (a mask or indices over them)."""
+        index = np.arange(self.size) if self.index is None else self.index
+        out = index[pick]
+        return _Rows(out, out.size)
 
 
 def _with_cohort(pending: KeyStore) -> KeyStore:

@@ -176,7 +176,7 @@ class KeyStore:
 
     # -- reads -----------------------------------------------------------------------------
     def contains(self, keys: np.ndarray) -> np.ndarray:
-        return self._index.lookup(np.asarray(keys, dtype=np.uint64)) >= 0
+        return self._index.contains(keys)
 
     def _rows_of(self, rows: np.ndarray, *, key: bool = False) -> dict[str, np.ndarray]:
         out = {"key": self._keys[rows]} if key else {}
