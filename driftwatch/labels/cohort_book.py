@@ -168,6 +168,32 @@ def _bin_sums(g: np.ndarray, s: np.ndarray, groups: int, bad: np.ndarray | None 
     return n, pd_.reshape(shape), pq, ll
 
 
+def _kept(gid: np.ndarray, *cols: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The rows that have a group (``gid >= 0``): ``cols`` and then ``gid``, gathered, or
+    as they are when every row has one."""
+    if gid.size and gid.min() >= 0:
+        return (*cols, gid)
+    rows = np.flatnonzero(gid >= 0)
+    return (*(c[rows] for c in cols), gid[rows])
+
+
+def _time_spans(g: np.ndarray, t: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group the least and the greatest finite ``t`` (inf and -inf for none): a
+    reduction per group where they are few (a poll holds one or two cohorts), else
+    ``ufunc.at``; min and max are exact, so both give the same numbers."""
+    t_min, t_max = np.full(groups, math.inf), np.full(groups, -math.inf)
+    timed = np.isfinite(t)
+    if groups <= 2:
+        for k in range(groups):
+            tk = t[timed & (g == k)] if groups > 1 else t[timed]
+            if tk.size:
+                t_min[k], t_max[k] = tk.min(), tk.max()
+        return t_min, t_max
+    np.minimum.at(t_min, g[timed], t[timed])
+    np.maximum.at(t_max, g[timed], t[timed])
+    return t_min, t_max
+
+
 @dataclass
 class Cohort:
     """One cohort's sums (see the module docstring); arrays are ``[BINS + 1]`` wide."""
@@ -417,10 +443,14 @@ class CohortBook:
         cohort = np.asarray(cohort, dtype=np.int64)
         ok = cohort >= 0
         keep = ok & (cohort >= self._floor)
-        self.late_for_dropped += int((ok & ~keep).sum())
-        keys, inverse, _ = group_ids(cohort[keep])
-        gid = np.full(cohort.size, -1, dtype=np.int64)
-        gid[keep] = inverse
+        if keep.all():  # every row kept (the common case): no gathers
+            keys, inverse, _ = group_ids(cohort)
+            gid = inverse.astype(np.int64, copy=False)
+        else:
+            self.late_for_dropped += int((ok & ~keep).sum())
+            keys, inverse, _ = group_ids(cohort[keep])
+            gid = np.full(cohort.size, -1, dtype=np.int64)
+            gid[keep] = inverse
         groups = []
         for k in keys.tolist():
             c = self._c.get(k)
@@ -444,14 +474,10 @@ class CohortBook:
         groups, gid = self._grouping(cohort)
         if not groups:
             return
-        rows = np.flatnonzero(gid >= 0)
-        s, g = np.asarray(score, dtype=np.float64)[rows], gid[rows]
-        t = np.asarray(time, dtype=np.float64)[rows]
+        s, t, g = _kept(gid, np.asarray(score, dtype=np.float64),
+                        np.asarray(time, dtype=np.float64))
         pred_n, pred_pd, pq, _ = _bin_sums(g, s, len(groups))
-        timed = np.isfinite(t)
-        t_min, t_max = np.full(len(groups), math.inf), np.full(len(groups), -math.inf)
-        np.minimum.at(t_min, g[timed], t[timed])
-        np.maximum.at(t_max, g[timed], t[timed])
+        t_min, t_max = _time_spans(g, t, len(groups))
         for k, c in enumerate(groups):
             c.pred_n += pred_n[k, 0]
             c.pred_pd += pred_pd[k, 0]
@@ -470,8 +496,7 @@ class CohortBook:
             return
         # every row's terms at once, then summed per (cohort, class, bin): integer sums, so
         # the same numbers as cohort by cohort
-        rows = np.flatnonzero(gid >= 0)
-        s, y, g = score[rows], bad[rows], gid[rows]
+        s, y, g = _kept(gid, score, bad)
         lab_n, lab_pd, pq, ll = _bin_sums(g, s, len(groups), y, loss=True)
         for k, c in enumerate(groups):
             c.lab_n += lab_n[k]

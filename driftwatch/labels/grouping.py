@@ -26,10 +26,13 @@ def group_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if ids.size:
         lo, hi = int(ids.min()), int(ids.max())
         if hi - lo < 4 * ids.size + 64:  # Python integers: no overflow on far ids
-            counts = np.bincount(ids - lo)
+            off = (ids - lo).astype(np.intp, copy=False)
+            counts = np.bincount(off)
+            if counts.all():  # every id of the span is there (a poll's few panes or days)
+                return np.arange(lo, hi + 1, dtype=np.int64), off, counts
             present = counts > 0
             keys = np.flatnonzero(present)
-            inverse = (np.cumsum(present) - 1)[ids - lo]
+            inverse = (np.cumsum(present) - 1)[off]
             return keys + lo, inverse.astype(np.intp, copy=False), counts[keys]
     keys, inverse, counts = np.unique(ids, return_inverse=True, return_counts=True)
     return keys, inverse.reshape(-1), counts
