@@ -5,7 +5,8 @@ A replay's loop (label join, windows, detectors, policy, timeline) and its file 
 so a reading thread shares one GIL with the loop and gains little. :class:`ProcessSource`
 runs the :class:`~driftwatch.connectors.file.FileSource` in a forked child instead: the
 child polls it as the loop would and hands each :class:`~driftwatch.connectors.base.Polled`
-over a queue (a few polls ahead), while the loop works on the previous one.
+over a pipe (a few polls ahead, their arrays out of band: :mod:`~driftwatch.connectors.
+handover`), while the loop works on the previous one.
 
 The polls are the very ones the source gives in the loop's own process: the same
 records, order, bad records and positions, so every window, verdict and timeline line is
@@ -24,10 +25,12 @@ False
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import queue
 import signal
 import sys
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -35,6 +38,7 @@ from typing import Any
 
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.file import FileSource
+from driftwatch.connectors.handover import frames, receive, write_frames
 from driftwatch.connectors.jsonscan import finish_scanner_load, leave_cores
 from driftwatch.cores import usable_cores
 from driftwatch.errors import DriftwatchError, SourceError
@@ -88,27 +92,65 @@ def reads_in_process(*, total_bytes: int, wanted: bool | None) -> bool:
             and total_bytes >= MIN_PROCESS_BYTES)
 
 
-def _serve(source: FileSource, out: Any, limit: int) -> None:
-    """The child: poll the source to its end, putting each poll on ``out`` (the queue
-    pickles it), then ``end``, or the error that stopped it, pickled here: an error the
-    queue could not pickle would be dropped on the way."""
+def _serve(source: FileSource, out: int, limit: int) -> None:
+    """The child: poll the source to its end, writing each poll to the pipe ``out``
+    (:mod:`~driftwatch.connectors.handover`), then ``end``, or the error that stopped
+    it, pickled here (an error that cannot be pickled goes as its text)."""
     leave_cores(1)
     # a file truncated while mapped ends this process with SIGBUS, which the loop's
     # process reports (ProcessSource.poll); in the loop's own process it would end the run
     source.map_files = True
+    sender = _Sender(out)
     try:
         while (polled := source.poll(limit)) is not None:
-            out.put(("poll", polled))
-        out.put(("end", None))
+            sender.put(("poll", polled))
+        sender.put(("end", None))
     except BaseException as exc:  # the loop's process reports it, with its message
         try:
             payload = pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:
             payload = None
-        out.put(("error", (payload, f"{type(exc).__name__}: {exc}",
-                           isinstance(exc, DriftwatchError))))
+        sender.put(("error", (payload, f"{type(exc).__name__}: {exc}",
+                              isinstance(exc, DriftwatchError))))
     finally:
+        sender.finish()
         source.close()
+
+
+def _child(source: FileSource, read_fd: int, write_fd: int, limit: int) -> None:
+    """The child's start: it lets go of the loop's end of the pipe, so that a write to
+    the pipe fails once the loop's process is gone, rather than wait for a reader."""
+    os.close(read_fd)
+    _serve(source, write_fd, limit)
+
+
+class _Sender:
+    """Writes the child's messages to the pipe on a thread of its own, so the child
+    decodes the next poll while a poll waits for the loop to read it: :data:`_AHEAD`
+    polls ahead of the loop at most, the one being written included."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._waiting: queue.Queue[list[object] | None] = queue.Queue(_AHEAD - 1)
+        self._thread = threading.Thread(target=self._write, name="driftwatch-read-send",
+                                        daemon=True)
+        self._thread.start()
+
+    def put(self, message: object) -> None:
+        # the frames are views of the poll's arrays, which nothing writes once handed out
+        self._waiting.put(frames(message))
+
+    def finish(self) -> None:
+        """Wait until every message is written (or the loop's process is gone)."""
+        self._waiting.put(None)
+        self._thread.join()
+
+    def _write(self) -> None:
+        while (parts := self._waiting.get()) is not None:
+            try:
+                write_frames(self._fd, parts)
+            except OSError:  # the loop's process is gone: nobody reads what is left
+                os._exit(1)
 
 
 class ProcessSource:
@@ -122,7 +164,7 @@ class ProcessSource:
         self.dead_letter = source.dead_letter
         source.dead_letter = None
         self._proc: Any = None
-        self._queue: Any = None
+        self._fd = -1  # the pipe's reading end, once the child runs
         self._positions: dict[str, int] = source.positions
         self._done = False
 
@@ -141,16 +183,24 @@ class ProcessSource:
     def _start(self, limit: int) -> None:
         finish_scanner_load()  # the child then has the loops from its first block
         ctx = multiprocessing.get_context("fork")
-        self._queue = ctx.Queue(_AHEAD)
+        read_fd, write_fd = os.pipe()
         # the reader has its own core now: the source's read-ahead thread would only
         # contend with its merging for the child's GIL
         self._source.read_ahead = False
-        proc = ctx.Process(target=_serve, args=(self._source, self._queue, limit),
+        proc = ctx.Process(target=_child, args=(self._source, read_fd, write_fd, limit),
                            name="driftwatch-read", daemon=True)
-        with warnings.catch_warnings():  # idle library threads: the child uses none of them
-            warnings.simplefilter("ignore", DeprecationWarning)
-            proc.start()
-        self._proc = proc
+        try:
+            with warnings.catch_warnings():  # idle library threads: the child uses none
+                warnings.simplefilter("ignore", DeprecationWarning)
+                proc.start()
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            # the child's end is the child's alone: once it is gone the pipe ends, and a
+            # read says so rather than wait
+            os.close(write_fd)
+        self._proc, self._fd = proc, read_fd
 
     def poll(self, max_records: int | None = None, timeout_s: float = 1.0) -> Polled | None:
         """The source's next poll, decoded in the child; ``None`` at the end. Every poll
@@ -159,14 +209,12 @@ class ProcessSource:
             return None
         if self._proc is None:
             self._start(max_records or self._source.batch_size)
-        while True:
-            try:
-                kind, payload = self._queue.get(timeout=1.0)
-                break
-            except queue.Empty:
-                if not self._proc.is_alive():
-                    self._done = True
-                    raise SourceError(_ended(self._proc.exitcode)) from None
+        try:
+            kind, payload = receive(self._fd)
+        except EOFError:  # the child ended without a last word: a signal, or exit
+            self._done = True
+            self._proc.join(timeout=10)
+            raise SourceError(_ended(self._proc.exitcode)) from None
         if kind == "end":
             self._done = True
             return None
@@ -194,9 +242,8 @@ class ProcessSource:
             if self._proc.is_alive():
                 self._proc.terminate()
             self._proc.join(timeout=10)
-            self._queue.close()
-            self._queue.cancel_join_thread()
-            self._proc = None
+            os.close(self._fd)
+            self._proc, self._fd = None, -1
         if self.dead_letter is not None:
             self.dead_letter.flush()
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import gzip
 import json
 import multiprocessing
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from hypothesis import strategies as st
 
 from driftwatch.connectors.file import FileSource
 from driftwatch.connectors.file_process import MIN_PROCESS_BYTES, ProcessSource, reads_in_process
-from driftwatch.errors import DriftwatchError
+from driftwatch.errors import DriftwatchError, SourceError
 from driftwatch.replay import replay
 from driftwatch.testing.credit import credit_schema
 from driftwatch.testing.generator import CreditStream, write_scenario
@@ -179,5 +181,37 @@ def test_start_forks_the_reader_before_the_first_poll(tmp_path: Path,
         child.start(20)  # started already: no second reader
         assert multiprocessing.active_children() == first
         _same(plain, _polls(child, [20]))  # type: ignore[arg-type]
+    finally:
+        child.close()
+
+
+def test_a_child_stopped_by_a_signal_is_reported_by_name(tmp_path: Path,
+                                                         stream: CreditStream) -> None:
+    """The child's end of the pipe closes with it: the loop's read ends at once and says
+    how the child ended, rather than wait for a poll that never comes."""
+    child = ProcessSource(FileSource(_files(tmp_path, stream, 400, 50), credit_schema(),
+                                     batch_size=2))
+    try:
+        assert child.poll(2) is not None
+        os.kill(child._proc.pid, signal.SIGKILL)
+        with pytest.raises(SourceError, match="stopped by SIGKILL before the end"):
+            while child.poll(2) is not None:
+                pass
+    finally:
+        child.close()
+
+
+def test_a_child_whose_loop_is_gone_ends(tmp_path: Path, stream: CreditStream) -> None:
+    """Nobody reads the pipe any more (the loop's process died): the child's next write
+    fails and it ends, rather than wait on a full pipe for ever."""
+    child = ProcessSource(FileSource(_files(tmp_path, stream, 400, 50), credit_schema(),
+                                     batch_size=2))
+    try:
+        assert child.poll(2) is not None
+        proc = child._proc
+        os.close(child._fd)  # as the loop's death would close it
+        child._fd = os.open(os.devnull, os.O_RDONLY)  # for close() to close
+        proc.join(timeout=30)
+        assert proc.exitcode == 1
     finally:
         child.close()

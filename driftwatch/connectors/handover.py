@@ -1,0 +1,126 @@
+"""Objects handed from one process to another over a pipe, their numpy arrays out of band.
+
+A replay's reader process hands the loop's process a poll every ten thousand records:
+a few dozen arrays, about 1.5 MB. A :class:`multiprocessing.Queue` pickles it at the
+default protocol, which copies every array's bytes twice on the way in (``tobytes``,
+then into the pickle), and the receiving side reads it through growing buffers and
+copies the bytes again as it unpickles. Here an object is pickled at protocol 5 with its
+arrays' bytes left out of the pickle (:func:`frames`): the pipe is written from the
+arrays themselves, and the receiver (:func:`receive`) reads each array's bytes straight
+into memory of its own, which the array it unpickles then is. The bytes cross the pipe
+once, copied by the kernel alone.
+
+What arrives is what the default pickling gives: every array writable and owning its
+bytes in effect (no other array shares them), a column-major array still column-major,
+and an array of neither layout (a slice of a column-major matrix) a row-major copy.
+
+>>> import os, numpy as np
+>>> r, w = os.pipe()
+>>> sent = {"ids": np.array(["a", "bc"]), "m": np.asfortranarray(np.ones((2, 3)))}
+>>> write_frames(w, frames(sent))
+>>> got = receive(r)
+>>> got["ids"].tolist(), got["m"].flags.f_contiguous, got["m"].flags.writeable
+(['a', 'bc'], True, True)
+>>> os.close(w); receive(r)
+Traceback (most recent call last):
+...
+EOFError: the pipe ended before a message
+>>> os.close(r)
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import struct
+from typing import Any
+
+import numpy as np
+
+__all__ = ["frames", "receive", "write_frames"]
+
+_HEAD = struct.Struct("<QI")  # the pickle's bytes, the number of arrays after it
+_IOV_MAX = 512  # buffers per writev, well under every system's limit
+
+
+def _array(buf: Any, dtype: np.dtype[Any], shape: tuple[int, ...], order: str) -> np.ndarray:
+    """An array on a received buffer (the receiver's own memory, so writable even where
+    the pickle marks the sent array read-only)."""
+    mem = buf.obj if isinstance(buf, memoryview) else buf
+    return np.frombuffer(mem, dtype=dtype).reshape(shape, order=order)  # type: ignore[no-any-return]
+
+
+class _Pickler(pickle.Pickler):
+    """Protocol 5 with every numpy array of a fixed-size type out of band."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is not np.ndarray or obj.dtype.hasobject:
+            return NotImplemented
+        if obj.flags.c_contiguous:
+            order = "C"
+        elif obj.flags.f_contiguous:
+            order = "F"
+        else:  # as the default pickling gives it: a row-major copy
+            obj, order = np.ascontiguousarray(obj), "C"
+        return _array, (pickle.PickleBuffer(obj), obj.dtype, obj.shape, order)
+
+
+def frames(obj: Any) -> list[Any]:
+    """``obj`` as the buffers to write, in order, for :func:`receive` to read: a head
+    (the pickle's length, the arrays' count and lengths), the pickle, each array's bytes
+    (views of the arrays themselves: write them before the arrays change)."""
+    out = io.BytesIO()
+    views: list[memoryview] = []
+    _Pickler(out, protocol=5,
+             buffer_callback=lambda b: views.append(b.raw())).dump(obj)  # type: ignore[func-returns-value]
+    data = out.getbuffer()
+    sizes = np.array([v.nbytes for v in views], dtype="<u8")
+    return [_HEAD.pack(data.nbytes, len(views)) + sizes.tobytes(), data, *views]
+
+
+def write_frames(fd: int, parts: list[Any]) -> None:
+    """Write every byte of ``parts`` to ``fd``, in order (``writev`` may take fewer)."""
+    views = [memoryview(p).cast("B") for p in parts]
+    views = [v for v in views if v.nbytes]
+    while views:
+        done = os.writev(fd, views[:_IOV_MAX])
+        while done:
+            if done >= views[0].nbytes:
+                done -= views.pop(0).nbytes
+            else:
+                views[0], done = views[0][done:], 0
+
+
+def _read_into(fd: int, buf: Any) -> None:
+    view = memoryview(buf).cast("B")
+    at = 0
+    while at < view.nbytes:
+        got = os.readv(fd, [view[at:]])
+        if not got:
+            raise EOFError("the pipe ended within a message")
+        at += got
+
+
+def receive(fd: int) -> Any:
+    """The next object written to ``fd`` by :func:`write_frames`; :class:`EOFError` where
+    the pipe ends before it, or within it (the writer is gone)."""
+    head = bytearray(_HEAD.size)
+    first = os.readv(fd, [head])
+    if not first:
+        raise EOFError("the pipe ended before a message")
+    if first < len(head):
+        _read_into(fd, memoryview(head)[first:])
+    size, count = _HEAD.unpack(head)
+    sizes = np.empty(count, dtype="<u8")
+    _read_into(fd, sizes)
+    data = bytearray(size)
+    _read_into(fd, data)
+    buffers = []
+    for n in sizes.tolist():
+        buf = np.empty(n, np.uint8)  # not zeroed: every byte is read into it
+        if n:
+            _read_into(fd, buf)
+        buffers.append(buf)
+    return pickle.loads(data, buffers=buffers)
+
