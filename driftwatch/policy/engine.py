@@ -37,16 +37,16 @@ from dataclasses import dataclass, field
 
 from driftwatch.detectors.base import Assessment, SignalResult
 from driftwatch.policy.decision import Decision, Reason
-from driftwatch.policy.schema import DataQualityRule, Policy
+from driftwatch.policy.plan import TIERS, ReadPlan, UnitKey, plan_of
+from driftwatch.policy.schema import Policy
 from driftwatch.policy.severity import (
     Level,
     Rule,
+    calibrated_level,
     clear_level,
     combine,
-    compile_rules,
     crosses,
     measured,
-    resolve,
 )
 from driftwatch.policy.state import EngineState
 from driftwatch.policy.tiers import ACTION_TIERS, Tier
@@ -89,19 +89,20 @@ def evaluate(
     is how many retraining jobs are running now, for ``max_concurrent_retrains``.
     Pure: ``state`` is not changed.
     """
-    reading = _read(policy, _rules_by_detector(policy), assessment.signals, state.active_tier)
+    plan = plan_of(policy)
+    reading = _read(plan, assessment.signals, state.active_tier)
     observed = max(reading.raw, min(state.active_tier, reading.hold))
 
-    observed_streak = {str(t): (state.observed_streak.get(str(t), 0) + 1 if observed >= t else 0)
-                       for t in ACTION_TIERS}
-    confirmed = max((t for t in ACTION_TIERS
-                     if observed_streak[str(t)] >= policy.persistence.get(t)), default=Tier.NONE)
+    observed_streak = {name: (state.observed_streak.get(name, 0) + 1 if observed >= t else 0)
+                       for t, name in TIERS}
+    confirmed = max((t for (t, name), need in zip(TIERS, plan.persistence, strict=True)
+                     if observed_streak[name] >= need), default=Tier.NONE)
 
-    tier, escalated_from, esc_reasons = _escalate(policy, confirmed, state)
-    decided_streak = {str(t): (state.decided_streak.get(str(t), 0) + 1 if tier >= t else 0)
-                      for t in ACTION_TIERS}
+    tier, escalated_from, esc_reasons = _escalate(plan, confirmed, state)
+    decided_streak = {name: (state.decided_streak.get(name, 0) + 1 if tier >= t else 0)
+                      for t, name in TIERS}
 
-    dq_now, dq_reasons = _data_quality(policy, assessment.signals)
+    dq_now, dq_reasons = _data_quality(plan, policy, assessment.signals)
     if dq_now:
         dq_fault, clean = True, 0
     elif state.dq_fault:
@@ -206,117 +207,68 @@ class _Gate:
         return None
 
 
-def _rules_by_detector(policy: Policy) -> dict[str, tuple[Rule, ...]]:
-    """The compiled rules grouped by the detector they read, each group in policy order;
-    built once and cached on the policy, so a window's signal finds its rules directly."""
-    cached = policy.cache.get("rules_by_detector")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    out: dict[str, list[Rule]] = {}
-    for rule in compile_rules(policy):
-        out.setdefault(rule.detector, []).append(rule)
-    index = {k: tuple(v) for k, v in out.items()}
-    policy.cache["rules_by_detector"] = index
-    return index
-
-
-def _dq_by_detector(policy: Policy) -> dict[str, tuple[tuple[int, DataQualityRule], ...]]:
-    """The data-quality signals (with their position) grouped by detector, in order."""
-    cached = policy.cache.get("dq_by_detector")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    out: dict[str, list[tuple[int, DataQualityRule]]] = {}
-    for i, dq in enumerate(policy.data_quality.signals):
-        out.setdefault(dq.detector, []).append((i, dq))
-    index = {k: tuple(v) for k, v in out.items()}
-    policy.cache["dq_by_detector"] = index
-    return index
-
-
-#: A level as the reading uses it: the level and its clear level when that is known
-#: before the window (written in the policy, or a fixed threshold's hysteresis), else None.
-_ReadLevel = tuple[Level, float | None]
-
-
-def _read_levels(policy: Policy, factor: float
-                 ) -> dict[tuple[int, str | None], tuple[_ReadLevel, ...]]:
-    """Per (rule, feature), its levels with the clear levels fixed thresholds give, built
-    as windows ask for them and kept on the policy (by the hysteresis factor): a fixed
-    level's clear level is the same number every window."""
-    by_factor = policy.cache.setdefault("read_levels", {})
-    table = by_factor.get(factor)
-    if table is None:
-        table = by_factor[factor] = {}
-    return table  # type: ignore[no-any-return]
-
-
-def _levels_of(rule: Rule, feature: str | None, factor: float) -> tuple[_ReadLevel, ...]:
-    out = []
-    for lv in rule.levels_for(feature):
-        clr = lv.clear
-        if clr is None and lv.fixed is not None:
-            clr = clear_level(lv.fixed, rule.direction, factor)
-        out.append((lv, clr))
-    return tuple(out)
-
-
-def _read(policy: Policy, by_detector: dict[str, tuple[Rule, ...]],
-          signals: tuple[SignalResult, ...], active: Tier) -> _Reading:
+def _read(plan: ReadPlan, signals: tuple[SignalResult, ...], active: Tier) -> _Reading:
     out = _Reading()
-    factor = policy.hysteresis.factor
-    factor_src = policy.source(("hysteresis", "factor"))
-    read_levels = _read_levels(policy, factor)
-    units: dict[tuple[str, str], _Unit] = {}
+    factor, reads = plan.factor, plan.reads
+    units: dict[UnitKey, _Unit] = {}
     for r in signals:
-        # the rules of the signal's detector, in policy order (the order of reasons and
-        # notes is the same as a pass over every rule's match would give)
-        rules = by_detector.get(r.signal)
-        if rules is None:
+        by_feature = reads.get(r.signal)
+        if by_feature is None:
             continue
-        for rule in rules:
-            if rule.features is not None and r.feature not in rule.features:
-                continue
-            value = rule.measured(r)
-            if value is None:
-                if rule.measure != "value" and math.isfinite(r.value):
-                    out.notes.append(f"{r.signal}[{r.feature or '-'}]: no {rule.measure} "
-                                     "in its details; skipped")
-                continue
-            trig = hold = Tier.NONE
-            trig_reason = hold_reason = None
+        found = by_feature.get(r.feature)
+        if found is None:
+            found = plan.reads_of(r.signal, r.feature)
+        unit_key, matches = found
+        # the rules that read the signal, in policy order (the order of reasons and
+        # notes is the same as a pass over every rule's match would give)
+        for m in matches:
+            rule = m.rule
+            measure = rule.measure
+            v = r.value if measure == "value" else r.details.get(measure)
+            if type(v) is float and math.isfinite(v):
+                value: float | None = v  # what measured() gives a finite float
+            else:
+                value = measured(r, measure)
+                if value is None:
+                    if measure != "value" and math.isfinite(r.value):
+                        out.notes.append(f"{r.signal}[{r.feature or '-'}]: no {measure} "
+                                         "in its details; skipped")
+                    continue
             direction = rule.direction
-            at = (id(rule), r.feature)
-            levels = read_levels.get(at)
-            if levels is None:
-                levels = read_levels[at] = _levels_of(rule, r.feature, factor)
-            for lv, known_clear in levels:
-                thr = lv.fixed if lv.fixed is not None else resolve(lv, r)
+            trig = hold = Tier.NONE
+            # the highest level reached and its threshold; its reason is built once
+            trig_at: tuple[Level, float] | None = None
+            hold_at: tuple[Level, float] | None = None
+            for tier, fixed, known_clear, rate, lv in m.levels:
+                thr = fixed if rate is None else calibrated_level(r, rate)
                 if thr is None:
                     out.notes.append(f"{r.signal}[{r.feature or '-'}]: no calibrated level for "
                                      f"false_alarm_rate {lv.rate:g}; tier {lv.tier} skipped")
                     continue
-                if lv.tier > trig and crosses(value, thr, direction):
-                    trig = lv.tier
-                    trig_reason = _reason(r, rule, value, thr, lv.tier, lv.source, "trigger",
-                                          lv.rate)
+                if tier > trig and crosses(value, thr, direction):
+                    trig, trig_at = tier, (lv, thr)
                 clr = known_clear if known_clear is not None else clear_level(
                     thr, direction, factor)
-                if lv.tier > hold and crosses(value, clr, direction):
-                    hold = lv.tier
-                    src = lv.clear_source or (factor_src if factor < 1 else lv.source)
-                    hold_reason = _reason(r, rule, value, clr, lv.tier, src, "hold", lv.rate)
-            key = ("f", r.feature) if r.feature is not None else ("m", r.signal)
-            unit = units.get(key)
+                if tier > hold and crosses(value, clr, direction):
+                    hold, hold_at = tier, (lv, clr)
+            unit = units.get(unit_key)
             if unit is None:
-                unit = units[key] = _Unit()
-            unit.trig = max(unit.trig, trig)
-            unit.hold = max(unit.hold, hold)
-            unit.weight = max(unit.weight, rule.weight_for(r.feature))
-            if trig_reason is not None:
-                out.reasons.append(trig_reason)
-            if hold_reason is not None and hold > trig and hold <= active:
-                out.holds.append(hold_reason)
-    c = policy.combine
+                unit = units[unit_key] = _Unit()
+            if trig > unit.trig:
+                unit.trig = trig
+            if hold > unit.hold:
+                unit.hold = hold
+            if m.weight > unit.weight:
+                unit.weight = m.weight
+            if trig_at is not None:
+                lv, thr = trig_at
+                out.reasons.append(_reason(r, rule, value, thr, lv.tier, lv.source, "trigger",
+                                           lv.rate))
+            if hold_at is not None and hold > trig and hold <= active:
+                lv, clr = hold_at
+                src = lv.clear_source or (plan.factor_source if factor < 1 else lv.source)
+                out.holds.append(_reason(r, rule, value, clr, lv.tier, src, "hold", lv.rate))
+    c = plan.combine
     weights = [u.weight for u in units.values()]
     out.raw = combine([u.trig for u in units.values()], weights, c.method,
                       min_features=c.min_features, quorum=c.quorum)
@@ -331,38 +283,37 @@ def _reason(r: SignalResult, rule: Rule, value: float, threshold: float, tier: T
                   rule.direction, source, kind, rule.measure, rate, r.segment)
 
 
-def _escalate(policy: Policy, tier: Tier, state: EngineState
+def _escalate(plan: ReadPlan, tier: Tier, state: EngineState
               ) -> tuple[Tier, Tier | None, list[Reason]]:
     start, reasons = tier, []
-    for i, esc in sorted(enumerate(policy.escalation), key=lambda e: Tier.parse(e[1].from_)):
-        lo, hi = Tier.parse(esc.from_), Tier.parse(esc.to)
-        run = state.decided_streak.get(str(lo), 0) + 1
-        if lo <= tier < hi and run >= esc.after:
-            tier = hi
+    for esc in plan.escalations:
+        run = state.decided_streak.get(esc.lower_name, 0) + 1
+        if esc.lower <= tier < esc.upper and run >= esc.after:
+            tier = esc.upper
             reasons.append(Reason("escalation", "policy", None, float(run), float(esc.after),
-                                  hi, "above", policy.source(("escalation", i)), "escalation"))
+                                  esc.upper, "above", esc.source, "escalation"))
     return tier, (start if tier != start else None), reasons
 
 
-def _data_quality(policy: Policy, signals: tuple[SignalResult, ...]
+def _data_quality(plan: ReadPlan, policy: Policy, signals: tuple[SignalResult, ...]
                   ) -> tuple[bool, list[Reason]]:
     reasons = []
-    by_detector = _dq_by_detector(policy)
+    by_detector = plan.dq
     for r in signals:
-        for i, dq in by_detector.get(r.signal, ()):
-            if dq.features != "all" and r.feature not in dq.features:
-                continue
-            value = measured(r, dq.measure)
+        by_feature = by_detector.get(r.signal)
+        if by_feature is None:
+            continue
+        checks = by_feature.get(r.feature)
+        if checks is None:
+            checks = plan.dq_of(policy, r.signal, r.feature)
+        for c in checks:
+            value = measured(r, c.measure)
             if value is None:
                 continue
-            if dq.measure == "increase" and r.details.get("significant") is False:
+            if c.measure == "increase" and r.details.get("significant") is False:
                 continue  # within sampling noise, once the window's features are counted
-            path: tuple[str | int, ...] = ("data_quality", "signals", i, "threshold")
-            thr = dq.threshold
-            if r.feature is not None and r.feature in dq.overrides:
-                thr = dq.overrides[r.feature]
-                path = ("data_quality", "signals", i, "overrides", r.feature)
-            if value > thr:
-                reasons.append(Reason(r.signal, r.group, r.feature, value, thr, Tier.NONE,
-                                      "above", policy.source(path), "data_quality", dq.measure))
+            if value > c.threshold:
+                reasons.append(Reason(r.signal, r.group, r.feature, value, c.threshold,
+                                      Tier.NONE, "above", c.source, "data_quality",
+                                      c.measure))
     return bool(reasons), reasons

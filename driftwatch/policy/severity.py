@@ -26,6 +26,7 @@ from driftwatch.policy.tiers import ACTION_TIERS, Tier
 __all__ = [
     "Level",
     "Rule",
+    "calibrated_level",
     "clear_level",
     "combine",
     "compile_rules",
@@ -154,8 +155,14 @@ def resolve(level: Level, result: SignalResult) -> float | None:
     """
     if level.fixed is not None:
         return level.fixed
+    return calibrated_level(result, rate_key(level.rate or 0.0))
+
+
+def calibrated_level(result: SignalResult, key: str) -> float | None:
+    """The level ``result`` reports for the rate keyed ``key`` (:func:`rate_key`), if
+    finite: :func:`resolve` for a level whose rate's key is known already."""
     table = result.details.get(CALIBRATED_LEVELS) or {}
-    value = table.get(rate_key(level.rate or 0.0))
+    value = table.get(key)
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
