@@ -177,6 +177,7 @@ class NumericLayout:
     _fine_width: int = field(init=False, repr=False)
     _coarse_width: int = field(init=False, repr=False)
     _f2c: np.ndarray = field(init=False, repr=False)
+    _f2c_flat: np.ndarray = field(init=False, repr=False)
     _counter: _BinCounter = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -192,6 +193,9 @@ class NumericLayout:
         object.__setattr__(self, "_fine_width", fw)
         object.__setattr__(self, "_coarse_width", cw)
         object.__setattr__(self, "_f2c", f2c)
+        # the coarse cell of every fine cell of a [C, fw + 1] row block, flattened
+        flat = (np.arange(c, dtype=np.intp)[:, None] * (cw + 1) + f2c).ravel()
+        object.__setattr__(self, "_f2c_flat", flat)
         object.__setattr__(self, "_counter", _BinCounter.build(self.fine_edges, fw + 1))
 
     @classmethod
@@ -286,11 +290,12 @@ class NumericLayout:
     def coarse(self, fine: np.ndarray) -> np.ndarray:
         """Coarse (decile + missing) counts from fine counts: ``[..., C, coarse_width]``."""
         fine = np.asarray(fine)
-        c = len(self.names)
-        out = np.zeros((*fine.shape[:-2], c, self.coarse_width), dtype=fine.dtype)
-        for j in range(c):
-            np.add.at(out[..., j, :], (..., self._f2c[j]), fine[..., j, :])
-        return out
+        lead, c = fine.shape[:-2], len(self.names)
+        # one add.at over the flattened columns (not one per column): each coarse cell
+        # sums the same fine cells in the same order
+        out = np.zeros((*lead, c * self.coarse_width), dtype=fine.dtype)
+        np.add.at(out, (..., self._f2c_flat), fine.reshape(*lead, c * fine.shape[-1]))
+        return out.reshape(*lead, c, self.coarse_width)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -76,3 +76,33 @@ def test_coarse_edges_are_fine_edges() -> None:
     lay = NumericLayout.fit(("x",), rng.lognormal(0, 1, (10_000, 1)))
     assert set(lay.coarse_edges[0].tolist()) <= set(lay.fine_edges[0].tolist())
     assert len(lay.coarse_edges[0]) == 9  # deciles
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), columns=st.integers(1, 4), n=st.integers(0, 300),
+       coarse_bins=st.sampled_from([2, 4, 10]))
+def test_coarse_counts_are_the_values_counted_on_the_coarse_edges(
+    seed: int, columns: int, n: int, coarse_bins: int
+) -> None:
+    """Coarse counts (one pass over every column at once) are what binning the values on
+    each column's own coarse edges gives, and a stack of windows coarsens row by row."""
+    rng = np.random.default_rng(seed)
+    # columns of different spread and ties, so they get different numbers of bins
+    ref = np.column_stack([rng.integers(0, 3 + 5 * j, 500).astype(float)
+                           for j in range(columns)])
+    lay = NumericLayout.fit(tuple(f"x{j}" for j in range(columns)), ref,
+                            coarse_bins=coarse_bins, fine_bins=4 * coarse_bins)
+    cur = rng.normal(5, 6, (n, columns))
+    cur[rng.random((n, columns)) < 0.1] = np.nan
+    fine, _, _ = lay.count(cur)
+    got = lay.coarse(fine)
+    assert got.shape == (columns, lay.coarse_width)
+    for j, e in enumerate(lay.coarse_edges):
+        want = _expected(e, cur[:, j], len(e) + 2)  # the bins, then missing
+        assert got[j, : len(e) + 1].tolist() == want[:-1].tolist()
+        assert got[j, -1] == want[-1]
+        assert not got[j, len(e) + 1 : -1].any()  # padding
+    stacked = lay.coarse(np.stack([fine, 3 * fine]))
+    assert np.array_equal(stacked, np.stack([got, 3 * got]))
+    assert lay.coarse(np.zeros((0, *fine.shape), dtype=np.int64)).shape == (
+        0, columns, lay.coarse_width)
