@@ -15,6 +15,7 @@ and its window bounds say so instead of a date in 1970:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -23,8 +24,9 @@ import numpy as np
 import orjson
 
 from driftwatch.detectors.base import SignalResult
+from driftwatch.detectors.identity_cache import IdentityCache
 from driftwatch.pipeline import WindowResult
-from driftwatch.windows.sketch import Sketch
+from driftwatch.windows.sketch import Sketch, SketchLayout
 
 __all__ = ["TimelineWriter", "iso", "read_timeline", "sketch_summary", "when", "window_record"]
 
@@ -60,35 +62,73 @@ def _shares(a: np.ndarray, n: np.ndarray) -> list[float | None]:
     return [x if d else None for x, d in zip(r, (n != 0).tolist(), strict=True)]
 
 
+@dataclass(frozen=True, slots=True)
+class _Columns:
+    """What a summary reads of a layout, the same for every window: each numeric
+    feature's name and real coarse bins, each categorical feature's name and levels, the
+    columns of ``other``, ``unseen`` and ``missing``, and the score's real coarse bins."""
+
+    numeric: tuple[tuple[str, int], ...]
+    categorical: tuple[tuple[str, tuple[str, ...]], ...]
+    other: int
+    unseen: int
+    missing: int
+    score_bins: int
+
+    @classmethod
+    def of(cls, lay: SketchLayout) -> _Columns:
+        cl = lay.categorical
+        return cls(tuple(zip(lay.numeric.names, lay.numeric.n_coarse.tolist(), strict=True)),
+                   tuple(zip(cl.names, cl.levels, strict=True)),
+                   cl.other_col, cl.unseen_col, cl.missing_col,
+                   int(lay.score.n_coarse[0]))
+
+
+_COLUMNS = IdentityCache(capacity=4)
+
+
+def _columns(lay: SketchLayout) -> _Columns:
+    return _COLUMNS.get((lay,), "timeline", lambda: _Columns.of(lay))
+
+
 def sketch_summary(sk: Sketch) -> dict[str, Any]:
     """Per-feature counts on the reference's coarse bins, missing and out-of-range shares.
 
-    Built from the count arrays, one conversion per block rather than per feature."""
-    lay = sk.layout
+    Built from the count arrays, one conversion per block rather than per feature, and
+    every share of the window in one division."""
+    cols = _columns(sk.layout)
     feats: dict[str, Any] = {}
-    names = lay.numeric.names
-    if names:
+    tops: list[np.ndarray] = []
+    bottoms: list[np.ndarray] = []
+    if cols.numeric:
         coarse = sk.num_coarse()
         n = coarse.sum(axis=1)
         miss = coarse[:, -1]
+        tops += [miss, sk.num_under + sk.num_over]
+        bottoms += [n, n - miss]
+    if cols.categorical:
+        cat = np.asarray(sk.cat)
+        tops.append(cat[:, cols.missing])
+        bottoms.append(cat.sum(axis=1))
+    if not tops:
+        return feats
+    shares = _shares(np.concatenate(tops), np.concatenate(bottoms))
+    f = len(cols.numeric)
+    if f:
         rows = coarse.tolist()
-        missing = _shares(miss, n)
-        oor = _shares(sk.num_under + sk.num_over, n - miss)
-        for j, (name, k) in enumerate(zip(names, lay.numeric.n_coarse.tolist(), strict=True)):
+        for j, (name, k) in enumerate(cols.numeric):
+            row = rows[j]
             feats[name] = {
                 "type": "numeric",
-                "bins": rows[j][:k],
-                "missing": rows[j][-1],
-                "missing_share": missing[j],
-                "out_of_range_share": oor[j],
+                "bins": row[:k],
+                "missing": row[-1],
+                "missing_share": shares[j],
+                "out_of_range_share": shares[f + j],
             }
-    cl = lay.categorical
-    if cl.names:
-        cat = np.asarray(sk.cat)
+    if cols.categorical:
         rows = cat.tolist()
-        other, unseen, mcol = cl.other_col, cl.unseen_col, cl.missing_col
-        missing = _shares(cat[:, mcol], cat.sum(axis=1))
-        for j, (name, levels) in enumerate(zip(cl.names, cl.levels, strict=True)):
+        other, unseen, mcol = cols.other, cols.unseen, cols.missing
+        for j, (name, levels) in enumerate(cols.categorical):
             row = rows[j]
             feats[name] = {
                 "type": "categorical",
@@ -96,7 +136,7 @@ def sketch_summary(sk: Sketch) -> dict[str, Any]:
                 "other": row[other],
                 "unseen": row[unseen],
                 "missing": row[mcol],
-                "missing_share": missing[j],
+                "missing_share": shares[2 * f + j],
             }
     return feats
 
@@ -135,7 +175,7 @@ def window_record(res: WindowResult, numbered: bool = False) -> dict[str, Any]:
         "n_labelled_bad": int(sk.lab_n[1]),
         "partial": cw.partial,
         "score": {
-            "bins": sk.score_coarse()[0, : int(sk.layout.score.n_coarse[0])].tolist(),
+            "bins": sk.score_coarse()[0, : _columns(sk.layout).score_bins].tolist(),
             "missing": int(sk.score_fine[0, -1]),
             "mean": None if math.isnan(sk.score_mean) else sk.score_mean,
             "var": None if math.isnan(sk.score_var) else sk.score_var,
