@@ -42,6 +42,7 @@ from driftwatch.policy.durations import parse_duration
 from driftwatch.policy.level_store import LevelStore
 from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
+from driftwatch.replay.frozen import setup_frozen
 from driftwatch.replay.isolation import poison_records, timeline_record
 from driftwatch.replay.timeline import TimelineWriter, when
 from driftwatch.windows.panes import WindowSpec
@@ -432,7 +433,7 @@ def replay(
                                 note=note or _note, text_formats=conn.text_formats(),
                                 score_scale=reader.score_scale, reference_reader=reader)
     bar = _progress(total, progress)
-    with TimelineWriter(out / "timeline.jsonl") as tl:
+    with TimelineWriter(out / "timeline.jsonl") as tl, setup_frozen():
 
         def emit(results: list[WindowResult]) -> None:
             for res in results:

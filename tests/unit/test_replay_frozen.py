@@ -1,0 +1,55 @@
+"""A replay's loop runs with what was built before it frozen out of the garbage
+collector, and hands it back after; a caller's own freeze is left as it was."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from driftwatch.replay import replay
+from driftwatch.replay.frozen import setup_frozen
+from driftwatch.testing.generator import write_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def unfrozen() -> Iterator[None]:
+    """A process with nothing frozen before and after the test."""
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+
+
+def test_the_loop_runs_frozen_and_the_replay_unfreezes(tmp_path: Path, unfrozen: None) -> None:
+    paths = write_scenario("demo", tmp_path / "rec", n_events=3_000, days=5,
+                           reference_rows=1_000, compress=False)
+    counts: list[int] = []
+    res = replay(ROOT / "connectors" / "demo-file.yaml",
+                 [paths["predictions"], paths["outcomes"]], tmp_path / "out",
+                 policy=ROOT / "policies" / "credit-risk-demo.yaml",
+                 reference=paths["reference"], progress=False, report=False,
+                 read_process=False, on_window=lambda _: counts.append(gc.get_freeze_count()))
+    assert res.summary["windows"] == len(counts) > 0
+    assert min(counts) > 0  # the profile, policy and monitor: frozen in every window
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_block_that_raises_unfreezes(unfrozen: None) -> None:
+    with pytest.raises(RuntimeError), setup_frozen():
+        assert gc.get_freeze_count() > 0
+        raise RuntimeError("boom")
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_callers_freeze_is_kept(unfrozen: None) -> None:
+    gc.freeze()
+    before = gc.get_freeze_count()
+    keep = [object() for _ in range(10)]  # built after the caller's freeze
+    with setup_frozen():
+        assert gc.get_freeze_count() == before  # nothing more frozen
+    assert gc.get_freeze_count() == before  # and nothing of the caller's unfrozen
+    assert keep
