@@ -372,7 +372,9 @@ def aggregate_signals(
             continue
         values = [r.value for r in rs]
         v = np.array(values)
-        mean = float(v.mean())
+        # ndarray.mean's own sum and division, without its Python wrapper (2.4 us of its
+        # 3.6 a call, six calls a window): the same pairwise sum, divided by the count
+        mean = float(np.add.reduce(v)) / len(rs)
         if cfg.weights:
             w = np.array([float(cfg.weights.get(r.feature or "", 1.0)) for r in rs])
             w_sum = w.sum()

@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from scipy.spatial.distance import jensenshannon
 
@@ -196,6 +198,17 @@ def test_aggregate_reports_max_weighted_mean_and_share_above() -> None:
     assert agg.details["share_above"] == pytest.approx(2 / 3)
     assert agg.details["above"] == ["b", "c"]
     assert agg.details["weighted_mean"] == pytest.approx((0.05 + 0.6 + 0.2) / 4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.one_of(st.floats(0.0, 1e6), st.floats(1e-12, 1e-6)), min_size=1,
+                       max_size=300))
+def test_aggregate_mean_is_numpys_mean_to_the_last_bit(values: list[float]) -> None:
+    """Up to 8 values numpy sums in order, past that pairwise: the mean is its own."""
+    rs = [SignalResult("psi", "drift", v, f"f{i}") for i, v in enumerate(values)]
+    (agg,) = aggregate_signals(rs, DetectorConfig(aggregate=("psi",)), 100, 50)
+    assert agg.details["mean"] == float(np.mean(np.array(values)))
+    assert agg.details["weighted_mean"] == agg.details["mean"]
 
 
 def test_categorical_counts_match_pandas_value_counts() -> None:
