@@ -187,15 +187,21 @@ def _decision(window_id: int, action: str) -> Decision:
                     policy="p", policy_digest="sha256:0")
 
 
-def test_work_left_is_what_the_lanes_can_finish_without_new_data_or_a_person(
-        tmp_path: Path) -> None:
+def _actions(tmp_path: Path, execute: bool, clock: ManualClock) -> tuple[ServiceActions, Any]:
+    """The actions layer of a one-model daemon, and the model's actions."""
     cfg = parse_service_config(
         "models:\n  - connector: c.yaml\n    policy: p.yaml\n"
-        f"state_dir: {tmp_path}\nactions: {{execute: false}}\n")
-    clock = ManualClock(1000.0)
+        f"state_dir: {tmp_path}\nactions: {{execute: {str(execute).lower()}}}\n")
     actions = ServiceActions(cfg, clock=clock, metrics=Metrics(CollectorRegistry()))
     ma = actions.add_model("credit", reference=None, cutoff=None, shadow_defaults={},
                            buffer=None, on_promote=None)
+    return actions, ma
+
+
+def test_work_left_is_what_the_lanes_can_finish_without_new_data_or_a_person(
+        tmp_path: Path) -> None:
+    clock = ManualClock(1000.0)
+    actions, ma = _actions(tmp_path, False, clock)
     box = ma.outbox
     alert, _ = box.record(_decision(1, "alert"))
     update, _ = box.record(_decision(2, "online_update"))
@@ -220,13 +226,8 @@ def test_work_left_is_what_the_lanes_can_finish_without_new_data_or_a_person(
 def test_a_lane_still_inside_its_call_is_named_among_the_reasons(tmp_path: Path) -> None:
     """The first MLflow call may outlast a short --drain-timeout: the drain then says the
     lane is still in it, rather than giving no reason at all."""
-    cfg = parse_service_config(
-        "models:\n  - connector: c.yaml\n    policy: p.yaml\n"
-        f"state_dir: {tmp_path}\nactions: {{execute: true}}\n")
     clock = ManualClock(1000.0)
-    actions = ServiceActions(cfg, clock=clock, metrics=Metrics(CollectorRegistry()))
-    ma = actions.add_model("credit", reference=None, cutoff=None, shadow_defaults={},
-                           buffer=None, on_promote=None)
+    actions, ma = _actions(tmp_path, True, clock)
     update, _ = ma.outbox.record(_decision(2, "online_update"))
     inside, release = threading.Event(), threading.Event()
     lane = Lane("mlflow", [], clock=clock)
