@@ -105,6 +105,8 @@ class HashIndex:
 
     def _probe(self, keys: np.ndarray) -> np.ndarray:
         """Slot of each key, or -1 where it is absent."""
+        if not self._live or not keys.size:  # an empty table (the orphans, mostly): no probe
+            return np.full(keys.size, -1, dtype=np.int64)
         loops = compiled() if self.use_compiled and keys.size >= _SMALL else None
         if loops is not None:
             slots = np.empty(keys.size, dtype=np.int64)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftwatch.labels.cohort_book import _kept, _time_spans
 from driftwatch.labels.grouping import group_ids
-from driftwatch.labels.hashindex import HashIndex
+from driftwatch.labels.hashindex import HashIndex, compiled
 from driftwatch.labels.joiner import _Rows
 
 
@@ -82,3 +83,24 @@ def test_contains_is_a_lookup_that_finds_a_row(keys: list[int], drop: int) -> No
     ix.remove(k[:drop])
     ask = np.arange(0, 320, dtype=np.uint64)
     np.testing.assert_array_equal(ix.contains(ask), ix.lookup(ask) >= 0)
+
+
+@pytest.mark.parametrize("use_compiled", [False, True])
+def test_an_empty_table_answers_without_probing(monkeypatch, use_compiled: bool) -> None:
+    ix = HashIndex(capacity=16)
+    ix.use_compiled = use_compiled and compiled() is not None
+    k = np.arange(1, 41, dtype=np.uint64)
+    ix.insert(k, np.arange(k.size))
+    ix.remove(k)  # every key gone: tombstones only
+
+    def no_probe(*args: object) -> None:
+        raise AssertionError("an empty table was probed")
+
+    monkeypatch.setattr(HashIndex, "_slot", no_probe)
+    if compiled() is not None:
+        monkeypatch.setattr(compiled(), "probe", no_probe)
+    ask = np.arange(0, 64, dtype=np.uint64)
+    assert ix.lookup(ask).tolist() == [-1] * 64
+    assert not ix.contains(ask).any()
+    assert ix.remove(ask).tolist() == [-1] * 64 and len(ix) == 0
+    assert ix.lookup(np.zeros(0, np.uint64)).size == 0
