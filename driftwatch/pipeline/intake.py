@@ -113,7 +113,7 @@ class PollIntake:
             self.n_outcome_records += len(out)
             joined = self.joiner.add_outcomes(out)
             if len(joined.label):
-                row = _KeyRows(out.keys)(joined.keys)
+                row = _joined_rows(out.keys, joined.keys)
                 index, time, wm = before_out[row], out.event_time[row], wm_out[row]
                 if pred is not None:
                     # an outcome ahead of its prediction in this poll joins where the
@@ -220,6 +220,21 @@ def numbered(pred: Batch, before: int) -> Batch:
         return pred
     at = before + 1 + np.arange(len(pred), dtype=np.float64)
     return replace(pred, event_time=np.where(missing, at, pred.event_time))
+
+
+def _joined_rows(keys: np.ndarray, joined: np.ndarray) -> np.ndarray:
+    """Row in ``keys`` (a poll's outcomes) of each of the ``joined`` keys the label joiner
+    gave back for them. Those are unique (the joiner joins one outcome a key), so when
+    they are all of ``keys``, in order (the common poll: every outcome found its
+    prediction), each one's row is its position, and no index is built.
+
+    >>> k = np.array([7, 3, 9], dtype=np.uint64)
+    >>> _joined_rows(k, k).tolist(), _joined_rows(k, k[[2, 0]]).tolist()
+    ([0, 1, 2], [2, 0])
+    """
+    if joined is keys or (joined.size == keys.size and np.array_equal(joined, keys)):
+        return np.arange(keys.size)
+    return _KeyRows(keys)(joined)
 
 
 class _KeyRows:

@@ -40,3 +40,27 @@ def _check(k: np.ndarray, w: np.ndarray) -> None:
     assert ((got >= 0) & (got < k.size)).all()
     np.testing.assert_array_equal(got[here], _sorted_rows(k, w)[here])
     assert (k[got[here]] == w[here]).all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(keys=st.lists(st.integers(0, 40), min_size=1, max_size=200),
+       keep=st.floats(0.0, 1.0), seed=st.integers(0, 2**32 - 1))
+def test_joined_rows_are_the_first_rows_of_the_joined_keys(keys, keep, seed) -> None:
+    k = np.array(keys, dtype=np.uint64)
+    rng = np.random.default_rng(seed)
+    uniq = np.unique(k, return_index=True)[1]
+    first = np.sort(uniq[rng.uniform(size=uniq.size) < keep])  # what the joiner may give back
+    joined = k[first].copy()
+    got = intake._joined_rows(k, joined)
+    np.testing.assert_array_equal(got, _KeyRows(k)(joined))
+    np.testing.assert_array_equal(got, first)
+
+
+def test_joined_rows_of_every_outcome_in_order_build_no_index(monkeypatch) -> None:
+    def no_index(*args: object) -> None:
+        raise AssertionError("an index was built")
+
+    monkeypatch.setattr(_KeyRows, "_build", no_index)
+    k = np.array([11, 5, 2**63 + 1, 8], dtype=np.uint64)
+    assert intake._joined_rows(k, k).tolist() == [0, 1, 2, 3]
+    assert intake._joined_rows(k, k.copy()).tolist() == [0, 1, 2, 3]
