@@ -1,5 +1,6 @@
-"""The hash index's probe, insert and remove loops, compiled by numba (imported only when
-numba is; :mod:`driftwatch.labels.hashindex` holds the table and the numpy fallback).
+"""The hash index's probe, insert and remove loops, and the key filter's, compiled by numba
+(imported only when numba is; :mod:`driftwatch.labels.hashindex` and
+:mod:`driftwatch.labels.keyfilter` hold the tables and the numpy fallbacks).
 
 One key after the other, on the same table layout as the fallback (linear probing from
 the slot the key's top bits choose, ``-1`` empty, ``-2`` a tombstone): a lookup or an
@@ -12,11 +13,15 @@ import numpy as np
 
 from driftwatch.numba_setup import compiled
 
-__all__ = ["first_occurrences", "insert", "probe", "reinsert", "renumber", "tombstone"]
+__all__ = ["filter_add", "filter_maybe", "first_occurrences", "insert", "probe", "reinsert",
+           "renumber", "tombstone"]
 
 _EMPTY = -1
 _TOMB = -2
 _MUL = np.uint64(0x9E3779B97F4A7C15)
+_MUL2 = np.uint64(0xC2B2AE3D27D4EB4F)  # the key filter's bit positions (an odd constant)
+_ONE = np.uint64(1)
+_HI, _MID, _LOW6 = np.uint64(58), np.uint64(52), np.uint64(63)  # the bits: top 6, next 6
 
 
 _jit = compiled()
@@ -120,3 +125,24 @@ def first_occurrences(keys, cap, shift):  # type: ignore[no-untyped-def]
             out[n] = i
             n += 1
     return out[:n]
+
+
+@_jit
+def filter_add(words, shift, keys):  # type: ignore[no-untyped-def]
+    """Set each key's two bits in its word of the key filter."""
+    for i in range(keys.size):
+        key = keys[i]
+        w = np.int64((key * _MUL) >> shift)
+        g = key * _MUL2
+        words[w] |= (_ONE << (g >> _HI)) | (_ONE << ((g >> _MID) & _LOW6))
+
+
+@_jit
+def filter_maybe(words, shift, keys, out):  # type: ignore[no-untyped-def]
+    """``out[i]``: whether both of ``keys[i]``'s bits are set."""
+    for i in range(keys.size):
+        key = keys[i]
+        w = np.int64((key * _MUL) >> shift)
+        g = key * _MUL2
+        bits = (_ONE << (g >> _HI)) | (_ONE << ((g >> _MID) & _LOW6))
+        out[i] = (words[w] & bits) == bits

@@ -217,3 +217,8 @@ def warm_up() -> None:
     ix.remove(keys[:_SMALL])
     ix.renumber(np.arange(keys.size))
     ix._rebuild(0)
+    loops = compiled()  # and the key filter's (driftwatch.labels.keyfilter)
+    words = np.zeros(16, dtype=np.uint64)
+    loops.filter_add(words, np.uint64(60), keys)  # type: ignore[union-attr]
+    loops.filter_maybe(words, np.uint64(60), keys,  # type: ignore[union-attr]
+                       np.empty(keys.size, dtype=bool))

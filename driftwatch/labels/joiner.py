@@ -57,6 +57,7 @@ from driftwatch.errors import StateError
 from driftwatch.labels.cohort_book import CohortBook
 from driftwatch.labels.cohorts import CohortStats, CohortTracker, DelayHistogram
 from driftwatch.labels.hashindex import first_occurrences
+from driftwatch.labels.keyfilter import KeyFilter
 from driftwatch.labels.store import KeyStore
 from driftwatch.statetree import Capture
 
@@ -145,6 +146,8 @@ class LabelJoiner:
         self._pending = KeyStore(_PRED)
         self._orphans = KeyStore(_ORPHAN)
         self._joined = KeyStore({"time": np.float64})  # recently joined keys: duplicates
+        # every key pending or recently joined answers "maybe" (and a few others)
+        self._maybe_held = KeyFilter()
         self.cohorts = CohortTracker(cohort_seconds, max_cohorts)
         self.delays = DelayHistogram()
         #: Labelled statistics per prediction window (cohort ids given with predictions).
@@ -176,6 +179,26 @@ class LabelJoiner:
         """Index of the first occurrence of each key, in arrival order; duplicates count."""
         first = first_occurrences(keys)
         return first, int(keys.size - first.size)
+
+    def _held(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each key waits or was joined recently: a prediction seen before. Most
+        are new, and the filter says so without probing either store's index."""
+        seen = self._maybe_held.maybe(keys)
+        if seen.any():
+            ask = np.flatnonzero(seen)
+            k = keys[ask]
+            seen[ask] = self._pending.contains(k) | self._joined.contains(k)
+        return seen
+
+    def _note_held(self, keys: np.ndarray) -> None:
+        """Predictions about to be held (pending, or joined at once with an orphan): in the
+        filter from now on; a full filter is built anew from the keys still held."""
+        if not self._maybe_held.has_room(keys.size):
+            self._maybe_held = KeyFilter.of(self._held_keys(), room=keys.size)
+        self._maybe_held.add(keys)
+
+    def _held_keys(self) -> np.ndarray:
+        return np.concatenate((self._pending.live_keys(), self._joined.live_keys()))
 
     def _join(self, keys: np.ndarray, pred: dict[str, np.ndarray], label: np.ndarray,
               out_time: np.ndarray) -> Joined:
@@ -214,11 +237,12 @@ class LabelJoiner:
         first, dup = self._first(keys)
         if dup:
             idx, keys = idx.sub(first), keys[first]
-        seen = self._pending.contains(keys) | self._joined.contains(keys)
+        seen = self._held(keys)
         n_seen = int(seen.sum())
         c["duplicate_predictions"] += dup + n_seen
         if n_seen:
             idx, keys = idx.sub(~seen), keys[~seen]
+        self._note_held(keys)
         cols = {"score": idx.take(batch.score), "decision": idx.take(dec),
                 "exposure": idx.take(batch.exposure), "time": idx.take(t),
                 "cohort": (np.full(idx.size, -1, np.int64) if cohort is None
@@ -328,6 +352,7 @@ class LabelJoiner:
             j._pending = _with_cohort(KeyStore.from_dict(d["pending"]))
             j._orphans = KeyStore.from_dict(d["orphans"])
             j._joined = KeyStore.from_dict(d["joined"])
+            j._maybe_held = KeyFilter.of(j._held_keys())
             j.cohorts = CohortTracker.from_dict(d["cohorts"])
             j.delays = DelayHistogram.from_dict(d["delays"])
             if "book" in d:

@@ -178,6 +178,10 @@ class KeyStore:
     def contains(self, keys: np.ndarray) -> np.ndarray:
         return self._index.contains(keys)
 
+    def live_keys(self) -> np.ndarray:
+        """The keys of the rows held, in row order."""
+        return self._keys[self._live_rows()]
+
     def _rows_of(self, rows: np.ndarray, *, key: bool = False) -> dict[str, np.ndarray]:
         out = {"key": self._keys[rows]} if key else {}
         out.update({k: v[rows] for k, v in self._cols.items()})
