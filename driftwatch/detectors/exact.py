@@ -117,8 +117,51 @@ def binom_isf_one(q: float, n: float, p: float) -> float:
     if hit is None:
         if len(_memo) + 1 > _MEMO_SIZE:
             _memo.clear()
-        hit = _memo[key] = _isf(key[0], np.array([key[1]]), np.array([key[2]])).tolist()[0]
+        hit = _memo[key] = _isf_one(*key)
     return hit
+
+
+def _sf_one(k: float, n: float, p: float) -> float:
+    """:func:`_sf` of one valid ``(k, n, p)``: the same ``betainc`` call, on floats."""
+    if 0 <= k < n:
+        return float(special.betainc(k + 1, n - k, p))
+    return float(k < 0)
+
+
+def _isf_one(q: float, n: float, p: float) -> float:
+    """:func:`_isf` of one ``(n, p)``, step for step on floats (signed zeros included): a
+    miss of a model-level signal (a window's labelled count, its mean predicted rate)
+    then costs a few scalar ``betainc`` calls, not a dozen array steps of microseconds
+    each. Anything whose start is not a finite number takes the array form."""
+    if not (math.isfinite(n) and math.isfinite(q)):
+        return float(_isf(q, np.array([n]), np.array([p]))[0])
+    if not (n >= 0 and 0 <= p <= 1 and n == math.floor(n) and 0 <= q <= 1):
+        return math.nan
+    mu, sd = n * p, math.sqrt(n * p * (1 - p))
+    z = float(special.ndtri(1 - q)) if 0 < q < 1 else 0.0
+    skew = (1 - 2 * p) / sd if sd > 0 else 0.0
+    start = mu + sd * (z + (z * z - 1) * skew / 6) - 0.5
+    if not math.isfinite(start):
+        return float(_isf(q, np.array([n]), np.array([p]))[0])
+    # np.round (half to even, keeping the sign of a zero), then np.clip's max-then-min
+    k = math.copysign(float(round(start)), start)
+    k = k if k > -1.0 else -1.0
+    k = k if k < n else n
+    for _ in range(6):
+        up = _sf_one(k, n, p) > q
+        down = not up and k > -1 and _sf_one(k - 1, n, p) <= q
+        if not (up or down):
+            return k
+        k = k + up - down
+    # a poor start: bisect as the array form does
+    lo, hi = -1.0, n
+    while hi - lo > 1:
+        mid = float(math.floor((lo + hi) / 2))
+        if _sf_one(mid, n, p) > q:
+            lo = mid
+        else:
+            hi = mid
+    return lo if _sf_one(lo, n, p) <= q else hi
 
 
 def _isf(q: float, n: np.ndarray, p: np.ndarray) -> np.ndarray:

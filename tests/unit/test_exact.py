@@ -67,3 +67,27 @@ def test_one_value_forms_equal_the_array_forms(n: int, p: float, frac: float, q:
     kk = float(np.clip(np.floor(k), -1, n + 1)) if k == k else k
     lo, hi = exact.clopper_pearson(kk, n, q)
     assert _same(np.array(exact.clopper_pearson_one(kk, n, q)), np.array([lo, hi]))
+
+
+def _bits(x: float) -> bytes:
+    return np.float64(x).tobytes()  # -0.0 and 0.0 differ here, as they do in a timeline
+
+
+@settings(max_examples=400, deadline=None)
+@given(q=st.one_of(QS, st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0, 1e-300, -0.1])),
+       n=st.one_of(st.integers(0, 3_000_000), st.integers(0, 40),
+                   st.sampled_from([-1.0, 2.5, float("nan")])),
+       p=st.one_of(SHARES, st.sampled_from([-0.1, 1.1, float("nan"), 0.999])))
+def test_scalar_quantile_takes_the_array_steps_to_the_bit(q: float, n: float, p: float
+                                                          ) -> None:
+    # binom_isf_one's misses take a float path: it must land where the array path does,
+    # signed zeros included (an n of 0 clips a start of -0.0 to +0.0)
+    with np.errstate(all="ignore"):  # a start past float range takes the array form
+        want = float(exact._isf(q, np.array([float(n)]), np.array([p]))[0])
+        assert _bits(exact._isf_one(q, float(n), p)) == _bits(want)
+
+
+def test_scalar_quantile_keeps_the_sign_of_a_zero() -> None:
+    for n, p in ((0.0, 0.3), (0.0, 0.0), (5.0, 0.0), (3.0, 1e-9)):
+        want = float(exact._isf(0.01, np.array([n]), np.array([p]))[0])
+        assert _bits(exact._isf_one(0.01, n, p)) == _bits(want)
