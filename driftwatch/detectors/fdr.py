@@ -27,11 +27,12 @@ True
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BHResult", "benjamini_hochberg"]
+__all__ = ["SMALL", "BHResult", "benjamini_hochberg"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +42,61 @@ class BHResult:
     p_cut: float  # reject iff p < p_cut
 
 
+#: Up to this many p-values BH runs on Python floats: a window's family (one test per
+#: feature) is a handful, where each of the array path's twenty numpy calls costs more
+#: than its arithmetic.
+SMALL = 16
+
+
 def benjamini_hochberg(p: np.ndarray, q: float) -> BHResult:
     """Step-up BH at level ``q`` over the finite entries of ``p``."""
     p = np.asarray(p, dtype=np.float64)
+    if p.ndim == 1 and p.size <= SMALL:
+        pl = p.tolist()
+        if 0.0 not in pl:  # a zero's sign would hang on how numpy breaks a tie of minima
+            return _small(pl, q)
+    return _arrays(p, q)
+
+
+def _small(p: list[float], q: float) -> BHResult:
+    """:func:`_arrays` on floats without zeros, operation for operation (the same IEEE
+    products and quotients, a stable sort, the same running minimum), so the same bits."""
+    n, isfinite = len(p), math.isfinite
+    at = [i for i in range(n) if isfinite(p[i])]
+    m = len(at)
+    adjusted = [math.nan] * n
+    if m == 0:
+        return BHResult(np.zeros(n, dtype=bool), np.array(adjusted), q)
+    order = sorted(at, key=p.__getitem__)  # stable, like argsort(kind="stable")
+    run = math.inf
+    for r in range(m, 0, -1):  # np.minimum.accumulate over the reversed products
+        i = order[r - 1]
+        x = p[i] * m / r
+        if x < run:
+            run = x
+        adjusted[i] = run if run <= 1.0 else 1.0  # np.minimum(adj, 1.0)
+    for r in range(m, 0, -1):  # the largest rank that passes
+        if p[order[r - 1]] <= r * q / m:
+            break
+    else:
+        return BHResult(np.zeros(n, dtype=bool), np.array(adjusted), q / m)
+    largest = p[order[r - 1]]
+    rejected = [False] * n
+    least_kept = math.inf
+    for i in at:
+        x = p[i]
+        if x <= largest:
+            rejected[i] = True
+        elif x < least_kept:
+            least_kept = x
+    out_r, out_a = np.array(rejected, dtype=bool), np.array(adjusted)
+    if least_kept == math.inf:  # everything rejected (a kept p-value is finite)
+        return BHResult(out_r, out_a, float((largest + 1.0) / 2))
+    return BHResult(out_r, out_a, _between(float(largest), float(least_kept)))
+
+
+def _arrays(p: np.ndarray, q: float) -> BHResult:
+    """Step-up BH on numpy arrays, for any shape."""
     ok = np.isfinite(p)
     m = int(ok.sum())
     adjusted = np.full(p.shape, np.nan)
