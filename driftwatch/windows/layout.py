@@ -325,8 +325,10 @@ class CategoricalLayout:
     names: tuple[str, ...]
     levels: tuple[tuple[str, ...], ...]
 
-    @property
+    @functools.cached_property
     def kmax(self) -> int:
+        """The most levels any feature has (every column index below is read from it, a
+        few times a window, and the levels never change)."""
         return max((len(lv) for lv in self.levels), default=0)
 
     @property

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from driftwatch.windows.layout import NumericLayout
+from driftwatch.windows.layout import CategoricalLayout, NumericLayout
 
 
 def _expected(edges: np.ndarray, x: np.ndarray, width: int) -> np.ndarray:
@@ -106,3 +106,23 @@ def test_coarse_counts_are_the_values_counted_on_the_coarse_edges(
     assert np.array_equal(stacked, np.stack([got, 3 * got]))
     assert lay.coarse(np.zeros((0, *fine.shape), dtype=np.int64)).shape == (
         0, columns, lay.coarse_width)
+
+
+class _CountedLevels(tuple):  # type: ignore[type-arg]
+    """Levels that count how often they are walked."""
+
+    walks = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def test_categorical_columns_walk_the_levels_once() -> None:
+    # the quality detectors read other/unseen/missing columns several times a window
+    levels = _CountedLevels((("a", "b"), ("x", "y", "z")))
+    lay = CategoricalLayout(("p", "q"), levels)
+    walks = _CountedLevels.walks
+    cols = [(lay.other_col, lay.unseen_col, lay.missing_col, lay.width) for _ in range(3)]
+    assert cols == [(3, 4, 5, 6)] * 3
+    assert _CountedLevels.walks - walks == 1
