@@ -42,9 +42,46 @@ __all__ = ["EventMerger", "Taken"]
 
 
 @dataclass
+class _Run:
+    """An input's buffered rows of one stream, with their lines and keys: the chunks as
+    they were added, less the rows handed out. A chunk is not joined to the rows left
+    before it (that copied every row once more, and the rows left over again at each
+    chunk): only the rows of a take that spans chunks are copied, once."""
+
+    pieces: list[Batch]
+    lines: np.ndarray
+    keys: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def add(self, b: Batch, lines: np.ndarray, keys: np.ndarray) -> None:
+        if len(b):
+            self.pieces.append(b)
+            self.lines = np.concatenate([self.lines, lines])
+            self.keys = np.concatenate([self.keys, keys])
+
+    def take(self, c: int) -> Batch:
+        """Hand out the first ``c`` rows (a view of the chunk holding them all, if one does)."""
+        out: list[Batch] = []
+        left = c
+        while left:
+            b = self.pieces[0]
+            if left >= len(b):
+                out.append(self.pieces.pop(0))
+                left -= len(b)
+            else:
+                out.append(b.take(slice(0, left)))
+                self.pieces[0] = b.take(slice(left, None))
+                left = 0
+        self.lines, self.keys = self.lines[c:], self.keys[c:]
+        return Batch.concat(out)
+
+
+@dataclass
 class _Input:
     rank: int
-    parts: dict[int, tuple[Batch, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    parts: dict[int, _Run] = field(default_factory=dict)  # by stream
     bad: list[BadRecord] = field(default_factory=list)
     bad_lines: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     bad_keys: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -56,7 +93,7 @@ class _Input:
 
     @property
     def buffered(self) -> int:
-        return sum(len(p[0]) for p in self.parts.values()) + len(self.bad)
+        return sum(len(r) for r in self.parts.values()) + len(self.bad)
 
 
 @dataclass
@@ -108,11 +145,9 @@ class EventMerger:
             k = keys[at : at + len(b)]
             at += len(b)
             if s in inp.parts:
-                ob, ol, ok = inp.parts[s]
-                inp.parts[s] = (Batch.concat([ob, b]), np.concatenate([ol, ln]),
-                                np.concatenate([ok, k]))
+                inp.parts[s].add(b, ln, k)
             elif len(b):
-                inp.parts[s] = (b, ln, k)
+                inp.parts[s] = _Run([b], ln, k)
         inp.bad.extend(bad)
         inp.bad_lines = np.concatenate([inp.bad_lines, np.asarray(bad_lines, np.int64)])
         inp.bad_keys = np.concatenate([inp.bad_keys, keys[at:]])
@@ -138,7 +173,7 @@ class EventMerger:
         """How many buffered records could leave now."""
         n = 0
         for i, inp in enumerate(self.inputs):
-            n += sum(self._leaving(i, k) for _, _, k in inp.parts.values())
+            n += sum(self._leaving(i, r.keys) for r in inp.parts.values())
             n += self._leaving(i, inp.bad_keys)
         return n
 
@@ -160,9 +195,9 @@ class EventMerger:
         runs: list[tuple[int, int, int]] = []  # (input, stream or -1 for bad, records ready)
         keys, lines = [], []
         for i, inp in enumerate(self.inputs):
-            for s, (_, ln, k) in inp.parts.items():
-                c = self._leaving(i, k)
-                runs.append((i, s, c)), keys.append(k[:c]), lines.append(ln[:c])
+            for s, run in inp.parts.items():
+                c = self._leaving(i, run.keys)
+                runs.append((i, s, c)), keys.append(run.keys[:c]), lines.append(run.lines[:c])
             c = self._leaving(i, inp.bad_keys)
             runs.append((i, -1, c)), keys.append(inp.bad_keys[:c]), lines.append(inp.bad_lines[:c])
         if not runs:
@@ -185,18 +220,15 @@ class EventMerger:
             counts = taken[r : r + len(mine)]
             if any(counts):
                 inp.consumed = max(int(ln[c - 1]) for ln, c in zip(
-                    [p[1] for p in inp.parts.values()] + [inp.bad_lines], counts, strict=True)
+                    [p.lines for p in inp.parts.values()] + [inp.bad_lines], counts, strict=True)
                     if c)
             for k, (_, s, _) in enumerate(mine[:-1]):
                 c = counts[k]
                 if not c:
                     continue
-                b, bl, bk = inp.parts[s]
-                out.setdefault(s, []).append((b.take(slice(0, c)), r + k))
-                if c == len(b):
+                out.setdefault(s, []).append((inp.parts[s].take(c), r + k))
+                if not len(inp.parts[s]):
                     del inp.parts[s]
-                else:
-                    inp.parts[s] = (b.take(slice(c, None)), bl[c:], bk[c:])
             c = counts[-1]
             if c:
                 at = np.flatnonzero(run_of == r + len(mine) - 1).tolist()
