@@ -14,7 +14,7 @@ No per-event Python objects past decoding: each field is one numpy array of leng
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from types import ModuleType
 
@@ -50,6 +50,31 @@ _ROW_FIELDS = (
     "label",
     "exposure",
 )
+
+_DTYPES: dict[str, type] = {
+    "event_time": np.float64,
+    "position": np.int64,
+    "numeric": np.float64,
+    "categorical": np.int32,
+    "score": np.float64,
+    "decision": np.int8,
+    "label": np.float64,
+    "exposure": np.float64,
+}
+
+#: each column's missing value, made for ``(n, n_numeric, n_categorical)``
+_MISSING: dict[str, Callable[[int, int, int], np.ndarray]] = {
+    "event_time": lambda n, f, g: np.full(n, np.nan),
+    "position": lambda n, f, g: np.arange(n, dtype=np.int64),
+    "numeric": lambda n, f, g: np.full((n, f), np.nan),
+    "categorical": lambda n, f, g: np.full((n, g), -1, dtype=np.int32),
+    "score": lambda n, f, g: np.full(n, np.nan),
+    "model_version": lambda n, f, g: np.full(n, "", dtype="<U1"),
+    "decision": lambda n, f, g: np.full(n, DECISION_UNKNOWN, dtype=np.int8),
+    "segment": lambda n, f, g: np.full(n, "", dtype="<U1"),
+    "label": lambda n, f, g: np.full(n, np.nan),
+    "exposure": lambda n, f, g: np.full(n, np.nan),
+}
 
 
 def hash_ids(ids: np.ndarray) -> np.ndarray:
@@ -167,38 +192,23 @@ class Batch:
         ids = np.asarray(ids)
         if ids.dtype.kind != "U":  # text already (a decoder's columns): no copy
             ids = ids.astype(str)
-        defaults: dict[str, object] = {
-            "ids": ids,
-            "keys": hash_ids(ids),
-            "event_time": np.full(n, np.nan),
-            "position": np.arange(n, dtype=np.int64),
-            "numeric": np.full((n, n_numeric), np.nan),
-            "categorical": np.full((n, n_categorical), -1, dtype=np.int32),
-            "score": np.full(n, np.nan),
-            "model_version": np.full(n, "", dtype="<U1"),
-            "decision": np.full(n, DECISION_UNKNOWN, dtype=np.int8),
-            "segment": np.full(n, "", dtype="<U1"),
-            "label": np.full(n, np.nan),
-            "exposure": np.full(n, np.nan),
-        }
-        dtypes = {
-            "event_time": np.float64,
-            "position": np.int64,
-            "numeric": np.float64,
-            "categorical": np.int32,
-            "score": np.float64,
-            "decision": np.int8,
-            "label": np.float64,
-            "exposure": np.float64,
-        }
+        values: dict[str, object] = {"ids": ids}
         for k, v in columns.items():
-            if k in dtypes:
-                defaults[k] = np.asarray(v, dtype=dtypes[k])
+            if k in _DTYPES:
+                values[k] = np.asarray(v, dtype=_DTYPES[k])
             elif k in ("model_version", "segment"):
-                defaults[k] = np.asarray(v).astype(str)
+                text = np.asarray(v)
+                values[k] = text if text.dtype.kind == "U" else text.astype(str)
             else:
-                defaults[k] = v
-        return cls(stream=stream, **defaults)  # type: ignore[arg-type]
+                values[k] = v
+        # only the columns not given: a decoder gives most, and filling each of its
+        # rows first cost a poll's reader a fresh n-row array per column, then threw it away
+        for k, missing in _MISSING.items():
+            if k not in values:
+                values[k] = missing(n, n_numeric, n_categorical)
+        if "keys" not in values:
+            values["keys"] = hash_ids(ids)
+        return cls(stream=stream, **values)  # type: ignore[arg-type]
 
     def take(self, index: np.ndarray | slice) -> Batch:
         """Rows selected by a boolean mask, integer index or slice."""
