@@ -37,16 +37,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-import numpy as np
 from scipy import special
 
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.calibrate import NullThresholds, model_levels
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.divergence import divergence_terms, top_bins
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.detectors.registry import THRESHOLD_EFFECT
-from driftwatch.detectors.stacked import WindowStats
+from driftwatch.detectors.stacked import WindowStats, score_stats
 from driftwatch.windows.sketch import Sketch
 
 __all__ = ["confidence_signals", "log_variance_se"]
@@ -98,9 +96,8 @@ def confidence_signals(
             cc, d, contrib = stats.score_coarse, stats.score_div, stats.score_terms
             top = stats.score_top
         else:
-            cc = geo.coarse(cur.score_fine)
-            d, contrib = divergence_terms(prep.score_coarse, cc, valid, cfg.eps)
-            top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins)[0].tolist()
+            cc, d, contrib, tops = score_stats(prep, cur.score_fine, cfg)
+            top = tops[0].tolist()
         er = prep.score_coarse_shares  # the reference's: the same every window
         ar = (cc[0] / max(cc[0].sum(), 1)).tolist()
         terms = contrib[0].tolist()

@@ -42,11 +42,11 @@ import numpy as np
 from driftwatch.detectors.base import SignalResult
 from driftwatch.detectors.calibrate import NullThresholds
 from driftwatch.detectors.config import DetectorConfig
-from driftwatch.detectors.drift import block_stats, drift_signals
+from driftwatch.detectors.drift import drift_signals
 from driftwatch.detectors.fdr import benjamini_hochberg
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.detectors.quality import QualityFlags
-from driftwatch.detectors.stacked import WindowStats
+from driftwatch.detectors.stacked import WindowStats, categorical_stats, numeric_stats
 from driftwatch.windows.sketch import Sketch
 
 __all__ = ["DriftPart", "family_drift"]
@@ -90,7 +90,6 @@ def _report_mask(names: tuple[str, ...], cfg: DetectorConfig) -> np.ndarray:
 
 def _blocks(part: DriftPart, cfg: DetectorConfig, flags: QualityFlags | None) -> list[_Block]:
     prep, cur = part.prep, part.current
-    psi_wanted = cfg.wants("psi", "drift")  # its results give PSI without the missing bin
     pre = part.stats if part.stats is not None and part.stats.fits(prep, cur, cfg) else None
     out = []
     if prep.num_names:
@@ -98,20 +97,14 @@ def _blocks(part: DriftPart, cfg: DetectorConfig, flags: QualityFlags | None) ->
         if pre is not None and pre.num is not None and pre.num_coarse is not None:
             cc, st = pre.num_coarse, pre.num
         else:
-            cc = geo.coarse(cur.num_fine)
-            st = block_stats(prep.num_coarse, cc, prep.num_coarse_valid, cfg.eps,
-                             ref_fine=prep.num_fine, cur_fine=cur.num_fine,
-                             widths=geo.widths, sd=prep.num_sd, without_missing=psi_wanted)
+            cc, st = numeric_stats(prep, cur.num_fine, cfg)
         flag = flags.numeric if flags is not None else np.zeros(len(prep.num_names), bool)
         out.append(_Block(part, True, prep.num_names, st, prep.num_coarse, cc,
                           prep.num_coarse_valid, geo.coarse_labels, flag,
                           _report_mask(prep.num_names, cfg)))
     if prep.cat_names:
-        if pre is not None and pre.cat is not None:
-            st = pre.cat
-        else:
-            st = block_stats(prep.cat, cur.cat, prep.cat_valid, cfg.eps,
-                             without_missing=psi_wanted)
+        st = pre.cat if pre is not None and pre.cat is not None else \
+            categorical_stats(prep, cur.cat, cfg)
         flag = flags.categorical if flags is not None else np.zeros(len(prep.cat_names), bool)
         out.append(_Block(part, False, prep.cat_names, st, prep.cat, cur.cat, prep.cat_valid,
                           prep.cat_labels, flag, _report_mask(prep.cat_names, cfg)))

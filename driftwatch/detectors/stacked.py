@@ -44,7 +44,7 @@ from driftwatch.detectors.drift import BlockStats, block_stats
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.windows.sketch import Sketch
 
-__all__ = ["WindowStats", "window_stats"]
+__all__ = ["WindowStats", "categorical_stats", "numeric_stats", "score_stats", "window_stats"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +96,34 @@ def _div_row(d: Divergences, k: int) -> Divergences:
     return Divergences(d.psi[k], d.kl_cur_ref[k], d.kl_ref_cur[k], d.js[k], d.hellinger[k])
 
 
+def numeric_stats(prep: PreparedReference, fine: np.ndarray, cfg: DetectorConfig
+                  ) -> tuple[np.ndarray, BlockStats]:
+    """The numeric block's coarse counts and drift statistics for fine counts of any
+    leading shape (one window's ``[F, W]``, or windows stacked before it)."""
+    geo = prep.num_geo
+    cc = geo.coarse(fine)
+    return cc, block_stats(prep.num_coarse, cc, prep.num_coarse_valid, cfg.eps,
+                           ref_fine=prep.num_fine, cur_fine=fine, widths=geo.widths,
+                           sd=prep.num_sd, without_missing=cfg.wants("psi", "drift"))
+
+
+def categorical_stats(prep: PreparedReference, counts: np.ndarray,
+                      cfg: DetectorConfig) -> BlockStats:
+    """The categorical block's drift statistics for counts of any leading shape."""
+    return block_stats(prep.cat, counts, prep.cat_valid, cfg.eps,
+                       without_missing=cfg.wants("psi", "drift"))
+
+
+def score_stats(prep: PreparedReference, fine: np.ndarray, cfg: DetectorConfig
+                ) -> tuple[np.ndarray, Divergences, np.ndarray, np.ndarray]:
+    """The score's coarse counts, divergences, per-bin PSI terms and top bins (the
+    indexes, ``[..., 1, top]``) for fine counts of any leading shape."""
+    valid = prep.score_coarse_valid
+    cc = prep.score_geo.coarse(fine)
+    d, terms = divergence_terms(prep.score_coarse, cc, valid, cfg.eps)
+    return cc, d, terms, top_bins(np.where(valid, terms, -np.inf), cfg.top_bins)
+
+
 def window_stats(prep: PreparedReference, sketches: Sequence[Sketch],
                  cfg: DetectorConfig) -> list[WindowStats]:
     """The statistics of every sketch (all on ``prep``'s layout) in one pass per block,
@@ -105,28 +133,20 @@ def window_stats(prep: PreparedReference, sketches: Sequence[Sketch],
     if not sketches:
         return []
     if cfg.wants_group("drift"):
-        without_missing = cfg.wants("psi", "drift")  # as the window pass asks
         if prep.num_names:
-            geo = prep.num_geo
-            fine = np.stack([s.num_fine for s in sketches])
-            cc = geo.coarse(fine)
-            st = block_stats(prep.num_coarse, cc, prep.num_coarse_valid, cfg.eps,
-                             ref_fine=prep.num_fine, cur_fine=fine, widths=geo.widths,
-                             sd=prep.num_sd, without_missing=without_missing)
+            cc, st = numeric_stats(prep, np.stack([s.num_fine for s in sketches]), cfg)
             for k in k_all:
                 rows[k].update(num_coarse=cc[k], num=_row(st, k))
         if prep.cat_names:
-            st = block_stats(prep.cat, np.stack([s.cat for s in sketches]), prep.cat_valid,
-                             cfg.eps, without_missing=without_missing)
+            st = categorical_stats(prep, np.stack([s.cat for s in sketches]), cfg)
             for k in k_all:
                 rows[k]["cat"] = _row(st, k)
     if cfg.wants("score_psi") and prep.n_score > 0:
-        valid = prep.score_coarse_valid
-        cc = prep.score_geo.coarse(np.stack([s.score_fine for s in sketches]))
-        d, terms = divergence_terms(prep.score_coarse, cc, valid, cfg.eps)
-        top = top_bins(np.where(valid, terms, -np.inf), cfg.top_bins)[:, 0].tolist()
+        cc, d, terms, top = score_stats(prep, np.stack([s.score_fine for s in sketches]),
+                                        cfg)
+        tops = top[:, 0].tolist()
         for k in k_all:
             rows[k].update(score_coarse=cc[k], score_div=_div_row(d, k),
-                           score_terms=terms[k], score_top=top[k])
+                           score_terms=terms[k], score_top=tops[k])
     return [WindowStats(prep, s, cfg, **row) for s, row in  # type: ignore[arg-type]
             zip(sketches, rows, strict=True)]

@@ -24,12 +24,12 @@ from scipy import stats
 from driftwatch.batch import Batch
 from driftwatch.detectors import assess as assess_mod
 from driftwatch.detectors import (
-    confidence,
     distances,
     divergence,
     drift,
     performance,
     segments,
+    stacked,
 )
 from driftwatch.detectors.assess import assess, segment_windows
 from driftwatch.detectors.base import SignalResult
@@ -225,12 +225,12 @@ def _old_path() -> Iterator[None]:
             (assess_mod, "business_signals", old_q.business_signals),
             (segments, "drift_signals", old.drift_signals),
             # the old results took PSI without the missing bin in a pass of their own
-            (segments, "block_stats", _own_pass_block_stats),
+            (stacked, "block_stats", _own_pass_block_stats),
             (drift, "divergence_terms", lambda r, c, v, e: (old.divergences(r, c, v, e), None)),
             (drift, "ks_and_wasserstein", lambda r, c, w, p_values=True: (
                 old.ks_fine(r, c, p_values=p_values), old.wasserstein_fine(r, c, w))),
-            (confidence, "divergence_terms", _old_terms),
-            (confidence, "top_bins", old.top_bins),
+            (stacked, "divergence_terms", _old_terms),  # the score's, for score_psi
+            (stacked, "top_bins", old.top_bins),
             (performance, "calibration", old_q.calibration),
             (BinGeometry, "coarse", old.coarse),
         ):
@@ -281,6 +281,7 @@ def test_old_path_is_really_swapped_in() -> None:
     with _old_path():
         assert assess_mod.quality_signals is old_q.quality_signals
         assert segments.drift_signals is old.drift_signals
+        assert stacked.top_bins is old.top_bins  # the blocks' and the score's own passes
     assert assess_mod.quality_signals is not old_q.quality_signals
     assert segments.drift_signals is drift.drift_signals
 

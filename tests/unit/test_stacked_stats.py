@@ -90,8 +90,9 @@ def test_each_row_of_one_pass_is_its_window_alone(prof, sizes, seed, shift, miss
     assert [s.sketch for s in stats] == sketches
     for sk, pre in zip(sketches, stats, strict=True):
         alone = assess(prof, sk, config=cfg, **KW)
-        with mock.patch.object(segments, "block_stats", side_effect=AssertionError), \
-                mock.patch.object(confidence, "divergence_terms", side_effect=AssertionError):
+        with mock.patch.object(segments, "numeric_stats", side_effect=AssertionError), \
+                mock.patch.object(segments, "categorical_stats", side_effect=AssertionError), \
+                mock.patch.object(confidence, "score_stats", side_effect=AssertionError):
             together = assess(prof, sk, config=cfg, stats=pre, **KW)  # no pass of its own
         assert _bytes(together) == _bytes(alone)
 
