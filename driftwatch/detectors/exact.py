@@ -96,7 +96,13 @@ _MEMO_SIZE = 1 << 16
 
 
 def binom_isf(q: float, n: np.ndarray | float, p: np.ndarray | float) -> np.ndarray:
-    """Smallest integer ``k`` with ``P(X > k) <= q`` (``scipy.stats.binom.isf``)."""
+    """Smallest integer ``k`` with ``P(X > k) <= q`` (``scipy.stats.binom.isf``); NaN where
+    ``n`` is not a finite whole number, ``p`` is outside ``[0, 1]`` or ``q`` outside
+    ``[0, 1]``, as scipy gives.
+
+    >>> binom_isf(0.05, [10, np.inf], 0.3).tolist()
+    [5.0, nan]
+    """
     n, p = np.broadcast_arrays(np.asarray(n, dtype=np.float64), np.asarray(p, dtype=np.float64))
     shape = n.shape
     q = float(q)
@@ -165,7 +171,9 @@ def _isf_one(q: float, n: float, p: float) -> float:
 
 
 def _isf(q: float, n: np.ndarray, p: np.ndarray) -> np.ndarray:
-    valid = (n >= 0) & (p >= 0) & (p <= 1) & (n == np.floor(n)) & (0 <= q <= 1)
+    # an infinite n would bisect forever (its upper end never comes down)
+    valid = ((n >= 0) & np.isfinite(n) & (p >= 0) & (p <= 1) & (n == np.floor(n))
+             & (0 <= q <= 1))
     n0, p0 = np.where(valid, n, 0.0), np.where(valid, p, 0.0)
     mu, sd = n0 * p0, np.sqrt(n0 * p0 * (1 - p0))
     z = float(special.ndtri(1 - q)) if 0 < q < 1 else 0.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -49,6 +50,16 @@ def test_invalid_arguments_give_nan_like_scipy() -> None:
     assert _same(exact.binom_sf(3, n, p), stats.binom.sf(3, n, p))
 
 
+@pytest.mark.timeout(60)
+def test_quantile_of_an_infinite_count_is_nan_like_scipy() -> None:
+    # it used to bisect forever: the upper end of an infinite n never comes down
+    n, p = np.array([10.0, np.inf]), np.array([0.3, 0.3])
+    exact._memo.clear()
+    assert _same(exact.binom_isf(0.05, n, p), stats.binom.isf(0.05, n, p))
+    exact._memo.clear()
+    assert np.isnan(exact.binom_isf_one(0.05, np.inf, 0.3))
+
+
 @settings(max_examples=150, deadline=None)
 @given(n=st.one_of(st.integers(0, 3_000_000), st.sampled_from([-1, 0, 1, 2])),
        p=st.one_of(SHARES, st.sampled_from([-0.1, 1.1, float("nan")])),
@@ -76,7 +87,7 @@ def _bits(x: float) -> bytes:
 @settings(max_examples=400, deadline=None)
 @given(q=st.one_of(QS, st.floats(0.0, 1.0), st.sampled_from([0.0, 1.0, 1e-300, -0.1])),
        n=st.one_of(st.integers(0, 3_000_000), st.integers(0, 40),
-                   st.sampled_from([-1.0, 2.5, float("nan")])),
+                   st.sampled_from([-1.0, 2.5, float("nan"), float("inf")])),
        p=st.one_of(SHARES, st.sampled_from([-0.1, 1.1, float("nan"), 0.999])))
 def test_scalar_quantile_takes_the_array_steps_to_the_bit(q: float, n: float, p: float
                                                           ) -> None:
