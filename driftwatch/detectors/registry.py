@@ -10,6 +10,8 @@ here too, so the key the policy reads is the key the detector writes.
 (True, 'two-sample Kolmogorov-Smirnov distance on the fine bins')
 >>> SIGNALS["approval_rate"].calibrated_measure
 'abs_change'
+>>> SIGNALS["psi"].variants   # PSI over the present values alone, missing bin left out
+('psi_without_missing',)
 >>> rate_key(0.01), sorted(n for n, s in SIGNALS.items() if s.group == "business")[:3]
 ('0.01', ['approval_rate', 'bad_rate', 'change_point'])
 """
@@ -33,11 +35,14 @@ __all__ = [
     "Level",
     "Measure",
     "SignalSpec",
+    "measure_name",
+    "measures_of",
     "rate_key",
 ]
 
 Direction = Literal["above", "below", "abs"]
-Measure = Literal["value", "change", "abs_change", "rel_change", "increase"]
+Measure = Literal["value", "change", "abs_change", "rel_change", "increase",
+                  "psi_without_missing"]
 Level = Literal["feature", "model", "metric"]
 
 #: ``details`` key: the null-distribution level at the detector's own ``alpha``.
@@ -50,6 +55,30 @@ THRESHOLD_EFFECT = "threshold_effect"
 CALIBRATED_N = "calibrated_n"
 
 
+def measures_of(spec: SignalSpec) -> tuple[str, ...]:
+    """What a rule on this signal may compare: its value, its changes, its variants.
+
+    >>> measures_of(SIGNALS["psi"])
+    ('value', 'psi_without_missing')
+    """
+    return ("value", *spec.changes, *spec.variants)
+
+
+def measure_name(detector: str, measure: str) -> str:
+    """How a rule's compared number is named in messages: the detector, a change of it,
+    or a variant under its own name.
+
+    >>> measure_name("psi", "value"), measure_name("psi", "psi_without_missing")
+    ('psi', 'psi_without_missing')
+    >>> measure_name("bad_rate", "rel_change")
+    'bad_rate rel_change'
+    """
+    if measure == "value":
+        return detector
+    spec = SIGNALS.get(detector)
+    return measure if spec is not None and measure in spec.variants else f"{detector} {measure}"
+
+
 def rate_key(rate: float) -> str:
     """The text a false-alarm rate is keyed by in ``details[CALIBRATED_LEVELS]``."""
     return format(float(rate), "g")
@@ -59,7 +88,9 @@ def rate_key(rate: float) -> str:
 class SignalSpec:
     """One signal: see the module docstring. ``effect`` is the default effect size (None:
     no single threshold); ``calibrated_measure`` is what a calibrated level is compared
-    with (the measure the null distribution is taken of)."""
+    with (the measure the null distribution is taken of). ``variants``: other forms of the
+    value, in ``details`` under their own name, on the value's own scale (so a threshold
+    has the value's range), which a rule may compare instead of it."""
 
     name: str
     group: str
@@ -68,6 +99,7 @@ class SignalSpec:
     direction: Direction = "above"
     measure: Measure = "value"
     changes: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
     effect: float | None = None
     calibrated: bool = False
     calibrated_measure: Measure = "value"
@@ -80,7 +112,7 @@ _ABS_REL = ("abs_change", "rel_change")
 def _specs() -> dict[str, SignalSpec]:
     s = [
         SignalSpec("psi", "drift", _F, "population stability index on reference deciles",
-                   effect=0.1, calibrated=True),
+                   variants=("psi_without_missing",), effect=0.1, calibrated=True),
         SignalSpec("kl_cur_ref", "drift", _F, "KL divergence of current from reference",
                    effect=0.05, calibrated=True),
         SignalSpec("kl_ref_cur", "drift", _F, "KL divergence of reference from current",

@@ -18,7 +18,13 @@ from collections.abc import Mapping
 from typing import get_args
 
 from driftwatch.detectors.registry import SIGNALS as REGISTRY
-from driftwatch.detectors.registry import Direction, Measure, SignalSpec
+from driftwatch.detectors.registry import (
+    Direction,
+    Measure,
+    SignalSpec,
+    measure_name,
+    measures_of,
+)
 
 __all__ = [
     "ACTION_TYPES",
@@ -33,13 +39,16 @@ __all__ = [
     "DetectorInfo",
     "Direction",
     "Measure",
+    "measure_name",
+    "measures_of",
 ]
 
 DIRECTIONS: tuple[str, ...] = get_args(Direction)
 
-#: What a threshold is compared with: the result's ``value`` or a change the detector
+#: What a threshold is compared with: the result's ``value``, a change the detector
 #: reports in ``details`` against the reference (``change``, ``abs_change``,
-#: ``rel_change``, ``increase``).
+#: ``rel_change``, ``increase``), or another form of the value it reports there
+#: (``psi_without_missing``); :func:`measures_of` gives a detector's own.
 MEASURES: tuple[str, ...] = get_args(Measure)
 
 #: ``level``: ``feature`` (one result per feature), ``model`` (one per window) or

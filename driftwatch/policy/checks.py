@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from driftwatch.errors import PolicyError
-from driftwatch.policy.catalog import DETECTORS
+from driftwatch.policy.catalog import DETECTORS, measures_of
 from driftwatch.policy.durations import DURATION_HELP, parse_duration
 from driftwatch.policy.schema import (
     Combine,
@@ -195,9 +195,9 @@ def _calibrated(rule: SignalRule, path: PathT, err: Any) -> None:
 
 
 def _measure(detector: str, measure: str, path: PathT, err: Any) -> None:
-    info = DETECTORS[detector]
-    if measure != "value" and measure not in info.changes:
-        valid = ", ".join(("value", *info.changes))
+    valid_ = measures_of(DETECTORS[detector])
+    if measure not in valid_:
+        valid = ", ".join(valid_)
         err((*path, "measure"), f"{detector!r} does not report {measure}",
             hint=f"measures of {detector}: {valid}")
 

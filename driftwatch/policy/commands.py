@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from driftwatch.errors import ConfigError, DriftwatchError, PolicyError, SourceError
-from driftwatch.policy.catalog import DETECTORS
+from driftwatch.policy.catalog import DETECTORS, measures_of
 from driftwatch.policy.explain import explain_policy
 from driftwatch.policy.levels import LevelTable, calibrated_table, load_reference, segment_tables
 from driftwatch.policy.loader import load_policy
@@ -133,13 +133,15 @@ def detector_table() -> str:
     | `psi` | drift | feature | above | value | 0.1 | yes
     """
     rows = ["| detector | group | per | worse when | compared by default | effect size "
-            "| calibrated | statistic |", "|---|---|---|---|---|---|---|---|"]
+            "| calibrated | statistic | measure may also be |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for name, s in DETECTORS.items():
         cal = ("yes" if s.calibrated_measure == "value" else f"yes ({s.calibrated_measure})"
                ) if s.calibrated else "no"
         effect = "" if s.effect is None else f"{s.effect:g}"
+        others = ", ".join(m for m in measures_of(s) if m != s.measure)
         rows.append(f"| `{name}` | {s.group} | {s.level} | {s.direction} | {s.measure} "
-                    f"| {effect} | {cal} | {s.statistic} |")
+                    f"| {effect} | {cal} | {s.statistic} | {others} |")
     return "\n".join(rows) + "\n"
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from driftwatch.errors import PolicyError
-from driftwatch.policy.catalog import DETECTORS
+from driftwatch.policy.catalog import DETECTORS, measure_name
 from driftwatch.yamlio import LocatedDoc, PathT
 
 __all__ = ["MAX_INT", "MAX_PANES", "MAX_PANE_EVENTS", "VALUE_RANGES", "domain_errors",
@@ -58,9 +58,11 @@ VALUE_RANGES: dict[str, tuple[float, float]] = {
 def value_range(detector: str, measure: str, direction: str = "above") -> tuple[float, float]:
     """Where ``measure`` of ``detector`` can lie (``abs``: its size)."""
     lo, hi = VALUE_RANGES.get(detector, (-_INF, _INF))
+    spec = DETECTORS.get(detector)
     if measure == "rel_change":
         lo, hi = -_INF, _INF
-    elif measure != "value":  # change, abs_change, increase: current minus reference
+    elif measure != "value" and (spec is None or measure not in spec.variants):
+        # change, abs_change, increase: current minus reference
         lo, hi = lo - hi, hi - lo
     if direction == "abs":
         lo, hi = 0.0, max(abs(lo), abs(hi))
@@ -142,7 +144,8 @@ def _signal(rule: dict[Any, Any], path: PathT, err: Err) -> None:
     if not isinstance(measure, str) or not isinstance(direction, str):
         return
     lo, hi = value_range(det, measure, direction)
-    what = f"{det} {measure}" + (" (its size, for direction abs)" if direction == "abs" else "")
+    what = (f"{det} value" if measure == "value" else measure_name(det, measure)) + (
+        " (its size, for direction abs)" if direction == "abs" else "")
     groups: list[tuple[PathT, Any]] = [((*path, "thresholds"), rule.get("thresholds")),
                                        ((*path, "clear"), rule.get("clear"))]
     overrides = rule.get("overrides")

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from driftwatch.policy.catalog import DETECTORS
+from driftwatch.policy.catalog import DETECTORS, measure_name
 from driftwatch.policy.durations import format_duration
 from driftwatch.policy.fields import IN_SECONDS
 from driftwatch.policy.levels import LevelTable
@@ -136,7 +136,7 @@ def _trigger(rule: SignalRule, tier: Tier,
         level = "cohort, judged on its own window"  # type: ignore[assignment]
     where = "model" if level == "model" else (
         f"any {level}" if rule.features == "all" else ", ".join(rule.features))
-    name = rule.detector if rule.measure == "value" else f"{rule.detector} {rule.measure}"
+    name = measure_name(rule.detector, rule.measure)
     if rule.direction == "abs":
         name = f"|{name}|"
     special = [f"{feat}: {_level(ov.get(tier), rule, feat, levels)}"

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from driftwatch.detectors.registry import CALIBRATED_LEVELS
+from driftwatch.detectors.registry import CALIBRATED_LEVELS, measure_name
 from driftwatch.report.bars import histogram, histogram_legend
 from driftwatch.report.html import Markup, el, fmt, join, pct, table
 from driftwatch.report.inputs import RunData, signal
@@ -217,7 +217,8 @@ def calibrated_text(details: Any) -> str:
 
 def _reason_rows(rec: dict[str, Any], name: str) -> list[list[Any]]:
     d = rec.get("decision") or {}
-    return [[r.get("signal"), fmt(r.get("value")), fmt(r.get("threshold")),
+    return [[measure_name(str(r.get("signal")), str(r.get("measure", "value"))),
+             fmt(r.get("value")), fmt(r.get("threshold")),
              "—" if r.get("false_alarm_rate") is None else f"calibrated, {r['false_alarm_rate']:g}",
              reason_tier(r), r.get("kind", ""), policy_line(r.get("source"))]
             for r in d.get("reasons") or () if r.get("feature") == name]

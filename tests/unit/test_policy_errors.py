@@ -153,8 +153,8 @@ CASES = [
     ("measure-not-reported", sub("    thresholds:", "    measure: rel_change\n    thresholds:"),
      [(13, 14, "'psi' does not report rel_change")]),
     ("measure-typo", sub("    thresholds:", "    measure: delta\n    thresholds:"),
-     [(13, 14, "expected 'value', 'change', 'abs_change', 'rel_change' or 'increase', "
-               "found 'delta'")]),
+     [(13, 14, "expected 'value', 'change', 'abs_change', 'rel_change', 'increase' or "
+               "'psi_without_missing', found 'delta'")]),
     ("data-quality-measure-not-reported",
      plus("data_quality:\n  signals:\n    - {detector: out_of_range, measure: increase, "
           "threshold: 0.1}\n"),
