@@ -32,8 +32,11 @@ def bin_sums(g, s, bad, lg, loss, bins, lo, span, scale, n, pd, pq, ll):  # type
 
     ``bad`` is empty for one class. ``lg`` and ``loss`` hold one value per row with a
     finite score, in row order (``loss`` empty: no log loss). Returns False, having
-    written partial sums, when a score reaches :data:`LIMIT` (the caller then starts
-    again on the fallback)."""
+    written nothing, when a score reaches :data:`LIMIT` (the caller then takes the
+    fallback): the sums may go straight into a book's own arrays."""
+    for i in range(s.size):
+        if np.isfinite(s[i]) and not abs(s[i]) < LIMIT:
+            return False
     classes = 1 if bad.size == 0 else 2
     width = bins + 1
     k = 0
@@ -43,8 +46,6 @@ def bin_sums(g, s, bad, lg, loss, bins, lo, span, scale, n, pd, pq, ll):  # type
             y = 0 if classes == 1 else np.int64(bad[i])
             n[(g[i] * classes + y) * width + bins] += 1
             continue
-        if not abs(x) < LIMIT:
-            return False
         # score_bins: floor((logit - lo) / span * bins), NaN and -inf to 0, +inf to the
         # last bin, then clipped
         idx = np.floor((lg[k] - lo) / span * bins)

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from driftwatch.errors import StateError
+from driftwatch.labels.cohort_rows import FIELDS, CohortRows
 from driftwatch.labels.grouping import group_ids
 from driftwatch.numba_setup import numba_enabled
 from driftwatch.statetree import Capture
@@ -125,6 +126,21 @@ def _log_loss(s: np.ndarray, bad: np.ndarray) -> np.ndarray:
     return np.where(bad, -np.log(p), -np.log1p(-p))
 
 
+def _compiled_terms(s: np.ndarray, bad: np.ndarray | None, loss: bool
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What the compiled pass takes after the rows' groups and scores, in its order: the
+    class flags (empty: one class), each scored row's logit and (with ``loss`` and
+    ``bad``) log loss, computed by numpy as the fallback does."""
+    fin = np.isfinite(s)
+    sf = s[fin]
+    with np.errstate(divide="ignore"):  # as score_bins: the same logits, bit for bit
+        q = np.clip(sf, 0.0, 1.0)
+        lg = np.log(q) - np.log1p(-q)
+    terms = _log_loss(sf, bad[fin]) if loss and bad is not None else np.zeros(0)
+    flags = np.zeros(0, dtype=np.bool_) if bad is None else bad
+    return flags, lg, terms
+
+
 def _bin_sums(g: np.ndarray, s: np.ndarray, groups: int, bad: np.ndarray | None = None,
               *, loss: bool = False, loops: ModuleType | bool | None = True
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -140,18 +156,11 @@ def _bin_sums(g: np.ndarray, s: np.ndarray, groups: int, bad: np.ndarray | None 
     classes = 1 if bad is None else 2
     shape = (groups, classes, BINS + 1)
     if loops is not None and s.size >= _SMALL:
-        fin = np.isfinite(s)
-        sf = s[fin]
-        with np.errstate(divide="ignore"):  # as score_bins: the same logits, bit for bit
-            q = np.clip(sf, 0.0, 1.0)
-            lg = np.log(q) - np.log1p(-q)
-        terms = _log_loss(sf, bad[fin]) if loss and bad is not None else np.zeros(0)
         n = np.zeros(int(np.prod(shape)), dtype=np.int64)
         pd_ = np.zeros_like(n)
         pq, ll = np.zeros(groups, dtype=np.int64), np.zeros(groups, dtype=np.int64)
-        flags = np.zeros(0, dtype=np.bool_) if bad is None else bad
-        if loops.bin_sums(g, s, flags, lg, terms, BINS, _LO, _HI - _LO, SCALE,  # type: ignore[union-attr]
-                          n, pd_, pq, ll):
+        if loops.bin_sums(g, s, *_compiled_terms(s, bad, loss), BINS, _LO,  # type: ignore[union-attr]
+                          _HI - _LO, SCALE, n, pd_, pq, ll):
             return n.reshape(shape), pd_.reshape(shape), pq, ll
     b = score_bins(s)
     fin = b < BINS
@@ -166,6 +175,29 @@ def _bin_sums(g: np.ndarray, s: np.ndarray, groups: int, bad: np.ndarray | None 
     if loss and bad is not None:
         np.add.at(ll, g[fin], _fixed(_log_loss(s[fin], bad[fin])))
     return n, pd_.reshape(shape), pq, ll
+
+
+def _add_bin_sums(rows: np.ndarray, g: np.ndarray, s: np.ndarray, n_out: np.ndarray,
+                  pd_out: np.ndarray, bad: np.ndarray | None = None, *, loss: bool = False,
+                  loops: ModuleType | bool | None = True) -> tuple[np.ndarray, np.ndarray]:
+    """Add what :func:`_bin_sums` gives group ``k`` to row ``rows[k]`` of ``n_out`` and
+    ``pd_out`` (``[R, C, BINS + 1]``, distinct rows); returns the ``Σ p(1 - p)`` and
+    log loss per group. The compiled pass adds each row of the batch straight into its
+    cohort's row (no array of the batch's sums made and added again), the fallback adds
+    :func:`_bin_sums`' arrays: the same integers."""
+    if loops is True:
+        loops = compiled()
+    if loops is not None and s.size >= _SMALL:
+        cap = n_out.shape[0]
+        pq, ll = np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64)
+        if loops.bin_sums(rows[g], s, *_compiled_terms(s, bad, loss), BINS,  # type: ignore[union-attr]
+                          _LO, _HI - _LO, SCALE, n_out.reshape(-1), pd_out.reshape(-1),
+                          pq, ll):
+            return pq[rows], ll[rows]
+    n, pd_, pq, ll = _bin_sums(g, s, rows.size, bad, loss=loss, loops=None)
+    n_out[rows] += n
+    pd_out[rows] += pd_
+    return pq, ll
 
 
 def _kept(gid: np.ndarray, *cols: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -341,7 +373,7 @@ class Cohort:
         return c
 
 
-_ARRAYS = ("pred_n", "pred_pd", "lab_n", "lab_pd")
+_ARRAYS = FIELDS  # the sums a book keeps as rows of its arrays
 _INTS = ("pred_pq", "lab_pq", "lab_ll", "expired", "evicted", "window_id")
 _FLOATS = ("t_min", "t_max", "start_time", "end_time")
 _SHAPES = {"pred_n": (BINS + 1,), "pred_pd": (BINS + 1,), "lab_n": (2, BINS + 1),
@@ -405,13 +437,21 @@ def cohorts_from_state(x: Any) -> list[Cohort]:
 
 
 class CohortBook:
-    """Cohorts by key, at most ``max_cohorts`` (the oldest dropped first)."""
+    """Cohorts by key, at most ``max_cohorts`` (the oldest dropped first).
+
+    Its cohorts' bin sums are rows of book-wide arrays
+    (:class:`~driftwatch.labels.cohort_rows.CohortRows`), which a cohort holds as views:
+    a batch's rows go straight into their cohorts' rows in one pass. A cohort handed out
+    stays the book's (it sees what the book adds to it, as always); one the book drops
+    keeps copies of its sums."""
 
     def __init__(self, max_cohorts: int = 400) -> None:
         if max_cohorts < 1:
             raise ValueError("max_cohorts must be at least 1")
         self.max_cohorts = int(max_cohorts)
         self._c: dict[int, Cohort] = {}
+        self._sums = CohortRows(BINS + 1)
+        self._row: dict[int, int] = {}  # cohort key -> its row of ``_sums``
         self.dropped = 0  # cohorts dropped for space
         self.late_for_dropped = 0  # outcomes (or losses) for a cohort no longer kept
         self._floor = -(2**62)  # keys below it were dropped: do not bring them back
@@ -437,9 +477,35 @@ class CohortBook:
                 out.merge(c)
         return out
 
-    def _grouping(self, cohort: np.ndarray) -> tuple[list[Cohort], np.ndarray]:
-        """The cohorts these rows add to (created where new) and each row's index among
-        them (-1: a row without a cohort, or of a dropped one)."""
+    # -- rows of the book's arrays ---------------------------------------------------------
+    def _hold(self, c: Cohort) -> Cohort:
+        """Keep ``c`` (a new key), its sums moved into a row of the book's arrays."""
+        row, grown = self._sums.take()
+        if grown:  # the arrays moved: every cohort's views go to its row of the new ones
+            for k, held in self._c.items():
+                for name, a in self._sums.view(self._row[k]).items():
+                    setattr(held, name, a)
+        for name, a in self._sums.view(row).items():
+            a[...] = getattr(c, name)
+            setattr(c, name, a)
+        self._c[c.key] = c
+        self._row[c.key] = row
+        return c
+
+    def _drop(self, key: int) -> None:
+        """Let a cohort go; it keeps copies of its sums (whoever still holds it), and its
+        row goes back to the book's arrays for another."""
+        c = self._c.pop(key)
+        for name in _ARRAYS:
+            setattr(c, name, getattr(c, name).copy())
+        self._sums.release(self._row.pop(key))
+
+    def _grouping(self, cohort: np.ndarray) -> tuple[list[Cohort], np.ndarray | None,
+                                                     np.ndarray]:
+        """The cohorts these rows add to (created where new), their rows of the book's
+        arrays (None where they are not the book's own: a
+        :class:`~driftwatch.labels.landing.LandingBook`'s staged rows) and each row's
+        index among them (-1: a row without a cohort, or of a dropped one)."""
         cohort = np.asarray(cohort, dtype=np.int64)
         ok = cohort >= 0
         keep = ok & (cohort >= self._floor)
@@ -451,38 +517,60 @@ class CohortBook:
             keys, inverse, _ = group_ids(cohort[keep])
             gid = np.full(cohort.size, -1, dtype=np.int64)
             gid[keep] = inverse
-        groups = []
+        groups, rows = [], []
         for k in keys.tolist():
             c = self._c.get(k)
             if c is None:
-                c = self._c[k] = Cohort(k)
+                c = self._hold(Cohort(k))
             groups.append(c)
+            rows.append(self._row[k])
+        return groups, np.array(rows, dtype=np.int64), gid
+
+    def _added(self) -> None:
+        """After a batch: drop the oldest cohorts beyond ``max_cohorts``; one the batch
+        reached keeps what it added (its row is given back only then)."""
         self._trim()
-        return groups, gid
 
     def _trim(self) -> None:
         over = len(self._c) - self.max_cohorts
         if over > 0:
             for k in sorted(self._c)[:over]:
-                del self._c[k]
+                self._drop(k)
                 self.dropped += 1
                 self._floor = max(self._floor, k + 1)
+
+    def _add_bins(self, kind: str, groups: list[Cohort], rows: np.ndarray | None,
+                  g: np.ndarray, s: np.ndarray, bad: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Add the rows' bin sums to their cohorts' ``{kind}_n`` and ``{kind}_pd``
+        (``kind``: ``pred`` or ``lab``, with ``bad`` and the log loss): into the book's
+        arrays where the cohorts are rows of them, else cohort by cohort. Returns the
+        ``Σ p(1 - p)`` and log loss per group."""
+        if rows is not None:
+            return _add_bin_sums(rows, g, s, getattr(self._sums, f"{kind}_n"),
+                                 getattr(self._sums, f"{kind}_pd"), bad, loss=bad is not None)
+        n, pd_, pq, ll = _bin_sums(g, s, len(groups), bad, loss=bad is not None)
+        for k, c in enumerate(groups):
+            getattr(c, f"{kind}_n").__iadd__(n[k].reshape(_SHAPES[f"{kind}_n"]))
+            getattr(c, f"{kind}_pd").__iadd__(pd_[k].reshape(_SHAPES[f"{kind}_pd"]))
+        return pq, ll
 
     # -- updates ---------------------------------------------------------------------------
     def add_predictions(self, cohort: np.ndarray, score: np.ndarray, time: np.ndarray) -> None:
         """Held predictions: their cohort, P(bad) and event time."""
-        groups, gid = self._grouping(cohort)
+        groups, rows, gid = self._grouping(cohort)
         if not groups:
+            self._added()
             return
         s, t, g = _kept(gid, np.asarray(score, dtype=np.float64),
                         np.asarray(time, dtype=np.float64))
-        pred_n, pred_pd, pq, _ = _bin_sums(g, s, len(groups))
+        pq, _ = self._add_bins("pred", groups, rows, g, s)
         t_min, t_max = _time_spans(g, t, len(groups))
-        for k, c in enumerate(groups):
-            c.pred_n += pred_n[k, 0]
-            c.pred_pd += pred_pd[k, 0]
-            c.pred_pq += int(pq[k])
-            c.t_min, c.t_max = min(c.t_min, float(t_min[k])), max(c.t_max, float(t_max[k]))
+        for c, p, lo, hi in zip(groups, pq.tolist(), t_min.tolist(), t_max.tolist(),
+                                strict=True):
+            c.pred_pq += p
+            c.t_min, c.t_max = min(c.t_min, lo), max(c.t_max, hi)
+        self._added()
 
     def add_labelled(self, cohort: np.ndarray, score: np.ndarray, label: np.ndarray, *,
                      time: np.ndarray | None = None) -> None:
@@ -491,18 +579,18 @@ class CohortBook:
         (:class:`~driftwatch.labels.landing.LandingBook`)."""
         score = np.asarray(score, dtype=np.float64)
         bad = np.asarray(label, dtype=np.float64) > 0.5
-        groups, gid = self._grouping(cohort)
+        groups, rows, gid = self._grouping(cohort)
         if not groups:
+            self._added()
             return
-        # every row's terms at once, then summed per (cohort, class, bin): integer sums, so
-        # the same numbers as cohort by cohort
+        # every row's terms at once, summed per (cohort, class, bin): integer sums, so the
+        # same numbers as cohort by cohort; the per-cohort integers stay Python's (exact)
         s, y, g = _kept(gid, score, bad)
-        lab_n, lab_pd, pq, ll = _bin_sums(g, s, len(groups), y, loss=True)
-        for k, c in enumerate(groups):
-            c.lab_n += lab_n[k]
-            c.lab_pd += lab_pd[k]
-            c.lab_pq += int(pq[k])
-            c.lab_ll += int(ll[k])
+        pq, ll = self._add_bins("lab", groups, rows, g, s, y)
+        for c, p, v in zip(groups, pq.tolist(), ll.tolist(), strict=True):
+            c.lab_pq += p
+            c.lab_ll += v
+        self._added()
 
     def add_lost(self, kind: str, cohort: np.ndarray, *,
                  time: np.ndarray | None = None) -> None:
@@ -510,10 +598,11 @@ class CohortBook:
         ``time`` (the predictions' event time) as for :meth:`add_labelled`."""
         if kind not in ("expired", "evicted"):
             raise ValueError(f"kind must be 'expired' or 'evicted', not {kind!r}")
-        groups, gid = self._grouping(cohort)
+        groups, _, gid = self._grouping(cohort)
         lost = np.bincount(gid[gid >= 0], minlength=len(groups))
         for k, c in enumerate(groups):
             setattr(c, kind, getattr(c, kind) + int(lost[k]))
+        self._added()
 
     def absorb(self, delta: Cohort) -> None:
         """Add a cohort's sums counted elsewhere (another book, another partition)."""
@@ -522,7 +611,7 @@ class CohortBook:
             return
         c = self._c.get(delta.key)
         if c is None:
-            c = self._c[delta.key] = Cohort(delta.key)
+            c = self._hold(Cohort(delta.key))
         c.merge(delta)
         self._trim()
 
@@ -556,5 +645,7 @@ class CohortBook:
         if "cohorts" not in d:
             raise StateError("corrupt cohort book state: no cohorts")
         for c in cohorts_from_state(d["cohorts"]):
-            b._c[c.key] = c
+            if c.key in b._c:  # a key twice: the last one holds, as it always has
+                b._drop(c.key)
+            b._hold(c)
         return b

@@ -77,9 +77,10 @@ class LandingBook(CohortBook):
         with np.errstate(invalid="ignore"):
             return np.floor(np.asarray(t, dtype=np.float64) / self.size)
 
-    def _grouping(self, cohort: np.ndarray) -> tuple[list[Cohort], np.ndarray]:
-        """Rows are staged by (landing pane, cohort): the staged cohorts they add to, and
-        each row's index among them (-1: a row without a cohort)."""
+    def _grouping(self, cohort: np.ndarray) -> tuple[list[Cohort], None, np.ndarray]:
+        """Rows are staged by (landing pane, cohort): the staged cohorts they add to (not
+        rows of the book's arrays: None), and each row's index among them (-1: a row
+        without a cohort)."""
         cohort = np.asarray(cohort, dtype=np.int64)
         ok = cohort >= 0
         pairs, inverse = np.unique(np.stack([self._land[ok], cohort[ok]], axis=1), axis=0,
@@ -93,7 +94,10 @@ class LandingBook(CohortBook):
             if c is None:
                 c = bucket[k] = Cohort(k)
             groups.append(c)
-        return groups, gid
+        return groups, None, gid
+
+    def _added(self) -> None:
+        """Staged rows change no cohort of the book: nothing to drop before a fold."""
 
     def add_predictions(self, cohort: np.ndarray, score: np.ndarray, time: np.ndarray) -> None:
         cohort = np.asarray(cohort, dtype=np.int64)

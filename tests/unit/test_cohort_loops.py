@@ -1,6 +1,6 @@
 """The compiled cohort sums give the numpy fallback's integers, bit for bit, on every kind
-of score (missing, out of range, on a bin edge, too large for fixed point), and a book
-fed through either holds the same state."""
+of score (missing, out of range, on a bin edge, too large for fixed point), added straight
+into a book's rows or not, and a book fed through either holds the same state."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from driftwatch.labels import cohort_book
-from driftwatch.labels.cohort_book import CohortBook, _bin_sums, compiled
+from driftwatch.labels.cohort_book import BINS, CohortBook, _add_bin_sums, _bin_sums, compiled
 
 pytestmark = [pytest.mark.skipif(compiled() is None, reason="numba is not installed"),
               # the fallback warns on scores past fixed point, as it always has
@@ -48,6 +48,34 @@ def test_compiled_sums_equal_the_numpy_sums(seed: int, n: int, groups: int, odd:
     for a, b in zip(fast, slow, strict=True):
         assert a.dtype == b.dtype == np.int64
         np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 400), groups=st.integers(1, 5),
+       odd=st.sampled_from([0.0, 0.05, 0.5]), labelled=st.booleans())
+def test_sums_added_into_rows_equal_the_sums_of_each_group_added_there(
+        seed: int, n: int, groups: int, odd: float, labelled: bool) -> None:
+    # rows already holding sums (a book's), groups on distinct rows in any order; a score
+    # the compiled pass refuses must leave nothing of its partial sums behind
+    rng = np.random.default_rng(seed)
+    classes = 2 if labelled else 1
+    start = rng.integers(0, 2**20, (8, classes, BINS + 1))
+    rows = rng.permutation(8)[:groups].astype(np.int64)
+    g = rng.integers(0, groups, n).astype(np.int64)
+    s = _scores(rng, n, odd)
+    bad = rng.uniform(size=n) < 0.3 if labelled else None
+    n_want, pd_want = start.copy(), start.copy() + 7
+    sums = _bin_sums(g, s, groups, bad, loss=labelled, loops=None)
+    for k, r in enumerate(rows.tolist()):
+        n_want[r] += sums[0][k]
+        pd_want[r] += sums[1][k]
+    for loops in (compiled(), None):
+        n_out, pd_out = start.copy(), start.copy() + 7
+        pq, ll = _add_bin_sums(rows, g, s, n_out, pd_out, bad, loss=labelled, loops=loops)
+        np.testing.assert_array_equal(n_out, n_want)
+        np.testing.assert_array_equal(pd_out, pd_want)
+        np.testing.assert_array_equal(pq, sums[2])
+        np.testing.assert_array_equal(ll, sums[3])
 
 
 @settings(max_examples=40, deadline=None)
