@@ -128,6 +128,18 @@ class _BinCounter:
             return kernel.count_numeric(self.tables, x)
         return self.count_numpy(x)
 
+    def count_runs(self, x: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """Counts of one column's runs ``x[starts[g]:starts[g + 1]]``, row ``g`` as
+        :meth:`count` counts it (see :meth:`NumericLayout.count_runs`)."""
+        if kernel.kernel_name() == "numba":
+            return kernel.count_runs(self.tables, x, starts)
+        x = np.asarray(x, dtype=np.float64)
+        out = np.zeros((max(len(starts) - 1, 0), self.width), np.int64)
+        for g, (a, b) in enumerate(pairwise(np.asarray(starts).tolist())):
+            if b > a:
+                out[g] = self.count_numpy(x[a:b, None])[0][0]
+        return out
+
     def count_numpy(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`count` in numpy only: the fallback, and the reference the kernel is
         tested against."""
@@ -286,6 +298,21 @@ class NumericLayout:
             z = np.zeros(c, dtype=np.int64)
             return np.zeros((c, w), dtype=np.int64), z, z.copy()
         return self._counter.count(values)
+
+    def count_runs(self, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """Fine counts ``int64[len(starts) - 1, fine_width]`` of a one-column layout (the
+        score): row ``g`` counts ``values[starts[g]:starts[g + 1]]`` as :meth:`count` does,
+        in one call however many runs (joined outcomes, by pane and label).
+
+        >>> lay = NumericLayout.fit(("s",), np.arange(10.0)[:, None], coarse_bins=2, fine_bins=4)
+        >>> lay.count_runs(np.array([0.5, 9.0, np.nan, 3.0]), np.array([0, 1, 1, 4]))
+        array([[0, 1, 0, 0, 0, 0, 0],
+               [0, 0, 0, 0, 0, 0, 0],
+               [0, 0, 1, 0, 1, 0, 1]])
+        """
+        if len(self.names) != 1:
+            raise ValueError(f"runs are counted on one column, not {len(self.names)}")
+        return self._counter.count_runs(values, starts)
 
     def coarse(self, fine: np.ndarray) -> np.ndarray:
         """Coarse (decile + missing) counts from fine counts: ``[..., C, coarse_width]``."""

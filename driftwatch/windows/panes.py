@@ -39,7 +39,7 @@ import numpy as np
 
 from driftwatch.batch import Batch
 from driftwatch.windows.segments import SegmentCoder
-from driftwatch.windows.sketch import Sketch, SketchLayout
+from driftwatch.windows.sketch import Sketch, SketchLayout, add_labelled_at
 
 __all__ = ["ClosedWindow", "PaneWindow", "WindowSpec"]
 
@@ -356,11 +356,9 @@ class PaneWindow:
         exposure: np.ndarray | None = None,
     ) -> None:
         """Add joined outcomes to the panes :meth:`label_targets` chose."""
-        for t in np.unique(targets):
-            m = targets == t
-            self._pane(int(t)).sketch.add_labelled(
-                score[m], label[m], None if exposure is None else exposure[m]
-            )
+        panes, group = np.unique(targets, return_inverse=True)
+        add_labelled_at([self._pane(int(t)).sketch for t in panes], group, score, label,
+                        exposure)
 
     def add_read(self, counter: str, n: int) -> None:
         """Count ``n`` records read that are no prediction (``counter``: ``n_bad`` for bad

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,7 @@ from driftwatch.batch import DECISION_APPROVE, DECISION_DECLINE, Batch
 from driftwatch.windows import kernel
 from driftwatch.windows.layout import CategoricalLayout, NumericLayout
 
-__all__ = ["Sketch", "SketchLayout"]
+__all__ = ["Sketch", "SketchLayout", "add_labelled_at"]
 
 _EPS_P = 1e-12
 
@@ -286,21 +286,15 @@ class Sketch:
         self, score: np.ndarray, label: np.ndarray, exposure: np.ndarray | None = None
     ) -> None:
         """Add predictions joined with their outcomes (label 1 = bad, 0 = good)."""
-        score = np.asarray(score, dtype=np.float64)
-        label = np.asarray(label, dtype=np.float64)
-        ok = np.isfinite(label)
-        score, label = score[ok], label[ok]
-        if score.size == 0:
-            return
-        bad = label > 0.5
-        for cls_i, mask in ((0, ~bad), (1, bad)):
-            fine, _, _ = self.layout.score.count(score[mask][:, None])
-            self.lab_score[cls_i] += fine[0]
-            self.lab_n[cls_i] += int(mask.sum())
+        add_labelled_at([self], np.zeros(np.shape(score), np.intp), score, label, exposure)
+
+    def _add_labelled_sums(
+        self, score: np.ndarray, label: np.ndarray, ex: np.ndarray | None
+    ) -> None:
+        """The float sums of joined rows whose label is known, in their order."""
         fin = np.isfinite(score)
         self.lab_pd_sum += float(score[fin].sum())
-        if exposure is not None:
-            ex = np.asarray(exposure, dtype=np.float64)[ok]
+        if ex is not None:
             has = np.isfinite(ex) & fin
             self.lab_exposure_n += int(has.sum())
             self.lab_exposure += float(ex[has].sum())
@@ -391,3 +385,48 @@ class Sketch:
         if not isinstance(other, Sketch):
             return NotImplemented
         return self.to_dict() == other.to_dict()
+
+
+def add_labelled_at(
+    sketches: Sequence[Sketch],
+    group: np.ndarray,
+    score: np.ndarray,
+    label: np.ndarray,
+    exposure: np.ndarray | None = None,
+) -> None:
+    """Add joined outcomes to several sketches on one layout: row ``i`` to
+    ``sketches[group[i]]``, as :meth:`Sketch.add_labelled` of that sketch's rows adds them.
+
+    The score histograms of every sketch and label are counted in one call (a poll's
+    outcomes join to a few rows in each of many panes); the float sums are taken per
+    sketch over its rows in their order, as one call per sketch takes them.
+    """
+    score = np.asarray(score, dtype=np.float64)
+    label = np.asarray(label, dtype=np.float64)
+    group = np.asarray(group, dtype=np.intp)
+    ex = None if exposure is None else np.asarray(exposure, dtype=np.float64)
+    ok = np.isfinite(label)
+    if not ok.all():
+        score, label, group = score[ok], label[ok], group[ok]
+        ex = None if ex is None else ex[ok]
+    if score.size == 0:
+        return
+    # one run of rows per (sketch, label): row 2g counts the good rows of sketch g, 2g + 1
+    # its bad ones
+    run = 2 * group + (label > 0.5)
+    sizes = np.bincount(run, minlength=2 * len(sketches))
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    # integer counts: the order of the rows within a run does not matter
+    fine = sketches[0].layout.score.count_runs(score[np.argsort(run)], starts)
+    one = len(sketches) == 1
+    for g, sk in enumerate(sketches):
+        n = sizes[2 * g : 2 * g + 2]
+        if not n.any():
+            continue
+        sk.lab_score += fine[2 * g : 2 * g + 2]
+        sk.lab_n += n
+        if one:
+            sk._add_labelled_sums(score, label, ex)
+        else:
+            rows = group == g
+            sk._add_labelled_sums(score[rows], label[rows], None if ex is None else ex[rows])

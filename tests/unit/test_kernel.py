@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -221,3 +223,33 @@ def test_the_environment_chooses_the_kernel(monkeypatch, value, name):
     finally:
         monkeypatch.undo()
         _compiled.loop.cache_clear()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(KINDS),
+    seed=st.integers(0, 2**32 - 1),
+    sizes=st.lists(st.integers(0, 3_000), min_size=0, max_size=12),  # 3,000: several blocks
+)
+def test_runs_count_as_each_run_counted_alone(kind, seed, sizes):
+    """A run's row is its values' count however many runs share the call: the kernel's
+    and the fallback's, and the ``searchsorted`` truth, empty runs all zeros."""
+    rng = np.random.default_rng(seed)
+    ref = reference(kind, rng, 2_000)[:, None]
+    lay = NumericLayout.fit(("s",), ref, coarse_bins=10, fine_bins=40)
+    x = queries(ref[:, 0], lay.fine_edges[0], rng, sum(sizes))
+    starts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
+    got = lay.count_runs(x, starts)
+    fallback = lay._counter
+    assert got.shape == (len(sizes), lay.fine_width) and got.dtype == np.int64
+    for g, (a, b) in enumerate(itertools.pairwise(starts)):
+        np.testing.assert_array_equal(got[g], truth(lay.fine_edges[0], x[a:b], lay.fine_width))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel, "kernel_name", lambda: "numpy")
+        np.testing.assert_array_equal(fallback.count_runs(x, starts), got)
+
+
+def test_runs_are_counted_on_one_column_only():
+    lay = NumericLayout.fit(("a", "b"), np.ones((10, 2)), coarse_bins=2, fine_bins=4)
+    with pytest.raises(ValueError, match="one column, not 2"):
+        lay.count_runs(np.zeros(3), np.array([0, 3]))
