@@ -220,7 +220,10 @@ def _either_order(a: np.ndarray, dtype: type) -> np.ndarray:
 
 
 def _chunks(n: int, per_row: int) -> list[tuple[int, int]]:
-    tasks = min(_threads(), max(n * max(per_row, 1) // _MIN_VALUES_PER_TASK, 1))
+    most = max(n * max(per_row, 1) // _MIN_VALUES_PER_TASK, 1)
+    # the cores are asked (an environment read and a system call) only for a batch worth
+    # splitting: a pane's slice of a poll, the common call, is not
+    tasks = 1 if most == 1 else min(_threads(), most)
     if tasks == 1:  # a poll's batch, mostly: one span, without numpy's 15 us of linspace
         return [(0, n)] if n > 0 else []
     cuts = np.linspace(0, n, tasks + 1).astype(np.int64)

@@ -167,6 +167,20 @@ def test_chunks_cover_the_rows_in_even_spans(n, per_row, threads):
         assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
 
 
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(0, 100_000), per_row=st.integers(0, 40))
+def test_a_batch_too_small_to_split_does_not_ask_for_the_cores(n, per_row):
+    """A pane's slice of a poll, the common call, is one span without an environment read
+    or a system call; a batch worth splitting asks."""
+    worth = n * max(per_row, 1) >= 2 * kernel._MIN_VALUES_PER_TASK
+    asked = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel, "_threads", lambda: asked.append(1) or 1)
+        spans = kernel._chunks(n, per_row)
+    assert bool(asked) == worth
+    assert spans == ([(0, n)] if n else [])
+
+
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_many_columns_in_groups_and_blocks_count_the_same(order):
     """More columns than one transposed group, more rows than one block."""
