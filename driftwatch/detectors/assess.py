@@ -186,8 +186,9 @@ def assess(
         null = levels[calibrator.alpha]
     by_rate = {rate_key(a): t for a, t in levels.items()}
 
+    row = stats.quality if stats is not None and stats.fits(prep, current, cfg) else None
     quality, flags = quality_signals(prep, current, cfg, bad_records=bad_records,
-                                     absent_fields=absent_fields)
+                                     absent_fields=absent_fields, row=row)
     if cfg.wants_group("data_quality"):
         keep = None if cfg.features is None else set(cfg.features)
         signals += [q for q in quality if keep is None or q.feature is None or q.feature in keep]

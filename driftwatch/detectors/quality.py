@@ -32,6 +32,11 @@ feed (a sudden jump in one feature, the others stable) from a widespread outage,
 results of the faulty feature carry ``data_quality_flag`` so a policy does not read a
 fault as a population change (DOMAIN.md: do not retrain on a broken pipeline).
 
+The numbers are computed for windows closed together in one numpy pass
+(:func:`quality_rows`, one :class:`QualityRow` per window: element-wise steps and
+reductions over each window's own last axis, so a row has the bits of that window alone);
+:func:`quality_signals` builds one window's results from its row.
+
 >>> import numpy as np, pandas as pd
 >>> from driftwatch.batch import Batch
 >>> from driftwatch.detectors.prepared import prepare
@@ -49,7 +54,7 @@ fault as a population change (DOMAIN.md: do not retrain on a broken pipeline).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,7 +67,7 @@ from driftwatch.detectors.identity_cache import IdentityCache, read_only
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.windows.sketch import Sketch
 
-__all__ = ["SPIKE_RATIO", "QualityFlags", "quality_signals"]
+__all__ = ["SPIKE_RATIO", "QualityFlags", "QualityRow", "quality_rows", "quality_signals"]
 
 #: A spike is a fine bin whose current share is at least this many times the reference
 #: share (and above it by ``DetectorConfig.spike_excess``): a point mass, not a shift.
@@ -77,70 +82,230 @@ class QualityFlags:
     categorical: np.ndarray
 
 
-def _margin(n: int | np.ndarray, p0: np.ndarray, alpha: float) -> np.ndarray:
+@dataclass(frozen=True, slots=True)
+class QualityRow:
+    """One window's data-quality numbers, one entry per feature (Python values).
+
+    The missing-value lists hold the numeric features, then the categorical ones (one
+    Benjamini-Hochberg family); the ``range_*`` lists the numeric features, the ``new_*``
+    lists the categorical ones. ``*_flagged``: how many features raised that signal.
+    """
+
+    missing_share: list[float]
+    missing_threshold: list[float]
+    missing_increase: list[float]
+    missing_count: list[int]
+    p_value: list[float]
+    p_adjusted: list[float]
+    significant: list[bool]
+    missing_flagged: tuple[int, int]
+    range_share: list[float]
+    range_threshold: list[float]
+    under: list[int]
+    over: list[int]
+    spike: list[bool]
+    spike_excess: list[float]
+    spike_at: list[int]
+    range_flagged: int
+    new_share: list[float]
+    new_threshold: list[float]
+    unseen: list[int]
+    other: list[int]
+    new_flagged: int
+    numeric_flag: np.ndarray
+    categorical_flag: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class _Reference:
+    """What the quality tests read of one reference, the same for every window."""
+
+    ref_missing: np.ndarray  # [F + G] reference missing shares, numeric then categorical
+    ref_missing_l: list[float]
+    #: the binomial null shares of every margin: missing (numeric, categorical), then
+    #: out-of-range (numeric) and new-category (categorical)
+    margin_p: np.ndarray
+    ref_shares: np.ndarray  # [F, W - 1] the numeric features' fine shares
+    ref_lo: list[float]
+    ref_hi: list[float]
+    ref_other: list[float]
+    missing_col: int
+    unseen_col: int
+    other_col: int
+    spike_bins: dict[tuple[int, int], str]  # filled as windows ask
+
+
+_REFERENCES = IdentityCache(capacity=8)
+
+
+def _reference(prep: PreparedReference) -> _Reference:
+    return _REFERENCES.get((prep,), "quality", lambda: _build_reference(prep))
+
+
+def _build_reference(prep: PreparedReference) -> _Reference:
+    n_ref = max(prep.n, 1)
+    lay = prep.sketch.layout.categorical
+    miss = np.concatenate([prep.num_fine[:, -1], prep.cat[:, lay.missing_col]])
+    ref_p = miss / n_ref
+    p0 = np.maximum(ref_p, 0.5 / n_ref)  # a share never seen is still possible
+    f, g = len(prep.num_names), len(prep.cat_names)
+    ref_f = prep.num_fine[:, :-1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ref_sh = ref_f / np.maximum(ref_f.sum(1, keepdims=True), 1)
+    return _Reference(
+        ref_missing=read_only((ref_p,))[0], ref_missing_l=ref_p.tolist(),
+        margin_p=read_only((np.concatenate(
+            [p0, np.full(f, 2.0 / (prep.n + 1)), np.full(g, 1.0 / (prep.n + 1))]),))[0],
+        ref_shares=read_only((ref_sh,))[0],
+        ref_lo=prep.num_geo.lo.tolist(), ref_hi=prep.num_geo.hi.tolist(),
+        ref_other=(prep.cat[:, lay.other_col] / n_ref).tolist(),
+        missing_col=lay.missing_col, unseen_col=lay.unseen_col, other_col=lay.other_col,
+        spike_bins={},
+    )
+
+
+def _margin(n: np.ndarray, p0: np.ndarray, alpha: float) -> np.ndarray:
     """Excess share over ``p0`` that a binomial(n, p0) exceeds with probability alpha."""
-    n = np.asarray(n)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = np.maximum(binom_isf(alpha, n, p0) / n - p0, 0.0)
     return np.where(n > 0, m, np.nan)
 
 
-#: Binomial margins by the values they are asked for: a window of the usual size with the
-#: usual non-missing counts asks what the previous window asked (the reference's shares do
-#: not move), and the exact quantile is the costliest call of the window.
-_BINOMIAL = IdentityCache(capacity=32)
+def quality_rows(
+    prep: PreparedReference,
+    sketches: Sequence[Sketch],
+    cfg: DetectorConfig,
+    *,
+    num_fine: np.ndarray | None = None,
+    cat: np.ndarray | None = None,
+) -> list[QualityRow]:
+    """The data-quality numbers of every sketch (all on ``prep``'s layout), one
+    :class:`QualityRow` per sketch in order, each step one numpy call for all of them.
 
-
-def _values(*arrays: np.ndarray) -> tuple[object, ...]:
-    """A hashable key of arrays' exact values (dtype and shape with the bytes)."""
-    return tuple(x for a in arrays for x in (a.dtype.str, a.shape, a.tobytes()))
-
-
-def _kept(a: np.ndarray) -> np.ndarray:
-    return read_only((a,))[0]
-
-
-def _split(a: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
-    """``a`` cut into consecutive views of ``sizes`` (``np.split``'s pieces, by slicing:
-    np.split costs several microseconds a call on arrays this small)."""
-    out, at = [], 0
-    for size in sizes:
-        out.append(a[at : at + size])
-        at += size
-    return out
-
-
-def _missing_rows(
-    cur_missing: np.ndarray, ref_missing: np.ndarray, n_ref: int, n_cur: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Reference share, the binomial null share and the current share of missing values."""
-    ref_p = ref_missing / max(n_ref, 1)
-    p0 = np.maximum(ref_p, 0.5 / max(n_ref, 1))  # a share never seen is still possible
-    return ref_p, p0, cur_missing / max(n_cur, 1)
-
-
-def _missing(
-    names: tuple[str, ...], cur_missing: np.ndarray, ref: tuple[np.ndarray, np.ndarray, np.ndarray],
-    margin: np.ndarray, pv: np.ndarray, bh: tuple[np.ndarray, np.ndarray], n_ref: int,
-    n_cur: int, cfg: DetectorConfig,
-) -> tuple[list[SignalResult], np.ndarray]:
-    ref_p, _, cur_p = ref
-    thr = ref_p + np.fmax(cfg.threshold("missing_rate"), margin)
+    ``num_fine``, ``cat``: the sketches' counts stacked already (``[K, F, W]``,
+    ``[K, G, C]``). Every step is element-wise or reduces one window's own contiguous
+    last axis, so a row has the bits that the sketch alone gives.
+    """
+    ref = _reference(prep)
+    k_all = len(sketches)
+    f, g = len(prep.num_names), len(prep.cat_names)
+    n = np.array([s.n for s in sketches], dtype=np.int64)[:, None]  # [K, 1]
+    n1 = np.maximum(n, 1)
+    missing: list[np.ndarray] = []
+    present = np.zeros((k_all, 0), dtype=np.int64)
+    if f:
+        fine = np.stack([s.num_fine for s in sketches]) if num_fine is None else num_fine
+        missing.append(fine[..., -1])
+        present = fine[..., :-1].sum(axis=-1)
+    if g:
+        counts = np.stack([s.cat for s in sketches]) if cat is None else cat
+        missing.append(counts[..., ref.missing_col])
+    k = np.concatenate(missing, axis=1) if missing else np.zeros((k_all, 0), np.int64)
+    # every margin of every window in one exact quantile call: missing shares at the
+    # window's size, out-of-range shares at its non-missing count, new categories at size
+    sizes = np.concatenate([np.broadcast_to(n, (k_all, f + g)), present,
+                            np.broadcast_to(n, (k_all, g))], axis=1)
+    margins = _margin(sizes, ref.margin_p, cfg.alpha)
+    # the missing counts: one-sided binomial p-values, the reference share as the null
+    p0 = ref.margin_p[: f + g]
+    pv = np.where(n > 0, binom_sf(k - 1, n, p0), np.nan)
+    cur_p = k / n1
+    thr = ref.ref_missing + np.fmax(cfg.threshold("missing_rate"), margins[:, : f + g])
     flag = cur_p > thr
-    n_flag = int(flag.sum())
-    cur_l, ref_l, thr_l = cur_p.tolist(), ref_p.tolist(), thr.tolist()
-    inc_l, pv_l, k_l = (cur_p - ref_p).tolist(), pv.tolist(), cur_missing.tolist()
-    adj_l, sig_l = bh[0].tolist(), bh[1].tolist()
-    out = [
+    n_flag = np.stack([flag[:, :f].sum(axis=1), flag[:, f:].sum(axis=1)], axis=1).tolist()
+    # every feature's missing-rate test is one Benjamini-Hochberg family per window: on a
+    # wide table many features drift up by chance in any window
+    bh = [benjamini_hochberg(row, cfg.fdr) for row in pv] if f + g else []
+    rows = {
+        "missing_share": cur_p.tolist(), "missing_threshold": thr.tolist(),
+        "missing_increase": (cur_p - ref.ref_missing).tolist(), "missing_count": k.tolist(),
+        "p_value": pv.tolist(), "p_adjusted": [b.adjusted.tolist() for b in bh],
+        "significant": [b.rejected.tolist() for b in bh],
+        "missing_flagged": [tuple(x) for x in n_flag],
+    }
+    num_flag = flag[:, :f]
+    if f:
+        num_flag, part = _out_of_range(prep, ref, fine, present, margins[:, f + g: 2 * f + g],
+                                       num_flag, sketches, cfg)
+        rows.update(part)
+    else:
+        rows.update(dict.fromkeys(("range_share", "range_threshold", "under", "over",
+                                   "spike", "spike_excess", "spike_at"), [[]] * k_all))
+        rows["range_flagged"] = [0] * k_all
+    cat_flag = flag[:, f:]
+    if g:
+        unseen = counts[..., ref.unseen_col]
+        share = unseen / n1
+        thr_new = np.fmax(cfg.threshold("new_category_rate"), margins[:, 2 * f + g:])
+        new = share > thr_new
+        cat_flag = cat_flag | new
+        rows.update(new_share=share.tolist(), new_threshold=thr_new.tolist(),
+                    unseen=unseen.tolist(), other=counts[..., ref.other_col].tolist(),
+                    new_flagged=new.sum(axis=1).tolist())
+    else:
+        rows.update(dict.fromkeys(("new_share", "new_threshold", "unseen", "other"),
+                                  [[]] * k_all))
+        rows["new_flagged"] = [0] * k_all
+    names = list(rows)
+    cols = [rows[name] for name in names]
+    return [QualityRow(**dict(zip(names, vals, strict=True)), numeric_flag=nf,
+                       categorical_flag=cf)
+            for *vals, nf, cf in zip(*cols, num_flag, cat_flag, strict=True)]
+
+
+def _out_of_range(
+    prep: PreparedReference, ref: _Reference, fine: np.ndarray, present: np.ndarray,
+    margin: np.ndarray, flag: np.ndarray, sketches: Sequence[Sketch], cfg: DetectorConfig,
+) -> tuple[np.ndarray, dict[str, list[object]]]:
+    """The numeric features' out-of-range shares and spikes (``[K, F]``), and their
+    fault flags added to ``flag``."""
+    under = np.stack([s.num_under for s in sketches])
+    over = np.stack([s.num_over for s in sketches])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(present > 0, (under + over) / present, np.nan)
+        cur_sh = fine[..., :-1] / np.maximum(present[..., None], 1)
+    thr = np.fmax(cfg.threshold("out_of_range"), margin)
+    excess = cur_sh - ref.ref_shares
+    at = excess.argmax(axis=-1)[..., None]
+    sp_ex = np.take_along_axis(excess, at, axis=-1)[..., 0]
+    at = at[..., 0]
+    spike = (sp_ex > cfg.spike_excess) & (
+        np.take_along_axis(cur_sh, at[..., None], axis=-1)[..., 0]
+        >= SPIKE_RATIO * ref.ref_shares[np.arange(len(prep.num_names)), at]
+    )
+    above = share > thr
+    return flag | above | spike, {
+        "range_share": share.tolist(), "range_threshold": thr.tolist(),
+        "under": under.tolist(), "over": over.tolist(), "spike": spike.tolist(),
+        "spike_excess": sp_ex.tolist(), "spike_at": at.tolist(),
+        "range_flagged": above.sum(axis=1).tolist(),
+    }
+
+
+def _spike_bin(prep: PreparedReference, ref: _Reference, j: int, b: int) -> str:
+    """The fine bin ``b`` of numeric feature ``j`` as ``(lo, hi]`` (kept per reference)."""
+    label = ref.spike_bins.get((j, b))
+    if label is None:
+        hi = prep.num_geo.fine_hi[j]
+        lo = float(hi[b - 1]) if b > 0 else -np.inf
+        label = ref.spike_bins[(j, b)] = f"({lo:.6g}, {float(hi[b]):.6g}]"
+    return label
+
+
+def _missing(names: tuple[str, ...], at: int, row: QualityRow, ref: _Reference,
+             n_flag: int, n_ref: int, n_cur: int, cfg: DetectorConfig) -> list[SignalResult]:
+    """The ``missing_rate`` results of the features whose missing lists start at ``at``."""
+    return [
         SignalResult(
-            "missing_rate", "data_quality", cur_l[j], f, thr_l[j], n_ref, n_cur, pv_l[j],
-            {"reference": ref_l[j], "increase": inc_l[j], "count": int(k_l[j]),
-             "p_adjusted": adj_l[j], "significant": sig_l[j], "fdr": cfg.fdr,
+            "missing_rate", "data_quality", row.missing_share[i], f,
+            row.missing_threshold[i], n_ref, n_cur, row.p_value[i],
+            {"reference": ref.ref_missing_l[i], "increase": row.missing_increase[i],
+             "count": row.missing_count[i], "p_adjusted": row.p_adjusted[i],
+             "significant": row.significant[i], "fdr": cfg.fdr,
              "features_flagged": n_flag},
         )
-        for j, f in enumerate(names)
+        for i, f in enumerate(names, at)
     ]
-    return out, flag
 
 
 def quality_signals(
@@ -150,121 +315,49 @@ def quality_signals(
     *,
     bad_records: Mapping[str, int] | None = None,
     absent_fields: Mapping[str, tuple[int, int, str]] | None = None,
+    row: QualityRow | None = None,
 ) -> tuple[list[SignalResult], QualityFlags]:
     """All data-quality results for one window, and the per-feature fault flags.
 
     ``absent_fields``: feature -> (records without its path, records looked at, path).
-    Every binomial margin of the window (missing, out-of-range and new-category shares of
-    every feature) is one vectorised quantile call, and the missing p-values one tail call.
+    ``row``: this window's numbers when they were computed with other windows'
+    (:func:`quality_rows` on ``cur`` against ``prep`` with ``cfg``); else computed here.
     """
+    if row is None:
+        row = quality_rows(prep, [cur], cfg)[0]
+    ref = _reference(prep)
     n_ref, n_cur = prep.n, cur.n
+    f_flag, g_flag = row.numeric_flag.copy(), row.categorical_flag.copy()
     out: list[SignalResult] = []
-    f_flag = np.zeros(len(prep.num_names), dtype=bool)
-    g_flag = np.zeros(len(prep.cat_names), dtype=bool)
-    lay = cur.layout.categorical
-    # the binomial questions of this window, asked all at once: (n, p0) for each margin,
-    # (k, p0) at n_cur for each missing p-value
-    m_n: list[np.ndarray] = []
-    m_p: list[np.ndarray] = []
-    miss: dict[str, tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    wants_missing = cfg.wants("missing_rate")
     if prep.num_names:
-        k = cur.num_fine[:, -1]
-        miss["num"] = (k, _missing_rows(k, prep.num_fine[:, -1], n_ref, n_cur))
-        present = cur.num_fine[:, :-1].sum(axis=1)
-        # a share of the non-missing values: the margin is taken at that size
-        m_n += [np.full(len(k), n_cur), present]
-        m_p += [miss["num"][1][1], np.full(len(present), 2.0 / (n_ref + 1))]
-    if prep.cat_names:
-        k = cur.cat[:, lay.missing_col]
-        miss["cat"] = (k, _missing_rows(k, prep.cat[:, lay.missing_col], n_ref, n_cur))
-        m_n += [np.full(len(k), n_cur), np.full(len(k), n_cur)]
-        m_p += [miss["cat"][1][1], np.full(len(k), 1.0 / (n_ref + 1))]
-    margins: list[np.ndarray] = []
-    pvals: list[np.ndarray] = []
-    if miss:
-        n_all, p_all = np.concatenate(m_n), np.concatenate(m_p)
-        margins = _split(_BINOMIAL.get((), ("margin", *_values(n_all, p_all), cfg.alpha),
-                                       lambda: _kept(_margin(n_all, p_all, cfg.alpha))),
-                         [len(a) for a in m_n])
-        ks = [k for k, _ in miss.values()]
-        p0s = np.concatenate([r[1] for _, r in miss.values()])
-        # not kept: the missing counts move from window to window on a real feed
-        pv = binom_sf(np.concatenate(ks) - 1, n_cur, p0s) if n_cur > 0 \
-            else np.full(p0s.shape, np.nan)
-        pvals = _split(pv, [len(k) for k in ks])
-        # every feature's missing-rate test is one Benjamini-Hochberg family: on a wide
-        # table many features drift up by chance in any window
-        bh = benjamini_hochberg(pv, cfg.fdr)
-        adjusted = _split(bh.adjusted, [len(k) for k in ks])
-        significant = _split(bh.rejected, [len(k) for k in ks])
-    if prep.num_names:
-        k, ref = miss["num"]
-        res, flag = _missing(prep.num_names, k, ref, margins[0], pvals[0],
-                             (adjusted[0], significant[0]), n_ref, n_cur, cfg)
-        if cfg.wants("missing_rate"):
-            out += res
-        f_flag |= flag
-        outside = cur.num_under + cur.num_over
-        with np.errstate(invalid="ignore", divide="ignore"):
-            share = np.where(present > 0, outside / present, np.nan)
-            ref_f = prep.num_fine[:, :-1]
-            ref_sh = ref_f / np.maximum(ref_f.sum(1, keepdims=True), 1)
-            cur_sh = cur.num_fine[:, :-1] / np.maximum(present[:, None], 1)
-        thr = np.fmax(cfg.threshold("out_of_range"), margins[1])
-        excess = cur_sh - ref_sh
-        spike_at = excess.argmax(axis=1)
-        rows = np.arange(len(share))
-        sp_ex = excess[rows, spike_at]
-        spike = (sp_ex > cfg.spike_excess) & (
-            cur_sh[rows, spike_at] >= SPIKE_RATIO * ref_sh[rows, spike_at]
-        )
-        above = share > thr
-        n_flag = int(above.sum())
-        f_flag |= above | spike
-        geo = prep.num_geo
+        if wants_missing:
+            out += _missing(prep.num_names, 0, row, ref, row.missing_flagged[0], n_ref,
+                            n_cur, cfg)
         if cfg.wants("out_of_range"):
-            hi_k = geo.fine_hi[rows, spike_at].tolist()
-            lo_k = np.where(spike_at > 0, geo.fine_hi[rows, spike_at - 1], -np.inf).tolist()
-            under, over = cur.num_under.tolist(), cur.num_over.tolist()
-            ref_lo, ref_hi = geo.lo.tolist(), geo.hi.tolist()
-            share_l, thr_l = share.tolist(), thr.tolist()
-            spike_l, sp_ex_l = spike.tolist(), sp_ex.tolist()
             for j, f in enumerate(prep.num_names):
                 out.append(SignalResult(
-                    "out_of_range", "data_quality", share_l[j], f, thr_l[j],
-                    n_ref, n_cur, None,
-                    {"under": int(under[j]), "over": int(over[j]),
-                     "ref_min": ref_lo[j], "ref_max": ref_hi[j],
-                     "spike": spike_l[j], "spike_excess": sp_ex_l[j],
-                     "spike_bin": f"({lo_k[j]:.6g}, {hi_k[j]:.6g}]",
-                     "features_flagged": n_flag},
+                    "out_of_range", "data_quality", row.range_share[j], f,
+                    row.range_threshold[j], n_ref, n_cur, None,
+                    {"under": row.under[j], "over": row.over[j],
+                     "ref_min": ref.ref_lo[j], "ref_max": ref.ref_hi[j],
+                     "spike": row.spike[j], "spike_excess": row.spike_excess[j],
+                     "spike_bin": _spike_bin(prep, ref, j, row.spike_at[j]),
+                     "features_flagged": row.range_flagged},
                 ))
     if prep.cat_names:
-        at = 2 if prep.num_names else 0
-        k, ref = miss["cat"]
-        res, flag = _missing(prep.cat_names, k, ref, margins[at], pvals[-1],
-                             (adjusted[-1], significant[-1]), n_ref, n_cur, cfg)
-        if cfg.wants("missing_rate"):
-            out += res
-        g_flag |= flag
-        unseen = cur.cat[:, lay.unseen_col]
-        share = unseen / max(n_cur, 1)
-        thr = np.fmax(cfg.threshold("new_category_rate"), margins[at + 1])
-        flag = share > thr
-        g_flag |= flag
-        n_flag = int(flag.sum())
+        if wants_missing:
+            out += _missing(prep.cat_names, len(prep.num_names), row, ref,
+                            row.missing_flagged[1], n_ref, n_cur, cfg)
         if cfg.wants("new_category_rate"):
-            share_l, thr_l, unseen_l = share.tolist(), thr.tolist(), unseen.tolist()
-            other = cur.cat[:, lay.other_col].tolist()
-            missing = cur.cat[:, lay.missing_col].tolist()
-            ref_other = (prep.cat[:, lay.other_col] / max(n_ref, 1)).tolist()
+            miss = row.missing_count[len(prep.num_names):]
             for j, f in enumerate(prep.cat_names):
                 out.append(SignalResult(
-                    "new_category_rate", "data_quality", share_l[j], f, thr_l[j],
-                    n_ref, n_cur, None,
-                    {"unseen": int(unseen_l[j]), "other": int(other[j]),
-                     "missing": int(missing[j]), "ref_other_share": ref_other[j],
-                     "features_flagged": n_flag},
+                    "new_category_rate", "data_quality", row.new_share[j], f,
+                    row.new_threshold[j], n_ref, n_cur, None,
+                    {"unseen": row.unseen[j], "other": row.other[j],
+                     "missing": miss[j], "ref_other_share": ref.ref_other[j],
+                     "features_flagged": row.new_flagged},
                 ))
     if absent_fields:
         thr_a = cfg.threshold("field_absent")

@@ -1,14 +1,16 @@
-"""The drift statistics (and the score's PSI) of several windows in one numpy pass.
+"""The drift statistics (the score's PSI, the data-quality numbers) of several windows in
+one numpy pass.
 
 A poll of a busy stream closes several windows at once (a sliding window of 4,000 events
 that moves by 1,000 closes about ten per poll of 10,000). Each is measured against the same
 reference, and on arrays this small (``features × bins``, a few hundred numbers) a numpy
 call costs its overhead, not its arithmetic. :func:`window_stats` stacks the windows'
 counts on a leading axis, runs :func:`~driftwatch.detectors.drift.block_stats` once per
-block (and the score's divergences once), and hands each window its own row. Every step is
-element-wise or reduces the last axis of each row on its own (the same contiguous length
-as one window's), so each row has the bits a call on that window alone gives; ``assess``
-takes it through its ``stats`` argument.
+block (the score's divergences and :func:`~driftwatch.detectors.quality.quality_rows`
+once), and hands each window its own row. Every step is element-wise or reduces the last
+axis of each row on its own (the same contiguous length as one window's), so each row has
+the bits a call on that window alone gives; ``assess`` takes it through its ``stats``
+argument.
 
 >>> import numpy as np, pandas as pd
 >>> from driftwatch.batch import Batch
@@ -42,6 +44,7 @@ from driftwatch.detectors.distances import Distance
 from driftwatch.detectors.divergence import Divergences, divergence_terms, top_bins
 from driftwatch.detectors.drift import BlockStats, block_stats
 from driftwatch.detectors.prepared import PreparedReference
+from driftwatch.detectors.quality import QualityRow, quality_rows
 from driftwatch.windows.sketch import Sketch
 
 __all__ = ["WindowStats", "categorical_stats", "numeric_stats", "score_stats", "window_stats"]
@@ -65,6 +68,7 @@ class WindowStats:
     score_div: Divergences | None = None
     score_terms: np.ndarray | None = None
     score_top: list[int] | None = None
+    quality: QualityRow | None = None
 
     def fits(self, prep: PreparedReference, sketch: Sketch, cfg: DetectorConfig) -> bool:
         """Whether these are the statistics a pass on ``sketch`` alone would compute
@@ -132,13 +136,17 @@ def window_stats(prep: PreparedReference, sketches: Sequence[Sketch],
     rows: list[dict[str, object]] = [{} for _ in k_all]
     if not sketches:
         return []
+    num_fine = np.stack([s.num_fine for s in sketches]) if prep.num_names else None
+    cat = np.stack([s.cat for s in sketches]) if prep.cat_names else None
+    for k, q in enumerate(quality_rows(prep, sketches, cfg, num_fine=num_fine, cat=cat)):
+        rows[k]["quality"] = q
     if cfg.wants_group("drift"):
-        if prep.num_names:
-            cc, st = numeric_stats(prep, np.stack([s.num_fine for s in sketches]), cfg)
+        if num_fine is not None:
+            cc, st = numeric_stats(prep, num_fine, cfg)
             for k in k_all:
                 rows[k].update(num_coarse=cc[k], num=_row(st, k))
-        if prep.cat_names:
-            st = categorical_stats(prep, np.stack([s.cat for s in sketches]), cfg)
+        if cat is not None:
+            st = categorical_stats(prep, cat, cfg)
             for k in k_all:
                 rows[k]["cat"] = _row(st, k)
     if cfg.wants("score_psi") and prep.n_score > 0:

@@ -309,18 +309,17 @@ class ModelMonitor(PollIntake, MonitorState):
         return [r for c, st in zip(closed, stats, strict=True) for r in self._close(c, st)]
 
     def _drift_stats(self, closed: list[ClosedWindow]) -> list[WindowStats | None]:
-        """The drift statistics (and score divergences) of windows closed together, in one
-        numpy pass: on arrays of ``features × bins`` a call costs its overhead, and a poll
-        closes several windows. None for a window left out (empty, or on other bins) and
-        for all where one pass is not worth it or raises: each window then computes its
-        own in ``assess``, where a failure is recorded against that window alone."""
+        """The drift statistics (score divergences, data-quality numbers) of windows closed
+        together, in one numpy pass: on arrays of ``features × bins`` a call costs its
+        overhead, and a poll closes several windows. None for a window left out (empty,
+        or on other bins) and for all where one pass is not worth it or raises: each
+        window then computes its own in ``assess``, where a failure is recorded against
+        that window alone."""
         out: list[WindowStats | None] = [None] * len(closed)
         if len(closed) < 2:
             return out
         try:
-            cfg = self.detectors
-            if not (cfg.wants_group("drift") or cfg.wants("score_psi")):
-                return out
+            cfg = self.detectors  # the data-quality numbers are always computed
             layout = self.profile.layout
             at = [i for i, c in enumerate(closed)
                   if c.sketch.n > 0 and c.sketch.layout is layout]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from driftwatch.batch import Batch
 from driftwatch.detectors.assess import assess
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.prepared import prepare
-from driftwatch.detectors.quality import quality_signals
+from driftwatch.detectors.quality import quality_rows, quality_signals
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.windows.sketch import Sketch
 
@@ -158,3 +160,52 @@ def test_small_window_threshold_includes_binomial_margin(prof) -> None:
     x1 = _by(res, "missing_rate")["x1"]
     # reference 5% missing: at 200 events the binomial margin exceeds the 2-point effect size
     assert x1.threshold > x1.details["reference"] + 0.02
+
+
+def _faulty(prof: ReferenceProfile, n: int, seed: int, kind: int) -> Sketch:
+    """A window with one of a few feed faults (or none), so rows differ in every part."""
+    def fault(x, purpose, rng):
+        if kind == 1:
+            x[rng.uniform(size=len(x)) < 0.3, 3] = np.nan
+        elif kind == 2:
+            x[rng.uniform(size=len(x)) < 0.2, 4] = 0.0  # a spike
+        elif kind == 3:
+            x[: len(x) // 3, 2] = 99.0  # out of range
+            purpose[: len(x) // 4] = "spaceship"
+        elif kind == 4:
+            x[:] = np.nan  # nothing observed
+
+    return _window(prof, n, seed, fault=fault) if n else Sketch.empty(prof.layout)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sizes=st.lists(st.sampled_from([0, 1, 3, 40, 700, 3000]), min_size=1, max_size=5),
+       kinds=st.lists(st.integers(0, 4), min_size=5, max_size=5),
+       seed=st.integers(0, 10_000), alpha=st.sampled_from([0.01, 0.2]),
+       fdr=st.sampled_from([0.01, 0.5]))
+def test_rows_of_windows_together_have_the_bits_of_each_alone(prof, sizes, kinds, seed,
+                                                              alpha, fdr) -> None:
+    cfg = DetectorConfig(alpha=alpha, fdr=fdr)
+    sketches = [_faulty(prof, n, seed + i, kinds[i]) for i, n in enumerate(sizes)]
+    together = quality_rows(prepare(prof), sketches, cfg)
+    assert len(together) == len(sketches)
+    for sk, row in zip(sketches, together, strict=True):
+        (alone,) = quality_rows(prepare(prof), [sk], cfg)
+        assert repr(row) == repr(alone)  # repr spells every float to its last bit
+        res, flags = quality_signals(prepare(prof), sk, cfg, row=row)
+        res_a, flags_a = quality_signals(prepare(prof), sk, cfg)
+        assert [repr(r.to_dict()) for r in res] == [repr(r.to_dict()) for r in res_a]
+        assert flags.numeric.tolist() == flags_a.numeric.tolist()
+        assert flags.categorical.tolist() == flags_a.categorical.tolist()
+
+
+def test_a_row_is_not_changed_by_the_window_that_reads_it(prof) -> None:
+    """An absent field flags its feature in that call's flags, not in the shared row."""
+    cur = _window(prof, 500, 11)
+    (row,) = quality_rows(prepare(prof), [cur], DetectorConfig())
+    _, flags = quality_signals(prepare(prof), cur, DetectorConfig(), row=row,
+                               absent_fields={"x0": (9, 10, "$.x0")})
+    assert flags.numeric.tolist() == [True, False, False, False, False]
+    _, again = quality_signals(prepare(prof), cur, DetectorConfig(), row=row)
+    assert not again.numeric.any() and not row.numeric_flag.any()

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import Polled
-from driftwatch.detectors import confidence, segments
+from driftwatch.detectors import confidence, quality, segments
 from driftwatch.detectors.assess import assess
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.prepared import prepare
@@ -74,7 +74,9 @@ def _bytes(a) -> bytes:  # type: ignore[no-untyped-def]
 
 KW = {"model": "m", "window_id": 1, "start_time": 0.0, "end_time": 1.0}
 CONFIGS = [DetectorConfig(), DetectorConfig(eps=1e-2, top_bins=5),
-           DetectorConfig(detectors=("ks", "chi2", "score_psi"))]
+           DetectorConfig(detectors=("ks", "chi2", "score_psi")),
+           DetectorConfig(detectors=("data_quality",), alpha=0.2, fdr=0.3,
+                          spike_excess=0.01)]
 
 
 @settings(max_examples=40, deadline=None,
@@ -92,7 +94,8 @@ def test_each_row_of_one_pass_is_its_window_alone(prof, sizes, seed, shift, miss
         alone = assess(prof, sk, config=cfg, **KW)
         with mock.patch.object(segments, "numeric_stats", side_effect=AssertionError), \
                 mock.patch.object(segments, "categorical_stats", side_effect=AssertionError), \
-                mock.patch.object(confidence, "score_stats", side_effect=AssertionError):
+                mock.patch.object(confidence, "score_stats", side_effect=AssertionError), \
+                mock.patch.object(quality, "quality_rows", side_effect=AssertionError):
             together = assess(prof, sk, config=cfg, stats=pre, **KW)  # no pass of its own
         assert _bytes(together) == _bytes(alone)
 
@@ -165,6 +168,30 @@ def test_a_poll_closing_several_windows_assesses_them_in_one_pass(prof) -> None:
     assert all(r.error is None for r in got)
     assert {r.decision.tier for r in got if r.decision} != {"none"}  # the shift is seen
     assert _records(got) == _one_by_one(prof)
+
+
+def test_a_data_quality_only_monitor_takes_the_one_pass_too(prof) -> None:
+    """The data-quality numbers are computed for every window (drift reads their fault
+    flags), so windows closed together share one pass whatever the detectors."""
+    cfg = DetectorConfig(detectors=("missing_rate", "new_category_rate"))
+    spec = WindowSpec(kind="count", pane_size=500, panes=4, mode="sliding")
+    seen: list[int] = []
+
+    def spy(prep, sketches, cfg):  # type: ignore[no-untyped-def]
+        seen.append(len(sketches))
+        return window_stats(prep, sketches, cfg)
+
+    mon = ModelMonitor("credit", prof, spec, detectors=cfg)
+    with mock.patch.object(monitor_mod, "window_stats", side_effect=spy):
+        got = [r for p in _polls(prof) for r in mon.process(p)] + mon.flush()
+    alone = ModelMonitor("credit", prof, spec, detectors=cfg)
+    with mock.patch.object(monitor_mod, "window_stats", side_effect=AssertionError):
+        want = [r for p in _polls(prof) for r in alone.process(p)] + alone.flush()
+    assert seen and max(seen) >= 5
+    assert {s.signal for r in got for s in r.assessment.signals} == {
+        "missing_rate", "new_category_rate"}
+    assert any(s.exceeds for r in got for s in r.assessment.signals)  # the 20% missing
+    assert _records(got) == _records(want)
 
 
 def test_a_failing_pass_leaves_each_window_to_its_own(prof) -> None:

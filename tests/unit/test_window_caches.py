@@ -32,7 +32,7 @@ CONFIG = DetectorConfig(min_labelled=1)
 #: Every cache ``assess`` keeps between windows (module, attribute).
 CACHES = [(drift, "_PLANS"), (drift, "_PSI_REFERENCE"), (estimated, "_REFERENCE"),
           (divergence, "_REFERENCE"), (categorical, "_REFERENCE"), (distances, "_REFERENCE"),
-          (quality, "_BINOMIAL")]
+          (quality, "_REFERENCES")]
 
 
 @contextlib.contextmanager
