@@ -186,9 +186,10 @@ def assess(
         null = levels[calibrator.alpha]
     by_rate = {rate_key(a): t for a, t in levels.items()}
 
-    row = stats.quality if stats is not None and stats.fits(prep, current, cfg) else None
+    own = stats if stats is not None and stats.fits(prep, current, cfg) else None
     quality, flags = quality_signals(prep, current, cfg, bad_records=bad_records,
-                                     absent_fields=absent_fields, row=row)
+                                     absent_fields=absent_fields,
+                                     row=None if own is None else own.quality)
     if cfg.wants_group("data_quality"):
         keep = None if cfg.features is None else set(cfg.features)
         signals += [q for q in quality if keep is None or q.feature is None or q.feature in keep]
@@ -206,7 +207,8 @@ def assess(
         signals += business_signals(prep, current, cfg, null=null, levels=by_rate)
     if cfg.wants_group("performance"):
         signals += performance_signals(prep.disc, prep.calibration_ratio, current, cfg,
-                                       n_ref=int(prep.lab_n.sum()))
+                                       n_ref=int(prep.lab_n.sum()),
+                                       disc=None if own is None else own.disc)
     return Assessment(
         model=model,
         window_id=window_id,

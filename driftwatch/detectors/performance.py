@@ -48,6 +48,7 @@ __all__ = [
     "auc_se",
     "calibration",
     "discrimination",
+    "discrimination_rows",
     "performance_signals",
 ]
 
@@ -68,19 +69,31 @@ class Discrimination:
 
 def discrimination(good: np.ndarray, bad: np.ndarray) -> Discrimination:
     """AUC (bad scored above good) and KS from per-class fine histograms ``[Ws]``."""
-    g = np.asarray(good[:-1], dtype=np.float64)
-    b = np.asarray(bad[:-1], dtype=np.float64)
-    ng, nb = g.sum(), b.sum()
-    if ng == 0 or nb == 0:
-        return Discrimination(math.nan, math.nan, math.nan, math.nan, int(ng), int(nb))
-    g_below = g.cumsum() - g
-    pairs = ng * nb
-    auc = float((b * (g_below + g / 2)).sum() / pairs)
-    bound = float((b * g).sum() / (2 * pairs))
-    gs, bs = g / ng, b / nb
-    ks = float(np.abs(gs.cumsum() - bs.cumsum()).max())
-    ks_bound = float(np.minimum(gs, bs).max())
-    return Discrimination(auc, bound, ks, ks_bound, int(ng), int(nb))
+    return discrimination_rows(np.asarray(good)[None], np.asarray(bad)[None])[0]
+
+
+def discrimination_rows(good: np.ndarray, bad: np.ndarray) -> list[Discrimination]:
+    """:func:`discrimination` of each row of histograms stacked as ``[K, Ws]`` (the
+    windows one poll closes), each step one numpy call for all rows. Sums and running
+    sums run along each row's own last axis, so a row has the bits it has alone."""
+    g = np.asarray(good[:, :-1], dtype=np.float64)
+    b = np.asarray(bad[:, :-1], dtype=np.float64)
+    ng, nb = g.sum(axis=1), b.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a row without a class: NaN
+        pairs = ng * nb
+        auc = (b * (g.cumsum(axis=1) - g + g / 2)).sum(axis=1) / pairs
+        bound = (b * g).sum(axis=1) / (2 * pairs)
+        gs, bs = g / ng[:, None], b / nb[:, None]
+        ks = np.abs(gs.cumsum(axis=1) - bs.cumsum(axis=1)).max(axis=1)
+        ks_bound = np.minimum(gs, bs).max(axis=1)
+    nan = math.nan
+    return [
+        Discrimination(a, w, k, kw, int(n_g), int(n_b)) if n_g and n_b
+        else Discrimination(nan, nan, nan, nan, int(n_g), int(n_b))
+        for a, w, k, kw, n_g, n_b in zip(auc.tolist(), bound.tolist(), ks.tolist(),
+                                         ks_bound.tolist(), ng.tolist(), nb.tolist(),
+                                         strict=True)
+    ]
 
 
 def auc_se(auc: float, n_good: int, n_bad: int) -> float:
@@ -138,14 +151,17 @@ def performance_signals(
     cfg: DetectorConfig,
     *,
     n_ref: int,
+    disc: Discrimination | None = None,
 ) -> list[SignalResult]:
     """``auc``, ``gini``, ``ks_score`` (lower is worse: ``threshold`` is a floor) and
-    ``calibration_ratio`` (against the reference's own ratio, 1 when it has none)."""
+    ``calibration_ratio`` (against the reference's own ratio, 1 when it has none).
+    ``disc``: the window's discrimination when it was computed with other windows'
+    (:func:`discrimination_rows`)."""
     out: list[SignalResult] = []
     n_lab = int(cur.lab_n.sum())
     if n_lab == 0 or n_lab < cfg.min_labelled:
         return out
-    d = discrimination(cur.lab_score[0], cur.lab_score[1])
+    d = discrimination(cur.lab_score[0], cur.lab_score[1]) if disc is None else disc
     z = float(special.ndtri(1 - cfg.alpha))
     if math.isfinite(d.auc):
         se = math.hypot(

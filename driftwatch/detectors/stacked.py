@@ -43,6 +43,7 @@ from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.distances import Distance
 from driftwatch.detectors.divergence import Divergences, divergence_terms, top_bins
 from driftwatch.detectors.drift import BlockStats, block_stats
+from driftwatch.detectors.performance import Discrimination, discrimination_rows
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.detectors.quality import QualityRow, quality_rows
 from driftwatch.windows.sketch import Sketch
@@ -54,8 +55,10 @@ __all__ = ["WindowStats", "categorical_stats", "numeric_stats", "score_stats", "
 class WindowStats:
     """One window's statistics against a prepared reference, as ``assess`` would compute
     them: the numeric drift block (with the window's coarse counts) and the categorical
-    one, and the score's coarse counts, divergences, per-bin PSI terms and top bins (what
-    ``score_psi`` reads). A part is None where the settings or the reference ask for none.
+    one, the score's coarse counts, divergences, per-bin PSI terms and top bins (what
+    ``score_psi`` reads), the data-quality numbers (what ``quality_signals`` reads) and the
+    labelled events' discrimination (what ``performance_signals`` reads). A part is None
+    where the settings or the reference ask for none.
     They describe this very ``sketch``, against ``prep``, with ``cfg``."""
 
     prep: PreparedReference
@@ -69,6 +72,7 @@ class WindowStats:
     score_terms: np.ndarray | None = None
     score_top: list[int] | None = None
     quality: QualityRow | None = None
+    disc: Discrimination | None = None
 
     def fits(self, prep: PreparedReference, sketch: Sketch, cfg: DetectorConfig) -> bool:
         """Whether these are the statistics a pass on ``sketch`` alone would compute
@@ -149,6 +153,10 @@ def window_stats(prep: PreparedReference, sketches: Sequence[Sketch],
             st = categorical_stats(prep, cat, cfg)
             for k in k_all:
                 rows[k]["cat"] = _row(st, k)
+    if cfg.wants_group("performance"):
+        lab = np.stack([s.lab_score for s in sketches])
+        for k, disc in enumerate(discrimination_rows(lab[:, 0], lab[:, 1])):
+            rows[k]["disc"] = disc
     if cfg.wants("score_psi") and prep.n_score > 0:
         cc, d, terms, top = score_stats(prep, np.stack([s.score_fine for s in sketches]),
                                         cfg)

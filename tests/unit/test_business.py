@@ -6,12 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from driftwatch.batch import Batch
 from driftwatch.detectors.business import business_signals
 from driftwatch.detectors.config import DetectorConfig, alarm
-from driftwatch.detectors.performance import calibration, discrimination, performance_signals
+from driftwatch.detectors.performance import (
+    Discrimination,
+    calibration,
+    discrimination,
+    discrimination_rows,
+    performance_signals,
+)
 from driftwatch.detectors.prepared import prepare
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.windows.sketch import Sketch
@@ -64,6 +72,46 @@ def test_auc_within_documented_bound_of_exact_rank_auc(prof, n, shape) -> None:
     assert d.gini == pytest.approx(2 * d.auc - 1)
     ks_exact = stats.ks_2samp(s[y], s[~y]).statistic
     assert d.ks <= ks_exact + 1e-12 <= d.ks + d.ks_bound + 2e-12
+
+
+def _one_window_discrimination(good: np.ndarray, bad: np.ndarray) -> Discrimination:
+    """``discrimination`` as it was written for one window (frozen copy)."""
+    g = np.asarray(good[:-1], dtype=np.float64)
+    b = np.asarray(bad[:-1], dtype=np.float64)
+    ng, nb = g.sum(), b.sum()
+    if ng == 0 or nb == 0:
+        return Discrimination(np.nan, np.nan, np.nan, np.nan, int(ng), int(nb))
+    g_below = g.cumsum() - g
+    pairs = ng * nb
+    auc = float((b * (g_below + g / 2)).sum() / pairs)
+    bound = float((b * g).sum() / (2 * pairs))
+    gs, bs = g / ng, b / nb
+    ks = float(np.abs(gs.cumsum() - bs.cumsum()).max())
+    ks_bound = float(np.minimum(gs, bs).max())
+    return Discrimination(auc, bound, ks, ks_bound, int(ng), int(nb))
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(1, 6), width=st.sampled_from([2, 3, 17, 201]),
+       seed=st.integers(0, 10_000), expected=st.booleans(),
+       empty=st.sampled_from([None, "good", "bad"]))
+def test_rows_of_stacked_windows_have_the_bits_of_one_window(k, width, seed, expected,
+                                                             empty) -> None:
+    """Counts, or expected counts (fractions, as the label-free estimate passes them):
+    each row of one stacked pass, and ``discrimination`` itself, give the one-window
+    code's bits."""
+    rng = np.random.default_rng(seed)
+    good = rng.integers(0, 400, (k, width)).astype(np.int64)
+    bad = rng.integers(0, 40, (k, width)).astype(np.int64)
+    if expected:
+        good, bad = good * rng.uniform(size=(k, width)), bad * rng.uniform(size=(k, width))
+    if empty is not None:
+        (good if empty == "good" else bad)[0, :-1] = 0  # one window without that class
+    rows = discrimination_rows(good, bad)
+    for j in range(k):
+        want = repr(_one_window_discrimination(good[j], bad[j]))
+        assert repr(rows[j]) == want  # repr spells every float to its last bit
+        assert repr(discrimination(good[j], bad[j])) == want
 
 
 def test_auc_from_histograms_is_exact_without_ties_inside_bins() -> None:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import Polled
-from driftwatch.detectors import confidence, quality, segments
+from driftwatch.detectors import confidence, performance, quality, segments
 from driftwatch.detectors.assess import assess
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.prepared import prepare
@@ -64,7 +64,11 @@ def _sketch(prof: ReferenceProfile, n: int, seed: int, shift: float,
             missing: float) -> Sketch:
     sk = Sketch.empty(prof.layout)
     if n:
-        sk.add_batch(_batch(prof, _frame(np.random.default_rng(seed), n, shift, missing)))
+        rng = np.random.default_rng(seed)
+        df = _frame(rng, n, shift, missing)
+        sk.add_batch(_batch(prof, df))
+        score = np.nan_to_num(df["score"].to_numpy(), nan=0.3)
+        sk.add_labelled(score, rng.uniform(size=n) < score)  # every event's outcome
     return sk
 
 
@@ -76,7 +80,8 @@ KW = {"model": "m", "window_id": 1, "start_time": 0.0, "end_time": 1.0}
 CONFIGS = [DetectorConfig(), DetectorConfig(eps=1e-2, top_bins=5),
            DetectorConfig(detectors=("ks", "chi2", "score_psi")),
            DetectorConfig(detectors=("data_quality",), alpha=0.2, fdr=0.3,
-                          spike_excess=0.01)]
+                          spike_excess=0.01),
+           DetectorConfig(detectors=("performance",), min_labelled=1)]
 
 
 @settings(max_examples=40, deadline=None,
@@ -95,7 +100,8 @@ def test_each_row_of_one_pass_is_its_window_alone(prof, sizes, seed, shift, miss
         with mock.patch.object(segments, "numeric_stats", side_effect=AssertionError), \
                 mock.patch.object(segments, "categorical_stats", side_effect=AssertionError), \
                 mock.patch.object(confidence, "score_stats", side_effect=AssertionError), \
-                mock.patch.object(quality, "quality_rows", side_effect=AssertionError):
+                mock.patch.object(quality, "quality_rows", side_effect=AssertionError), \
+                mock.patch.object(performance, "discrimination", side_effect=AssertionError):
             together = assess(prof, sk, config=cfg, stats=pre, **KW)  # no pass of its own
         assert _bytes(together) == _bytes(alone)
 
