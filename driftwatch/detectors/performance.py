@@ -69,7 +69,14 @@ class Discrimination:
 
 def discrimination(good: np.ndarray, bad: np.ndarray) -> Discrimination:
     """AUC (bad scored above good) and KS from per-class fine histograms ``[Ws]``."""
-    return discrimination_rows(np.asarray(good)[None], np.asarray(bad)[None])[0]
+    g = np.asarray(good[:-1], dtype=np.float64)
+    b = np.asarray(bad[:-1], dtype=np.float64)
+    ng, nb = g.sum(), b.sum()
+    if ng == 0 or nb == 0:
+        return Discrimination(math.nan, math.nan, math.nan, math.nan, int(ng), int(nb))
+    auc, bound, ks, ks_bound = _measures(g, b, ng, nb)
+    return Discrimination(float(auc), float(bound), float(ks), float(ks_bound), int(ng),
+                          int(nb))
 
 
 def discrimination_rows(good: np.ndarray, bad: np.ndarray) -> list[Discrimination]:
@@ -80,20 +87,25 @@ def discrimination_rows(good: np.ndarray, bad: np.ndarray) -> list[Discriminatio
     b = np.asarray(bad[:, :-1], dtype=np.float64)
     ng, nb = g.sum(axis=1), b.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):  # a row without a class: NaN
-        pairs = ng * nb
-        auc = (b * (g.cumsum(axis=1) - g + g / 2)).sum(axis=1) / pairs
-        bound = (b * g).sum(axis=1) / (2 * pairs)
-        gs, bs = g / ng[:, None], b / nb[:, None]
-        ks = np.abs(gs.cumsum(axis=1) - bs.cumsum(axis=1)).max(axis=1)
-        ks_bound = np.minimum(gs, bs).max(axis=1)
+        measures = [m.tolist() for m in _measures(g, b, ng, nb)]
     nan = math.nan
     return [
         Discrimination(a, w, k, kw, int(n_g), int(n_b)) if n_g and n_b
         else Discrimination(nan, nan, nan, nan, int(n_g), int(n_b))
-        for a, w, k, kw, n_g, n_b in zip(auc.tolist(), bound.tolist(), ks.tolist(),
-                                         ks_bound.tolist(), ng.tolist(), nb.tolist(),
-                                         strict=True)
+        for a, w, k, kw, n_g, n_b in zip(*measures, ng.tolist(), nb.tolist(), strict=True)
     ]
+
+
+def _measures(g: np.ndarray, b: np.ndarray, ng: np.ndarray, nb: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """AUC, its bound, KS and its bound of histograms ``[..., W]`` (missing column left
+    out) with class totals ``ng``, ``nb`` of the leading shape."""
+    pairs = ng * nb
+    auc = (b * (g.cumsum(axis=-1) - g + g / 2)).sum(axis=-1) / pairs
+    bound = (b * g).sum(axis=-1) / (2 * pairs)
+    gs, bs = g / ng[..., None], b / nb[..., None]
+    ks = np.abs(gs.cumsum(axis=-1) - bs.cumsum(axis=-1)).max(axis=-1)
+    return auc, bound, ks, np.minimum(gs, bs).max(axis=-1)
 
 
 def auc_se(auc: float, n_good: int, n_bad: int) -> float:
