@@ -164,6 +164,11 @@ def _build_reference(prep: PreparedReference) -> _Reference:
     )
 
 
+def _stack(arrays: list[np.ndarray]) -> np.ndarray:
+    """``arrays`` on a new leading axis (one array: a view, no copy)."""
+    return arrays[0][None] if len(arrays) == 1 else np.stack(arrays)
+
+
 def _margin(n: np.ndarray, p0: np.ndarray, alpha: float) -> np.ndarray:
     """Excess share over ``p0`` that a binomial(n, p0) exceeds with probability alpha."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -194,11 +199,11 @@ def quality_rows(
     missing: list[np.ndarray] = []
     present = np.zeros((k_all, 0), dtype=np.int64)
     if f:
-        fine = np.stack([s.num_fine for s in sketches]) if num_fine is None else num_fine
+        fine = _stack([s.num_fine for s in sketches]) if num_fine is None else num_fine
         missing.append(fine[..., -1])
         present = fine[..., :-1].sum(axis=-1)
     if g:
-        counts = np.stack([s.cat for s in sketches]) if cat is None else cat
+        counts = _stack([s.cat for s in sketches]) if cat is None else cat
         missing.append(counts[..., ref.missing_col])
     k = np.concatenate(missing, axis=1) if missing else np.zeros((k_all, 0), np.int64)
     # every margin of every window in one exact quantile call: missing shares at the
@@ -212,7 +217,8 @@ def quality_rows(
     cur_p = k / n1
     thr = ref.ref_missing + np.fmax(cfg.threshold("missing_rate"), margins[:, : f + g])
     flag = cur_p > thr
-    n_flag = np.stack([flag[:, :f].sum(axis=1), flag[:, f:].sum(axis=1)], axis=1).tolist()
+    n_flag = zip(flag[:, :f].sum(axis=1).tolist(), flag[:, f:].sum(axis=1).tolist(),
+                 strict=True)
     # every feature's missing-rate test is one Benjamini-Hochberg family per window: on a
     # wide table many features drift up by chance in any window
     bh = [benjamini_hochberg(row, cfg.fdr) for row in pv] if f + g else []
@@ -221,7 +227,7 @@ def quality_rows(
         "missing_increase": (cur_p - ref.ref_missing).tolist(), "missing_count": k.tolist(),
         "p_value": pv.tolist(), "p_adjusted": [b.adjusted.tolist() for b in bh],
         "significant": [b.rejected.tolist() for b in bh],
-        "missing_flagged": [tuple(x) for x in n_flag],
+        "missing_flagged": list(n_flag),
     }
     num_flag = flag[:, :f]
     if f:
@@ -259,20 +265,19 @@ def _out_of_range(
 ) -> tuple[np.ndarray, dict[str, list[object]]]:
     """The numeric features' out-of-range shares and spikes (``[K, F]``), and their
     fault flags added to ``flag``."""
-    under = np.stack([s.num_under for s in sketches])
-    over = np.stack([s.num_over for s in sketches])
+    under = _stack([s.num_under for s in sketches])
+    over = _stack([s.num_over for s in sketches])
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(present > 0, (under + over) / present, np.nan)
         cur_sh = fine[..., :-1] / np.maximum(present[..., None], 1)
     thr = np.fmax(cfg.threshold("out_of_range"), margin)
     excess = cur_sh - ref.ref_shares
-    at = excess.argmax(axis=-1)[..., None]
-    sp_ex = np.take_along_axis(excess, at, axis=-1)[..., 0]
-    at = at[..., 0]
+    at = excess.argmax(axis=-1)
+    # each window's and feature's own bin: [K, 1] and [F] index grids beside [K, F]
+    win, feat = np.arange(len(sketches))[:, None], np.arange(len(prep.num_names))
+    sp_ex = excess[win, feat, at]
     spike = (sp_ex > cfg.spike_excess) & (
-        np.take_along_axis(cur_sh, at[..., None], axis=-1)[..., 0]
-        >= SPIKE_RATIO * ref.ref_shares[np.arange(len(prep.num_names)), at]
-    )
+        cur_sh[win, feat, at] >= SPIKE_RATIO * ref.ref_shares[feat, at])
     above = share > thr
     return flag | above | spike, {
         "range_share": share.tolist(), "range_threshold": thr.tolist(),
