@@ -221,7 +221,7 @@ def quality_rows(
                  strict=True)
     # every feature's missing-rate test is one Benjamini-Hochberg family per window: on a
     # wide table many features drift up by chance in any window
-    bh = [benjamini_hochberg(row, cfg.fdr) for row in pv] if f + g else []
+    bh = [benjamini_hochberg(row, cfg.fdr) for row in pv]
     rows = {
         "missing_share": cur_p.tolist(), "missing_threshold": thr.tolist(),
         "missing_increase": (cur_p - ref.ref_missing).tolist(), "missing_count": k.tolist(),

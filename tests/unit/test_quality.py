@@ -209,3 +209,21 @@ def test_a_row_is_not_changed_by_the_window_that_reads_it(prof) -> None:
     assert flags.numeric.tolist() == [True, False, False, False, False]
     _, again = quality_signals(prepare(prof), cur, DetectorConfig(), row=row)
     assert not again.numeric.any() and not row.numeric_flag.any()
+
+
+def test_a_reference_without_features_has_only_model_level_results() -> None:
+    """A score-only reference: no per-feature numbers, alone or with other windows."""
+    rng = np.random.default_rng(12)
+    bare = ReferenceProfile.build(pd.DataFrame({"score": rng.uniform(size=500)}), numeric=[])
+    sketches = []
+    for _ in range(3):
+        sk = Sketch.empty(bare.layout)
+        sk.add_batch(Batch.build("predictions", n=99, n_numeric=0,
+                                 score=rng.uniform(size=99)))
+        sketches.append(sk)
+    rows = quality_rows(prepare(bare), sketches, DetectorConfig())
+    for sk, row in [(sketches[0], None), *zip(sketches, rows, strict=True)]:
+        res, flags = quality_signals(prepare(bare), sk, DetectorConfig(),
+                                     bad_records={"json": 1}, row=row)
+        assert [(r.signal, r.value) for r in res] == [("bad_record_rate", 1 / 100)]
+        assert flags.numeric.shape == flags.categorical.shape == (0,)
