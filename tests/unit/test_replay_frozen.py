@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from driftwatch.replay import replay
-from driftwatch.replay.frozen import setup_frozen
+from driftwatch.replay.frozen import YOUNG, setup_frozen
 from driftwatch.testing.generator import write_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,3 +53,19 @@ def test_a_callers_freeze_is_kept(unfrozen: None) -> None:
         assert gc.get_freeze_count() == before  # nothing more frozen
     assert gc.get_freeze_count() == before  # and nothing of the caller's unfrozen
     assert keep
+
+
+def test_the_young_generation_is_collected_less_often_and_put_back(unfrozen: None) -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(500, 7, 9)
+        with pytest.raises(RuntimeError), setup_frozen():
+            assert gc.get_threshold() == (YOUNG, 7, 9)
+            raise RuntimeError("boom")
+        assert gc.get_threshold() == (500, 7, 9)
+        gc.set_threshold(YOUNG * 3, 7, 9)  # a caller's higher threshold is kept
+        with setup_frozen():
+            assert gc.get_threshold() == (YOUNG * 3, 7, 9)
+        assert gc.get_threshold() == (YOUNG * 3, 7, 9)
+    finally:
+        gc.set_threshold(*before)
