@@ -13,7 +13,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from driftwatch.labels.cohort_book import Cohort, CohortBook, _bin_sums
+from driftwatch.labels.cohort_book import Cohort, CohortBook
+from driftwatch.labels.cohort_sums import _bin_sums
 from driftwatch.statetree import Capture
 
 

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from driftwatch.labels import cohort_book
-from driftwatch.labels.cohort_book import BINS, CohortBook, _add_bin_sums, _bin_sums, compiled
+from driftwatch.labels import cohort_sums
+from driftwatch.labels.cohort_book import CohortBook
+from driftwatch.labels.cohort_sums import BINS, _add_bin_sums, _bin_sums, compiled
 
 pytestmark = [pytest.mark.skipif(compiled() is None, reason="numba is not installed"),
               # the fallback warns on scores past fixed point, as it always has
@@ -91,7 +92,7 @@ def test_a_book_fed_through_either_path_saves_the_same_state(seed: int, batches:
     books = []
     for loops in (compiled(), None):
         book = CohortBook(max_cohorts=4)
-        with mock.patch.object(cohort_book, "compiled", lambda loops=loops: loops):
+        with mock.patch.object(cohort_sums, "compiled", lambda loops=loops: loops):
             for cohort, s, bad, t in feed:
                 book.add_predictions(cohort, s, t)
                 book.add_labelled(cohort[::-1], s, bad.astype(float))

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from driftwatch.labels.cohort_book import _kept, _time_spans
+from driftwatch.labels.cohort_sums import _kept, _time_spans
 from driftwatch.labels.grouping import group_ids
 from driftwatch.labels.hashindex import HashIndex, compiled
 from driftwatch.labels.joiner import _Rows
