@@ -20,6 +20,7 @@ only together with it, since at production sizes any shift is "significant".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,7 @@ from scipy import special
 
 from driftwatch.detectors.identity_cache import IdentityCache, read_only
 
-__all__ = ["ChiSquare", "chi2_threshold", "chi_square"]
+__all__ = ["ChiSquare", "chi2_threshold", "chi2_thresholds", "chi_square"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,3 +94,24 @@ def chi2_threshold(p_cut: float, dof: np.ndarray) -> np.ndarray:
     3.841
     """
     return special.chdtri(np.maximum(dof, 1), p_cut)
+
+
+#: :func:`chi2_threshold` lists by ``(p_cut, dof)``: a window's BH cut-off takes a few
+#: values over a stream, and its features' degrees of freedom rarely change.
+_THRESHOLDS: dict[tuple[float, tuple[int, ...]], list[float]] = {}
+_THRESHOLDS_SIZE = 256
+
+
+def chi2_thresholds(p_cut: float, dof: Sequence[int]) -> list[float]:
+    """:func:`chi2_threshold` as a list (shared between calls: read it, do not change it).
+
+    >>> chi2_thresholds(0.05, [1, 2]) == chi2_threshold(0.05, np.array([1, 2])).tolist()
+    True
+    """
+    key = (float(p_cut), tuple(dof))
+    hit = _THRESHOLDS.get(key)
+    if hit is None:
+        if len(_THRESHOLDS) >= _THRESHOLDS_SIZE:
+            _THRESHOLDS.clear()
+        hit = _THRESHOLDS[key] = chi2_threshold(p_cut, np.array(key[1], dtype=np.int64)).tolist()
+    return hit

@@ -17,6 +17,7 @@ the calibrator's resampled null windows, so thresholds and values are computed a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from driftwatch.detectors.base import SignalResult
-from driftwatch.detectors.categorical import ChiSquare, chi2_threshold, chi_square
+from driftwatch.detectors.categorical import ChiSquare, chi2_thresholds, chi_square
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.distances import Distance, ks_and_wasserstein
 from driftwatch.detectors.divergence import (
@@ -37,7 +38,8 @@ from driftwatch.detectors.divergence import (
 from driftwatch.detectors.identity_cache import IdentityCache
 from driftwatch.detectors.registry import CALIBRATED_LEVELS, THRESHOLD_CALIBRATED, THRESHOLD_EFFECT
 
-__all__ = ["DRIFT_STATS", "BlockStats", "aggregate_signals", "block_stats", "drift_signals"]
+__all__ = ["DRIFT_STATS", "BlockStats", "aggregate_signals", "block_stats", "drift_signals",
+           "listed"]
 
 DRIFT_STATS = (
     "psi", "kl_cur_ref", "kl_ref_cur", "js", "hellinger", "cramers_v", "ks", "wasserstein",
@@ -59,6 +61,12 @@ class BlockStats:
     psi_terms: np.ndarray | None = None
     #: PSI over the bins but the missing one ``[..., F]`` (asked with ``without_missing``)
     psi_without_missing: np.ndarray | None = None
+    #: what :func:`drift_signals` lists beside the values (:func:`listed`): the largest
+    #: PSI terms' bins ``[..., F, top]``, the current shares ``[..., F, W]`` and the fine
+    #: edge at each KS gap ``[..., F]``; None where not computed
+    top: np.ndarray | None = None
+    shares: np.ndarray | None = None
+    ks_at: np.ndarray | None = None
 
     def get(self, name: str) -> np.ndarray | None:
         """The value array of statistic ``name`` (None when the block lacks it)."""
@@ -127,6 +135,38 @@ def block_stats(
     with np.errstate(invalid="ignore", divide="ignore"):
         w_norm = w.stat / sd if sd is not None else w.stat
     return BlockStats(div, chi, ks, w, w_norm, terms, psi_nm)
+
+
+def _shares(counts: np.ndarray) -> np.ndarray:
+    """Each row's shares of its own total (an empty row stays zeros)."""
+    return counts / np.maximum(counts.sum(-1, keepdims=True), 1)
+
+
+def _top(terms: np.ndarray, valid: np.ndarray, k: int) -> np.ndarray:
+    """The bins of the ``k`` largest PSI terms among the valid ones, per row."""
+    return top_bins(np.where(valid, terms, -np.inf), k)
+
+
+def _ks_at(fine_hi: np.ndarray, argmax: np.ndarray) -> np.ndarray:
+    """The fine upper edge ``fine_hi[F, Wf]`` at each KS gap ``argmax[..., F]``."""
+    edges = np.broadcast_to(fine_hi, (*argmax.shape, fine_hi.shape[-1]))
+    return np.take_along_axis(edges, argmax[..., None], axis=-1)[..., 0]
+
+
+def listed(stats: BlockStats, cur_coarse: np.ndarray, valid: np.ndarray, cfg: DetectorConfig,
+           fine_hi: np.ndarray | None = None) -> BlockStats:
+    """``stats`` of counts of any leading shape with what :func:`drift_signals` lists of
+    them (the ``psi`` results' top bins and current shares, the ``ks`` results' edge, as
+    far as ``cfg`` reports those), so the windows of one poll get them in one call each.
+    Every step works on each row of the last axis alone: a window's row has its bits."""
+    top = shares = ks_at = None
+    if cfg.wants("psi", "drift") and stats.psi_terms is not None:
+        top, shares = _top(stats.psi_terms, valid, cfg.top_bins), _shares(cur_coarse)
+    ks = stats.ks
+    if cfg.wants("ks", "drift") and ks is not None and ks.argmax is not None and \
+            fine_hi is not None:
+        ks_at = _ks_at(fine_hi, ks.argmax)
+    return dataclasses.replace(stats, top=top, shares=shares, ks_at=ks_at)
 
 
 def _thresholds(
@@ -275,8 +315,11 @@ def drift_signals(
     if "psi" in thr:
         ref_psi = _psi_reference(ref_coarse, valid, bounds)
         valid_l, e_raw, nomiss, lo_l, hi_l = ref_psi
-        top = top_bins(np.where(valid, contrib, -np.inf), cfg.top_bins).tolist()
-        a_raw = (cur_coarse / np.maximum(cur_coarse.sum(-1, keepdims=True), 1)).tolist()
+        # listed already (:func:`listed`, with these settings' number of top bins)
+        pre = stats.top is not None and stats.shares is not None and \
+            stats.top.shape[-1] == min(cfg.top_bins, contrib.shape[-1])
+        top = (stats.top if pre else _top(contrib, valid, cfg.top_bins)).tolist()  # type: ignore[union-attr]
+        a_raw = (stats.shares if pre else _shares(cur_coarse)).tolist()  # type: ignore[union-attr]
         contrib_l = contrib.tolist()
         psi_nm = stats.psi_without_missing
         if psi_nm is None:
@@ -286,17 +329,20 @@ def drift_signals(
     ks = stats.ks if "ks" in thr else None
     if ks is not None:
         ks_p, ks_bound = ks.p_value.tolist(), ks.bound.tolist()  # type: ignore[union-attr]
-        ks_at = None if fine_hi is None else np.take_along_axis(
-            fine_hi, ks.argmax[:, None], axis=1)[:, 0].tolist()  # type: ignore[index]
+        ks_at = None
+        if fine_hi is not None:
+            at = stats.ks_at if stats.ks_at is not None else \
+                _ks_at(fine_hi, ks.argmax)  # type: ignore[arg-type]
+            ks_at = at.tolist()
         ks_adj = None if ks_adjusted is None else ks_adjusted.tolist()
         ks_cut = ks_p_cut or 0.0
     w = stats.wasserstein if "wasserstein" in thr else None
     if w is not None:
         w_raw, w_bound = w.stat.tolist(), w.bound.tolist()
     if want_chi:
-        chi_thr = chi2_threshold(chi_p_cut, dof).tolist()
         chi_stat, chi_p = stats.chi.stat.tolist(), stats.chi.p_value.tolist()
         chi_adj, dof_l = chi_adjusted.tolist(), dof.tolist()
+        chi_thr = chi2_thresholds(chi_p_cut, dof_l)
         chi_cal, chi_lv = plan.chi_cal, plan.chi_rows
 
     isfinite = math.isfinite

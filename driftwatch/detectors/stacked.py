@@ -42,7 +42,7 @@ from driftwatch.detectors.categorical import ChiSquare
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.distances import Distance
 from driftwatch.detectors.divergence import Divergences, divergence_terms, top_bins
-from driftwatch.detectors.drift import BlockStats, block_stats
+from driftwatch.detectors.drift import BlockStats, block_stats, listed
 from driftwatch.detectors.performance import Discrimination, discrimination_rows
 from driftwatch.detectors.prepared import PreparedReference
 from driftwatch.detectors.quality import QualityRow, quality_rows
@@ -97,7 +97,8 @@ def _row(st: BlockStats, k: int) -> BlockStats:
     if st.wasserstein is not None:
         w = Distance(st.wasserstein.stat[k], st.wasserstein.bound[k])
     return BlockStats(div, chi, ks, w, _opt(st.w_norm, k), _opt(st.psi_terms, k),
-                      _opt(st.psi_without_missing, k))
+                      _opt(st.psi_without_missing, k), _opt(st.top, k), _opt(st.shares, k),
+                      _opt(st.ks_at, k))
 
 
 def _div_row(d: Divergences, k: int) -> Divergences:
@@ -106,20 +107,23 @@ def _div_row(d: Divergences, k: int) -> Divergences:
 
 def numeric_stats(prep: PreparedReference, fine: np.ndarray, cfg: DetectorConfig
                   ) -> tuple[np.ndarray, BlockStats]:
-    """The numeric block's coarse counts and drift statistics for fine counts of any
-    leading shape (one window's ``[F, W]``, or windows stacked before it)."""
+    """The numeric block's coarse counts and drift statistics (:func:`listed`) for fine
+    counts of any leading shape (one window's ``[F, W]``, or windows stacked before it)."""
     geo = prep.num_geo
     cc = geo.coarse(fine)
-    return cc, block_stats(prep.num_coarse, cc, prep.num_coarse_valid, cfg.eps,
-                           ref_fine=prep.num_fine, cur_fine=fine, widths=geo.widths,
-                           sd=prep.num_sd, without_missing=cfg.wants("psi", "drift"))
+    st = block_stats(prep.num_coarse, cc, prep.num_coarse_valid, cfg.eps,
+                     ref_fine=prep.num_fine, cur_fine=fine, widths=geo.widths,
+                     sd=prep.num_sd, without_missing=cfg.wants("psi", "drift"))
+    return cc, listed(st, cc, prep.num_coarse_valid, cfg, geo.fine_hi)
 
 
 def categorical_stats(prep: PreparedReference, counts: np.ndarray,
                       cfg: DetectorConfig) -> BlockStats:
-    """The categorical block's drift statistics for counts of any leading shape."""
-    return block_stats(prep.cat, counts, prep.cat_valid, cfg.eps,
-                       without_missing=cfg.wants("psi", "drift"))
+    """The categorical block's drift statistics (:func:`listed`) for counts of any
+    leading shape."""
+    st = block_stats(prep.cat, counts, prep.cat_valid, cfg.eps,
+                     without_missing=cfg.wants("psi", "drift"))
+    return listed(st, counts, prep.cat_valid, cfg)
 
 
 def score_stats(prep: PreparedReference, fine: np.ndarray, cfg: DetectorConfig
