@@ -207,7 +207,7 @@ def assess(
         signals += business_signals(prep, current, cfg, null=null, levels=by_rate)
     if cfg.wants_group("performance"):
         signals += performance_signals(prep.disc, prep.calibration_ratio, current, cfg,
-                                       n_ref=int(prep.lab_n.sum()),
+                                       n_ref=prep.n_labelled,
                                        disc=None if own is None else own.disc)
     return Assessment(
         model=model,

@@ -107,13 +107,13 @@ def business_signals(
         thr: float | None = None
         p: float | None = None
         if math.isfinite(ref):
-            p0 = min(max(ref, 0.5 / max(int(prep.lab_n.sum()), 1)), 1.0)
+            p0 = min(max(ref, 0.5 / max(prep.n_labelled, 1)), 1.0)
             margin = binom_isf_one(alpha, n_lab, p0) / n_lab - p0
             thr = ref + max(cfg.threshold("bad_rate") * ref, margin)
             p = binom_sf_one(k - 1, n_lab, p0)
         lo, hi = clopper_pearson_one(k, n_lab, alpha)
         out.append(SignalResult(
-            "bad_rate", "business", rate, None, thr, int(prep.lab_n.sum()), n_lab, p,
+            "bad_rate", "business", rate, None, thr, prep.n_labelled, n_lab, p,
             {"reference": ref, "abs_change": rate - ref, "rel_change": _rel(rate, ref),
              "n_bad": k, "ci_low": lo, "ci_high": hi},
         ))

@@ -180,7 +180,7 @@ def estimated_signals(
         return out
     # the reference's side is the same for every window: computed once per reference
     ref_rate, ref_gini = _REFERENCE.get((prep,), "expected", lambda: reference_expected(prep))
-    n_ref = int(prep.lab_n.sum())
+    n_ref = prep.n_labelled
     if cfg.wants("expected_bad_rate"):
         rate = expected_rate(n, pd_sum)
         thr = ref_rate * (1 + cfg.threshold("expected_bad_rate")) \

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -105,13 +105,23 @@ class PreparedReference:
     lab_pd_sum: float
     metrics: dict[str, float]
     sketch: Sketch
+    #: labelled reference rows (``lab_n.sum()``)
+    n_labelled: int
+    #: :meth:`approval` by cut-off (the reference's share is the same every window)
+    _approvals: dict[float | None, tuple[float, int, str]] = field(
+        default_factory=dict, init=False, repr=False)
 
     def approval(self, cutoff: float | None) -> tuple[float, int, str]:
-        return approval_share(self.sketch, self.score_geo, cutoff)
+        """The reference's :func:`approval_share` at ``cutoff`` (computed once)."""
+        got = self._approvals.get(cutoff)
+        if got is None:
+            got = self._approvals[cutoff] = approval_share(self.sketch, self.score_geo,
+                                                           cutoff)
+        return got
 
     @property
     def bad_rate(self) -> float:
-        n = int(self.lab_n.sum())
+        n = self.n_labelled
         return float(self.lab_n[1]) / n if n else math.nan
 
     @property
@@ -164,6 +174,7 @@ def _build(profile: ReferenceProfile) -> PreparedReference:
         entropy_var=h_var,
         disc=discrimination(sk.lab_score[0], sk.lab_score[1]),
         lab_n=sk.lab_n.copy(),
+        n_labelled=int(sk.lab_n.sum()),
         lab_pd_sum=sk.lab_pd_sum,
         metrics=metrics,
         sketch=sk,

@@ -174,7 +174,7 @@ def judge_cohorts(
             CohortInput(cohort_name(c.window_id), c.lab_n, c.lab_pd.astype(np.float64) / SCALE,
                         c.lab_pq / SCALE, extra, seed=c.key),
             ref_bad_rate=prep.bad_rate, ref_gini=prep.disc.gini,
-            n_ref=int(prep.lab_n.sum()), cfg=cfg)
+            n_ref=prep.n_labelled, cfg=cfg)
         if not sig:  # final with too few outcomes: nothing to judge
             continue
         a = Assessment(model=model, window_id=c.window_id, start_time=c.start_time,
