@@ -65,6 +65,19 @@ def test_init_prints_one_line_per_decision_and_writes_checkable_files(work, caps
     assert (code, checked) == (0, "ok p.yaml\n"), err
 
 
+def test_the_written_psi_rule_offers_psi_without_missing_commented_out(work, capsys):
+    _data(work)
+    assert _init(capsys)[0] == 0
+    text = Path("p.yaml").read_text()
+    assert yaml.safe_load(text)["signals"][0].get("measure") is None  # PSI as banks report it
+    Path("p.yaml").write_text(text.replace("# measure: psi_without_missing",
+                                           "measure: psi_without_missing"))
+    code, checked, err = _cli(["policy", "check", "--connector", "c.yaml", "p.yaml"], capsys)
+    assert (code, checked) == (0, "ok p.yaml\n"), err
+    rule = yaml.safe_load(Path("p.yaml").read_text())["signals"][0]
+    assert (rule["detector"], rule["measure"]) == ("psi", "psi_without_missing")
+
+
 def test_init_refuses_to_overwrite_unless_forced(work, capsys):
     _data(work)
     Path("p.yaml").write_text("mine\n")
