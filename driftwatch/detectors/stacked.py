@@ -1,5 +1,5 @@
-"""The drift statistics (the score's PSI, the data-quality numbers) of several windows in
-one numpy pass.
+"""The drift statistics (the score's PSI, the data-quality numbers, the labelled events'
+AUC and KS) of several windows in one numpy pass.
 
 A poll of a busy stream closes several windows at once (a sliding window of 4,000 events
 that moves by 1,000 closes about ten per poll of 10,000). Each is measured against the same
