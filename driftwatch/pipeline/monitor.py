@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from driftwatch.actions.labelled_buffer import LabelledBuffer
 from driftwatch.batch import Batch
@@ -356,10 +356,11 @@ class ModelMonitor(PollIntake, MonitorState):
             self.joiner.book.fold(math.inf)
         return out + self._verdicts(self.window.watermark)
 
-    def judge_closed(self, cw: ClosedWindow) -> list[WindowResult]:
-        """Judge a window closed elsewhere (a consumer group's merged pane) as one closed
-        here is: its result, then the verdicts of the cohorts it makes ready."""
-        return self._close(cw)
+    def judge_closed(self, closed: Sequence[ClosedWindow]) -> list[WindowResult]:
+        """Judge windows closed elsewhere (a consumer group's merged panes), in order, as
+        windows closed here together are: each one's result, then the verdicts of the
+        cohorts it makes ready; their drift statistics in one pass first."""
+        return self._close_all(list(closed))
 
     def _close(self, cw: ClosedWindow, stats: WindowStats | None = None
                ) -> list[WindowResult]:

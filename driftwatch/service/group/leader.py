@@ -50,7 +50,6 @@ class Leadership:
             return []
         for e in self.pane_log.read():
             self._note(e)
-        results = []
         below = self.merger.complete_below
         self._cohorts_merged += self.cohort_parts.stage_into(
             self.monitor.joiner.book, below=below, late_at=self.merger.next_pane)
@@ -58,11 +57,14 @@ class Leadership:
         # close learn from them, as one process's would
         self._labelled_merged += self.labelled_parts.feed(self.monitor.labelled_buffer,
                                                           below=below)
+        closed = []
         for k, sk, first, last, segments in self.merger.complete():
             cw = self.monitor.window.close_merged(k, sk, first=first, last=last,
                                                   segments=segments)
-            if cw is not None:  # the window, then the verdicts of cohorts it makes ready
-                results += self.monitor.judge_closed(cw)
+            if cw is not None:
+                closed.append(cw)
+        # each window, then the verdicts of the cohorts it makes ready
+        results = self.monitor.judge_closed(closed)
         if not results:
             return []
         # the state after this batch and the batch's lines, durable in one message before
