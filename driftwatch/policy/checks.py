@@ -195,11 +195,10 @@ def _calibrated(rule: SignalRule, path: PathT, err: Any) -> None:
 
 
 def _measure(detector: str, measure: str, path: PathT, err: Any) -> None:
-    valid_ = measures_of(DETECTORS[detector])
-    if measure not in valid_:
-        valid = ", ".join(valid_)
+    reported = measures_of(DETECTORS[detector])
+    if measure not in reported:
         err((*path, "measure"), f"{detector!r} does not report {measure}",
-            hint=f"measures of {detector}: {valid}")
+            hint=f"measures of {detector}: {', '.join(reported)}")
 
 
 def _ordered(th: TierThresholds, path: PathT, direction: str, err: Any) -> None:
