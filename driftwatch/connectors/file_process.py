@@ -38,7 +38,7 @@ from typing import Any
 
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.file import FileSource
-from driftwatch.connectors.handover import frames, receive, write_frames
+from driftwatch.connectors.handover import frames, pipe, receive, write_frames
 from driftwatch.connectors.jsonscan import finish_scanner_load, leave_cores
 from driftwatch.cores import usable_cores
 from driftwatch.errors import DriftwatchError, SourceError
@@ -183,7 +183,7 @@ class ProcessSource:
     def _start(self, limit: int) -> None:
         finish_scanner_load()  # the child then has the loops from its first block
         ctx = multiprocessing.get_context("fork")
-        read_fd, write_fd = os.pipe()
+        read_fd, write_fd = pipe()  # a poll in one or two writes, not two dozen
         # the reader has its own core now: the source's read-ahead thread would only
         # contend with its merging for the child's GIL
         self._source.read_ahead = False

@@ -17,13 +17,13 @@ from hypothesis.extra import numpy as hnp
 
 from driftwatch.batch import Batch
 from driftwatch.connectors.base import BadRecord, Polled
-from driftwatch.connectors.handover import frames, receive, write_frames
+from driftwatch.connectors.handover import PIPE_BYTES, frames, pipe, receive, write_frames
 
 
-def _over_a_pipe(obj: Any) -> Any:
+def _over_a_pipe(obj: Any, make_pipe: Any = os.pipe) -> Any:
     """``obj`` written to a pipe on a thread while this one reads it (a message larger
     than the pipe holds needs both at once)."""
-    r, w = os.pipe()
+    r, w = make_pipe()
     try:
         parts = frames(obj)
         writer = threading.Thread(target=write_frames, args=(w, parts))
@@ -102,6 +102,47 @@ def test_a_poll_larger_than_the_pipe_arrives_whole() -> None:
         assert np.array_equal(u, v, equal_nan=u.dtype.kind == "f"), f
     assert b.metrics["revenue"].tolist() == batch.metrics["revenue"].tolist()
     assert (b.stream, b.source) == ("predictions", "p.jsonl")
+
+
+def _granted(fd: int) -> int | None:
+    """The pipe's capacity, where the system says (Linux)."""
+    try:
+        import fcntl
+
+        return int(fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+    except (ImportError, AttributeError):
+        return None
+
+
+def _max_pipe() -> int:
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            return int(f.read())
+    except OSError:
+        return 0
+
+
+def test_the_pipe_holds_a_poll_where_the_system_lets_it_grow() -> None:
+    r, w = pipe()
+    try:
+        size = _granted(w)
+        if size is None:  # no way to ask (not Linux): a plain pipe
+            return
+        if _max_pipe() >= min(PIPE_BYTES):
+            assert size >= min(PIPE_BYTES) > 64 << 10
+            assert size in PIPE_BYTES or size >= max(PIPE_BYTES)
+        # a message of the pipe's size goes in one write, with nobody reading yet
+        os.set_blocking(w, False)
+        assert os.write(w, b"x" * size) == size
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_a_message_larger_than_a_grown_pipe_arrives_whole() -> None:
+    sent = {"a": np.arange(3 * max(PIPE_BYTES) // 8, dtype=np.int64), "b": "tail"}
+    got = _over_a_pipe(sent, pipe)
+    assert got["b"] == "tail" and np.array_equal(got["a"], sent["a"])
 
 
 def test_objects_without_arrays_and_arrays_of_objects_go_in_the_pickle() -> None:
