@@ -55,13 +55,21 @@ __all__ = [
 
 
 def binom_sf(k: np.ndarray | float, n: np.ndarray | float, p: np.ndarray | float) -> np.ndarray:
-    """``P(X > k)``, ``X ~ Binomial(n, p)``; ``k`` is rounded down like ``scipy.stats``."""
+    """``P(X > k)``, ``X ~ Binomial(n, p)``; ``k`` is rounded down like ``scipy.stats``,
+    and NaN where scipy gives NaN: ``n`` not a whole number, ``p`` outside ``[0, 1]``,
+    ``k`` NaN, or ``k`` inside the support of an infinite ``n``.
+
+    >>> binom_sf([3, 3, -1], [10, np.inf, np.inf], 0.3).round(4).tolist()
+    [0.3504, nan, 1.0]
+    """
     # no np.broadcast_arrays: every step below broadcasts, to the same shape
     k = np.floor(np.asarray(k, dtype=np.float64))
     n, p = np.asarray(n, dtype=np.float64), np.asarray(p, dtype=np.float64)
     inside = (k >= 0) & (k < n)
     with np.errstate(invalid="ignore", divide="ignore"):
         mid = special.betainc(np.where(inside, k + 1, 1.0), np.where(inside, n - k, 1.0), p)
+    # the tail of an infinite count inside its support is NaN in scipy (betainc reads 1)
+    mid = np.where(np.isfinite(n) & ~np.isnan(k), mid, np.nan)
     out = np.where(k < 0, 1.0, np.where(k >= n, 0.0, mid))
     return np.where((n >= 0) & (n == np.floor(n)) & (p >= 0) & (p <= 1), out, np.nan)
 
@@ -77,9 +85,9 @@ def binom_sf_one(k: float, n: float, p: float) -> float:
         return 1.0
     if k >= n:
         return 0.0
-    # ``k`` NaN lands here, where the array form reads I_p(1, 1)
-    inside = 0 <= k < n
-    return float(special.betainc(k + 1 if inside else 1.0, n - k if inside else 1.0, p))
+    if math.isnan(k) or math.isinf(n):  # as scipy (and the array form) give
+        return math.nan
+    return float(special.betainc(k + 1, n - k, p))
 
 
 def _sf(k: np.ndarray, n: np.ndarray, p: np.ndarray) -> np.ndarray:

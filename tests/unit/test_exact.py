@@ -38,6 +38,20 @@ def test_binom_sf_equals_scipy_stats(n: int, p: float, frac: float) -> None:
     assert _same(exact.binom_sf(k, n, p), stats.binom.sf(k, n, p))
 
 
+ODD = [float("nan"), float("inf"), -float("inf")]
+
+
+@given(k=st.one_of(st.floats(-5, 50), st.sampled_from(ODD)),
+       n=st.one_of(st.integers(0, 40).map(float), st.sampled_from([*ODD, -1.0, 2.5])),
+       p=st.one_of(SHARES, st.sampled_from([-0.1, 1.1, float("nan")])))
+def test_binom_sf_of_odd_arguments_is_scipys(k: float, n: float, p: float) -> None:
+    # a NaN count, or an infinite n, read 0.3 and 1.0 here where scipy gives NaN
+    with np.errstate(all="ignore"):
+        want = stats.binom.sf(k, n, p)
+    assert _same(exact.binom_sf(k, n, p), want)
+    assert _same(exact.binom_sf_one(k, n, p), float(want))
+
+
 @settings(max_examples=80, deadline=None)
 @given(q=QS, a=st.integers(1, 200_000), b=st.integers(1, 2_000_000))
 def test_beta_ppf_equals_scipy_stats(q: float, a: int, b: int) -> None:
