@@ -37,7 +37,7 @@ from driftwatch.labels.landing import LandingBook
 from driftwatch.service.group.cohorts import cohort_ids
 from driftwatch.service.group.labelled import LabelledPanes
 from driftwatch.windows.segments import SegmentCoder
-from driftwatch.windows.sketch import Sketch, SketchLayout
+from driftwatch.windows.sketch import Sketch, SketchLayout, add_labelled_at
 
 __all__ = ["PartitionPanes"]
 
@@ -106,9 +106,10 @@ class PartitionPanes:
             own = np.floor(np.asarray(time, dtype=np.float64) / self.size)
         target = np.nan_to_num(np.fmax(own, self._floor()), nan=0.0, neginf=0.0)
         target = target.astype(np.int64)
-        for k in np.unique(target):
-            m = target == k
-            self._pane(int(k)).add_labelled(joined.score[m], joined.label[m], joined.exposure[m])
+        # every pane's outcomes in one call, as a single process's windows take them
+        panes, group = np.unique(target, return_inverse=True)
+        add_labelled_at([self._pane(int(k)) for k in panes], group, joined.score,
+                        joined.label, joined.exposure)
         if self.labelled is not None:
             self.labelled.join(joined, target)
 
