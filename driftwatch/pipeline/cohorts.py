@@ -59,10 +59,12 @@ __all__ = [
     "cohort_ids",
     "cohort_name",
     "estimates_for",
+    "estimates_from",
     "judge_cohorts",
     "name_cohort",
     "newest_pane",
     "verdict_window",
+    "window_holdings",
     "window_panes",
 ]
 
@@ -112,10 +114,25 @@ def estimates_for(
     cfg: DetectorConfig,
 ) -> list[SignalResult]:
     """The window's label-free estimates, from the held predictions of its panes."""
+    return estimates_from(profile, window_holdings(book, spec, cw, cfg), cfg)
+
+
+def window_holdings(book: CohortBook, spec: WindowSpec, cw: ClosedWindow,
+                    cfg: DetectorConfig) -> Cohort | None:
+    """The held predictions of the window's panes as the book holds them now (what its
+    estimates read), or None when it gets no estimate: a window that judges apart from
+    its intake takes this at its close, as the book then is."""
     newest = newest_pane(cw)
     if newest is None or not cfg.wants_group("estimated"):
+        return None
+    return book.total(window_panes(spec, newest))
+
+
+def estimates_from(profile: ReferenceProfile, total: Cohort | None,
+                   cfg: DetectorConfig) -> list[SignalResult]:
+    """The label-free estimates of a window whose panes hold ``total`` (None: none)."""
+    if total is None:
         return []
-    total = book.total(window_panes(spec, newest))
     return estimated_signals(prepare(profile), total.pred_n,
                              total.pred_pd.astype(np.float64) / SCALE, cfg)
 

@@ -33,16 +33,18 @@ from driftwatch.detectors.change import MetricChange, change_signals
 from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.prepared import prepare
 from driftwatch.detectors.stacked import WindowStats, window_stats
-from driftwatch.labels.cohort_book import CohortBook
+from driftwatch.labels.cohort_book import Cohort, CohortBook
 from driftwatch.labels.features import PendingFeatures
 from driftwatch.labels.joiner import LabelJoiner
 from driftwatch.labels.landing import LandingBook
 from driftwatch.pipeline.cohorts import (
     COHORT_SIGNALS,
     estimates_for,
+    estimates_from,
     judge_cohorts,
     name_cohort,
     verdict_window,
+    window_holdings,
 )
 from driftwatch.pipeline.intake import PollIntake
 from driftwatch.pipeline.monitor_state import MonitorState
@@ -68,6 +70,13 @@ __all__ = [
 
 #: Label-join settings without a policy (a policy's ``labels:`` section sets them).
 _LABELS = LabelSettings()
+
+#: What :meth:`ModelMonitor.close_book` gives a window: the held predictions of its panes
+#: (None: it gets no estimate), or the error taking them raised, which its judging records.
+Holdings = Cohort | None | Exception
+
+#: :meth:`ModelMonitor.judge` reads the window's holdings from the book itself.
+_FROM_BOOK: Holdings = Exception("holdings read from the book")
 
 
 def window_size(spec: WindowSpec) -> int | None:
@@ -294,13 +303,18 @@ class ModelMonitor(PollIntake, MonitorState):
         polls. Without a merged order (Kafka), they sit after the poll's predictions.
         Never raises: a poll that cannot be taken in lands in :attr:`poll_errors`.
         """
+        return self._close_all(self.take_in(polled))
+
+    def take_in(self, polled: Polled) -> list[ClosedWindow]:
+        """Feed one poll without judging: the windows it closed, in order, for the caller
+        to judge (:meth:`judge_closed`, or :meth:`close_book` then :meth:`judge_held`).
+        Never raises: a poll that cannot be taken in lands in :attr:`poll_errors`."""
         try:
-            closed = self._take_in(polled)
+            return self._take_in(polled)
         except Exception as exc:  # one poison poll must not stop the model
             err = self._count_error(StageError.of("ingest", exc))
             self.poll_errors.append(PollError(err, tuple(b for b in polled.batches if len(b))))
             return []
-        return self._close_all(closed)
 
     def _close_all(self, closed: list[ClosedWindow]) -> list[WindowResult]:
         """Judge windows closed together, in order, their drift statistics computed in
@@ -352,9 +366,13 @@ class ModelMonitor(PollIntake, MonitorState):
     def flush(self) -> list[WindowResult]:
         """End of a finite stream: close what is open (the last window is partial)."""
         out = self._close_all(self.window.flush())
+        self.fold_all()
+        return out + self._verdicts(self.window.watermark)
+
+    def fold_all(self) -> None:
+        """End of a finite stream, its last windows closed: fold every cohort row staged."""
         if isinstance(self.joiner.book, LandingBook):
             self.joiner.book.fold(math.inf)
-        return out + self._verdicts(self.window.watermark)
 
     def judge_closed(self, closed: Sequence[ClosedWindow]) -> list[WindowResult]:
         """Judge windows closed elsewhere (a consumer group's merged panes), in order, as
@@ -364,15 +382,45 @@ class ModelMonitor(PollIntake, MonitorState):
 
     def _close(self, cw: ClosedWindow, stats: WindowStats | None = None
                ) -> list[WindowResult]:
+        held = self.close_book(cw)
+        return [self.judge(cw, stats=stats, held=held), *self._verdicts(cw.end_time)]
+
+    def close_book(self, cw: ClosedWindow) -> Holdings:
+        """The cohort book's part of a window's close, before it is judged: fold the rows
+        landed up to its end, name its cohort, and take the held predictions of its panes
+        (what its estimates read; an error taking them is returned for its judging to
+        record). Judging writes nothing of the book back but cohort verdicts, so where a
+        policy has no ``cohort_*`` rule a window may be judged apart from its intake
+        (:meth:`judge_held`) on what this returns at its close."""
         if isinstance(self.joiner.book, LandingBook) and cw.pane >= 0:
             self.joiner.book.fold(cw.pane)  # the rows landed up to this window's end
         name_cohort(self.joiner.book, cw)  # first: a failing detector leaves it named
-        return [self.judge(cw, stats=stats), *self._verdicts(cw.end_time)]
+        try:
+            return window_holdings(self.joiner.book, self.spec, cw, self.detectors)
+        except Exception as exc:  # recorded as the window's estimates' error
+            return exc
+
+    def judge_held(self, closed: Sequence[ClosedWindow], held: Sequence[Holdings]
+                   ) -> list[WindowResult]:
+        """Judge windows closed together whose book step (:meth:`close_book`) ran where
+        they closed, in order, as :meth:`process` judges them: the drift statistics in
+        one pass, then each one's result and the verdicts it makes ready (none where the
+        policy has no ``cohort_*`` rule, the only case this is for)."""
+        stats = self._drift_stats(list(closed))
+        return [r for c, st, h in zip(closed, stats, held, strict=True)
+                for r in (self.judge(c, stats=st, held=h), *self._verdicts(c.end_time))]
+
+    @property
+    def judges_cohorts(self) -> bool:
+        """Whether the policy has a ``cohort_*`` rule: its verdicts read and mark the
+        cohort book as windows are judged."""
+        pol = self.policy
+        return pol is not None and any(r.detector in COHORT_SIGNALS for r in pol.signals)
 
     def _verdicts(self, now: float) -> list[WindowResult]:
         """Cohorts ready to be judged, when the policy has a ``cohort_*`` rule."""
         pol = self.policy
-        if pol is None or not any(r.detector in COHORT_SIGNALS for r in pol.signals):
+        if pol is None or not self.judges_cohorts:
             return []
         try:
             found = judge_cohorts(
@@ -394,11 +442,13 @@ class ModelMonitor(PollIntake, MonitorState):
                                     cohort=v.summary))
         return out
 
-    def judge(self, cw: ClosedWindow, *, stats: WindowStats | None = None) -> WindowResult:
+    def judge(self, cw: ClosedWindow, *, stats: WindowStats | None = None,
+              held: Holdings = _FROM_BOOK) -> WindowResult:
         """Assess a closed window against the reference and let the policy decide on it
         (engine state carries over: persistence, hysteresis and cooldowns count windows
         judged here in order). The Python API closes its own windows and calls this.
         ``stats``: the window's drift statistics, computed with other windows' in one pass.
+        ``held``: what :meth:`close_book` took for it (else the book is read now).
         Never raises: a stage that does is kept in the result's ``error``."""
         try:
             a = assess(
@@ -427,8 +477,13 @@ class ModelMonitor(PollIntake, MonitorState):
             extra = change_signals(self.changes, a.signals, self._new_change)
             a = dataclasses.replace(a, signals=(*a.signals, *extra))
         try:  # label-free estimates from the held predictions of this window's panes
-            est = estimates_for(self.profile, self.joiner.book, self.spec, cw,
-                                self.detectors)
+            if held is _FROM_BOOK:
+                est = estimates_for(self.profile, self.joiner.book, self.spec, cw,
+                                    self.detectors)
+            elif isinstance(held, Exception):
+                raise held
+            else:
+                est = estimates_from(self.profile, held, self.detectors)
         except Exception as exc:
             return WindowResult(window=cw, assessment=a,
                                 error=self._count_error(StageError.of("detectors", exc)))
