@@ -26,6 +26,17 @@ Traceback (most recent call last):
 ...
 EOFError: the pipe ended before a message
 >>> os.close(r)
+
+Objects both processes hold already (inherited at the fork), such as a reference's sketch
+layout, may be named ``shared``: they cross as their position in that sequence, and the
+receiver's own copy takes their place, so identity checks still hold there.
+
+>>> r, w = os.pipe()
+>>> layout = object()
+>>> write_frames(w, frames({"layout": layout}, shared=(layout,)))
+>>> receive(r, shared=(layout,))["layout"] is layout
+True
+>>> os.close(w); os.close(r)
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ import io
 import os
 import pickle
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -97,14 +109,37 @@ class _Pickler(pickle.Pickler):
         return _array, (pickle.PickleBuffer(obj), obj.dtype, obj.shape, order)
 
 
-def frames(obj: Any) -> list[Any]:
+class _SharedPickler(_Pickler):
+    """:class:`_Pickler` that sends the objects of ``shared`` as their position."""
+
+    def __init__(self, *args: Any, shared: Sequence[Any], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._shared = {id(o): i for i, o in enumerate(shared)}
+
+    def persistent_id(self, obj: Any) -> int | None:
+        return self._shared.get(id(obj))
+
+
+class _SharedUnpickler(pickle.Unpickler):
+    def __init__(self, *args: Any, shared: Sequence[Any], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._shared = shared
+
+    def persistent_load(self, pid: Any) -> Any:
+        return self._shared[pid]
+
+
+def frames(obj: Any, *, shared: Sequence[Any] = ()) -> list[Any]:
     """``obj`` as the buffers to write, in order, for :func:`receive` to read: a head
     (the pickle's length, the arrays' count and lengths), the pickle, each array's bytes
-    (views of the arrays themselves: write them before the arrays change)."""
+    (views of the arrays themselves: write them before the arrays change). ``shared``:
+    objects the receiver holds too (see the module docstring)."""
     out = io.BytesIO()
     views: list[memoryview] = []
-    _Pickler(out, protocol=5,
-             buffer_callback=lambda b: views.append(b.raw())).dump(obj)  # type: ignore[func-returns-value]
+    kw: dict[str, Any] = {"buffer_callback": lambda b: views.append(b.raw())}
+    pickler = _SharedPickler(out, protocol=5, shared=shared, **kw) if shared \
+        else _Pickler(out, protocol=5, **kw)
+    pickler.dump(obj)
     data = out.getbuffer()
     sizes = np.array([v.nbytes for v in views], dtype="<u8")
     return [_HEAD.pack(data.nbytes, len(views)) + sizes.tobytes(), data, *views]
@@ -133,9 +168,10 @@ def _read_into(fd: int, buf: Any) -> None:
         at += got
 
 
-def receive(fd: int) -> Any:
+def receive(fd: int, *, shared: Sequence[Any] = ()) -> Any:
     """The next object written to ``fd`` by :func:`write_frames`; :class:`EOFError` where
-    the pipe ends before it, or within it (the writer is gone)."""
+    the pipe ends before it, or within it (the writer is gone). ``shared``: as the sender
+    named them to :func:`frames`."""
     head = bytearray(_HEAD.size)
     first = os.readv(fd, [head])
     if not first:
@@ -153,5 +189,7 @@ def receive(fd: int) -> Any:
         if n:
             _read_into(fd, buf)
         buffers.append(buf)
+    if shared:
+        return _SharedUnpickler(io.BytesIO(data), buffers=buffers, shared=shared).load()
     return pickle.loads(data, buffers=buffers)
 
