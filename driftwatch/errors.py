@@ -27,6 +27,7 @@ __all__ = [
     "MissingExtraError",
     "PolicyError",
     "PoolError",
+    "ReplayError",
     "ServiceError",
     "SourceError",
     "StateError",
@@ -139,6 +140,10 @@ class ServiceError(DriftwatchError):
 
 class StateError(DriftwatchError):
     """A checkpoint or state store is unreadable or inconsistent."""
+
+
+class ReplayError(DriftwatchError):
+    """A replay cannot go on (a process of its own it relies on has stopped)."""
 
 
 class ActionError(DriftwatchError):

@@ -228,6 +228,11 @@ class ProcessSource:
             self.dead_letter.flush()
         return polled
 
+    def fileno(self) -> int:
+        """The pipe's reading end in this process (-1 before the reader starts): a process
+        forked later lets go of it, so the reader's writes fail once the loop is gone."""
+        return self._fd
+
     def seek(self, positions: Mapping[str, int]) -> None:
         raise SourceError("a replay's reader process cannot seek: read the files in "
                           "the loop's process to resume from positions")

@@ -44,6 +44,7 @@ from driftwatch.policy.loader import load_policy
 from driftwatch.policy.schema import Policy
 from driftwatch.replay.frozen import setup_frozen
 from driftwatch.replay.isolation import poison_records, timeline_record
+from driftwatch.replay.judge_process import JudgeProcess, judges_apart
 from driftwatch.replay.timeline import TimelineWriter, when
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile, reference_notes
@@ -354,6 +355,7 @@ def replay(
     tracking_uri: str | None = None,
     levels_cache: str | Path | None = None,
     read_process: bool | None = None,
+    judge_process: bool | None = None,
 ) -> ReplayResult:
     """Run a recording through the pipeline and write the timeline and summary.
 
@@ -382,6 +384,11 @@ def replay(
     None: when the inputs hold at least
     :data:`~driftwatch.connectors.file_process.MIN_PROCESS_BYTES` once decompressed and a
     second core is there.
+
+    ``judge_process``: judge the closed windows in a third process
+    (:mod:`~driftwatch.replay.judge_process`; the same timeline). None: where the files
+    are read in a process, no action runs, neither ``on_window`` nor ``keep_results`` is
+    asked, the policy has no ``cohort_*`` rule and a second core is there.
     """
     prewarm()  # the window kernel needs numba once the reference is read: import it now
     if read_process is not False and _reads_json(inputs):
@@ -453,9 +460,21 @@ def replay(
                 if on_window is not None:
                     on_window(res)
 
+        plain = isinstance(source, ProcessSource) and actions is None \
+            and on_window is None and not keep_results
+        judge = None
+        if judges_apart(monitor, wanted=judge_process, plain=plain):
+
+            def judged() -> list[dict[str, Any]]:  # in the judge, at the end
+                tl.close()
+                return result.records
+
+            judge = JudgeProcess(monitor, emit, judged)
         try:
             if isinstance(source, ProcessSource):
                 source.start(batch_size)  # forked: threads may start now
+                if judge is not None:  # forked too, before any thread starts here
+                    judge.start(close=(source.fileno(),))
                 load_loops_ahead()  # while the reader decodes its first polls
             while (polled := source.poll(batch_size)) is not None:
                 # executing, the poll is taken in window by window: the actions step where
@@ -464,8 +483,12 @@ def replay(
                 # that followed its window, not those of the rest of the poll)
                 parts = [polled] if actions is None else cut_at_closes(monitor.window, polled)
                 for part in parts:
-                    closed = monitor.process(part)
-                    emit(closed)
+                    if judge is not None:
+                        judge.send(monitor.take_in(part))
+                        closed = []
+                    else:
+                        closed = monitor.process(part)
+                        emit(closed)
                     for err in monitor.take_poll_errors():
                         bad = poison_records(err)
                         dl.write(bad)
@@ -476,9 +499,15 @@ def replay(
                         actions.step()
                 if bar is not None:
                     bar.update(polled.bytes_read)
-                    bar.set_postfix_str(f"events={monitor.n_events:,} windows={tl.count:,}",
+                    windows = tl.count if judge is None else judge.sent
+                    bar.set_postfix_str(f"events={monitor.n_events:,} windows={windows:,}",
                                         refresh=False)
-            emit(monitor.flush())
+            if judge is None:
+                emit(monitor.flush())
+            else:
+                result.records, errors = judge.finish()
+                for stage, n in errors.items():
+                    monitor.errors_by_stage[stage] = monitor.errors_by_stage.get(stage, 0) + n
             if actions is not None:
                 still_open = actions.finish()
                 result.open_actions = [r.id for r in still_open]
@@ -487,6 +516,8 @@ def replay(
         finally:
             if actions is not None:
                 actions.close()
+            if judge is not None:
+                judge.close()
             source.close()
             dl.close()
             if bar is not None:

@@ -1,0 +1,188 @@
+"""Judging a replay's closed windows in a process of its own, beside the loop's intake.
+
+A replay whose files are read in a process of their own
+(:mod:`~driftwatch.connectors.file_process`) still takes in and judges every window on
+one core: the loop. :class:`JudgeProcess` forks a third process once the monitor is set
+up (it inherits the reference, its prepared arrays, the calibrated levels and the policy
+engine's state) and hands it, for each poll, the windows the poll closed; the judge
+assesses them, lets the policy decide and writes the timeline, as the loop would have.
+
+What judging reads of the loop's state at a window's close is taken there and travels
+with the window: the cohort book's step (:meth:`~driftwatch.pipeline.monitor.ModelMonitor.
+close_book`: its rows folded, its cohort named, the held predictions of its panes for
+the label-free estimates). Judging writes nothing the intake reads, except cohort
+verdicts, which read and mark the cohort book as windows are judged: a policy with a
+``cohort_*`` rule is judged in the loop (:func:`judges_apart`). The engine state, the
+change trackers, the calibrators and the errors of the judging stages live in the judge;
+at the end it hands back the timeline's slim records and its error counts.
+
+A judge that stops (killed, or an error of its own) ends the replay with a
+:class:`~driftwatch.errors.ReplayError` at the loop's next hand-over or at the end,
+never a wait.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from driftwatch.connectors.handover import frames, pipe, receive, write_frames
+from driftwatch.cores import usable_cores
+from driftwatch.errors import ReplayError
+from driftwatch.pipeline import ModelMonitor, WindowResult
+from driftwatch.windows.panes import ClosedWindow
+
+__all__ = ["JudgeProcess", "judges_apart"]
+
+#: What the judge hands back at the end: the timeline's slim records, its error counts.
+Judged = tuple[list[dict[str, Any]], dict[str, int]]
+
+
+def judges_apart(monitor: ModelMonitor, *, wanted: bool | None, plain: bool) -> bool:
+    """Whether a replay judges its windows in a process of its own: ``wanted`` when
+    given, else on Linux with a second core. Only a ``plain`` replay (files read in a
+    process, no action run, no caller's hook on each window, no result kept whole) whose
+    policy has no ``cohort_*`` rule can."""
+    if wanted is False or not plain or monitor.judges_cohorts:
+        return False
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    return bool(wanted) or (sys.platform.startswith("linux") and usable_cores() >= 2)
+
+
+class JudgeProcess:
+    """The judge of a replay's windows, in a forked process (see the module docstring).
+
+    ``emit`` is the replay's own: called in the judge with each hand-over's results (it
+    writes the timeline and keeps the slim records there); ``done``, called in the judge
+    at the end, closes what ``emit`` writes and returns the records. :meth:`start` it,
+    :meth:`send` each poll's closed windows, :meth:`finish`, then :meth:`close`.
+    """
+
+    def __init__(self, monitor: ModelMonitor, emit: Callable[[list[WindowResult]], None],
+                 done: Callable[[], list[dict[str, Any]]]) -> None:
+        self.monitor = monitor
+        self._emit = emit
+        self._done = done
+        self._proc: Any = None
+        self._to = self._back = -1  # this process's ends of the two pipes
+        #: Windows handed to the judge so far.
+        self.sent = 0
+
+    def start(self, *, close: Sequence[int] = ()) -> None:
+        """Fork the judge; ``close``: descriptors of this process the judge lets go of
+        (another child's pipe, whose writes must fail once this process is gone)."""
+        ctx = multiprocessing.get_context("fork")
+        to_r, to_w = pipe()
+        back_r, back_w = os.pipe()
+        proc = ctx.Process(target=self._child, args=(to_r, back_w, (to_w, back_r, *close)),
+                           name="driftwatch-judge", daemon=True)
+        try:
+            with warnings.catch_warnings():  # idle library threads: the child uses none
+                warnings.simplefilter("ignore", DeprecationWarning)
+                proc.start()
+        except BaseException:
+            os.close(to_w)
+            os.close(back_r)
+            raise
+        finally:  # the judge's ends are its own: once it is gone, a write here fails
+            os.close(to_r)
+            os.close(back_w)
+        self._proc, self._to, self._back = proc, to_w, back_r
+
+    def send(self, closed: list[ClosedWindow]) -> None:
+        """Take each window's cohort-book step here, at its close, and hand the windows
+        over (nothing when none closed)."""
+        if closed:
+            self._put("windows", closed)
+
+    def finish(self) -> Judged:
+        """End of the recording: close what is open, hand it over, and wait for the
+        judge's records and error counts."""
+        m = self.monitor
+        closed = m.window.flush()
+        self._put("end", closed, fold=True)
+        try:
+            kind, payload = receive(self._back)
+        except EOFError:
+            raise self._failed() from None
+        if kind == "error":
+            raise ReplayError(f"judging the windows failed: {payload}")
+        self._proc.join(timeout=10)
+        return payload  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """Stop the judge if it still runs (the replay failed) and let go of the pipes."""
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.terminate()
+            self._proc.join(timeout=10)
+            os.close(self._to)
+            os.close(self._back)
+            self._proc, self._to, self._back = None, -1, -1
+
+    # -- this process ----------------------------------------------------------------------
+    def _put(self, kind: str, closed: list[ClosedWindow], *, fold: bool = False) -> None:
+        m = self.monitor
+        held = [m.close_book(c) for c in closed]
+        if fold:
+            m.fold_all()
+        try:
+            write_frames(self._to, frames((kind, closed, held), shared=(m.profile.layout,)))
+        except OSError:  # the judge is gone
+            raise self._failed() from None
+        self.sent += len(closed)
+
+    def _failed(self) -> ReplayError:
+        """Why the judge stopped: its own error where it said one, else how it ended."""
+        try:
+            kind, payload = receive(self._back)
+            if kind == "error":
+                return ReplayError(f"judging the windows failed: {payload}")
+        except EOFError:
+            pass
+        self._proc.join(timeout=10)
+        return ReplayError(_ended(self._proc.exitcode))
+
+    # -- the judge -------------------------------------------------------------------------
+    def _child(self, read_fd: int, back_fd: int, others: Sequence[int]) -> None:
+        for fd in others:
+            os.close(fd)
+        m = self.monitor
+        m.errors_by_stage = {}  # the loop's own (ingest) are counted there
+        shared = (m.profile.layout,)
+        try:
+            while True:
+                kind, closed, held = receive(read_fd, shared=shared)
+                self._emit(m.judge_held(closed, held))
+                if kind == "end":
+                    break
+            reply: tuple[str, Any] = ("done", (self._done(), m.errors_by_stage))
+        except BaseException as exc:  # the loop's process reports it
+            reply = ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            write_frames(back_fd, frames(reply))
+        except OSError:  # the loop's process is gone
+            os._exit(1)
+
+
+def _ended(exitcode: int | None) -> str:
+    """Why the judge ended early, from its exit code (``-N``: signal ``N``).
+
+    >>> _ended(-signal.SIGKILL)
+    'the judging process was stopped by SIGKILL before the end of the replay'
+    >>> _ended(1)
+    'the judging process ended (exit code 1) before the end of the replay'
+    """
+    if exitcode is None or exitcode >= 0:
+        return f"the judging process ended (exit code {exitcode}) before the end of the replay"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = f"signal {-exitcode}"
+    return f"the judging process was stopped by {name} before the end of the replay"

@@ -1,0 +1,175 @@
+"""A replay whose windows are judged in a process of their own (beside the loop's intake
+and the file reader) writes the timeline and summary the loop's own judging writes, bit
+for bit; a judge that stops ends the replay with a clear error, never a wait."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from driftwatch.connectors.file_process import reads_in_process
+from driftwatch.errors import ReplayError
+from driftwatch.pipeline import ModelMonitor
+from driftwatch.replay import replay
+from driftwatch.replay import run as replay_run
+from driftwatch.replay.judge_process import JudgeProcess, judges_apart
+from driftwatch.testing.generator import write_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+CONNECTOR = ROOT / "connectors" / "demo-file.yaml"
+POLICY = ROOT / "policies" / "credit-risk-demo.yaml"
+
+pytestmark = pytest.mark.skipif(not reads_in_process(total_bytes=0, wanted=True),
+                                reason="needs the fork start method")
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("rec")
+    paths = write_scenario("demo", out, n_events=6_000, days=30, reference_rows=3_000,
+                           compress=False)
+    lines = paths["predictions"].read_bytes().splitlines(keepends=True)
+    for at in (5, 2_000, 4_500):  # bad records: the loop counts them, the judge's windows too
+        lines.insert(at, b'{"application_id": "broken", "ts": \n')
+    paths["predictions"].write_bytes(b"".join(lines))
+    return paths
+
+
+def _time_policy(tmp: Path) -> Path:
+    """The demo policy on time panes: the cohort book stages rows by pane and folds them
+    as windows close (a :class:`~driftwatch.labels.landing.LandingBook`)."""
+    text = POLICY.read_text().replace(
+        "kind: count             # panes", "kind: time              # panes").replace(
+        "pane: 1000              # events per pane", "pane: 1d")
+    assert "kind: time" in text and "pane: 1d" in text
+    path = tmp / "time-policy.yaml"
+    path.write_text(text)
+    return path
+
+
+def _run(paths: dict[str, Path], out: Path, policy: Path, **kw: Any) -> dict[str, bytes]:
+    replay(CONNECTOR, [paths["predictions"], paths["outcomes"]], out, policy=policy,
+           reference=paths["reference"], progress=False, report=False, batch_size=700,
+           read_process=True, **kw)
+    return {name: (out / name).read_bytes()
+            for name in ("timeline.jsonl", "summary.json", "dead_letter.jsonl")}
+
+
+@pytest.fixture
+def starts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many judge processes were started."""
+    started: list[int] = []
+    real = JudgeProcess.start
+
+    def start(self: JudgeProcess, **kw: Any) -> None:
+        started.append(1)
+        real(self, **kw)
+
+    monkeypatch.setattr(JudgeProcess, "start", start)
+    return started
+
+
+@pytest.mark.parametrize("window", ["count", "time"])
+def test_a_judge_process_writes_the_loops_timeline(recording: dict[str, Path], tmp_path: Path,
+                                                   starts: list[int], window: str) -> None:
+    policy = POLICY if window == "count" else _time_policy(tmp_path)
+    here = _run(recording, tmp_path / "here", policy, judge_process=False)
+    assert not starts
+    apart = _run(recording, tmp_path / "apart", policy, judge_process=True)
+    assert starts == [1]
+    assert here["timeline.jsonl"].count(b"\n") >= 5
+    # the windows' label-free estimates read the cohort book at each one's close
+    assert b'"expected_bad_rate"' in here["timeline.jsonl"]
+    assert apart == here
+
+
+def test_the_judges_error_counts_reach_the_summary(recording: dict[str, Path], tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detector that fails is counted in the judge; the summary counts it all the same."""
+    from driftwatch.pipeline import monitor as monitor_module
+
+    def broken(*a: Any, **kw: Any) -> Any:
+        raise RuntimeError("detector broke")
+
+    monkeypatch.setattr(monitor_module, "assess", broken)
+    here = json.loads(_run(recording, tmp_path / "here", POLICY,
+                           judge_process=False)["summary.json"])
+    apart = json.loads(_run(recording, tmp_path / "apart", POLICY,
+                            judge_process=True)["summary.json"])
+    assert here["errors_by_stage"]["detectors"] == here["windows"] > 0
+    assert apart == here
+
+
+def _replay_in_thread(paths: dict[str, Path], out: Path) -> BaseException | None:
+    """The replay's error (None: it ended well), failing the test where it waits."""
+    got: list[BaseException | None] = []
+
+    def go() -> None:
+        try:
+            _run(paths, out, POLICY, judge_process=True)
+            got.append(None)
+        except BaseException as exc:
+            got.append(exc)
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(timeout=120)
+    assert not t.is_alive(), "the replay waits for a judge that is gone"
+    return got[0]
+
+
+def test_a_killed_judge_ends_the_replay_with_an_error(recording: dict[str, Path],
+                                                       tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    real = ModelMonitor.judge_held
+    calls: list[int] = []
+
+    def dies(self: ModelMonitor, closed: Any, held: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:  # in the judge: its second hand-over
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(self, closed, held)
+
+    monkeypatch.setattr(ModelMonitor, "judge_held", dies)
+    err = _replay_in_thread(recording, tmp_path / "out")
+    assert isinstance(err, ReplayError)
+    assert "judging process was stopped by SIGKILL" in str(err)
+
+
+def test_an_error_in_the_judge_is_raised_with_its_message(recording: dict[str, Path],
+                                                          tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(res: Any, numbered: bool = False) -> Any:
+        raise RuntimeError("the timeline broke")
+
+    monkeypatch.setattr(replay_run, "timeline_record", broken)
+    err = _replay_in_thread(recording, tmp_path / "out")
+    assert isinstance(err, ReplayError)
+    assert "judging the windows failed: RuntimeError: the timeline broke" in str(err)
+
+
+def test_only_a_plain_replay_without_cohort_rules_judges_apart(recording: dict[str, Path],
+                                                              tmp_path: Path) -> None:
+    from driftwatch.policy.loader import load_policy
+    from driftwatch.replay.run import build_monitor
+
+    m = build_monitor(load_policy(POLICY), reference=recording["reference"])
+    assert judges_apart(m, wanted=True, plain=True)
+    assert not judges_apart(m, wanted=True, plain=False)
+    assert not judges_apart(m, wanted=False, plain=True)
+    text = POLICY.read_text().replace(
+        "  - detector: approval_rate\n",
+        "  - detector: cohort_bad_rate_gap\n    thresholds: {mild: 0.03}\n"
+        "  - detector: approval_rate\n", 1)
+    path = tmp_path / "cohorts.yaml"
+    path.write_text(text)
+    with_cohorts = build_monitor(load_policy(path), reference=recording["reference"])
+    assert with_cohorts.judges_cohorts
+    assert not judges_apart(with_cohorts, wanted=True, plain=True)
+
