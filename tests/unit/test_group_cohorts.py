@@ -127,16 +127,16 @@ def test_partitions_merged_by_the_decider_give_the_whole_streams_cohorts(
 def test_the_decider_judges_the_windows_one_merge_closes_in_one_stacked_pass(profile) -> None:
     from unittest import mock
 
-    from driftwatch.pipeline import monitor as monitor_mod
+    from driftwatch.pipeline import judging as judging_mod
 
     sizes: list[int] = []
-    real = monitor_mod.window_stats
+    real = judging_mod.window_stats
 
     def spy(prep, sketches, cfg):  # type: ignore[no-untyped-def]
         sizes.append(len(sketches))
         return real(prep, sketches, cfg)
 
-    with mock.patch.object(monitor_mod, "window_stats", spy):
+    with mock.patch.object(judging_mod, "window_stats", spy):
         got_view, want = _merged(profile, 3, 2, 1600.0)  # three panes a poll
     assert max(sizes) >= 2  # several windows closed by one merge, judged together
     assert got_view == want[: len(got_view)] and len(got_view) > 2

@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 
 from driftwatch.connectors.deadletter import read_dead_letters
 from driftwatch.metrics import Metrics
-from driftwatch.pipeline import monitor as pipeline
+from driftwatch.pipeline import judging as pipeline
 from driftwatch.policy import load_policy_text
 from driftwatch.policy.watcher import MINIMAL
 from driftwatch.replay import isolation, replay

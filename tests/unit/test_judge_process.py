@@ -92,12 +92,12 @@ def test_a_judge_process_writes_the_loops_timeline(recording: dict[str, Path], t
 def test_the_judges_error_counts_reach_the_summary(recording: dict[str, Path], tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A detector that fails is counted in the judge; the summary counts it all the same."""
-    from driftwatch.pipeline import monitor as monitor_module
+    from driftwatch.pipeline import judging as judging_module
 
     def broken(*a: Any, **kw: Any) -> Any:
         raise RuntimeError("detector broke")
 
-    monkeypatch.setattr(monitor_module, "assess", broken)
+    monkeypatch.setattr(judging_module, "assess", broken)
     here = json.loads(_run(recording, tmp_path / "here", POLICY,
                            judge_process=False)["summary.json"])
     apart = json.loads(_run(recording, tmp_path / "apart", POLICY,

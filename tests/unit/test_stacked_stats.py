@@ -25,7 +25,7 @@ from driftwatch.detectors.config import DetectorConfig
 from driftwatch.detectors.prepared import prepare
 from driftwatch.detectors.stacked import window_stats
 from driftwatch.pipeline import ModelMonitor
-from driftwatch.pipeline import monitor as monitor_mod
+from driftwatch.pipeline import judging as judging_mod
 from driftwatch.policy import load_policy_text
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
@@ -155,7 +155,7 @@ def _records(results) -> list[bytes]:  # type: ignore[no-untyped-def]
 
 def _one_by_one(prof: ReferenceProfile) -> list[bytes]:
     mon = _monitor(prof)
-    with mock.patch.object(monitor_mod, "window_stats", side_effect=AssertionError):
+    with mock.patch.object(judging_mod, "window_stats", side_effect=AssertionError):
         out = [r for p in _polls(prof) for r in mon.process(p)] + mon.flush()
     return _records(out)
 
@@ -168,7 +168,7 @@ def test_a_poll_closing_several_windows_assesses_them_in_one_pass(prof) -> None:
         seen.append(len(sketches))
         return window_stats(prep, sketches, cfg)
 
-    with mock.patch.object(monitor_mod, "window_stats", side_effect=spy):
+    with mock.patch.object(judging_mod, "window_stats", side_effect=spy):
         got = [r for p in _polls(prof) for r in mon.process(p)] + mon.flush()
     assert seen and max(seen) >= 5  # a poll of six panes closes six windows
     assert all(r.error is None for r in got)
@@ -188,10 +188,10 @@ def test_a_data_quality_only_monitor_takes_the_one_pass_too(prof) -> None:
         return window_stats(prep, sketches, cfg)
 
     mon = ModelMonitor("credit", prof, spec, detectors=cfg)
-    with mock.patch.object(monitor_mod, "window_stats", side_effect=spy):
+    with mock.patch.object(judging_mod, "window_stats", side_effect=spy):
         got = [r for p in _polls(prof) for r in mon.process(p)] + mon.flush()
     alone = ModelMonitor("credit", prof, spec, detectors=cfg)
-    with mock.patch.object(monitor_mod, "window_stats", side_effect=AssertionError):
+    with mock.patch.object(judging_mod, "window_stats", side_effect=AssertionError):
         want = [r for p in _polls(prof) for r in alone.process(p)] + alone.flush()
     assert seen and max(seen) >= 5
     assert {s.signal for r in got for s in r.assessment.signals} == {
@@ -202,21 +202,21 @@ def test_a_data_quality_only_monitor_takes_the_one_pass_too(prof) -> None:
 
 def test_a_failing_pass_leaves_each_window_to_its_own(prof) -> None:
     mon = _monitor(prof)
-    with mock.patch.object(monitor_mod, "window_stats", side_effect=RuntimeError("boom")):
+    with mock.patch.object(judging_mod, "window_stats", side_effect=RuntimeError("boom")):
         got = [r for p in _polls(prof) for r in mon.process(p)] + mon.flush()
     assert _records(got) == _one_by_one(prof)
 
 
 def test_a_window_that_fails_fails_alone(prof) -> None:
     mon = _monitor(prof)
-    real = monitor_mod.assess
+    real = judging_mod.assess
 
     def flaky(*args, **kw):  # type: ignore[no-untyped-def]
         if kw["window_id"] == 3:
             raise RuntimeError("detector broke")
         return real(*args, **kw)
 
-    with mock.patch.object(monitor_mod, "assess", side_effect=flaky):
+    with mock.patch.object(judging_mod, "assess", side_effect=flaky):
         got = [r for p in _polls(prof) for r in mon.process(p)]
     failed = [r.window.window_id for r in got if r.error is not None]
     assert failed == [3]
