@@ -161,6 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where the files are read and decoded: a child process beside the "
                         "loop (Linux; auto: for 64 MiB or more, with a second core) or a "
                         "thread of the loop's own process; the results are the same")
+    r.add_argument("--judge", choices=("auto", "process", "loop"), default="auto",
+                   help="where the closed windows are judged (detectors, policy, timeline): "
+                        "a process of their own beside the loop's intake (Linux; auto: with "
+                        "a second core, when the files are read in a process, without "
+                        "--execute and without cohort_* rules) or the loop itself; the "
+                        "results are the same")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     r.set_defaults(func=_cmd_replay)
 

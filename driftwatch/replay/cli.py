@@ -158,6 +158,7 @@ def run_replay_command(args: argparse.Namespace) -> int:
         tracking_uri=getattr(args, "tracking_uri", None),
         levels_cache=levels,
         read_process=_reader(getattr(args, "reader", "auto")),
+        judge_process=_judge(getattr(args, "judge", "auto")),
     )
     print_summary(res.summary)
     out = Path(args.out)
@@ -187,6 +188,20 @@ def _reader(choice: str) -> bool | None:
     if choice == "process" and not reads_in_process(total_bytes=0, wanted=True):
         raise ConfigError("--reader process needs the fork start method, which this "
                           "platform lacks", hint="use --reader thread (or auto)")
+    return choice == "process"
+
+
+def _judge(choice: str) -> bool | None:
+    """``--judge``: None (auto), or whether to judge in a process of its own; ``process``
+    where ``fork`` is missing is refused, as ``--reader process`` is."""
+    from driftwatch.connectors.file_process import reads_in_process
+    from driftwatch.errors import ConfigError
+
+    if choice == "auto":
+        return None
+    if choice == "process" and not reads_in_process(total_bytes=0, wanted=True):
+        raise ConfigError("--judge process needs the fork start method, which this "
+                          "platform lacks", hint="use --judge loop (or auto)")
     return choice == "process"
 
 

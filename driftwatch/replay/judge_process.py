@@ -37,20 +37,48 @@ from driftwatch.errors import ReplayError
 from driftwatch.pipeline import ModelMonitor, WindowResult
 from driftwatch.windows.panes import ClosedWindow
 
-__all__ = ["JudgeProcess", "judges_apart"]
+__all__ = ["JudgeProcess", "judges_apart", "why_judged_in_the_loop"]
 
 #: What the judge hands back at the end: the timeline's slim records, its error counts.
 Judged = tuple[list[dict[str, Any]], dict[str, int]]
 
 
-def judges_apart(monitor: ModelMonitor, *, wanted: bool | None, plain: bool) -> bool:
-    """Whether a replay judges its windows in a process of its own: ``wanted`` when
-    given, else on Linux with a second core. Only a ``plain`` replay (files read in a
-    process, no action run, no caller's hook on each window, no result kept whole) whose
-    policy has no ``cohort_*`` rule can."""
-    if wanted is False or not plain or monitor.judges_cohorts:
-        return False
+def why_judged_in_the_loop(monitor: ModelMonitor, *, reader_process: bool, executes: bool,
+                           hooked: bool) -> str | None:
+    """Why a replay's windows must be judged in the loop's process, or None when a judge
+    process can take them (the same timeline either way).
+
+    ``reader_process``: the files are read in a process of their own; ``executes``:
+    actions run on each window; ``hooked``: the caller reads each window's result in
+    this process (``on_window``, ``keep_results``)."""
     if "fork" not in multiprocessing.get_all_start_methods():
+        return "this platform has no fork start method"
+    if executes:
+        return "--execute runs each window's actions in the loop's process"
+    if hooked:
+        return "the caller reads each window's result in the loop's process"
+    if not reader_process:
+        return ("the files are read in the loop's process (--reader thread, or a recording "
+                "under 64 MiB)")
+    if monitor.judges_cohorts:
+        return "the policy's cohort_* rules read the cohort book as each window is judged"
+    return None
+
+
+def judges_apart(monitor: ModelMonitor, *, wanted: bool | None, reader_process: bool,
+                 executes: bool, hooked: bool,
+                 note: Callable[[str], None] | None = None) -> bool:
+    """Whether a replay judges its windows in a process of its own: ``wanted`` when
+    given (where :func:`why_judged_in_the_loop` finds no reason against it: one is
+    passed to ``note`` when the caller asked for the process), else on Linux with a
+    second core, where nothing is against it."""
+    if wanted is False:
+        return False
+    why = why_judged_in_the_loop(monitor, reader_process=reader_process, executes=executes,
+                                 hooked=hooked)
+    if why is not None:
+        if wanted and note is not None:
+            note(f"the windows are judged in the loop's process, not a judge process: {why}")
         return False
     return bool(wanted) or (sys.platform.startswith("linux") and usable_cores() >= 2)
 

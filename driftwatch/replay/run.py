@@ -460,10 +460,13 @@ def replay(
                 if on_window is not None:
                     on_window(res)
 
-        plain = isinstance(source, ProcessSource) and actions is None \
-            and on_window is None and not keep_results
         judge = None
-        if judges_apart(monitor, wanted=judge_process, plain=plain):
+        if judges_apart(monitor, wanted=judge_process,
+                        reader_process=isinstance(source, ProcessSource),
+                        executes=actions is not None,
+                        hooked=on_window is not None or keep_results, note=note or _note):
+            # the judge writes the timeline from here on; this process writes nothing to
+            # it (nothing is buffered here at the fork: the file was only opened)
 
             def judged() -> list[dict[str, Any]]:  # in the judge, at the end
                 tl.close()

@@ -21,6 +21,8 @@ from driftwatch.replay import run as replay_run
 from driftwatch.replay.judge_process import JudgeProcess, judges_apart
 from driftwatch.testing.generator import write_scenario
 
+from ._cli import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 CONNECTOR = ROOT / "connectors" / "demo-file.yaml"
 POLICY = ROOT / "policies" / "credit-risk-demo.yaml"
@@ -160,9 +162,19 @@ def test_only_a_plain_replay_without_cohort_rules_judges_apart(recording: dict[s
     from driftwatch.replay.run import build_monitor
 
     m = build_monitor(load_policy(POLICY), reference=recording["reference"])
-    assert judges_apart(m, wanted=True, plain=True)
-    assert not judges_apart(m, wanted=True, plain=False)
-    assert not judges_apart(m, wanted=False, plain=True)
+    plain = {"reader_process": True, "executes": False, "hooked": False}
+    assert judges_apart(m, wanted=True, **plain)
+    assert not judges_apart(m, wanted=False, **plain)
+    notes: list[str] = []
+    for why, flag in (("--execute", "executes"), ("caller reads", "hooked")):
+        assert not judges_apart(m, wanted=True, note=notes.append, **{**plain, flag: True})
+        assert why in notes[-1]
+    assert not judges_apart(m, wanted=True, note=notes.append,
+                            **{**plain, "reader_process": False})
+    assert "--reader thread" in notes[-1]
+    assert not judges_apart(m, wanted=None, note=notes.append,  # auto: quietly in the loop
+                            **{**plain, "executes": True})
+    assert len(notes) == 3
     text = POLICY.read_text().replace(
         "  - detector: approval_rate\n",
         "  - detector: cohort_bad_rate_gap\n    thresholds: {mild: 0.03}\n"
@@ -171,5 +183,29 @@ def test_only_a_plain_replay_without_cohort_rules_judges_apart(recording: dict[s
     path.write_text(text)
     with_cohorts = build_monitor(load_policy(path), reference=recording["reference"])
     assert with_cohorts.judges_cohorts
-    assert not judges_apart(with_cohorts, wanted=True, plain=True)
+    assert not judges_apart(with_cohorts, wanted=True, note=notes.append, **plain)
+    assert "cohort_* rules" in notes[-1]
 
+
+def test_the_judge_option_picks_where_windows_are_judged(
+        recording: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        starts: list[int]) -> None:
+    def cli(out: Path, *extra: str) -> tuple[int, str, str]:
+        return run_cli(["replay", "-c", str(CONNECTOR), "-p", str(POLICY), "-i",
+                        str(recording["predictions"]), str(recording["outcomes"]),
+                        "--reference", str(recording["reference"]), "-o", str(out),
+                        "--no-report", "-q", *extra], capsys)
+
+    timelines = []
+    for judge, n in (("loop", 0), ("process", 1)):
+        code, _, err = cli(tmp_path / judge, "--reader", "process", "--judge", judge)
+        assert code == 0, err
+        assert len(starts) == n
+        timelines.append((tmp_path / judge / "timeline.jsonl").read_bytes())
+    assert timelines[0] == timelines[1]
+    # asked for where it cannot be: judged in the loop, and the user is told why
+    code, _, err = cli(tmp_path / "thread", "--reader", "thread", "--judge", "process")
+    assert code == 0, err
+    assert len(starts) == 1
+    assert "judged in the loop's process" in err and "--reader thread" in err
+    assert (tmp_path / "thread" / "timeline.jsonl").read_bytes() == timelines[0]
