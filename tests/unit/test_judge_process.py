@@ -209,3 +209,22 @@ def test_the_judge_option_picks_where_windows_are_judged(
     assert len(starts) == 1
     assert "judged in the loop's process" in err and "--reader thread" in err
     assert (tmp_path / "thread" / "timeline.jsonl").read_bytes() == timelines[0]
+
+
+def test_a_judge_whose_loop_is_gone_ends_on_its_own(recording: dict[str, Path]) -> None:
+    """The loop's end of the pipe closing (its process gone, or stopped) ends the judge:
+    it says why where the loop can still read it and exits, rather than wait."""
+    from driftwatch.connectors.handover import receive
+    from driftwatch.policy.loader import load_policy
+    from driftwatch.replay.run import build_monitor
+
+    m = build_monitor(load_policy(POLICY), reference=recording["reference"])
+    judge = JudgeProcess(m, lambda results: None, lambda: [])
+    judge.start()
+    os.close(judge._to)  # what the loop's process ending does to its end
+    kind, why = receive(judge._back)
+    assert kind == "error" and why.startswith("EOFError"), why
+    judge._proc.join(timeout=30)
+    assert judge._proc.exitcode == 0
+    judge._to = os.open(os.devnull, os.O_WRONLY)  # for close(), which lets go of both ends
+    judge.close()
