@@ -87,7 +87,8 @@ def _init_parser(sub: Any) -> None:
     for role in ("id", "time", "score", "label", "decision", "exposure"):
         i.add_argument(f"--{role}-field", metavar="NAME",
                        help=f"the {role} field (column or dotted path) when ambiguous"
-                       + ("; 'none' for no exposure" if role == "exposure" else ""))
+                       + {"exposure": "; 'none' for no exposure",
+                          "time": "; 'none' reads a file in record order"}.get(role, ""))
     i.add_argument("--time-format", metavar="FORMAT",
                    help="strptime format of a text event time (e.g. '%%d/%%m/%%Y'), when "
                    "init cannot tell it; written as the connector's event_time format")

@@ -501,18 +501,23 @@ class Candidate:
 
 
 def name_rank(name: str, exact: Sequence[str], patterns: Sequence[str],
-              weak: Sequence[str] = ()) -> int:
-    """3 for an exact name, 2 for a pattern, 1 for a weak pattern, 0 otherwise; a
-    CamelCase or spaced name is read as its snake_case too (``ClosedAt`` as ``closed_at``).
+              weak: Sequence[str] = (), unlike: Sequence[str] = ()) -> int:
+    """3 for an exact name, 2 for a pattern, 1 for a weak pattern, 0 otherwise or for a
+    name that ``unlike`` matches (a pattern's false friend); a CamelCase or spaced name is
+    read as its snake_case too (``ClosedAt`` as ``closed_at``).
 
     >>> name_rank("ClosedAt", ("ts",), (r".+_at",)), name_rank("Event Time", ("event_time",), ())
     (2, 3)
+    >>> name_rank("NumberOfTimes90DaysLate", (), (r".*time.*",), (), (r"number_?of.*",))
+    0
     """
     low = leaf(name).lower()
     snake = _SPACES.sub("_", _HUMPS.sub("_", leaf(name).strip())).lower()
     forms = (low, snake)
     if low in exact or snake in exact or name.lower() in exact:
         return 3
+    if any(re.fullmatch(p, f) for p in unlike for f in forms):
+        return 0
     if any(re.fullmatch(p, f) for p in patterns for f in forms):
         return 2
     if any(re.fullmatch(p, f) for p in weak for f in forms):
@@ -524,8 +529,8 @@ _HUMPS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPACES = re.compile(r"[\s\-]+")
 
 
-def looked_for(exact: Sequence[str], patterns: Sequence[str], weak: Sequence[str] = ()
-               ) -> str:
+def looked_for(exact: Sequence[str], patterns: Sequence[str], weak: Sequence[str] = (),
+               unlike: Sequence[str] = ()) -> str:
     """The names a role's spec accepts, as a user reads them.
 
     >>> looked_for(("id", "uuid"), (r".+_id",))

@@ -162,9 +162,12 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     # a file without times is read in record order; but a field named like a time whose
     # values do not read as one (ULB's seconds from the start) is an error that says how
     named_time = any(name_rank(p, *TIME) for p in others)
+    # --time-field none: a file whose fields named like a time hold no time is read in
+    # record order all the same (a Kafka sample has the record timestamps instead)
+    no_time = (opts.time_field or "").lower() == "none"
     tc = find_role("event time", TIME, others, time_check(vals, opts.time_format),
                    "--time-field", opts.time_field, where,
-                   required=sample.topic is None and named_time, values=vals,
+                   required=sample.topic is None and named_time and not no_time, values=vals,
                    by_values=times_by_value(others, vals, opts.time_format))
     if tc is None:
         if opts.time_format is not None:
@@ -175,8 +178,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
             plan.say("event time: Kafka record timestamp", "no field reads as event time")
         else:
             sp.time_source = "order"
-            plan.say("event time: record order (source: order)", "no field is named like "
-                     f"or reads as a time: each record is numbered as it stands in {where} "
+            plan.say("event time: record order (source: order)", (
+                "--time-field none" if no_time else "no field is named like or reads as a "
+                "time") + f": each record is numbered as it stands in {where} "
                      "(record 1, 2, ...), windows count records and the policy's durations "
                      "count records (1s = one record); pass --time-field NAME if a field "
                      "holds the time")

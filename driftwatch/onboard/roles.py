@@ -27,9 +27,13 @@ ID = (("id", "event_id", "uuid", "request_id", "application_id", "transaction_id
        (r".+_id", r".+id"), (r".+_id_.+",))  # Home Credit's SK_ID_CURR
 # epoch counts named by their unit (Debezium's ts_ms, ts_us) or as epochs rank below an
 # exact name: a change feed's ts_ms is when the row was captured, its created_at the event
+# a count of occurrences is no time: Give Me Some Credit's NumberOfTimes90DaysLate and
+# NumberOfTime30-59DaysPastDueNotWorse, a num_times_late, a login_time_count
 TIME = (("ts", "time", "timestamp", "event_time", "datetime", "created_at"),
         (r".+_ts", r".+_at", r".*time.*", r".*date.*", r"epoch.*", r".+_epoch", r".+_ms",
-         r".+_us", r".+_ns"), ())
+         r".+_us", r".+_ns"), (),
+        (r"number_?of.*", r"(?:num|no|cnt|count)_.*", r".+_(?:count|cnt)",
+         r".*times(?!tamp).*"))
 SCORE = (("score", "pd", "p_bad", "p_good", "prob", "probability", "proba", "prediction"),
           (r".*score.*", r"p_.+", r"prob.*", r".+_prob", r"pd_.+", r".*risk.*",
            r".+_pd", r".+_proba", r".+_proba_.+", r".+_probability"), ())  # sklearn's y_pred_proba

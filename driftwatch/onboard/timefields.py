@@ -23,10 +23,11 @@ __all__ = ["fix_two_digit_years", "read_time", "time_todo", "times_by_value"]
 def time_todo(name: str, vals: list[Any]) -> str:
     """What to do about ``name``, named like a time, whose values do not read as one."""
     todo = "convert it to epoch time (seconds or milliseconds since 1970) or ISO-8601"
+    order = "; if no field holds a time, pass --time-field none to read the file in record order"
     if counts_from_start(vals):
         return (f"{todo}; if it counts from a start, pass --time-field {name} and init "
-                "prints the origin: to add")
-    return f"{todo}, or pass --time-format FORMAT for dates written otherwise"
+                f"prints the origin: to add{order}")
+    return f"{todo}, or pass --time-format FORMAT for dates written otherwise{order}"
 
 
 def times_by_value(names: Sequence[str], vals: Callable[[str], list[Any]],
