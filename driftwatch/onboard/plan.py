@@ -64,6 +64,7 @@ from driftwatch.onboard.roles import (
 )
 from driftwatch.onboard.sample import Sample
 from driftwatch.onboard.scaledscore import sample_labels, unscaled_line
+from driftwatch.onboard.streamdecision import names_stream_decision, stream_decision
 from driftwatch.onboard.textcodes import numbers_with_missing_texts
 from driftwatch.onboard.timefields import read_time, times_by_value
 from driftwatch.onboard.times import check_time_format
@@ -101,8 +102,11 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     sc = find_role("score column", SCORE, [c for c in cols if not lab or c != lab.name],
                    score_check(ref_vals), "--score-field",
                    None if stream_score_only else score_flag, reference)
+    # --decision-field may name the stream's decision alone (a training table has none)
+    stream_dec = names_stream_decision(opts.decision_field, cols, sample.paths())
     dec = find_role("decision column", DECISION, cols, decision_check(ref_vals),
-                    "--decision-field", opts.decision_field, reference)
+                    "--decision-field", None if stream_dec else opts.decision_field,
+                    reference)
     plan = Plan(model=opts.model, reference=reference, features=[], ignore=[],
                 predictions=StreamPlan("predictions", sample, "", None), outcomes=None)
     if lab:
@@ -138,9 +142,10 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         plan.say(f"decision: {dec.name}", f"{dec.why}; approve = {plan.ref_approve}" + (
             f", decline = {plan.ref_decline}, any other value no decision (left out of the "
             "approval rate)" if plan.ref_decline is not None else ""))
-    check_approve(opts.approve, ref, plan.ref_decision, plan.ref_approve, reference)
-    check_approve(opts.decline, ref, plan.ref_decision, plan.ref_decline or [], reference,
-                  flag="--decline", overlap=plan.ref_approve)
+    if dec:  # else checked on the stream's decision, if it has one
+        check_approve(opts.approve, ref, plan.ref_decision, plan.ref_approve, reference)
+        check_approve(opts.decline, ref, plan.ref_decision, plan.ref_decline or [],
+                      reference, flag="--decline", overlap=plan.ref_approve)
     # -- the predictions stream
     vals = sample.values
 
@@ -250,6 +255,10 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         sp.decision = stream_path(plan.ref_decision, paths)
         sp.approve = plan.ref_approve
         sp.decline = plan.ref_decline
+    else:
+        stream_decision(plan, sp, paths, vals, cols, opts, where,
+                        {p for p in (sp.id_path, tc.name if tc else None, sp.score,
+                                     sp.proba) if p})
     ex = find_role("exposure", EXPOSURE, paths, exposure_check(vals), "--exposure-field",
                    opts.exposure_field, where)
     if ex:
