@@ -8,7 +8,9 @@ Per feature (group ``data_quality``):
   detectors' ``fdr``) and whether it is ``significant`` there: the policy's data-quality
   gate counts an increase only when it is.
 * ``out_of_range`` (numeric): share of the current non-missing values outside the
-  reference ``[min, max]``; under a stable population it is ``2 / (n_ref + 1)``.
+  reference ``[min, max]``; under a stable population it is ``2 / (m + 1)``, ``m`` the
+  reference's non-missing values of the feature (not its rows: a feature present on 1% of
+  them has a range drawn from few values, which new values leave often).
   Details also report the largest *spike*: the fine bin whose current share exceeds the
   reference share by the most, the signature of a default value filling nulls.
 * ``new_category_rate`` (categorical): share of levels the reference never saw, with the
@@ -126,6 +128,8 @@ class _Reference:
     #: out-of-range (numeric) and new-category (categorical)
     margin_p: np.ndarray
     ref_shares: np.ndarray  # [F, W - 1] the numeric features' fine shares
+    #: [F] the out-of-range share a stable population gives: 2 / (non-missing + 1)
+    range_p: np.ndarray
     ref_lo: list[float]
     ref_hi: list[float]
     ref_other: list[float]
@@ -148,14 +152,17 @@ def _build_reference(prep: PreparedReference) -> _Reference:
     miss = np.concatenate([prep.num_fine[:, -1], prep.cat[:, lay.missing_col]])
     ref_p = miss / n_ref
     p0 = np.maximum(ref_p, 0.5 / n_ref)  # a share never seen is still possible
-    f, g = len(prep.num_names), len(prep.cat_names)
+    g = len(prep.cat_names)
     ref_f = prep.num_fine[:, :-1]
     with np.errstate(invalid="ignore", divide="ignore"):
         ref_sh = ref_f / np.maximum(ref_f.sum(1, keepdims=True), 1)
+    # a new value falls outside the range of m values with probability 2 / (m + 1)
+    range_p = np.minimum(2.0 / (ref_f.sum(1) + 1.0), 1.0)
     return _Reference(
         ref_missing=read_only((ref_p,))[0], ref_missing_l=ref_p.tolist(),
         margin_p=read_only((np.concatenate(
-            [p0, np.full(f, 2.0 / (prep.n + 1)), np.full(g, 1.0 / (prep.n + 1))]),))[0],
+            [p0, range_p, np.full(g, 1.0 / (prep.n + 1))]),))[0],
+        range_p=read_only((range_p,))[0],
         ref_shares=read_only((ref_sh,))[0],
         ref_lo=prep.num_geo.lo.tolist(), ref_hi=prep.num_geo.hi.tolist(),
         ref_other=(prep.cat[:, lay.other_col] / n_ref).tolist(),
@@ -270,7 +277,7 @@ def _out_of_range(
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(present > 0, (under + over) / present, np.nan)
         cur_sh = fine[..., :-1] / np.maximum(present[..., None], 1)
-    thr = np.fmax(cfg.threshold("out_of_range"), margin)
+    thr = ref.range_p + np.fmax(cfg.threshold("out_of_range"), margin)
     excess = cur_sh - ref.ref_shares
     at = excess.argmax(axis=-1)
     # each window's and feature's own bin: [K, 1] and [F] index grids beside [K, F]

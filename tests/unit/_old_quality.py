@@ -85,9 +85,11 @@ def quality_signals(
             ref_f = prep.num_fine[:, :-1]
             ref_sh = ref_f / np.maximum(ref_f.sum(1, keepdims=True), 1)
             cur_sh = cur.num_fine[:, :-1] / np.maximum(present[:, None], 1)
-        p0 = np.full(len(share), 2.0 / (n_ref + 1))
+        # the null share at the reference's non-missing count of each feature (not its
+        # rows), on top of which the effect or margin counts
+        p0 = np.minimum(2.0 / (ref_f.sum(1) + 1.0), 1.0)
         # a share of the non-missing values: the margin is taken at that size
-        thr = np.fmax(cfg.threshold("out_of_range"), _margin(present, p0, cfg.alpha))
+        thr = p0 + np.fmax(cfg.threshold("out_of_range"), _margin(present, p0, cfg.alpha))
         excess = cur_sh - ref_sh
         spike_at = np.argmax(excess, axis=1)
         rows = np.arange(len(share))
