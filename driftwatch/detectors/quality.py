@@ -10,7 +10,10 @@ Per feature (group ``data_quality``):
 * ``out_of_range`` (numeric): share of the current non-missing values outside the
   reference ``[min, max]``; under a stable population it is ``2 / (m + 1)``, ``m`` the
   reference's non-missing values of the feature (not its rows: a feature present on 1% of
-  them has a range drawn from few values, which new values leave often).
+  them has a range drawn from few values, which new values leave often). Details give the
+  one-sided binomial p-value of the count outside (that share as the null), its
+  Benjamini-Hochberg adjustment across the window's numeric features and whether it is
+  ``significant`` there: the data-quality gate counts the share only when it is.
   Details also report the largest *spike*: the fine bin whose current share exceeds the
   reference share by the most, the signature of a default value filling nulls.
 * ``new_category_rate`` (categorical): share of levels the reference never saw, with the
@@ -103,6 +106,9 @@ class QualityRow:
     missing_flagged: tuple[int, int]
     range_share: list[float]
     range_threshold: list[float]
+    range_p_value: list[float]
+    range_p_adjusted: list[float]
+    range_significant: list[bool]
     under: list[int]
     over: list[int]
     spike: list[bool]
@@ -242,8 +248,10 @@ def quality_rows(
                                        num_flag, sketches, cfg)
         rows.update(part)
     else:
-        rows.update(dict.fromkeys(("range_share", "range_threshold", "under", "over",
-                                   "spike", "spike_excess", "spike_at"), [[]] * k_all))
+        rows.update(dict.fromkeys(("range_share", "range_threshold", "range_p_value",
+                                   "range_p_adjusted", "range_significant", "under",
+                                   "over", "spike", "spike_excess", "spike_at"),
+                                  [[]] * k_all))
         rows["range_flagged"] = [0] * k_all
     cat_flag = flag[:, f:]
     if g:
@@ -278,6 +286,9 @@ def _out_of_range(
         share = np.where(present > 0, (under + over) / present, np.nan)
         cur_sh = fine[..., :-1] / np.maximum(present[..., None], 1)
     thr = ref.range_p + np.fmax(cfg.threshold("out_of_range"), margin)
+    # the count outside against a stable feed's, one Benjamini-Hochberg family per window
+    pv = np.where(present > 0, binom_sf(under + over - 1, present, ref.range_p), np.nan)
+    bh = [benjamini_hochberg(row, cfg.fdr) for row in pv]
     excess = cur_sh - ref.ref_shares
     at = excess.argmax(axis=-1)
     # each window's and feature's own bin: [K, 1] and [F] index grids beside [K, F]
@@ -288,6 +299,8 @@ def _out_of_range(
     above = share > thr
     return flag | above | spike, {
         "range_share": share.tolist(), "range_threshold": thr.tolist(),
+        "range_p_value": pv.tolist(), "range_p_adjusted": [b.adjusted.tolist() for b in bh],
+        "range_significant": [b.rejected.tolist() for b in bh],
         "under": under.tolist(), "over": over.tolist(), "spike": spike.tolist(),
         "spike_excess": sp_ex.tolist(), "spike_at": at.tolist(),
         "range_flagged": above.sum(axis=1).tolist(),
@@ -350,8 +363,10 @@ def quality_signals(
             for j, f in enumerate(prep.num_names):
                 out.append(SignalResult(
                     "out_of_range", "data_quality", row.range_share[j], f,
-                    row.range_threshold[j], n_ref, n_cur, None,
+                    row.range_threshold[j], n_ref, n_cur, row.range_p_value[j],
                     {"under": row.under[j], "over": row.over[j],
+                     "p_adjusted": row.range_p_adjusted[j],
+                     "significant": row.range_significant[j], "fdr": cfg.fdr,
                      "ref_min": ref.ref_lo[j], "ref_max": ref.ref_hi[j],
                      "spike": row.spike[j], "spike_excess": row.spike_excess[j],
                      "spike_bin": _spike_bin(prep, ref, j, row.spike_at[j]),

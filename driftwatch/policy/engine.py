@@ -310,7 +310,8 @@ def _data_quality(plan: ReadPlan, policy: Policy, signals: tuple[SignalResult, .
             value = measured(r, c.measure)
             if value is None:
                 continue
-            if c.measure == "increase" and r.details.get("significant") is False:
+            if (c.measure == "increase" or r.signal == "out_of_range") and \
+                    r.details.get("significant") is False:
                 continue  # within sampling noise, once the window's features are counted
             if value > c.threshold:
                 reasons.append(Reason(r.signal, r.group, r.feature, value, c.threshold,

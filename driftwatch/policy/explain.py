@@ -239,6 +239,10 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
                f"window's features (Benjamini-Hochberg at {policy.detectors.fdr:g})"
                if any(s.detector == "missing_rate" and s.measure == "increase"
                       for s in gate.signals) else "")
+            + ("; an out_of_range share counts only when more values leave the reference's "
+               "range than a stable feed would, significant across the window's features "
+               f"(Benjamini-Hochberg at {policy.detectors.fdr:g})"
+               if any(s.detector == "out_of_range" for s in gate.signals) else "")
             + f", until {gate.clear_after} clean window(s) in a row"
             + (f"; at most one alert per {_span(gate.cooldown, numbered)}"
                if gate.cooldown > 0 else "") + "."

@@ -90,6 +90,7 @@ def quality_signals(
         p0 = np.minimum(2.0 / (ref_f.sum(1) + 1.0), 1.0)
         # a share of the non-missing values: the margin is taken at that size
         thr = p0 + np.fmax(cfg.threshold("out_of_range"), _margin(present, p0, cfg.alpha))
+        pv = np.where(present > 0, binom_sf(outside - 1, present, p0), np.nan)
         excess = cur_sh - ref_sh
         spike_at = np.argmax(excess, axis=1)
         rows = np.arange(len(share))
@@ -107,7 +108,7 @@ def quality_signals(
                 lo = geo.fine_hi[j, k - 1] if k > 0 else -np.inf
                 out.append(SignalResult(
                     "out_of_range", "data_quality", float(share[j]), f, float(thr[j]),
-                    n_ref, n_cur, None,
+                    n_ref, n_cur, float(pv[j]),
                     {"under": int(cur.num_under[j]), "over": int(cur.num_over[j]),
                      "ref_min": float(geo.lo[j]), "ref_max": float(geo.hi[j]),
                      "spike": bool(spike[j]), "spike_excess": float(sp_ex[j]),

@@ -269,14 +269,15 @@ def test_assess_gives_the_old_paths_bytes(prof, cal, n, seed, shift, missing, un
         orjson.dumps(was.to_dict(), option=OPT)
 
 
-#: What the new path adds to ``missing_rate`` (its Benjamini-Hochberg adjustment, checked
-#: against scipy's in ``test_quality_flags_match_the_old_path``).
+#: What the new path adds to ``missing_rate`` and ``out_of_range`` (their
+#: Benjamini-Hochberg adjustment, checked against scipy's in
+#: ``test_quality_flags_match_the_old_path``).
 _BH_KEYS = ("p_adjusted", "significant", "fdr")
 
 
 def _without_bh(d: dict) -> dict:
     for s in d["signals"]:
-        if s["signal"] == "missing_rate":
+        if s["signal"] in ("missing_rate", "out_of_range"):
             for k in _BH_KEYS:
                 s["details"].pop(k, None)
     return d
@@ -305,6 +306,10 @@ def test_quality_flags_match_the_old_path(prof) -> None:
     want = stats.false_discovery_control(p, method="bh")
     assert [r.details["p_adjusted"] for r in miss] == pytest.approx(want.tolist(), abs=1e-15)
     assert [r.details["significant"] for r in miss] == (want <= 0.01).tolist()
+    oor = [r for r in res if r.signal == "out_of_range"]  # the same, over the range tests
+    want = stats.false_discovery_control(np.array([r.p_value for r in oor]), method="bh")
+    assert [r.details["p_adjusted"] for r in oor] == pytest.approx(want.tolist(), abs=1e-15)
+    assert [r.details["significant"] for r in oor] == (want <= 0.01).tolist()
     plain = [r.to_dict() for r in res]
     for d in plain:
         for k in _BH_KEYS:
