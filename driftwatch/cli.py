@@ -165,9 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--judge", choices=("auto", "process", "loop"), default="auto",
                    help="where the closed windows are judged (detectors, policy, timeline): "
                         "a process of their own beside the loop's intake (Linux; auto: with "
-                        "a second core, when the files are read in a process, without "
-                        "--execute and without cohort_* rules) or the loop itself; the "
-                        "results are the same")
+                        "a second core, the files read in a process and count panes of at "
+                        "most 1,500 events, without --execute or cohort_* rules) or the "
+                        "loop itself; the results are the same")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     r.set_defaults(func=_cmd_replay)
 

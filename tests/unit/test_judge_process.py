@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -228,3 +229,35 @@ def test_a_judge_whose_loop_is_gone_ends_on_its_own(recording: dict[str, Path]) 
     assert judge._proc.exitcode == 0
     judge._to = os.open(os.devnull, os.O_WRONLY)  # for close(), which lets go of both ends
     judge.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="auto judges apart on Linux")
+def test_auto_judges_apart_where_windows_are_dense(recording: dict[str, Path], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A judge process pays where windows close every thousand events or so; with sparser
+    windows (or time panes, whose rate is unknown ahead) auto judges in the loop, and a
+    caller may still ask for the process."""
+    import driftwatch.replay.judge_process as jp
+    from driftwatch.policy.loader import load_policy
+    from driftwatch.replay.run import build_monitor
+
+    monkeypatch.setattr(jp, "usable_cores", lambda: 2)
+    plain = {"reader_process": True, "executes": False, "hooked": False}
+
+    def monitor(policy: Path) -> ModelMonitor:
+        return build_monitor(load_policy(policy), reference=recording["reference"])
+
+    dense = monitor(POLICY)  # panes of 1,000 events
+    assert dense.spec.kind == "count" and dense.spec.pane_size == 1000
+    assert judges_apart(dense, wanted=None, **plain)
+    sparse_path = tmp_path / "sparse.yaml"
+    sparse_path.write_text(POLICY.read_text().replace(
+        "pane: 1000              # events per pane", f"pane: {jp.DENSE_PANE + 1}"))
+    sparse = monitor(sparse_path)
+    assert sparse.spec.pane_size == jp.DENSE_PANE + 1
+    timed = monitor(_time_policy(tmp_path))
+    for m in (sparse, timed):
+        assert not judges_apart(m, wanted=None, **plain)
+        assert judges_apart(m, wanted=True, **plain)
+    monkeypatch.setattr(jp, "usable_cores", lambda: 1)  # one core: nothing to gain
+    assert not judges_apart(dense, wanted=None, **plain)
