@@ -109,15 +109,27 @@ class _Pickler(pickle.Pickler):
         return _array, (pickle.PickleBuffer(obj), obj.dtype, obj.shape, order)
 
 
+def _shared(index: int) -> Any:
+    """Stands in a pickle for the shared object at ``index``: :class:`_SharedUnpickler`
+    resolves the name to its own lookup, so this runs only for a plain unpickler."""
+    raise pickle.UnpicklingError("a shared object needs the receiver's own (receive(shared=))")
+
+
 class _SharedPickler(_Pickler):
-    """:class:`_Pickler` that sends the objects of ``shared`` as their position."""
+    """:class:`_Pickler` that sends the objects of ``shared`` as their position. It asks
+    in ``reducer_override``, which the pickler calls for objects other than numbers,
+    strings and the built-in containers, not in ``persistent_id``, which it calls for
+    every object (a window's hand-over holds some two hundred)."""
 
     def __init__(self, *args: Any, shared: Sequence[Any], **kw: Any) -> None:
         super().__init__(*args, **kw)
         self._shared = {id(o): i for i, o in enumerate(shared)}
 
-    def persistent_id(self, obj: Any) -> int | None:
-        return self._shared.get(id(obj))
+    def reducer_override(self, obj: Any) -> Any:
+        at = self._shared.get(id(obj))
+        if at is not None:
+            return _shared, (at,)
+        return super().reducer_override(obj)
 
 
 class _SharedUnpickler(pickle.Unpickler):
@@ -125,8 +137,10 @@ class _SharedUnpickler(pickle.Unpickler):
         super().__init__(*args, **kw)
         self._shared = shared
 
-    def persistent_load(self, pid: Any) -> Any:
-        return self._shared[pid]
+    def find_class(self, module: str, name: str) -> Any:
+        if module == __name__ and name == "_shared":
+            return self._shared.__getitem__
+        return super().find_class(module, name)
 
 
 def frames(obj: Any, *, shared: Sequence[Any] = ()) -> list[Any]:

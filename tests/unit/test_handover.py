@@ -168,3 +168,36 @@ def test_a_pipe_that_ends_before_or_within_a_message_says_so() -> None:
         with pytest.raises(EOFError):
             receive(r)
         os.close(r)
+
+
+def test_a_shared_layout_arrives_as_the_receivers_own_inside_every_sketch() -> None:
+    """A judge's windows keep the profile's layout itself (the stacked pass checks it by
+    identity): every sketch, however deep, points at the receiver's object; a plain
+    receive of such a message says what it needs instead of guessing."""
+    from driftwatch.windows.sketch import Sketch, SketchLayout
+
+    layout = SketchLayout.fit(numeric_names=("x",), numeric=np.linspace(0, 1, 50)[:, None])
+    sketches = [Sketch.empty(layout) for _ in range(3)]
+    got = _over_a_pipe_shared({"windows": sketches, "again": sketches[0]}, (layout,))
+    assert all(s.layout is layout for s in got["windows"])
+    assert got["again"] is got["windows"][0]
+    r, w = os.pipe()
+    write_frames(w, frames(sketches, shared=(layout,)))
+    with pytest.raises(pickle.UnpicklingError, match="receiver's own"):
+        receive(r)
+    os.close(r)
+    os.close(w)
+
+
+def _over_a_pipe_shared(obj: Any, shared: tuple[Any, ...]) -> Any:
+    r, w = os.pipe()
+    try:
+        parts = frames(obj, shared=shared)
+        writer = threading.Thread(target=write_frames, args=(w, parts))
+        writer.start()
+        got = receive(r, shared=shared)
+        writer.join()
+        return got
+    finally:
+        os.close(r)
+        os.close(w)
