@@ -28,7 +28,6 @@ import multiprocessing
 import os
 import pickle
 import queue
-import signal
 import sys
 import threading
 import warnings
@@ -38,7 +37,7 @@ from typing import Any
 
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.file import FileSource
-from driftwatch.connectors.handover import frames, pipe, receive, write_frames
+from driftwatch.connectors.handover import ended_early, frames, pipe, receive, write_frames
 from driftwatch.connectors.jsonscan import finish_scanner_load, leave_cores
 from driftwatch.cores import usable_cores
 from driftwatch.errors import DriftwatchError, SourceError
@@ -256,18 +255,13 @@ class ProcessSource:
 def _ended(exitcode: int | None) -> str:
     """Why the reader process ended early, from its exit code (``-N``: signal ``N``).
 
+    >>> import signal
     >>> _ended(-signal.SIGBUS).split(":")[0]
     'the file reader process was stopped by SIGBUS before the end of the files'
     >>> _ended(3)
     'the file reader process ended (exit code 3) before the end of the files'
     """
-    if exitcode is None or exitcode >= 0:
-        return f"the file reader process ended (exit code {exitcode}) before the end of the files"
-    try:
-        name = signal.Signals(-exitcode).name
-    except ValueError:
-        name = f"signal {-exitcode}"
-    why = f"the file reader process was stopped by {name} before the end of the files"
+    why, name = ended_early("file reader", "the end of the files", exitcode)
     if name == "SIGBUS":  # a page of a mapped file that is no longer there
         why += (": was a file truncated while it was read? Read it again once it is "
                 "written whole")

@@ -44,13 +44,14 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import signal
 import struct
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PIPE_BYTES", "frames", "pipe", "receive", "write_frames"]
+__all__ = ["PIPE_BYTES", "ended_early", "frames", "pipe", "receive", "write_frames"]
 
 _HEAD = struct.Struct("<QI")  # the pickle's bytes, the number of arrays after it
 _IOV_MAX = 512  # buffers per writev, well under every system's limit
@@ -208,3 +209,21 @@ def receive(fd: int, *, shared: Sequence[Any] = ()) -> Any:
         return _SharedUnpickler(io.BytesIO(data), buffers=buffers, shared=shared).load()
     return pickle.loads(data, buffers=buffers)
 
+
+
+def ended_early(process: str, before: str, exitcode: int | None) -> tuple[str, str | None]:
+    """Why a forked process ended before ``before``, from its exit code (``-N``: signal
+    ``N``), and the signal's name when a signal stopped it.
+
+    >>> ended_early("judging", "the end of the replay", -signal.SIGKILL)
+    ('the judging process was stopped by SIGKILL before the end of the replay', 'SIGKILL')
+    >>> ended_early("file reader", "the end of the files", 3)[0]
+    'the file reader process ended (exit code 3) before the end of the files'
+    """
+    if exitcode is None or exitcode >= 0:
+        return f"the {process} process ended (exit code {exitcode}) before {before}", None
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = f"signal {-exitcode}"
+    return f"the {process} process was stopped by {name} before {before}", name

@@ -178,30 +178,26 @@ def run_replay_command(args: argparse.Namespace) -> int:
 
 
 def _reader(choice: str) -> bool | None:
-    """``--reader``: None (auto), or whether to read in a child process; ``process``
-    where ``fork`` is missing is refused rather than quietly read in the loop's process."""
-    from driftwatch.connectors.file_process import reads_in_process
-    from driftwatch.errors import ConfigError
-
-    if choice == "auto":
-        return None
-    if choice == "process" and not reads_in_process(total_bytes=0, wanted=True):
-        raise ConfigError("--reader process needs the fork start method, which this "
-                          "platform lacks", hint="use --reader thread (or auto)")
-    return choice == "process"
+    """``--reader``: None (auto), or whether to read in a child process."""
+    return _forked("reader", choice, instead="thread")
 
 
 def _judge(choice: str) -> bool | None:
-    """``--judge``: None (auto), or whether to judge in a process of its own; ``process``
-    where ``fork`` is missing is refused, as ``--reader process`` is."""
+    """``--judge``: None (auto), or whether to judge in a process of its own."""
+    return _forked("judge", choice, instead="loop")
+
+
+def _forked(flag: str, choice: str, *, instead: str) -> bool | None:
+    """``--FLAG auto|process|INSTEAD``: None for auto, else whether to fork; ``process``
+    where ``fork`` is missing is refused rather than quietly done in the loop's process."""
     from driftwatch.connectors.file_process import reads_in_process
     from driftwatch.errors import ConfigError
 
     if choice == "auto":
         return None
     if choice == "process" and not reads_in_process(total_bytes=0, wanted=True):
-        raise ConfigError("--judge process needs the fork start method, which this "
-                          "platform lacks", hint="use --judge loop (or auto)")
+        raise ConfigError(f"--{flag} process needs the fork start method, which this "
+                          "platform lacks", hint=f"use --{flag} {instead} (or auto)")
     return choice == "process"
 
 

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from driftwatch.connectors.handover import frames, pipe, receive, write_frames
+from driftwatch.connectors.handover import ended_early, frames, pipe, receive, write_frames
 from driftwatch.cores import usable_cores
 from driftwatch.errors import ReplayError
 from driftwatch.pipeline import ModelMonitor, WindowResult
@@ -229,15 +228,8 @@ class JudgeProcess:
 def _ended(exitcode: int | None) -> str:
     """Why the judge ended early, from its exit code (``-N``: signal ``N``).
 
+    >>> import signal
     >>> _ended(-signal.SIGKILL)
     'the judging process was stopped by SIGKILL before the end of the replay'
-    >>> _ended(1)
-    'the judging process ended (exit code 1) before the end of the replay'
     """
-    if exitcode is None or exitcode >= 0:
-        return f"the judging process ended (exit code {exitcode}) before the end of the replay"
-    try:
-        name = signal.Signals(-exitcode).name
-    except ValueError:
-        name = f"signal {-exitcode}"
-    return f"the judging process was stopped by {name} before the end of the replay"
+    return ended_early("judging", "the end of the replay", exitcode)[0]

@@ -23,12 +23,9 @@ from driftwatch.testing.credit import credit_schema
 from driftwatch.testing.generator import CreditStream, write_scenario
 
 from ._cli import run_cli
+from ._forked_recording import CONNECTOR, POLICY, write_recording
 from .test_file_read_ahead import _files, _polls, _same
 from .test_file_read_ahead import stream as stream  # the fixture, shared
-
-ROOT = Path(__file__).resolve().parents[2]
-CONNECTOR = ROOT / "connectors" / "demo-file.yaml"
-POLICY = ROOT / "policies" / "credit-risk-demo.yaml"
 
 pytestmark = pytest.mark.skipif(not reads_in_process(total_bytes=0, wanted=True),
                                 reason="needs the fork start method")
@@ -36,16 +33,7 @@ pytestmark = pytest.mark.skipif(not reads_in_process(total_bytes=0, wanted=True)
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("rec")
-    paths = write_scenario("demo", out, n_events=6_000, days=30, reference_rows=3_000,
-                           compress=False)
-    # bad records among the good ones: they are dead-lettered where they sit
-    lines = paths["predictions"].read_bytes().splitlines(keepends=True)
-    for at in (5, 2_000, 4_500):
-        lines.insert(at, b'{"application_id": "broken", "ts": \n')
-    lines.insert(3_000, b'{"application_id": "X1", "ts": "not a time"}\n')
-    paths["predictions"].write_bytes(b"".join(lines))
-    return paths
+    return write_recording(tmp_path_factory.mktemp("rec"))
 
 
 def _run(paths: dict[str, Path], out: Path, *, read_process: bool) -> dict[str, bytes]:

@@ -20,13 +20,9 @@ from driftwatch.pipeline import ModelMonitor
 from driftwatch.replay import replay
 from driftwatch.replay import run as replay_run
 from driftwatch.replay.judge_process import JudgeProcess, judges_apart
-from driftwatch.testing.generator import write_scenario
 
 from ._cli import run_cli
-
-ROOT = Path(__file__).resolve().parents[2]
-CONNECTOR = ROOT / "connectors" / "demo-file.yaml"
-POLICY = ROOT / "policies" / "credit-risk-demo.yaml"
+from ._forked_recording import CONNECTOR, POLICY, write_recording
 
 pytestmark = pytest.mark.skipif(not reads_in_process(total_bytes=0, wanted=True),
                                 reason="needs the fork start method")
@@ -34,14 +30,7 @@ pytestmark = pytest.mark.skipif(not reads_in_process(total_bytes=0, wanted=True)
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("rec")
-    paths = write_scenario("demo", out, n_events=6_000, days=30, reference_rows=3_000,
-                           compress=False)
-    lines = paths["predictions"].read_bytes().splitlines(keepends=True)
-    for at in (5, 2_000, 4_500):  # bad records: the loop counts them, the judge's windows too
-        lines.insert(at, b'{"application_id": "broken", "ts": \n')
-    paths["predictions"].write_bytes(b"".join(lines))
-    return paths
+    return write_recording(tmp_path_factory.mktemp("rec"))
 
 
 def _time_policy(tmp: Path) -> Path:
