@@ -8,10 +8,11 @@ Per feature (group ``data_quality``):
   detectors' ``fdr``) and whether it is ``significant`` there: the policy's data-quality
   gate counts an increase only when it is.
 * ``out_of_range`` (numeric): share of the current non-missing values outside the
-  reference ``[min, max]``; under a stable population it is ``2 / (m + 1)``, ``m`` the
-  reference's non-missing values of the feature (not its rows: a feature present on 1% of
-  them has a range drawn from few values, which new values leave often). Details give the
-  one-sided binomial p-value of the count outside (that share as the null), its
+  reference ``[min, max]``; under a stable population it is ``2 / (m + 1)`` on average,
+  ``m`` the reference's non-missing values of the feature (not its rows: a feature present
+  on 1% of them has a range drawn from few values, which new values leave often). Details
+  give the one-sided p-value of the count outside on its exact null
+  (:mod:`~driftwatch.detectors.range_null`: the range is a draw too), its
   Benjamini-Hochberg adjustment across the window's numeric features and whether it is
   ``significant`` there: the data-quality gate counts the share only when it is.
   Details also report the largest *spike*: the fine bin whose current share exceeds the
@@ -28,14 +29,15 @@ Per feature (group ``data_quality``):
   null): a mistyped path matches nothing, and the feature reads as missing everywhere.
   Its threshold is the effect size alone (default 0.5); it flags the feature.
 
-Each threshold is ``baseline + max(effect, binomial margin)``: the effect size from the
-config and the ``1 - alpha`` binomial quantile at the window's size, so small windows do
-not alarm on noise. A feature's *fault* flag is set when any of its quality signals
-exceeds its threshold or it has a spike; every result carries ``features_flagged`` (how
-many features raised the same signal in this window) so a policy can tell a fault in one
-feed (a sudden jump in one feature, the others stable) from a widespread outage, and drift
-results of the faulty feature carry ``data_quality_flag`` so a policy does not read a
-fault as a population change (DOMAIN.md: do not retrain on a broken pipeline).
+Each threshold is ``baseline + max(effect, margin)``: the effect size from the config and
+the ``1 - alpha`` quantile at the window's size (binomial; out-of-range counts: their
+exact null), so small windows do not alarm on noise. A feature's *fault* flag is set when
+any of its quality signals exceeds its threshold or it has a spike; every result carries
+``features_flagged`` (how many features raised the same signal in this window) so a
+policy can tell a fault in one feed (a sudden jump in one feature, the others stable)
+from a widespread outage, and drift results of the faulty feature carry
+``data_quality_flag`` so a policy does not read a fault as a population change
+(DOMAIN.md: do not retrain on a broken pipeline).
 
 The numbers are computed for windows closed together in one numpy pass
 (:func:`quality_rows`, one :class:`QualityRow` per window: element-wise steps and
@@ -70,6 +72,7 @@ from driftwatch.detectors.exact import binom_isf, binom_sf
 from driftwatch.detectors.fdr import benjamini_hochberg
 from driftwatch.detectors.identity_cache import IdentityCache, read_only
 from driftwatch.detectors.prepared import PreparedReference
+from driftwatch.detectors.range_null import outside_isf, outside_sf
 from driftwatch.windows.sketch import Sketch
 
 __all__ = ["SPIKE_RATIO", "QualityFlags", "QualityRow", "quality_rows", "quality_signals"]
@@ -131,11 +134,13 @@ class _Reference:
     ref_missing: np.ndarray  # [F + G] reference missing shares, numeric then categorical
     ref_missing_l: list[float]
     #: the binomial null shares of every margin: missing (numeric, categorical), then
-    #: out-of-range (numeric) and new-category (categorical)
+    #: new-category (categorical)
     margin_p: np.ndarray
     ref_shares: np.ndarray  # [F, W - 1] the numeric features' fine shares
     #: [F] the out-of-range share a stable population gives: 2 / (non-missing + 1)
     range_p: np.ndarray
+    #: [F] the reference's values present per numeric feature (:mod:`.range_null`)
+    range_m: np.ndarray
     ref_lo: list[float]
     ref_hi: list[float]
     ref_other: list[float]
@@ -163,12 +168,13 @@ def _build_reference(prep: PreparedReference) -> _Reference:
     with np.errstate(invalid="ignore", divide="ignore"):
         ref_sh = ref_f / np.maximum(ref_f.sum(1, keepdims=True), 1)
     # a new value falls outside the range of m values with probability 2 / (m + 1)
-    range_p = np.minimum(2.0 / (ref_f.sum(1) + 1.0), 1.0)
+    range_m = ref_f.sum(1).astype(np.float64)
+    range_p = np.minimum(2.0 / (range_m + 1.0), 1.0)
     return _Reference(
         ref_missing=read_only((ref_p,))[0], ref_missing_l=ref_p.tolist(),
         margin_p=read_only((np.concatenate(
-            [p0, range_p, np.full(g, 1.0 / (prep.n + 1))]),))[0],
-        range_p=read_only((range_p,))[0],
+            [p0, np.full(g, 1.0 / (prep.n + 1))]),))[0],
+        range_p=read_only((range_p,))[0], range_m=read_only((range_m,))[0],
         ref_shares=read_only((ref_sh,))[0],
         ref_lo=prep.num_geo.lo.tolist(), ref_hi=prep.num_geo.hi.tolist(),
         ref_other=(prep.cat[:, lay.other_col] / n_ref).tolist(),
@@ -219,10 +225,9 @@ def quality_rows(
         counts = _stack([s.cat for s in sketches]) if cat is None else cat
         missing.append(counts[..., ref.missing_col])
     k = np.concatenate(missing, axis=1) if missing else np.zeros((k_all, 0), np.int64)
-    # every margin of every window in one exact quantile call: missing shares at the
-    # window's size, out-of-range shares at its non-missing count, new categories at size
-    sizes = np.concatenate([np.broadcast_to(n, (k_all, f + g)), present,
-                            np.broadcast_to(n, (k_all, g))], axis=1)
+    # every binomial margin of every window in one exact quantile call: missing shares
+    # and new categories at the window's size (out-of-range ones: _out_of_range)
+    sizes = np.broadcast_to(n, (k_all, f + 2 * g))
     margins = _margin(sizes, ref.margin_p, cfg.alpha)
     # the missing counts: one-sided binomial p-values, the reference share as the null
     p0 = ref.margin_p[: f + g]
@@ -244,8 +249,7 @@ def quality_rows(
     }
     num_flag = flag[:, :f]
     if f:
-        num_flag, part = _out_of_range(prep, ref, fine, present, margins[:, f + g: 2 * f + g],
-                                       num_flag, sketches, cfg)
+        num_flag, part = _out_of_range(prep, ref, fine, present, num_flag, sketches, cfg)
         rows.update(part)
     else:
         rows.update(dict.fromkeys(("range_share", "range_threshold", "range_p_value",
@@ -257,7 +261,7 @@ def quality_rows(
     if g:
         unseen = counts[..., ref.unseen_col]
         share = unseen / n1
-        thr_new = np.fmax(cfg.threshold("new_category_rate"), margins[:, 2 * f + g:])
+        thr_new = np.fmax(cfg.threshold("new_category_rate"), margins[:, f + g:])
         new = share > thr_new
         cat_flag = cat_flag | new
         rows.update(new_share=share.tolist(), new_threshold=thr_new.tolist(),
@@ -276,18 +280,24 @@ def quality_rows(
 
 def _out_of_range(
     prep: PreparedReference, ref: _Reference, fine: np.ndarray, present: np.ndarray,
-    margin: np.ndarray, flag: np.ndarray, sketches: Sequence[Sketch], cfg: DetectorConfig,
+    flag: np.ndarray, sketches: Sequence[Sketch], cfg: DetectorConfig,
 ) -> tuple[np.ndarray, dict[str, list[object]]]:
     """The numeric features' out-of-range shares and spikes (``[K, F]``), and their
-    fault flags added to ``flag``."""
+    fault flags added to ``flag``. The count outside is tested against its exact null
+    (:mod:`.range_null`: the reference's own range is a draw), not a binomial one."""
     under = _stack([s.num_under for s in sketches])
     over = _stack([s.num_over for s in sketches])
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(present > 0, (under + over) / present, np.nan)
         cur_sh = fine[..., :-1] / np.maximum(present[..., None], 1)
+    outside = under + over
+    with np.errstate(invalid="ignore", divide="ignore"):
+        margin = np.maximum(outside_isf(cfg.alpha, present, ref.range_m) / present
+                            - ref.range_p, 0.0)
+    margin = np.where(present > 0, margin, np.nan)
     thr = ref.range_p + np.fmax(cfg.threshold("out_of_range"), margin)
     # the count outside against a stable feed's, one Benjamini-Hochberg family per window
-    pv = np.where(present > 0, binom_sf(under + over - 1, present, ref.range_p), np.nan)
+    pv = np.where(present > 0, outside_sf(outside, present, ref.range_m), np.nan)
     bh = [benjamini_hochberg(row, cfg.fdr) for row in pv]
     excess = cur_sh - ref.ref_shares
     at = excess.argmax(axis=-1)

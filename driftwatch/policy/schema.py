@@ -157,9 +157,10 @@ class DataQualityRule(StrictModel):
     increase counts only when it is also significant (its binomial p-value passes
     Benjamini-Hochberg at ``detectors.fdr`` across the window's features), so a wide
     table's chance ups and downs do not read as a broken feed. ``out_of_range`` counts
-    likewise only when its count outside the reference's range is significant against a
-    stable feed's share, ``2 / (m + 1)`` for ``m`` reference values present (a sparse
-    feature's range comes from few values).
+    likewise only when its count outside the reference's range is significant against
+    what a stable feed leaves outside a range drawn from ``m`` reference values present
+    (exact: :mod:`driftwatch.detectors.range_null`; a sparse feature's range comes from
+    few values).
     """
 
     detector: DataQualityDetector

@@ -20,6 +20,7 @@ from driftwatch.detectors.exact import beta_ppf, binom_isf, binom_sf
 from driftwatch.detectors.performance import Calibration
 from driftwatch.detectors.prepared import PreparedReference, approval_share
 from driftwatch.detectors.quality import SPIKE_RATIO, QualityFlags
+from driftwatch.detectors.range_null import outside_isf, outside_sf
 from driftwatch.detectors.registry import THRESHOLD_EFFECT
 from driftwatch.windows.sketch import Sketch
 
@@ -87,10 +88,15 @@ def quality_signals(
             cur_sh = cur.num_fine[:, :-1] / np.maximum(present[:, None], 1)
         # the null share at the reference's non-missing count of each feature (not its
         # rows), on top of which the effect or margin counts
-        p0 = np.minimum(2.0 / (ref_f.sum(1) + 1.0), 1.0)
-        # a share of the non-missing values: the margin is taken at that size
-        thr = p0 + np.fmax(cfg.threshold("out_of_range"), _margin(present, p0, cfg.alpha))
-        pv = np.where(present > 0, binom_sf(outside - 1, present, p0), np.nan)
+        m = ref_f.sum(1).astype(np.float64)
+        p0 = np.minimum(2.0 / (m + 1.0), 1.0)
+        # a share of the non-missing values: the margin is taken at that size, on the
+        # count's exact null (the reference's range is a draw itself)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            margin = np.maximum(outside_isf(cfg.alpha, present, m) / present - p0, 0.0)
+        margin = np.where(present > 0, margin, np.nan)
+        thr = p0 + np.fmax(cfg.threshold("out_of_range"), margin)
+        pv = np.where(present > 0, outside_sf(outside, present, m), np.nan)
         excess = cur_sh - ref_sh
         spike_at = np.argmax(excess, axis=1)
         rows = np.arange(len(share))

@@ -98,7 +98,8 @@ def plain_data_quality(policy: Policy, signals: tuple[SignalResult, ...]) -> lis
                                            and r.feature not in dq.features):
                 continue
             value = measured(r, dq.measure)
-            if value is None or (dq.measure == "increase"
+            # an increase in missingness, or values out of range, count where significant
+            if value is None or ((dq.measure == "increase" or r.signal == "out_of_range")
                                  and r.details.get("significant") is False):
                 continue
             path: tuple[str | int, ...] = ("data_quality", "signals", i, "threshold")
