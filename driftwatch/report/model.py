@@ -149,15 +149,37 @@ def confidence_section(ctx: Context) -> Section | None:
                    "today's applicants than of its training sample.")
 
 
-def _ref_rates(run: RunData) -> tuple[float | None, float | None]:
+def _ref_rates(run: RunData) -> tuple[float | None, float | None, bool]:
+    """The reference's approval rate, its bad rate, and whether that bad rate is taken on
+    approved rows only: it is where the reference has approvals, else on every labelled
+    row (:func:`~driftwatch.windows.profile.add_frame_labels`)."""
     prof = run.reference
     if prof is None:
-        return None, None
+        return None, None, False
     dec = prof.sketch.decisions
     decided = int(dec[0] + dec[1])
     lab = int(prof.sketch.lab_n.sum())
     return (int(dec[1]) / decided if decided else None,
-            int(prof.sketch.lab_n[1]) / lab if lab else None)
+            int(prof.sketch.lab_n[1]) / lab if lab else None,
+            int(dec[1]) > 0)
+
+
+def _ref_note(app: float | None, bad: float | None, approved: bool) -> str:
+    """The reference's rates, saying "approved" only where its rows say so.
+
+    >>> _ref_note(0.8, 0.05, True)
+    'Reference: approval rate 80.0%, bad rate on approved applications 5.00%.'
+    >>> _ref_note(None, 0.1254, False).split(" (")[0]
+    'Reference: bad rate 12.54% on its labelled rows'
+    """
+    if approved:
+        return (f"Reference: approval rate {pct(app)}, bad rate on approved applications "
+                f"{pct(bad, 2)}.")
+    said = [f"approval rate {pct(app)}"] if app is not None else []
+    if bad is not None:
+        said.append(f"bad rate {pct(bad, 2)} on its labelled rows (it records no approval "
+                    "decisions, so they are not known to be approved applications only)")
+    return "Reference: " + ", ".join(said) + "."
 
 
 def _date(t: Any, numbered: bool = False) -> str:
@@ -223,7 +245,7 @@ def performance_section(ctx: Context) -> Section | None:
     recs = run.records
     if not recs:
         return None
-    ref_app, ref_bad = _ref_rates(run)
+    ref_app, ref_bad, ref_approved = _ref_rates(run)
     parts: list[Any] = [_maturity(run)]
     n = len(recs)
     if n > 1:
@@ -240,7 +262,8 @@ def performance_section(ctx: Context) -> Section | None:
         bad = [r.get("n_labelled_bad", 0) / r["n_labelled"] if r.get("n_labelled") else None
                for r in recs]
         if any(v is not None for v in bad):
-            extra = [Series("reference (approved)", [ref_bad] * n, "#7b8794", dashed=True)] \
+            ref_name = "reference (approved)" if ref_approved else "reference"
+            extra = [Series(ref_name, [ref_bad] * n, "#7b8794", dashed=True)] \
                 if ref_bad is not None else []
             parts.append(el("figure", series_chart(ctx, "Observed bad rate on labelled outcomes",
                                                    "bad rate", bad, extra=extra, zero=True)))
@@ -259,7 +282,6 @@ def performance_section(ctx: Context) -> Section | None:
         parts.append(el("h3", f"Signals in window {focus[0].get('window_id')}"))
         parts.append(tbl)
     if ref_app is not None or ref_bad is not None:
-        parts.append(el("p", f"Reference: approval rate {pct(ref_app)}, bad rate on approved "
-                             f"applications {pct(ref_bad, 2)}.", class_="note"))
+        parts.append(el("p", _ref_note(ref_app, ref_bad, ref_approved), class_="note"))
     return Section("performance", "Business metrics and performance on labels", join(parts),
                    "Label-based metrics lag: read them with the coverage line above them.")
