@@ -204,6 +204,34 @@ def _days(seconds: Any, numbered: bool = False) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
+def _awaiting(c: dict[str, Any]) -> bool:
+    """Whether a cohort still waits for outcomes: predictions neither joined nor gone
+    (expired, evicted); a summary without ``pending`` counts any short of complete."""
+    if isinstance(c.get("pending"), int | float):
+        return c["pending"] > 0
+    done = c.get("completeness")
+    return not isinstance(done, int | float) or not done >= 1
+
+
+def _cohort_caption(cohorts: list[dict[str, Any]]) -> str:
+    """What the completeness columns say: immature cohorts only where some await outcomes.
+
+    >>> _cohort_caption([{"predicted": 9, "pending": 0, "completeness": 1.0}])
+    'Every cohort is complete: each of its predictions has its outcome.'
+    >>> _cohort_caption([{"pending": 0, "completeness": 1.0}, {"pending": 3}]).split(":")[0]
+    '1 of the 2 cohorts is immature'
+    """
+    waiting = sum(_awaiting(c) for c in cohorts)
+    if waiting:
+        are = "is" if waiting == 1 else "are"
+        return (f"{waiting} of the {len(cohorts)} cohorts {are} immature: their outcomes have "
+                "not all arrived yet, so their bad rates and Gini are provisional.")
+    if all(c.get("completeness") == 1 for c in cohorts):
+        return "Every cohort is complete: each of its predictions has its outcome."
+    return ("No cohort awaits outcomes any more: a cohort below 100% lost predictions "
+            "without one (past the label TTL, or evicted).")
+
+
 def _maturity(run: RunData) -> Markup:
     """Label delay and per-cohort completeness, from the run summary."""
     s = run.summary
@@ -231,8 +259,7 @@ def _maturity(run: RunData) -> Markup:
              for c in cohorts],
             [int(c.get("predicted", 0)) for c in cohorts],
             "Label completeness per prediction cohort (outcomes joined / predictions)"),
-            el("figcaption", "Recent cohorts are immature: their outcomes have not arrived yet, "
-                             "so their bad rates and Gini are provisional.")))
+            el("figcaption", _cohort_caption(cohorts))))
     if lab:
         parts.append(el("details", el("summary", "Label join counters"),
                         kv_table(sorted((str(k), v if isinstance(v, int | float) else str(v))
