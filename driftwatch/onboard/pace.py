@@ -3,9 +3,10 @@
 Without them a lasting drift acts on every window: one alert per window, and once a tier
 is edited to ``retrain``, one retraining job per window. The engine measures a cooldown in
 event time (window ends), so init scales each one to the span of a window in the sample
-(``pane`` events at the sample's event rate; init's window is one pane) and writes whole
-minutes, hours or days, rounded up, and at most :data:`MAX_COOLDOWN_S` (30 days: where a
-window spans weeks, a drift that lasts is raised again each month):
+(``pane`` events at the sample's event rate; init's window is one pane) and writes it
+exactly where it is whole seconds (``1h8m``, not ``2h``), else rounded up in the largest
+unit that states it within 2% (or to the second), and at most :data:`MAX_COOLDOWN_S`
+(30 days: where a window spans weeks, a drift that lasts is raised again each month):
 
 * ``cooldown``: 3 windows after ``mild`` (an online update needs a labelled window or two
   to show whether it helped), 6 after ``moderate`` (a shadow needs outcomes to judge the
@@ -27,7 +28,7 @@ cooldown is written as that many records (``3000s``: 1s is one record), never ca
 
 >>> p = choose_pace(30000.0)  # 500 events a minute apart
 >>> p.cooldown, p.data_quality
-({'mild': '1d1h', 'moderate': '2d2h', 'severe': '4d4h'}, '1d10h')
+({'mild': '1d1h', 'moderate': '2d2h', 'severe': '4d4h'}, '1d9h20m')
 >>> choose_pace(45.0).cooldown["severe"], choose_pace(None).window
 ('9m', None)
 """
@@ -48,6 +49,7 @@ __all__ = [
     "DQ_WINDOWS",
     "MAX_ACTIONS_PER_DAY",
     "MAX_COOLDOWN_S",
+    "PRECISION",
     "UNKNOWN_WINDOW_S",
     "Pace",
     "choose_pace",
@@ -69,6 +71,11 @@ UNKNOWN_WINDOW_S = 3600.0
 _MINUTE, _HOUR, _DAY = 60, 3600, 86400
 #: The longest cooldown init writes.
 MAX_COOLDOWN_S = 30 * _DAY
+#: How far past the span it stands for a written cooldown may run (whole seconds aside).
+PRECISION = 0.02
+#: The share by which a span measured on timestamps near 1.7e9 s may be off by float
+#: noise: 68 minutes measured as 4080.0000002 s is written ``1h8m``, not ``1h9m``.
+_NOISE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -88,15 +95,26 @@ class Pace:
 
 
 def round_up(seconds: float) -> str:
-    """A duration at least ``seconds`` long, in whole minutes under an hour, whole hours
-    under a week, whole days beyond; never more than :data:`MAX_COOLDOWN_S`.
+    """A duration at least ``seconds`` long: exactly where it is a whole number of seconds
+    (largest units first), else rounded up in the largest unit (days, hours, minutes) that
+    states it to within :data:`PRECISION`, else to the second; at least ``1s``, never more
+    than :data:`MAX_COOLDOWN_S`.
 
-    >>> round_up(61), round_up(3601), round_up(8 * 86400 + 1), round_up(0.2), round_up(1e9)
-    ('2m', '2h', '9d', '1m', '30d')
+    >>> round_up(68 * 60), round_up(3601), round_up(8 * 86400 + 1.5), round_up(1e9)
+    ('1h8m', '1h1s', '8d1h', '30d')
+    >>> round_up(0.2), round_up(45.5), round_up(25 * 3600 + 17 * 60 + 5.5)
+    ('1s', '46s', '1d1h18m')
     """
-    unit = _MINUTE if seconds < _HOUR else _HOUR if seconds < 7 * _DAY else _DAY
-    return format_duration(min(max(1, math.ceil(seconds / unit - 1e-9)) * unit,
-                               MAX_COOLDOWN_S))
+    if seconds >= MAX_COOLDOWN_S:
+        return format_duration(MAX_COOLDOWN_S)
+    whole = round(seconds)
+    if whole >= 1 and abs(seconds - whole) <= _NOISE * seconds:
+        return format_duration(whole)
+    for unit in (_DAY, _HOUR, _MINUTE):
+        up = math.ceil(seconds / unit) * unit
+        if up - seconds <= PRECISION * seconds:
+            return format_duration(up)
+    return format_duration(max(1, math.ceil(seconds)))
 
 
 def choose_pace(window: float | None, *, per_record: bool = False) -> Pace:

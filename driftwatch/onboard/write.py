@@ -225,7 +225,7 @@ def _cooldowns(pace: Pace, pane: int) -> list[str]:
     if pace.per_record:
         out[0] = ("# After a tier acts, no action at that tier or below for this many records "
                   "(1s = one record)")
-    out += [f"  {t + ':':<10}{d:<10}# {pace.spans[t]}: {why[t]}"
+    out += [f"  {t + ':':<10}{d:<9} # {pace.spans[t]}: {why[t]}"
             for t, d in pace.cooldown.items()]
     return out
 
@@ -301,7 +301,7 @@ def policy_yaml(plan: Plan, pane: int, pace: Pace | None = None) -> str:
           else []),
         "    - detector: bad_record_rate",
         "      threshold: 0.01",
-        f"  cooldown: {pace.data_quality:<10}# {pace.spans['data_quality']}: one data-quality "
+        f"  cooldown: {pace.data_quality:<9} # {pace.spans['data_quality']}: one data-quality "
         "alert this often while the feed stays broken",
         *_limits(pace),
         "actions:",

@@ -14,12 +14,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from driftwatch.cli import main
-from driftwatch.onboard.pace import choose_pace, round_up, window_seconds
+from driftwatch.onboard.pace import MAX_COOLDOWN_S, PRECISION, choose_pace, round_up, window_seconds
 from driftwatch.onboard.plandata import StreamPlan
 from driftwatch.onboard.sample import Sample
 from driftwatch.policy import load_policy
+from driftwatch.policy.durations import parse_duration
 
 from ._cli import run_cli as _cli
 
@@ -118,7 +121,8 @@ def test_explain_says_what_the_written_cooldowns_do(inited: Path) -> None:
     assert "at most 1 per day" in lines["severe"]
     # mild does nothing, so its cooldown never runs
     assert "its cooldown (1d1h) never starts" in lines["mild"]
-    assert "at most one alert per 1d10h" in lines["data quality"]
+    # 4 windows of 30 000 s, exactly (rounded up to whole hours before: 1d10h)
+    assert "at most one alert per 1d9h20m" in lines["data quality"]
 
 
 def _plan(times: list[Any], source: str = "payload") -> StreamPlan:
@@ -138,3 +142,52 @@ def test_the_window_span_comes_from_the_samples_times() -> None:
 def test_without_a_rate_a_window_is_taken_as_an_hour() -> None:
     assert choose_pace(None).cooldown == {"mild": "3h", "moderate": "6h", "severe": "12h"}
     assert round_up(3 * 3600) == "3h"
+
+
+WEEK = 7 * 86400
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(min_value=1.0, max_value=5 * WEEK, allow_nan=False))
+def test_a_written_cooldown_reads_back_within_its_precision(seconds: float) -> None:
+    """A 68-minute cooldown was written as 2h (whole hours under a week, whole days
+    beyond: up to 76% over); now the text the policy parses runs at most 2% past the span
+    (or a second, as whole seconds must), never short of it, and at most 30 days."""
+    back = parse_duration(round_up(seconds))
+    if seconds >= MAX_COOLDOWN_S:
+        assert back == MAX_COOLDOWN_S
+    else:
+        assert seconds * (1 - 1e-6) <= back <= seconds + max(PRECISION * seconds, 1.0)
+
+
+@given(st.sampled_from([86400, 3600, 60, 1]), st.integers(min_value=1, max_value=59))
+def test_a_cooldown_of_whole_units_is_written_exactly(unit: int, k: int) -> None:
+    assert parse_duration(round_up(float(k * unit))) == min(k * unit, MAX_COOLDOWN_S)
+
+
+def test_init_writes_a_68_minute_cooldown_as_such(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """100 events 13.6 s apart: a window spans 22m40s, 3 of them 68 minutes (was ``2h``)."""
+    rng = np.random.default_rng(3)
+    pd.DataFrame({"x0": rng.normal(0, 1, 500).round(4),
+                  "score": rng.uniform(0, 1, 500).round(4)}).to_csv(tmp_path / "ref.csv",
+                                                                    index=False)
+    n = 400
+    live = pd.DataFrame({"id": [f"e{i}" for i in range(n)],
+                         "ts": 1_700_000_000 + 13.6 * np.arange(n),
+                         "x0": rng.normal(0, 1, n).round(4),
+                         "score": rng.uniform(0, 1, n).round(4)})
+    live.to_csv(tmp_path / "live.csv", index=False)
+    c, p = tmp_path / "c.yaml", tmp_path / "p.yaml"
+    code, out, err = _cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+                           str(tmp_path / "live.csv"), "--pane", "100", "--model", "m",
+                           "--connector-out", str(c), "--policy-out", str(p)], capsys)
+    assert code == 0, err
+    assert "cooldowns: 1h8m, 2h16m, 4h32m" in out, out
+    pol = load_policy(p)
+    window = 100 * 13.6
+    assert (pol.cooldown.mild, pol.cooldown.moderate, pol.cooldown.severe) == \
+        pytest.approx((3 * window, 6 * window, 12 * window))
+    assert pol.data_quality.cooldown == pytest.approx(4 * window)  # 1h30m40s, exactly
+    code, _, err = _cli(["policy", "check", "--connector", str(c), str(p)], capsys)
+    assert code == 0, err
