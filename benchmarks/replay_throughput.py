@@ -23,9 +23,10 @@ their delayed outcomes; written once under ``.cache/bench/``) it measures, in on
 Calibrated levels are resampled once per reference and window size and kept in a levels
 cache (``--levels-cache``, default under ``--data``), as ``driftwatch replay`` keeps them
 between runs: with ``--levels warm`` (the default) the cache is filled before the timed
-replays, which then read them back, as a data scientist's second replay of a policy
-does; ``--levels cold`` gives each timed replay an empty cache, so it pays the
-resampling itself (a first run on a new reference or window size).
+replays, which then read them back (and the reference's profile, kept there too), as a
+data scientist's second replay of a policy does; ``--levels cold`` gives each timed
+replay an empty cache, so it pays the resampling and the binning itself (a first run on
+a new reference or window size).
 
     python benchmarks/replay_throughput.py                 # 1M events
     python benchmarks/replay_throughput.py --events 200000 --json
@@ -144,15 +145,15 @@ print(json.dumps({"seconds": dt, "cpu_seconds": cpu, "decode_cpu_seconds": decod
 
 
 def warm_levels(policy: Path, ref: Path, cache: Path) -> None:
-    """Resample the calibrated levels the replay of ``policy`` reads into ``cache`` (what a
-    first replay, or the daemon's warm-up, leaves there)."""
+    """Resample the calibrated levels the replay of ``policy`` reads into ``cache``, and
+    keep the reference's profile there (what a first replay leaves there)."""
     from driftwatch.connectors.config import load_connector
     from driftwatch.policy.level_store import LevelStore
     from driftwatch.policy.loader import load_policy
     from driftwatch.replay.run import build_monitor
 
     mon = build_monitor(load_policy(policy), reference=ref,
-                        connector=load_connector(CONNECTOR))
+                        connector=load_connector(CONNECTOR), profile_cache=cache)
     mon.calibrators.store = LevelStore(cache)
     mon.warm_up()
 

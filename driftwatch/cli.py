@@ -154,10 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "10 s per request unless MLFLOW_HTTP_REQUEST_TIMEOUT is set")
     r.add_argument("--no-report", action="store_true", help="skip report.html")
     r.add_argument("--levels-cache", metavar="DIR",
-                   help="folder where calibrated levels are kept between runs on the same "
-                        "reference (default: $XDG_CACHE_HOME/driftwatch/levels)")
+                   help="folder where calibrated levels and the reference's profile are "
+                        "kept between runs on the same reference (default: "
+                        "$XDG_CACHE_HOME/driftwatch/levels)")
     r.add_argument("--no-levels-cache", action="store_true",
-                   help="resample calibrated levels on every run")
+                   help="resample calibrated levels and bin the reference on every run")
     r.add_argument("--reader", choices=("auto", "process", "thread"), default="auto",
                    help="where the files are read and decoded: a child process beside the "
                         "loop (Linux; auto: for 64 MiB or more, with a second core) or a "

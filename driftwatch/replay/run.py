@@ -45,6 +45,7 @@ from driftwatch.policy.schema import Policy
 from driftwatch.replay.frozen import setup_frozen
 from driftwatch.replay.isolation import poison_records, timeline_record
 from driftwatch.replay.judge_process import JudgeProcess, judges_apart
+from driftwatch.replay.profile_cache import cached_profile
 from driftwatch.replay.timeline import TimelineWriter, when
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile, reference_notes
@@ -99,8 +100,10 @@ def build_monitor(
     base_dir: Path | None = None,
     window: WindowSpec | None = None,
     connector: Connector | None = None,
+    profile_cache: Path | None = None,
 ) -> ModelMonitor:
-    """A monitor for the policy's model, on its reference profile.
+    """A monitor for the policy's model, on its reference profile (kept in, and read back
+    from, ``profile_cache`` where given: :mod:`~driftwatch.replay.profile_cache`).
 
     A reference table is read with the policy's ``reference:`` conventions; features the
     ``connector`` types explicitly get that type in the profile, the values it reads as
@@ -113,7 +116,7 @@ def build_monitor(
         raise ConfigError("no reference: give --reference or a policy whose model names one")
     ref_path = _resolve(str(ref), base_dir or Path.cwd())
     # the actions read the reference through the same reader (ReferenceReader.of)
-    profile = ReferenceReader.of(policy, connector).profile(ref_path)
+    profile = cached_profile(ReferenceReader.of(policy, connector), ref_path, profile_cache)
     return monitor_for(policy, profile, window=window)
 
 
@@ -376,8 +379,9 @@ def replay(
     scores that disagree with the reference's score column are said through ``note``.
 
     ``levels_cache``: a folder where calibrated levels are kept between runs
-    (:class:`~driftwatch.policy.level_store.LevelStore`); a run on the same reference
-    and settings reads them back instead of resampling them (the same values).
+    (:class:`~driftwatch.policy.level_store.LevelStore`), and the reference's profile
+    (:mod:`~driftwatch.replay.profile_cache`); a run on the same reference and settings
+    reads them back instead of resampling and binning again (the same values).
 
     ``read_process``: read and decode the files in a child process, beside the loop
     (:mod:`~driftwatch.connectors.file_process`; the same polls, so the same results).
@@ -400,7 +404,8 @@ def replay(
     pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
     check_reference(pol, connector=conn, reference=reference)
     numbered = conn.numbers_records()
-    monitor = build_monitor(pol, reference=reference, connector=conn)
+    monitor = build_monitor(pol, reference=reference, connector=conn,
+                            profile_cache=None if levels_cache is None else Path(levels_cache))
     # labelled training rows are for actions to learn from: without them, none are kept
     monitor.keep_training_rows = execute
     if any(s.role == "outcomes" and s.event_time.source == "arrival" for s in conn.streams):
