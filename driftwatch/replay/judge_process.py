@@ -68,7 +68,7 @@ def why_judged_in_the_loop(monitor: ModelMonitor, *, reader_process: bool, execu
 #: Events per pane of a count window at most which a judge process is worth its cost by
 #: default: a window closes with every pane, and judging one costs about as much as
 #: taking in a thousand events. On the benchmark (two cores, 25 features) the judge made
-#: a replay 1.11-1.13 times faster with 1,000-event panes, gained nothing with 2,000 and
+#: a replay 1.08-1.17 times faster with 1,000-event panes, gained nothing with 2,000 and
 #: cost 4-6% with 3,000 and 10,000: three processes on two cores then contend for what
 #: the judge saves the loop.
 DENSE_PANE = 1_500
