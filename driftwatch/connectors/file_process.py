@@ -30,14 +30,20 @@ import pickle
 import queue
 import sys
 import threading
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from driftwatch.connectors.base import Polled
 from driftwatch.connectors.file import FileSource
-from driftwatch.connectors.handover import ended_early, frames, pipe, receive, write_frames
+from driftwatch.connectors.handover import (
+    ended_early,
+    fork_child,
+    frames,
+    pipe,
+    receive,
+    write_frames,
+)
 from driftwatch.connectors.jsonscan import finish_scanner_load, leave_cores
 from driftwatch.cores import usable_cores
 from driftwatch.errors import DriftwatchError, SourceError
@@ -181,24 +187,12 @@ class ProcessSource:
 
     def _start(self, limit: int) -> None:
         finish_scanner_load()  # the child then has the loops from its first block
-        ctx = multiprocessing.get_context("fork")
         read_fd, write_fd = pipe()  # a poll in one or two writes, not two dozen
         # the reader has its own core now: the source's read-ahead thread would only
         # contend with its merging for the child's GIL
         self._source.read_ahead = False
-        proc = ctx.Process(target=_child, args=(self._source, read_fd, write_fd, limit),
-                           name="driftwatch-read", daemon=True)
-        try:
-            with warnings.catch_warnings():  # idle library threads: the child uses none
-                warnings.simplefilter("ignore", DeprecationWarning)
-                proc.start()
-        except BaseException:
-            os.close(read_fd)
-            raise
-        finally:
-            # the child's end is the child's alone: once it is gone the pipe ends, and a
-            # read says so rather than wait
-            os.close(write_fd)
+        proc = fork_child(_child, (self._source, read_fd, write_fd, limit), "driftwatch-read",
+                          ours=(read_fd,), theirs=(write_fd,))
         self._proc, self._fd = proc, read_fd
 
     def poll(self, max_records: int | None = None, timeout_s: float = 1.0) -> Polled | None:

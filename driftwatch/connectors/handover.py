@@ -42,16 +42,19 @@ True
 from __future__ import annotations
 
 import io
+import multiprocessing
 import os
 import pickle
 import signal
 import struct
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PIPE_BYTES", "ended_early", "frames", "pipe", "receive", "write_frames"]
+__all__ = ["PIPE_BYTES", "ended_early", "fork_child", "frames", "pipe", "receive",
+           "write_frames"]
 
 _HEAD = struct.Struct("<QI")  # the pickle's bytes, the number of arrays after it
 _IOV_MAX = 512  # buffers per writev, well under every system's limit
@@ -227,3 +230,25 @@ def ended_early(process: str, before: str, exitcode: int | None) -> tuple[str, s
     except ValueError:
         name = f"signal {-exitcode}"
     return f"the {process} process was stopped by {name} before {before}", name
+
+
+def fork_child(target: Callable[..., object], args: tuple[Any, ...], name: str, *,
+               ours: Sequence[int], theirs: Sequence[int]) -> Any:
+    """Start ``target(*args)`` in a forked daemon process named ``name`` and return it.
+    ``theirs``: the child's ends of its pipes, closed here once it has them (so a read
+    or write here fails once the child is gone, rather than wait); ``ours``: this
+    process's ends, closed too where the fork fails."""
+    proc = multiprocessing.get_context("fork").Process(target=target, args=args, name=name,
+                                                       daemon=True)
+    try:
+        with warnings.catch_warnings():  # idle library threads: the child uses none
+            warnings.simplefilter("ignore", DeprecationWarning)
+            proc.start()
+    except BaseException:
+        for fd in ours:
+            os.close(fd)
+        raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    return proc

@@ -26,11 +26,17 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from driftwatch.connectors.handover import ended_early, frames, pipe, receive, write_frames
+from driftwatch.connectors.handover import (
+    ended_early,
+    fork_child,
+    frames,
+    pipe,
+    receive,
+    write_frames,
+)
 from driftwatch.cores import usable_cores
 from driftwatch.errors import ReplayError
 from driftwatch.pipeline import ModelMonitor, WindowResult
@@ -131,22 +137,10 @@ class JudgeProcess:
     def start(self, *, close: Sequence[int] = ()) -> None:
         """Fork the judge; ``close``: descriptors of this process the judge lets go of
         (another child's pipe, whose writes must fail once this process is gone)."""
-        ctx = multiprocessing.get_context("fork")
         to_r, to_w = pipe()
         back_r, back_w = os.pipe()
-        proc = ctx.Process(target=self._child, args=(to_r, back_w, (to_w, back_r, *close)),
-                           name="driftwatch-judge", daemon=True)
-        try:
-            with warnings.catch_warnings():  # idle library threads: the child uses none
-                warnings.simplefilter("ignore", DeprecationWarning)
-                proc.start()
-        except BaseException:
-            os.close(to_w)
-            os.close(back_r)
-            raise
-        finally:  # the judge's ends are its own: once it is gone, a write here fails
-            os.close(to_r)
-            os.close(back_w)
+        proc = fork_child(self._child, (to_r, back_w, (to_w, back_r, *close)),
+                          "driftwatch-judge", ours=(to_w, back_r), theirs=(to_r, back_w))
         self._proc, self._to, self._back = proc, to_w, back_r
 
     def send(self, closed: list[ClosedWindow]) -> None:
