@@ -1,9 +1,10 @@
 """What the columns of a reference table and the fields of a stream sample are.
 
 Types come from the reference (the bins are fitted there): booleans and integers with at
-most :data:`MAX_INT_LEVELS` distinct values are categorical, and so are integer columns
-named like category codes (:data:`CODE_NAMES`) whatever their count, other numbers
-numeric, text categorical. Roles (id, time, score, label, decision, exposure) are found by name and
+most :data:`MAX_INT_LEVELS` distinct values are categorical (but for more than two values
+named like a count, :data:`COUNT_NAMES`: numeric), and so are integer columns named like
+category codes (:data:`CODE_NAMES`) whatever their count, other numbers numeric, text
+categorical. Roles (id, time, score, label, decision, exposure) are found by name and
 checked on the values; each finding comes with the reason it was made.
 
 >>> import pandas as pd
@@ -11,6 +12,8 @@ checked on the values; each finding comes with the reason it was made.
 ('categorical', 'boolean')
 >>> column_kind(pd.Series([0, 1, 1, 0]))
 ('categorical', 'integer with 2 distinct values')
+>>> column_kind(pd.Series([0, 1, 2, 3, 1], name="NumberOfDependents"))
+('numeric', 'a count (named like one), 4 distinct values')
 >>> column_kind(pd.Series([0.5, 1.5, 2.25]))
 ('numeric', 'numbers')
 >>> column_kind(pd.Series(range(-1, 104), name="ps_car_11_cat"))
@@ -40,6 +43,7 @@ from driftwatch.onboard.outcomewords import unknown_codes, word_side
 
 __all__ = [
     "CODE_NAMES",
+    "COUNT_NAMES",
     "GOOD_WHEN_TRUE",
     "MAX_INT_LEVELS",
     "TIME_FORMATS",
@@ -57,6 +61,7 @@ __all__ = [
     "money_text",
     "name_rank",
     "named_codes",
+    "named_count",
     "not_a_feature",
     "percent_text",
     "refuse_no_bad",
@@ -69,6 +74,11 @@ MAX_INT_LEVELS = 10
 #: Names of integer columns that hold category codes, not amounts (Porto Seguro's
 #: ``ps_ind_02_cat``, ``ps_car_11_cat`` with 104 codes)
 CODE_NAMES = (r".+_cat",)
+#: Names of integer columns that count occurrences (Give Me Some Credit's
+#: ``NumberOfTimes90DaysLate``, a ``num_open_loans``, an ``inquiry_count``): ordered, so a
+#: count never seen in the reference is a larger number, not a new category
+COUNT_NAMES = (r"number_?of.*", r"(?:num|no|cnt|count)_.*", r".+_(?:count|cnt)",
+               r".*times(?!tamp).*")
 
 
 def leaf(path: str) -> str:
@@ -128,6 +138,15 @@ def named_codes(name: Any) -> bool:
     return name is not None and name_rank(str(name), (), CODE_NAMES) >= 2
 
 
+def named_count(name: Any) -> bool:
+    """Whether a column's name says it counts occurrences (:data:`COUNT_NAMES`).
+
+    >>> named_count("NumberOfDependents"), named_count("num_open_loans"), named_count("timestamp")
+    (True, True, False)
+    """
+    return name is not None and name_rank(str(name), (), COUNT_NAMES) >= 2
+
+
 def column_kind(s: pd.Series) -> tuple[str, str]:
     """``(numeric | categorical, why)`` for one reference column (named ``s.name``)."""
     if _is_bool_like(s):
@@ -140,6 +159,10 @@ def column_kind(s: pd.Series) -> tuple[str, str]:
         n = len(np.unique(arr))
         # infinities are not whole numbers (np.mod of one warns and gives NaN)
         whole = bool(np.isfinite(arr).all() and np.all(np.mod(arr, 1) == 0))
+        if whole and 2 < n <= MAX_INT_LEVELS and named_count(s.name) \
+                and not named_codes(s.name):
+            # counts are ordered: a count the reference never reached is a larger one
+            return "numeric", f"a count (named like one), {n} distinct values"
         if whole and n <= MAX_INT_LEVELS:
             return "categorical", (f"integer with {n} distinct values" if n > 1 else
                                    "one value only (a constant)")

@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from driftwatch.onboard.digitdates import DIGIT_FORMATS, digit_formats
-from driftwatch.onboard.infer import TIME_FORMATS, name_rank, text_formats, time_unit
+from driftwatch.onboard.infer import (
+    COUNT_NAMES,
+    TIME_FORMATS,
+    name_rank,
+    text_formats,
+    time_unit,
+)
 from driftwatch.onboard.outcomewords import word_side
 
 __all__ = ["APPROVE", "DECISION", "EXPOSURE", "ID", "LABEL", "PREDICTED", "SCORE", "TIME",
@@ -32,8 +38,7 @@ ID = (("id", "event_id", "uuid", "request_id", "application_id", "transaction_id
 TIME = (("ts", "time", "timestamp", "event_time", "datetime", "created_at"),
         (r".+_ts", r".+_at", r".*time.*", r".*date.*", r"epoch.*", r".+_epoch", r".+_ms",
          r".+_us", r".+_ns"), (),
-        (r"number_?of.*", r"(?:num|no|cnt|count)_.*", r".+_(?:count|cnt)",
-         r".*times(?!tamp).*"))
+        COUNT_NAMES)
 SCORE = (("score", "pd", "p_bad", "p_good", "prob", "probability", "proba", "prediction"),
           (r".*score.*", r"p_.+", r"prob.*", r".+_prob", r"pd_.+", r".*risk.*",
            r".+_pd", r".+_proba", r".+_proba_.+", r".+_probability"), ())  # sklearn's y_pred_proba
