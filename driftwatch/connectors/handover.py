@@ -163,32 +163,37 @@ def frames(obj: Any, *, shared: Sequence[Any] = ()) -> list[Any]:
     return [_HEAD.pack(data.nbytes, len(views)) + sizes.tobytes(), data, *views]
 
 
+def _views(parts: Sequence[Any]) -> list[memoryview]:
+    """``parts`` as byte views, the empty ones left out."""
+    return [v for v in (memoryview(p).cast("B") for p in parts) if v.nbytes]
+
+
+def _moved(views: list[memoryview], done: int) -> None:
+    """Drop from the front of ``views`` the ``done`` bytes a vectored read or write moved
+    (it may stop within a view: that view's rest stays first)."""
+    while done:
+        if done >= views[0].nbytes:
+            done -= views.pop(0).nbytes
+        else:
+            views[0], done = views[0][done:], 0
+
+
 def write_frames(fd: int, parts: list[Any]) -> None:
     """Write every byte of ``parts`` to ``fd``, in order (``writev`` may take fewer)."""
-    views = [memoryview(p).cast("B") for p in parts]
-    views = [v for v in views if v.nbytes]
+    views = _views(parts)
     while views:
-        done = os.writev(fd, views[:_IOV_MAX])
-        while done:
-            if done >= views[0].nbytes:
-                done -= views.pop(0).nbytes
-            else:
-                views[0], done = views[0][done:], 0
+        _moved(views, os.writev(fd, views[:_IOV_MAX]))
 
 
 def _read_into(fd: int, *bufs: Any) -> None:
     """Fill every one of ``bufs``, in order, from ``fd``: as many at once as ``readv``
     takes (a judge's message holds some ninety arrays: one call, not ninety)."""
-    views = [v for v in (memoryview(b).cast("B") for b in bufs) if v.nbytes]
+    views = _views(bufs)
     while views:
         got = os.readv(fd, views[:_IOV_MAX])
         if not got:
             raise EOFError("the pipe ended within a message")
-        while got:
-            if got >= views[0].nbytes:
-                got -= views.pop(0).nbytes
-            else:
-                views[0], got = views[0][got:], 0
+        _moved(views, got)
 
 
 def receive(fd: int, *, shared: Sequence[Any] = ()) -> Any:
