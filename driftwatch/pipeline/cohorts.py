@@ -58,7 +58,6 @@ __all__ = [
     "Verdict",
     "cohort_ids",
     "cohort_name",
-    "estimates_for",
     "estimates_from",
     "judge_cohorts",
     "name_cohort",
@@ -107,14 +106,6 @@ def name_cohort(book: CohortBook, cw: ClosedWindow) -> None:
     newest = newest_pane(cw)
     if newest is not None:
         book.set_window(newest, cw.window_id, cw.start_time, cw.end_time)
-
-
-def estimates_for(
-    profile: ReferenceProfile, book: CohortBook, spec: WindowSpec, cw: ClosedWindow,
-    cfg: DetectorConfig,
-) -> list[SignalResult]:
-    """The window's label-free estimates, from the held predictions of its panes."""
-    return estimates_from(profile, window_holdings(book, spec, cw, cfg), cfg)
 
 
 def window_holdings(book: CohortBook, spec: WindowSpec, cw: ClosedWindow,

@@ -29,7 +29,6 @@ from driftwatch.labels.cohort_book import Cohort
 from driftwatch.labels.landing import LandingBook
 from driftwatch.pipeline.cohorts import (
     COHORT_SIGNALS,
-    estimates_for,
     estimates_from,
     judge_cohorts,
     name_cohort,
@@ -199,12 +198,10 @@ class WindowJudging:
             a = dataclasses.replace(a, signals=(*a.signals, *extra))
         try:  # label-free estimates from the held predictions of this window's panes
             if held is _FROM_BOOK:
-                est = estimates_for(self.profile, self.joiner.book, self.spec, cw,
-                                    self.detectors)
-            elif isinstance(held, Exception):
+                held = window_holdings(self.joiner.book, self.spec, cw, self.detectors)
+            if isinstance(held, Exception):
                 raise held
-            else:
-                est = estimates_from(self.profile, held, self.detectors)
+            est = estimates_from(self.profile, held, self.detectors)
         except Exception as exc:
             return WindowResult(window=cw, assessment=a,
                                 error=self._count_error(StageError.of("detectors", exc)))
