@@ -21,7 +21,7 @@ import pandas as pd
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.features import choose_features
 from driftwatch.onboard.finding import carried, find_role, ids_shared, label_from_outcomes
-from driftwatch.onboard.flags import check_approve, check_ignore, check_label_bad, no_score_for
+from driftwatch.onboard.flags import check_ignore, check_label_bad, no_score_for
 from driftwatch.onboard.infer import (
     Candidate,
     flag_truth,
@@ -36,7 +36,6 @@ from driftwatch.onboard.leakwarn import warn_leaks
 from driftwatch.onboard.matching import resolves, stream_path
 from driftwatch.onboard.outcomewords import LOAN_STATES, later_values
 from driftwatch.onboard.outputs import (
-    approve_values,
     named_good,
     points_scale,
     score_is,
@@ -64,7 +63,11 @@ from driftwatch.onboard.roles import (
 )
 from driftwatch.onboard.sample import Sample
 from driftwatch.onboard.scaledscore import sample_labels, unscaled_line
-from driftwatch.onboard.streamdecision import names_stream_decision, stream_decision
+from driftwatch.onboard.streamdecision import (
+    decision_values,
+    names_stream_decision,
+    stream_decision,
+)
 from driftwatch.onboard.textcodes import numbers_with_missing_texts
 from driftwatch.onboard.timefields import read_time, times_by_value
 from driftwatch.onboard.times import check_time_format
@@ -134,18 +137,13 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                          "--score-is says")
         else:
             plan.score_is, score_why = score_is(ref, sc.name, plan.ref_label, plan.ref_bad)
-    if dec:
+    if dec:  # else checked on the stream's decision, if it has one
         plan.ref_decision = dec.name
-        plan.ref_approve = approve_values(ref[dec.name].tolist(), opts.approve)
-        if opts.decline:
-            plan.ref_decline = approve_values(ref[dec.name].tolist(), opts.decline)
+        plan.ref_approve, plan.ref_decline = decision_values(
+            ref[dec.name].tolist(), ref, dec.name, opts, reference)
         plan.say(f"decision: {dec.name}", f"{dec.why}; approve = {plan.ref_approve}" + (
             f", decline = {plan.ref_decline}, any other value no decision (left out of the "
             "approval rate)" if plan.ref_decline is not None else ""))
-    if dec:  # else checked on the stream's decision, if it has one
-        check_approve(opts.approve, ref, plan.ref_decision, plan.ref_approve, reference)
-        check_approve(opts.decline, ref, plan.ref_decision, plan.ref_decline or [],
-                      reference, flag="--decline", overlap=plan.ref_approve)
     # -- the predictions stream
     vals = sample.values
 

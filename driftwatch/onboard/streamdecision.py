@@ -31,7 +31,20 @@ from driftwatch.onboard.outputs import approve_values
 from driftwatch.onboard.plandata import Options, Plan, StreamPlan
 from driftwatch.onboard.roles import DECISION, decision_check
 
-__all__ = ["names_stream_decision", "stream_decision"]
+__all__ = ["decision_values", "names_stream_decision", "stream_decision"]
+
+
+def decision_values(values: list[Any], table: pd.DataFrame, column: str, opts: Options,
+                    where: str) -> tuple[list[Any], list[Any] | None]:
+    """The approving values of a decision ``column`` (``values``, in ``table``) and, with
+    ``--decline``, the declining ones (None without), ``--approve`` and ``--decline``
+    checked on them: the reference's decision and the stream's alike."""
+    approve = approve_values(values, opts.approve)
+    decline = approve_values(values, opts.decline) if opts.decline else None
+    check_approve(opts.approve, table, column, approve, where)
+    check_approve(opts.decline, table, column, decline or [], where, flag="--decline",
+                  overlap=approve)
+    return approve, decline
 
 
 def names_stream_decision(flag: str | None, cols: Sequence[str], paths: Sequence[str]) -> bool:
@@ -59,11 +72,7 @@ def stream_decision(plan: Plan, sp: StreamPlan, paths: Sequence[str],
     values = vals(found.name)
     table = pd.DataFrame({found.name: pd.Series(values, dtype=object)})
     sp.decision = found.name
-    sp.approve = approve_values(values, opts.approve)
-    sp.decline = approve_values(values, opts.decline) if opts.decline else None
-    check_approve(opts.approve, table, found.name, sp.approve, where)
-    check_approve(opts.decline, table, found.name, sp.decline or [], where, flag="--decline",
-                  overlap=sp.approve)
+    sp.approve, sp.decline = decision_values(values, table, found.name, opts, where)
     plan.say(f"decision: {found.name}", f"{found.why}, in the stream only; approve = "
              f"{sp.approve}" + (f", decline = {sp.decline}, any other value no decision"
                                 if sp.decline is not None else "")
