@@ -59,6 +59,7 @@ __all__ = [
 #: Label-join settings without a policy (a policy's ``labels:`` section sets them).
 _LABELS = LabelSettings()
 
+
 def window_size(spec: WindowSpec) -> int | None:
     """Events per full window of a count window (None for time windows)."""
     return int(spec.pane_size * spec.panes) if spec.kind == "count" else None

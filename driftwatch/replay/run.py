@@ -392,7 +392,9 @@ def replay(
     ``judge_process``: judge the closed windows in a third process
     (:mod:`~driftwatch.replay.judge_process`; the same timeline). None: where the files
     are read in a process, no action runs, neither ``on_window`` nor ``keep_results`` is
-    asked, the policy has no ``cohort_*`` rule and a second core is there.
+    asked, the policy has no ``cohort_*`` rule, a second core is there and the windows
+    close often (count panes of at most
+    :data:`~driftwatch.replay.judge_process.DENSE_PANE` events).
     """
     prewarm()  # the window kernel needs numba once the reference is read: import it now
     if read_process is not False and _reads_json(inputs):
