@@ -119,6 +119,7 @@ def assess(
     config: DetectorConfig | None = None,
     calibrator: Calibrator | None = None,
     bad_records: Mapping[str, int] | None = None,
+    records_at_least: int = 0,
     absent_fields: Mapping[str, tuple[int, int, str]] | None = None,
     segments: Sequence[SegmentWindow] = (),
     stats: WindowStats | None = None,
@@ -146,6 +147,9 @@ def assess(
         analytic margins of the moment and rate statistics).
     bad_records
         Records rejected before the sketch, by reason; feeds ``bad_record_rate``.
+    records_at_least
+        ``bad_record_rate``'s share is of at least this many records (a window the end of
+        a stream cut short is measured against a full window's records).
     absent_fields
         Per feature: records of the run's first sample without its mapped path, records
         sampled, and the path (:mod:`driftwatch.connectors.probe`); feeds ``field_absent``.
@@ -188,6 +192,7 @@ def assess(
 
     own = stats if stats is not None and stats.fits(prep, current, cfg) else None
     quality, flags = quality_signals(prep, current, cfg, bad_records=bad_records,
+                                     records_at_least=records_at_least,
                                      absent_fields=absent_fields,
                                      row=None if own is None else own.quality)
     if cfg.wants_group("data_quality"):

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -349,10 +350,14 @@ def quality_signals(
     cfg: DetectorConfig,
     *,
     bad_records: Mapping[str, int] | None = None,
+    records_at_least: int = 0,
     absent_fields: Mapping[str, tuple[int, int, str]] | None = None,
     row: QualityRow | None = None,
 ) -> tuple[list[SignalResult], QualityFlags]:
     """All data-quality results for one window, and the per-feature fault flags.
+
+    ``records_at_least``: ``bad_record_rate`` is a share of at least this many records
+    (its details then name them as ``measured_against``).
 
     ``absent_fields``: feature -> (records without its path, records looked at, path).
     ``row``: this window's numbers when they were computed with other windows'
@@ -414,9 +419,13 @@ def quality_signals(
     if bad_records is not None and cfg.wants("bad_record_rate"):
         bad = int(sum(bad_records.values()))
         total = bad + n_cur + int(cur.n_outcome_records)
+        of = max(total, int(records_at_least))
+        details: dict[str, Any] = {"count": bad, "records": total,
+                                   "by_reason": dict(sorted(bad_records.items()))}
+        if of > total:
+            details["measured_against"] = of
         out.append(SignalResult(
-            "bad_record_rate", "data_quality", bad / total if total else 0.0, None,
-            cfg.threshold("bad_record_rate"), n_ref, n_cur, None,
-            {"count": bad, "records": total, "by_reason": dict(sorted(bad_records.items()))},
+            "bad_record_rate", "data_quality", bad / of if of else 0.0, None,
+            cfg.threshold("bad_record_rate"), n_ref, n_cur, None, details,
         ))
     return out, QualityFlags(f_flag, g_flag)

@@ -39,7 +39,7 @@ from driftwatch.pipeline.results import StageError, WindowResult
 from driftwatch.policy.engine import evaluate
 from driftwatch.windows.panes import ClosedWindow
 
-__all__ = ["Holdings", "WindowJudging"]
+__all__ = ["STUB_COVERAGE", "Holdings", "WindowJudging", "is_stub"]
 
 #: What :meth:`WindowJudging.close_book` gives a window: the held predictions of its panes
 #: (None: it gets no estimate), or the error taking them raised, which its judging records.
@@ -47,6 +47,32 @@ Holdings = Cohort | None | Exception
 
 #: :meth:`WindowJudging.judge` reads the window's holdings from the book itself.
 _FROM_BOOK: Holdings = Exception("holdings read from the book")
+
+#: A window cut short (:meth:`~driftwatch.windows.panes.PaneWindow.flush`: the end of a
+#: finite stream, as a replay's last window, or a daemon's change of window or reference)
+#: that covers less than this share of a full window is a *stub*: the policy does not
+#: judge what it measures on its few predictions (drift, score, feature data quality,
+#: estimates, approvals), which on a handful of events is noise; only its labels and its
+#: bad records, the latter as a share of a full window's records (:func:`is_stub`).
+STUB_COVERAGE = 0.5
+
+#: What the policy still reads of a stub: signals on labels (they matured whatever the
+#: stub's size), its bad records, and the run's absent fields.
+_STUB_GROUPS = frozenset({"performance", "cohort"})
+_STUB_SIGNALS = frozenset({"bad_rate", "bad_record_rate", "field_absent"})
+
+
+def is_stub(cw: ClosedWindow) -> bool:
+    """Whether ``cw`` is a stub (see :data:`STUB_COVERAGE`).
+
+    >>> from driftwatch.windows.sketch import Sketch, SketchLayout
+    >>> import numpy as np
+    >>> lay = SketchLayout.fit(numeric_names=("x",), numeric=np.arange(10.0)[:, None])
+    >>> cw = ClosedWindow(0, Sketch.empty(lay), 0.0, 1.0, 0, 9, partial=True)
+    >>> is_stub(cw), is_stub(dataclasses.replace(cw, tail_coverage=0.01))
+    (False, True)
+    """
+    return cw.tail_coverage is not None and cw.tail_coverage < STUB_COVERAGE
 
 
 class WindowJudging:
@@ -169,7 +195,9 @@ class WindowJudging:
         judged here in order). The Python API closes its own windows and calls this.
         ``stats``: the window's drift statistics, computed with other windows' in one pass.
         ``held``: what :meth:`close_book` took for it (else the book is read now).
-        Never raises: a stage that does is kept in the result's ``error``."""
+        Never raises: a stage that does is kept in the result's ``error``.
+        A stub (:func:`is_stub`) is assessed in full, and judged on part of it."""
+        stub = is_stub(cw)
         try:
             a = assess(
                 self.profile,
@@ -181,6 +209,7 @@ class WindowJudging:
                 config=self.detectors,
                 calibrator=self.calibrator,
                 bad_records={"rejected": cw.sketch.n_bad},
+                records_at_least=self._full_records(cw) if stub else 0,
                 absent_fields=self.absent_fields or None,
                 segments=segment_windows(self.profile, cw.segments,
                                          min_events=self.segment_min_events,
@@ -193,7 +222,7 @@ class WindowJudging:
                                n_events=int(cw.sketch.n))
             return WindowResult(window=cw, assessment=empty,
                                 error=self._count_error(StageError.of("detectors", exc)))
-        if self._follows_changes():
+        if self._follows_changes() and not stub:
             extra = change_signals(self.changes, a.signals, self._new_change)
             a = dataclasses.replace(a, signals=(*a.signals, *extra))
         try:  # label-free estimates from the held predictions of this window's panes
@@ -209,18 +238,33 @@ class WindowJudging:
             a = dataclasses.replace(a, signals=(*a.signals, *est))
         decision = None
         if self.policy is not None:
+            seen = a if not stub else dataclasses.replace(a, signals=tuple(
+                s for s in a.signals if s.group in _STUB_GROUPS or s.signal in _STUB_SIGNALS))
             try:
                 decision, self.engine_state = evaluate(
                     self.policy,
-                    a,
+                    seen,
                     self.engine_state,
                     now=cw.end_time,
                     running_retrains=self.running_retrains,
                 )
+                if stub:
+                    decision = dataclasses.replace(decision, notes=(
+                        _stub_note(cw), *decision.notes))
             except Exception as exc:  # the engine state stays as it was before this window
                 return WindowResult(window=cw, assessment=a,
                                     error=self._count_error(StageError.of("policy", exc)))
         return WindowResult(window=cw, assessment=a, decision=decision)
+
+    def _full_records(self, cw: ClosedWindow) -> int:
+        """A full window's records, as a stub's bad records are measured against: a count
+        window's events, or a time window's records read scaled to its whole span."""
+        if self.spec.kind == "count":
+            size, k = self.spec.effective
+            return int(size) * k
+        sk = cw.sketch
+        read = int(sk.n) + int(sk.n_bad) + int(sk.n_outcome_records)
+        return math.ceil(read / max(cw.tail_coverage or 0.0, 0.01))
 
     def _follows_changes(self) -> bool:
         return self.policy is not None and any(
@@ -245,3 +289,10 @@ class WindowJudging:
                                                  threshold=c.threshold,
                                                  min_windows=c.min_windows)
 
+
+def _stub_note(cw: ClosedWindow) -> str:
+    return (f"stub: cut short (the end of the stream, or a new window or reference) at "
+            f"{cw.tail_coverage:.0%} of a full window ({cw.sketch.n:,} events), too little "
+            f"to judge its drift, "
+            f"scores, feature quality, estimates or approvals; its labels are judged, "
+            f"and its bad records as a share of a full window's records")

@@ -87,6 +87,11 @@ class ClosedWindow:
     segments: tuple[Sketch, ...] | None = None
     #: Index of the (effective) pane the window closed with: its newest pane.
     pane: int = -1
+    #: For a window cut short by :meth:`PaneWindow.flush` (the end of a finite stream, or
+    #: a daemon's change of window or reference), the share of a full window the stream
+    #: covered: a count window's events over a full window's, a time window's span up to
+    #: the watermark over its whole span (0 to 1). None for every other window.
+    tail_coverage: float | None = None
 
     @property
     def n_events(self) -> int:
@@ -390,10 +395,21 @@ class PaneWindow:
                 partial = self.watermark < (idx + 1) * self._size
             cw = self._emit(pane, partial=partial)
             if cw is not None:
+                cw.tail_coverage = self._coverage(cw)
                 out.append(cw)
         if self.spec.kind == "count":
             self._count_pane += 1
         return out
+
+    def _coverage(self, cw: ClosedWindow) -> float:
+        """The share of a full window ``cw`` holds (see :attr:`ClosedWindow.tail_coverage`)."""
+        if self.spec.kind == "count":
+            return min(1.0, cw.sketch.n / (self._size * self._k))
+        span = cw.end_time - cw.start_time
+        if math.isnan(self.watermark):
+            return 1.0
+        reached = min(max(self.watermark, cw.start_time), cw.end_time) - cw.start_time
+        return reached / span if span > 0 else 1.0
 
     def reshaped(self, spec: WindowSpec) -> PaneWindow:
         """An empty window of ``spec``'s shape going on from this one (flush it first):

@@ -212,8 +212,10 @@ def _old_terms(ref, cur, valid, eps):
     return old.divergences(ref, cur, valid, eps), old.psi_contributions(ref, cur, valid, eps)[0]
 
 
-def _old_quality(prep, cur, cfg, *, row=None, **kw):
-    """The old quality pass; it computed its own numbers, so a window's row is unread."""
+def _old_quality(prep, cur, cfg, *, row=None, records_at_least=0, **kw):
+    """The old quality pass; it computed its own numbers, so a window's row is unread (and
+    it had no stub windows, which these windows are not)."""
+    assert records_at_least == 0
     return old_q.quality_signals(prep, cur, cfg, **kw)
 
 
