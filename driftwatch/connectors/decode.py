@@ -37,6 +37,7 @@ the schema's full width with the unmapped columns missing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -76,6 +77,7 @@ from driftwatch.connectors.jsonscan import ScanColumns
 from driftwatch.connectors.mapping import FieldPath, StreamMapping, as_text
 from driftwatch.connectors.scanbatch import ScanAssembler
 from driftwatch.flags import flag_level, flag_levels
+from driftwatch.percent import COMMA_FILE_DECIMAL
 from driftwatch.schema import FeatureSchema, level_text
 from driftwatch.textnumbers import help_for
 
@@ -121,6 +123,7 @@ class _Distinct:
 
 
 _PY_BOOLS = pa.array(["True", "TRUE", "False", "FALSE"], pa.string())
+_COMMA_NUMBER = re.compile(COMMA_FILE_DECIMAL)  # 3,0 in a file of decimal commas
 
 
 def _bool_text(vals: pa.Array) -> pa.Array:
@@ -129,11 +132,18 @@ def _bool_text(vals: pa.Array) -> pa.Array:
     return pc.if_else(hit, pc.utf8_lower(vals), vals) if pc.any(hit).as_py() else vals
 
 
-def _number_text(s: str | None) -> str | None:
+def _number_text(s: str | None, decimal: str = ".") -> str | None:
     """The level a pandas-read reference gives the CSV text ``s`` of a number: ``3.0`` and
-    ``03`` are ``3``; other text is itself."""
+    ``03`` are ``3``, and so is ``3,0`` where ``decimal``, the file's decimal mark, is
+    the comma (the reference was read with it too); other text is itself.
+
+    >>> _number_text("3.0"), _number_text("3,0"), _number_text("3,0", ","), _number_text("x")
+    ('3', '3,0', '3', 'x')
+    """
     if s is None or "_" in s:  # float() reads 1_0, pandas does not
         return s
+    if decimal == "," and (comma := _COMMA_NUMBER.fullmatch(s.strip())):
+        s = f"{comma[1]}.{comma[2]}"
     try:
         v = float(s)
     except ValueError:
@@ -142,14 +152,16 @@ def _number_text(s: str | None) -> str | None:
 
 
 def _recode_numbers(codes: np.ndarray, vals: pa.Array, lookup: CodeLookup,
-                    n_levels: int) -> None:
+                    n_levels: int, decimal: str = ".") -> None:
     """Codes unseen text again as the number it spells (in place): pandas writes an integer
-    column holding a missing value as ``3.0``, and reads the reference's back as 3.0."""
+    column holding a missing value as ``3.0`` (``3,0`` in a file of decimal commas, whose
+    mark is ``decimal``), and reads the reference's back as 3.0."""
     idx = np.flatnonzero(codes == n_levels + 1)
     if len(idx):  # once per distinct text: a new category may fill the whole batch
         unseen = vals.take(pa.array(idx))
         distinct = pc.unique(unseen)
-        again = pa.array([_number_text(v) for v in distinct.to_pylist()], pa.string())
+        again = pa.array([_number_text(v, decimal) for v in distinct.to_pylist()],
+                         pa.string())
         where = pc.index_in(unseen, value_set=distinct).to_numpy(zero_copy_only=False)
         codes[idx] = encode(again, lookup, n_levels)[where.astype(np.int64)]
 
@@ -169,12 +181,14 @@ def _recode_flags(codes: np.ndarray, vals: pa.Array, lookup: CodeLookup, n_level
         codes[idx] = np.where(recoded >= 0, recoded, codes[idx])
 
 
-def _without(vals: pa.Array, missing: frozenset[str], lenient: bool) -> pa.Array:
+def _without(vals: pa.Array, missing: frozenset[str], lenient: bool,
+             decimal: str = ".") -> pa.Array:
     """``vals`` with the texts in ``missing`` made null; ``lenient`` (CSV): a number
-    (``-1.0``) matches by the level a pandas-read reference gives it (``-1``)."""
+    (``-1.0``, or ``-1,0`` where ``decimal`` is the comma) matches by the level a
+    pandas-read reference gives it (``-1``)."""
     distinct = [v for v in pc.unique(vals).to_pylist() if v is not None]
     hits = [v for v in distinct
-            if v in missing or (lenient and _number_text(v) in missing)]
+            if v in missing or (lenient and _number_text(v, decimal) in missing)]
     if not hits:
         return vals
     hit = pc.fill_null(pc.is_in(vals, value_set=pa.array(hits, pa.string())), False)
@@ -468,7 +482,7 @@ class Decoder:
         cat = np.full((n, self.width[1]), -1, dtype=np.int32, order="F")
         for j, name, _ in self._cat:
             cat[:, j] = self._categorical(j, name, cols[f"feature:{name}"], prob, wrong,
-                                          lenient)
+                                          lenient, decimal)
         extra: dict[str, Any] = {}
         if m.score is not None:
             raw, bad, null = numeric(cols["score"], lenient=lenient)
@@ -525,18 +539,20 @@ class Decoder:
         return batch, bads, ok
 
     def _categorical(self, j: int, name: str, raw: Raw, prob: Problems,
-                     wrong: Callable[..., _Detail], lenient: bool) -> np.ndarray:
-        """Categorical feature ``j``'s codes (``name``, read from ``raw``); its rows holding
-        no text or number are flagged ``wrong_type``."""
+                     wrong: Callable[..., _Detail], lenient: bool,
+                     decimal: str = ".") -> np.ndarray:
+        """Categorical feature ``j``'s codes (``name``, read from ``raw``; ``decimal``: a
+        CSV's decimal mark); its rows holding no text or number are flagged
+        ``wrong_type``."""
         vals, bad = texts(raw)
         if lenient:  # CSV text: a pandas-written True/False is the boolean level
             vals = _bool_text(vals)
         if self._missing_cat[name]:
-            vals = _without(vals, self._missing_cat[name], lenient)
+            vals = _without(vals, self._missing_cat[name], lenient, decimal)
         n_levels = len(self.schema.levels[j])
         codes = encode(vals, self._lookups[j], n_levels)
         if lenient:
-            _recode_numbers(codes, vals, self._lookups[j], n_levels)
+            _recode_numbers(codes, vals, self._lookups[j], n_levels, decimal)
         if self._flags[j] is not None:
             _recode_flags(codes, vals, self._lookups[j], n_levels, self._flags[j])
         prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}",
