@@ -15,6 +15,7 @@ from driftwatch.csvdecimal import csv_notes
 from driftwatch.csvnames import named_header
 from driftwatch.errors import ConfigError
 from driftwatch.namesflags import names_given
+from driftwatch.onboard.labelwait import label_wait
 from driftwatch.onboard.pace import choose_pace, pace_line, window_seconds
 from driftwatch.onboard.plan import Options, Sample, make_plan
 from driftwatch.onboard.sample import (
@@ -141,7 +142,11 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     notes += [dotted_note(s) for s in (preds, outs) if s is not None and s.dotted]
     plan = make_plan(ref, args.reference, preds, outs, opts)
     plan.ref_names = ref_names  # read so by every command that reads the policy
-    fix_two_digit_years(plan, SystemClock().now())
+    now = SystemClock().now()
+    fix_two_digit_years(plan, now)
+    if (wait := label_wait(plan.predictions, plan.outcomes, now)) is not None:
+        plan.label_ttl = wait.ttl
+        plan.say(*wait.line())
     pace = choose_pace(window_seconds(plan.predictions, args.pane),
                        per_record=plan.predictions.time_source == "order")
     plan.say(*pace_line(pace, args.pane))

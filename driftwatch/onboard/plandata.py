@@ -107,6 +107,8 @@ class Plan:
     ref_exposure: str | None = None
     #: a headerless CSV reference's column names (init's --reference-names)
     ref_names: tuple[str, ...] | None = None
+    #: ``labels.ttl`` where the samples' outcomes come later than the default wait
+    label_ttl: str | None = None
     lines: list[str] = field(default_factory=list)
 
     def say(self, what: str, why: str) -> None:

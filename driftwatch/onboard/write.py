@@ -288,6 +288,10 @@ def policy_yaml(plan: Plan, pane: int, pace: Pace | None = None) -> str:
           if plan.ref_score and (plan.predictions.score or plan.predictions.proba) else []),
         f"persistence: {PERSISTENCE}",
         *_min_labelled(pane),
+        *(["labels:",
+           f"  ttl: {plan.label_ttl}   # a prediction's wait for its outcome: twice the "
+           "longest delay in the samples (init's `label wait:` line)"]
+          if plan.label_ttl else []),
         *_cooldowns(pace, pane),
         "data_quality:               # a broken feed is not drift: alert, block model changes",
         "  signals:",
