@@ -36,8 +36,8 @@ from typing import Any
 from driftwatch.windows.conventions import norm_value
 
 __all__ = ["BAD_WORDS", "DELINQUENCY_CODES", "GOOD_WORDS", "LENDING_CLUB", "LOAN_STATES",
-           "LOAN_STATUSES", "NOT_FINAL", "PROSPER", "Later", "LoanStatus", "later_values",
-           "unknown_codes", "word_side"]
+           "LOAN_STATUSES", "NOT_FINAL", "PROSPER", "Later", "LoanStatus", "final_side",
+           "later_values", "unknown_codes", "word_side"]
 
 BAD_WORDS = frozenset({"1", "true", "bad", "default", "defaulted", "fraud", "charged_off",
                        "chargeoff", "charged off", "chargedoff", "charge off", "chgoff",
@@ -115,6 +115,24 @@ class Later:
     good: list[str] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
     told: list[str] = field(default_factory=list)
+
+
+def final_side(v: Any, values: Any) -> str | None:
+    """``bad`` or ``good`` where ``v`` is a final outcome of a loan status of
+    :data:`LOAN_STATUSES` that a label's ``values`` are told as (Lending Club's ``Default``
+    beside ``Charged Off``); None for any other value or label.
+
+    >>> lc = ["Charged Off", "Fully Paid", "Default"]
+    >>> final_side("Default", lc), final_side("Current", lc), final_side("Default", ["1", "0"])
+    ('bad', None, None)
+    """
+    have, k = {norm_value(x) for x in values}, norm_value(v)
+    for status in LOAN_STATUSES:
+        if status.told_by(have):
+            for side, words in (("bad", status.bad), ("good", status.good)):
+                if k in {norm_value(w) for w in words}:
+                    return side
+    return None
 
 
 def later_values(values: Any) -> Later:

@@ -34,7 +34,7 @@ from driftwatch.onboard.infer import (
 )
 from driftwatch.onboard.leakwarn import warn_leaks
 from driftwatch.onboard.matching import resolves, stream_path
-from driftwatch.onboard.outcomewords import LOAN_STATES, later_values
+from driftwatch.onboard.outcomewords import LOAN_STATES, final_side, later_values
 from driftwatch.onboard.outputs import (
     named_good,
     points_scale,
@@ -371,7 +371,15 @@ def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
         if bad:
             refuse_no_bad(vals(lab), sp.bad, where, lab, bad)
     named = {norm_value(v) for v in [*sp.bad, *sp.good, *sp.pending]}
-    sp.pending += [v for k, v in sorted(seen.items()) if k not in named]
+    for k, v in sorted(seen.items()):
+        if k in named:
+            continue
+        # a final outcome of a recognised status the reference lacks (Lending Club's
+        # 'Default' beside 'Charged Off') is an outcome on its side, not "no outcome yet"
+        side = final_side(v, [*sp.bad, *sp.good, *seen.values()])
+        if side is not None:
+            sp.sided.append((v, side))
+        {"bad": sp.bad, "good": sp.good}.get(side or "", sp.pending).append(v)
     # a --label-bad value the sample lacks (Freddie Mac's 4 and 6 in a sample holding 3)
     # is still bad: left off, it would come later as an unknown label, dead-lettered
     sp.bad += _given_absent(opts.label_bad, [*sp.bad, *sp.good, *sp.pending])
@@ -468,6 +476,13 @@ def _say_pending(plan: Plan, sp: StreamPlan) -> None:
                  "as `pending` (no outcome yet: left out of the join, counted in "
                  "invalid_outcomes); move it to bad or good in the connector if it is an "
                  "outcome")
+    if sp.sided:
+        one = len(sp.sided) == 1
+        plan.say(f"  outcomes: {sp.label}", ", ".join(f"{v!r} ({side})" for v, side in
+                                                     sp.sided)
+                 + f" in the {sp.name}: {'a final outcome' if one else 'final outcomes'} "
+                 f"of {' and '.join(sp.later_from)} the reference lacks: written on "
+                 f"{'its side' if one else 'their sides'}, not as pending")
     if sp.later_bad or sp.later_good:
         sides = [f"{', '.join(map(repr, vs))} ({side})" for side, vs in
                  (("bad", sp.later_bad), ("good", sp.later_good)) if vs]

@@ -84,6 +84,9 @@ class StreamPlan:
     later_bad: list[str] = field(default_factory=list)
     later_good: list[str] = field(default_factory=list)
     later_from: list[str] = field(default_factory=list)  # the statuses they come from
+    #: the sample's final outcomes of a recognised status the reference lacks, with
+    #: their sides (Lending Club's 'Default': bad)
+    sided: list[tuple[Any, str]] = field(default_factory=list)
     numbers_as_text: bool = False  # numeric features written as JSON text ("52000")
 
 
