@@ -10,7 +10,8 @@ from driftwatch.actions.outcomes import outcome_counts, outcome_line
 from driftwatch.pipeline.badcounts import unknown_labels_line
 from driftwatch.replay import replay
 
-__all__ = ["lost_outcomes_line", "print_summary", "run_replay_command", "unmatched_outcomes_line"]
+__all__ = ["expired_predictions_line", "lost_outcomes_line", "print_summary",
+           "run_replay_command", "unmatched_outcomes_line"]
 
 
 def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-def]
@@ -35,7 +36,8 @@ def print_summary(summary: dict, out=None) -> None:  # type: ignore[no-untyped-d
               file=out)
     for stream, values in (summary.get("unknown_labels") or {}).items():
         print(f"  {unknown_labels_line(stream, values)}", file=out)
-    for line in (lost_outcomes_line(summary.get("labels") or {}),
+    for line in (expired_predictions_line(summary.get("labels") or {}),
+                 lost_outcomes_line(summary.get("labels") or {}),
                  unmatched_outcomes_line(summary.get("labels") or {})):
         if line:
             print(f"  {line}", file=out)
@@ -72,10 +74,12 @@ def lost_outcomes_line(labels: dict) -> str | None:  # type: ignore[type-arg]
     lost = int(labels.get("orphan_outcomes") or 0)
     if not lost:
         return None
+    expired = ", had expired unlabelled (labels.ttl) before it came," \
+        if labels.get("expired") else ","
     return (f"outcomes lost: {lost} of {labels.get('outcomes', '?')} found no prediction "
-            "(orphan_outcomes): their predictions were not in the recording, or came after "
-            "the outcome had waited 7 days of event time or the room for waiting outcomes "
-            "(labels.max_pending) was full")
+            f"(orphan_outcomes): their predictions were not in the recording{expired} or "
+            "came after the outcome had waited 7 days of event time or the room for waiting "
+            "outcomes (labels.max_pending) was full")
 
 
 def unmatched_outcomes_line(labels: dict) -> str | None:  # type: ignore[type-arg]
@@ -91,10 +95,30 @@ def unmatched_outcomes_line(labels: dict) -> str | None:  # type: ignore[type-ar
     held = int(labels.get("orphans_held") or 0)
     if not held:
         return None
+    expired = ("; or their predictions expired unlabelled (labels.ttl) before they came"
+               if labels.get("expired") else "")
     return (f"outcomes unmatched: {held} of {labels.get('outcomes', '?')} found no prediction "
             "by the end of the recording (orphans_held): their predictions are not in it "
             "(outcomes of predictions made before the recording began, or, paired by row, "
-            "rows of the outcomes file past the predictions' last)")
+            f"rows of the outcomes file past the predictions' last){expired}")
+
+
+def expired_predictions_line(labels: dict) -> str | None:  # type: ignore[type-arg]
+    """The summary's line for predictions whose wait for an outcome ran out (None when
+    none did): where outcomes come later than ``labels.ttl``, every one expires so and no
+    label metric is ever reported.
+
+    >>> expired_predictions_line({"expired": 26692, "predictions": 30000})[:53]
+    'predictions expired: 26692 of 30000 waited labels.ttl'
+    >>> expired_predictions_line({"expired": 0, "predictions": 10}) is None
+    True
+    """
+    expired = int(labels.get("expired") or 0)
+    if not expired:
+        return None
+    return (f"predictions expired: {expired} of {labels.get('predictions', '?')} waited "
+            "labels.ttl for their outcome and were dropped unlabelled (expired): where "
+            "outcomes come later than that, raise the policy's labels.ttl")
 
 
 def champion_ref(uri: str | None, columns: list[str], score_is: str | None = None) -> object:

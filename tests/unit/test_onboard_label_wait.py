@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from driftwatch.onboard.labelwait import MAX_TTL_DAYS, wait_for
 from driftwatch.policy.settings import LabelSettings
 
-from ._cli import init_then_replay
+from ._cli import init_then_replay, run_cli
 
 DAY = 86400.0
 
@@ -39,7 +39,7 @@ def _loans(tmp: Path, n: int, delay_days: int) -> None:
     rng = np.random.default_rng(3)
     x = rng.normal(0, 1, n)
     bad = rng.random(n) < 1 / (1 + np.exp(-(x - 1.5)))
-    issue = 1_500_000_000 + np.arange(n) * 3600
+    issue = 1_500_000_000 + np.arange(n) * 43200  # two loans a day
     (tmp / "ref.csv").write_text("x,bad\n" + "".join(
         f"{a:.4f},{int(b)}\n" for a, b in zip(x, bad, strict=True)))
     (tmp / "live.csv").write_text("loan_id,issue_ts,x,score\n" + "".join(
@@ -73,3 +73,30 @@ def test_outcomes_within_the_default_wait_write_nothing(
     assert "labels" not in yaml.safe_load((tmp_path / "p.yaml").read_text())
     labels = json.loads((tmp_path / "o" / "summary.json").read_text())["labels"]
     assert labels["joined"] == 1500, labels
+
+
+def test_replay_says_when_predictions_expired_before_their_outcomes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    _loans(tmp_path, 1500, 400)
+    init_then_replay(tmp_path, capsys, reference="ref.csv", sample="live.csv",
+                     outcomes="out.csv")
+    policy = yaml.safe_load((tmp_path / "p.yaml").read_text())
+    del policy["labels"]  # the default wait: every outcome comes after it
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(policy))
+    # polls of 100 records: a wait runs out where a poll ends (so, for now, the batch size
+    # matters here): a whole file in one poll would join its outcomes first
+    code, out, err = run_cli(["replay", "-q", "--no-report", "--batch-size", "100",
+                              "-c", str(tmp_path / "c.yaml"), "-p", str(tmp_path / "p.yaml"), "-i",
+                              f"predictions={tmp_path / 'live.csv'}",
+                              f"outcomes={tmp_path / 'out.csv'}", "-o",
+                              str(tmp_path / "o2")], capsys)
+    assert code == 0, err
+    labels = json.loads((tmp_path / "o2" / "summary.json").read_text())["labels"]
+    assert labels["expired"] > 1000, labels
+    said = {ln.strip().split(":")[0]: ln.strip() for ln in out.splitlines()}
+    assert said["predictions expired"].startswith(
+        f"predictions expired: {labels['expired']} of 1500 waited labels.ttl"), out
+    for key in ("outcomes lost", "outcomes unmatched"):
+        if key in said:
+            assert "expired unlabelled (labels.ttl)" in said[key], said[key]
