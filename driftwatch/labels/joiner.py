@@ -217,11 +217,14 @@ class LabelJoiner:
         return Joined(keys, pred["score"], label, pred["exposure"], pred["decision"],
                       pred["time"], out_time, delay, cohort)
 
-    def add_predictions(self, batch: Batch, cohort: np.ndarray | None = None) -> Joined:
+    def add_predictions(self, batch: Batch, cohort: np.ndarray | None = None,
+                        now: np.ndarray | None = None) -> Joined:
         """Hold a batch of predictions; returns joins with outcomes that arrived first.
 
         ``cohort``: per row, the prediction's cohort in :attr:`book` (its window pane);
-        without it the rows belong to none."""
+        without it the rows belong to none. ``now``: per row, the stream's watermark where
+        it arrives; an outcome waiting since before ``orphan_ttl`` there had expired (as
+        :meth:`add_outcomes` takes ``now`` for predictions)."""
         c = self.counters
         c["predictions"] += len(batch)
         t = np.asarray(batch.event_time, dtype=np.float64)
@@ -250,6 +253,14 @@ class LabelJoiner:
         self.cohorts.add("predicted", cols["time"])
         self.book.add_predictions(cols["cohort"], cols["score"], cols["time"])
         found, orph = self._orphans.pop(keys)
+        if now is not None and found.any():
+            at = np.flatnonzero(found)
+            stale = orph["time"] < idx.take(np.asarray(now, dtype=np.float64))[at] \
+                - self.orphan_ttl
+            if stale.any():
+                c["orphan_outcomes"] += int(stale.sum())
+                found[at[stale]] = False
+                orph = {k: v[~stale] for k, v in orph.items()}
         joined = Joined.empty()
         if found.any():
             c["late_predictions"] += int(found.sum())
@@ -265,8 +276,13 @@ class LabelJoiner:
             self.book.add_lost("evicted", gone["cohort"], time=gone["time"])
         return joined
 
-    def add_outcomes(self, batch: Batch) -> Joined:
-        """Join a batch of outcomes to held predictions; unmatched ones wait as orphans."""
+    def add_outcomes(self, batch: Batch, now: np.ndarray | None = None) -> Joined:
+        """Join a batch of outcomes to held predictions; unmatched ones wait as orphans.
+
+        ``now``: per outcome, the stream's watermark where it arrives. A prediction the
+        watermark had passed by ``ttl`` there expired before it (:meth:`expire` runs at
+        the end of a poll, which may hold both): it is counted expired, and the outcome
+        waits as an orphan, wherever the poll ended."""
         c = self.counters
         c["outcomes"] += len(batch)
         label = np.asarray(batch.label, dtype=np.float64)
@@ -279,6 +295,13 @@ class LabelJoiner:
             idx, keys = idx.sub(first), keys[first]
         label, t = idx.take(label), idx.take(np.asarray(batch.event_time, dtype=np.float64))
         found, pred = self._pending.pop(keys)
+        if now is not None and found.any():
+            at = np.flatnonzero(found)
+            stale = pred["time"] < idx.take(np.asarray(now, dtype=np.float64))[at] - self.ttl
+            if stale.any():
+                self._expired({k: v[stale] for k, v in pred.items()})
+                found[at[stale]] = False
+                pred = {k: v[~stale] for k, v in pred.items()}
         joined = Joined.empty()
         rest = np.nonzero(~found)[0]
         if found.size and not rest.size:  # every outcome found its prediction: no gathers
@@ -297,15 +320,19 @@ class LabelJoiner:
     def expire(self, now: float) -> int:
         """Drop predictions older than the TTL (event time ``now``); returns how many."""
         gone = self._pending.pop_where_below("time", now - self.ttl)
-        n = int(gone["key"].size)
+        n = int(gone["time"].size)
         if n:  # checked every poll, mostly with nothing gone: no bookkeeping of nothing
-            self.counters["expired"] += n
-            self.cohorts.add("expired", gone["time"])
-            self.book.add_lost("expired", gone["cohort"], time=gone["time"])
+            self._expired(gone)
         orph = self._orphans.pop_where_below("time", now - self.orphan_ttl)
         self.counters["orphan_outcomes"] += int(orph["key"].size)
         self._joined.pop_where_below("time", now - self.ttl)
         return n
+
+    def _expired(self, gone: dict[str, np.ndarray]) -> None:
+        """Count predictions taken out of the pending store unlabelled after the wait."""
+        self.counters["expired"] += int(gone["time"].size)
+        self.cohorts.add("expired", gone["time"])
+        self.book.add_lost("expired", gone["cohort"], time=gone["time"])
 
     # -- reports ---------------------------------------------------------------------------
     def delay_stats(self) -> dict[str, float]:

@@ -35,12 +35,14 @@ class _Placement(NamedTuple):
     predictions before it (``before_out``) and the watermark there (``wm_out``); the
     watermark before each prediction (``wm_pred``); for each bad record, the predictions
     before it and the watermark there (``bad``), or None when the source gives no merged
-    order."""
+    order. ``ordered``: whether the source gave that order (a file replay); without it
+    (Kafka) outcomes are placed after the poll's predictions."""
 
     before_out: np.ndarray
     wm_pred: np.ndarray
     wm_out: np.ndarray
     bad: tuple[np.ndarray, np.ndarray] | None
+    ordered: bool = True
 
 
 class PollIntake:
@@ -95,7 +97,11 @@ class PollIntake:
             if self.on_predictions is not None:
                 self.on_predictions(pred)
             # outcomes that arrived first join at once; each prediction's cohort is its pane
-            late = self.joiner.add_predictions(pred, cohort_ids(self.window, pred.event_time))
+            # in merged order, the label waits run out where each record arrives; without
+            # it (Kafka), where the poll ends, as the watermark there says
+            late = self.joiner.add_predictions(
+                pred, cohort_ids(self.window, pred.event_time),
+                now=self._expiry_now(pred, None, wm_pred) if placed.ordered else None)
             if len(late.label):
                 row = pred_rows(late.keys)
                 self._label(late, base + row, late.outcome_time, wm_pred[row])
@@ -111,7 +117,8 @@ class PollIntake:
         if out is not None:
             self.n_outcomes += len(out)
             self.n_outcome_records += len(out)
-            joined = self.joiner.add_outcomes(out)
+            joined = self.joiner.add_outcomes(
+                out, now=self._expiry_now(pred, before_out, wm_out) if placed.ordered else None)
             if len(joined.label):
                 row = _joined_rows(out.keys, joined.keys)
                 index, time, wm = before_out[row], out.event_time[row], wm_out[row]
@@ -143,6 +150,20 @@ class PollIntake:
             self.pending_features.expire(self.window.watermark - self.joiner.ttl)
         return closed
 
+    def _expiry_now(self, pred: Batch | None, before: np.ndarray | None, wm: np.ndarray
+                    ) -> np.ndarray:
+        """The watermark the label waits are measured against where each record arrives:
+        the window's, which outcomes move in time panes (``wm``, the merged stream's) and
+        only predictions move in count panes (the largest prediction time before it;
+        ``before``: the predictions ahead of each outcome, None for the predictions)."""
+        if self.spec.kind == "time":
+            return wm
+        wm0 = self.window.watermark  # the poll's predictions are added after its joins
+        if pred is None:
+            return np.full(wm.size, wm0)
+        wm_p = np.fmax.accumulate(np.concatenate(([wm0], pred.event_time)))
+        return wm_p[:-1] if before is None else wm_p[before]
+
     def _placement(self, polled: Polled, pred: Batch | None, out: Batch | None) -> _Placement:
         """Where the poll's outcomes and bad records sit among its predictions (see
         :class:`_Placement`), from the source's merged order when it gives one."""
@@ -156,7 +177,7 @@ class PollIntake:
             t_pred = np.empty(0) if pred is None else pred.event_time
             wm_p = np.maximum.accumulate(np.concatenate(([wm0], t_pred)))
             wm_out = np.full(n_out, wm_p[-1])
-            return _Placement(np.full(n_out, n_pred), wm_p[:-1], wm_out, None)
+            return _Placement(np.full(n_out, n_pred), wm_p[:-1], wm_out, None, ordered=False)
         nonempty = [k for k, b in enumerate(polled.batches) if len(b)]
         kinds = np.array([polled.batches[k].stream == OUTCOMES for k in nonempty], dtype=bool)
         lut = np.full(len(polled.batches), -1, dtype=np.intp)
