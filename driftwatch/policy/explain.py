@@ -286,6 +286,11 @@ def _settings(policy: Policy, numbered: bool = False) -> list[str]:
            f"across features (chi2, ks p-values); own thresholds at {d.alpha:g} false "
            f"alarms; label signals need {d.min_labelled} outcomes in a window; a dataset "
            f"reference gets {d.bins} coarse and {d.fine_bins} fine bins, {d.top_k} levels."]
+    out.append("a window cut short under half a full window (the last of a replay's files, "
+               "or one a reload of the window or a new reference closes) is a stub: its "
+               "labels are judged, and its bad records as a share of a full window's "
+               "records; its drift, scores, feature quality, estimates and approvals are "
+               "recorded, not judged.")
     if policy.calibrated_rates():
         out.append(f"calibrated levels: {cal.draws} null windows per window size, {null}; "
                    "cached per reference and window size.")

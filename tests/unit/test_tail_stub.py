@@ -112,3 +112,11 @@ def test_a_time_window_closed_at_the_end_covers_the_span_up_to_the_watermark() -
                       numeric=[[0.0], [0.0]], event_time=[3700.0, 3600.0 + 900.0]))
     (c,) = w.flush()
     assert (c.start_time, c.end_time, c.tail_coverage) == (3600.0, 7200.0, 0.25)
+
+
+def test_policy_explain_says_what_a_stub_is_judged_on() -> None:
+    from driftwatch.policy.explain import explain_policy
+
+    text = explain_policy(load_policy_text(POLICY))
+    assert "is a stub: its labels are judged, and its bad records as a share of a full " \
+        "window's records" in text, text
