@@ -69,6 +69,7 @@ from driftwatch.onboard.streamdecision import (
     stream_decision,
 )
 from driftwatch.onboard.textcodes import numbers_with_missing_texts
+from driftwatch.onboard.textscore import text_score_note, with_text_numbers
 from driftwatch.onboard.timefields import read_time, times_by_value
 from driftwatch.onboard.times import check_time_format
 from driftwatch.onboard.unnamedscore import lacking, unnamed_score
@@ -205,22 +206,26 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                      "in the same order")
     sp.score = stream_path(plan.ref_score, paths) if plan.ref_score else None
     scale_note = ""
+    # the score is looked for with numbers written as text read as numbers ("0.1234"), as
+    # numeric features are (numbers_as_text); the id and the label are read as written
+    scored = with_text_numbers(sample, keep={sp.id_path, stream_path(plan.ref_label, paths)
+                                             if plan.ref_label else None})
     if sp.score is not None:  # found by the reference's name: are its values probabilities?
-        scale_note = _score_in_scale(plan, sp, sp.score, sample, outcomes)
+        scale_note = _score_in_scale(plan, sp, sp.score, scored, outcomes)
     if sp.score is None:  # none in the reference, or one named otherwise in the stream
-        c = find_role("score", SCORE, paths, score_check(vals), "--score-field",
+        c = find_role("score", SCORE, paths, score_check(scored.values), "--score-field",
                       score_flag if resolves(score_flag, paths) else None, where)
         sp.score = c.name if c else None
     if sp.score is None and not opts.score_field and plan.ref_score is None:
         scale_note = _scaled_by_name(plan, sp, [p for p in paths if leaf(p) not in ref.columns],
-                                     sample, outcomes) or scale_note
+                                     scored, outcomes) or scale_note
     proba_why, guessed = "", False
     if sp.score is None and not opts.score_field:
         proba_why = _proba_score(plan, sp, paths, vals, opts.proba_at, where)
     if sp.score is None and sp.proba is None and not opts.score_field and plan.ref_score is None:
         # named like none (pred, y_hat): the one field of probabilities the reference lacks
         roles = {idc.name if idc else "", tc.name if tc else ""}  # an order id or time: no field
-        guess = unnamed_score(lacking(cols, paths, roles), vals,
+        guess = unnamed_score(lacking(cols, paths, roles), scored.values,
                               sample_labels(plan, sample, outcomes))
         sp.score, guessed = guess.path, guess.path is not None
         if guessed and not opts.score_is:
@@ -240,6 +245,9 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         plan.score_is = "p_good"
     if opts.score_is and sp.score is None and sp.proba is None and plan.ref_score is None:
         raise no_score_for(opts.score_is, where)
+    if sp.score is not None and (text := text_score_note(vals(sp.score))):
+        sp.numbers_as_text = True  # the decoder's reading of "0.1234", as the score's
+        scale_note += text
     head, why = score_line(sp.score or sp.proba, plan.ref_score, plan.score_is, score_why)
     if sp.proba is not None:
         head = f"score: {sp.proba}[{sp.proba_at}]" + head[len(f"score: {sp.proba}"):]
