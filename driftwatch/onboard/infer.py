@@ -74,11 +74,27 @@ MAX_INT_LEVELS = 10
 #: Names of integer columns that hold category codes, not amounts (Porto Seguro's
 #: ``ps_ind_02_cat``, ``ps_car_11_cat`` with 104 codes)
 CODE_NAMES = (r".+_cat",)
+#: The words of a credit table's counts, each a whole word of a snake_case name (Lending
+#: Club's ``delinq_2yrs``, ``inq_last_6mths``, ``pub_rec``, ``mort_acc``, ``open_acc_6m``,
+#: ``num_tl_90g_dpd_24m``; HMEQ's ``DEROG``, ``DELINQ``, ``NINQ`` and ``CLNO``, credit lines)
+_COUNT_WORDS = (r"delinq\w*", r"n?inq\w*", r"inquir\w*", r"derog\w*", r"pub_rec\w*",
+                r"acc|accs|accts?|accounts", r"\d*(?:mths|months)", r"tls?", r"cnt|count",
+                r"\d+g_dpd", r"cl_?no")
+#: A name ending in a code's word is no count (an ``acc_type``, a ``delinq_flag``, a
+#: ``num_cat``, a ``pub_rec_band``)
+_CODE_END = (r"(?!.*_(?:cat|code|cd|type|flag|ind|id|key|status|grade|class|group|band"
+             r"|bucket|level)$)")
+#: ... nor, for :data:`_COUNT_WORDS`, a name with a time's word in it: a
+#: ``last_delinq_date`` is still a time's name
+_TIME_WORD = r"(?!.*(?:date|time|stamp|_at$|_ts$|_dt$))"
 #: Names of integer columns that count occurrences (Give Me Some Credit's
-#: ``NumberOfTimes90DaysLate``, a ``num_open_loans``, an ``inquiry_count``): ordered, so a
-#: count never seen in the reference is a larger number, not a new category
-COUNT_NAMES = (r"number_?of.*", r"(?:num|no|cnt|count)_.*", r".+_(?:count|cnt)",
-               r".*times(?!tamp).*")
+#: ``NumberOfTimes90DaysLate``, a ``num_open_loans``, an ``inquiry_count``, the words of
+#: :data:`_COUNT_WORDS`): ordered, so a count never seen in the reference is a larger number,
+#: not a new category. A name that starts as a count is one whatever follows
+#: (``count_time_outs``), but a code's ending.
+COUNT_NAMES = (*(_CODE_END + p for p in (r"number_?of.*", r"(?:num|no|cnt|count)_.*",
+                                         r".+_(?:count|cnt)", r".*times(?!tamp).*")),
+               *(_CODE_END + _TIME_WORD + rf"(?:.*_)?(?:{w})(?:_.*)?" for w in _COUNT_WORDS))
 
 
 def leaf(path: str) -> str:
@@ -143,6 +159,10 @@ def named_count(name: Any) -> bool:
 
     >>> named_count("NumberOfDependents"), named_count("num_open_loans"), named_count("timestamp")
     (True, True, False)
+    >>> [named_count(n) for n in ("delinq_2yrs", "inq_last_6mths", "mort_acc", "NINQ", "CLNO")]
+    [True, True, True, True, True]
+    >>> [named_count(n) for n in ("PAY_0", "EDUCATION", "acc_type", "last_delinq_date")]
+    [False, False, False, False]
     """
     return name is not None and name_rank(str(name), (), COUNT_NAMES) >= 2
 
