@@ -88,7 +88,10 @@ def _init_parser(sub: Any) -> None:
         i.add_argument(f"--{role}-field", metavar="NAME",
                        help=f"the {role} field (column or dotted path) when ambiguous"
                        + {"exposure": "; 'none' for no exposure",
-                          "time": "; 'none' reads a file in record order"}.get(role, ""))
+                          "time": "; 'none' reads a file in record order",
+                          "label": "; REFERENCE_NAME=STREAM_NAME where the outcomes name "
+                          "it otherwise (a name spelled otherwise in case, spaces, dots "
+                          "or hyphens is matched without it)"}.get(role, ""))
     i.add_argument("--time-format", metavar="FORMAT",
                    help="strptime format of a text event time (e.g. '%%d/%%m/%%Y'), when "
                    "init cannot tell it; written as the connector's event_time format")

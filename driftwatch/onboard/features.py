@@ -334,8 +334,9 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
         if two and (plan.ref_label is None or carried(plan.ref_label, paths)):
             # most likely the outcome, which comes later (a label the predictions carry is
             # a feature named like one)
-            hint = (f"if {two[0]} is the label, pass --label-field {two[0]} (and --outcomes "
-                    f"FILE, a sample of the outcomes stream); else {hint}")
+            hint = (f"if {two[0]} is the label, pass --label-field {two[0]} (or "
+                    f"{two[0]}=NAME where the outcomes name it NAME; and --outcomes FILE, a "
+                    f"sample of the outcomes stream); else {hint}")
         elif one := [c for c in missing if _one_outcome(ref[c])]:
             # a label of one class reads as no label at all: say so, not "not found" alone
             value = ref[one[0]].dropna().iloc[0]

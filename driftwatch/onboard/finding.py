@@ -57,10 +57,12 @@ _ABSENT: dict[str, tuple[str, Callable[[str, list[Any]], str], Callable[[list[An
 def find_role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any, flag: str,
               given: str | None, where: str, required: bool = False,
               values: Any = None,
-              by_values: Callable[[], list[Candidate]] | None = None) -> Candidate | None:
+              by_values: Callable[[], list[Candidate]] | None = None,
+              todo: str = "") -> Candidate | None:
     """The field for ``role``: ``given`` by its flag, else the best named candidate, else
     (``by_values``) the candidates found by their values alone; ``values`` reads a field's
-    sample values, for what a required role's error says."""
+    sample values, for what a required role's error says, ``todo`` what else to do than
+    pass the flag where none is found."""
     if given is not None:
         if given.lower() == "none" and not required:
             return None
@@ -68,7 +70,7 @@ def find_role(role: str, spec: tuple[Any, ...], names: Sequence[str], check: Any
     found = _candidates(names, spec, check)
     if not found and by_values is not None:
         found = by_values()
-    missing = todo = ""
+    missing = ""
     if required and not found and role in _ABSENT and values is not None:
         none_todo, bad_todo, why = _ABSENT[role]
         near = [n for n in names if name_rank(n, *spec)]

@@ -33,7 +33,13 @@ from driftwatch.onboard.infer import (
     refuse_no_bad,
 )
 from driftwatch.onboard.leakwarn import warn_leaks
-from driftwatch.onboard.matching import resolves, stream_path
+from driftwatch.onboard.matching import (
+    given_field,
+    label_flag,
+    resolves,
+    spelled_otherwise,
+    stream_path,
+)
 from driftwatch.onboard.outcomewords import LOAN_STATES, final_side, later_values
 from driftwatch.onboard.outputs import (
     named_good,
@@ -90,6 +96,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     check_ignore(opts.ignore, cols, paths, reference)
     # -- the reference's own roles
     lab = None
+    ref_label_flag = label_flag(opts.label_field, cols)[0]  # REF=STREAM: the REF
     if outcomes is not None and opts.label_field is None:
         # the label comes with the outcomes: a column the predictions carry is a feature,
         # whatever its name says (credit_risk_dataset's cb_person_default_on_file)
@@ -98,7 +105,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                         None, reference) or label_from_outcomes(ref, cols, sample, outcomes)
     if lab is None:
         lab = find_role("label column", LABEL, cols, label_check(ref_vals), "--label-field",
-                        opts.label_field, reference)
+                        ref_label_flag, reference)
     # --score-field may name the stream's score alone (the reference's is found by name)
     score_flag = opts.score_field
     stream_score_only = (score_flag is not None and not resolves(score_flag, cols)
@@ -279,11 +286,13 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                     text_codes, sample_decimal=sample.mark)
     if outcomes is not None:
         plan.outcomes = _outcomes(plan, outcomes, opts)
-    elif plan.ref_label and (lab := stream_path(plan.ref_label, paths)):
+    elif plan.ref_label and (found := _stream_label(plan, sample, opts))[0]:
         # the outcome comes in the record of its prediction: read there, joined at once
+        lab, how = found
+        assert lab is not None
         _read_label(plan, sp, lab, opts)
-        plan.say(f"label in the predictions: {lab}", f"bad = {sp.bad}, good = {sp.good}; "
-                 "each outcome comes with its prediction and joins it at once")
+        plan.say(f"label in the predictions: {lab}", how + f"bad = {sp.bad}, good = "
+                 f"{sp.good}; each outcome comes with its prediction and joins it at once")
         _say_pending(plan, sp)
     else:
         plan.say("outcomes: none", "no outcomes sample; label-based metrics stay off")
@@ -305,16 +314,15 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
         id_path = c.name if c else ""
     out = StreamPlan("outcomes", s, id_path, None)
     plan.say(f"outcomes id: {id_path}", "joins outcomes to predictions")
-    lab = None
-    if plan.ref_label:
-        lab = stream_path(plan.ref_label, paths)
+    lab, how = _stream_label(plan, s, opts)
     if lab is None:
         c = find_role("outcomes label", LABEL, [p for p in paths if p != id_path],
-                      two_values(vals), "--label-field", None, where, required=True)
+                      two_values(vals), "--label-field", None, where, required=True,
+                      todo=_LABEL_TODO)
         lab = c.name if c else None
     assert lab is not None
     _read_label(plan, out, lab, opts)
-    plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
+    plan.say(f"outcomes label: {lab}", f"{how}bad = {out.bad}, good = {out.good}")
     _say_pending(plan, out)
     rest = [p for p in paths if p not in (id_path, lab)]
     tc = find_role("outcomes time", TIME, rest, time_check(vals), "--time-field", None,
@@ -339,18 +347,39 @@ def _outcomes_by_row(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
     out = StreamPlan("outcomes", s, "", None, id_source="order", time_source="arrival")
     plan.say("outcomes id: record order (source: order)", f"each outcome's id is its number "
              f"in {s.name}, as the predictions' is in theirs")
-    lab = stream_path(plan.ref_label, s.paths()) if plan.ref_label else None
+    lab, how = _stream_label(plan, s, opts)
     if lab is None:
         c = find_role("outcomes label", LABEL, s.paths(), two_values(s.values),
-                      "--label-field", None, s.name, required=True)
+                      "--label-field", None, s.name, required=True, todo=_LABEL_TODO)
         lab = c.name if c else None
     assert lab is not None
     _read_label(plan, out, lab, opts)
-    plan.say(f"outcomes label: {lab}", f"bad = {out.bad}, good = {out.good}")
+    plan.say(f"outcomes label: {lab}", f"{how}bad = {out.bad}, good = {out.good}")
     _say_pending(plan, out)
     plan.say("outcomes time: arrival", "each outcome takes the time of the prediction of "
              "its row")
     return out
+
+
+#: What the outcomes label's error asks for, beside ``--label-field NAME``
+_LABEL_TODO = ("where the outcomes name the reference's label otherwise, pass --label-field "
+               "REFERENCE_NAME=STREAM_NAME")
+
+
+def _stream_label(plan: Plan, s: Sample, opts: Options) -> tuple[str | None, str]:
+    """The field of sample ``s`` that holds the reference's label, and how it was found
+    for its line (empty, or ending in ``; ``): named by ``--label-field REF=STREAM`` (or
+    ``--label-field NAME`` where ``s`` has it), else :func:`stream_path`'s, said where it
+    is the reference's name spelled otherwise; ``(None, "")`` where ``s`` has none."""
+    paths = s.paths()
+    ref_flag, given = label_flag(opts.label_field, [plan.ref_label or ""])
+    if given is not None and (given != ref_flag or resolves(given, paths)):
+        return given_field("--label-field", given, paths, s.name), "from --label-field; "
+    lab = stream_path(plan.ref_label, paths) if plan.ref_label else None
+    if lab is not None and plan.ref_label and spelled_otherwise(plan.ref_label, lab):
+        return lab, (f"the reference's {plan.ref_label!r} spelled otherwise (names match in "
+                     "any case, with spaces, dots and hyphens as underscores); ")
+    return lab, ""
 
 
 def _read_label(plan: Plan, sp: StreamPlan, lab: str, opts: Options) -> None:
