@@ -63,6 +63,7 @@ from driftwatch.onboard.roles import (
     label_check,
     present,
     score_check,
+    shown,
     time_check,
     two_values,
     unique_check,
@@ -76,7 +77,7 @@ from driftwatch.onboard.streamdecision import (
 )
 from driftwatch.onboard.textcodes import numbers_with_missing_texts
 from driftwatch.onboard.textscore import text_score_note, with_text_numbers
-from driftwatch.onboard.timefields import read_time, times_by_value
+from driftwatch.onboard.timefields import offset_clock, read_time, times_by_value
 from driftwatch.onboard.times import check_time_format
 from driftwatch.onboard.unnamedscore import lacking, unnamed_score
 from driftwatch.windows.conventions import norm_value
@@ -189,12 +190,17 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
             plan.say("event time: Kafka record timestamp", "no field reads as event time")
         else:
             sp.time_source = "order"
+            clock = None if no_time else offset_clock(others, vals)
             plan.say("event time: record order (source: order)", (
                 "--time-field none" if no_time else "no field is named like or reads as a "
                 "time") + f": each record is numbered as it stands in {where} "
                      "(record 1, 2, ...), windows count records and the policy's durations "
-                     "count records (1s = one record); pass --time-field NAME if a field "
-                     "holds the time")
+                     "count records (1s = one record); " + (
+                         f"{clock} counts from a start the data does not give "
+                         f"({shown(vals(clock))}), not from 1970, so it is not taken: pass "
+                         f"--time-field {clock} to window by it (read as seconds; init then "
+                         "prints the origin: line to add)" if clock else
+                         "pass --time-field NAME if a field holds the time"))
     else:
         read_time(plan, sp, (f"event time: {tc.name}", tc.why), tc.name, vals(tc.name),
                   where, opts.time_format)

@@ -10,14 +10,53 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from driftwatch.connectors.eventtime import century_start_at, writes_two_digit_year
 from driftwatch.onboard.bareyears import bare_years, in_year_range, named_year
 from driftwatch.onboard.digitdates import DIGIT_FORMATS, digit_formats
-from driftwatch.onboard.infer import TIME_FORMATS, Candidate, text_formats, time_unit
+from driftwatch.onboard.infer import (
+    TIME_FORMATS,
+    Candidate,
+    name_rank,
+    text_formats,
+    time_unit,
+)
 from driftwatch.onboard.plandata import Plan, StreamPlan
+from driftwatch.onboard.roles import present
 from driftwatch.onboard.times import counts_from_start, time_reading
 
-__all__ = ["fix_two_digit_years", "read_time", "time_todo", "times_by_value"]
+__all__ = ["fix_two_digit_years", "offset_clock", "read_time", "time_todo", "times_by_value"]
+
+#: Names of a clock that counts from an unstated start (IEEE-CIS's ``TransactionDT``, a
+#: ``txn_dt``): "dt" as the last word of the snake_case name
+OFFSET_NAMES = (r"(?:.+_)?dt",)
+#: Share of consecutive sample records such a clock may step back (records a little out
+#: of order)
+_BACK_STEPS = 0.05
+
+
+def offset_clock(names: Sequence[str], vals: Callable[[str], list[Any]]) -> str | None:
+    """The one field of ``names`` named like a clock from an unstated start
+    (:data:`OFFSET_NAMES`) whose sample values are whole numbers counting from a start
+    that rarely step back: a time ``init`` does not take by itself (replay would read it
+    as 1970 without the origin only the user knows), but names on the record-order line.
+
+    >>> offset_clock(["TransactionID", "TransactionDT"], {"TransactionID": [1, 2, 3],
+    ...     "TransactionDT": [86400, 86401, 86460]}.get)
+    'TransactionDT'
+    >>> offset_clock(["TransactionDT"], {"TransactionDT": [86400, 10, 86460, 5]}.get) is None
+    True
+    """
+    found = []
+    for n in names:
+        got = [v for v in vals(n) if present(v)]
+        if len(got) < 2 or not name_rank(n, (), OFFSET_NAMES) or not counts_from_start(got):
+            continue
+        arr = np.asarray(got, dtype=np.float64)
+        if np.all(np.mod(arr, 1) == 0) and np.mean(np.diff(arr) < 0) <= _BACK_STEPS:
+            found.append(n)
+    return found[0] if len(found) == 1 else None
 
 
 def time_todo(name: str, vals: list[Any]) -> str:
