@@ -166,6 +166,31 @@ def _recode_numbers(codes: np.ndarray, vals: pa.Array, lookup: CodeLookup,
         codes[idx] = encode(again, lookup, n_levels)[where.astype(np.int64)]
 
 
+def _recode_padded(codes: np.ndarray, vals: pa.Array, lookup: CodeLookup,
+                   n_levels: int) -> None:
+    """Codes unseen text again without the spaces around it, against the levels so
+    trimmed (in place): a level read from a CSV lost them (Lending Club's `` 36 months``
+    is ``36 months`` in a CSV reference) where a JSON stream keeps them, or the other
+    way round. ``lookup``: the feature's coding with its texts trimmed."""
+    idx = np.flatnonzero(codes == n_levels + 1)
+    if len(idx):
+        codes[idx] = encode(pc.utf8_trim_whitespace(vals.take(pa.array(idx))), lookup,
+                            n_levels)
+
+
+def _trimmed_lookup(levels: Sequence[str], other: frozenset[str]) -> CodeLookup:
+    """The coding of ``levels`` and ``other`` with their texts trimmed (the first level a
+    trimmed text comes from keeps it)."""
+    trimmed: dict[str, int] = {}
+    for i, v in enumerate(levels):
+        trimmed.setdefault(v.strip(), i)
+    kept = [v for v in trimmed]
+    extra = frozenset(v.strip() for v in other) - set(kept)
+    return code_lookup(kept, extra)._replace(
+        codes=np.append(np.array(list(trimmed.values()), dtype=np.int32),
+                        np.full(len(extra), len(levels), dtype=np.int32)))
+
+
 def _recode_flags(codes: np.ndarray, vals: pa.Array, lookup: CodeLookup, n_levels: int,
                   sides: dict[bool, str]) -> None:
     """Codes unseen flag text again as the reference's level of its side (in place; see
@@ -229,6 +254,7 @@ class Decoder:
         self._cat = [(j, n, feats[n]) for j, n in enumerate(schema.categorical) if n in feats]
         self._lookups = [code_lookup(lv, o) for lv, o in zip(schema.levels, schema.other,
                                                               strict=True)]
+        self._trimmed: dict[int, CodeLookup] = {}  # made when a feature first needs it
         # a yes/no feature: another spelling of a flag reads as the reference's same side
         self._flags = [flag_levels(lv) if not o else None
                        for lv, o in zip(schema.levels, schema.other, strict=True)]
@@ -553,6 +579,10 @@ class Decoder:
         codes = encode(vals, self._lookups[j], n_levels)
         if lenient:
             _recode_numbers(codes, vals, self._lookups[j], n_levels, decimal)
+        if (codes == n_levels + 1).any():  # unseen texts: a level with spaces around it?
+            if j not in self._trimmed:
+                self._trimmed[j] = _trimmed_lookup(self.schema.levels[j], self.schema.other[j])
+            _recode_padded(codes, vals, self._trimmed[j], n_levels)
         if self._flags[j] is not None:
             _recode_flags(codes, vals, self._lookups[j], n_levels, self._flags[j])
         prob.flag(bad, "wrong_type", wrong(f"feature:{name}", f"feature {name!r}",

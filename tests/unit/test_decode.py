@@ -359,3 +359,23 @@ def test_csv_text_of_an_integral_number_is_the_reference_level() -> None:
     assert not bad
     unseen = len(schema.levels[0]) + 1
     assert batch.categorical[:, 0].tolist() == [2, 1, 0, -1, unseen, 3, unseen]
+
+
+@pytest.mark.parametrize(("levels", "sent"), [
+    (("36 months", "60 months"), [" 36 months", "60 months ", "36 months", " 48 months"]),
+    ((" 36 months", " 60 months"), ["36 months", " 60 months", "  36 months ", "48 months"]),
+])
+def test_a_level_with_spaces_around_it_is_the_reference_level(
+        levels: tuple[str, ...], sent: list[str]) -> None:
+    """Lending Club's ``term`` is `` 36 months``: a CSV reference reads it trimmed, a
+    JSON stream keeps the space (or a Parquet reference keeps it and the stream does
+    not). Before, every record's term was a new category, and the data-quality gate held
+    every window of the replay."""
+    schema = FeatureSchema(numeric=("income", "age"), categorical=("purpose",),
+                           levels=(levels,), other=(frozenset(),))
+    dec = Decoder(parse_connector(CONNECTOR.replace("UNIT", "auto").replace(", DECLINE", ""))
+                  .stream("predictions"), schema)
+    batch, bad = dec.decode_block(block([rec(id=f"r{i}", loan={"purpose": v})
+                                         for i, v in enumerate(sent)]), source="in.jsonl")
+    assert bad == []
+    assert batch.categorical[:, 0].tolist() == [0, 1, 0, 3]  # 48 months: unseen
