@@ -471,13 +471,25 @@ class ActionExecutor:
         interval_s: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
+        clock_stopped: bool = False,
     ) -> list[ActionRecord]:
         """Run until no action could still finish without new data (pool jobs done), or
-        ``timeout_s`` passed; returns what is still open. For replay's end and tests."""
+        ``timeout_s`` passed; returns what is still open. For replay's end and tests.
+
+        ``clock_stopped``: the executor's clock moves no more (a replay's event time at the
+        end of the recording), so an action backing off from an unreachable MLflow would
+        never reach its retry time: it is tried once more at once and, if MLflow still does
+        not answer, left open (its note says why) instead of held until ``timeout_s``."""
         deadline = monotonic() + timeout_s
+        if clock_stopped:
+            for rec in self.outbox.unfinished():
+                if rec.next_attempt_at is not None:
+                    self.outbox.update(rec.id)  # due now: one more try
         while True:
             self.run_pending()
-            busy = [r for r in self.outbox.unfinished() if not waits_for_data(r)]
+            now = self.clock.now()
+            busy = [r for r in self.outbox.unfinished() if not waits_for_data(r)
+                    and not (clock_stopped and (r.next_attempt_at or now) > now)]
             if not busy or monotonic() >= deadline:
                 return self.outbox.unfinished()
             sleep(interval_s)

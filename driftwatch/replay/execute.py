@@ -206,8 +206,9 @@ class ReplayActions:
         return False
 
     def finish(self, timeout_s: float = 900.0) -> list[Any]:
-        """At the end of the recording: wait for pool jobs; returns actions still open."""
-        return self.executor.drain(timeout_s)
+        """At the end of the recording: wait for pool jobs; returns actions still open.
+        Event time stops here, so one waiting for MLflow gets one more try, not a wait."""
+        return self.executor.drain(timeout_s, clock_stopped=True)
 
     def export(self, path: str | Path) -> list[dict[str, Any]]:
         """Writes the audit trail, one action a line (what the report reads); returns it."""

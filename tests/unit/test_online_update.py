@@ -19,11 +19,12 @@ from driftwatch.actions.context import ActionContext
 from driftwatch.actions.executor import ActionExecutor
 from driftwatch.actions.labelled_buffer import LabelledBuffer
 from driftwatch.actions.records import ActionRecord, ActionState
-from driftwatch.clock import ManualClock
+from driftwatch.clock import EventTimeClock, ManualClock
 from driftwatch.errors import ActionError
 from driftwatch.policy.decision import Decision, Reason
 from driftwatch.policy.tiers import Tier
 from driftwatch.registry.bootstrap import ensure_champion
+from driftwatch.replay.execute import ReplayActions
 from driftwatch.registry.learners import build_learner
 from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.publish import publish_flavour
@@ -248,6 +249,47 @@ def test_an_unreachable_tracking_server_delays_the_action_and_never_loses_it(
     [rec] = up.run_pending()
     assert rec.id == action_id and rec.state is ActionState.SUCCEEDED, rec.error
     up.close()
+
+
+def test_a_replays_end_does_not_wait_for_a_retry_time_its_clock_never_reaches(
+    tmp_path: Path, profile: ReferenceProfile, monkeypatch
+):
+    """At the end of a replay event time stops: an action backing off from an unreachable
+    MLflow gets one more try and is left open, rather than holding the replay until the
+    drain's timeout (15 minutes with the replay's default) for a retry time never reached."""
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    clock = EventTimeClock()
+    clock.observe(1_700_000_000.0)
+    down = MlflowRegistry("http://127.0.0.1:9", retry=Retry(attempts=1))
+    buffer = LabelledBuffer(profile.schema, capacity=2000)
+    buffer.add_frame(labelled_window(800, seed=4))
+    from driftwatch.actions.outbox import Outbox
+
+    box = Outbox(tmp_path / "state", clock=clock)
+    ex = ActionExecutor(box, down, None, clock, buffer=buffer, backoff_s=30.0)
+    action_id = ex.submit(mild(), CONTEXT)
+    [rec] = ex.run_pending()
+    assert rec.attempts == 1 and rec.next_attempt_at == clock.now() + 30.0
+    waited = [0.0]
+
+    def sleep(s: float) -> None:
+        waited[0] += s
+
+    still_open = ex.drain(900.0, sleep=sleep, monotonic=lambda: waited[0], clock_stopped=True)
+    assert [r.id for r in still_open] == [action_id]
+    assert waited[0] == 0.0  # not a second spent waiting for the retry time
+    rec = box.get(action_id)
+    assert rec is not None and rec.attempts == 2  # the one more try at the end
+    assert rec.state is ActionState.PENDING and "unreachable" in (rec.note or "")
+
+    # replay's end goes this way: one more try each time, no wait
+    replay_end = ReplayActions.__new__(ReplayActions)
+    replay_end.executor = ex
+    assert [r.id for r in replay_end.finish(timeout_s=5.0)] == [action_id]
+    assert box.get(action_id).attempts == 3  # type: ignore[union-attr]
+    ex.close()
+    box.close()
 
 
 def test_a_newer_update_supersedes_the_waiting_challenger(executor: ActionExecutor):
