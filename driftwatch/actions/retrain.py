@@ -145,9 +145,14 @@ def run_retrain(action: ActionRecord, steps: StepRunner, env: ActionEnv, outbox:
     def find_version() -> dict[str, Any]:
         info = env.registry.find_version(action.model, action.key)
         if info is None:
+            elsewhere = ", ".join(f"{v.name!r} v{v.version}" for v in
+                                  env.registry.tagged_elsewhere(action.model, action.key))
             raise ActionError(
                 f"job {job_id} succeeded but registered no version of {action.model!r} "
                 f"tagged driftwatch.action_key={action.key}"
+                + (f"; it registered {elsewhere} with that tag: the job must register under "
+                   f"$DRIFTWATCH_MODEL_NAME ({action.model!r}), not a model name of its own "
+                   "(its argv's --model-name?)" if elsewhere else "")
             )
         return {"version": info.version, "run_id": info.run_id}
 

@@ -229,6 +229,13 @@ class MlflowRegistry:
         """The version registered for ``action_key``, if any."""
         return self.find_tagged(model, TAG_ACTION_KEY, action_key)
 
+    def tagged_elsewhere(self, model: str, action_key: str) -> list[ModelVersionInfo]:
+        """Versions of registered models other than ``model`` tagged with ``action_key``:
+        what a job that was to register ``model`` registered under another name."""
+        query = f"tags.`{TAG_ACTION_KEY}` = {_quoted(action_key)}"
+        found = self._call("search versions", lambda: self.client.search_model_versions(query))
+        return [ModelVersionInfo.of(mv) for mv in found if mv.name != model]
+
     def find_tagged(self, model: str, key: str, value: str) -> ModelVersionInfo | None:
         """The oldest version of ``model`` whose tag ``key`` is ``value``, if any."""
         query = f"name = {_quoted(model)} and tags.`{key}` = {_quoted(value)}"

@@ -25,6 +25,7 @@ from driftwatch.pipeline import ModelMonitor
 from driftwatch.policy.decision import Decision
 from driftwatch.policy.tiers import Tier
 from driftwatch.registry.mlflow_registry import MlflowRegistry
+from driftwatch.registry.versions import TAG_ACTION_KEY
 from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
@@ -213,3 +214,43 @@ def test_the_limits_come_from_the_policy() -> None:
     limits = RetrainLimits.from_policy(policy)
     assert limits.per_day == {"mild": 4, "moderate": 1, "severe": 1}
     assert limits.cooldown == {"mild": 7 * DAY, "moderate": 21 * DAY, "severe": 14 * DAY}
+
+
+class RegistersElsewhere(Scripted):
+    """A job that succeeds and registers its version under a name of its own (a policy's
+    argv copied with ``--model-name credit-risk`` for another model)."""
+
+    def __init__(self, registry: MlflowRegistry) -> None:
+        super().__init__()
+        self.registry = registry
+
+    def start(self, launch: Launch) -> dict[str, Any]:
+        client = self.registry.client
+        client.create_registered_model("credit-risk-copy")
+        client.create_model_version("credit-risk-copy", source="file:///nowhere/model",
+                                    tags={TAG_ACTION_KEY: launch.env["DRIFTWATCH_ACTION_KEY"]})
+        self.exits[launch.job_id] = Exit(0)
+        return {"run": launch.job_id}
+
+
+def test_a_job_that_registers_under_another_name_is_told_so(
+    tmp_path: Path, reference: Path
+) -> None:
+    clock = ManualClock(1_700_000_000.0)
+    state = tmp_path / "state"
+    registry = MlflowRegistry.embedded(state)
+    pool = GpuPool(state / "pool", clock=clock, backend=RegistersElsewhere(registry), gpus=10)
+    ex = ActionExecutor(Outbox(state, clock=clock), registry, pool, clock,
+                        reference_path=str(reference))
+    action_id = ex.submit(_severe(3, clock.now()))
+    for _ in range(5):
+        ex.run_pending()
+        clock.advance(60.0)
+    rec = ex.outbox.get(action_id)
+    assert rec is not None and rec.state is ActionState.FAILED
+    assert rec.error is not None and rec.error.endswith(
+        f"registered no version of '{MODEL}' tagged driftwatch.action_key={MODEL}:severe:3; "
+        "it registered 'credit-risk-copy' v1 with that tag: the job must register under "
+        f"$DRIFTWATCH_MODEL_NAME ('{MODEL}'), not a model name of its own (its argv's "
+        "--model-name?)"), rec.error
+    ex.close()
