@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import math
 import pickle
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,7 @@ from driftwatch.registry.versions import (
     CHALLENGER,
     CHAMPION,
     PROFILE_ARTIFACT,
+    TAG_RECALIBRATION_OF,
     TAG_UPDATE_DIGEST,
     TAG_VERDICT,
 )
@@ -245,7 +247,7 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             },
             parent_version=parent,
             data_window=context.window_label,
-            tags={TAG_UPDATE_DIGEST: trained["digest"]} if trained.get("digest") else None,
+            tags=_tags(trained),
         )
         return {"version": info.version, "run_id": info.run_id}
 
@@ -264,6 +266,16 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             "metrics": trained["metrics"],
         }
     )
+
+
+def _tags(trained: Mapping[str, Any]) -> dict[str, str] | None:
+    """The new version's tags: its digest, and for a recalibration layer the champion
+    version it wraps, so a shadow that finds it under the `challenger` alias judges it on
+    log loss (it ranks rows as its parent does: a ranking metric could never promote it)."""
+    tags = {TAG_UPDATE_DIGEST: trained["digest"]} if trained.get("digest") else {}
+    if trained["start"] == "recalibrate":
+        tags[TAG_RECALIBRATION_OF] = str(trained["parent_version"])
+    return tags or None
 
 
 def foreign_learner(champion: str, flavor: str, learner: str) -> str:

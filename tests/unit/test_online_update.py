@@ -632,6 +632,28 @@ def test_a_recalibration_left_as_challenger_is_judged_on_log_loss_too(
         second.close()
 
 
+def test_an_online_updates_recalibration_left_as_challenger_is_judged_on_log_loss(
+    tmp_path: Path, clock: ManualClock, profile: ReferenceProfile,
+):
+    """A mild window's online update of a bank's model registers a recalibration layer
+    under the `challenger` alias; the next moderate window's shadow took it and judged it
+    on the policy's ranking metric, which it can never win (its versions carried no
+    driftwatch.recalibration_of tag): every such shadow was discarded, gain about 0."""
+    ex, rec = _custom_champion_update(tmp_path, clock, profile, "p_good")
+    try:
+        made = rec.outcome["version"]
+        assert ex.registry.by_alias(MODEL, CHALLENGER).version == made
+        assert ex.registry.get_version(MODEL, made).tags[TAG_RECALIBRATION_OF] == "1"
+        ex.submit(_moderate(21, min_labelled=1000), CONTEXT)
+        [shadow] = [r for r in ex.run_pending() if r.action == "shadow"]
+        assert shadow.state is ActionState.RUNNING, shadow.error
+        ev = shadow.artifacts["shadow"]
+        assert ev["challenger_version"] == made
+        assert (ev["metric"], ev["metric_instead_of"]) == ("log_loss", "auc")
+    finally:
+        ex.close()
+
+
 def test_a_river_challenger_keeps_the_policys_metric(executor: ActionExecutor):
     executor.submit(_moderate(22, min_labelled=1000), CONTEXT)
     [rec] = executor.run_pending()
