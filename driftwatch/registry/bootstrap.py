@@ -16,7 +16,7 @@ import pandas as pd
 
 from driftwatch.errors import ActionError
 from driftwatch.registry.champion import distil_champion
-from driftwatch.registry.mlflow_registry import MlflowRegistry
+from driftwatch.registry.mlflow_registry import MlflowRegistry, quoted
 from driftwatch.registry.scorers import ChampionRef, ScorerCache
 from driftwatch.registry.trial import trial_score
 from driftwatch.registry.versions import CHAMPION, TAG_ACTION_KEY, ModelVersionInfo
@@ -121,4 +121,4 @@ def require_champion(
 
 
 def _registered(registry: MlflowRegistry, name: str) -> bool:
-    return bool(registry.client.search_registered_models(f"name = '{name}'"))
+    return bool(registry.client.search_registered_models(f"name = {quoted(name)}"))

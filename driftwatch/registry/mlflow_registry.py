@@ -59,13 +59,22 @@ from driftwatch.windows.profile import ReferenceProfile
 
 _HISTORY_KEEP = 25
 
-__all__ = ["MlflowRegistry"]
+__all__ = ["MlflowRegistry", "quoted"]
 
 
-def _quoted(value: str) -> str:
-    if "'" in value:
-        raise ActionError(f"cannot search MLflow for a value with a quote: {value!r}")
-    return f"'{value}'"
+def quoted(value: str) -> str:
+    """``value`` as a string in an MLflow search filter: in single quotes, or in double
+    quotes where it holds a single quote (a registered model named ``Bob's PD``, which
+    MLflow accepts); one holding both cannot be written in a filter.
+
+    >>> print(quoted("credit-pd"), quoted("Bob's PD"))
+    'credit-pd' "Bob's PD"
+    """
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' not in value:
+        return f'"{value}"'
+    raise ActionError(f"cannot search MLflow for a value with both kinds of quote: {value!r}")
 
 
 class MlflowRegistry:
@@ -150,7 +159,7 @@ class MlflowRegistry:
         """A finished run of ``action_key`` whose model was logged completely."""
         exp = self.experiment_id(model)
         query = (
-            f"tags.`{TAG_ACTION_KEY}` = {_quoted(action_key)} "
+            f"tags.`{TAG_ACTION_KEY}` = {quoted(action_key)} "
             f"and tags.`{TAG_MODEL_LOGGED}` = 'true' and attributes.status = 'FINISHED'"
         )
         runs = self._call(
@@ -181,7 +190,7 @@ class MlflowRegistry:
             "search runs",
             lambda: self.client.search_runs(
                 [exp],
-                filter_string=f"tags.`{TAG_ACTION_KEY}` = {_quoted(action_key)} "
+                filter_string=f"tags.`{TAG_ACTION_KEY}` = {quoted(action_key)} "
                 "and attributes.status = 'RUNNING'",
             ),
         )
@@ -232,13 +241,13 @@ class MlflowRegistry:
     def tagged_elsewhere(self, model: str, action_key: str) -> list[ModelVersionInfo]:
         """Versions of registered models other than ``model`` tagged with ``action_key``:
         what a job that was to register ``model`` registered under another name."""
-        query = f"tags.`{TAG_ACTION_KEY}` = {_quoted(action_key)}"
+        query = f"tags.`{TAG_ACTION_KEY}` = {quoted(action_key)}"
         found = self._call("search versions", lambda: self.client.search_model_versions(query))
         return [ModelVersionInfo.of(mv) for mv in found if mv.name != model]
 
     def find_tagged(self, model: str, key: str, value: str) -> ModelVersionInfo | None:
         """The oldest version of ``model`` whose tag ``key`` is ``value``, if any."""
-        query = f"name = {_quoted(model)} and tags.`{key}` = {_quoted(value)}"
+        query = f"name = {quoted(model)} and tags.`{key}` = {quoted(value)}"
         found = self._call("search versions", lambda: self.client.search_model_versions(query))
         found = sorted(found, key=lambda mv: int(mv.version))
         return ModelVersionInfo.of(found[0]) if found else None
@@ -321,7 +330,7 @@ class MlflowRegistry:
 
     def _ensure_registered_model(self, model: str) -> None:
         def ensure() -> None:
-            if not self.client.search_registered_models(f"name = {_quoted(model)}"):
+            if not self.client.search_registered_models(f"name = {quoted(model)}"):
                 self.client.create_registered_model(model)
 
         self._call("create registered model", ensure)
@@ -329,7 +338,7 @@ class MlflowRegistry:
     def versions(self, model: str) -> list[ModelVersionInfo]:
         """All versions of ``model``, oldest first."""
         found = self._call(
-            "search versions", lambda: self.client.search_model_versions(f"name = {_quoted(model)}")
+            "search versions", lambda: self.client.search_model_versions(f"name = {quoted(model)}")
         )
         return sorted((ModelVersionInfo.of(mv) for mv in found), key=lambda v: int(v.version))
 
@@ -342,7 +351,7 @@ class MlflowRegistry:
         """The version ``alias`` points to, or None (no such alias or no such model)."""
 
         def get() -> Any:
-            if not self.client.search_registered_models(f"name = {_quoted(model)}"):
+            if not self.client.search_registered_models(f"name = {quoted(model)}"):
                 return None
             aliases = self.client.get_registered_model(model).aliases or {}
             if alias not in aliases:

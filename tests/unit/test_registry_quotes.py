@@ -1,0 +1,38 @@
+"""A registered model whose name holds a quote (``Bob's PD``, which MLflow accepts) is
+found like any other: its search filters quote it with double quotes. Before, every
+search refused it, so ``replay --champion "models:/Bob's PD@champion"`` stopped at start
+with ``cannot search MLflow for a value with a quote``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from driftwatch.errors import ActionError
+from driftwatch.registry.mlflow_registry import MlflowRegistry, quoted
+from driftwatch.registry.versions import CHAMPION, TAG_ACTION_KEY
+
+NAME = "Bob's PD"
+
+
+def test_a_model_name_with_a_quote_is_found(tmp_path: Path) -> None:
+    reg = MlflowRegistry.embedded(tmp_path / "state")
+    client = reg.client
+    client.create_registered_model(NAME)
+    client.create_model_version(NAME, source="file:///nowhere/model",
+                                tags={TAG_ACTION_KEY: f"{NAME}:severe:3"})
+    client.set_registered_model_alias(NAME, CHAMPION, "1")
+    champion = reg.by_alias(NAME, CHAMPION)
+    assert champion is not None and champion.version == "1"
+    assert [v.version for v in reg.versions(NAME)] == ["1"]
+    found = reg.find_version(NAME, f"{NAME}:severe:3")
+    assert found is not None and found.version == "1"
+    assert reg.by_alias("Bob's other PD", CHAMPION) is None
+
+
+def test_a_value_with_both_quotes_is_refused_in_words() -> None:
+    assert quoted("credit-pd") == "'credit-pd'"
+    assert quoted(NAME) == '"Bob\'s PD"'
+    with pytest.raises(ActionError, match="both kinds of quote"):
+        quoted("""Bob's "PD\"""")
