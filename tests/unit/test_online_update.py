@@ -24,7 +24,6 @@ from driftwatch.errors import ActionError
 from driftwatch.policy.decision import Decision, Reason
 from driftwatch.policy.tiers import Tier
 from driftwatch.registry.bootstrap import ensure_champion
-from driftwatch.replay.execute import ReplayActions
 from driftwatch.registry.learners import build_learner
 from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.publish import publish_flavour
@@ -40,6 +39,7 @@ from driftwatch.registry.versions import (
     TAG_UPDATE_DIGEST,
     TAG_VERDICT,
 )
+from driftwatch.replay.execute import ReplayActions
 from driftwatch.testing.generator import reference_table
 from driftwatch.windows.profile import ReferenceProfile
 
