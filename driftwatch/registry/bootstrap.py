@@ -94,8 +94,10 @@ def require_champion(
     if info is None:
         known = registry.versions(ref.name) if _registered(registry, ref.name) else []
         what = (
-            f"registered model {ref.name!r} has {len(known)} versions but none is aliased "
-            f"{ref.alias!r}: point the alias at the version in production"
+            f"registered model {ref.name!r} has {_versions(known)} but none is aliased "
+            f"{ref.alias!r}: point the alias at the version in production, e.g. "
+            f"MlflowClient().set_registered_model_alias({ref.name!r}, {ref.alias!r}, "
+            f"{known[-1].version})"
             if known
             else f"no registered model {ref.name!r}"
             + ("; no database file was at that path when driftwatch started, so MLflow "
@@ -118,6 +120,13 @@ def require_champion(
     if reference is not None:
         trial_score(scorer, reference, ref.uri, note)
     return info
+
+
+def _versions(known: Sequence[ModelVersionInfo]) -> str:
+    """``1 version (1)``, ``3 versions (1 to 3)``: what a model without the alias has."""
+    if len(known) == 1:
+        return f"1 version ({known[0].version})"
+    return f"{len(known)} versions ({known[0].version} to {known[-1].version})"
 
 
 def _registered(registry: MlflowRegistry, name: str) -> bool:

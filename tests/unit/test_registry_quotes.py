@@ -36,3 +36,22 @@ def test_a_value_with_both_quotes_is_refused_in_words() -> None:
     assert quoted(NAME) == '"Bob\'s PD"'
     with pytest.raises(ActionError, match="both kinds of quote"):
         quoted("""Bob's "PD\"""")
+
+
+def test_a_model_without_the_champion_alias_is_told_the_call_that_sets_it(
+    tmp_path: Path,
+) -> None:
+    from driftwatch.registry.bootstrap import require_champion
+    from driftwatch.registry.scorers import ChampionRef
+
+    reg = MlflowRegistry.embedded(tmp_path / "state")
+    reg.client.create_registered_model(NAME)
+    for _ in range(3):
+        reg.client.create_model_version(NAME, source="file:///nowhere/model")
+    ref = ChampionRef.parse(f"models:/{NAME}@champion")
+    with pytest.raises(ActionError) as err:
+        require_champion(reg, ref, ["income"], None)  # type: ignore[arg-type]
+    assert str(err.value).startswith(
+        f"models:/{NAME}@champion: registered model \"{NAME}\" has 3 versions (1 to 3) but "
+        "none is aliased 'champion': point the alias at the version in production, e.g. "
+        f"MlflowClient().set_registered_model_alias(\"{NAME}\", 'champion', 3) (tracking URI ")
