@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -31,7 +31,7 @@ from driftwatch.connectors.mapping import DEFAULT_BAD, value_key
 from driftwatch.errors import ActionError
 
 __all__ = ["CATEGORY_FLAVOURS", "PROBA_FLAVOURS", "Flavoured", "bad_class_index",
-           "category_columns", "load_flavour", "model_columns"]
+           "category_columns", "category_levels", "load_flavour", "model_columns"]
 
 PROBA_FLAVOURS = ("sklearn", "xgboost", "lightgbm")
 #: Flavours whose pandas input takes text levels as ``category`` only.
@@ -121,6 +121,31 @@ def category_columns(model: Any) -> frozenset[str]:
     return frozenset()
 
 
+def category_levels(model: Any) -> dict[str, tuple[Any, ...]]:
+    """The levels an XGBoost model (3.1 or later, which keeps them) was trained on, by
+    category column: a column fed as a category of exactly these levels reaches it coded as
+    in training, and a level it never saw is a missing value. Fed the batch's own levels,
+    XGBoost 3.2 refuses a batch holding an unseen one (``Found a category not in the
+    training set``) or, when it sorts before every training level, scores it as the first
+    training level. Empty for an older XGBoost and for LightGBM, which maps levels itself
+    (an unseen one is missing there already).
+
+    >>> category_levels(object())
+    {}
+    """
+    if hasattr(model, "get_booster"):  # an XGBClassifier
+        model = model.get_booster()
+    get = getattr(model, "get_categories", None)
+    if get is None:
+        return {}
+    try:
+        found = get(export_to_arrow=True).to_arrow()
+    except Exception:  # an older XGBoost, or a model without categories
+        return {}
+    return {str(name): tuple(levels.to_pylist()) for name, levels in found or ()
+            if levels is not None}
+
+
 class Flavoured(NamedTuple):
     """A model loaded by its flavour (see :func:`load_flavour`)."""
 
@@ -132,6 +157,9 @@ class Flavoured(NamedTuple):
     categories: frozenset[str]
     #: what a scorer records of it: ``booster`` for a bare Booster, its ``score_is``
     meta: dict[str, Any]
+    #: the training levels of its category columns, where it keeps them
+    #: (:func:`category_levels`)
+    levels: Mapping[str, tuple[Any, ...]] = {}
 
 
 def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD,
@@ -145,18 +173,19 @@ def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD,
     model = module.load_model(str(path))
     names = model_columns(model)
     categories = category_columns(model) if flavor in CATEGORY_FLAVOURS else frozenset()
+    levels = category_levels(model) if flavor == "xgboost" else {}
     if hasattr(model, "predict_proba"):
         col = bad_class_index(getattr(model, "classes_", None), bad)
         return Flavoured(lambda x: np.asarray(model.predict_proba(x))[:, col], names,
-                         categories, {})
+                         categories, {}, levels)
     predict = _booster_predict(flavor, model)
     meta: dict[str, Any] = {"booster": True}
     if score_is == "p_good":
         meta["score_is"] = "p_good"
     if score_is == "p_good" or bad_class_index([0, 1], bad) == 0:  # label 1 is good
         return Flavoured(lambda x: 1.0 - np.asarray(predict(x), np.float64), names,
-                         categories, meta)
-    return Flavoured(predict, names, categories, meta)
+                         categories, meta, levels)
+    return Flavoured(predict, names, categories, meta, levels)
 
 
 def _booster_predict(flavor: str, model: Any) -> Callable[[pd.DataFrame], np.ndarray]:

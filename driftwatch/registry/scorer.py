@@ -112,6 +112,9 @@ class Scorer:
     #: input columns the model was trained on as pandas categories (XGBoost, LightGBM):
     #: numbers reach it as a category of their values too
     category_inputs: frozenset[str] = frozenset()
+    #: the training levels of category inputs, where the model keeps them (XGBoost 3.1+):
+    #: a category of exactly these reaches it coded as in training, an unseen level missing
+    levels: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -158,14 +161,15 @@ class Scorer:
                 self._no_text(col, kind, values, x)
                 whole = _WHOLE.get(kind or "")
                 if col in self.category_inputs:  # integer codes trained as a category
-                    out[col] = _number_category(x)
+                    out[col] = _number_category(x, self.levels.get(col))
                     continue
                 # connectors carry numbers as float64; MLflow refuses float for an int column
                 out[col] = x.astype(whole) if whole is not None and _is_whole(x) else x
             else:
                 s = values.astype(object)
                 s = s.where(s.notna(), None)
-                out[col] = pd.Categorical(s) if self.categorical else s.to_numpy(object)
+                out[col] = (pd.Categorical(s, categories=self.levels.get(col))
+                            if self.categorical else s.to_numpy(object))
         return pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
 
     def _no_text(self, col: str, kind: str | None, values: pd.Series, x: np.ndarray) -> None:
@@ -287,14 +291,24 @@ def _int_columns(scorer: Scorer, x: pd.DataFrame) -> list[str]:
             and x[c].dtype == np.float64]
 
 
-def _number_category(x: np.ndarray) -> pd.Categorical:
+def _number_category(x: np.ndarray, levels: Sequence[Any] | None = None) -> pd.Categorical:
     """Numbers as a pandas category of their values (NaN missing), integers where every
     value is whole: a booster matches the levels, and their type, to its training data's.
+    With the training ``levels`` known, of exactly those (a number outside them missing).
 
     >>> c = _number_category(np.array([3.0, np.nan, 1.0, 3.0]))
     >>> c.categories.dtype.kind, c.categories.tolist(), c.codes.tolist()
     ('i', [1, 3], [1, -1, 0, 1])
+    >>> _number_category(np.array([3.0, 7.0, 1.0]), [1, 2, 3]).codes.tolist()
+    [2, -1, 0]
     """
+    if levels is not None:
+        whole = _is_whole(x[np.isfinite(x)])
+        values = [v if not whole else int(v) for v in x[np.isfinite(x)]]
+        codes = np.full(len(x), -1, dtype=np.int64)
+        index = {v: i for i, v in enumerate(levels)}
+        codes[np.isfinite(x)] = [index.get(v, -1) for v in values]
+        return pd.Categorical.from_codes(codes, categories=pd.Index(list(levels)))
     seen = np.isfinite(x)
     levels, codes = np.unique(x[seen], return_inverse=True)
     full = np.full(len(x), -1, dtype=np.int64)
@@ -373,7 +387,8 @@ def load_scorer(
     cols = dict(columns or {})
     for flavor in PROBA_FLAVOURS:
         if flavor in flavors:
-            predict, names, categories, meta = load_flavour(flavor, local, bad, score_is)
+            predict, names, categories, meta, levels = load_flavour(flavor, local, bad,
+                                                                    score_is)
             if not inputs and not names:
                 raise ActionError(
                     f"model {name} v{version} ({flavor}) has no signature, and the model does "
@@ -384,7 +399,7 @@ def load_scorer(
                           types, cols, categorical=flavor in CATEGORY_FLAVOURS, bad=tuple(bad),
                           optional=optional,
                           meta={**meta, **({} if inputs else {"inputs": "model"})},
-                          category_inputs=categories)
+                          category_inputs=categories, levels=levels)
     try:
         pyfunc = mlflow.pyfunc.load_model(str(local))
     except Exception as exc:
@@ -430,7 +445,8 @@ def _from_pyfunc(
                       dict(base.types), dict(base.columns),
                       {"base_uri": base_uri, "base_version": base.version},
                       categorical=base.categorical, strict=base.strict, bad=base.bad,
-                      optional=base.optional, category_inputs=base.category_inputs)
+                      optional=base.optional, category_inputs=base.category_inputs,
+                      levels=base.levels)
     if not inputs:
         raise ActionError(
             f"model {name} v{version} has no signature: log it with a signature so "

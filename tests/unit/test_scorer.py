@@ -233,6 +233,36 @@ def test_text_levels_reach_a_categorical_booster_with_its_training_codes(tmp_pat
     np.testing.assert_allclose(s.score(live), expected, rtol=1e-6)
 
 
+@pytest.mark.parametrize("flavour", ["xgboost", "lightgbm"])
+@pytest.mark.parametrize("unseen", ["AAA_NEW", "ZZZ_NEW"])
+def test_a_level_the_booster_never_saw_scores_as_missing(tmp_path, flavour, unseen):
+    """XGBoost 3.2 fed a batch's own levels refused a batch holding a level it never saw
+    (`Found a category not in the training set`: the shadow or update failed) or, when the
+    level sorted before every training one, scored it silently as the first of them."""
+    df = _credit()
+    x = _typed(df, categorical=True)
+    if flavour == "xgboost":
+        import mlflow.xgboost
+        import xgboost
+
+        model = xgboost.XGBClassifier(n_estimators=20, max_depth=3, enable_categorical=True)
+        save = mlflow.xgboost.save_model
+    else:
+        import lightgbm
+        import mlflow.lightgbm
+
+        model = lightgbm.LGBMClassifier(n_estimators=20, verbose=-1)
+        save = mlflow.lightgbm.save_model
+    model.fit(x, df["label"])
+    save(model, str(tmp_path / "m"), signature=infer_signature(x, model.predict_proba(x)))
+    s = load_scorer(tmp_path / "m", name="pd", version="1")
+    live = df.head(300).copy()
+    live.loc[:20, "home"] = unseen
+    missing = _typed(live, categorical=True).astype({"home": x["home"].dtype})  # unseen: NaN
+    assert missing["home"].isna().sum() == 21
+    np.testing.assert_allclose(s.score(live), model.predict_proba(missing)[:, 1], rtol=1e-6)
+
+
 def test_string_class_labels_read_the_bad_column(tmp_path: Path) -> None:
     from sklearn.linear_model import LogisticRegression
 
