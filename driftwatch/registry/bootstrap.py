@@ -105,7 +105,10 @@ def require_champion(
                if registry.created_store and registry.embedded_db is None else "")
         )
         raise ActionError(f"{ref.uri}: {what} (tracking URI {registry.tracking_uri})")
-    scorer = scorers.get(ref.name, info.version)
+    try:
+        scorer = scorers.get(ref.name, info.version)
+    except ActionError as exc:  # it does not load, or its classes say no bad one
+        raise ActionError(f"{ref.uri}: {exc}") from None
     for col in ref.columns:  # a misspelt mapping would be ignored, its column read as is
         if col not in scorer.inputs:
             near = nearest(col, scorer.inputs)

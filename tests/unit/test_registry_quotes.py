@@ -55,3 +55,31 @@ def test_a_model_without_the_champion_alias_is_told_the_call_that_sets_it(
         f"models:/{NAME}@champion: registered model \"{NAME}\" has 3 versions (1 to 3) but "
         "none is aliased 'champion': point the alias at the version in production, e.g. "
         f"MlflowClient().set_registered_model_alias(\"{NAME}\", 'champion', 3) (tracking URI ")
+
+
+def test_a_champion_whose_classes_name_no_bad_one_is_refused_with_its_uri(
+    tmp_path: Path,
+) -> None:
+    """Every other refusal at start names the champion's URI; one whose classes say
+    neither bad nor good (N/Y) gave only `cannot tell which of the model's classes ...`."""
+    import mlflow
+    import pandas as pd
+    from sklearn.linear_model import LogisticRegression
+
+    from driftwatch.registry.bootstrap import require_champion
+    from driftwatch.registry.publish import pointed_at
+    from driftwatch.registry.scorers import ChampionRef, ScorerCache
+
+    reg = MlflowRegistry.embedded(tmp_path / "state")
+    x = pd.DataFrame({"income": [1.0, 2.0, 3.0, 4.0]})
+    model = LogisticRegression().fit(x, ["N", "Y", "N", "Y"])
+    with pointed_at(reg), mlflow.start_run():
+        info = mlflow.sklearn.log_model(model, name="model", registered_model_name="yn-pd",
+                                        serialization_format="cloudpickle")
+    reg.client.set_registered_model_alias("yn-pd", CHAMPION, info.registered_model_version)
+    ref = ChampionRef.parse("models:/yn-pd@champion")
+    with pytest.raises(ActionError) as err:
+        require_champion(reg, ref, ["income"], ScorerCache(reg, tmp_path / "cache"))
+    assert str(err.value).startswith(
+        "models:/yn-pd@champion: cannot tell which of the model's classes ['N', 'Y'] is the "
+        "bad one"), str(err.value)
