@@ -94,7 +94,8 @@ MAX_TEXT_CHARS = 256
 _Detail = Callable[[int], str]
 
 #: A count's unit, in words (an ``origin`` makes numbers offsets)
-_UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+_UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds",
+               "min": "minutes", "h": "hours", "d": "days"}
 
 
 def _value_at(raw: Raw, i: int) -> Any:
@@ -611,7 +612,8 @@ class Decoder:
         else:
             unit = {"auto": "epoch seconds, ms, µs or ns, or ISO-8601", "s": "epoch seconds",
                     "ms": "epoch milliseconds", "us": "epoch microseconds",
-                    "ns": "epoch nanoseconds", "iso": "ISO-8601"}[t.unit]
+                    "ns": "epoch nanoseconds", "min": "epoch minutes", "h": "epoch hours",
+                    "d": "epoch days", "iso": "ISO-8601"}[t.unit]
         prob.flag(bad, "bad_time", lambda i: f"event_time ({path}): expected {unit}, found "
                   f"{describe(_value_at(raw, i))}")
         return secs

@@ -74,6 +74,7 @@ __all__ = [
     "CENTURY_STARTS",
     "MS_THRESHOLD",
     "NS_THRESHOLD",
+    "SECONDS_IN",
     "UNITS",
     "US_THRESHOLD",
     "century_start_at",
@@ -89,7 +90,10 @@ __all__ = [
     "written_dates",
 ]
 
-UNITS = ("auto", "s", "ms", "us", "ns", "iso")
+UNITS = ("auto", "s", "ms", "us", "ns", "min", "h", "d", "iso")
+#: Seconds in each unit coarser than the second: an offset clock that counts minutes,
+#: hours (PaySim's ``step``) or days
+SECONDS_IN = {"min": 60.0, "h": 3600.0, "d": 86400.0}
 #: ``unit: auto`` reads a number above each as the next finer unit: milliseconds, then
 #: microseconds, then nanoseconds (each past the year 5000 read in the coarser unit)
 MS_THRESHOLD = 1e11
@@ -113,6 +117,8 @@ def from_numbers(v: np.ndarray, unit: str) -> np.ndarray:
         return v.astype(np.float64, copy=True)
     if unit in ("ms", "us", "ns"):
         return v / _PER_SECOND[unit]
+    if unit in SECONDS_IN:
+        return v * SECONDS_IN[unit]
     if unit == "auto":
         per = np.select([v > NS_THRESHOLD, v > US_THRESHOLD, v > MS_THRESHOLD],
                         [1e9, 1e6, 1e3], 1.0)

@@ -53,7 +53,7 @@ __all__ = ["KINDS", "TIME_COUNTS", "Lines", "ParsedRows", "RowParser", "extract_
 
 #: The epoch counts, read as doubles (a count of nanoseconds past 2**53 is rounded, to
 #: within a microsecond).
-TIME_COUNTS = ("time:s", "time:ms", "time:us", "time:ns")
+TIME_COUNTS = ("time:s", "time:ms", "time:us", "time:ns", "time:min", "time:h", "time:d")
 # what a path holds: "number", "proba", the epoch counts and the text times ("time:iso",
 # "time:format": a strptime format) have fixed types; "time:auto" and "any" are learnt
 KINDS = ("number", "proba", "any", "time:auto", *TIME_COUNTS, "time:iso", "time:format")

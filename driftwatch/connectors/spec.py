@@ -161,7 +161,7 @@ class TimeSpec(_Short):
     ``{source:}``; the checks between keys are :mod:`driftwatch.connectors.streams`'s."""
 
     path: str | None = None
-    unit: Literal["auto", "s", "ms", "us", "ns", "iso"] = "auto"
+    unit: Literal["auto", "s", "ms", "us", "ns", "min", "h", "d", "iso"] = "auto"
     source: Literal["payload", "kafka_timestamp", "arrival", "order"] = "payload"
     format: str | None = None  # a strptime format for text times
     #: the first of the hundred years a two-digit year (%y) of ``format`` is read in;

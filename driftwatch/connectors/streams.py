@@ -287,7 +287,7 @@ def _time(doc: LocatedDoc, at: _PathT, t: TimeSpec, role: str, kind: str, fmt: s
                        "'2013-09-01T00:00:00Z' (no zone: UTC)", found=show(t.origin)) from None
         if t.unit == "iso":
             raise _err(doc, (*at, "unit"), "an origin makes numbers offsets: expected unit s, "
-                       "ms, us or ns (auto: s)", found=show(t.unit))
+                       "ms, us, ns, min, h or d (auto: s)", found=show(t.unit))
     path = _path(doc, (*at, "path"), t.path) if t.path is not None else None
     return TimeField(path, t.unit, t.source, t.format, t.origin,
                      _century_start(doc, (*at, "century_start"), t))

@@ -171,8 +171,8 @@ def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None =
             f"  warning: {name}", f"its values ({shown(values)}) count from a start, not "
             f"from 1970: replay reads {first!r} as {_as_time(first)}. Add the instant they "
             f"count from (init cannot know it) to the connector: event_time: {{path: "
-            f'{q(name)}, unit: s, origin: "{ORIGIN_PLACEHOLDER}"}} (unit: ms if they count '
-            "milliseconds)"),))
+            f'{q(name)}, unit: s, origin: "{ORIGIN_PLACEHOLDER}"}} (unit: ms, min, h or d if '
+            "they count milliseconds, minutes, hours or days: PaySim's step counts hours)"),))
     return TimeReading("auto", lines=((
         f"  warning: {name}", f"its values ({shown(values)}) are not epoch seconds, "
         f"milliseconds, ISO-8601 or dates in a common format: replay reads {first!r} as "

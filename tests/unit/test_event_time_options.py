@@ -110,7 +110,7 @@ def test_an_unquoted_origin_yaml_reads_as_a_date_is_taken_as_written(
     ('{path: ts, origin: "now"}', '"now"', "expected an ISO-8601 instant", "'now'"),
     ("{path: ts, origin: 5}", "5}", "expected text", "5"),
     ('{path: ts, origin: "2013-09-01", unit: iso}', "iso}",
-     "an origin makes numbers offsets: expected unit s, ms, us or ns", "'iso'"),
+     "an origin makes numbers offsets: expected unit s, ms, us, ns, min, h or d", "'iso'"),
     ('{source: kafka_timestamp, format: "%b-%Y"}', "format",
      "format reads the values at a path; source: kafka_timestamp has no path", None),
 ])  # fmt: skip
@@ -162,6 +162,10 @@ def test_a_format_with_a_zone_converts_it_and_one_without_is_utc() -> None:
     ("s", [0, 172792, 2.5, "10"], [0.0, 172792.0, 2.5, 10.0]),
     ("auto", [0, 172792, 2e11], [0.0, 172792.0, 2e11]),  # auto: seconds, no ms rule
     ("ms", [0, 1500, "2000"], [0.0, 1.5, 2.0]),
+    # PaySim's step counts hours from the start of its month; minutes and days alike
+    ("h", [1, 743, "2"], [3600.0, 743 * 3600.0, 7200.0]),
+    ("min", [1, 90, 0.5], [60.0, 5400.0, 30.0]),
+    ("d", [0, 30, "1"], [0.0, 30 * 86400.0, 86400.0]),
 ])  # fmt: skip
 def test_origin_makes_numbers_offsets(unit: str, values: list[Any],
                                       expected: list[float]) -> None:
@@ -328,7 +332,7 @@ def test_text_a_format_does_not_match_is_bad_never_another_time(text: str, fmt: 
                                                       dt.timezone(dt.timedelta(hours=-5))])),
        offsets=st.lists(st.one_of(st.integers(0, 10**9), st.floats(0, 1e9)), min_size=1,
                         max_size=20),
-       unit=st.sampled_from(["auto", "s", "ms"]), as_text=st.booleans())
+       unit=st.sampled_from(["auto", "s", "ms", "min", "h", "d"]), as_text=st.booleans())
 def test_origin_plus_offsets_in_every_unit_and_form(
         origin: dt.datetime, offsets: list[float], unit: str, as_text: bool) -> None:
     o = parse_origin(origin.isoformat())
@@ -336,9 +340,9 @@ def test_origin_plus_offsets_in_every_unit_and_form(
     assert o == origin.replace(tzinfo=zone).timestamp()
     raw: Any = [repr(v) for v in offsets] if as_text else offsets
     secs, _, bad = event_times(raw, unit, origin=o)
-    per = 1000.0 if unit == "ms" else 1.0
+    per = {"ms": 1e-3, "min": 60.0, "h": 3600.0, "d": 86400.0}.get(unit, 1.0)
     assert not bad.any()
-    assert secs.tolist() == pytest.approx([o + v / per for v in offsets], rel=1e-12)
+    assert secs.tolist() == pytest.approx([o + v * per for v in offsets], rel=1e-12)
     arr = np.asarray(offsets, np.float64)
     assert np.array_equal(event_times(pa.array(arr), unit, origin=o)[0],
                           event_times(arr.tolist(), unit, origin=o)[0])
