@@ -14,7 +14,7 @@ and the metrics.
 severe: never reached (no signal has a severe threshold and no escalation leads here).
 data quality: no data-quality signals: the gate never closes.
 >>> [line.split(":")[0] for line in describe_tiers(p)[4:]]
-['approval cut-off', 'limits', 'detectors', 'segments', 'cohorts', 'labels']
+['approval cut-off', 'limits', 'detectors', 'stub windows', 'segments', 'cohorts', 'labels']
 >>> print(describe_tiers(p)[5])  # doctest: +NORMALIZE_WHITESPACE
 limits: actions per tier in any 24 hours: mild no limit (default), moderate no limit
 (default), severe no limit (default); retraining jobs at a time: 1 (default 1); the
@@ -286,11 +286,11 @@ def _settings(policy: Policy, numbered: bool = False) -> list[str]:
            f"across features (chi2, ks p-values); own thresholds at {d.alpha:g} false "
            f"alarms; label signals need {d.min_labelled} outcomes in a window; a dataset "
            f"reference gets {d.bins} coarse and {d.fine_bins} fine bins, {d.top_k} levels."]
-    out.append("a window cut short under half a full window (the last of a replay's files, "
-               "or one a reload of the window or a new reference closes) is a stub: its "
-               "labels are judged, and its bad records as a share of a full window's "
-               "records; its drift, scores, feature quality, estimates and approvals are "
-               "recorded, not judged.")
+    out.append("stub windows: a window cut short under half a full window (the last of a "
+               "replay's files, or one a reload of the window or a new reference closes) is "
+               "a stub: its labels are judged, and its bad records as a share of a full "
+               "window's records; its drift, scores, feature quality, estimates and "
+               "approvals are recorded, not judged.")
     if policy.calibrated_rates():
         out.append(f"calibrated levels: {cal.draws} null windows per window size, {null}; "
                    "cached per reference and window size.")
