@@ -194,7 +194,8 @@ CATALOGUE: tuple[MetricSpec, ...] = (
        "Policy decisions per closed window, by tier and the action decided (none if none).",
        ("model", "tier", "action")),
     _M("driftwatch_actions_total", "counter",
-       "Actions by outcome (submitted, succeeded, failed, skipped).",
+       "Actions by outcome (submitted, succeeded, failed, cancelled, and skipped: an online "
+       "update with fewer labelled rows than its policy's min_labelled).",
        ("model", "action", "outcome")),
     _M("driftwatch_shadow_active", "gauge",
        "1 while a challenger runs in shadow beside the champion.", ("model",), live=True),
@@ -387,7 +388,7 @@ class Metrics:
         for det in ("cohort_bad_rate", "cohort_bad_rate_gap", "cohort_gini", "cohort_gini_gap"):
             self["cohort_value"].labels(model=model, detector=det).set(math.nan)
         for action in ("online_update", "shadow", "retrain", "alert"):
-            for outcome in ("submitted", "succeeded", "failed"):
+            for outcome in ("submitted", "succeeded", "failed", "skipped"):
                 self["actions_total"].labels(model=model, action=action, outcome=outcome)
         self["batch_duration_seconds"].labels(model=model)
         return kept

@@ -298,7 +298,11 @@ class ActionExecutor:
             return self._finish(rec.id, ActionState.FAILED, error=message)
         if isinstance(result, Done):
             self.crash.at("finish")
-            log.info("action %d (%s) succeeded: %s", rec.id, rec.key, result.outcome)
+            if result.outcome.get("verdict") == "skipped":
+                log.info("action %d (%s) skipped: %s", rec.id, rec.key,
+                         result.outcome.get("reason"))
+            else:
+                log.info("action %d (%s) succeeded: %s", rec.id, rec.key, result.outcome)
             return self._finish(rec.id, ActionState.SUCCEEDED, outcome=result.outcome, note="")
         if isinstance(result, NeedsApproval):
             return self._move(rec.id, ActionState.AWAITING_APPROVAL, note=result.note)

@@ -149,10 +149,10 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
             raise ActionError("no labelled window was exported for this action")
         window = read_window(export["path"])
         need = settings.min_labelled
-        if len(window) < max(need, 1):
-            raise ActionError(
-                f"only {len(window)} labelled rows in the window, the policy needs {need}"
-            )
+        if len(window) < max(need, 1):  # not enough data yet: nothing is wrong, nothing made
+            return {"start": "skipped", "labelled": len(window), "min_labelled": need,
+                    "reason": f"only {len(window)} labelled rows in the window, "
+                              f"the policy needs {need}"}
         info = env.registry.by_alias(model_name, CHAMPION)
         champion = river_champion(env, model_name, info.version if info else None)
         method = settings.method
@@ -212,6 +212,8 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
         }
 
     trained = steps.run("train", train)
+    if trained["start"] == "skipped":
+        return Done({"verdict": "skipped", **trained})
     direct = settings.promote == "direct"
     if trained["start"] == "unchanged":
         return _unchanged(action, steps, env, trained, direct=direct)

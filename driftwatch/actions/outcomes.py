@@ -5,6 +5,8 @@ Read from an audit-trail entry (:class:`~driftwatch.actions.audit.AuditTrail`, o
 the model version it registered, if any), ``failed`` (with the error's first line),
 ``discarded`` (a recalibration or challenger that lost, with the rule's reason), ``done:
 unchanged: ...`` (an online update that reused the version made from the same data),
+``skipped`` (an online update with fewer labelled rows than its policy needs: not enough
+data yet, nothing went wrong),
 ``awaiting approval``, ``still open`` or ``cancelled``.
 
 >>> o = action_outcome({"id": 3, "action": "online_update", "window_id": 7,
@@ -14,6 +16,11 @@ unchanged: ...`` (an online update that reused the version made from the same da
 ('discarded', 'holdout log loss worse', None)
 >>> outcome_counts([o, {**o, "state": "failed"}, {**o, "state": "done"}])
 '1 done, 1 failed, 1 discarded'
+>>> s = action_outcome({"id": 4, "action": "online_update", "window_id": 1,
+...                     "state": "succeeded", "outcome": {"verdict": "skipped",
+...                     "reason": "only 0 labelled rows in the window, the policy needs 500"}})
+>>> outcome_line(s).split(": ")[1:]
+['skipped', 'only 0 labelled rows in the window, the policy needs 500']
 """
 
 from __future__ import annotations
@@ -22,11 +29,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["OUTCOME_STATES", "action_outcome", "outcome_counts", "outcome_line", "version_words"]
+__all__ = ["OUTCOME_STATES", "action_outcome", "metric_outcome", "outcome_counts", "outcome_line",
+           "version_words"]
 
 #: Outcome states in the order summaries list them.
-OUTCOME_STATES = ("done", "failed", "discarded", "awaiting approval", "still open", "cancelled",
-                  "not recorded")
+OUTCOME_STATES = ("done", "failed", "discarded", "skipped", "awaiting approval", "still open",
+                  "cancelled", "not recorded")
 
 _OPEN = {"pending": "waiting to run", "running": "running"}
 
@@ -56,6 +64,8 @@ def action_outcome(entry: Mapping[str, Any]) -> dict[str, Any]:
     elif outcome.get("verdict") == "discarded":
         word, reason = "discarded", _first_line(outcome.get("reason"))
         version = None  # a discarded candidate is not the version this action made current
+    elif outcome.get("verdict") == "skipped":  # too little data yet: nothing made, no error
+        word, reason = "skipped", _first_line(outcome.get("reason"))
     elif outcome.get("verdict") == "unchanged":  # an update that reused a registered version
         word, reason = "done", _first_line(outcome.get("reason"))
         version = None  # it registered nothing: the reason names the version it reused
@@ -67,6 +77,16 @@ def action_outcome(entry: Mapping[str, Any]) -> dict[str, Any]:
     if state == "succeeded" and (warning := _first_line(outcome.get("warning"))):
         out["warning"] = warning
     return out
+
+
+def metric_outcome(state: str, outcome: Mapping[str, Any] | None) -> str:
+    """The ``outcome`` label of ``driftwatch_actions_total`` for a finished action: its
+    state, or ``skipped`` for one that ended with too little data (no success, no failure).
+
+    >>> metric_outcome("succeeded", {"verdict": "skipped"}), metric_outcome("failed", None)
+    ('skipped', 'failed')
+    """
+    return "skipped" if (outcome or {}).get("verdict") == "skipped" else str(state)
 
 
 def outcome_counts(outcomes: Iterable[Mapping[str, Any]]) -> str:

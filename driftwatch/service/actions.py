@@ -35,6 +35,7 @@ from typing import Any
 from driftwatch.actions.backoff import Backoff
 from driftwatch.actions.context import shadow_defaults
 from driftwatch.actions.outbox import Outbox
+from driftwatch.actions.outcomes import metric_outcome
 from driftwatch.actions.records import ActionState
 from driftwatch.clock import Clock
 from driftwatch.errors import DriftwatchError
@@ -381,7 +382,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, Profile
             for rec in ma.outbox.list(states=_FINAL):
                 if (ma.model, rec.id) not in self._seen_final:
                     self._seen_final.add((ma.model, rec.id))
-                    self.metrics.record_action(rec.model, rec.action, rec.state.value)
+                    self.metrics.record_action(rec.model, rec.action,
+                                               metric_outcome(rec.state.value, rec.outcome))
         if self.pool is None:
             return
         for job in self.pool.status().jobs:

@@ -191,11 +191,24 @@ def test_another_learner_starts_fresh_from_the_reference(executor: ActionExecuto
     assert model.predict_proba(reference.head(50)).shape == (50,)
 
 
-def test_too_few_labelled_rows_fail_the_update_with_the_reason(executor: ActionExecutor):
+def test_too_few_labelled_rows_skip_the_update_with_the_reason(executor: ActionExecutor):
+    """Not enough labels yet is no error: the update ends skipped (a verdict, as discarded
+    and unchanged are), with the reason, and the summary, report and metrics say skipped."""
+    from driftwatch.actions.audit import AuditTrail
+    from driftwatch.actions.outcomes import action_outcome, metric_outcome, outcome_counts
+
     [rec] = (executor.submit(mild(min_labelled=100_000), CONTEXT), executor.run_pending())[1]
-    assert rec.state is ActionState.FAILED
-    assert "1500 labelled rows" in (rec.error or "") and "100000" in (rec.error or "")
-    assert len(executor.registry.versions(MODEL)) == 1
+    assert rec.state is ActionState.SUCCEEDED and rec.error is None
+    reason = "only 1500 labelled rows in the window, the policy needs 100000"
+    assert rec.outcome["verdict"] == "skipped" and rec.outcome["reason"] == reason
+    assert rec.outcome["labelled"] == 1500 and rec.outcome["min_labelled"] == 100_000
+    assert len(executor.registry.versions(MODEL)) == 1  # nothing registered
+    [entry] = AuditTrail(executor.outbox).entries()  # a line of actions.jsonl
+    o = action_outcome(entry)
+    assert (o["state"], o["reason"], o["version"]) == ("skipped", reason, None)
+    assert outcome_counts([o]) == "1 skipped"
+    assert metric_outcome(entry["state"], entry["outcome"]) == "skipped"
+    assert executor.run_pending() == []  # final: not tried again
 
 
 def test_learners_outside_the_allow_list_are_refused():
