@@ -280,9 +280,13 @@ class ActionExecutor:
         except RegistryUnavailableError as exc:
             attempts = rec.attempts + 1
             retry_at = self.backoff.retry_at(self.clock.now(), attempts)
-            log.warning("action %d waits for MLflow (attempt %d, next in %.0fs): %s", rec.id,
-                        attempts, retry_at - self.clock.now(), exc)
-            steps.note("mlflow_unavailable", {"error": str(exc), "attempt": attempts})
+            # an outage already known (the registry said so once) is not said again for
+            # every action at every try
+            say = log.debug if exc.known else log.warning
+            say("action %d waits for MLflow (attempt %d, next in %.0fs): %s", rec.id,
+                attempts, retry_at - self.clock.now(), exc)
+            if not exc.known:
+                steps.note("mlflow_unavailable", {"error": str(exc), "attempt": attempts})
             return self.outbox.update(
                 rec.id, attempts=attempts, note=str(exc), next_attempt_at=retry_at
             )
@@ -422,7 +426,8 @@ class ActionExecutor:
                              event_time, first_index, lineage)
                 scored += 1
             except RegistryUnavailableError as exc:  # these rows go unscored, and say so
-                log.warning("shadow %d: %d live rows not scored: %s", rec.id, len(frame), exc)
+                say = log.debug if exc.known else log.warning
+                say("shadow %d: %d live rows not scored: %s", rec.id, len(frame), exc)
             except DriftwatchError as exc:
                 log.error("shadow %d: live rows not scored: %s", rec.id, exc)
         return scored
@@ -486,6 +491,7 @@ class ActionExecutor:
         not answer, left open (its note says why) instead of held until ``timeout_s``."""
         deadline = monotonic() + timeout_s
         if clock_stopped:
+            self.registry.probe_next()  # a real try, not a refusal on the breaker
             for rec in self.outbox.unfinished():
                 if rec.next_attempt_at is not None:
                     self.outbox.update(rec.id)  # due now: one more try

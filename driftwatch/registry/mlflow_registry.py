@@ -9,7 +9,9 @@ was trained on (``reference_profile.json``), which the monitor adopts on promoti
 Idempotency: a version is found again by its ``driftwatch.action_key`` tag, a finished run
 by the same tag, so an action resumed after a crash never registers twice. Every call goes
 through a bounded :class:`~driftwatch.registry.retry.Retry`; an outage surfaces as
-:class:`~driftwatch.registry.retry.RegistryUnavailableError` and the action waits.
+:class:`~driftwatch.registry.retry.RegistryUnavailableError` and the action waits. By
+default the retry has a :class:`~driftwatch.registry.breaker.CircuitBreaker`: while MLflow
+is known unreachable, calls fail at once and one probes it every few seconds.
 
 The embedded default keeps everything in the state directory: ``sqlite:///<state>/mlflow.db``
 for runs and the registry, artifacts under ``<state>/mlruns``; it is created whole or not at
@@ -41,7 +43,7 @@ except ModuleNotFoundError as exc:  # an optional integration: say how to get it
 from driftwatch.errors import ActionError
 from driftwatch.registry.embedded_store import ensure_store
 from driftwatch.registry.pyfunc import load_river_model, save_model
-from driftwatch.registry.retry import Retry
+from driftwatch.registry.retry import CircuitBreaker, Retry
 from driftwatch.registry.river_model import RiverModel
 from driftwatch.registry.versions import (
     MODEL_ARTIFACT,
@@ -100,7 +102,9 @@ class MlflowRegistry:
                 # beside the database, not in whatever directory the process runs in
                 artifact_root = db.parent / "mlruns"
         self.artifact_root = Path(artifact_root).absolute() if artifact_root else None
-        self.retry = retry or Retry()
+        # once MLflow is known down, calls fail at once between probes (not one connection
+        # wait per call and per action, at every window of a replay)
+        self.retry = retry or Retry(breaker=CircuitBreaker())
         # a daemon has no terminal: no progress bars in its log (unless asked for)
         os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
         self._client: MlflowClient | None = None
@@ -137,6 +141,12 @@ class MlflowRegistry:
     def from_uri(cls, uri: str | None, state_dir: str | Path, **kwargs: Any) -> MlflowRegistry:
         """A tracking server or store by URI, or the embedded default when ``uri`` is None."""
         return cls(uri, **kwargs) if uri else cls.embedded(state_dir, **kwargs)
+
+    def probe_next(self) -> None:
+        """Let the next call reach MLflow even while it is known unreachable (one more
+        real try, as at a replay's end), not fail at once on the breaker."""
+        if self.retry.breaker is not None:
+            self.retry.breaker.probe_now()
 
     def _call(self, what: str, fn: Any) -> Any:
         return self.retry.call(fn, what=what)

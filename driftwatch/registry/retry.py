@@ -6,7 +6,10 @@ SQLite file) is tried again after a growing pause, at most ``attempts`` times; t
 executor) keeps the action pending for later. Any other error passes straight through.
 The pause is an injected ``sleep`` so tests do not wait. An ``observer`` hears the outcome
 of every call: ``None`` when the store answered (even with an error of the request's own),
-the last error when it could not be reached (the daemon's readiness model listens).
+the last error when it could not be reached (the daemon's readiness model listens). With a
+``breaker`` (:class:`~driftwatch.registry.breaker.CircuitBreaker`), a call made while MLflow
+is known unreachable fails at once, and the observer hears nothing new: what it heard last
+(down) still holds.
 
 >>> calls = []
 >>> def flaky():
@@ -33,10 +36,10 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from driftwatch.errors import ActionError
+from driftwatch.registry.breaker import CircuitBreaker, RegistryUnavailableError
 
-__all__ = ["HTTP_TIMEOUT_ENV", "RegistryUnavailableError", "Retry", "bound_http_client",
-           "is_transient"]
+__all__ = ["HTTP_TIMEOUT_ENV", "CircuitBreaker", "RegistryUnavailableError", "Retry",
+           "bound_http_client", "is_transient"]
 
 T = TypeVar("T")
 
@@ -51,10 +54,6 @@ _TRANSIENT_TEXT = (
     "502",
     "504",
 )
-
-
-class RegistryUnavailableError(ActionError):
-    """The MLflow tracking or registry store cannot be reached now; try again later."""
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -79,28 +78,43 @@ def is_transient(exc: BaseException) -> bool:
 
 @dataclass
 class Retry:
-    """Try a call up to ``attempts`` times with exponential backoff capped at ``max_delay``."""
+    """Try a call up to ``attempts`` times with exponential backoff capped at ``max_delay``;
+    with a ``breaker``, not at all while MLflow is known down, and once when probing it."""
 
     attempts: int = 3
     base_delay: float = 0.5
     max_delay: float = 5.0
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
     observer: Callable[[BaseException | None], None] | None = field(default=None, repr=False)
+    breaker: CircuitBreaker | None = field(default=None, repr=False)
 
     def call(self, fn: Callable[[], T], *, what: str = "MLflow call") -> T:
+        probe = self.breaker is not None and self.breaker.admit(what)
+        try:
+            return self._call(fn, what, probe)
+        except BaseException:
+            if probe and self.breaker is not None:  # no-op once trip/reset ended the probe
+                self.breaker.abandon()
+            raise
+
+    def _call(self, fn: Callable[[], T], what: str, probe: bool) -> T:
+        attempts = 1 if probe else max(1, self.attempts)
         delay = self.base_delay
-        for attempt in range(1, max(1, self.attempts) + 1):
+        for attempt in range(1, attempts + 1):
             try:
                 out = fn()
             except Exception as exc:
                 if not is_transient(exc):
                     self._observe(None)
                     raise
-                if attempt >= self.attempts:
+                if attempt >= attempts:
+                    tries = "a try" if probe else f"{attempt} attempts"
                     error = RegistryUnavailableError(
-                        f"{what}: MLflow unreachable after {attempt} attempts: {_first_line(exc)}"
-                    )
+                        f"{what}: MLflow unreachable after {tries}: {_first_line(exc)}",
+                        known=probe)
                     self._observe(error)
+                    if self.breaker is not None:
+                        self.breaker.trip(_first_line(exc))
                     raise error from exc
                 self.sleep(delay)
                 delay = min(delay * 2, self.max_delay)
@@ -110,6 +124,8 @@ class Retry:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _observe(self, error: BaseException | None) -> None:
+        if error is None and self.breaker is not None:
+            self.breaker.reset()
         if self.observer is not None:
             self.observer(error)
 

@@ -264,6 +264,48 @@ def test_an_unreachable_tracking_server_delays_the_action_and_never_loses_it(
     up.close()
 
 
+def test_a_known_outage_is_said_once_not_at_every_window_of_a_replay(
+    tmp_path: Path, profile: ReferenceProfile, monkeypatch, caplog
+):
+    """A replay's retry times are in event time, so a waiting action is due again at
+    every window: once MLflow is known down (the registry's breaker is open) each try
+    fails at once, and neither the log nor the audit trail says so again each time."""
+    import logging
+
+    from driftwatch.actions.outbox import Outbox
+    from driftwatch.registry.breaker import CircuitBreaker
+
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    wall = [0.0]
+    slept: list[float] = []
+    down = MlflowRegistry("http://127.0.0.1:9", retry=Retry(
+        attempts=3, sleep=slept.append,
+        breaker=CircuitBreaker(cooloff_s=5.0, monotonic=lambda: wall[0])))
+    clock = EventTimeClock()
+    clock.observe(1_700_000_000.0)
+    buffer = LabelledBuffer(profile.schema, capacity=2000)
+    buffer.add_frame(labelled_window(800, seed=4))
+    box = Outbox(tmp_path / "state", clock=clock)
+    ex = ActionExecutor(box, down, None, clock, buffer=buffer, backoff_s=30.0)
+    action_id = ex.submit(mild(), CONTEXT)
+    caplog.set_level(logging.WARNING)
+    for window in range(1, 41):  # 40 windows, a day of event time each
+        clock.observe(1_700_000_000.0 + window * 86_400.0)
+        wall[0] += 0.05
+        ex.run_pending()
+    rec = box.get(action_id)
+    assert rec is not None and rec.state is ActionState.PENDING and rec.attempts == 40
+    assert slept == [0.5, 1.0]  # one full wait, for the call that found the outage
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("waits for MLflow" in m for m in said) == 1, said
+    assert sum(m.startswith("MLflow is unreachable") for m in said) == 1, said
+    notes = [s for s in box.steps(action_id) if s.step == "mlflow_unavailable"]
+    assert len(notes) == 1  # wall[0] reached 2 s: no probe yet, nothing new to record
+    ex.close()
+    box.close()
+
+
 def test_a_replays_end_does_not_wait_for_a_retry_time_its_clock_never_reaches(
     tmp_path: Path, profile: ReferenceProfile, monkeypatch
 ):
