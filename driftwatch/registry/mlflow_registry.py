@@ -43,7 +43,12 @@ except ModuleNotFoundError as exc:  # an optional integration: say how to get it
 from driftwatch.errors import ActionError
 from driftwatch.registry.embedded_store import ensure_store
 from driftwatch.registry.pyfunc import load_river_model, save_model
-from driftwatch.registry.retry import CircuitBreaker, Retry
+from driftwatch.registry.retry import (
+    CircuitBreaker,
+    RegistryUnavailableError,
+    Retry,
+    bound_http_client,
+)
 from driftwatch.registry.river_model import RiverModel
 from driftwatch.registry.versions import (
     MODEL_ARTIFACT,
@@ -141,6 +146,29 @@ class MlflowRegistry:
     def from_uri(cls, uri: str | None, state_dir: str | Path, **kwargs: Any) -> MlflowRegistry:
         """A tracking server or store by URI, or the embedded default when ``uri`` is None."""
         return cls(uri, **kwargs) if uri else cls.embedded(state_dir, **kwargs)
+
+    def check_answers(self, timeout_s: float) -> None:
+        """Ask a tracking server one cheap question, once, giving it ``timeout_s`` to answer:
+        one that accepts connections but does not answer (a proxy or a hung server) raises
+        :class:`RegistryUnavailableError` naming the URI within seconds, not after every
+        attempt of every call at the full request timeout. A refused connection is left to
+        the first real call, which says so at once; a local store is not asked."""
+        if not self.tracking_uri.startswith(("http://", "https://")):
+            return
+        restore = bound_http_client(timeout_s, 0)
+        try:  # a retry of its own: no breaker opened by a question the start asked
+            Retry(attempts=1).call(
+                lambda: self.client.search_registered_models(max_results=1),
+                what="search registered models")
+        except RegistryUnavailableError as exc:
+            if "timed out" not in str(exc.__cause__ or exc).lower():
+                return
+            raise RegistryUnavailableError(
+                f"tracking URI {self.tracking_uri}: no answer within {timeout_s:.0f} s: "
+                "something accepts connections there but does not answer (is it an MLflow "
+                "tracking server, and is it up?)") from None
+        finally:
+            restore()
 
     def probe_next(self) -> None:
         """Let the next call reach MLflow even while it is known unreachable (one more

@@ -48,6 +48,9 @@ DEFAULT_GPUS = 10
 MAX_JOB_WAIT_S = 3600.0
 #: Per MLflow HTTP request, as the daemon's ``actions.mlflow_timeout`` default.
 REPLAY_MLFLOW_TIMEOUT_S = 10.0
+#: How long the start waits for a tracking server's first answer (unless
+#: ``MLFLOW_HTTP_REQUEST_TIMEOUT`` says otherwise).
+REPLAY_MLFLOW_ANSWER_S = 5.0
 
 
 class ReplayActions:
@@ -67,6 +70,8 @@ class ReplayActions:
         score_scale: Any = None,
         reference_reader: Any = None,
     ) -> None:
+        #: the user's own request timeout, if any, read before the replay bounds it
+        self._answer_wait = _answer_wait(tracking_uri) if tracking_uri else 0.0
         self._restore_env = _bounded_mlflow()
         #: the connector's ``format: percent``/``money`` features: the champion's trial
         #: reads those reference columns as numbers, as it sees them live
@@ -119,6 +124,8 @@ class ReplayActions:
             reference_reader=self.reference_reader,
         )
         registry = self.executor.env.registry
+        if tracking_uri:  # a server that never answers fails the start in seconds, clearly
+            registry.check_answers(self._answer_wait)
         if champion is not None:
             from driftwatch.actions.online_update import learner_on_foreign
             from driftwatch.errors import ActionError
@@ -247,3 +254,23 @@ def _bounded_mlflow() -> Callable[[], None]:
     if HTTP_TIMEOUT_ENV in os.environ or HTTP_RETRIES_ENV in os.environ:
         return lambda: None
     return bound_http_client(REPLAY_MLFLOW_TIMEOUT_S, 0)
+
+
+def _answer_wait(tracking_uri: str) -> float:
+    """Seconds the start gives the tracking server to answer its first question:
+    :data:`REPLAY_MLFLOW_ANSWER_S`, or the user's own ``MLFLOW_HTTP_REQUEST_TIMEOUT``; a
+    longer wait than the default is said on stderr at once, not after it."""
+    import os
+    import sys
+
+    from driftwatch.registry.retry import HTTP_TIMEOUT_ENV
+
+    try:
+        wait = float(os.environ[HTTP_TIMEOUT_ENV])
+    except (KeyError, ValueError):
+        return REPLAY_MLFLOW_ANSWER_S
+    if wait > REPLAY_MLFLOW_ANSWER_S:
+        print(f"waiting up to {wait:g} s ({HTTP_TIMEOUT_ENV}) for MLflow at {tracking_uri} "
+              "to answer", file=sys.stderr, flush=True)
+    return max(1.0, wait)
+

@@ -1,17 +1,22 @@
-"""A real ``mlflow server`` killed and restarted under a replay's executor.
+"""A real ``mlflow server`` killed and restarted under a replay's executor, and a tracking
+URI where something accepts connections but never answers.
 
 A replay's retry times are in event time, so an action waiting for MLflow is due again at
 every window: before the registry's circuit breaker, each try paid the full connection wait
 (three attempts, 1.5 s of pauses) and logged a ``waits for MLflow`` line, which made a
 replay with MLflow down about five times slower. Now the outage is said once, calls fail
 at once until a wall-clock cool-off (an injected clock here) passes, one probe then finds
-MLflow back, and the action completes exactly once.
+MLflow back, and the action completes exactly once. A silent server fails the replay's
+start within seconds, on one line that names the URI (before: 3 requests of 10 s each).
 """
 
 from __future__ import annotations
 
 import logging
+import socket
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -25,6 +30,7 @@ from driftwatch.actions.executor import ActionExecutor
 from driftwatch.actions.labelled_buffer import LabelledBuffer
 from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionState
+from driftwatch.cli import main
 from driftwatch.clock import EventTimeClock
 from driftwatch.policy.decision import Decision
 from driftwatch.policy.tiers import Tier
@@ -39,6 +45,7 @@ from driftwatch.windows.profile import ReferenceProfile
 pytestmark = pytest.mark.integration
 
 MODEL = "credit-risk"
+ROOT = Path(__file__).resolve().parents[2]
 DAY_S = 86_400.0
 
 
@@ -119,3 +126,69 @@ def test_a_killed_server_is_said_once_and_back_once_and_the_action_completes_onc
         if restarted is not None:
             stop(restarted)
         log.close()
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A listener that accepts connections and never answers (a hung server or proxy)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    held: list[socket.socket] = []
+    stopping = threading.Event()
+
+    def accept() -> None:
+        sock.settimeout(0.2)
+        while not stopping.is_set():
+            try:
+                held.append(sock.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        stopping.set()
+        thread.join(timeout=5)
+        for c in held:
+            c.close()
+        sock.close()
+
+
+def test_a_server_that_never_answers_fails_the_replays_start_in_seconds_on_one_line(
+        silent_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import gzip
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv(HTTP_TIMEOUT_ENV, raising=False)
+    monkeypatch.delenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", raising=False)
+    inputs = []
+    for stream, lines in (("predictions", 200), ("outcomes", 20)):
+        with gzip.open(ROOT / f"data/demo/{stream}.jsonl.gz", "rt") as fh:
+            head = [next(fh) for _ in range(lines)]
+        path = tmp_path / f"{stream}.jsonl"
+        path.write_text("".join(head))
+        inputs.append(f"{stream}={path}")
+    argv = ["replay", "-q", "--connector", "connectors/demo-file.yaml",
+            "--policy", "policies/credit-risk-demo.yaml", "--input", *inputs,
+            "--out", str(tmp_path / "out"), "--execute", "--tracking-uri", silent_server,
+            "--champion", "models:/credit-pd@champion"]
+    started = time.monotonic()
+    assert main(argv) == 1
+    took = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert err == (f"error: tracking URI {silent_server}: no answer within 5 s: something "
+                   "accepts connections there but does not answer (is it an MLflow tracking "
+                   "server, and is it up?)\n"), err
+    assert took < 25.0, took  # before: three requests of 10 s each, then a cut-off line
+
+    # a longer wait the user asked for is said at once, before it is waited
+    monkeypatch.setenv(HTTP_TIMEOUT_ENV, "7")
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == (f"waiting up to 7 s ({HTTP_TIMEOUT_ENV}) for MLflow at "
+                                   f"{silent_server} to answer")
+    assert "no answer within 7 s" in err.splitlines()[1]
