@@ -104,7 +104,7 @@ def test_misspelt_choice_lists_valid_ones_and_what_was_found() -> None:
     text = GOOD.replace("unit: auto", "unit: msec")
     err = error_of(text)
     assert (err.line, err.col) == where(text, "msec")
-    assert "expected one of 'auto', 's', 'ms', 'us', 'ns', 'iso'" in err.message
+    assert "expected one of 'auto', 's', 'ms', 'us', 'ns', 'min', 'h', 'd', 'iso'" in err.message
     assert err.found == "'msec'"
 
 

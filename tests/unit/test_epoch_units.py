@@ -61,7 +61,7 @@ def test_decoding_counts_of_micro_and_nanoseconds(unit: str) -> None:
 
 def test_a_bad_unit_is_refused_with_its_place() -> None:
     with pytest.raises(ConnectorError, match=r"t.yaml:10:37: expected one of 'auto', 's', "
-                       r"'ms', 'us', 'ns', 'iso', found 'xs'"):
+                       r"'ms', 'us', 'ns', 'min', 'h', 'd', 'iso', found 'xs'"):
         _decoder("xs")
 
 
