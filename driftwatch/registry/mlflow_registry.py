@@ -10,8 +10,11 @@ Idempotency: a version is found again by its ``driftwatch.action_key`` tag, a fi
 by the same tag, so an action resumed after a crash never registers twice. Every call goes
 through a bounded :class:`~driftwatch.registry.retry.Retry`; an outage surfaces as
 :class:`~driftwatch.registry.retry.RegistryUnavailableError` and the action waits. By
-default the retry has a :class:`~driftwatch.registry.breaker.CircuitBreaker`: while MLflow
-is known unreachable, calls fail at once and one probes it every few seconds.
+default (a replay, the one-shot commands) the retry has a
+:class:`~driftwatch.registry.breaker.CircuitBreaker`: while MLflow is known unreachable,
+calls fail at once and one probes it every few seconds. The daemon passes its own retry,
+without one: its actions back off on wall-clock time each, and a promotion's profile load
+or the champion check must not be refused for an outage of another call.
 
 The embedded default keeps everything in the state directory: ``sqlite:///<state>/mlflow.db``
 for runs and the registry, artifacts under ``<state>/mlruns``; it is created whole or not at

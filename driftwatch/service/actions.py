@@ -153,7 +153,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, Profile
     def _open_registry_and_pool(self) -> None:
         from driftwatch.gpupool import GpuPool, OffPeakWindows, create_backend
         from driftwatch.registry.mlflow_registry import MlflowRegistry
-        from driftwatch.registry.retry import CircuitBreaker, Retry, bound_http_client
+        from driftwatch.registry.retry import Retry, bound_http_client
 
         cfg, state = self.config, self.config.state_dir
         uri = cfg.tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or None
@@ -161,8 +161,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, Profile
         self._restore_env = bound_http_client(lim.timeout_s, lim.http_retries)
         self.deps.declare("mlflow", critical=False)
         self.registry = MlflowRegistry.from_uri(
-            uri, state, retry=Retry(attempts=lim.attempts, observer=self._observe_mlflow,
-                                    breaker=CircuitBreaker()))
+            uri, state, retry=Retry(attempts=lim.attempts, observer=self._observe_mlflow))
         # the embedded store is created whole (or repaired) now: local, a second at most;
         # a broken store that holds data stops the start with what to do
         self.registry.ensure_store()
