@@ -207,8 +207,9 @@ def _typed(df: pd.DataFrame, categorical: bool) -> pd.DataFrame:
     return x.astype({"home": "category"}) if categorical else x
 
 
-@pytest.mark.parametrize("flavour", ["xgboost", "lightgbm"])
-def test_text_levels_reach_a_categorical_booster_with_its_training_codes(tmp_path, flavour):
+def _categorical_booster(tmp_path, flavour):  # type: ignore[no-untyped-def]
+    """The credit frame, its typed features, a booster of ``flavour`` fitted on them with
+    ``home`` a category, and its scorer as loaded from an MLflow model directory."""
     df = _credit()
     x = _typed(df, categorical=True)
     if flavour == "xgboost":
@@ -225,7 +226,12 @@ def test_text_levels_reach_a_categorical_booster_with_its_training_codes(tmp_pat
         save = mlflow.lightgbm.save_model
     model.fit(x, df["label"])
     save(model, str(tmp_path / "m"), signature=infer_signature(x, model.predict_proba(x)))
-    s = load_scorer(tmp_path / "m", name="pd", version="1")
+    return df, x, model, load_scorer(tmp_path / "m", name="pd", version="1")
+
+
+@pytest.mark.parametrize("flavour", ["xgboost", "lightgbm"])
+def test_text_levels_reach_a_categorical_booster_with_its_training_codes(tmp_path, flavour):
+    df, x, model, s = _categorical_booster(tmp_path, flavour)
     # a live batch without MORTGAGE rows: its own levels would code RENT differently
     live = df[df["home"] != "MORTGAGE"].reset_index(drop=True)
     expected = model.predict_proba(_typed(live, categorical=True).astype(
@@ -239,23 +245,7 @@ def test_a_level_the_booster_never_saw_scores_as_missing(tmp_path, flavour, unse
     """XGBoost 3.2 fed a batch's own levels refused a batch holding a level it never saw
     (`Found a category not in the training set`: the shadow or update failed) or, when the
     level sorted before every training one, scored it silently as the first of them."""
-    df = _credit()
-    x = _typed(df, categorical=True)
-    if flavour == "xgboost":
-        import mlflow.xgboost
-        import xgboost
-
-        model = xgboost.XGBClassifier(n_estimators=20, max_depth=3, enable_categorical=True)
-        save = mlflow.xgboost.save_model
-    else:
-        import lightgbm
-        import mlflow.lightgbm
-
-        model = lightgbm.LGBMClassifier(n_estimators=20, verbose=-1)
-        save = mlflow.lightgbm.save_model
-    model.fit(x, df["label"])
-    save(model, str(tmp_path / "m"), signature=infer_signature(x, model.predict_proba(x)))
-    s = load_scorer(tmp_path / "m", name="pd", version="1")
+    df, x, model, s = _categorical_booster(tmp_path, flavour)
     live = df.head(300).copy()
     live.loc[:20, "home"] = unseen
     missing = _typed(live, categorical=True).astype({"home": x["home"].dtype})  # unseen: NaN
