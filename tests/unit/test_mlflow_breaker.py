@@ -74,7 +74,9 @@ def test_a_known_outage_fails_calls_at_once_then_one_probe_finds_mlflow_back(
     assert said[1].startswith("MLflow answers again after 10 s unreachable")
 
 
-def test_an_answer_that_is_an_error_means_mlflow_is_up() -> None:
+def _tripped() -> tuple[list[float], CircuitBreaker, Retry, _Server]:
+    """A breaker (5 s cool-off, on the clock ``now[0]``) its retry opened on a server
+    that is down."""
     now = [0.0]
     breaker = CircuitBreaker(cooloff_s=5.0, monotonic=lambda: now[0])
     retry = Retry(attempts=1, sleep=lambda s: None, breaker=breaker)
@@ -82,6 +84,11 @@ def test_an_answer_that_is_an_error_means_mlflow_is_up() -> None:
     server.up = False
     with pytest.raises(RegistryUnavailableError):
         retry.call(server)
+    return now, breaker, retry, server
+
+
+def test_an_answer_that_is_an_error_means_mlflow_is_up() -> None:
+    now, breaker, retry, _ = _tripped()
     now[0] = 6.0
     with pytest.raises(KeyError):  # the probe got an answer, a bad one: MLflow is up
         retry.call(lambda: {}["x"])
@@ -90,13 +97,7 @@ def test_an_answer_that_is_an_error_means_mlflow_is_up() -> None:
 
 def test_probe_now_lets_the_next_call_reach_mlflow_at_once() -> None:
     """A replay's end: event time stops, so waiting actions get one more real try."""
-    now = [0.0]
-    breaker = CircuitBreaker(cooloff_s=5.0, monotonic=lambda: now[0])
-    retry = Retry(attempts=1, sleep=lambda s: None, breaker=breaker)
-    server = _Server()
-    server.up = False
-    with pytest.raises(RegistryUnavailableError):
-        retry.call(server)
+    _, breaker, retry, server = _tripped()
     server.up = True
     breaker.probe_now()
     assert retry.call(server) == "ok" and server.calls == 2
@@ -108,13 +109,7 @@ def test_the_cooloff_must_be_positive() -> None:
 
 
 def test_an_interrupted_probe_does_not_leave_the_breaker_shut_for_good() -> None:
-    now = [0.0]
-    breaker = CircuitBreaker(cooloff_s=5.0, monotonic=lambda: now[0])
-    retry = Retry(attempts=1, sleep=lambda s: None, breaker=breaker)
-    server = _Server()
-    server.up = False
-    with pytest.raises(RegistryUnavailableError):
-        retry.call(server)
+    now, _, retry, server = _tripped()
     now[0] = 5.0
 
     def interrupted() -> str:
