@@ -160,22 +160,12 @@ def silent_server() -> Iterator[str]:
 def test_a_server_that_never_answers_fails_the_replays_start_in_seconds_on_one_line(
         silent_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    import gzip
+    from tests.unit.test_replay_mlflow_errors import _argv
 
     monkeypatch.chdir(ROOT)
     monkeypatch.delenv(HTTP_TIMEOUT_ENV, raising=False)
     monkeypatch.delenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", raising=False)
-    inputs = []
-    for stream, lines in (("predictions", 200), ("outcomes", 20)):
-        with gzip.open(ROOT / f"data/demo/{stream}.jsonl.gz", "rt") as fh:
-            head = [next(fh) for _ in range(lines)]
-        path = tmp_path / f"{stream}.jsonl"
-        path.write_text("".join(head))
-        inputs.append(f"{stream}={path}")
-    argv = ["replay", "-q", "--connector", "connectors/demo-file.yaml",
-            "--policy", "policies/credit-risk-demo.yaml", "--input", *inputs,
-            "--out", str(tmp_path / "out"), "--execute", "--tracking-uri", silent_server,
-            "--champion", "models:/credit-pd@champion"]
+    argv = _argv(tmp_path, silent_server)
     started = time.monotonic()
     assert main(argv) == 1
     took = time.monotonic() - started

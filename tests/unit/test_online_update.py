@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ import pytest
 from driftwatch.actions.context import ActionContext
 from driftwatch.actions.executor import ActionExecutor
 from driftwatch.actions.labelled_buffer import LabelledBuffer
+from driftwatch.actions.outbox import Outbox
 from driftwatch.actions.records import ActionRecord, ActionState
 from driftwatch.clock import EventTimeClock, ManualClock
 from driftwatch.errors import ActionError
@@ -220,6 +222,17 @@ def test_learners_outside_the_allow_list_are_refused():
         build_learner("LogisticRegression|StandardScaler")
 
 
+def _mild_against(down: MlflowRegistry, tmp_path: Path, profile: ReferenceProfile,
+                  clock: Any) -> tuple[Outbox, ActionExecutor, int]:
+    """An executor on registry ``down`` (30 s back-off) with 800 labelled rows, and the
+    mild online update it was given: its outbox, itself, the action's id."""
+    buffer = LabelledBuffer(profile.schema, capacity=2000)
+    buffer.add_frame(labelled_window(800, seed=4))
+    box = Outbox(tmp_path / "state", clock=clock)
+    ex = ActionExecutor(box, down, None, clock, buffer=buffer, backoff_s=30.0)
+    return box, ex, ex.submit(mild(), CONTEXT)
+
+
 def test_an_unreachable_tracking_server_delays_the_action_and_never_loses_it(
     tmp_path: Path, clock: ManualClock, profile: ReferenceProfile, monkeypatch
 ):
@@ -231,13 +244,7 @@ def test_an_unreachable_tracking_server_delays_the_action_and_never_loses_it(
         down.versions(MODEL)
     assert slept == [0.5, 1.0]
 
-    buffer = LabelledBuffer(profile.schema, capacity=2000)
-    buffer.add_frame(labelled_window(800, seed=4))
-    from driftwatch.actions.outbox import Outbox
-
-    box = Outbox(tmp_path / "state", clock=clock)
-    ex = ActionExecutor(box, down, None, clock, buffer=buffer, backoff_s=30.0)
-    action_id = ex.submit(mild(), CONTEXT)
+    box, ex, action_id = _mild_against(down, tmp_path, profile, clock)
     [rec] = ex.run_pending()
     assert rec.state is ActionState.PENDING and rec.attempts == 1
     assert rec.next_attempt_at == clock.now() + 30.0 and "unreachable" in (rec.note or "")
@@ -272,7 +279,6 @@ def test_a_known_outage_is_said_once_not_at_every_window_of_a_replay(
     fails at once, and neither the log nor the audit trail says so again each time."""
     import logging
 
-    from driftwatch.actions.outbox import Outbox
     from driftwatch.registry.breaker import CircuitBreaker
 
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
@@ -284,11 +290,7 @@ def test_a_known_outage_is_said_once_not_at_every_window_of_a_replay(
         breaker=CircuitBreaker(cooloff_s=5.0, monotonic=lambda: wall[0])))
     clock = EventTimeClock()
     clock.observe(1_700_000_000.0)
-    buffer = LabelledBuffer(profile.schema, capacity=2000)
-    buffer.add_frame(labelled_window(800, seed=4))
-    box = Outbox(tmp_path / "state", clock=clock)
-    ex = ActionExecutor(box, down, None, clock, buffer=buffer, backoff_s=30.0)
-    action_id = ex.submit(mild(), CONTEXT)
+    box, ex, action_id = _mild_against(down, tmp_path, profile, clock)
     caplog.set_level(logging.WARNING)
     for window in range(1, 41):  # 40 windows, a day of event time each
         clock.observe(1_700_000_000.0 + window * 86_400.0)
@@ -317,13 +319,7 @@ def test_a_replays_end_does_not_wait_for_a_retry_time_its_clock_never_reaches(
     clock = EventTimeClock()
     clock.observe(1_700_000_000.0)
     down = MlflowRegistry("http://127.0.0.1:9", retry=Retry(attempts=1))
-    buffer = LabelledBuffer(profile.schema, capacity=2000)
-    buffer.add_frame(labelled_window(800, seed=4))
-    from driftwatch.actions.outbox import Outbox
-
-    box = Outbox(tmp_path / "state", clock=clock)
-    ex = ActionExecutor(box, down, None, clock, buffer=buffer, backoff_s=30.0)
-    action_id = ex.submit(mild(), CONTEXT)
+    box, ex, action_id = _mild_against(down, tmp_path, profile, clock)
     [rec] = ex.run_pending()
     assert rec.attempts == 1 and rec.next_attempt_at == clock.now() + 30.0
     waited = [0.0]
@@ -658,8 +654,6 @@ def test_a_recalibration_left_as_challenger_is_judged_on_log_loss_too(
     """A shadow that finds a recalibration of its champion already under the `challenger`
     alias (one an earlier replay against the same tracking server left undecided) judged
     it on auc, where it can never win: each such shadow was discarded, gain 0."""
-    from driftwatch.actions.outbox import Outbox
-
     state = tmp_path / "state"
     reg = _register_good_score(state, clock, profile)
     buffer = LabelledBuffer(profile.schema, capacity=10_000)
