@@ -10,8 +10,9 @@ are searched. An
 *integer-valued* column (every reference edge a whole number, a range of at most
 ``ncell`` numbers) gets one cell per whole number, so counts and other discrete features
 never go down the searched path. Rows are cut into chunks counted on a thread pool; the
-compiled loop releases the GIL, so every core counts. Counts are integers: the kernel and
-the fallback give identical results (property-tested).
+compiled loop releases the GIL, so every core counts; other work on the batch (a
+sketch's sums, in numpy) runs beside on one of them, whose chunk is shorter. Counts are
+integers: the kernel and the fallback give identical results (property-tested).
 
 ``DRIFTWATCH_KERNEL=numpy`` forces the fallback, ``DRIFTWATCH_KERNEL=numba`` requires the
 kernel; ``DRIFTWATCH_KERNEL_THREADS`` caps the threads (default: the usable cores).
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -219,14 +220,23 @@ def _either_order(a: np.ndarray, dtype: type) -> np.ndarray:
     return a if a.flags.c_contiguous or a.flags.f_contiguous else np.ascontiguousarray(a)
 
 
-def _chunks(n: int, per_row: int) -> list[tuple[int, int]]:
-    most = max(n * max(per_row, 1) // _MIN_VALUES_PER_TASK, 1)
+def _chunks(n: int, per_row: int, beside: int = 0) -> list[tuple[int, int]]:
+    """Row spans ``(a, b)`` from 0 to ``n``, one per thread worth starting.
+
+    ``beside``: work the last span's thread also does, in values counted per row; that
+    span is shortened so that every thread has about the same share of the whole (and
+    holds at least a row)."""
+    per = max(per_row, 1)
+    most = max(n * per // _MIN_VALUES_PER_TASK, 1)
     # the cores are asked (an environment read and a system call) only for a batch worth
     # splitting: a pane's slice of a poll, the common call, is not
     tasks = 1 if most == 1 else min(_threads(), most)
     if tasks == 1:  # a poll's batch, mostly: one span, without numpy's 15 us of linspace
         return [(0, n)] if n > 0 else []
-    cuts = np.linspace(0, n, tasks + 1).astype(np.int64)
+    last = n // tasks
+    if beside > 0:  # (last * per + n * beside) is 1 / tasks of n * (per + beside)
+        last = min(max(n * (per - (tasks - 1) * beside) // (tasks * per), 1), last)
+    cuts = [*np.linspace(0, n - last, tasks).astype(np.int64).tolist(), n]
     return [(int(a), int(b)) for a, b in itertools.pairwise(cuts) if b > a]
 
 
@@ -236,12 +246,22 @@ def count_fused(
     score: np.ndarray,
     cat: CategoricalTable | None = None,
     codes: np.ndarray | None = None,
+    *,
+    beside: Callable[[], object] | None = None,
+    beside_cost: int = 4,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Count ``numeric[n, C]`` and ``score[n]`` on ``tables`` (``C + 1`` columns, the score
     last; ``score`` may be ``None`` with ``C`` columns) and ``codes[n, G]`` on ``cat``.
 
     Returns fine counts ``int64[C(+1), width]``, under and over counts, and categorical
     counts ``int64[G, cat.width]``. Requires the compiled kernel (:func:`kernel_name`).
+
+    ``beside``: other work on the same batch (a sketch's sums: numpy, which releases the
+    GIL), run once before this returns, and raising here if it raises. On a batch split
+    across threads it runs on the last one, whose rows are cut by ``beside_cost`` (what
+    it costs, in values counted per row: a sketch's sums cost about four, measured) so
+    that the threads finish together; otherwise
+    after the count, on the calling thread.
     """
     loop = _compiled.loop()
     if loop is None:
@@ -262,7 +282,7 @@ def count_fused(
     cw = 3 if cat is None else cat.width
     ncol = tables.n_columns
     g = lut.shape[0]
-    spans = _chunks(n, ncol + g)
+    spans = _chunks(n, ncol + g, beside_cost if beside is not None else 0)
     outs = [
         (np.zeros((ncol, tables.width), np.int64), np.zeros(ncol, np.int64),
          np.zeros((g, cw), np.int64))
@@ -270,6 +290,8 @@ def count_fused(
     ]
 
     def run(i: int) -> None:
+        if i and i == len(spans) - 1 and beside is not None:
+            beside()
         a, b = spans[i]
         fine, under, cc = outs[i]
         loop(x, by_column, s, k, a, b, tables.lo, tables.inv, tables.top, tables.cells,
@@ -281,8 +303,11 @@ def count_fused(
         run(0)
         for done in rest:
             done.result()
-    elif spans:
-        run(0)
+    else:
+        if spans:
+            run(0)
+        if beside is not None:
+            beside()
     fine, under, cc = outs[0]
     for more in outs[1:]:  # integer counts: the order of the sum does not matter
         fine += more[0]

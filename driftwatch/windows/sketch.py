@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,20 +95,25 @@ class SketchLayout:
         return tables, cat
 
     def count(
-        self, numeric: np.ndarray, codes: np.ndarray, score: np.ndarray
+        self, numeric: np.ndarray, codes: np.ndarray, score: np.ndarray,
+        beside: Callable[[], object] | None = None,
     ) -> tuple[np.ndarray, ...]:
         """Numeric fine, under, over counts, categorical counts, and the score's fine,
-        under, over counts of one batch: one compiled pass when the kernel is in use."""
+        under, over counts of one batch: one compiled pass when the kernel is in use.
+        ``beside`` runs once before this returns, on a thread the pass leaves room on
+        (:func:`~driftwatch.windows.kernel.count_fused`)."""
         if kernel.kernel_name() == "numpy" or len(score) == 0:
             nf, nu, no = self.numeric.count(numeric)
             cat = self.categorical.count(codes)
             sf, su, so = self.score.count(score[:, None])
+            if beside is not None:
+                beside()
             return nf, nu, no, cat, sf, su, so
         tables, lut = self.fused_tables
         f, g = len(self.numeric.names), len(self.categorical.names)
         fine, under, over, cat = kernel.count_fused(
             tables, np.asarray(numeric, dtype=np.float64).reshape(len(score), f), score,
-            lut, np.asarray(codes).reshape(len(score), g),
+            lut, np.asarray(codes).reshape(len(score), g), beside=beside,
         )
         nw, sw = self.numeric.fine_width, self.score.fine_width
         return (fine[:f, :nw], under[:f], over[:f], cat[:, : self.categorical.width],
@@ -228,15 +233,13 @@ class Sketch:
         n = len(batch)
         if n == 0:
             return
-        lay = self.layout
-        self.n += n
-        t = batch.event_time
-        if np.isfinite(t).any():
-            self.t_min = min(self.t_min, float(np.nanmin(t)))
-            self.t_max = max(self.t_max, float(np.nanmax(t)))
-        fine, under, over, cat, sfine, sunder, sover = lay.count(
-            batch.numeric, batch.categorical, batch.score
+        # the sums are taken beside the counting pass, on a core it leaves room on: the
+        # same numpy calls on the same arrays as in turn, so the same bits
+        fine, under, over, cat, sfine, sunder, sover = self.layout.count(
+            batch.numeric, batch.categorical, batch.score,
+            beside=functools.partial(self._add_sums, batch),
         )
+        self.n += n
         self.num_fine += fine
         self.num_under += under
         self.num_over += over
@@ -244,7 +247,16 @@ class Sketch:
         self.score_fine += sfine
         self.score_under += sunder
         self.score_over += sover
+
+    def _add_sums(self, batch: Batch) -> None:
+        """Everything of a batch but its bin counts: time span, score moments, decisions,
+        exposure and business metrics (fields the counts never touch)."""
+        t = batch.event_time
+        if np.isfinite(t).any():
+            self.t_min = min(self.t_min, float(np.nanmin(t)))
+            self.t_max = max(self.t_max, float(np.nanmax(t)))
         self._add_moments(batch.score)
+        n = len(batch)
         d = batch.decision
         app = int(np.count_nonzero(d == DECISION_APPROVE))
         dec = int(np.count_nonzero(d == DECISION_DECLINE))

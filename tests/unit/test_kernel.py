@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -165,6 +166,59 @@ def test_chunks_cover_the_rows_in_even_spans(n, per_row, threads):
         assert spans[0][0] == 0 and spans[-1][1] == n
         sizes = [b - a for a, b in spans]
         assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(0, 1_000_000), per_row=st.integers(0, 40), threads=st.integers(2, 8),
+       beside=st.integers(1, 12))
+def test_the_span_that_also_works_beside_is_shortened_to_an_even_share(n, per_row, threads,
+                                                                         beside):
+    """As many spans as without work beside, still from row 0 to ``n``; the last (whose
+    thread also does the work beside) is the shortest, at least a row, and its thread's
+    share, ``last * per_row + n * beside``, is within a row of every other thread's
+    unless even one row is more than a share."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DRIFTWATCH_KERNEL_THREADS", str(threads))
+        even = kernel._chunks(n, per_row)
+        spans = kernel._chunks(n, per_row, beside)
+    assert len(spans) == len(even)
+    if len(spans) < 2:
+        assert spans == even
+        return
+    assert spans[0][0] == 0 and spans[-1][1] == n
+    assert [a for a, _ in spans[1:]] == [b for _, b in spans[:-1]]
+    per = max(per_row, 1)
+    sizes = [b - a for a, b in spans]
+    last, others = sizes[-1], sizes[:-1]
+    assert 1 <= last <= min(others) and max(others) - min(others) <= 1
+    share = n * (per + beside) / len(spans)
+    if last > 1:  # not cut to the floor of one row: the split is even, to a row or two
+        assert abs(last * per + n * beside - share) <= 2 * per
+        assert all(abs(k * per - share) <= 2 * per for k in others)
+
+
+def test_work_beside_runs_once_on_one_thread_or_split_and_its_error_is_raised(monkeypatch):
+    """On a batch counted whole and on one split across threads: the work beside runs
+    exactly once, the counts are those without it, and what it raises is raised."""
+    rng = np.random.default_rng(5)
+    ref = np.stack([reference(k, rng, 5_000) for k in KINDS], axis=1)
+    lay = NumericLayout.fit([f"x{j}" for j in range(len(KINDS))], ref)
+    tables = lay._counter.tables
+    for rows, threads in ((100, "2"), (60_000, "1"), (60_000, "2"), (60_000, "3")):
+        monkeypatch.setenv("DRIFTWATCH_KERNEL_THREADS", threads)
+        x = np.stack([queries(ref[:, j], lay.fine_edges[j], rng, rows)
+                      for j in range(len(KINDS))], axis=1)
+        calls: list[int] = []
+        got = kernel.count_fused(tables, x, None, beside=functools.partial(calls.append, 1))
+        assert calls == [1]
+        for g, w in zip(got[:3], lay._counter.count_numpy(x), strict=True):
+            np.testing.assert_array_equal(g, w)
+
+        def fails() -> None:
+            raise OSError("beside")
+
+        with pytest.raises(OSError, match="beside"):
+            kernel.count_fused(tables, x, None, beside=fails)
 
 
 @settings(max_examples=100, deadline=None)

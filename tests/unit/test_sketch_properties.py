@@ -280,3 +280,25 @@ def test_labelled_rows_added_together_equal_each_sketch_added_alone(
         own = Sketch.from_dict(LAYOUT, base[0].to_dict())
         own.add_labelled(score, label, exposure)
         assert json.dumps(own.to_dict()) == json.dumps(alone[0].to_dict())
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(45_000, 70_000))
+def test_a_batch_split_across_threads_gives_the_same_sketch_to_the_bit(seed: int, n: int) -> None:
+    """A batch large enough to be counted on several threads, its sums (moments, time
+    span, decisions, exposure) taken beside the count on one of them: every count and
+    every float is what one thread gives."""
+    from driftwatch.windows import kernel
+
+    b = _batch(seed, n)
+    got = {}
+    with pytest.MonkeyPatch.context() as mp:
+        for threads in (1, 2, 3):
+            mp.setenv("DRIFTWATCH_KERNEL_THREADS", str(threads))
+            if kernel.kernel_name() == "numba" and threads > 1:
+                assert len(kernel._chunks(n, 3 + 2 + 1, 4)) == threads
+            s = Sketch.empty(LAYOUT)
+            s.add_batch(b)
+            got[threads] = json.dumps(s.to_dict(), sort_keys=True)
+    assert got[1] == got[2] == got[3]
+    assert json.loads(got[1])["n"] == n
