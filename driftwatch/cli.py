@@ -95,6 +95,13 @@ def _init_parser(sub: Any) -> None:
     i.add_argument("--time-format", metavar="FORMAT",
                    help="strptime format of a text event time (e.g. '%%d/%%m/%%Y'), when "
                    "init cannot tell it; written as the connector's event_time format")
+    # onboard.times.COUNT_UNITS, written out: the command line imports no numpy to start
+    i.add_argument("--time-unit", choices=("s", "ms", "us", "ns", "min", "h", "d"),
+                   metavar="UNIT",
+                   help="what one step of a numeric event time counts, when init cannot "
+                   "tell it: s, ms, us, ns, min, h or d (PaySim's step counts hours: "
+                   "--time-field step --time-unit h); written as the connector's "
+                   "event_time unit")
     i.add_argument("--score-is", choices=("p_bad", "p_good"),
                    help="what the score is the probability of (default: checked on labels)")
     i.add_argument("--proba-at", type=int, metavar="N",

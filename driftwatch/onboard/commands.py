@@ -123,7 +123,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                    names[1])
     opts = Options(
         model=model, id_field=args.id_field, time_field=args.time_field,
-        time_format=args.time_format,
+        time_format=args.time_format, time_unit=args.time_unit,
         score_field=args.score_field, label_field=args.label_field,
         decision_field=args.decision_field, exposure_field=args.exposure_field,
         score_is=args.score_is, proba_at=args.proba_at, label_bad=args.label_bad,

@@ -30,6 +30,7 @@ from driftwatch.onboard.placeholders import placeholder_note
 from driftwatch.onboard.plandata import Feature, Plan
 from driftwatch.onboard.roles import ID, PREDICTED, TIME, present, shown, two_values
 from driftwatch.onboard.sentinels import likely_missing_values
+from driftwatch.onboard.timefields import clock_hint
 from driftwatch.onboard.unknownlevels import missing_word_level
 from driftwatch.schema import level_text
 from driftwatch.textnumbers import number_in
@@ -301,9 +302,12 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             plan.say(f"  {c}: flag", f"{flag}: each read as the reference's value of the "
                      "same side")
         elif far := apart(col, kind, sample):
+            # read in record order, a clock among the features may be the time to take
+            hint = clock_hint(p, sample) if plan.predictions.time_source == "order" else None
             plan.say(f"  warning: {c}", f"{far}: " + (
-                f"a time or counter that grows is not a feature (--ignore {c}); a unit "
-                "change is a fault to fix upstream" if kind == "numeric" else
+                f"a time or counter that grows is not a feature (--ignore {c}); "
+                + (f"{hint}; " if hint else "") + "a unit change is a fault to fix upstream"
+                if kind == "numeric" else
                 f"a column that names the file, period or batch is not a feature (--ignore "
                 f"{c}); renamed categories are a fault to fix upstream"))
         if fmt and (bad := [v for v in text if not _reads(fmt, v, marks[1])]):

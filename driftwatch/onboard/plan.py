@@ -78,7 +78,7 @@ from driftwatch.onboard.streamdecision import (
 from driftwatch.onboard.textcodes import numbers_with_missing_texts
 from driftwatch.onboard.textscore import text_score_note, with_text_numbers
 from driftwatch.onboard.timefields import offset_clock, read_time, times_by_value
-from driftwatch.onboard.times import check_time_format
+from driftwatch.onboard.times import check_time_format, check_time_unit
 from driftwatch.onboard.unnamedscore import lacking, unnamed_score
 from driftwatch.windows.conventions import norm_value
 
@@ -171,6 +171,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
         plan.say(f"id: {idc.name}", idc.why)
     others = [p for p in paths if idc is None or p != idc.name]
     check_time_format(opts.time_format, where)
+    check_time_unit(opts.time_unit, opts.time_format, where)
     # a file without times is read in record order; but a field named like a time whose
     # values do not read as one (ULB's seconds from the start) is an error that says how
     named_time = any(name_rank(p, *TIME) for p in others)
@@ -182,9 +183,11 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                    required=sample.topic is None and named_time and not no_time, values=vals,
                    by_values=times_by_value(others, vals, opts.time_format))
     if tc is None:
-        if opts.time_format is not None:
-            raise ConfigError("--time-format needs a time field, and no field reads as event "
-                              "time", file=where, hint="pass --time-field NAME")
+        for flag, given in (("--time-format", opts.time_format),
+                            ("--time-unit", opts.time_unit)):
+            if given is not None:
+                raise ConfigError(f"{flag} needs a time field, and no field reads as event "
+                                  "time", file=where, hint="pass --time-field NAME")
         if sample.topic is not None:
             sp.time_source = "kafka_timestamp"
             plan.say("event time: Kafka record timestamp", "no field reads as event time")
@@ -203,7 +206,7 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
                          "pass --time-field NAME if a field holds the time"))
     else:
         read_time(plan, sp, (f"event time: {tc.name}", tc.why), tc.name, vals(tc.name),
-                  where, opts.time_format)
+                  where, opts.time_format, opts.time_unit)
     if idc is None:
         if sp.time_source != "order":  # read in time order: a number is no id there
             find_id(required=True)

@@ -18,6 +18,8 @@ class Options:
     id_field: str | None = None
     time_field: str | None = None
     time_format: str | None = None  # strptime format of a text event time
+    #: the unit of a numeric event time (``--time-unit``): PaySim's step counts hours
+    time_unit: str | None = None
     score_field: str | None = None
     label_field: str | None = None
     decision_field: str | None = None

@@ -24,9 +24,15 @@ from driftwatch.onboard.infer import (
 )
 from driftwatch.onboard.plandata import Plan, StreamPlan
 from driftwatch.onboard.roles import present
-from driftwatch.onboard.times import counts_from_start, time_reading
+from driftwatch.onboard.times import (
+    UNIT_WORDS,
+    counter_unit,
+    counts_from_start,
+    time_reading,
+)
 
-__all__ = ["fix_two_digit_years", "offset_clock", "read_time", "time_todo", "times_by_value"]
+__all__ = ["clock_hint", "fix_two_digit_years", "offset_clock", "read_time", "time_todo",
+           "times_by_value"]
 
 #: Names of a clock that counts from an unstated start (IEEE-CIS's ``TransactionDT``, a
 #: ``txn_dt``): "dt" as the last word of the snake_case name
@@ -57,6 +63,39 @@ def offset_clock(names: Sequence[str], vals: Callable[[str], list[Any]]) -> str 
         if np.all(np.mod(arr, 1) == 0) and np.mean(np.diff(arr) < 0) <= _BACK_STEPS:
             found.append(n)
     return found[0] if len(found) == 1 else None
+
+
+def clock_hint(path: str, values: Sequence[Any]) -> str | None:
+    """How to read the field ``path`` as the event time, where its sample values are whole
+    numbers counting from a start that rarely step back (three distinct at least): the
+    ``--time-field`` and ``--time-unit`` to pass, with the unit its name says
+    (:func:`~driftwatch.onboard.times.counter_unit`: PaySim's ``step``, an hour), or the
+    choice of units where it says none; None for other values.
+
+    >>> clock_hint("step", [1, 1, 2, 3, 5]).split(": pass ")[1].split(";")[0]
+    '--time-field step --time-unit h (its name says hours'
+    >>> "--time-unit UNIT" in clock_hint("tick", [0, 1, 2])
+    True
+    >>> clock_hint("step", [3, 1, 2, 0]), clock_hint("amount", [1.5, 2.5, 3.5])
+    (None, None)
+    """
+    got = [v for v in values if present(v)]
+    if len(set(got)) < 3 or not counts_from_start(got):
+        return None
+    arr = np.asarray(got, dtype=np.float64)
+    if not np.all(np.mod(arr, 1) == 0) or np.mean(np.diff(arr) < 0) > _BACK_STEPS:
+        return None
+    unit = counter_unit(path)
+    then = "init then prints the origin: line to add"
+    if unit is None:
+        return (f"if it counts time from a start, window by it: pass --time-field {path} "
+                "--time-unit UNIT, what one step of it is (s, min, h or d; its name does not "
+                f"say; {then})")
+    if unit == "s":  # what --time-field reads it as
+        return (f"if it counts time from a start, window by it: pass --time-field {path} "
+                f"(read as seconds; {then})")
+    return (f"if it counts time from a start, window by it: pass --time-field {path} "
+            f"--time-unit {unit} (its name says {UNIT_WORDS[unit]}; {then})")
 
 
 def time_todo(name: str, vals: list[Any]) -> str:
@@ -115,11 +154,13 @@ def _as_years(name: str) -> Candidate:
 
 
 def read_time(plan: Plan, sp: StreamPlan, line: tuple[str, str], name: str,
-              values: list[Any], where: str, fmt: str | None = None) -> None:
+              values: list[Any], where: str, fmt: str | None = None,
+              unit: str | None = None) -> None:
     """Set how ``sp`` reads its time field ``name`` and say it: ``line`` (what, why) with
     the reading's note (a zone-less time read as UTC), then the reading's own lines (see
-    :func:`~driftwatch.onboard.times.time_reading`)."""
-    r = time_reading(name, values, where, fmt)
+    :func:`~driftwatch.onboard.times.time_reading`; ``fmt`` and ``unit``: the user's
+    ``--time-format`` and ``--time-unit``)."""
+    r = time_reading(name, values, where, fmt, unit)
     sp.time_path, sp.time_unit, sp.time_format, sp.time_offsets = (
         name, r.unit, r.format, r.offsets)
     plan.say(line[0], line[1] + r.note)

@@ -8,6 +8,13 @@ with the line that says why.
 >>> r = time_reading("Time", [0.0, 2.0, 172792.0], "live.csv")
 >>> r.unit, r.format, r.offsets, 'origin: "YYYY-MM-DDTHH:MM:SSZ"' in r.lines[0][1]
 ('s', None, True, True)
+
+A count from a start is read in the unit the user gives (``--time-unit``): PaySim's
+``step`` counts hours.
+
+>>> r = time_reading("step", [1, 1, 2, 743], "live.csv", unit="h")
+>>> r.unit, r.offsets, "count hours (--time-unit h)" in r.lines[0][1]
+('h', True, True)
 """
 
 from __future__ import annotations
@@ -25,26 +32,55 @@ from driftwatch.errors import ConfigError
 from driftwatch.onboard.bareyears import bare_years, year_note
 from driftwatch.onboard.digitdates import digit_formats
 from driftwatch.onboard.infer import text_formats, time_unit
+from driftwatch.onboard.matching import name_key
 from driftwatch.onboard.roles import present, shown
 
-__all__ = ["ORIGIN_PLACEHOLDER", "TimeReading", "check_time_format", "counts_from_start",
+__all__ = ["COUNT_UNITS", "ORIGIN_PLACEHOLDER", "UNIT_WORDS", "TimeReading",
+           "check_time_format", "check_time_unit", "counter_unit", "counts_from_start",
            "time_reading", "zoneless"]
 
 #: What init writes where only the user knows the instant a count starts from
 ORIGIN_PLACEHOLDER = "YYYY-MM-DDTHH:MM:SSZ"
 #: Numbers below this are no epoch seconds init takes (1999-10-15): a count from a start
 _EPOCH_FLOOR = 9.4e8
+#: The units ``--time-unit`` may give a time written as a number: the connector's count
+#: units (``auto`` and ``iso`` are no count)
+COUNT_UNITS = ("s", "ms", "us", "ns", "min", "h", "d")
+#: Each count unit in words
+UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds",
+              "ns": "nanoseconds", "min": "minutes", "h": "hours", "d": "days"}
+#: Words of a field's name that say what one step of its count is: PaySim's ``step`` is an
+#: hour of its simulation, IEEE-CIS's ``TransactionDT`` a second (``min`` alone is left out:
+#: a minimum as often as a minute)
+_NAME_UNITS = {"ms": "ms", "msec": "ms", "millis": "ms", "milliseconds": "ms",
+               "sec": "s", "secs": "s", "second": "s", "seconds": "s", "dt": "s",
+               "minute": "min", "minutes": "min", "mins": "min",
+               "step": "h", "steps": "h", "hour": "h", "hours": "h", "hr": "h", "hrs": "h",
+               "day": "d", "days": "d"}
 
 
 @dataclass(frozen=True)
 class TimeReading:
     """How the connector reads a time field, and what init says about it."""
 
-    unit: str = "auto"  # auto | s | ms | us | ns | iso
+    unit: str = "auto"  # auto | s | ms | us | ns | min | h | d | iso
     format: str | None = None  # a strptime format for text times
     offsets: bool = False  # a count from a start: the connector needs an origin
     lines: tuple[tuple[str, str], ...] = ()  # (what, why) for init's output
     note: str = ""  # added to the time's own line
+
+
+def counter_unit(name: str) -> str | None:
+    """The unit a count from a start most likely steps in, as its name says (None where
+    the name says none, or several): what ``init`` suggests with ``--time-unit``.
+
+    >>> counter_unit("step"), counter_unit("hours_since_open"), counter_unit("TransactionDT")
+    ('h', 'h', 's')
+    >>> counter_unit("elapsedDays"), counter_unit("Time"), counter_unit("min_balance")
+    ('d', None, None)
+    """
+    found = {_NAME_UNITS[w] for w in name_key(name).split("_") if w in _NAME_UNITS}
+    return found.pop() if len(found) == 1 else None
 
 
 def counts_from_start(values: Sequence[Any]) -> bool:
@@ -94,11 +130,12 @@ def _iso(values: Sequence[Any]) -> TimeReading:
         "offset, e.g. +02:00, if they are local times)"))
 
 
-def _as_time(v: Any) -> str:
-    """How replay's ``unit: auto`` reads a number that is not an epoch time."""
+def _as_time(v: Any, unit: str = "auto") -> str:
+    """How replay reads a number that is not an epoch time in ``unit`` (``auto``: as
+    seconds, or milliseconds where large), without an origin."""
     try:
         x = float(v)
-        return pd.Timestamp(from_numbers(np.array([x]), "auto")[0], unit="s",
+        return pd.Timestamp(from_numbers(np.array([x]), unit)[0], unit="s",
                             tz="UTC").isoformat()
     except (TypeError, ValueError, OverflowError, pd.errors.OutOfBoundsDatetime):
         return "unreadable"
@@ -109,6 +146,68 @@ def check_time_format(fmt: str | None, where: str) -> None:
     if fmt is not None and (problem := format_problem(fmt)):
         raise ConfigError(f"--time-format: {problem}", file=where, found=repr(fmt),
                           hint="a strptime format with a year, quoted: --time-format '%d/%m/%Y'")
+
+
+def check_time_unit(unit: str | None, fmt: str | None, where: str) -> None:
+    """Refuse a ``--time-unit`` beside a ``--time-format`` (``where``: the sample): a format
+    reads text, a unit counts numbers, and the connector takes one or the other."""
+    if unit is not None and fmt is not None:
+        raise ConfigError(f"--time-unit {unit} and --time-format {fmt!r}: a format reads "
+                          "text times, a unit counts numbers; the connector's event_time "
+                          "takes one or the other", file=where,
+                          hint="drop one: --time-unit for a number, --time-format for text")
+
+
+def _counted(name: str, values: Sequence[Any], where: str, unit: str) -> TimeReading:
+    """``--time-unit UNIT``: numbers that count from a start are offsets in ``unit``; epoch
+    numbers keep the unit their values show, so a unit that reads them otherwise (epoch
+    seconds as hours) is refused, as is any value that is no number."""
+    vals = [v for v in values if present(v)]
+    if not vals or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                           for v in vals):
+        raise ConfigError(f"--time-unit {unit}: the event time {name} is not written as "
+                          f"numbers ({shown(vals)})", file=where,
+                          hint="drop --time-unit (for dates written as text, --time-format "
+                          "gives their format)")
+    if counts_from_start(vals):
+        return _offsets(name, vals, unit, given=True)
+    epoch = time_unit(vals)
+    if epoch == unit:
+        return TimeReading(unit)
+    first = vals[0]
+    if epoch is not None:
+        raise ConfigError(f"--time-unit {unit}: the values of {name} ({shown(vals)}) are epoch "
+                          f"{UNIT_WORDS[epoch]}, which {unit} would read otherwise ({first!r} "
+                          f"as {_as_time(first, unit)})", file=where,
+                          hint=f"drop --time-unit (init reads them as {epoch}), or pass "
+                          f"--time-unit {epoch}")
+    raise ConfigError(f"--time-unit {unit}: the values of {name} ({shown(vals)}) neither count "
+                      "from a start (whole or decimal numbers from 0 up) nor are epoch "
+                      "seconds, milliseconds, microseconds or nanoseconds", file=where,
+                      hint="drop --time-unit, or convert the times to epoch time upstream")
+
+
+def _offsets(name: str, values: Sequence[Any], unit: str, given: bool) -> TimeReading:
+    """Numbers counting from a start, read in ``unit`` (``given``: from ``--time-unit``;
+    else seconds, with the unit the field's name suggests, or the choice): the origin
+    is the user's to add, and the warning says so with the line to add."""
+    from driftwatch.onboard.write import q  # write reads plans, which read times
+
+    first = next((v for v in values if present(v)), None)
+    counting = f"count {UNIT_WORDS[unit]} (--time-unit {unit})" if given else "count"
+    if given:
+        other = ""
+    elif (guess := counter_unit(name)) not in (None, "s"):
+        other = (f" (its name says {UNIT_WORDS[guess]}: pass --time-unit {guess} to read "
+                 f"them so and write unit: {guess})")
+    else:
+        other = (" (pass --time-unit ms, min, h or d if they count milliseconds, minutes, "
+                 "hours or days: PaySim's step counts hours)")
+    return TimeReading(unit, offsets=True, lines=((
+        f"  warning: {name}", f"its values ({shown(values)}) {counting} from a start, not "
+        f"from 1970: replay reads {first!r} as {_as_time(first, unit)}. Add the instant "
+        f"they count from (init cannot know it) to the connector: event_time: {{path: "
+        f'{q(name)}, unit: {unit}, origin: "{ORIGIN_PLACEHOLDER}"}}{other}'),))
 
 
 def _given(name: str, values: Sequence[Any], where: str, fmt: str) -> TimeReading:
@@ -131,13 +230,16 @@ def _in_digits(name: str, fmt: str, distinct: Sequence[Any]) -> TimeReading:
         "numbers or as text (no zone: UTC)"),))
 
 
-def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None = None
-                 ) -> TimeReading:
+def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None = None,
+                 unit: str | None = None) -> TimeReading:
     """How to read the time field ``name`` of the sample ``where`` (``fmt``: the user's
-    ``--time-format``). Text in several formats that give different times is an error
-    naming them."""
+    ``--time-format``, ``unit`` their ``--time-unit``). Text in several formats that give
+    different times is an error naming them."""
+    check_time_unit(unit, fmt, where)
     if fmt is not None:
         return _given(name, values, where, fmt)
+    if unit is not None:
+        return _counted(name, values, where, unit)
     distinct = list(dict.fromkeys(v for v in values if present(v)))
     unit = time_unit(values)
     # text '20240131' is ISO's basic form too, but unit: iso refuses the number 20240131
@@ -165,14 +267,7 @@ def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None =
         return _in_digits(name, digits[0], distinct)
     first = next((v for v in values if present(v)), None)
     if counts_from_start(values):
-        from driftwatch.onboard.write import q  # write reads plans, which read times
-
-        return TimeReading("s", offsets=True, lines=((
-            f"  warning: {name}", f"its values ({shown(values)}) count from a start, not "
-            f"from 1970: replay reads {first!r} as {_as_time(first)}. Add the instant they "
-            f"count from (init cannot know it) to the connector: event_time: {{path: "
-            f'{q(name)}, unit: s, origin: "{ORIGIN_PLACEHOLDER}"}} (unit: ms, min, h or d if '
-            "they count milliseconds, minutes, hours or days: PaySim's step counts hours)"),))
+        return _offsets(name, values, "s", given=False)
     return TimeReading("auto", lines=((
         f"  warning: {name}", f"its values ({shown(values)}) are not epoch seconds, "
         f"milliseconds, ISO-8601 or dates in a common format: replay reads {first!r} as "

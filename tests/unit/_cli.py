@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -19,14 +20,15 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
 
 
 def init_then_replay(tmp: Path, capsys: pytest.CaptureFixture[str], *, reference: str,
-                     sample: str, outcomes: str) -> tuple[str, str]:
-    """``driftwatch init`` on files in ``tmp`` (writing ``c.yaml`` and ``p.yaml``), then
-    ``replay`` of the sample and outcomes with them into ``tmp/o``; each must succeed.
-    What each printed."""
+                     sample: str, outcomes: str, init_flags: Sequence[str] = ()
+                     ) -> tuple[str, str]:
+    """``driftwatch init`` on files in ``tmp`` (writing ``c.yaml`` and ``p.yaml``; with
+    ``init_flags`` too), then ``replay`` of the sample and outcomes with them into
+    ``tmp/o``; each must succeed. What each printed."""
     code, said_init, err = run_cli(
         ["init", "--reference", str(tmp / reference), "--sample", str(tmp / sample),
          "--outcomes", str(tmp / outcomes), "--connector-out", str(tmp / "c.yaml"),
-         "--policy-out", str(tmp / "p.yaml")], capsys)
+         "--policy-out", str(tmp / "p.yaml"), *init_flags], capsys)
     assert code == 0, err
     code, said_replay, err = run_cli(
         ["replay", "--connector", str(tmp / "c.yaml"), "--policy", str(tmp / "p.yaml"),
