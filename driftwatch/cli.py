@@ -88,7 +88,9 @@ def _init_parser(sub: Any) -> None:
         i.add_argument(f"--{role}-field", metavar="NAME",
                        help=f"the {role} field (column or dotted path) when ambiguous"
                        + {"exposure": "; 'none' for no exposure",
-                          "time": "; 'none' reads a file in record order",
+                          "time": "; 'none' reads a file in record order; outcomes "
+                          "without a time of their own take their field of that name, on "
+                          "the same clock, where its values read alike",
                           "label": "; REFERENCE_NAME=STREAM_NAME where the outcomes name "
                           "it otherwise (a name spelled otherwise in case, spaces, dots "
                           "or hyphens is matched without it)"}.get(role, ""))

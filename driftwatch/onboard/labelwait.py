@@ -6,9 +6,11 @@ comes much later: Lending Club's outcomes file dates each one by its last paymen
 (``last_pymnt_d``), months or years after ``issue_d``. A prediction that waits less than
 that expires unlabelled and its outcome then finds nothing to join, so a replay reports no
 bad rate, AUC or calibration at all. Where both samples carry times and join by id,
-``init`` measures the delay on the pairs and, where the longest is over the default, writes
-``labels: {ttl: ...}`` at :data:`MARGIN` times that delay in whole days (at most
-:data:`MAX_TTL_DAYS`), and says so: a sample's first rows seldom hold the longest delays.
+``init`` measures the delay on the pairs (two counts from one start in one unit, such as
+IEEE-CIS's ``TransactionDT`` on both sides, need no origin for it) and, where the longest
+is over the default, writes ``labels: {ttl: ...}`` at :data:`MARGIN` times that delay in
+whole days (at most :data:`MAX_TTL_DAYS`), and says so: a sample's first rows seldom hold
+the longest delays.
 
 >>> wait_for([0.0, 86400.0], [200 * 86400.0, 400 * 86400.0]).ttl
 '798d'
@@ -76,8 +78,12 @@ def label_wait(preds: StreamPlan, outs: StreamPlan | None,
     cannot be paired so or every delay fits the default."""
     if outs is None or preds.id_source != "payload" or not outs.id_path:
         return None
-    if any(s.time_source != "payload" or s.time_path is None or s.time_offsets
-           for s in (preds, outs)):  # offsets from a start only the user knows: no delay
+    if any(s.time_source != "payload" or s.time_path is None for s in (preds, outs)):
+        return None
+    if (preds.time_offsets or outs.time_offsets) and not (
+            preds.time_offsets and outs.time_offsets and preds.time_unit == outs.time_unit):
+        # offsets from a start only the user knows: a delay only between two counts from
+        # the same start in the same unit (the outcomes read on the predictions' clock)
         return None
     times = {}
     for s in (preds, outs):

@@ -77,7 +77,13 @@ from driftwatch.onboard.streamdecision import (
 )
 from driftwatch.onboard.textcodes import numbers_with_missing_texts
 from driftwatch.onboard.textscore import text_score_note, with_text_numbers
-from driftwatch.onboard.timefields import offset_clock, read_time, times_by_value
+from driftwatch.onboard.timefields import (
+    offset_clock,
+    on_prediction_clock,
+    read_time,
+    same_clock,
+    times_by_value,
+)
 from driftwatch.onboard.times import check_time_format, check_time_unit
 from driftwatch.onboard.unnamedscore import lacking, unnamed_score
 from driftwatch.windows.conventions import norm_value
@@ -336,7 +342,9 @@ def _outcomes(plan: Plan, s: Sample, opts: Options) -> StreamPlan:
     rest = [p for p in paths if p not in (id_path, lab)]
     tc = find_role("outcomes time", TIME, rest, time_check(vals), "--time-field", None,
                    where, by_values=times_by_value(rest, vals))
-    if tc is None and s.topic is not None:
+    if tc is None and (clock := same_clock(plan.predictions, rest, vals)) is not None:
+        on_prediction_clock(plan, out, clock, given=opts.time_field is not None)
+    elif tc is None and s.topic is not None:
         out.time_source = "kafka_timestamp"
         plan.say("outcomes time: Kafka record timestamp", "no field reads as a time")
     elif tc is None:

@@ -12,7 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from driftwatch.connectors.eventtime import century_start_at, writes_two_digit_year
+from driftwatch.connectors.eventtime import (
+    century_start_at,
+    event_times,
+    writes_two_digit_year,
+)
+from driftwatch.errors import ConfigError
 from driftwatch.onboard.bareyears import bare_years, in_year_range, named_year
 from driftwatch.onboard.digitdates import DIGIT_FORMATS, digit_formats
 from driftwatch.onboard.infer import (
@@ -22,6 +27,7 @@ from driftwatch.onboard.infer import (
     text_formats,
     time_unit,
 )
+from driftwatch.onboard.matching import stream_path
 from driftwatch.onboard.plandata import Plan, StreamPlan
 from driftwatch.onboard.roles import present
 from driftwatch.onboard.times import (
@@ -31,8 +37,8 @@ from driftwatch.onboard.times import (
     time_reading,
 )
 
-__all__ = ["clock_hint", "fix_two_digit_years", "offset_clock", "read_time", "time_todo",
-           "times_by_value"]
+__all__ = ["clock_hint", "fix_two_digit_years", "offset_clock", "on_prediction_clock",
+           "read_time", "same_clock", "time_todo", "times_by_value"]
 
 #: Names of a clock that counts from an unstated start (IEEE-CIS's ``TransactionDT``, a
 #: ``txn_dt``): "dt" as the last word of the snake_case name
@@ -166,6 +172,56 @@ def read_time(plan: Plan, sp: StreamPlan, line: tuple[str, str], name: str,
     plan.say(line[0], line[1] + r.note)
     for what, why in r.lines:
         plan.say(what, why)
+
+
+def same_clock(preds: StreamPlan, names: Sequence[str],
+               vals: Callable[[str], list[Any]]) -> str | None:
+    """The field of ``names`` (an outcomes sample's) that carries the predictions' time
+    field, by its path or a name spelled otherwise (:func:`stream_path`), and whose every
+    value reads as the predictions' do (``preds``' unit or format), counting from a start
+    where theirs do: IEEE-CIS's outcomes dated by their own ``TransactionDT``, read as
+    seconds from the predictions' start. None where the predictions take no time from a
+    field, or no such field reads so.
+
+    >>> preds = StreamPlan("predictions", None, "id", "TransactionDT", time_unit="s",
+    ...                    time_offsets=True)
+    >>> same_clock(preds, ["id", "transaction_dt"], {"transaction_dt": [86400, 90000]}.get)
+    'transaction_dt'
+    >>> same_clock(preds, ["id", "TransactionDT"], {"TransactionDT": [1.7e9]}.get) is None
+    True
+    """
+    if preds.time_source != "payload" or preds.time_path is None:
+        return None
+    try:
+        path = stream_path(preds.time_path, names)
+    except ConfigError:  # several fields spelled so: none is taken
+        return None
+    if path is None:
+        return None
+    got = [v for v in vals(path) if present(v)]
+    if not got or counts_from_start(got) != preds.time_offsets:
+        return None
+    _, _, bad = event_times(got, preds.time_unit, fmt=preds.time_format,
+                            century_start=preds.time_century_start)
+    return None if bad.any() else path
+
+
+def on_prediction_clock(plan: Plan, out: StreamPlan, path: str, given: bool) -> None:
+    """Read the outcomes' ``path`` (:func:`same_clock`'s) as the predictions read their time
+    field (its unit or format, a count from the same start), and say so (``given``: that
+    field came from ``--time-field``): each outcome then lands at its own event time,
+    windowed and waited for in the predictions' clock, not at its arrival."""
+    sp = plan.predictions
+    out.time_source = "payload"
+    out.time_path, out.time_unit, out.time_format, out.time_offsets = (
+        path, sp.time_unit, sp.time_format, sp.time_offsets)
+    how = f"unit: {sp.time_unit}" if sp.time_format is None else f"format: {sp.time_format}"
+    plan.say(f"outcomes time: {path}", f"the predictions' time field {sp.time_path}"
+             + (" (--time-field)" if given else "") + f", read as theirs ({how}"
+             + (", a count from the same start" if sp.time_offsets else "")
+             + "): each outcome is placed at its own time in the same clock, for the "
+             "windows and the label wait, not at its arrival"
+             + ("; give it the predictions' origin: too" if sp.time_offsets else ""))
 
 
 def fix_two_digit_years(plan: Plan, now: float) -> None:

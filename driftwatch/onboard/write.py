@@ -112,8 +112,9 @@ def _stream(s: StreamPlan, plan: Plan) -> list[str]:
                else f"unit: {s.time_unit}")
         if s.time_century_start is not None:  # a replay years later reads '27' alike
             how += f", century_start: {s.time_century_start}"
-        note = (f'   # counts from a start: add origin: "{ORIGIN_PLACEHOLDER}", the instant '
-                "of 0" if s.time_offsets else "")
+        note = "" if not s.time_offsets else (
+            f'   # counts from a start: add origin: "{ORIGIN_PLACEHOLDER}", the instant of 0'
+            + (", the predictions' own" if s.name == "outcomes" else ""))
         out.append(f"        event_time: {{path: {q(s.time_path)}, {how}}}{note}")
     elif s.time_source == "order":
         out.append("        event_time: {source: order}   # none in the data: each record is "
