@@ -205,6 +205,11 @@ def summarise(
     {source: order}``): the summary says so (``"event_time": "record order"``), the first
     and last events are ``record N``, and its label delays count records.
 
+    Where the monitor read its outcomes ahead of the predictions (an outcomes file without
+    times, ``event_time: {source: arrival}``), the summary says so
+    (``"outcomes_read_ahead": true``): each such outcome joins when its prediction is read,
+    so every join counts in ``labels.late_predictions``, as expected there.
+
     ``executed``: the audit-trail entries of an executing replay; each action then says
     what it came to (:func:`~driftwatch.actions.outcomes.action_outcome`). Without them
     (a dry run) each action is one that would have run, marked ``dry run``.
@@ -273,6 +278,9 @@ def summarise(
         "first_event": when(records[0]["start_time"], numbered) if records else None,
         "last_event": when(records[-1]["end_time"], numbered) if records else None,
         **({"event_time": "record order"} if numbered else {}),
+        # outcomes without times read ahead of the predictions: every join counts in
+        # labels.late_predictions, as it should, and the summary says why
+        **({"outcomes_read_ahead": True} if monitor.outcomes_read_ahead else {}),
     }
 
 

@@ -263,8 +263,22 @@ def _maturity(run: RunData) -> Markup:
     if lab:
         parts.append(el("details", el("summary", "Label join counters"),
                         kv_table(sorted((str(k), v if isinstance(v, int | float) else str(v))
-                                        for k, v in lab.items()))))
+                                        for k, v in lab.items())),
+                        *_read_ahead_note(s, lab)))
     return join(parts)
+
+
+def _read_ahead_note(s: dict[str, Any], lab: dict[str, Any]) -> list[Markup]:
+    """Why ``late_predictions`` counts every join where the outcomes were read ahead of
+    the predictions (an outcomes file without times): expected, not a lagging stream."""
+    late = lab.get("late_predictions")
+    if not s.get("outcomes_read_ahead") or not isinstance(late, int | float) or not late:
+        return []
+    return [el("p", f"late_predictions counts the {fmt(late)} outcomes that were there before "
+               "their prediction, as expected here: the outcomes have no times of their own "
+               "(event_time: {source: arrival}), so replay reads them ahead of the "
+               "predictions and joins each when its prediction is read. On a live stream the "
+               "same count would mean the prediction stream lags.", class_="note")]
 
 
 def performance_section(ctx: Context) -> Section | None:
