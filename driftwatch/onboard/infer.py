@@ -87,13 +87,18 @@ _CODE_END = (r"(?!.*_(?:cat|code|cd|type|flag|ind|id|key|status|grade|class|grou
 #: ... nor, for :data:`_COUNT_WORDS`, a name with a time's word in it: a
 #: ``last_delinq_date`` is still a time's name
 _TIME_WORD = r"(?!.*(?:date|time|stamp|_at$|_ts$|_dt$))"
+#: A count of distinct values, whatever else its name says: the Bank Account Fraud
+#: table's ``date_of_birth_distinct_emails_4w`` (emails seen with one date of birth in four
+#: weeks) names a date but holds a count
+_DISTINCT = r"(?:.*_)?(?:distinct|n?unique)(?:_.*)?"
 #: Names of integer columns that count occurrences (Give Me Some Credit's
 #: ``NumberOfTimes90DaysLate``, a ``num_open_loans``, an ``inquiry_count``, the words of
 #: :data:`_COUNT_WORDS`): ordered, so a count never seen in the reference is a larger number,
 #: not a new category. A name that starts as a count is one whatever follows
 #: (``count_time_outs``), but a code's ending.
 COUNT_NAMES = (*(_CODE_END + p for p in (r"number_?of.*", r"(?:num|no|cnt|count)_.*",
-                                         r".+_(?:count|cnt)", r".*times(?!tamp).*")),
+                                         r".+_(?:count|cnt)", r".*times(?!tamp).*",
+                                         _DISTINCT)),
                *(_CODE_END + _TIME_WORD + rf"(?:.*_)?(?:{w})(?:_.*)?" for w in _COUNT_WORDS))
 
 

@@ -29,6 +29,16 @@ def test_a_count_named_with_time_is_not_named_like_a_time(name: str) -> None:
     assert name_rank(name, *TIME) == 0
 
 
+#: Counts of distinct values whose names also name a time (the Bank Account Fraud table's)
+DISTINCT = ["date_of_birth_distinct_emails_4w", "device_distinct_emails_8w",
+            "distinct_dates_seen", "n_unique_login_times", "nunique_time_zones"]
+
+
+@pytest.mark.parametrize("name", DISTINCT)
+def test_a_count_of_distinct_values_is_no_time_whatever_it_names(name: str) -> None:
+    assert name_rank(name, *TIME) == 0
+
+
 @pytest.mark.parametrize("name", ["timestamp", "event_timestamp", "decision_time",
                                   "EventTimestamps", "created_at", "time", "ts_ms",
                                   "application_date", "TransactionDT_time"])
@@ -100,3 +110,21 @@ def test_time_field_none_reads_a_file_in_record_order(
     assert "--time-field none: each record is numbered" in out, out
     c = yaml.safe_load((tmp_path / "c.yaml").read_text())
     assert c["source"]["streams"]["predictions"]["fields"]["event_time"] == {"source": "order"}
+
+
+def test_a_table_whose_only_date_name_is_a_distinct_count_onboards_in_record_order(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The Bank Account Fraud table: ``date_of_birth_distinct_emails_4w`` (a small count)
+    was taken for its time field, and init stopped, naming it as the field to pass."""
+    _gmsc(tmp_path)
+    rng = np.random.default_rng(9)
+    for name in ("cs-training.csv", "scored.csv"):
+        t = pd.read_csv(tmp_path / name)
+        t["date_of_birth_distinct_emails_4w"] = rng.poisson(9, len(t))
+        t.to_csv(tmp_path / name, index=False)
+    code, out, err = _init(tmp_path, capsys)
+    assert code == 0, err
+    assert "event time: record order (source: order)" in out, out
+    c = yaml.safe_load((tmp_path / "c.yaml").read_text())
+    fields = c["source"]["streams"]["predictions"]["fields"]
+    assert fields["features"]["date_of_birth_distinct_emails_4w"]["type"] == "numeric"
