@@ -282,7 +282,10 @@ class LabelJoiner:
         ``now``: per outcome, the stream's watermark where it arrives. A prediction the
         watermark had passed by ``ttl`` there expired before it (:meth:`expire` runs at
         the end of a poll, which may hold both): it is counted expired, and the outcome
-        waits as an orphan, wherever the poll ended."""
+        waits as an orphan, wherever the poll ended. So does one whose outcome's own
+        event time is more than ``ttl`` after it, whatever the watermark says (count
+        panes, which outcomes do not move; the outcomes after a stream's last prediction;
+        a poll without a merged order)."""
         c = self.counters
         c["outcomes"] += len(batch)
         label = np.asarray(batch.label, dtype=np.float64)
@@ -295,9 +298,13 @@ class LabelJoiner:
             idx, keys = idx.sub(first), keys[first]
         label, t = idx.take(label), idx.take(np.asarray(batch.event_time, dtype=np.float64))
         found, pred = self._pending.pop(keys)
-        if now is not None and found.any():
+        if found.any():
             at = np.flatnonzero(found)
-            stale = pred["time"] < idx.take(np.asarray(now, dtype=np.float64))[at] - self.ttl
+            # the wait ran out by the watermark where the outcome arrives, or by the
+            # outcome's own time (NaN: a time the outcome does not have, never stale)
+            limit = t[at] if now is None else np.fmax(
+                idx.take(np.asarray(now, dtype=np.float64))[at], t[at])
+            stale = pred["time"] < limit - self.ttl
             if stale.any():
                 self._expired({k: v[stale] for k, v in pred.items()})
                 found[at[stale]] = False

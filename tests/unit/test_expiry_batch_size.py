@@ -5,7 +5,11 @@ of one record or of the whole stream alike.
 Before, expiry ran once at the end of each poll, so an outcome later than the wait still
 joined its prediction when both sat in one poll: a Lending Club replay (outcomes 6 to 36
 months after issue, the default wait of 120 days) joined 3,004 outcomes at
-``--batch-size 1000`` and 27,261 at ``--batch-size 100000``."""
+``--batch-size 1000`` and 27,261 at ``--batch-size 100000``.
+
+Nor does an outcome join whose own time is more than the wait after its prediction's,
+where no later prediction moved a count window's watermark past it (the outcomes after a
+stream's last prediction): they used to join, however late."""
 
 from __future__ import annotations
 
@@ -80,14 +84,15 @@ def test_the_outcomes_joined_do_not_depend_on_where_polls_end(n: int, seed: int,
     one = _counts(_polls(pred_t, out_t, ids, 1), kind)
     assert _counts(_polls(pred_t, out_t, ids, cut), kind) == one
     assert _counts(_polls(pred_t, out_t, ids, 2 * n), kind) == one
-    # and what one-record polls give is the rule: joined where the window's watermark
-    # before the outcome had not passed the prediction's time plus the wait (outcomes
-    # move it in time panes, only predictions in count panes)
+    # and what one-record polls give is the rule: joined where neither the window's
+    # watermark before the outcome (outcomes move it in time panes, only predictions in
+    # count panes) nor the outcome's own time had passed the prediction's time plus the
+    # wait
     merged = sorted([(t, 0) for t in pred_t] + [(t, 1, i) for i, t in enumerate(out_t)])
     wm, joined = -np.inf, 0
     for rec in merged:
         if rec[1] == 1:
-            joined += int(pred_t[rec[2]] >= wm - TTL)
+            joined += int(pred_t[rec[2]] >= max(wm, rec[0]) - TTL)
         if rec[1] == 0 or kind == "time":
             wm = max(wm, rec[0])
     assert one["joined"] == joined
@@ -119,3 +124,22 @@ def test_an_outcome_waiting_past_its_wait_joins_no_prediction_later_in_the_poll(
         got.append((int(mon.joiner.counters["joined"]),
                     int(mon.joiner.counters["orphan_outcomes"]), mon.joiner.backlog))
     assert got[0] == got[1] == (0, 1, 2)
+
+
+def test_outcomes_after_the_last_prediction_later_than_the_wait_join_nothing() -> None:
+    """Count panes, which outcomes do not move: the predictions end, and their outcomes
+    come after, some within the wait and some past it, with or without a merged order
+    (a file's, or Kafka's polls)."""
+    pred_t = np.arange(10.0)
+    delay = np.array([5.0, 150.0] * 5)
+    ids = [f"k{i}" for i in range(10)]
+    preds = Batch.build("predictions", n=10, ids=ids, score=[0.5] * 10, decision=[1] * 10,
+                        n_numeric=1, numeric=[[0.0]] * 10, event_time=pred_t)
+    outs = Batch.build("outcomes", n=10, ids=ids, label=[1.0] * 10, event_time=pred_t + delay)
+    for order in (True, False):
+        mon = ModelMonitor("m", REF, WindowSpec(kind="count", pane_size=1000))
+        mon.joiner.ttl = TTL
+        mon.process(Polled(batches=[preds], order=np.zeros(10, np.intp) if order else None))
+        mon.process(Polled(batches=[outs], order=np.zeros(10, np.intp) if order else None))
+        c = mon.joiner.counters
+        assert (int(c["joined"]), int(c["expired"])) == (5, 5), order
