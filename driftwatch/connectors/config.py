@@ -62,6 +62,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from driftwatch.connectors.clocks import one_clock
 from driftwatch.connectors.eventid import paired_by_order
 from driftwatch.connectors.kafka_settings import KafkaSourceSettings
 from driftwatch.connectors.mapping import StreamMapping
@@ -340,6 +341,7 @@ def _build(doc: LocatedDoc, base_dir: str | Path | None) -> Connector:
                         "with times of its own", cls=ConnectorError,
                         hint="give each predictions stream source: order, or a time field")
     paired_by_order(doc, streams)
+    one_clock(doc, streams)
     dl = spec.dead_letter
     if src.kind == "file" and dl is not None and dl.topic is not None:
         # a file source writes dead letters to a file only: the topic would be dropped

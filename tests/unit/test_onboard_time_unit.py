@@ -161,9 +161,10 @@ def test_a_replay_with_the_origin_added_has_dated_windows_hours_apart(
                      outcomes="out.csv",
                      init_flags=["--time-field", "step", "--time-unit", "h", "--pane", "100"])
     text = (tmp_path / "c.yaml").read_text()
-    # the user adds the origin init asked for, to the predictions' time
+    # the user adds the origin init asked for, to both streams' time (one clock: a
+    # connector with it on one stream only is refused)
     (tmp_path / "c.yaml").write_text(text.replace(
-        "{path: step, unit: h}", f'{{path: step, unit: h, origin: "{ORIGIN}"}}', 1))
+        "{path: step, unit: h}", f'{{path: step, unit: h, origin: "{ORIGIN}"}}'))
     code, _, err = run_cli(["replay", "--connector", str(tmp_path / "c.yaml"), "--policy",
                             str(tmp_path / "p.yaml"), "--input", str(tmp_path / "live.csv"),
                             "--out", str(tmp_path / "dated")], capsys)
