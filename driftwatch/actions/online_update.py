@@ -59,6 +59,7 @@ from driftwatch.registry.versions import (
     CHALLENGER,
     CHAMPION,
     PROFILE_ARTIFACT,
+    TAG_MADE_BY,
     TAG_RECALIBRATION_OF,
     TAG_UPDATE_DIGEST,
     TAG_VERDICT,
@@ -270,14 +271,17 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
     )
 
 
-def _tags(trained: Mapping[str, Any]) -> dict[str, str] | None:
-    """The new version's tags: its digest, and for a recalibration layer the champion
-    version it wraps, so a shadow that finds it under the `challenger` alias judges it on
-    log loss (it ranks rows as its parent does: a ranking metric could never promote it)."""
-    tags = {TAG_UPDATE_DIGEST: trained["digest"]} if trained.get("digest") else {}
+def _tags(trained: Mapping[str, Any]) -> dict[str, str]:
+    """The new version's tags: driftwatch made it, its digest, and for a recalibration
+    layer the champion version it wraps, so a shadow that finds it under the `challenger`
+    alias judges it on log loss (it ranks rows as its parent does: a ranking metric could
+    never promote it)."""
+    tags = {TAG_MADE_BY: "online_update"}
+    if trained.get("digest"):
+        tags[TAG_UPDATE_DIGEST] = trained["digest"]
     if trained["start"] == "recalibrate":
         tags[TAG_RECALIBRATION_OF] = str(trained["parent_version"])
-    return tags or None
+    return tags
 
 
 def foreign_learner(champion: str, flavor: str, learner: str) -> str:

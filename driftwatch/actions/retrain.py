@@ -7,7 +7,10 @@ the action key, so a resubmission finds the first job; while the policy's
 ``max_concurrent_retrains`` jobs of the same model are active in the pool, it waits); then,
 on each ``run_pending``, the job's state. When it succeeds, ``find_version`` looks up the
 version the job registered
-with tag ``driftwatch.action_key``, ``challenger`` aliases it, and ``shadow`` records a
+with tag ``driftwatch.action_key``, ``made_by`` tags it ``driftwatch.made_by=retrain``
+(trained on the export's coding, label 1 bad, it answers P(bad): what the champion declares
+of the user's own model, ``score_is`` and ``score_scale``, is not applied to it),
+``challenger`` aliases it, and ``shadow`` records a
 follow-up shadow action (key ``<action key>:shadow``) that judges it on live outcomes:
 a retrained model never goes straight to production.
 
@@ -33,6 +36,7 @@ from driftwatch.actions.steps import Done, HeldBack, Result, StepRunner, Waiting
 from driftwatch.errors import ActionError
 from driftwatch.policy.decision import Decision
 from driftwatch.registry.promotion import make_challenger
+from driftwatch.registry.versions import TAG_MADE_BY
 
 __all__ = ["JOB_ENV", "build_job_spec", "cancel_retrain", "run_retrain"]
 
@@ -159,6 +163,12 @@ def run_retrain(action: ActionRecord, steps: StepRunner, env: ActionEnv, outbox:
     found = steps.run("find_version", find_version)
     version = found["version"]
     outbox.update(action.id, artifacts={"version": version, "run_id": found["run_id"]})
+
+    def made_by() -> dict[str, Any]:
+        env.registry.set_version_tag(action.model, version, TAG_MADE_BY, "retrain")
+        return {"tag": f"{TAG_MADE_BY}=retrain"}
+
+    steps.run("made_by", made_by)
     steps.run(
         "challenger",
         lambda: {

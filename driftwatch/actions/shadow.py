@@ -38,7 +38,12 @@ from driftwatch.actions.steps import Done, NeedsApproval, Result, StepRunner, Wa
 from driftwatch.errors import ActionError
 from driftwatch.policy.actions import ShadowAction
 from driftwatch.registry.promotion import discard, make_challenger, promote
-from driftwatch.registry.versions import CHALLENGER, CHAMPION, TAG_RECALIBRATION_OF
+from driftwatch.registry.versions import (
+    CHALLENGER,
+    CHAMPION,
+    TAG_MADE_BY,
+    TAG_RECALIBRATION_OF,
+)
 
 __all__ = ["cancel_shadow", "observe_live", "run_shadow", "shadow_settings"]
 
@@ -131,7 +136,7 @@ def _challenger(action: ActionRecord, env: ActionEnv, context: ActionContext) ->
         window = read_window(export)
         base = river_champion(env, model, champion.version)
         candidate: Any
-        tags: dict[str, str] = {}
+        tags: dict[str, str] = {TAG_MADE_BY: "shadow"}
         if base is None:  # any other model: a recalibration layer is the challenger
             candidate, metrics = recalibrated_candidate(env, model, champion.version, window)
             learner, start = "LogitCalibrator", "recalibrate"
@@ -156,7 +161,7 @@ def _challenger(action: ActionRecord, env: ActionEnv, context: ActionContext) ->
             params={"learner": learner, "start": start, "action": "shadow"},
             parent_version=champion.version,
             data_window=context.window_label,
-            tags=tags or None,
+            tags=tags,
         )
         recalibration = TAG_RECALIBRATION_OF in tags
     make_challenger(env.registry, model, existing.version, at=env.clock.now(), by=action.key)

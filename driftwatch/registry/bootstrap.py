@@ -19,7 +19,12 @@ from driftwatch.registry.champion import distil_champion
 from driftwatch.registry.mlflow_registry import MlflowRegistry, quoted
 from driftwatch.registry.scorers import ChampionRef, ScorerCache
 from driftwatch.registry.trial import trial_score
-from driftwatch.registry.versions import CHAMPION, TAG_ACTION_KEY, ModelVersionInfo
+from driftwatch.registry.versions import (
+    CHAMPION,
+    TAG_ACTION_KEY,
+    TAG_MADE_BY,
+    ModelVersionInfo,
+)
 from driftwatch.windows.profile import ReferenceProfile
 from driftwatch.yamlio import nearest
 
@@ -71,6 +76,7 @@ def ensure_champion(
         profile=profile,
         metrics={"distil_r2": float(champion.meta.get("r2", float("nan")))},
         params={"learner": champion.learner, "fit": champion.meta.get("fit", "")},
+        tags={TAG_MADE_BY: "bootstrap"},
     )
     registry.set_alias(model, CHAMPION, info.version, at=at, by="bootstrap")
     return registry.get_version(model, info.version)

@@ -23,6 +23,7 @@ __all__ = [
     "TAG_ACTION_KEY",
     "TAG_ALIAS_HISTORY",
     "TAG_DATA_WINDOW",
+    "TAG_MADE_BY",
     "TAG_MODEL_LOGGED",
     "TAG_PARENT",
     "TAG_PREVIOUS_CHAMPION",
@@ -32,6 +33,7 @@ __all__ = [
     "TAG_VERDICT",
     "ModelVersionInfo",
     "embedded_tracking_uri",
+    "made_by_driftwatch",
 ]
 
 CHAMPION = "champion"
@@ -52,11 +54,29 @@ TAG_UPDATE_DIGEST = "driftwatch.update_digest"
 #: On a challenger that recalibrates the champion's score (a monotone map of it): the
 #: champion's version. Such a challenger ranks rows as the champion does.
 TAG_RECALIBRATION_OF = "driftwatch.recalibration_of"
+#: On a version one of driftwatch's actions made (``retrain``, ``online_update``,
+#: ``shadow``, ``bootstrap``): trained or recalibrated on driftwatch's own coding (label
+#: 1 bad, score P(bad)), it answers P(bad), so what the champion declares of the user's own
+#: model (``score_is``, ``score_scale``) is never applied to it. A retraining job's version
+#: gets it from the retrain action once the job registered it.
+TAG_MADE_BY = "driftwatch.made_by"
 
 
 def embedded_tracking_uri(state_dir: str | Path) -> str:
     """``sqlite:///<state>/mlflow.db`` for a state directory (made absolute)."""
     return f"sqlite:///{(Path(state_dir).absolute() / 'mlflow.db').as_posix()}"
+
+
+def made_by_driftwatch(tags: Mapping[str, str]) -> bool:
+    """Whether a version's ``tags`` say one of driftwatch's actions made it (see
+    :data:`TAG_MADE_BY`): the champion's declarations are then not applied to it.
+
+    >>> made_by_driftwatch({TAG_MADE_BY: "retrain"})
+    True
+    >>> made_by_driftwatch({TAG_ACTION_KEY: "bank:v1"})  # the user registered it so
+    False
+    """
+    return bool(tags.get(TAG_MADE_BY))
 
 
 @dataclass(frozen=True)
