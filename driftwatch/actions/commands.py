@@ -226,12 +226,17 @@ def _carry_out(box: Outbox, action_id: int, superseded: list[Any]) -> Any:
     from driftwatch.actions.executor import ActionExecutor
     from driftwatch.errors import StateError
     from driftwatch.registry.mlflow_registry import MlflowRegistry
+    from driftwatch.registry.reading import champion_scale, resolve_scale
 
     registry = MlflowRegistry.from_uri(saved.get("tracking_uri"), box.state_dir)
+    score_is = saved.get("score_is") or "p_bad"
+    # written resolved by the replay: never "stream"
+    scale = resolve_scale(champion_scale(saved.get("score_scale") or "probability"), None,
+                          score_is=score_is)
     try:
         ex = ActionExecutor(box, registry, None, SystemClock(),
                             columns=saved.get("columns") or None,
-                            score_is=saved.get("score_is") or "p_bad")
+                            score_is=score_is, score_scale=scale)
     except StateError:  # a process runs actions on this folder: it carries this one out
         return None
     try:

@@ -25,6 +25,7 @@ from driftwatch.clock import Clock
 from driftwatch.connectors.mapping import DEFAULT_BAD
 from driftwatch.errors import ActionError
 from driftwatch.policy.actions import ACTION_MODELS
+from driftwatch.scorescale import PROBABILITY, ScoreScale
 from driftwatch.windows.profile import ReferenceProfile
 
 if TYPE_CHECKING:  # neither is imported just to describe a decision's context
@@ -133,8 +134,12 @@ class ActionEnv:
     #: label values of the bad class (the policy's reference), to read a classifier's
     #: ``predict_proba`` at the right column
     bad_labels: tuple[Any, ...] = DEFAULT_BAD
-    #: what the user's custom pyfunc champion returns (``p_good`` is read as 1 - p)
+    #: what the user's champion returns (``p_good`` is read as 1 - p, or a classifier
+    #: with codes for classes at its lower class); not applied to versions driftwatch made
     score_is: str = "p_bad"
+    #: the scale the user's custom pyfunc champion writes its output in (the champion's
+    #: ``score_scale``, resolved); not applied to versions driftwatch made
+    score_scale: ScoreScale = PROBABILITY
     #: the policy's ``limits.max_concurrent_retrains`` (pool jobs of this model at a time)
     max_concurrent_retrains: int | None = None
     #: the policy's per-day limits and cooldowns, checked against the pool's job records
@@ -158,7 +163,7 @@ class ActionEnv:
 
             self._scorers = ScorerCache(
                 self.registry, self.state_dir / "model-cache", columns=self.columns,
-                bad=self.bad_labels, score_is=self.score_is,
+                bad=self.bad_labels, score_is=self.score_is, score_scale=self.score_scale,
             )
         return self._scorers
 

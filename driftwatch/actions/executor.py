@@ -57,6 +57,7 @@ from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.promotion import rollback
 from driftwatch.registry.retry import RegistryUnavailableError
 from driftwatch.registry.versions import CHAMPION
+from driftwatch.scorescale import PROBABILITY, ScoreScale
 from driftwatch.state import write_fault
 
 if TYPE_CHECKING:
@@ -86,7 +87,9 @@ class ActionExecutor:
 
     ``buffer`` is the monitor's :class:`LabelledBuffer`; ``cutoff`` the approval cut-off
     for shadow comparisons (the policy's ``model.approval_cutoff``); ``columns`` maps the
-    champion's input columns to connector features; ``max_concurrent_retrains`` holds a
+    champion's input columns to connector features, ``score_is`` and ``score_scale`` are
+    what it declares of its output (applied to the user's own versions only, see
+    :mod:`~driftwatch.registry.scorers`); ``max_concurrent_retrains`` holds a
     retraining's pool job back while that many of the model's jobs are active, and
     ``retrain_limits`` (:mod:`~driftwatch.actions.retrain_limits`) while the pool's job
     records show the policy's per-day limit or a cooldown reached;
@@ -123,6 +126,7 @@ class ActionExecutor:
         retrain_limits: RetrainLimits | None = None,
         bad_labels: Sequence[Any] | None = None,
         score_is: str = "p_bad",
+        score_scale: ScoreScale = PROBABILITY,
         text_formats: Mapping[str, str] | None = None,
         policy_actions: Any = None,
         reference_reader: ReferenceReader | None = None,
@@ -143,6 +147,7 @@ class ActionExecutor:
             columns=dict(columns or {}),
             bad_labels=tuple(bad_labels) if bad_labels else DEFAULT_BAD,
             score_is=score_is,
+            score_scale=score_scale,
             max_concurrent_retrains=max_concurrent_retrains,
             retrain_limits=retrain_limits,
             reader=reference_reader or ReferenceReader(formats=dict(text_formats or {})),

@@ -28,13 +28,16 @@ REPLAY_STATE = "replay.json"
 
 def write_replay_state(
     state_dir: str | Path, *, model: str, tracking_uri: str | None, columns: Mapping[str, str],
-    score_is: str = "p_bad",
+    score_is: str = "p_bad", score_scale: str = "probability",
 ) -> None:
+    """Leave the registry settings in ``state_dir``: the champion's columns and what it
+    declares of its output (``score_scale`` written as
+    :func:`~driftwatch.registry.reading.scale_name` writes it, resolved)."""
     path = Path(state_dir) / REPLAY_STATE
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(orjson.dumps(
         {"model": model, "tracking_uri": tracking_uri, "columns": dict(columns),
-         "score_is": score_is}))
+         "score_is": score_is, "score_scale": score_scale}))
     tmp.replace(path)
 
 

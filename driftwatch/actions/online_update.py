@@ -54,6 +54,7 @@ from driftwatch.actions.update_digest import update_digest
 from driftwatch.errors import ActionError
 from driftwatch.registry.learners import normalise_learner
 from driftwatch.registry.promotion import make_challenger, promote
+from driftwatch.registry.reading import scale_name
 from driftwatch.registry.river_model import FeatureEncoder, RiverModel
 from driftwatch.registry.versions import (
     CHALLENGER,
@@ -167,6 +168,8 @@ def run_online_update(action: ActionRecord, steps: StepRunner, env: ActionEnv) -
         if method == "recalibrate":
             learned_by = "LogitCalibrator"
             extra = {"holdout": HOLDOUT, "score_is": env.score_is}
+            if not env.score_scale.is_probability:  # the champion read otherwise: new data
+                extra["score_scale"] = scale_name(env.score_scale)
         else:
             learned_by = normalise_learner(settings.learner)
             extra = {"reference": env.reference_for(context)}  # a fresh start learns it

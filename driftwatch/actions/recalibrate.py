@@ -60,7 +60,8 @@ def recalibrated_candidate(
 
     if "label" not in window.columns or not len(window):
         raise ActionError("recalibration needs a labelled window, and the export is empty")
-    p = env.scorer(model, champion_version).score(window)
+    scorer = env.scorer(model, champion_version)
+    p = scorer.score(window)
     y = window["label"].to_numpy(np.float64)
     ok = np.isfinite(p) & np.isfinite(y)
     p, y = p[ok], y[ok]
@@ -74,7 +75,11 @@ def recalibrated_candidate(
     cal.learn(p[cut:], y[cut:])
     metrics.update({f"calibrator_{k}": v for k, v in cal.coefficients.items()})
     base = f"models:/{model}/{champion_version}"
-    return RecalibratedPyfunc(base, cal, base_score_is=env.score_is), metrics
+    # served outside driftwatch, it reads its base as the scorer did: the champion's
+    # declaration where it applied (not to a version driftwatch made, nor to classes
+    # that name themselves)
+    return RecalibratedPyfunc(base, cal, base_score_is=scorer.meta.get("score_is", "p_bad"),
+                              base_score_scale=scorer.meta.get("score_scale")), metrics
 
 
 def recalibration_loses(metrics: Mapping[str, float | None]) -> str | None:

@@ -158,6 +158,12 @@ class Connector:
                                       "reference: block")
         return PROBABILITY if found is None else found[1]
 
+    def stream_score_scale(self, score_is: str = "p_bad") -> ScoreScale | None:
+        """:meth:`score_scale`, or None where no stream maps a score (a champion declared
+        ``score_scale: stream`` then has no scale to read its output in)."""
+        scale = self.score_scale(score_is)
+        return scale if any(s.score is not None for s in self.streams) else None
+
     def missing_values(self) -> MissingValues:
         """The values read as missing, the same in the stream and the reference: those of
         the streams that map features (two that declare different ones are an error)."""

@@ -94,8 +94,8 @@ def require_champion(
     ``columns`` map, find every input column of its signature among the connector's
     ``features``, and pass its trial on
     rows of the ``reference`` table when given (:mod:`driftwatch.registry.trial`); a clear
-    error otherwise. What the trial finds worth saying without stopping (scores that
-    disagree with the reference's) goes to ``note``."""
+    error otherwise. What is worth saying without stopping (scores that disagree with the
+    reference's, a declaration its classes make needless) goes to ``note``."""
     info = registry.by_alias(ref.name, ref.alias)
     if info is None:
         known = registry.versions(ref.name) if _registered(registry, ref.name) else []
@@ -126,6 +126,13 @@ def require_champion(
         scorer.check(features)
     except ActionError as exc:
         raise ActionError(f"{ref.uri}: {exc}") from None
+    if note is not None and scorer.meta.get("note"):  # a declaration that does not apply
+        note(f"{ref.uri}: {scorer.meta['note']}")
+    made_by = info.tags.get(TAG_MADE_BY)
+    if note is not None and made_by and ref.declared():  # a promoted version of driftwatch's
+        note(f"{ref.uri}: version {info.version} was made by driftwatch ({TAG_MADE_BY}="
+             f"{made_by}) and answers P(bad): what the champion declares ({ref.declared()}) "
+             "describes your own versions and is not applied to it")
     if reference is not None:
         trial_score(scorer, reference, ref.uri, note)
     return info

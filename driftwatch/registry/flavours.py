@@ -2,6 +2,15 @@
 scored by ``predict_proba`` (their pyfunc ``predict`` returns class labels), at the column
 of the bad class.
 
+Classes that name themselves (``bad``/``good``, ``Charged Off``/``Fully Paid``) say which
+column that is, whatever the champion declares. Classes that are codes (``0``/``1``,
+``False``/``True``) do not: by default the higher one is read as the bad class (the
+policy's ``reference.label.bad``, as scikit-learn's ``pos_label``), and a champion declared
+``score_is: p_good`` was trained with its higher class the good one (a ``repaid`` flag
+while the stream's labels say 1 = default), so it is read at the lower class. Declared for
+classes that name themselves, ``score_is: p_good`` is not applied and the scorer's
+``meta["note"]`` says so (the champion's start passes it on as a note).
+
 A model logged without a signature still names its input columns when it was fitted on a
 DataFrame: scikit-learn's ``feature_names_in_`` (a Pipeline's too), XGBoost's booster
 ``feature_names``, LightGBM's ``feature_name()``. Those are its inputs then, typed by the
@@ -31,7 +40,8 @@ from driftwatch.connectors.mapping import DEFAULT_BAD, value_key
 from driftwatch.errors import ActionError
 
 __all__ = ["CATEGORY_FLAVOURS", "PROBA_FLAVOURS", "Flavoured", "bad_class_index",
-           "category_columns", "category_levels", "load_flavour", "model_columns"]
+           "category_columns", "category_levels", "class_codes", "load_flavour",
+           "model_columns"]
 
 PROBA_FLAVOURS = ("sklearn", "xgboost", "lightgbm")
 #: Flavours whose pandas input takes text levels as ``category`` only.
@@ -60,6 +70,31 @@ def bad_class_index(classes: Sequence[Any] | None, bad: Sequence[Any] = DEFAULT_
         f"cannot tell which of the model's classes {list(map(str, classes))} is the bad one: "
         "name it among the policy's reference label values (reference.label.bad)"
     )
+
+
+def class_codes(classes: Sequence[Any] | None) -> bool:
+    """Whether a classifier's ``classes_`` are codes that do not name themselves: numbers
+    or booleans (``0``/``1``, ``False``/``True``), also written as text (``"0"``/``"1"``).
+    Which of two codes is the bad outcome depends on how the label was coded in training.
+
+    >>> class_codes([0, 1]), class_codes(np.array([False, True])), class_codes(["0", "1"])
+    (True, True, True)
+    >>> class_codes(["bad", "good"]), class_codes(["Charged Off", "Fully Paid"])
+    (False, False)
+    """
+    if classes is None:
+        return True  # nothing names the columns
+    for c in classes:
+        if isinstance(c, (bool, int, float, np.bool_, np.number)):
+            continue
+        text = str(c).strip().lower()
+        if text in ("true", "false"):
+            continue
+        try:
+            float(text)
+        except ValueError:
+            return False
+    return True
 
 
 def model_columns(model: Any) -> tuple[str, ...]:
@@ -165,8 +200,10 @@ class Flavoured(NamedTuple):
 def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD,
                  score_is: str = "p_bad") -> Flavoured:
     """The model at ``path`` loaded by its flavour. ``score_is="p_good"`` declares that a
-    bare Booster's output is P(good) (a text label the user coded 1 for the good outcome);
-    a classifier with ``classes_`` is read at the bad class whatever it says."""
+    bare Booster's output is P(good) (a text label the user coded 1 for the good outcome),
+    and that a classifier whose classes are codes was trained with its higher class the
+    good one; a classifier whose classes name themselves is read at the bad class
+    whatever it says (see the module doc)."""
     import importlib
 
     module = importlib.import_module(f"mlflow.{flavor}")
@@ -175,9 +212,10 @@ def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD,
     categories = category_columns(model) if flavor in CATEGORY_FLAVOURS else frozenset()
     levels = category_levels(model) if flavor == "xgboost" else {}
     if hasattr(model, "predict_proba"):
-        col = bad_class_index(getattr(model, "classes_", None), bad)
+        classes = getattr(model, "classes_", None)
+        col, meta = _proba_column(classes, bad, score_is)
         return Flavoured(lambda x: np.asarray(model.predict_proba(x))[:, col], names,
-                         categories, {}, levels)
+                         categories, meta, levels)
     predict = _booster_predict(flavor, model)
     meta: dict[str, Any] = {"booster": True}
     if score_is == "p_good":
@@ -186,6 +224,49 @@ def load_flavour(flavor: str, path: Path, bad: Sequence[Any] = DEFAULT_BAD,
         return Flavoured(lambda x: 1.0 - np.asarray(predict(x), np.float64), names,
                          categories, meta, levels)
     return Flavoured(predict, names, categories, meta, levels)
+
+
+def _proba_column(classes: Sequence[Any] | None, bad: Sequence[Any],
+                  score_is: str) -> tuple[int, dict[str, Any]]:
+    """The ``predict_proba`` column read as P(bad) and what the scorer records of it (see
+    the module doc): ``classes``, ``bad_class`` (the class read), ``codes`` (whether the
+    classes are codes), ``score_is`` where the declaration was applied, ``note`` where
+    it was not.
+
+    >>> _proba_column([0, 1], [1], "p_good")[0], _proba_column([0, 1], [1], "p_bad")[0]
+    (0, 1)
+    >>> col, meta = _proba_column(["bad", "good"], [1], "p_good")
+    >>> col, meta["note"][:44]
+    (0, 'score_is: p_good is not applied: its classes')
+    """
+    col = bad_class_index(classes, bad)
+    codes = class_codes(classes)
+    meta: dict[str, Any] = {"codes": codes}
+    if score_is == "p_good":
+        if codes and (classes is None or len(classes) == 2):
+            col = 0  # its higher class is the good one: the lower is the bad one
+            meta["score_is"] = "p_good"
+        elif classes is not None and len(classes) == 2:
+            meta["note"] = (
+                f"score_is: p_good is not applied: its classes "
+                f"({', '.join(repr(_plain(c)) for c in classes)}) name the bad one, "
+                f"{_plain(classes[col])!r}, whose predict_proba column is read as P(bad); "
+                "remove score_is: p_good (--champion-score-is)")
+    if classes is not None and len(classes) == 2:
+        meta["classes"] = [_plain(c) for c in classes]
+        meta["bad_class"] = _plain(classes[col])
+    return col, meta
+
+
+def _plain(value: Any) -> Any:
+    """A class value as Python's own (a numpy scalar's ``item()``, a whole float as the
+    integer it codes: labels read as floats), for messages.
+
+    >>> _plain(np.float64(1.0)), _plain(np.True_), _plain("bad")
+    (1, True, 'bad')
+    """
+    value = value.item() if isinstance(value, np.generic) else value
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _booster_predict(flavor: str, model: Any) -> Callable[[pd.DataFrame], np.ndarray]:

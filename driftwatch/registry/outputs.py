@@ -7,7 +7,9 @@ named columns: the one named after the bad class is read (``p_bad``, ``prob_defa
 columns, the one beside a column named after the good class (``p_good``, ``p0``); a frame
 whose names say neither is read at its last column. Anything else, and values outside
 [0, 1] (log-odds, a scorecard's points), is an :class:`~driftwatch.errors.ActionError`
-that says what came back: clipping them would score every row 0 or 1 without a word.
+that says what came back: clipping them would score every row 0 or 1 without a word. A
+champion whose output is written in another scale declares it (``score_scale``, see
+:mod:`driftwatch.registry.reading`): the column is then read in that scale.
 
 >>> probabilities(np.array([[0.9, 0.1], [0.3, 0.7]]), 2).tolist()
 [0.1, 0.7]
@@ -19,6 +21,9 @@ that says what came back: clipping them would score every row 0 or 1 without a w
 Traceback (most recent call last):
 ...
 driftwatch.errors.ActionError: returned values from -2.1 to 0.4, not probabilities in [0, 1]...
+>>> from driftwatch.scorescale import LOG_ODDS
+>>> probabilities(np.array([-2.1, 0.4]), 2, scale=LOG_ODDS).round(3).tolist()
+[0.109, 0.599]
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import pandas as pd
 
 from driftwatch.connectors.mapping import DEFAULT_BAD, DEFAULT_GOOD, value_key
 from driftwatch.errors import ActionError
+from driftwatch.scorescale import PROBABILITY, ScoreScale
 
 __all__ = ["bad_column", "named_bad_column", "probabilities", "read_output"]
 
@@ -105,13 +111,16 @@ def _kind(raw: Any) -> str:
     return type(raw).__name__ if not isinstance(raw, np.ndarray) else f"an array of {raw.dtype}"
 
 
-def probabilities(raw: Any, n: int, bad: Sequence[Any] = DEFAULT_BAD) -> np.ndarray:
+def probabilities(raw: Any, n: int, bad: Sequence[Any] = DEFAULT_BAD,
+                  scale: ScoreScale = PROBABILITY) -> np.ndarray:
     """The bad-class probability, one per row, out of what a model's predict returned for
-    ``n`` rows; ``bad`` are the label values of the bad class (see the module doc)."""
-    return read_output(raw, n, bad)[0]
+    ``n`` rows; ``bad`` are the label values of the bad class, ``scale`` the one the
+    output is written in (see the module doc)."""
+    return read_output(raw, n, bad, scale)[0]
 
 
-def read_output(raw: Any, n: int, bad: Sequence[Any] = DEFAULT_BAD) -> tuple[np.ndarray, bool]:
+def read_output(raw: Any, n: int, bad: Sequence[Any] = DEFAULT_BAD,
+                scale: ScoreScale = PROBABILITY) -> tuple[np.ndarray, bool]:
     """:func:`probabilities`, and whether a column's name said it is P(bad) (then a
     champion declared ``score_is: p_good`` is not flipped: the name is explicit)."""
     by_name = False
@@ -137,10 +146,20 @@ def read_output(raw: Any, n: int, bad: Sequence[Any] = DEFAULT_BAD) -> tuple[np.
     if a.shape != (n,):
         raise ActionError(f"returned {a.shape} values for {n} rows")
     seen = a[np.isfinite(a)]
+    if scale.kind == "percent":
+        if len(seen) and (seen.min() < -_SLACK or seen.max() > 100 + _SLACK):
+            raise ActionError(
+                f"returned values from {seen.min():.4g} to {seen.max():.4g}, not percentages "
+                "in [0, 100] as its score_scale: percent says")
+        return np.clip(scale.to_probability(a), 0.0, 1.0), by_name
+    if not scale.is_probability:  # log-odds and points: every finite value maps into [0, 1]
+        return scale.to_probability(a), by_name
     if len(seen) and (seen.min() < -_SLACK or seen.max() > 1 + _SLACK):
         raise ActionError(
             f"returned values from {seen.min():.4g} to {seen.max():.4g}, not probabilities in "
-            "[0, 1] (log-odds or a scorecard's points?): driftwatch needs P(bad); log a pyfunc "
-            "whose predict returns it"
+            "[0, 1] (log-odds, a percentage or a scorecard's points?): declare the scale "
+            "its output is written in, the champion's score_scale (log_odds, percent, "
+            "points, or stream for the connector's score scale; --champion-score-scale), "
+            "or log a pyfunc whose predict returns P(bad)"
         )
     return a, by_name

@@ -99,13 +99,16 @@ class RecalibratedPyfunc(mlflow.pyfunc.PythonModel):
     """The registered recalibrated version: ``base_uri`` (``models:/name/version``) scored,
     then re-mapped by the calibrator. Served outside driftwatch, it loads the base version
     from ``$MLFLOW_TRACKING_URI`` on first use, reading its output as ``base_score_is``
-    says (the champion's ``score_is``)."""
+    and ``base_score_scale`` say (the champion's ``score_is`` and ``score_scale`` where
+    they applied to the base)."""
 
     def __init__(self, base_uri: str, calibrator: LogitCalibrator,
-                 base_score_is: str = "p_bad") -> None:
+                 base_score_is: str = "p_bad", base_score_scale: Any = None) -> None:
         self.base_uri = base_uri
         self.calibrator = calibrator
         self.base_score_is = base_score_is
+        #: a ScoreScale; None: probabilities
+        self.base_score_scale = base_score_scale
         self._base: Any = None
 
     def calibrate(self, score: np.ndarray) -> np.ndarray:
@@ -119,13 +122,17 @@ class RecalibratedPyfunc(mlflow.pyfunc.PythonModel):
 
             from driftwatch.registry.scorer import load_scorer
             from driftwatch.registry.scorers import parse_models_uri
+            from driftwatch.scorescale import PROBABILITY
 
             name, _, version = parse_models_uri(self.base_uri)
             local = download_artifacts(self.base_uri, dst_path=tempfile.mkdtemp())
-            self._base = load_scorer(local, name=name, version=str(version),
-                                     score_is=getattr(self, "base_score_is", "p_bad"))
+            self._base = load_scorer(
+                local, name=name, version=str(version),
+                score_is=getattr(self, "base_score_is", "p_bad"),
+                score_scale=getattr(self, "base_score_scale", None) or PROBABILITY)
         return self.calibrate(self._base.score(model_input)).tolist()
 
     def __getstate__(self) -> dict[str, Any]:
         return {"base_uri": self.base_uri, "calibrator": self.calibrator,
-                "base_score_is": getattr(self, "base_score_is", "p_bad"), "_base": None}
+                "base_score_is": getattr(self, "base_score_is", "p_bad"),
+                "base_score_scale": getattr(self, "base_score_scale", None), "_base": None}

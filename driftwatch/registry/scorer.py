@@ -9,7 +9,13 @@ anything else answers the pyfunc ``predict``, read by :mod:`driftwatch.registry.
 after the bad class, else the last, is P(bad); values outside [0, 1] are refused). A custom
 pyfunc that returns P(good) is declared with ``score_is="p_good"`` (the champion's
 ``score_is``): its output is read as ``1 - p``, unless a column's name says it is P(bad);
-so is a bare XGBoost or LightGBM Booster's, which has no ``classes_`` to say it.
+so is a bare XGBoost or LightGBM Booster's, which has no ``classes_`` to say it, and a
+classifier whose classes are codes (``0``/``1``) is read at its lower class (see
+:mod:`driftwatch.registry.flavours`). A custom pyfunc whose output is written in another
+scale (log-odds, a percentage, a scorecard's points) declares it with ``score_scale`` (the
+champion's, :mod:`driftwatch.registry.reading`): its output is read in that scale, then as
+``score_is`` says. A ``predict_proba`` flavour or a bare Booster answers probabilities, so
+a ``score_scale`` other than ``probability`` for one is refused as a contradiction.
 
 Inputs take the signature's types: text goes to XGBoost and LightGBM as a pandas
 ``category`` (each library maps the levels to its training codes), and an integer column
@@ -64,7 +70,9 @@ from driftwatch.registry.flavours import (
     load_flavour,
 )
 from driftwatch.registry.outputs import probabilities, read_output
+from driftwatch.registry.reading import scale_name
 from driftwatch.schema import PLACEHOLDER_LEVELS
+from driftwatch.scorescale import PROBABILITY, ScoreScale
 from driftwatch.yamlio import nearest
 
 __all__ = ["SCORE_IS", "Scorer", "bad_class_index", "load_scorer"]
@@ -232,6 +240,8 @@ class Scorer:
         raised, an :class:`ActionError` where its output cannot be read."""
         try:
             raw = self.predict(x)
+        except ActionError as exc:  # its output read as declared (score_scale, score_is)
+            raise ActionError(f"model {self.label} ({self.flavor}) {exc}") from None
         except Exception as exc:
             error = ActionError(f"model {self.label} ({self.flavor}) failed to score: "
                                 f"{_brief(exc)}")
@@ -364,17 +374,23 @@ def load_scorer(
     resolve: Callable[[str], Scorer] | None = None,
     bad: Sequence[Any] = DEFAULT_BAD,
     score_is: str = "p_bad",
+    score_scale: ScoreScale = PROBABILITY,
 ) -> Scorer:
     """A :class:`Scorer` for the model directory at ``path`` (an ``MLmodel`` inside).
 
     ``resolve(uri)`` loads the version a recalibrated model wraps; ``bad`` are the label
     values of the bad class, to find its ``predict_proba`` column; ``score_is`` what a
     custom pyfunc's ``predict`` or a bare Booster's returns (``p_good`` is turned into
-    P(bad)). driftwatch's own versions and ``predict_proba`` flavours answer P(bad)
-    whatever it says.
+    P(bad)), or, for a classifier whose classes are codes, that its higher class is the
+    good one; ``score_scale`` the scale a custom pyfunc writes its output in (refused for
+    a flavour that answers probabilities). driftwatch's own river and recalibrated
+    versions answer P(bad) whatever they say.
     """
     if score_is not in SCORE_IS:
         raise ActionError(f"score_is must be one of {', '.join(SCORE_IS)}, found {score_is!r}")
+    if score_scale.kind == "points" and score_is == "p_good":
+        raise ActionError("scorecard points are read as P(bad) (higher points = safer): "
+                          "score_is must be p_bad with score_scale points")
     import mlflow.pyfunc
     from mlflow.models import Model
 
@@ -389,6 +405,9 @@ def load_scorer(
         if flavor in flavors:
             predict, names, categories, meta, levels = load_flavour(flavor, local, bad,
                                                                     score_is)
+            if not score_scale.is_probability:
+                raise ActionError(_probabilities_already(name, version, flavor, meta,
+                                                         score_scale))
             if not inputs and not names:
                 raise ActionError(
                     f"model {name} v{version} ({flavor}) has no signature, and the model does "
@@ -405,7 +424,7 @@ def load_scorer(
     except Exception as exc:
         raise ActionError(f"cannot load {name} v{version}: {exc}") from exc
     scorer = _from_pyfunc(pyfunc, name, version, inputs, types, cols, resolve,
-                          p_good=score_is == "p_good", bad=tuple(bad))
+                          p_good=score_is == "p_good", bad=tuple(bad), scale=score_scale)
     if scorer.flavor == "pyfunc":
         scorer.optional = optional
     return scorer
@@ -422,6 +441,7 @@ def _from_pyfunc(
     *,
     p_good: bool = False,
     bad: Sequence[Any] = DEFAULT_BAD,
+    scale: ScoreScale = PROBABILITY,
 ) -> Scorer:
     from driftwatch.registry.river_model import RiverModel
 
@@ -452,16 +472,38 @@ def _from_pyfunc(
             f"model {name} v{version} has no signature: log it with a signature so "
             "driftwatch knows its input columns"
         )
-    if p_good:  # flipped in predict, so a recalibrated version wrapping it sees P(bad) too
+    if p_good or not scale.is_probability:
+        # read in predict, so a recalibrated version wrapping it sees P(bad) too
+        meta: dict[str, Any] = {"score_is": "p_good"} if p_good else {}
+        if not scale.is_probability:
+            meta["score_scale"] = scale
         return Scorer(name, version, "pyfunc", tuple(inputs),
-                      lambda x: _flipped(pyfunc.predict(x), len(x), bad),
-                      dict(types), dict(cols), {"score_is": "p_good"}, strict=True, bad=bad)
+                      lambda x: _declared(pyfunc.predict(x), len(x), bad, p_good, scale),
+                      dict(types), dict(cols), meta, strict=True, bad=bad)
     return Scorer(name, version, "pyfunc", tuple(inputs),
                   lambda x: pyfunc.predict(x), dict(types), dict(cols), strict=True, bad=bad)
 
 
-def _flipped(raw: Any, n: int, bad: Sequence[Any]) -> np.ndarray:
-    """P(bad) of a champion declared ``score_is: p_good``: ``1 - p``, unless its output
-    names its P(bad) column (a frame with ``p_bad`` and ``p_good``), which is read as it is."""
-    p, by_name = read_output(raw, n, bad)
-    return p if by_name else 1.0 - p
+def _declared(raw: Any, n: int, bad: Sequence[Any], p_good: bool,
+              scale: ScoreScale) -> np.ndarray:
+    """P(bad) of a champion that declared its output: read in its ``scale``, then, where
+    it is P(good) (``score_is: p_good``), ``1 - p``, unless its output names its P(bad)
+    column (a frame with ``p_bad`` and ``p_good``), which is read as it is.
+
+    >>> from driftwatch.scorescale import LOG_ODDS
+    >>> _declared(np.array([0.0, 2.0]), 2, (1,), True, LOG_ODDS).round(3).tolist()
+    [0.5, 0.119]
+    """
+    p, by_name = read_output(raw, n, bad, scale)
+    return p if by_name or not p_good else 1.0 - p
+
+
+def _probabilities_already(name: str, version: str, flavor: str, meta: Mapping[str, Any],
+                           scale: ScoreScale) -> str:
+    """Why a declared ``score_scale`` contradicts a flavour that answers probabilities."""
+    what = ("a bare Booster, whose predict gives the probability of label 1 (an XGBoost "
+            "binary:logitraw booster's margins are read through the sigmoid already)"
+            if meta.get("booster") else "scored by predict_proba, which gives probabilities")
+    return (f"model {name} v{version} ({flavor}) is {what}, but the champion declares "
+            f"score_scale: {scale_name(scale)}: that reads a custom pyfunc's predict; "
+            "remove score_scale (champion.score_scale, --champion-score-scale)")

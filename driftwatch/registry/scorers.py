@@ -3,8 +3,16 @@
 ``models:/<name>@<alias>`` and ``models:/<name>/<version>`` name a version; the champion of a
 monitored model is named that way in the service configuration and on the replay command
 line. :class:`ChampionRef` is that name plus the mapping from model input columns to the
-connector's features, and what its output is the probability of (``score_is``: ``p_bad``,
-or ``p_good`` for a custom pyfunc that returns P(good)).
+connector's features, what its output is the probability of (``score_is``: ``p_bad``, or
+``p_good`` for a model that returns P(good) or a classifier trained with its class 1 the
+good outcome), and the scale its output is written in (``score_scale``, see
+:mod:`driftwatch.registry.reading`: ``stream`` is resolved by :meth:`ChampionRef.resolved`
+once the connector is read).
+
+What the champion declares of its output is the user's model's: :class:`ScorerCache`
+applies it to the versions the user registered, never to a version one of driftwatch's
+actions made (tag ``driftwatch.made_by``: a retraining's, an online update's, a shadow's
+recalibration, the stand-in), which was trained on driftwatch's coding and answers P(bad).
 
 >>> ref = ChampionRef.parse("models:/credit-pd@champion", {"annual_income": "income"})
 >>> ref.name, ref.alias, dict(ref.columns)
@@ -24,6 +32,16 @@ driftwatch.errors.ConfigError: name the champion by its alias, ...set_registered
 Traceback (most recent call last):
 ...
 driftwatch.errors.ConfigError: ...score_is must be p_bad or p_good, found 'good'
+>>> from driftwatch.scorescale import LOG_ODDS
+>>> ref = ChampionRef.parse("models:/credit-pd@champion", score_scale="stream")
+>>> ref.resolved(LOG_ODDS).scale.describe()
+'log-odds, read as 1 / (1 + exp(-x))'
+>>> ChampionRef.parse("models:/pd@champion", score_is="p_good",
+...                   score_scale="points:base=600,odds=50,pdo=20")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+driftwatch.errors.ConfigError: the champion's output is read as scorecard points, which are \
+P(bad) (higher points = safer), but its score_is says P(good)...
 """
 
 from __future__ import annotations
@@ -31,14 +49,16 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from driftwatch.connectors.mapping import DEFAULT_BAD
 from driftwatch.errors import ActionError, ConfigError
+from driftwatch.registry.reading import STREAM, champion_scale, resolve_scale, scale_name
 from driftwatch.registry.scorer import SCORE_IS, Scorer, load_scorer
-from driftwatch.registry.versions import CHAMPION
+from driftwatch.registry.versions import CHAMPION, made_by_driftwatch
+from driftwatch.scorescale import PROBABILITY, ScoreScale
 
 __all__ = ["ChampionRef", "ScorerCache", "parse_models_uri"]
 
@@ -66,16 +86,53 @@ class ChampionRef:
     columns: Mapping[str, str] = field(default_factory=dict)
     #: what the model's output is the probability of (see the module doc)
     score_is: str = "p_bad"
+    #: the scale its output is written in: a ScoreScale, or ``"stream"`` until
+    #: :meth:`resolved` reads the connector's
+    score_scale: ScoreScale | str = PROBABILITY
 
     @property
     def uri(self) -> str:
         return f"models:/{self.name}@{self.alias}"
 
+    @property
+    def scale(self) -> ScoreScale:
+        """The scale its output is read in (``score_scale`` once :meth:`resolved`)."""
+        if not isinstance(self.score_scale, ScoreScale):
+            raise ConfigError(f"{self.uri}: score_scale: {STREAM} is read from the connector, "
+                              "which was not read yet")
+        return self.score_scale
+
+    def declared(self) -> str:
+        """What it declares of its output, for the start's log line ('' for the defaults).
+
+        >>> from driftwatch.scorescale import LOG_ODDS
+        >>> ChampionRef("pd", score_is="p_good", score_scale=LOG_ODDS).declared()
+        'score_is: p_good, score_scale: log_odds'
+        >>> ChampionRef("pd").declared()
+        ''
+        """
+        said = [f"score_is: {self.score_is}"] if self.score_is != "p_bad" else []
+        if self.score_scale != PROBABILITY:
+            said.append(f"score_scale: {scale_name(self.score_scale)}")
+        return ", ".join(said)
+
+    def resolved(self, stream: ScoreScale | None, connector: str = "the connector"
+                 ) -> ChampionRef:
+        """This champion with ``score_scale: stream`` read as the connector's ``stream``
+        scale (None: it maps no score), checked against ``score_is`` (see
+        :func:`~driftwatch.registry.reading.resolve_scale`)."""
+        scale = resolve_scale(self.score_scale, stream, score_is=self.score_is,
+                              connector=connector)
+        return replace(self, score_scale=scale)
+
     @classmethod
     def parse(cls, uri: str, columns: Mapping[str, str] | None = None,
-              score_is: str = "p_bad") -> ChampionRef:
+              score_is: str = "p_bad", score_scale: Any = PROBABILITY) -> ChampionRef:
         if score_is not in SCORE_IS:
             raise ConfigError(f"score_is must be {' or '.join(SCORE_IS)}", found=repr(score_is))
+        scale = champion_scale(score_scale)
+        if scale != STREAM:  # points of P(good) contradict at once; stream's once resolved
+            resolve_scale(scale, None, score_is=score_is)
         text = str(uri).strip()
         if text.startswith(("runs:/", "file:", "/", ".", "s3:", "gs:")) or "\\" in text:
             raise ConfigError(  # a run's artifact or a folder: no version, no aliases
@@ -94,18 +151,22 @@ class ChampionRef:
                 f"the aliases {CHAMPION!r} and 'challenger'); to start: MlflowClient()."
                 f"set_registered_model_alias({name!r}, {CHAMPION!r}, {which})", found=repr(uri)
             )
-        return cls(name, alias, dict(columns or {}), score_is)
+        return cls(name, alias, dict(columns or {}), score_is, scale)
 
 
 class ScorerCache:
-    """Scorers of one registry's versions, downloaded under ``cache_dir``."""
+    """Scorers of one registry's versions, downloaded under ``cache_dir``. ``score_is``
+    and ``score_scale`` are the champion's declarations, applied to the user's own
+    versions only (see the module doc)."""
 
     def __init__(
         self, registry: Any, cache_dir: str | Path, columns: Mapping[str, str] | None = None,
         bad: Sequence[Any] = DEFAULT_BAD, score_is: str = "p_bad",
+        score_scale: ScoreScale = PROBABILITY,
     ) -> None:
         self.registry = registry
         self.score_is = score_is
+        self.score_scale = score_scale
         self.cache_dir = Path(cache_dir)
         self.columns = dict(columns or {})
         self.bad = tuple(bad)
@@ -116,11 +177,22 @@ class ScorerCache:
         key = (model, str(version))
         if key not in self._loaded:
             local = self._download(model, str(version))
+            declared = self._declared(model, str(version))
             self._loaded[key] = load_scorer(
                 local, name=model, version=str(version), columns=self.columns,
-                resolve=self.by_uri, bad=self.bad, score_is=self.score_is,
+                resolve=self.by_uri, bad=self.bad,
+                score_is=self.score_is if declared else "p_bad",
+                score_scale=self.score_scale if declared else PROBABILITY,
             )
         return self._loaded[key]
+
+    def _declared(self, model: str, version: str) -> bool:
+        """Whether the champion's declarations apply to this version: it is the user's
+        own, not one driftwatch made (the registry is asked only when there is one)."""
+        if self.score_is == "p_bad" and self.score_scale.is_probability:
+            return False
+        info = self.registry.get_version(model, version)
+        return not made_by_driftwatch(info.tags)
 
     def by_uri(self, uri: str) -> Scorer:
         name, alias, version = parse_models_uri(uri)

@@ -210,11 +210,45 @@ def trial_score(scorer: Scorer, reference: pd.DataFrame, uri: str,
     ranked = (f"rank the reference's bad rows below its good ones (AUC {auc:.2f} on {n} "
               "labelled rows)")
     if scorer.flavor in ("pyfunc", "recalibrated") or scorer.meta.get("booster"):
+        scale = scorer.meta.get("score_scale")
+        if scale is not None and scale.kind == "points":
+            raise ActionError(f"{uri}: its scores, read as {scale.describe()} (score_scale: "
+                              f"points), {ranked}: are its points higher for riskier "
+                              "applicants? driftwatch reads points as higher = safer; log a "
+                              "pyfunc whose predict returns such points or P(bad)")
+        read = "" if scale is None else f" in {scale.kind} (score_scale: {scale.kind})"
         if scorer.meta.get("score_is") == "p_good":
-            raise ActionError(f"{uri}: its scores, read as P(good) (score_is: p_good), {ranked}:"
-                              " it returns P(bad)? drop score_is: p_good")
-        raise ActionError(f"{uri}: its scores {ranked}: it returns P(good)? declare score_is: "
-                          "p_good (--champion-score-is p_good)")
-    raise ActionError(f"{uri}: its predict_proba column of the bad class (the policy's "
-                      f"reference.label.bad) {ranked}: was it trained with another coding of "
-                      "the label?")
+            raise ActionError(f"{uri}: its scores, read{read} as P(good) (score_is: p_good), "
+                              f"{ranked}: it returns P(bad)? drop score_is: p_good")
+        raise ActionError(f"{uri}: its scores{', read' + read + ',' if read else ''} {ranked}: "
+                          "it returns P(good)? declare score_is: p_good (--champion-score-is "
+                          "p_good)")
+    raise ActionError(_inverted_classes(scorer, uri, ranked))
+
+
+def _inverted_classes(scorer: Scorer, uri: str, ranked: str) -> str:
+    """What to say of a ``predict_proba`` flavour whose column read as P(bad) ``ranked``
+    the reference upside down: for classes that are codes, what to declare (see
+    :mod:`driftwatch.registry.flavours`); for classes that name themselves, the coding.
+
+    >>> s = Scorer("pd", "1", "sklearn", ("x",), print,
+    ...            meta={"codes": True, "classes": [0, 1], "bad_class": 1})
+    >>> _inverted_classes(s, "models:/pd@champion", "rank ...")  # doctest: +ELLIPSIS
+    "models:/pd@champion: its predict_proba column of class 1 (read as the bad class...\
+declare score_is: p_good (--champion-score-is p_good) to read class 0 as P(bad)"
+    """
+    meta = scorer.meta
+    read = meta.get("bad_class")
+    column = f"column of class {read!r}" if read is not None else "column of the bad class"
+    if not meta.get("codes"):
+        return (f"{uri}: its predict_proba {column} (the policy's reference.label.bad) "
+                f"{ranked}: was it trained with another coding of the label?")
+    other = next((c for c in meta.get("classes", ()) if c != read), None)
+    if meta.get("score_is") == "p_good":
+        return (f"{uri}: its predict_proba {column} (read as the bad class because of "
+                f"score_is: p_good) {ranked}: was it trained with {read!r} = good after "
+                f"all ({other!r} = bad)? drop score_is: p_good (--champion-score-is)")
+    return (f"{uri}: its predict_proba {column} (read as the bad class: the policy's "
+            f"reference.label.bad) {ranked}: was it trained with {read!r} = good (a "
+            "repaid flag, where the stream's labels say 1 = default)? declare score_is: "
+            f"p_good (--champion-score-is p_good) to read class {other!r} as P(bad)")

@@ -145,9 +145,11 @@ def expired_predictions_line(labels: dict) -> str | None:  # type: ignore[type-a
             "outcomes come later than that, raise the policy's labels.ttl")
 
 
-def champion_ref(uri: str | None, columns: list[str], score_is: str | None = None) -> object:
-    """``--champion``, ``--champion-column COL=FEATURE`` and ``--champion-score-is`` as a
-    ``ChampionRef`` (or None)."""
+def champion_ref(uri: str | None, columns: list[str], score_is: str | None = None,
+                 score_scale: str | None = None) -> object:
+    """``--champion``, ``--champion-column COL=FEATURE``, ``--champion-score-is`` and
+    ``--champion-score-scale`` as a ``ChampionRef`` (or None); ``score_scale: stream`` is
+    resolved by the replay, once it read the connector."""
     from driftwatch.errors import ConfigError
 
     if uri is None:
@@ -155,8 +157,18 @@ def champion_ref(uri: str | None, columns: list[str], score_is: str | None = Non
             raise ConfigError("--champion-column needs --champion")
         if score_is is not None:
             raise ConfigError("--champion-score-is needs --champion")
+        if score_scale is not None:
+            raise ConfigError("--champion-score-scale needs --champion")
         return None
+    from driftwatch.registry.reading import champion_scale
     from driftwatch.registry.scorers import ChampionRef
+
+    scale: object = "probability"
+    if score_scale is not None:
+        try:
+            scale = champion_scale(score_scale)
+        except ConfigError as exc:  # the option's name where a file's line would be
+            raise exc.recast(ConfigError, file="--champion-score-scale", path=None) from None
 
     mapping = {}
     for item in columns:
@@ -165,7 +177,7 @@ def champion_ref(uri: str | None, columns: list[str], score_is: str | None = Non
             raise ConfigError(f"--champion-column expects COL=FEATURE, found {item!r}")
         mapping[col] = feature
     try:
-        return ChampionRef.parse(uri, mapping, score_is or "p_bad")
+        return ChampionRef.parse(uri, mapping, score_is or "p_bad", scale)
     except ConfigError as exc:  # the option's name where a file's line would be
         raise exc.recast(ConfigError, file="--champion") from None
 
@@ -183,7 +195,8 @@ def run_replay_command(args: argparse.Namespace) -> int:
             hint="leave the range out, or map the records' time if they have one")
     champion = champion_ref(getattr(args, "champion", None),
                             getattr(args, "champion_column", []),
-                            getattr(args, "champion_score_is", None))
+                            getattr(args, "champion_score_is", None),
+                            getattr(args, "champion_score_scale", None))
     if champion is not None and not args.execute:
         raise ConfigError("--champion names the model actions run on: add --execute")
     levels = None

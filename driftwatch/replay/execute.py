@@ -37,6 +37,8 @@ from typing import Any
 
 from driftwatch.clock import EventTimeClock, SystemClock
 from driftwatch.pipeline import ModelMonitor, WindowResult
+from driftwatch.registry.reading import scale_name
+from driftwatch.scorescale import PROBABILITY
 
 __all__ = ["ReplayActions"]
 
@@ -114,6 +116,7 @@ class ReplayActions:
             on_promote=self._adopt,
             columns=dict(champion.columns) if champion is not None else None,
             score_is=champion.score_is if champion is not None else "p_bad",
+            score_scale=champion.scale if champion is not None else PROBABILITY,
             bad_labels=policy.reference.conventions().bad if policy is not None else None,
             max_concurrent_retrains=(
                 policy.limits.max_concurrent_retrains if policy is not None else None
@@ -157,7 +160,9 @@ class ReplayActions:
 
         write_replay_state(self.state_dir, model=monitor.model, tracking_uri=tracking_uri,
                            columns=dict(champion.columns) if champion is not None else {},
-                           score_is=champion.score_is if champion is not None else "p_bad")
+                           score_is=champion.score_is if champion is not None else "p_bad",
+                           score_scale=scale_name(champion.scale) if champion is not None
+                           else "probability")
 
     def _observe(self, batch: Any) -> None:
         """Live predictions to the challengers in shadow (the monitor's hook)."""

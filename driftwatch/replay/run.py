@@ -413,6 +413,10 @@ def replay(
     conn = connector if isinstance(connector, Connector) else load_connector(connector)
     pol = policy if isinstance(policy, Policy) or policy is None else load_policy(policy)
     check_reference(pol, connector=conn, reference=reference)
+    if champion is not None:  # score_scale: stream reads the connector's score scale
+        champion = champion.resolved(
+            conn.stream_score_scale(pol.reference.score_is if pol else "p_bad"),
+            connector=f"connector {conn.name!r}")
     numbered = conn.numbers_records()
     monitor = build_monitor(pol, reference=reference, connector=conn,
                             profile_cache=None if levels_cache is None else Path(levels_cache))

@@ -79,7 +79,9 @@ class ChampionCheck:
                 self.registry, ma.champion, ma.features, ma.executor.env.scorers(),
                 ma.trial_rows[1], note=lambda text: log.warning("%s: %s", ma.model, text))
             ma.has_champion = True
-            log.info("%s: champion is %s (version %s)", ma.model, ma.champion.uri, info.version)
+            declared = ma.champion.declared()  # how its output is read, where not P(bad)
+            log.info("%s: champion is %s (version %s%s)", ma.model, ma.champion.uri,
+                     info.version, f"; {declared}" if declared else "")
             from driftwatch.actions.online_update import learner_on_foreign
 
             flavor = ma.executor.env.scorers().get(ma.champion.name, info.version).flavor

@@ -42,6 +42,7 @@ from driftwatch.errors import DriftwatchError
 from driftwatch.metrics import Metrics
 from driftwatch.pipeline import WindowResult
 from driftwatch.policy.decision import Decision
+from driftwatch.scorescale import PROBABILITY
 from driftwatch.service.action_admin import AdminCalls, retrain_settings
 from driftwatch.service.action_adoption import ProfileAdoption
 from driftwatch.service.action_champion import ChampionCheck
@@ -192,6 +193,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, Profile
                 on_promote=self._adopting(on_promote), drive_pool=False,
                 columns=dict(champion.columns) if champion is not None else None,
                 score_is=champion.score_is if champion is not None else "p_bad",
+                score_scale=champion.scale if champion is not None else PROBABILITY,
                 bad_labels=(policy.reference.conventions().bad
                             if getattr(policy, "reference", None) is not None else None),
                 max_concurrent_retrains=getattr(limits, "max_concurrent_retrains", None),

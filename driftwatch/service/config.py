@@ -87,6 +87,8 @@ class _ChampionSpec(_Spec):
     uri: str
     columns: dict[str, str] = {}
     score_is: str = "p_bad"  # checked in _champion: a Literal here gets lost in the union
+    #: a word or {points: {...}}, checked in _champion (driftwatch.registry.reading)
+    score_scale: Any = "probability"
 
 
 class _ModelSpec(_Spec):
@@ -275,6 +277,9 @@ def parse_service_config(
                 champion=c,
                 live_speed_at=_written_at(doc, ("models", i, "live", "speed"))
                 if m.live.speed > 0 else None,
+                champion_scale_at=_written_at(doc, ("models", i, "champion", "score_scale"))
+                if isinstance(m.champion, _ChampionSpec)
+                and "score_scale" in m.champion.model_fields_set else None,
             )
             for i, (m, c) in enumerate(zip(spec.models, champions, strict=True))
         ),
@@ -342,6 +347,7 @@ def _champion(doc: LocatedDoc, i: int, m: _ModelSpec) -> Any:
     """The model's ``champion`` as a ``ChampionRef`` (None: not given)."""
     if m.champion is None:
         return None
+    from driftwatch.registry.reading import STREAM, champion_scale, resolve_scale
     from driftwatch.registry.scorer import SCORE_IS
     from driftwatch.registry.scorers import ChampionRef
 
@@ -352,7 +358,18 @@ def _champion(doc: LocatedDoc, i: int, m: _ModelSpec) -> Any:
                         f"score_is must be {' or '.join(SCORE_IS)} (what the champion's output "
                         "is the probability of)", found=repr(spec.score_is))
     try:
-        ref = ChampionRef.parse(spec.uri, spec.columns, spec.score_is)
+        scale = champion_scale(spec.score_scale)
+    except ConfigError as exc:
+        inside = tuple(exc.path.split(".")) if exc.path else ()
+        raise doc.error((*where, "score_scale", *inside), exc.message, found=exc.found,
+                        key=bool(inside) and exc.found is None, hint=exc.hint) from None
+    if scale != STREAM:  # points with score_is: p_good contradict; stream's once resolved
+        try:
+            resolve_scale(scale, None, score_is=spec.score_is)
+        except ConfigError as exc:
+            raise doc.error((*where, "score_scale"), exc.message, hint=exc.hint) from None
+    try:
+        ref = ChampionRef.parse(spec.uri, spec.columns, spec.score_is, scale)
     except ConfigError as exc:
         loc = (*where, "uri") if isinstance(m.champion, _ChampionSpec) else where
         raise doc.error(loc, exc.message, found=exc.found) from None

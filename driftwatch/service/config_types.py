@@ -44,6 +44,9 @@ class ModelConfig:
     #: Kafka connector cannot be paced, so such a model is refused there (None: not
     #: written, or set by ``run --speed``, which paces the file models only)
     live_speed_at: tuple[str, int, int, str] | None = None
+    #: where the file wrote the champion's ``score_scale`` (file, line, col, path): one
+    #: that reads the connector's (``stream``) is checked once the connector is read
+    champion_scale_at: tuple[str, int, int, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ from driftwatch.service.late_watch import LateWatch
 from driftwatch.service.live_reports import LiveReports, report_job
 from driftwatch.service.live_source import PacedSource
 from driftwatch.service.metrics_live import LiveCollector
-from driftwatch.service.model import ModelRuntime
+from driftwatch.service.model import ModelRuntime, resolved_champion
 from driftwatch.service.resume import fault_site, rewind_runtimes, wait_for_disk
 from driftwatch.service.scheduler import LoopInbox, ServiceScheduler
 from driftwatch.service.view import last_record, restore_view
@@ -186,7 +186,8 @@ class Service(ServiceViews, ScheduledJobs, FinishingRun, ChampionAtStart):
                 cutoff=_cutoff(rt.monitor),
                 shadow_defaults=shadow_defaults(rt.monitor.policy), buffer=None,
                 on_promote=self._on_promote, profile=rt.monitor.profile,
-                policy=rt.monitor.policy, champion=rt.config.champion,
+                policy=rt.monitor.policy,
+                champion=resolved_champion(rt.config, rt.connector, rt.monitor.policy),
                 text_formats=rt.connector.text_formats(),
                 score_scale=_score_scale(rt), reference_reader=_reference_reader(rt),
                 profiles=rt.profiles)

@@ -44,7 +44,7 @@ from driftwatch.windows.panes import WindowSpec
 from driftwatch.windows.profile import ReferenceProfile
 
 __all__ = ["DELAY_BUCKET_BINS", "ModelRuntime", "ProfileLookup", "check_pacing",
-           "model_connector", "open_timeline", "reference_path"]
+           "model_connector", "open_timeline", "reference_path", "resolved_champion"]
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +136,23 @@ def check_pacing(cfg: ModelConfig, connector: Connector) -> None:
         "which deliver at their own pace", file=file, line=line, col=col,
         path=path, found=f"{cfg.live_speed:g}",
         hint="remove live.speed from this model (or write 0)")
+
+
+def resolved_champion(cfg: ModelConfig, connector: Connector, policy: Policy | None) -> Any:
+    """The model's champion with ``score_scale: stream`` read as the connector's score
+    scale (None: no champion); a connector that maps no score, or points with the
+    champion's ``score_is: p_good``, is an error at the config's ``score_scale``."""
+    if cfg.champion is None:
+        return None
+    score_is = policy.reference.score_is if policy is not None else "p_bad"
+    try:
+        return cfg.champion.resolved(connector.stream_score_scale(score_is),
+                                     connector=f"connector {connector.name!r}")
+    except ConfigError as exc:
+        if cfg.champion_scale_at is None or exc.file is not None:
+            raise
+        file, line, col, path = cfg.champion_scale_at
+        raise exc.recast(ConfigError, file=file, line=line, col=col, path=path) from None
 
 
 @dataclass

@@ -29,7 +29,7 @@ from driftwatch.actions.outbox import Outbox
 from driftwatch.clock import ManualClock
 from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.scorers import ChampionRef, ScorerCache
-from driftwatch.registry.versions import CHAMPION, TAG_PARENT
+from driftwatch.registry.versions import CHAMPION, TAG_MADE_BY, TAG_PARENT
 from driftwatch.replay import replay
 
 pytestmark = pytest.mark.integration
@@ -48,15 +48,15 @@ def _example() -> ModuleType:
     return module
 
 
-def _policy(tmp: Path) -> Path:
-    """The demo policy, retraining with the scikit-learn job; a challenger must win by
-    half a Gini point."""
+def _policy(tmp: Path, model: str = MODEL) -> Path:
+    """The demo policy, retraining ``model`` with the scikit-learn job; a challenger must
+    win by half a Gini point."""
     text = (ROOT / "policies/credit-risk-demo.yaml").read_text()
     ref = str(ROOT / "data/demo/reference.parquet")
     text = text.replace('argv: ["python", "examples/retrain_job.py",',
                         f'argv: ["python", "{ROOT / "examples/sklearn_retrain_job.py"}",')
     text = text.replace('"--reference", "data/demo/reference.parquet",', f'"--reference", "{ref}",')
-    text = text.replace('"--model-name", "credit-risk"]', f'"--model-name", "{MODEL}"]')
+    text = text.replace('"--model-name", "credit-risk"]', f'"--model-name", "{model}"]')
     text = text.replace("reference: data/demo/reference.parquet", f"reference: {ref}")
     text = text.replace("margin: 0.01 ", "margin: 0.005")
     assert "sklearn_retrain_job" in text and "margin: 0.005" in text
@@ -324,6 +324,51 @@ def test_recalibration_beats_the_champion_on_the_following_window(
     before = miscalibration(champion.score(following))
     after = miscalibration(recal.score(following))
     assert after < before / 3, (before, after)
+
+
+def test_a_champion_trained_on_repaid_is_declared_and_its_retraining_is_read_as_trained(
+    mlflow_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    """The bank's HGB learnt a repaid flag (True = good) while the demo's labels say 1 =
+    default: declared score_is: p_good, it is read at its False class. The severe tier's
+    retraining learns the export (label 1 = bad): its version, tagged
+    driftwatch.made_by=retrain, is read at its True class, so the shadow compares two
+    P(bad)s on the same outcomes; the online updates recalibrate P(bad) of the champion."""
+    url, name = mlflow_server[0], "credit-pd-repaid"
+    reference = pd.read_parquet(ROOT / "data/demo/reference.parquet")
+    info = _example().register(reference.assign(label=1 - reference["label"]),
+                               tracking_uri=url, model_name=name,
+                               action_key=f"{name}:first:0")
+    reg = MlflowRegistry(url)
+    reg.set_alias(name, CHAMPION, info.version, at=0.0, by="test")
+    state = tmp_path / "state"
+    replay(
+        ROOT / "connectors/demo-file.yaml",
+        [ROOT / "data/demo/predictions.jsonl.gz", ROOT / "data/demo/outcomes.jsonl.gz"],
+        tmp_path / "out", policy=_policy(tmp_path, name),
+        reference=ROOT / "data/demo/reference.parquet", progress=False, report=False,
+        execute=True, state_dir=state,
+        champion=ChampionRef.parse(f"models:/{name}@champion", score_is="p_good"),
+        tracking_uri=url,
+    )
+    recs = _records(state)
+    (retrain,) = [r for r in recs if r.action == "retrain"]
+    assert retrain.state.value == "succeeded", retrain.error
+    version = str(retrain.outcome["version"])
+    assert reg.get_version(name, version).tags[TAG_MADE_BY] == "retrain"
+    assert TAG_MADE_BY not in reg.get_version(name, info.version).tags
+    (follow,) = [r for r in recs if r.parent_id == retrain.id]
+    metrics = follow.artifacts["shadow"]["metrics"]
+    assert metrics["champion"]["auc"] > 0.6 and metrics["challenger"]["auc"] > 0.6, metrics
+    cache = ScorerCache(reg, tmp_path / "check", score_is="p_good")
+    assert cache.get(name, info.version).meta["bad_class"] is False
+    assert cache.get(name, version).meta["bad_class"] is True
+    updates = [r for r in recs if r.action == "online_update" and "version" in r.outcome]
+    for r in updates:  # a recalibration reads its base as declared, served outside too
+        wrapped = cache.get(name, r.outcome["version"])
+        assert wrapped.flavor == "recalibrated" and wrapped.meta["base_version"] == "1"
+        assert reg.get_version(name, r.outcome["version"]).tags[TAG_MADE_BY] == \
+            "online_update"
 
 
 def _booster(flavour: str) -> tuple[object, object]:

@@ -136,6 +136,23 @@ def test_the_sample_reads_a_points_score_as_the_connector_does(tmp_path: Path) -
     assert np.allclose(rows["score"], p_bad, rtol=1e-12)
 
 
+def demo_replay_argv(tmp_path: Path, store: str, champion: str) -> list[str]:
+    """``driftwatch replay --execute --champion`` argv on the demo's first records (a
+    window's worth is not needed: the champion is checked at start), run from the
+    repository's root; the state folder is ``tmp_path/out/state``."""
+    streams = {}
+    for stream, lines in (("predictions", 300), ("outcomes", 50)):
+        with gzip.open(ROOT / f"data/demo/{stream}.jsonl.gz", "rt") as fh:
+            head = [next(fh) for _ in range(lines)]
+        streams[stream] = tmp_path / f"{stream}.jsonl"
+        streams[stream].write_text("".join(head))
+    return ["replay", "-q", "--connector", "connectors/demo-file.yaml",
+            "--policy", "policies/credit-risk-demo.yaml",
+            "--input", *(f"{k}={v}" for k, v in streams.items()),
+            "--out", str(tmp_path / "out"), "--execute", "--tracking-uri", store,
+            "--champion", champion]
+
+
 def test_replay_execute_checks_the_champion_at_start(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,17 +173,7 @@ def test_replay_execute_checks_the_champion_at_start(
     mlflow.MlflowClient(store).set_registered_model_alias(
         "bank-pd", "champion", info.registered_model_version)
     monkeypatch.chdir(ROOT)
-    streams = {}
-    for stream, lines in (("predictions", 300), ("outcomes", 50)):  # a window's worth is not
-        with gzip.open(ROOT / f"data/demo/{stream}.jsonl.gz", "rt") as fh:  # needed
-            head = [next(fh) for _ in range(lines)]
-        streams[stream] = tmp_path / f"{stream}.jsonl"
-        streams[stream].write_text("".join(head))
-    argv = ["replay", "-q", "--connector", "connectors/demo-file.yaml",
-            "--policy", "policies/credit-risk-demo.yaml",
-            "--input", *(f"{k}={v}" for k, v in streams.items()),
-            "--out", str(tmp_path / "out"), "--execute", "--tracking-uri", store,
-            "--champion", "models:/bank-pd@champion"]
+    argv = demo_replay_argv(tmp_path, store, "models:/bank-pd@champion")
     assert main(argv) != 0
     err = capsys.readouterr().err
     assert "models:/bank-pd@champion: its scores rank the reference's bad rows below" in err

@@ -109,12 +109,15 @@ def test_a_custom_pyfunc_declared_p_good_is_read_as_p_bad(tmp_path: Path) -> Non
     assert served.base_score_is == "p_good"  # served outside driftwatch, read the same way
 
 
-def test_p_good_leaves_predict_proba_flavours_alone(sklearn_dir) -> None:
+def test_p_good_reads_a_classifier_whose_classes_are_codes_at_its_lower_class(
+        sklearn_dir) -> None:
+    # classes 0/1 say nothing of which is bad: declared p_good, 1 was the good outcome
+    # (test_champion_declarations covers the flavours, text classes and the trial)
     path, model, df = sklearn_dir
     s = load_scorer(path, name="pd", version="1", columns={"annual_income": "income"},
                     score_is="p_good")
     x = df[["income", "debt_to_income"]].rename(columns={"income": "annual_income"})
-    np.testing.assert_allclose(s.score(df), model.predict_proba(x)[:, 1])
+    np.testing.assert_allclose(s.score(df), model.predict_proba(x)[:, 0])
 
 
 def test_a_custom_pyfunc_without_signature_is_refused(tmp_path: Path) -> None:
