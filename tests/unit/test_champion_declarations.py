@@ -556,3 +556,18 @@ def test_a_bad_champion_scale_in_the_config_is_located(written: str, said: str) 
         parse_service_config(text, file="d.yaml")
     assert str(err.value).splitlines()[0] == said
 
+
+def test_the_readmes_champion_block_is_a_configuration_that_says_what_it_shows() -> None:
+    import re
+
+    from driftwatch.service.config import parse_service_config
+
+    from .test_champion_trial import ROOT
+
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split(
+        "## Your own model as champion")[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block is not None
+    [model] = parse_service_config(block.group(1), file="README.md").models
+    assert (model.champion.score_is, model.champion.score_scale) == ("p_bad", PROBABILITY)
+    assert "score_scale: probability" in block.group(1)
