@@ -571,3 +571,22 @@ def test_the_readmes_champion_block_is_a_configuration_that_says_what_it_shows()
     [model] = parse_service_config(block.group(1), file="README.md").models
     assert (model.champion.score_is, model.champion.score_scale) == ("p_bad", PROBABILITY)
     assert "score_scale: probability" in block.group(1)
+
+
+def test_the_daemon_reads_a_stream_scale_from_its_connector_for_its_actions(
+        tmp_path: Path) -> None:
+    from .test_restart_champion import CONNECTOR, Site, stop
+
+    site = Site(tmp_path)  # a file connector whose score is written as log-odds
+    (tmp_path / "conn.yaml").write_text(CONNECTOR.replace("PRED", str(tmp_path / "pred.jsonl"))
+                                        .replace("score: score",
+                                                 "score: {path: score, log_odds: true}"))
+    ref = ChampionRef.parse("models:/credit@champion", score_scale="stream")
+    model = dataclasses.replace(site.config.models[0], name="credit", champion=ref)
+    site.config = dataclasses.replace(site.config, models=(model,))
+    svc = site.start()
+    try:
+        env = svc.actions.models["credit"].executor.env  # type: ignore[union-attr]
+        assert env.score_scale == LOG_ODDS and env.scorers().score_scale == LOG_ODDS
+    finally:
+        stop(svc)
