@@ -224,7 +224,9 @@ class LabelJoiner:
         ``cohort``: per row, the prediction's cohort in :attr:`book` (its window pane);
         without it the rows belong to none. ``now``: per row, the stream's watermark where
         it arrives; an outcome waiting since before ``orphan_ttl`` there had expired (as
-        :meth:`add_outcomes` takes ``now`` for predictions)."""
+        :meth:`add_outcomes` takes ``now`` for predictions). An outcome waiting with a time
+        more than ``ttl`` after the prediction's came too late for it: it is given up
+        (``orphan_outcomes``), and the prediction waits as any other."""
         c = self.counters
         c["predictions"] += len(batch)
         t = np.asarray(batch.event_time, dtype=np.float64)
@@ -253,10 +255,14 @@ class LabelJoiner:
         self.cohorts.add("predicted", cols["time"])
         self.book.add_predictions(cols["cohort"], cols["score"], cols["time"])
         found, orph = self._orphans.pop(keys)
-        if now is not None and found.any():
+        if found.any():
             at = np.flatnonzero(found)
-            stale = orph["time"] < idx.take(np.asarray(now, dtype=np.float64))[at] \
-                - self.orphan_ttl
+            # an outcome that came more than the wait after this prediction's time came
+            # too late for it (as :meth:`add_outcomes` finds it), read ahead or not
+            stale = orph["time"] > cols["time"][at] + self.ttl
+            if now is not None:
+                stale |= orph["time"] < idx.take(np.asarray(now, dtype=np.float64))[at] \
+                    - self.orphan_ttl
             if stale.any():
                 c["orphan_outcomes"] += int(stale.sum())
                 found[at[stale]] = False

@@ -143,3 +143,21 @@ def test_outcomes_after_the_last_prediction_later_than_the_wait_join_nothing() -
         mon.process(Polled(batches=[outs], order=np.zeros(10, np.intp) if order else None))
         c = mon.joiner.counters
         assert (int(c["joined"]), int(c["expired"])) == (5, 5), order
+
+
+def test_an_outcome_read_ahead_later_than_the_wait_after_its_prediction_joins_nothing() -> None:
+    """The same rule where the outcome comes first (a lagging predictions topic): dated
+    more than the wait after its prediction, it is given up when the prediction comes,
+    and the prediction waits as any other; within the wait, it joins."""
+    got = []
+    for delay in (50.0, 150.0):
+        mon = ModelMonitor("m", REF, WindowSpec(kind="count", pane_size=1000))
+        mon.joiner.ttl = TTL
+        mon.process(Polled(batches=[Batch.build("outcomes", n=1, ids=["k"], label=[1.0],
+                                                event_time=[10.0 + delay])]))
+        mon.process(Polled(batches=[Batch.build(
+            "predictions", n=1, ids=["k"], score=[0.5], decision=[1], n_numeric=1,
+            numeric=[[0.0]], event_time=[10.0])]))
+        c = mon.joiner.counters
+        got.append((int(c["joined"]), int(c["orphan_outcomes"]), mon.joiner.backlog))
+    assert got == [(1, 0, 0), (0, 1, 1)]
