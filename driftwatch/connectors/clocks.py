@@ -53,8 +53,7 @@ def _numbers(s: StreamMapping) -> tuple[str, str] | None:
     t = s.event_time
     if t.source != "payload" or t.path is None or t.format is not None or t.unit == "iso":
         return None
-    unit = "s" if t.origin is not None and t.unit == "auto" else t.unit
-    return t.path.text.rsplit(".", 1)[-1], unit
+    return t.path.text.rsplit(".", 1)[-1], t.read_unit
 
 
 def _said(m: StreamMapping) -> str:

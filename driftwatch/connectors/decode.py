@@ -71,7 +71,12 @@ from driftwatch.connectors.columns import (
     text_numbers,
     texts,
 )
-from driftwatch.connectors.eventtime import digit_width, event_times, parse_origin
+from driftwatch.connectors.eventtime import (
+    UNIT_WORDS,
+    digit_width,
+    event_times,
+    parse_origin,
+)
 from driftwatch.connectors.jsonblock import Lines, ParsedRows, RowParser
 from driftwatch.connectors.jsonscan import ScanColumns
 from driftwatch.connectors.mapping import FieldPath, StreamMapping, as_text
@@ -94,8 +99,6 @@ MAX_TEXT_CHARS = 256
 _Detail = Callable[[int], str]
 
 #: A count's unit, in words (an ``origin`` makes numbers offsets)
-_UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds",
-               "min": "minutes", "h": "hours", "d": "days"}
 
 
 def _value_at(raw: Raw, i: int) -> Any:
@@ -266,8 +269,7 @@ class Decoder:
         self._missing_cat = {n: miss.texts(n) for _, n, _ in self._cat}
         m = self.mapping
         t = m.event_time
-        # an offset is a count in seconds unless the unit says ms: no epoch rule applies
-        self._unit = "s" if t.origin is not None and t.unit == "auto" else t.unit
+        self._unit = t.read_unit
         self._origin = None if t.origin is None else parse_origin(t.origin)
         fields: dict[str, tuple[FieldPath, str]] = {}
         if m.event_id is not None:  # else each record's number in its file (_ids)
@@ -608,7 +610,7 @@ class Decoder:
         if t.format is not None:
             unit = f"text in the format {t.format!r}"
         elif t.origin is not None:
-            unit = f"{_UNIT_WORDS[self._unit]} after {t.origin}"
+            unit = f"{UNIT_WORDS[self._unit]} after {t.origin}"
         else:
             unit = {"auto": "epoch seconds, ms, µs or ns, or ISO-8601", "s": "epoch seconds",
                     "ms": "epoch milliseconds", "us": "epoch microseconds",

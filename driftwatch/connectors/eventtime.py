@@ -76,6 +76,7 @@ __all__ = [
     "NS_THRESHOLD",
     "SECONDS_IN",
     "UNITS",
+    "UNIT_WORDS",
     "US_THRESHOLD",
     "century_start_at",
     "digit_width",
@@ -91,6 +92,9 @@ __all__ = [
 ]
 
 UNITS = ("auto", "s", "ms", "us", "ns", "min", "h", "d", "iso")
+#: Each unit a number counts (every unit but ``auto`` and ``iso``), in words
+UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds",
+              "min": "minutes", "h": "hours", "d": "days"}
 #: Seconds in each unit coarser than the second: an offset clock that counts minutes,
 #: hours (PaySim's ``step``) or days
 SECONDS_IN = {"min": 60.0, "h": 3600.0, "d": 86400.0}

@@ -95,11 +95,18 @@ class TimeField:
     makes numbers offsets from it in ``unit`` (see :mod:`driftwatch.connectors.eventtime`)."""
 
     path: FieldPath | None
-    unit: str = "auto"  # auto | s | ms | us | ns | iso
+    unit: str = "auto"  # auto | s | ms | us | ns | min | h | d | iso
     source: str = "payload"  # payload | kafka_timestamp | arrival | order
     format: str | None = None
     origin: str | None = None
     century_start: int | None = None
+
+    @property
+    def read_unit(self) -> str:
+        """The unit its numbers are read in: an offset from an ``origin`` is a count in
+        seconds unless the unit says otherwise (no epoch rule tells its unit), else
+        ``unit`` as written (``auto``: epoch seconds or milliseconds, by the values)."""
+        return "s" if self.origin is not None and self.unit == "auto" else self.unit
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from driftwatch.connectors.eventtime import (
+    UNIT_WORDS,
     century_start_at,
     event_times,
     writes_two_digit_year,
@@ -31,7 +32,6 @@ from driftwatch.onboard.matching import stream_path
 from driftwatch.onboard.plandata import Plan, StreamPlan
 from driftwatch.onboard.roles import present
 from driftwatch.onboard.times import (
-    UNIT_WORDS,
     counter_unit,
     counts_from_start,
     time_reading,

@@ -27,7 +27,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from driftwatch.connectors.eventtime import event_times, format_problem, from_numbers
+from driftwatch.connectors.eventtime import (
+    UNIT_WORDS,
+    event_times,
+    format_problem,
+    from_numbers,
+)
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.bareyears import bare_years, year_note
 from driftwatch.onboard.digitdates import digit_formats
@@ -35,7 +40,7 @@ from driftwatch.onboard.infer import text_formats, time_unit
 from driftwatch.onboard.matching import name_key
 from driftwatch.onboard.roles import present, shown
 
-__all__ = ["COUNT_UNITS", "ORIGIN_PLACEHOLDER", "UNIT_WORDS", "TimeReading",
+__all__ = ["COUNT_UNITS", "ORIGIN_PLACEHOLDER", "TimeReading",
            "check_time_format", "check_time_unit", "counter_unit", "counts_from_start",
            "time_reading", "zoneless"]
 
@@ -45,10 +50,7 @@ ORIGIN_PLACEHOLDER = "YYYY-MM-DDTHH:MM:SSZ"
 _EPOCH_FLOOR = 9.4e8
 #: The units ``--time-unit`` may give a time written as a number: the connector's count
 #: units (``auto`` and ``iso`` are no count)
-COUNT_UNITS = ("s", "ms", "us", "ns", "min", "h", "d")
-#: Each count unit in words
-UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds",
-              "ns": "nanoseconds", "min": "minutes", "h": "hours", "d": "days"}
+COUNT_UNITS = tuple(UNIT_WORDS)
 #: Words of a field's name that say what one step of its count is: PaySim's ``step`` is an
 #: hour of its simulation, IEEE-CIS's ``TransactionDT`` a second (``min`` alone is left out:
 #: a minimum as often as a minute)
