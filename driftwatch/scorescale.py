@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["LOG_ODDS", "PERCENT", "PROBABILITY", "ScoreScale", "sigmoid"]
+__all__ = ["LOG_ODDS", "PERCENT", "PROBABILITY", "ScoreScale", "plain_number", "sigmoid"]
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -99,9 +99,9 @@ class ScoreScale:
         """One line for messages and ``policy explain``."""
         if self.kind == "points":
             assert self.base is not None and self.odds is not None and self.pdo is not None
-            return (f"scorecard points, higher = safer (good:bad odds {_num(self.odds)}:1 at "
-                    f"{_num(self.base)} points, doubling every {_num(self.pdo)} points), "
-                    "read as P(bad)")
+            return (f"scorecard points, higher = safer (good:bad odds "
+                    f"{plain_number(self.odds)}:1 at {plain_number(self.base)} points, "
+                    f"doubling every {plain_number(self.pdo)} points), read as P(bad)")
         return {"percent": "a percentage, read divided by 100",
                 "log_odds": "log-odds, read as 1 / (1 + exp(-x))"}.get(self.kind,
                                                                      "a probability")
@@ -122,7 +122,12 @@ class ScoreScale:
         return bool(((v < 0) | (v > 1)).any())
 
 
-def _num(v: float) -> str:
+def plain_number(v: float) -> str:
+    """A scale's number as written: a whole one without its ``.0``.
+
+    >>> plain_number(600.0), plain_number(0.5)
+    ('600', '0.5')
+    """
     return str(int(v)) if float(v).is_integer() else str(v)
 
 

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from driftwatch.errors import ConfigError
-from driftwatch.scorescale import LOG_ODDS, PERCENT, PROBABILITY, ScoreScale
+from driftwatch.scorescale import LOG_ODDS, PERCENT, PROBABILITY, ScoreScale, plain_number
 from driftwatch.yamlio import nearest
 
 __all__ = ["SCALE_WORDS", "STREAM", "champion_scale", "resolve_scale", "scale_name"]
@@ -175,9 +175,6 @@ def scale_name(scale: ScoreScale | str) -> str:
         return scale
     if scale.kind != "points":
         return scale.kind
-    return (f"points:base={_num(scale.base)},odds={_num(scale.odds)},"
-            f"pdo={_num(scale.pdo)}")
-
-
-def _num(v: float | None) -> str:
-    return "" if v is None else str(int(v)) if float(v).is_integer() else str(v)
+    assert scale.base is not None and scale.odds is not None and scale.pdo is not None
+    return (f"points:base={plain_number(scale.base)},odds={plain_number(scale.odds)},"
+            f"pdo={plain_number(scale.pdo)}")
