@@ -671,14 +671,22 @@ def test_a_recalibration_left_as_challenger_is_judged_on_log_loss_too(
     second = ActionExecutor(Outbox(tmp_path / "again", clock=clock), reg, None, clock,
                             buffer=buffer, score_is="p_good")
     try:
-        second.submit(_moderate(22, min_labelled=1000), CONTEXT)
-        [rec] = second.run_pending()
-        assert rec.state is ActionState.RUNNING, rec.error
-        ev = rec.artifacts["shadow"]
-        assert ev["challenger_version"] == made
-        assert (ev["metric"], ev["metric_instead_of"]) == ("log_loss", "auc")
+        assert len(_shadow_judges_on_log_loss(second, 22, made)) == 1  # the shadow alone
     finally:
         second.close()
+
+
+def _shadow_judges_on_log_loss(ex: ActionExecutor, window: int, made: str) -> list[Any]:
+    """A moderate window's shadow takes the recalibration ``made`` as its challenger and
+    judges it on log loss instead of auc; returns the records the run gave."""
+    ex.submit(_moderate(window, min_labelled=1000), CONTEXT)
+    records = ex.run_pending()
+    [shadow] = [r for r in records if r.action == "shadow"]
+    assert shadow.state is ActionState.RUNNING, shadow.error
+    ev = shadow.artifacts["shadow"]
+    assert ev["challenger_version"] == made
+    assert (ev["metric"], ev["metric_instead_of"]) == ("log_loss", "auc")
+    return records
 
 
 def test_an_online_updates_recalibration_left_as_challenger_is_judged_on_log_loss(
@@ -693,12 +701,7 @@ def test_an_online_updates_recalibration_left_as_challenger_is_judged_on_log_los
         made = rec.outcome["version"]
         assert ex.registry.by_alias(MODEL, CHALLENGER).version == made
         assert ex.registry.get_version(MODEL, made).tags[TAG_RECALIBRATION_OF] == "1"
-        ex.submit(_moderate(21, min_labelled=1000), CONTEXT)
-        [shadow] = [r for r in ex.run_pending() if r.action == "shadow"]
-        assert shadow.state is ActionState.RUNNING, shadow.error
-        ev = shadow.artifacts["shadow"]
-        assert ev["challenger_version"] == made
-        assert (ev["metric"], ev["metric_instead_of"]) == ("log_loss", "auc")
+        _shadow_judges_on_log_loss(ex, 21, made)
     finally:
         ex.close()
 
