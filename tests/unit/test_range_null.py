@@ -62,3 +62,28 @@ def test_samples_drawn_alike_leave_the_range_as_the_null_says() -> None:
             seen = float((out >= k).mean())
             # four binomial standard errors of the simulated share
             assert abs(seen - p) <= 4 * math.sqrt(p * (1 - p) / runs) + 1e-4, (k, seen, p)
+
+
+def _first_under(q: float, n: float, m: float) -> float:
+    """The quantile by a scan of every ``k`` (no bisection, no bracket): the first whole
+    ``k`` whose closed-form tail ``P(X > k)`` is at most ``q``."""
+    if not (n >= 0 and m >= 0):
+        return math.nan
+    ks = np.arange(int(n) + 1, dtype=np.float64)
+    return float(ks[np.flatnonzero(outside_sf(ks + 1, n, m) <= q)[0]])
+
+
+@settings(max_examples=150, deadline=None)
+@given(cells=st.lists(st.tuples(st.integers(-1, 2_000), st.integers(-1, 50_000)),
+                      min_size=1, max_size=12),
+       q=st.sampled_from([0.2, 0.05, 0.01, 0.001, 1e-6]))
+def test_the_quantile_of_each_cell_is_the_first_k_a_scan_finds(
+        cells: list[tuple[int, int]], q: float) -> None:
+    """Arrays of windows' counts and references' sizes at once (as the quality detector
+    asks), mixed with the cells that have no answer (negative sizes) and ranges that say
+    nothing (fewer than two values): each the first k under q, found by a plain scan."""
+    n = np.array([c[0] for c in cells], dtype=np.float64)
+    m = np.array([c[1] for c in cells], dtype=np.float64)
+    got = outside_isf(q, n, m)
+    want = [_first_under(q, a, b) for a, b in cells]
+    assert np.array_equal(got, np.array(want), equal_nan=True), (cells, got, want)
