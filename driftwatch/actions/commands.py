@@ -236,7 +236,9 @@ def _carry_out(box: Outbox, action_id: int, superseded: list[Any]) -> Any:
     try:
         ex = ActionExecutor(box, registry, None, SystemClock(),
                             columns=saved.get("columns") or None,
-                            score_is=score_is, score_scale=scale)
+                            score_is=score_is, score_scale=scale,
+                            # a replay before they were kept: the defaults, as it read them
+                            bad_labels=saved.get("bad_labels") or None)
     except StateError:  # a process runs actions on this folder: it carries this one out
         return None
     try:

@@ -162,7 +162,9 @@ class ReplayActions:
                            columns=dict(champion.columns) if champion is not None else {},
                            score_is=champion.score_is if champion is not None else "p_bad",
                            score_scale=scale_name(champion.scale) if champion is not None
-                           else "probability")
+                           else "probability",
+                           bad_labels=policy.reference.conventions().bad
+                           if policy is not None else None)
 
     def _observe(self, batch: Any) -> None:
         """Live predictions to the challengers in shadow (the monitor's hook)."""
