@@ -92,11 +92,11 @@ _TIME_WORD = r"(?!.*(?:date|time|stamp|_at$|_ts$|_dt$))"
 #: weeks) names a date but holds a count
 _DISTINCT = r"(?:.*_)?(?:distinct|n?unique)(?:_.*)?"
 #: Names of integer columns that count occurrences (Give Me Some Credit's
-#: ``NumberOfTimes90DaysLate``, a ``num_open_loans``, an ``inquiry_count``, the words of
-#: :data:`_COUNT_WORDS`): ordered, so a count never seen in the reference is a larger number,
-#: not a new category. A name that starts as a count is one whatever follows
-#: (``count_time_outs``), but a code's ending.
-COUNT_NAMES = (*(_CODE_END + p for p in (r"number_?of.*", r"(?:num|no|cnt|count)_.*",
+#: ``NumberOfTimes90DaysLate`` and ``NumberRealEstateLoansOrLines``, a ``num_open_loans``,
+#: an ``inquiry_count``, the words of :data:`_COUNT_WORDS`): ordered, so a count never seen
+#: in the reference is a larger number, not a new category. A name that starts as a count
+#: is one whatever follows (``count_time_outs``), but a code's ending.
+COUNT_NAMES = (*(_CODE_END + p for p in (r"number_?of.*", r"(?:num|number|no|cnt|count)_.*",
                                          r".+_(?:count|cnt)", r".*times(?!tamp).*",
                                          _DISTINCT)),
                *(_CODE_END + _TIME_WORD + rf"(?:.*_)?(?:{w})(?:_.*)?" for w in _COUNT_WORDS))
@@ -164,6 +164,8 @@ def named_count(name: Any) -> bool:
 
     >>> named_count("NumberOfDependents"), named_count("num_open_loans"), named_count("timestamp")
     (True, True, False)
+    >>> named_count("NumberRealEstateLoansOrLines"), named_count("number_type")
+    (True, False)
     >>> [named_count(n) for n in ("delinq_2yrs", "inq_last_6mths", "mort_acc", "NINQ", "CLNO")]
     [True, True, True, True, True]
     >>> [named_count(n) for n in ("PAY_0", "EDUCATION", "acc_type", "last_delinq_date")]

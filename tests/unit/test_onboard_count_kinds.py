@@ -71,3 +71,16 @@ def test_init_types_give_me_some_credits_counts_as_numbers_and_a_new_count_is_no
     assert "out_of_range" in kinds and "new_category_rate" not in kinds, kinds
     # the larger counts are out of the reference's range in the last window
     assert max(s["value"] for s in seen if s["signal"] == "out_of_range") > 0.2
+
+
+@given(words=st.lists(st.sampled_from(["Real", "Estate", "Loans", "Or", "Lines", "Open",
+                                       "Cards", "Late", "Payments", "Trades"]),
+                      min_size=1, max_size=4),
+       snake=st.booleans(), levels=st.integers(3, 10))
+def test_a_name_that_starts_with_number_is_a_count(words: list[str], snake: bool,
+                                                   levels: int) -> None:
+    # Give Me Some Credit's NumberRealEstateLoansOrLines: "Number" without "Of"
+    name = ("number_" + "_".join(w.lower() for w in words)) if snake \
+        else "Number" + "".join(words)
+    kind, why = column_kind(pd.Series(np.arange(levels).repeat(3), name=name))
+    assert kind == "numeric" and "count" in why, (name, why)
