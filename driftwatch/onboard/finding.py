@@ -23,11 +23,13 @@ from driftwatch.onboard.roles import outcome_texts, shown
 from driftwatch.onboard.sample import Sample
 from driftwatch.onboard.timefields import time_todo
 
-__all__ = ["carried", "find_role", "ids_shared", "label_from_outcomes"]
+__all__ = ["carried", "find_role", "ids_shared", "label_from_outcomes", "no_label_note"]
 
 #: The most values a label found by where it is (outcomes only) may have: a loan status
 #: (more where they are outcome words: :func:`~driftwatch.onboard.roles.outcome_texts`).
 _STATUS_LEVELS = 10
+#: The most two-valued columns :func:`no_label_note` names
+_SHOWN = 6
 
 def _candidates(names: Sequence[str], spec: tuple[Any, ...], check: Any) -> list[Candidate]:
     out = []
@@ -139,3 +141,28 @@ def label_from_outcomes(ref: pd.DataFrame, cols: Sequence[str], sample: Sample,
         return None
     return Candidate(few[0], 1, f"{ref[few[0]].nunique()} distinct values, in the outcomes "
                      "sample and not in the predictions")
+
+
+def no_label_note(ref: pd.DataFrame, cols: Sequence[str], sample: Sample) -> str:
+    """Why no label column was found, where no outcomes sample says which it is; and which
+    two-valued reference columns the predictions sample carries, with the flag that takes
+    one: a label kept in the scored file under a name that says nothing (Give Me Some
+    Credit's ``SeriousDlqin2yrs``, German credit's ``class``) is watched as a feature
+    otherwise.
+
+    >>> ref = pd.DataFrame({"SeriousDlqin2yrs": [0, 1, 0], "age": [30, 41, 52]})
+    >>> no_label_note(ref, ["SeriousDlqin2yrs", "age"], Sample([{"SeriousDlqin2yrs": 0}], "s"))
+    'no two-valued column ... --label-field SeriousDlqin2yrs (it stays a feature otherwise)'
+    """
+    why = "no two-valued column named like a label in the reference"
+    paths = sample.paths()
+    two = [c for c in cols if ref[c].nunique() == 2 and carried(c, paths)]
+    if not two:
+        return why
+    if len(two) == 1:
+        return (f"{why}; the sample carries {two[0]}, two-valued: if it is the outcome, "
+                f"pass --label-field {two[0]} (it stays a feature otherwise)")
+    named = ", ".join(two[:_SHOWN]) + (f" and {len(two) - _SHOWN} more"
+                                       if len(two) > _SHOWN else "")
+    return (f"{why}; the sample carries two-valued {named}: if one is the outcome, pass "
+            "--label-field NAME (they stay features otherwise)")

@@ -20,7 +20,13 @@ import pandas as pd
 
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.features import choose_features
-from driftwatch.onboard.finding import carried, find_role, ids_shared, label_from_outcomes
+from driftwatch.onboard.finding import (
+    carried,
+    find_role,
+    ids_shared,
+    label_from_outcomes,
+    no_label_note,
+)
 from driftwatch.onboard.flags import check_ignore, check_label_bad, no_score_for
 from driftwatch.onboard.infer import (
     Candidate,
@@ -140,7 +146,8 @@ def make_plan(ref: pd.DataFrame, reference: str, sample: Sample, outcomes: Sampl
     else:
         if outcomes is None:  # with outcomes, the label is the outcomes stream's
             check_label_bad(opts.label_bad, ref, None, [], [], reference)
-        plan.say("label: none", "no two-valued column named like a label in the reference")
+        plan.say("label: none", no_label_note(ref, cols, sample) if outcomes is None else
+                 "no two-valued column named like a label in the reference")
     score_why = None  # why the reference's score reads as P(bad) or P(good)
     if opts.score_is:  # the stream's score too, where the reference has none
         plan.score_is = opts.score_is
