@@ -11,6 +11,12 @@ while the stream's labels say 1 = default), so it is read at the lower class. De
 classes that name themselves, ``score_is: p_good`` is not applied and the scorer's
 ``meta["note"]`` says so (the champion's start passes it on as a note).
 
+A classifier of three classes or more (``good``/``late``/``default``, or codes ``0``/``1``/
+``2``) is read at the class the policy's bad label values name (else ``1``, ``bad``,
+``default``), codes as named ones: one that none or several of them name is refused, since
+no column or several would be P(bad). ``score_is: p_good`` has no other class to read it at
+and is not applied, with a note as for classes that name themselves.
+
 A model logged without a signature still names its input columns when it was fitted on a
 DataFrame: scikit-learn's ``feature_names_in_`` (a Pipeline's too), XGBoost's booster
 ``feature_names``, LightGBM's ``feature_name()``. Those are its inputs then, typed by the
@@ -50,13 +56,17 @@ CATEGORY_FLAVOURS = ("xgboost", "lightgbm")
 
 def bad_class_index(classes: Sequence[Any] | None, bad: Sequence[Any] = DEFAULT_BAD) -> int:
     """The ``predict_proba`` column of the bad class among a classifier's ``classes_``.
+    Of three classes or more, the one the policy's bad label values (else ``1``, ``bad``,
+    ``default``) name; several bad ones, or none, are refused: one column is P(bad).
 
     >>> bad_class_index([0, 1]), bad_class_index(["bad", "good"], [1])
     (1, 0)
     >>> bad_class_index(["Fully Paid", "Charged Off"], ["Charged Off"])
     1
+    >>> bad_class_index(["default", "good", "late"], [1]), bad_class_index([0, 1, 2], [1])
+    (0, 1)
     """
-    if classes is None or len(classes) != 2:
+    if classes is None or len(classes) < 2:
         return -1
     keys = [value_key(c) for c in classes]
     for vocabulary in (bad, DEFAULT_BAD):
@@ -64,7 +74,13 @@ def bad_class_index(classes: Sequence[Any] | None, bad: Sequence[Any] = DEFAULT_
         hits = [i for i, k in enumerate(keys) if k in wanted]
         if len(hits) == 1:
             return hits[0]
-    if all(isinstance(c, (int, float, np.number)) for c in classes):
+        if len(hits) > 1 and len(classes) > 2:
+            raise ActionError(
+                f"the model's classes {list(map(str, classes))} hold several bad ones "
+                f"({', '.join(str(classes[i]) for i in hits)}), but driftwatch reads one "
+                "predict_proba column as P(bad): log a pyfunc whose predict returns P(bad), "
+                "their sum")
+    if len(classes) == 2 and all(isinstance(c, (int, float, np.number)) for c in classes):
         return 1  # 0/1-like codes: the higher one is the event, as scikit-learn's pos_label
     raise ActionError(
         f"cannot tell which of the model's classes {list(map(str, classes))} is the bad one: "
@@ -252,7 +268,14 @@ def _proba_column(classes: Sequence[Any] | None, bad: Sequence[Any],
                 f"({', '.join(repr(_plain(c)) for c in classes)}) name the bad one, "
                 f"{_plain(classes[col])!r}, whose predict_proba column is read as P(bad); "
                 "remove score_is: p_good (--champion-score-is)")
-    if classes is not None and len(classes) == 2:
+        elif classes is not None and len(classes) > 2:
+            meta["note"] = (
+                f"score_is: p_good is not applied: a model of {len(classes)} classes "
+                f"({', '.join(repr(_plain(c)) for c in classes)}) is read at the one the "
+                f"policy's reference.label.bad names, {_plain(classes[col])!r}, whose "
+                "predict_proba column is P(bad) (score_is: p_good reads a two-class model at "
+                "its other class); remove score_is: p_good (--champion-score-is)")
+    if classes is not None and len(classes) >= 2:
         meta["classes"] = [_plain(c) for c in classes]
         meta["bad_class"] = _plain(classes[col])
     return col, meta

@@ -240,6 +240,11 @@ declare score_is: p_good (--champion-score-is p_good) to read class 0 as P(bad)"
     meta = scorer.meta
     read = meta.get("bad_class")
     column = f"column of class {read!r}" if read is not None else "column of the bad class"
+    if len(meta.get("classes", ())) > 2:  # no other class to declare (see flavours)
+        return (f"{uri}: its predict_proba {column} (of its classes "
+                f"{', '.join(map(repr, meta['classes']))}: the one the policy's "
+                f"reference.label.bad names) {ranked}: was it trained with another coding "
+                "of the label? log a pyfunc whose predict returns P(bad)")
     if not meta.get("codes"):
         return (f"{uri}: its predict_proba {column} (the policy's reference.label.bad) "
                 f"{ranked}: was it trained with another coding of the label?")
