@@ -162,16 +162,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what the champion returns (default p_bad). p_good: a custom pyfunc "
                         "or bare Booster giving P(good) is read as 1 - p; a classifier whose "
                         "classes are 0/1 (or False/True) was trained with 1 = good and is "
-                        "read at class 0; classes that name themselves (bad/good) are read "
-                        "at the bad one whatever it says. Not applied to the versions "
-                        "driftwatch registers")
+                        "read at class 0; classes that name themselves (bad/good), a "
+                        "classifier of three classes or more and a driftwatch river model "
+                        "are read at the bad one whatever it says (the start notes it). Not "
+                        "applied to the versions driftwatch registers")
     r.add_argument("--champion-score-scale", default=None, metavar="SCALE",
                    help="the scale a custom pyfunc champion's predict writes its score in: "
                         "probability (default), log_odds, percent, "
                         "points:base=600,odds=50,pdo=20 (a scorecard's points, higher = "
                         "safer: read as P(bad)), or stream (the scale the connector declares "
-                        "for the stream's score). Not applied to the versions driftwatch "
-                        "registers")
+                        "for the stream's score); refused for a model that answers "
+                        "probabilities (predict_proba, a Booster, a driftwatch river model). "
+                        "Not applied to the versions driftwatch registers")
     r.add_argument("--tracking-uri", metavar="URI",
                    help="with --execute: MLflow tracking server (default: under --state-dir); "
                         "10 s per request unless MLFLOW_HTTP_REQUEST_TIMEOUT is set")

@@ -451,9 +451,16 @@ def _from_pyfunc(
         inner = None
     river = getattr(inner, "model", None)
     if isinstance(river, RiverModel):
+        if not scale.is_probability:
+            raise ActionError(_probabilities_already(name, version, "river", {}, scale))
+        said: dict[str, Any] = {"river": river}
+        if p_good:  # it learns on the policy's labels, 1 = bad: no P(good) to read
+            said["note"] = ("score_is: p_good is not applied: a driftwatch river model "
+                            "answers P(bad), the probability of the bad label it learns on "
+                            "(the policy's reference.label.bad); remove score_is: p_good "
+                            "(--champion-score-is)")
         feats = tuple(river.encoder.features)
-        return Scorer(name, version, "river", feats, river.predict_proba, {}, cols,
-                      {"river": river})
+        return Scorer(name, version, "river", feats, river.predict_proba, {}, cols, said)
     base_uri = getattr(inner, "base_uri", None)
     if base_uri is not None and hasattr(inner, "calibrate"):
         if resolve is None:
@@ -503,7 +510,9 @@ def _probabilities_already(name: str, version: str, flavor: str, meta: Mapping[s
     """Why a declared ``score_scale`` contradicts a flavour that answers probabilities."""
     what = ("a bare Booster, whose predict gives the probability of label 1 (an XGBoost "
             "binary:logitraw booster's margins are read through the sigmoid already)"
-            if meta.get("booster") else "scored by predict_proba, which gives probabilities")
+            if meta.get("booster") else
+            "a driftwatch river model, whose predict gives P(bad)" if flavor == "river"
+            else "scored by predict_proba, which gives probabilities")
     return (f"model {name} v{version} ({flavor}) is {what}, but the champion declares "
             f"score_scale: {scale_name(scale)}: that reads a custom pyfunc's predict; "
             "remove score_scale (champion.score_scale, --champion-score-scale)")

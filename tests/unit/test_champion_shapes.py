@@ -23,12 +23,15 @@ from mlflow.models import infer_signature
 from sklearn.linear_model import LogisticRegression
 
 from driftwatch.errors import ActionError
+from driftwatch.registry.champion import distil_champion
 from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.publish import pointed_at
+from driftwatch.registry.pyfunc import save_river_model
 from driftwatch.registry.scorer import load_scorer
 from driftwatch.registry.scorers import ChampionRef, ScorerCache
 from driftwatch.registry.trial import trial_score
 from driftwatch.registry.versions import CHAMPION
+from driftwatch.scorescale import LOG_ODDS
 
 URI = "models:/pd@champion"
 X = ["income", "debt_to_income"]
@@ -126,3 +129,20 @@ def test_score_is_p_good_on_three_classes_is_not_applied_and_the_start_says_so(
     default = list(model.classes_).index("default")
     np.testing.assert_allclose(cache.get("pd", "1").score(df),
                                model.predict_proba(df[X])[:, default])
+
+
+def test_a_river_champion_notes_score_is_and_refuses_score_scale(tmp_path: Path) -> None:
+    df = _data()
+    river = distil_champion(df.assign(score=df.debt_to_income), numeric=X)
+    save_river_model(river, tmp_path / "river")
+    s = load_scorer(tmp_path / "river", name="pd", version="1", score_is="p_good")
+    np.testing.assert_allclose(s.score(df), river.predict_proba(df))  # P(bad) as it is
+    assert s.meta["note"] == (
+        "score_is: p_good is not applied: a driftwatch river model answers P(bad), the "
+        "probability of the bad label it learns on (the policy's reference.label.bad); "
+        "remove score_is: p_good (--champion-score-is)")
+    with pytest.raises(ActionError, match=(
+            r"^model pd v1 \(river\) is a driftwatch river model, whose predict gives P\(bad\), "
+            r"but the champion declares score_scale: log_odds: .*remove score_scale")):
+        load_scorer(tmp_path / "river", name="pd", version="1", score_scale=LOG_ODDS)
+    assert "note" not in load_scorer(tmp_path / "river", name="pd", version="1").meta
