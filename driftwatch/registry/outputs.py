@@ -1,11 +1,13 @@
 """What a model's ``predict`` returned, read as one P(bad) per row.
 
-A column of probabilities is read as it is; a ``predict_proba`` array at its last column
-(the positive class, scikit-learn's order). A frame, a dict or a list of records holds
-named columns: the one named after the bad class is read (``p_bad``, ``prob_default``,
+A column of probabilities is read as it is; a ``predict_proba`` array of two classes at its
+last column (the positive class, scikit-learn's order). A frame, a dict or a list of records
+holds named columns: the one named after the bad class is read (``p_bad``, ``prob_default``,
 ``1``, ``p1``: the policy's bad label values, else ``1``/``bad``/``default``), or, of two
 columns, the one beside a column named after the good class (``p_good``, ``p0``); a frame
-whose names say neither is read at its last column. Anything else, and values outside
+of one or two columns whose names say neither is read at its last column. Three columns or
+more that name no bad one (a ``predict_proba`` of three classes) say nothing of which is
+P(bad) and are refused. Anything else, and values outside
 [0, 1] (log-odds, a scorecard's points), is an :class:`~driftwatch.errors.ActionError`
 that says what came back: clipping them would score every row 0 or 1 without a word. A
 champion whose output is written in another scale declares it (``score_scale``, see
@@ -44,6 +46,9 @@ __all__ = ["bad_column", "named_bad_column", "probabilities", "read_output"]
 #: Words around a class in an output column's name (``prob_default``, ``p_1``, ``score_bad``).
 _NOISE = {"p", "pr", "prob", "proba", "probability", "probabilities", "score", "pred",
           "predicted", "prediction", "class", "of", "is", "y", "label", "target"}
+#: What to return instead of an output of three columns or more that names no bad one.
+_ONE_COLUMN = ("driftwatch reads one column as P(bad): return the bad class's, or name it "
+               "after the bad class (p_bad, or one of the policy's reference.label.bad)")
 #: Slack for a probability computed in float32 (1.0000001).
 _SLACK = 1e-6
 
@@ -132,6 +137,11 @@ def read_output(raw: Any, n: int, bad: Sequence[Any] = DEFAULT_BAD,
             raise ActionError("returned a frame without columns")
         named = named_bad_column(list(raw.columns), bad)
         by_name = named is not None
+        if named is None and raw.shape[1] > 2:
+            raise ActionError(
+                f"returned a frame of {raw.shape[1]} columns "
+                f"({', '.join(map(str, raw.columns))}), none named after the bad class: "
+                f"{_ONE_COLUMN}")
         raw = raw.iloc[:, raw.shape[1] - 1 if named is None else named]
     if isinstance(raw, pd.Series):
         raw = raw.to_numpy()
@@ -141,6 +151,9 @@ def read_output(raw: Any, n: int, bad: Sequence[Any] = DEFAULT_BAD,
         raise ActionError(f"returned {_kind(raw)}, not probabilities: driftwatch reads a "
                           "column of P(bad), a predict_proba array, or a frame or dict of "
                           "named columns") from None
+    if a.ndim == 2 and a.shape[1] > 2:
+        raise ActionError(f"returned {a.shape[1]} columns of class probabilities (a "
+                          f"predict_proba of {a.shape[1]} classes?): {_ONE_COLUMN}")
     if a.ndim == 2:
         a = a[:, -1]
     if a.shape != (n,):

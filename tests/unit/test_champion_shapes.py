@@ -25,6 +25,7 @@ from sklearn.linear_model import LogisticRegression
 from driftwatch.errors import ActionError
 from driftwatch.registry.champion import distil_champion
 from driftwatch.registry.mlflow_registry import MlflowRegistry
+from driftwatch.registry.outputs import probabilities
 from driftwatch.registry.publish import pointed_at
 from driftwatch.registry.pyfunc import save_river_model
 from driftwatch.registry.scorer import load_scorer
@@ -146,3 +147,20 @@ def test_a_river_champion_notes_score_is_and_refuses_score_scale(tmp_path: Path)
             r"but the champion declares score_scale: log_odds: .*remove score_scale")):
         load_scorer(tmp_path / "river", name="pd", version="1", score_scale=LOG_ODDS)
     assert "note" not in load_scorer(tmp_path / "river", name="pd", version="1").meta
+
+
+@pytest.mark.parametrize("raw, said", [
+    (np.full((2, 3), 1 / 3), "returned 3 columns of class probabilities (a predict_proba of "
+                             "3 classes?): driftwatch reads one column as P(bad)"),
+    (pd.DataFrame({"good": [0.5, 0.6], "late": [0.2, 0.1], "p2": [0.3, 0.3]}),
+     "returned a frame of 3 columns (good, late, p2), none named after the bad class"),
+])
+def test_three_output_columns_that_name_no_bad_one_are_refused(raw: object, said: str) -> None:
+    with pytest.raises(ActionError, match=r"\(p_bad, or one of the policy's reference"):
+        try:
+            probabilities(raw, 2)
+        except ActionError as exc:
+            assert str(exc).startswith(said)
+            raise
+    named = pd.DataFrame({"good": [0.5, 0.6], "late": [0.2, 0.1], "default": [0.3, 0.3]})
+    assert probabilities(named, 2).tolist() == [0.3, 0.3]
