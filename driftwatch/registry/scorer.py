@@ -133,22 +133,41 @@ class Scorer:
         return self.columns.get(column, column)
 
     def check(self, features: Iterable[str]) -> None:
-        """Raise :class:`ActionError` naming the first input column that ``features``
-        (the connector's) cannot fill."""
+        """Raise :class:`ActionError` naming every input column that ``features`` (the
+        connector's) cannot fill, each with the mapping to its nearest feature, if any.
+
+        >>> Scorer("pd", "2", "sklearn", ("Income", "Age", "bureau"), print).check(
+        ...     ["income", "age"])
+        Traceback (most recent call last):
+        ...
+        driftwatch.errors.ActionError: model pd v2 needs input columns 'Income', 'Age' and \
+'bureau', which the connector does not provide; features: income, age; map them: \
+--champion-column Income=income --champion-column Age=age (champion.columns in the service \
+configuration)
+        """
         have = list(features)
+        lower = {h.lower(): h for h in have}
+        lacking, maps = [], []
         for col in self.inputs:
             if self.feature_of(col) not in have and col not in self.optional:
                 via = "" if col not in self.columns else (
                     f" (read from connector feature {self.feature_of(col)!r})")
-                lower = {h.lower(): h for h in have}
+                lacking.append(f"{col!r}{via}")
                 near = nearest(self.feature_of(col).lower(), lower)
-                hint = "" if near is None else (
-                    f"; map it: --champion-column {col}={lower[near]} (champion.columns in the "
-                    "service configuration)")
-                raise ActionError(
-                    f"model {self.label} needs input column {col!r}{via}, which the connector "
-                    f"does not provide; features: {', '.join(have) or 'none'}{hint}"
-                )
+                if near is not None:
+                    maps.append(f"--champion-column {col}={lower[near]}")
+        if not lacking:
+            return
+        names = (lacking[0] if len(lacking) == 1
+                 else f"{', '.join(lacking[:-1])} and {lacking[-1]}")
+        hint = "" if not maps else (
+            f"; map {'it' if len(maps) == 1 else 'them'}: {' '.join(maps)} "
+            "(champion.columns in the service configuration)")
+        raise ActionError(
+            f"model {self.label} needs input column{'s' if len(lacking) > 1 else ''} {names}, "
+            f"which the connector does not provide; features: {', '.join(have) or 'none'}"
+            f"{hint}"
+        )
 
     def model_input(self, frame: pd.DataFrame) -> pd.DataFrame:
         """The model's input columns, in the signature's order and types, from ``frame``."""

@@ -28,7 +28,7 @@ from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.outputs import probabilities
 from driftwatch.registry.publish import pointed_at
 from driftwatch.registry.pyfunc import save_river_model
-from driftwatch.registry.scorer import load_scorer
+from driftwatch.registry.scorer import Scorer, load_scorer
 from driftwatch.registry.scorers import ChampionRef, ScorerCache
 from driftwatch.registry.trial import trial_score
 from driftwatch.registry.versions import CHAMPION
@@ -164,3 +164,13 @@ def test_three_output_columns_that_name_no_bad_one_are_refused(raw: object, said
             raise
     named = pd.DataFrame({"good": [0.5, 0.6], "late": [0.2, 0.1], "default": [0.3, 0.3]})
     assert probabilities(named, 2).tolist() == [0.3, 0.3]
+
+
+def test_every_input_column_the_stream_lacks_is_named() -> None:
+    s = Scorer("pd", "7", "sklearn", ("Income", "debt_to_income", "applicant_age"), print)
+    with pytest.raises(ActionError) as err:
+        s.check(["income", "debt_to_income", "age"])
+    assert str(err.value) == (
+        "model pd v7 needs input columns 'Income' and 'applicant_age', which the connector "
+        "does not provide; features: income, debt_to_income, age; map it: --champion-column "
+        "Income=income (champion.columns in the service configuration)")

@@ -428,7 +428,8 @@ def test_a_boolean_signature_column_reads_a_categorical_flag() -> None:
 
 def test_a_missing_input_column_suggests_the_mapping_to_its_nearest_feature() -> None:
     s = Scorer("pd", "6", "sklearn", ("AnnualIncome", "bureau_score"), lambda x: x)
-    with pytest.raises(ActionError, match=r"needs input column 'AnnualIncome', .*features: "
+    with pytest.raises(ActionError, match=r"needs input columns 'AnnualIncome' and "
+                       r"'bureau_score', .*features: "
                        r"annual_income, age; map it: --champion-column "
                        r"AnnualIncome=annual_income \(champion.columns"):
         s.check(["annual_income", "age"])
