@@ -16,6 +16,7 @@ import pandas as pd
 
 from driftwatch.errors import ActionError
 from driftwatch.registry.champion import distil_champion
+from driftwatch.registry.folded import folded_note
 from driftwatch.registry.mlflow_registry import MlflowRegistry, quoted
 from driftwatch.registry.scorers import ChampionRef, ScorerCache
 from driftwatch.registry.trial import trial_score
@@ -89,13 +90,15 @@ def require_champion(
     scorers: ScorerCache,
     reference: pd.DataFrame | None = None,
     note: Callable[[str], None] | None = None,
+    profile: ReferenceProfile | None = None,
 ) -> ModelVersionInfo:
     """The user's champion named by ``ref``: it must exist, load, have every column its
     ``columns`` map, find every input column of its signature among the connector's
     ``features``, and pass its trial on
     rows of the ``reference`` table when given (:mod:`driftwatch.registry.trial`); a clear
     error otherwise. What is worth saying without stopping (scores that disagree with the
-    reference's, a declaration its classes make needless) goes to ``note``."""
+    reference's, a declaration its classes make needless, inputs the ``profile`` folds
+    into ``__other__``: :mod:`~driftwatch.registry.folded`) goes to ``note``."""
     info = registry.by_alias(ref.name, ref.alias)
     if info is None:
         known = registry.versions(ref.name) if _registered(registry, ref.name) else []
@@ -133,6 +136,11 @@ def require_champion(
         note(f"{ref.uri}: version {info.version} was made by driftwatch ({TAG_MADE_BY}="
              f"{made_by}) and answers P(bad): what the champion declares ({ref.declared()}) "
              "describes your own versions and is not applied to it")
+    if note is not None and profile is not None:
+        said = folded_note(map(scorer.feature_of, scorer.inputs), profile.schema,
+                           top_k=int(profile.meta.get("top_k") or 0))
+        if said is not None:
+            note(f"{ref.uri}: {said}")
     if reference is not None:
         trial_score(scorer, reference, ref.uri, note)
     return info

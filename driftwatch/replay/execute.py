@@ -140,7 +140,7 @@ class ReplayActions:
                 reference_sample(self.reference, policy.reference.conventions()
                                  if policy is not None else None,
                                  formats=self.text_formats, score_scale=self.score_scale),
-                note=note,
+                note=note, profile=monitor.profile,
             )
             said = learner_on_foreign(getattr(policy, "actions", None), champion.uri,
                                       scorers.get(champion.name, info.version).flavor)

@@ -77,7 +77,8 @@ class ChampionCheck:
                     formats=ma.text_formats, score_scale=ma.score_scale))
             info = require_champion(
                 self.registry, ma.champion, ma.features, ma.executor.env.scorers(),
-                ma.trial_rows[1], note=lambda text: log.warning("%s: %s", ma.model, text))
+                ma.trial_rows[1], note=lambda text: log.warning("%s: %s", ma.model, text),
+                profile=ma.profile)
             ma.has_champion = True
             declared = ma.champion.declared()  # how its output is read, where not P(bad)
             log.info("%s: champion is %s (version %s%s)", ma.model, ma.champion.uri,

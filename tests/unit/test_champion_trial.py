@@ -220,7 +220,7 @@ def test_the_daemon_reads_the_trial_rows_once_across_retries(monkeypatch) -> Non
                         reads.append((path, formats, score_scale))
                         or pd.DataFrame({"x": [1.0]}))
 
-    def refuse(registry, ref, features, scorers, rows, note):  # type: ignore[no-untyped-def]
+    def refuse(registry, ref, features, scorers, rows, note, profile=None):  # type: ignore[no-untyped-def]
         assert rows is not None and list(rows.columns) == ["x"]
         raise ActionError("models:/pd@champion: its scores rank ...")
 
