@@ -82,6 +82,14 @@ def semantic_errors(doc: LocatedDoc) -> list[PolicyError]:
         err(("detectors", "change", "threshold"), "threshold applies to method: page_hinkley",
             found=f"method {change.method!r}", key=True,
             hint="ADWIN's sensitivity is delta; remove threshold or use page_hinkley")
+    if settings is not None and settings.fine_bins % settings.bins:
+        # each coarse bin is cut into whole fine ones: the reference could not be binned
+        written = data.get("detectors")
+        key = "fine_bins" if isinstance(written, dict) and "fine_bins" in written else "bins"
+        err(("detectors", key), f"fine_bins must be a multiple of bins ({settings.bins})",
+            found=f"fine_bins {settings.fine_bins}",
+            hint="each coarse bin is split into fine_bins / bins fine ones (200 and 10 by "
+                 "default)")
     if combine is not None:
         if combine.min_features != 1 and combine.method != "count":
             err(("combine", "min_features"), "min_features applies to method: count",

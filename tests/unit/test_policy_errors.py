@@ -193,6 +193,11 @@ CASES = [
     # ADWIN has no threshold: the value was read and never used
     ("change-threshold-with-adwin", plus("detectors:\n  change: {threshold: 5}\n"),
      [(19, 12, "threshold applies to method: page_hinkley")]),
+    # the reference could not be binned: each coarse bin is cut into whole fine ones
+    ("fine-bins-not-a-multiple-of-bins", plus("detectors: {bins: 7}\n"),
+     [(18, 19, "fine_bins must be a multiple of bins (7), found fine_bins 200")]),
+    ("fine-bins-written-not-a-multiple", plus("detectors: {bins: 10, fine_bins: 205}\n"),
+     [(18, 34, "fine_bins must be a multiple of bins (10), found fine_bins 205")]),
     ("min-features-without-count", plus("combine: {method: worst, min_features: 3}\n"),
      [(18, 26, "min_features applies to method: count")]),
     ("escalation-going-down", plus("escalation:\n  - {from: severe, to: mild, after: 2}\n"),
