@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from driftwatch import __version__
+from driftwatch.countarg import at_least
 from driftwatch.errors import ConfigError, DriftwatchError
 from driftwatch.namesflags import add_names_flags
 
@@ -32,6 +33,9 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     from driftwatch.namesflags import names_fix, names_given
     from driftwatch.windows.profile import ReferenceProfile, read_reference_table
 
+    if args.fine_bins % args.bins:  # each coarse bin is split into whole fine ones
+        raise ConfigError(f"--fine-bins must be a multiple of --bins ({args.bins})",
+                          found=str(args.fine_bins))
     names = names_given(args.names, args.names_file, "names", args.data)
     df = read_reference_table(args.data, names, given="--names", fix=names_fix("names"))
     prof = ReferenceProfile.build(
@@ -121,8 +125,8 @@ def _init_parser(sub: Any) -> None:
                    "neither list is no decision (HMDA's action_taken 4, withdrawn)")
     i.add_argument("--ignore", action="append", default=[], metavar="COL",
                    help="a reference column that is not a feature (repeatable)")
-    i.add_argument("--pane", type=int, default=1000, help="events per window pane")
-    i.add_argument("--rows", type=int, default=2000, help="sample records read")
+    i.add_argument("--pane", type=at_least(1), default=1000, help="events per window pane")
+    i.add_argument("--rows", type=at_least(1), default=2000, help="sample records read")
     i.add_argument("--example", metavar="DEST",
                    help="write the bundled example connectors and policies to DEST instead")
     i.set_defaults(func=_cmd_init)
@@ -145,7 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", "-o", required=True,
                    help="output folder (a previous run's files there are replaced)")
     r.add_argument("--reference", help="reference dataset or profile (default: the policy's)")
-    r.add_argument("--batch-size", type=int, default=10_000, help="events per micro-batch")
+    r.add_argument("--batch-size", type=at_least(1), default=10_000,
+                   help="events per micro-batch")
     r.add_argument("--expect", action="append", default=[], metavar="EXPR",
                    help='assertion on the timeline, e.g. "no retrain before 2026-03-01"')
     r.add_argument("--execute", action="store_true",
@@ -204,9 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--out", "-o", required=True, help="profile file (.json or .json.gz)")
     pr.add_argument("--numeric", nargs="*", help="numeric features (default: inferred)")
     pr.add_argument("--categorical", nargs="*", help="categorical features (default: inferred)")
-    pr.add_argument("--bins", type=int, default=10, help="coarse bins (deciles: 10)")
-    pr.add_argument("--fine-bins", type=int, default=200, help="fine bins for KS/Wasserstein")
-    pr.add_argument("--top-k", type=int, default=20, help="categorical levels kept")
+    # the policy's detectors.bins, fine_bins and top_k, with their least values
+    pr.add_argument("--bins", type=at_least(2), default=10, help="coarse bins (deciles: 10)")
+    pr.add_argument("--fine-bins", type=at_least(10), default=200,
+                    help="fine bins for KS/Wasserstein (a multiple of --bins)")
+    pr.add_argument("--top-k", type=at_least(1), default=20, help="categorical levels kept")
     pr.set_defaults(func=_cmd_profile)
 
     _init_parser(sub)

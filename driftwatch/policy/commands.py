@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
+from driftwatch.countarg import at_least
 from driftwatch.errors import ConfigError, DriftwatchError, PolicyError, SourceError
 from driftwatch.policy.catalog import DETECTORS, measures_of
 from driftwatch.policy.explain import explain_policy
@@ -62,7 +63,7 @@ def add_commands(subparsers: Any) -> argparse.ArgumentParser:
                          help="read the reference as this connector's streams are read: its "
                               "score's scale (log-odds, points, percent), feature types, "
                               "missing values and percent or money text")
-    explain.add_argument("--window-size", type=int, metavar="N",
+    explain.add_argument("--window-size", type=at_least(1), metavar="N",
                          help="events per window for the calibrated levels (default: the "
                               "policy's count window, panes x pane)")
     explain.set_defaults(func=run_explain)
