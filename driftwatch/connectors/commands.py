@@ -42,12 +42,14 @@ def produce_files(connector: Any, inputs: list[str], *, environ: Any = None) -> 
     """Publish every line of each input file to its stream's topic; returns counts by topic."""
     from kafka import KafkaProducer
 
+    from driftwatch.connectors.kafka_client import connect_client
     from driftwatch.connectors.kafka_settings import KafkaSourceSettings
 
     settings = KafkaSourceSettings.from_connector(connector)
     topics = {t.stream: t.name for t in settings.topics}
-    producer = KafkaProducer(
-        **settings.connection.client_config(environ), linger_ms=20, batch_size=256 * 1024
+    producer = connect_client(
+        KafkaProducer, **settings.connection.client_config(environ), linger_ms=20,
+        batch_size=256 * 1024,
     )
     counts: dict[str, int] = {}
     try:

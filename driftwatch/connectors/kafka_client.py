@@ -7,9 +7,15 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["build_client", "is_connected", "topic_hint"]
+from driftwatch.errors import SourceError
+
+__all__ = ["build_client", "connect_client", "is_connected", "topic_hint"]
 
 log = logging.getLogger(__name__)
+
+#: kafka-python's errors for brokers that never answered (its class names: the module is
+#: imported only where the ``kafka`` extra is installed)
+_UNREACHABLE = frozenset({"KafkaTimeoutError", "NoBrokersAvailable", "KafkaConnectionError"})
 
 
 def build_client(cls: Any, **config: Any) -> Any:
@@ -32,6 +38,38 @@ def build_client(cls: Any, **config: Any) -> Any:
     if config.get("allow_auto_create_topics") is False:
         _no_auto_create(client)
     return client
+
+
+def connect_client(cls: Any, **config: Any) -> Any:
+    """:func:`build_client` for a one-shot command (``record``, ``produce``): a client that
+    cannot reach the brokers, or that refuses its settings, is one :class:`SourceError`
+    line naming the brokers, not kafka-python's traceback.
+
+    >>> class Down:
+    ...     def __init__(self, **config):
+    ...         raise type("KafkaTimeoutError", (Exception,), {"__module__": "kafka.errors"})(
+    ...             "Unable to bootstrap from ['127.0.0.1:1']")
+    >>> try:
+    ...     connect_client(Down, bootstrap_servers=["127.0.0.1:1"])
+    ... except SourceError as exc:
+    ...     print(str(exc).split(": is")[0])
+    cannot reach Kafka at 127.0.0.1:1 (KafkaTimeoutError: Unable to bootstrap from ['127.0.0.1:1'])
+    """
+    try:
+        return build_client(cls, **config)
+    except Exception as exc:
+        if not type(exc).__module__.startswith("kafka"):
+            raise  # not the client's own refusal: a bug of ours keeps its traceback
+        servers = config.get("bootstrap_servers")
+        where = ",".join(servers) if isinstance(servers, list | tuple) else str(servers)
+        name = type(exc).__name__
+        what = str(exc) if str(exc).startswith(name) else f"{name}: {exc}"
+        if name in _UNREACHABLE:
+            raise SourceError(f"cannot reach Kafka at {where} ({what}): is the broker up, and "
+                              "is this its address (host:port of a listener, as clients see "
+                              "it)?") from None
+        raise SourceError(f"the Kafka client for {where} refused its settings ({what})"
+                          ) from None
 
 
 def _no_auto_create(client: Any) -> None:

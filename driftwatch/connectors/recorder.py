@@ -142,10 +142,13 @@ def record(
     except ImportError as exc:  # pragma: no cover - depends on the install
         msg = "recording Kafka needs kafka-python: pip install 'driftwatch[kafka]'"
         raise SourceError(msg) from exc
+    from driftwatch.connectors.kafka_client import connect_client, topic_hint
+
     clk = clock or SystemClock()
     cfg = source_settings.connection.client_config()
     with ExitStack() as stack:
-        consumer = KafkaConsumer(
+        consumer = connect_client(
+            KafkaConsumer,
             group_id=None,
             enable_auto_commit=False,
             allow_auto_create_topics=False,
@@ -156,11 +159,17 @@ def record(
         )
         stack.callback(consumer.close)
         parts = []
+        missing = []
         for t in source_settings.topics:
             ids = consumer.partitions_for_topic(t.name) or set()
             parts += [TopicPartition(t.name, p) for p in sorted(ids)]
-        if not parts:
-            raise SourceError(f"no partitions found for topics {source_settings.streams}")
+            if not ids:
+                missing.append(t.name)
+        if missing:  # a misspelt topic: named with the nearest one there, never created
+            on_cluster = consumer.topics()
+            names = ", ".join(topic_hint(name, on_cluster) for name in missing)
+            raise SourceError(f"no topic {names} on the cluster; topics there: "
+                              f"{', '.join(sorted(on_cluster)) or 'none'}")
         consumer.assign(parts)
         if from_beginning:
             consumer.seek_to_beginning(*parts)
