@@ -26,7 +26,7 @@ from pathlib import Path
 
 from driftwatch.errors import SourceError
 
-__all__ = ["SAVE_AS", "file_kind", "refuse_as_text", "workbook_kind"]
+__all__ = ["SAVE_AS", "file_head", "file_kind", "json_head", "refuse_as_text", "workbook_kind"]
 
 #: What to do with one.
 SAVE_AS = "save it as CSV or Parquet (one header line with the column names)"
@@ -49,14 +49,33 @@ def workbook_kind(head: bytes) -> str | None:
 def file_kind(path: str | Path) -> str | None:
     """:func:`workbook_kind` of a file's first bytes, decompressed when it is gzip (a
     ``.feather.gz`` is an Arrow file all the same); ``OSError`` when it cannot be read."""
+    return workbook_kind(file_head(path))
+
+
+def file_head(path: str | Path, n: int = 8) -> bytes:
+    """A file's first ``n`` bytes, decompressed when it is gzip; ``OSError`` when it
+    cannot be read."""
     with open(path, "rb") as raw:
-        head = raw.read(8)
+        head = raw.read(n)
         if head.startswith(b"\x1f\x8b"):
             raw.seek(0)
             # gzip's magic bytes but no gzip: the raw bytes are what there is to tell
             with contextlib.suppress(OSError, EOFError, zlib.error):
-                head = gzip.GzipFile(fileobj=raw).read(8)
-    return workbook_kind(head)
+                head = gzip.GzipFile(fileobj=raw).read(n)
+    return head
+
+
+def json_head(head: bytes) -> bool:
+    """True when a file starting with ``head`` holds JSON objects (JSON lines, or an array
+    of objects), which no CSV header starts with (a SQL Server export's ``[id]`` does not
+    count).
+
+    >>> json_head(b'{"id": 1}'), json_head(b"\\xef\\xbb\\xbf [ {"), json_head(b"[id],[ts]")
+    (True, True, False)
+    """
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return text.startswith(b"{") or (text.startswith(b"[")
+                                     and text[1:].lstrip(b" \t\r\n").startswith(b"{"))
 
 
 def refuse_as_text(path: Path, fmt: str) -> None:

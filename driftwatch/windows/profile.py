@@ -51,7 +51,7 @@ from driftwatch.numbergroups import grouped_columns
 from driftwatch.schema import FeatureSchema, level_texts
 from driftwatch.windows.segments import DEFAULT_TOP_K, SegmentProfile
 from driftwatch.windows.sketch import Sketch, SketchLayout
-from driftwatch.workbook import SAVE_AS, file_kind
+from driftwatch.workbook import SAVE_AS, file_head, json_head, workbook_kind
 
 __all__ = [
     "FORMAT_VERSION",
@@ -97,10 +97,15 @@ def reference_separator(path: str | Path) -> str | None:
 
 
 def _refuse_other_files(p: Path) -> None:
-    """Refuse a workbook or an Arrow file given as the reference, gzipped or not, with the
-    fix (before a CSV reader fails on its bytes with a codec error)."""
-    if kind := file_kind(p):
+    """Refuse a workbook, an Arrow file or JSON given as the reference, gzipped or not, with
+    the fix (before a CSV reader fails on its bytes with a codec error, or reads JSON lines
+    as ragged rows)."""
+    head = file_head(p, 64)
+    if kind := workbook_kind(head):
         raise SourceError(f"reference dataset {p} is {kind}: {SAVE_AS}")
+    if json_head(head):  # read as CSV, its first line would be a header of JSON fragments
+        raise SourceError(f"reference dataset {p} holds JSON (JSON lines?), not a table: "
+                          f"{SAVE_AS}")
 
 
 def reference_notes(path: str | Path, what: str, names: Sequence[str] | None = None

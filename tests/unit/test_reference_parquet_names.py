@@ -145,3 +145,29 @@ def test_a_missing_reference_still_says_it_cannot_be_read(tmp_path: Path) -> Non
 
     with pytest.raises(SourceError, match=r"^cannot read reference dataset .*No such file"):
         read_reference_table(tmp_path / "absent.csv")
+
+
+@pytest.mark.parametrize("name", ["ref.jsonl", "ref.jsonl.gz", "ref.json"])
+def test_a_json_reference_is_refused_with_what_to_do(tmp_path: Path, name: str) -> None:
+    """A JSON-lines file (a sample of the stream) given as the reference: before, it was
+    read as a CSV, its first line taken for column names, and refused for a ragged row
+    (``16 fields where the header has 17``)."""
+    import gzip
+
+    from driftwatch.errors import SourceError
+
+    lines = [f'{{"id": "a{i}", "applicant": {{"age": {20 + i}, "income": {1000 * i}, '
+             f'"kind": "x"}}}}' for i in range(5)]
+    text = ("[\n" + ",\n".join(lines) + "\n]\n" if name.endswith(".json")
+            else "\n".join(lines) + "\n").encode()
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    with pytest.raises(SourceError, match=r"holds JSON \(JSON lines\?\), not a table: save "
+                                          "it as CSV or Parquet"):
+        read_reference_table(path)
+
+
+def test_a_csv_whose_names_are_bracketed_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "export.csv"
+    path.write_text("[id],[income]\na,1\nb,2\n")
+    assert list(read_reference_table(path).columns) == ["[id]", "[income]"]
