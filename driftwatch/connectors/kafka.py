@@ -264,8 +264,7 @@ class KafkaSource(AlignedPolls, PollDecoding, SourceOffsets, PartitionAssignment
         if self._closed:
             return "source closed"
         if not self._ready:
-            servers = ",".join(self.settings.connection.bootstrap_servers)
-            return f"no broker connection to {servers}"
+            return f"no broker connection to {self.settings.connection.address()}"
         if self._topic_check.missing:
             return f"topic(s) not found on the cluster: {', '.join(self._topic_check.missing)}"
         return ""

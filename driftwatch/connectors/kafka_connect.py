@@ -112,7 +112,7 @@ class ConsumerStarter:
                     f"({type(exc).__name__}); giving up"
                 ) from exc
             log.warning("Kafka not reachable at %s (%s); retrying in %.1fs",
-                        ",".join(self._settings.connection.bootstrap_servers),
+                        self._settings.connection.address(),
                         type(exc).__name__, self._backoff)  # fmt: skip
             self._next_attempt = now + self._backoff
             self._backoff = min(self._backoff * 2, self._settings.retry_backoff_max_s)

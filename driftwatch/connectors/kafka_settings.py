@@ -138,6 +138,19 @@ class KafkaConnection:
             shown.append(f"{f.name}='***'" if f.name in _SECRETS else f"{f.name}={value!r}")
         return f"KafkaConnection({', '.join(shown)})"
 
+    def address(self, environ: Mapping[str, str] | None = None) -> str:
+        """The bootstrap servers as the client is given them, for a person to read: each
+        ``${ENV}`` expanded (an unset one left as written; it is no secret).
+
+        >>> KafkaConnection(("${KAFKA}", "b:9092")).address({"KAFKA": "kafka-1:9092"})
+        'kafka-1:9092,b:9092'
+        >>> KafkaConnection(("${KAFKA}",)).address({})
+        '${KAFKA}'
+        """
+        env = os.environ if environ is None else environ
+        return ",".join(_REF.sub(lambda m: env.get(m.group(1), m.group(0)), s)
+                        for s in self.bootstrap_servers)
+
     def client_config(self, environ: Mapping[str, str] | None = None) -> dict[str, object]:
         """kafka-python keyword arguments, with every ``${ENV}`` expanded (do not log them)."""
 

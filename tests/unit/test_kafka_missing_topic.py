@@ -52,11 +52,12 @@ class FakeConsumer:
         pass
 
 
-def source(consumer: FakeConsumer, clock: ManualClock, tmp_path, factory=None) -> KafkaSource:
+def source(consumer: FakeConsumer, clock: ManualClock, tmp_path, factory=None,
+           servers: tuple[str, ...] = ("b:9092",)) -> KafkaSource:
     mapping = StreamMapping(name="predictions", event_id=FieldPath.parse("id"),
                             event_time=TimeField(None, source="kafka_timestamp"), features=())
     settings = KafkaSourceSettings(
-        connection=KafkaConnection(bootstrap_servers=("b:9092",), group_id="g"),
+        connection=KafkaConnection(bootstrap_servers=servers, group_id="g"),
         topics=(KafkaTopic("gmsc.prediction", "predictions"),),
         dead_letter_path=str(tmp_path / "dead.jsonl"),
     )
@@ -133,6 +134,26 @@ def test_unreachable_names_the_bootstrap_servers(tmp_path, caplog) -> None:
         src.poll(timeout_s=0.01)
     assert "Kafka not reachable at b:9092 (OSError)" in caplog.text
     assert not src.ready and src.not_ready_reason == "no broker connection to b:9092"
+    src.close()
+
+
+def test_unreachable_names_the_servers_a_variable_gives(tmp_path, caplog, monkeypatch
+                                                        ) -> None:
+    """``bootstrap_servers: ["${DRIFTWATCH_KAFKA_BOOTSTRAP}"]``, as the shipped Kafka
+    connector writes it: the log line and the readiness reason name the address the
+    variable holds, not the variable (which said nothing of where the client looked)."""
+    monkeypatch.setenv("DRIFTWATCH_KAFKA_BOOTSTRAP", "kafka-7.internal:9093")
+
+    def refuse(**config: Any) -> None:
+        assert config["bootstrap_servers"] == ["kafka-7.internal:9093"]
+        raise OSError("connection refused")
+
+    src = source(FakeConsumer(set()), ManualClock(), tmp_path, factory=refuse,
+                 servers=("${DRIFTWATCH_KAFKA_BOOTSTRAP}",))
+    with caplog.at_level(logging.WARNING, logger="driftwatch.connectors.kafka"):
+        src.poll(timeout_s=0.01)
+    assert "Kafka not reachable at kafka-7.internal:9093 (OSError)" in caplog.text
+    assert src.not_ready_reason == "no broker connection to kafka-7.internal:9093"
     src.close()
 
 
