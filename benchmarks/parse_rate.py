@@ -42,6 +42,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 import pyarrow.json as pj
+from _recording import sized  # beside this script
 
 from driftwatch.connectors.decode import Decoder
 from driftwatch.connectors.file import FileSource
@@ -179,13 +180,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="also time other parsers on the same blocks")
     a = p.parse_args(argv)
 
-    pred, out = ensure_data(a.data, a.events)
+    data = sized(a.data, a.events)  # another size beside the default one, never over it
+    pred, out = ensure_data(data, a.events)
     data = pred.read_bytes()
     lines = data.splitlines()
     n = len(lines)
     bs = a.batch_size
     blocks = [b"\n".join(lines[i : i + bs]) + b"\n" for i in range(0, n, bs)]
-    conn = credit_connector(pred.name, out.name, base_dir=a.data)
+    conn = credit_connector(pred.name, out.name, base_dir=data)
     schema = credit_schema()
     mapping = conn.stream("predictions")
     explicit = Decoder(mapping, schema)

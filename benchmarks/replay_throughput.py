@@ -33,6 +33,10 @@ a new reference or window size).
     python benchmarks/replay_throughput.py --events 200000 --levels cold
     python benchmarks/replay_throughput.py --repeat 3     # medians of 3 alternated rounds
 
+The recording is written once under ``--data``: the default 1M in the folder itself, any
+other ``--events`` in its own ``events-N`` folder beside it (:mod:`_recording`), so a run
+of another size never writes over a recording another run may be reading.
+
 Ratios are against the baselines measured in the same run, so a noisy machine moves
 both sides alike. Each rate is also given per CPU-second (process CPU time, all threads),
 which holds still on a machine shared with other work where wall time does not
@@ -56,6 +60,8 @@ import pyarrow.json as pj
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _recording import sized  # noqa: E402  (beside this script)
 
 from driftwatch.testing.generator import write_scenario  # noqa: E402
 
@@ -195,7 +201,8 @@ def main() -> int:
     a = ap.parse_args()
     if a.repeat < 1:
         ap.error(f"--repeat must be at least 1, found {a.repeat}")
-    pred, out, ref = ensure_data(a.data, a.events)
+    data = sized(a.data, a.events)  # another size beside the default one, never over it
+    pred, out, ref = ensure_data(data, a.events)
     raws = [raw_parse([pred, out]) for _ in range(a.repeat)]
     raw = sorted(raws, key=lambda r: r["orjson_s"])[(a.repeat - 1) // 2]
     with tempfile.TemporaryDirectory() as d:
@@ -203,7 +210,7 @@ def main() -> int:
         policies = (POLICY, policy_with_window(10_000, tmp), policy_with_window(1_000_000, tmp))
         levels: Path | None = None
         if a.levels == "warm":
-            levels = a.levels_cache or a.data / "levels"
+            levels = a.levels_cache or data / "levels"
             for pol in policies:
                 warm_levels(pol, ref, levels)
         runs: dict[str, list[dict[str, float]]] = {}
