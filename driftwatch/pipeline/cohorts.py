@@ -167,7 +167,9 @@ def judge_cohorts(
     The decisions use ``cohort_state`` for persistence and hysteresis, and the window
     engine's cooldowns, daily action times and data-quality gate (``window_state``): the
     caller writes the returned states' cooldowns and action times back to the window
-    engine so both share one blast radius."""
+    engine so both share one blast radius. A gate the windows left closed holds a
+    verdict's action; a verdict, with no data-quality signal of its own, neither opens
+    it nor runs its action again."""
     prep = prepare(profile)
     out: list[Verdict] = []
     shared = window_state
@@ -193,7 +195,8 @@ def judge_cohorts(
             action_times=shared.action_times, dq_fault=shared.dq_fault,
             dq_clean_windows=shared.dq_clean_windows)
         decision, cohort_state = evaluate(policy, a, st, now=now,
-                                          running_retrains=running_retrains)
+                                          running_retrains=running_retrains,
+                                          reads_feed=False)
         shared = dataclasses.replace(shared, cooldown_until=cohort_state.cooldown_until,
                                      action_times=cohort_state.action_times)
         out.append(Verdict(c, a, decision, cohort_state, summary))

@@ -82,11 +82,16 @@ def evaluate(
     now: float,
     *,
     running_retrains: int = 0,
+    reads_feed: bool = True,
 ) -> tuple[Decision, EngineState]:
     """Decide what to do about one closed window; returns the decision and the new state.
 
     ``now`` is the decision time (the window's end time in replay); ``running_retrains``
     is how many retraining jobs are running now, for ``max_concurrent_retrains``.
+    ``reads_feed=False``: the assessment says nothing about the feed (a cohort's verdict,
+    judged between windows): the data-quality gate stays as ``state`` has it, a closed
+    gate holds the tier's action without running its own again, and the judgement is
+    not one of the clean windows that open it.
     Pure: ``state`` is not changed.
     """
     plan = plan_of(policy)
@@ -103,7 +108,9 @@ def evaluate(
                       for t, name in TIERS}
 
     dq_now, dq_reasons = _data_quality(plan, policy, assessment.signals)
-    if dq_now:
+    if not reads_feed:
+        dq_fault, clean = state.dq_fault, state.dq_clean_windows
+    elif dq_now:
         dq_fault, clean = True, 0
     elif state.dq_fault:
         clean = state.dq_clean_windows + 1
@@ -124,7 +131,7 @@ def evaluate(
         if action is not None:
             suppressed.append("data_quality_gate")
         action, slot = policy.data_quality.action, _DQ
-        if action.type == "none":
+        if action.type == "none" or not reads_feed:
             action = None
         elif gate.cooling(_DQ):
             suppressed.append("cooldown")

@@ -374,3 +374,38 @@ def test_a_joiner_saved_before_cohorts_loads_with_its_predictions_in_none() -> N
                                      event_time=[9.0]))
     assert got.score.tolist() == [0.2] and got.cohort.tolist() == [-1]
     assert len(j.book) == 0  # no cohort to attribute it to
+
+
+@pytest.mark.parametrize(("clear_after", "clean_so_far"), [(1, 0), (2, 1)])
+def test_a_closed_data_quality_gate_holds_a_cohort_verdicts_action(
+        profile: ReferenceProfile, clear_after: int, clean_so_far: int) -> None:
+    """A verdict is judged right after the window that makes its cohort ready, on the
+    gate that window left: closed, the verdict's action waits like a window's. The
+    verdict brings no data-quality signal, so it is no clean window either: counted as
+    one, it opened the gate a window early (at the default clear_after 1, at once)."""
+    from driftwatch.detectors.config import DetectorConfig
+    from driftwatch.pipeline.cohorts import judge_cohorts
+    from driftwatch.policy.state import EngineState
+
+    policy = _policy("  - detector: cohort_bad_rate\n    thresholds: {mild: 0.5}\n",
+                     extra=f"data_quality:\n  clear_after: {clear_after}\n"
+                           "actions: {mild: alert}\n")
+    book = CohortBook()
+    k = np.zeros(100, dtype=np.int64)
+    book.add_predictions(k, np.full(100, 0.1), np.arange(100.0))
+    book.set_window(0, 7, 0.0, 99.0)
+    book.add_labelled(k, np.full(100, 0.1), np.ones(100))  # every outcome bad
+    closed = EngineState(dq_fault=True, dq_clean_windows=clean_so_far)
+    (v,) = judge_cohorts(model="m", profile=profile, book=book, policy=policy,
+                         cfg=DetectorConfig(min_labelled=50), cohort_state=EngineState(),
+                         window_state=closed, now=100.0, ttl=1e9)
+    d = v.decision
+    assert str(d.tier) == "mild"
+    assert d.action is None and d.suppressed_by == ("data_quality_gate",)
+    assert d.data_quality_fault
+    # the gate opens as the windows count their clean ones, not earlier
+    book.get(0).judged = False
+    (v,) = judge_cohorts(model="m", profile=profile, book=book, policy=policy,
+                         cfg=DetectorConfig(min_labelled=50), cohort_state=EngineState(),
+                         window_state=EngineState(), now=100.0, ttl=1e9)
+    assert v.decision.action == "alert" and not v.decision.data_quality_fault
