@@ -219,7 +219,8 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, Profile
         return hook
 
     def set_policy(self, model: str, policy: Any, reference: str | None = None) -> None:
-        """A reloaded policy: its retrain settings and limits apply from now on, and the
+        """A reloaded policy: its retrain settings, limits and shadow settings (those of
+        the shadow a retraining's challenger goes to) apply from now on, and the
         reference file it names (``reference``) is the one actions read."""
         ma = self.models[model]
         ma.policy = policy
@@ -230,6 +231,7 @@ class ServiceActions(AdminCalls, ChampionCheck, ShadowHooks, DrainHooks, Profile
         limits = getattr(policy, "limits", None)
         if ma.executor is not None:
             ma.executor.env.policy_actions = getattr(policy, "actions", None)
+            ma.executor.env.shadow_defaults = shadow_defaults(policy)
             # the monitor reads a changed reference with the reloaded policy: so do actions
             ma.executor.env.reader = replace(ma.executor.env.reader, policy=policy)
         if ma.executor is not None and limits is not None:

@@ -290,3 +290,33 @@ def test_reference_rows_hold_the_connectors_missing_values_as_missing(
     # the label and score are no features: a default sentinel never touches them
     everywhere = ReferenceReader(policy=POLICY, missing=MissingValues(default=(1,)))
     assert everywhere.rows(path)["label"].sum() == table["bad_flag"].sum()
+
+
+def test_a_reloaded_policy_gives_the_shadow_after_a_retraining_its_settings(tmp_path: Path):
+    """A retraining's challenger goes to shadow on the policy's shadow settings; after a
+    hot reload that changes them (min_labelled, metric, approval), on the reloaded ones,
+    as the reload's retrain settings and limits are."""
+    from prometheus_client import CollectorRegistry
+
+    from driftwatch.actions.context import shadow_defaults
+    from driftwatch.actions.shadow import shadow_settings
+    from driftwatch.metrics import Metrics
+    from driftwatch.service.actions import ServiceActions
+    from driftwatch.service.config import parse_service_config
+
+    cfg = parse_service_config("models:\n  - connector: c.yaml\n    policy: p.yaml\n"
+                               f"state_dir: {tmp_path}\n")
+    actions = ServiceActions(cfg, clock=ManualClock(1000.0), metrics=Metrics(CollectorRegistry()))
+    try:
+        ma = actions.add_model(MODEL, reference=None, cutoff=None,
+                               shadow_defaults=shadow_defaults(POLICY), buffer=None,
+                               on_promote=None, policy=POLICY)
+        assert ma.executor is not None
+        reloaded = load_policy_text(MINIMAL + "actions:\n  moderate: {type: shadow, "
+                                    "min_labelled: 7, metric: brier, require_approval: false}\n",
+                                    file="p.yaml")
+        actions.set_policy(MODEL, reloaded)
+        got = shadow_settings({}, dict(ma.executor.env.shadow_defaults))
+        assert (got.min_labelled, got.metric, got.require_approval) == (7, "brier", False)
+    finally:
+        actions.close()
