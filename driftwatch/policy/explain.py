@@ -244,8 +244,7 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
                f"(Benjamini-Hochberg at {policy.detectors.fdr:g})"
                if any(s.detector == "out_of_range" for s in gate.signals) else "")
             + f", until {gate.clear_after} clean window(s) in a row"
-            + (f"; at most one alert per {_span(gate.cooldown, numbered)}"
-               if gate.cooldown > 0 else "") + "."
+            + _gate_cooldown(gate.action.type, gate.cooldown, numbered) + "."
         )
     if policy.hysteresis.factor < 1:
         out.append(f"hysteresis: an active tier clears only past {policy.hysteresis.factor:.0%}"
@@ -253,6 +252,19 @@ def describe_tiers(policy: Policy, *, levels: tuple[int, LevelTable] | None = No
     out += _cutoff_and_limits(policy, numbered)
     out += _settings(policy, numbered)
     return out
+
+
+def _gate_cooldown(action: str, pause: float, numbered: bool) -> str:
+    """The gate's cooldown, started only when its action runs (as a tier's).
+
+    >>> _gate_cooldown("alert", 3600, False), _gate_cooldown("none", 3600, False)
+    ('; at most one alert per 1h', '; its cooldown (1h) never starts')
+    """
+    if pause <= 0:
+        return ""
+    if action == "none":  # nothing runs, so nothing starts it
+        return f"; its cooldown ({_span(pause, numbered)}) never starts"
+    return f"; at most one alert per {_span(pause, numbered)}"
 
 
 def _cutoff_and_limits(policy: Policy, numbered: bool = False) -> list[str]:

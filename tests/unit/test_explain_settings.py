@@ -88,3 +88,24 @@ signals:
 """, "moderate:")
     assert "psi >= 0.25 (any feature)" in line
     assert "clears" not in line
+
+
+def test_a_gate_that_does_nothing_promises_no_alert_and_says_its_cooldown_never_starts(
+) -> None:
+    """The engine starts the gate's cooldown only when its action runs: with action none
+    nothing runs, so 'at most one alert per 10m' promised an alert that never comes."""
+    gate = """\
+signals:
+  - detector: psi
+    thresholds: {severe: 0.5}
+data_quality:
+  signals:
+    - detector: bad_record_rate
+      threshold: 0.01
+  action: %s
+  cooldown: 10m
+"""
+    quiet = _line(gate % "none", "data quality:")
+    assert "alert" not in quiet and quiet.endswith("; its cooldown (10m) never starts.")
+    loud = _line(gate % "alert", "data quality:")
+    assert loud.endswith("; at most one alert per 10m.")
