@@ -165,8 +165,11 @@ def describe_reference(r: ReferenceColumns) -> str:
                  + (f"; pending, rows with no outcome yet: {_values(r.label.pending)}"
                     if r.label.pending else "") + ")" if r.label else "no label column")
     if r.decision:
+        declined = r.decision.decline
         parts.append(f"decision column {r.decision.column!r} (approve: "
-                     f"{_values(r.decision.approve)})")
+                     f"{_values(r.decision.approve)}"
+                     + (f"; decline: {_values(declined)}; any other value decides nothing"
+                        if declined is not None else "") + ")")
     if r.exposure:
         parts.append(f"exposure column {r.exposure!r}")
     if r.segment:

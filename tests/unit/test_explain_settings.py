@@ -109,3 +109,17 @@ data_quality:
     assert "alert" not in quiet and quiet.endswith("; its cooldown (10m) never starts.")
     loud = _line(gate % "alert", "data quality:")
     assert loud.endswith("; at most one alert per 10m.")
+
+
+def test_the_reference_line_names_the_decline_values() -> None:
+    """With ``decline:`` a value on neither list decides nothing (HMDA's withdrawn or
+    incomplete files); without it every value not approved is a decline. The line named
+    the approve values only, so both read alike."""
+    from driftwatch.policy.reference import ReferenceColumns, describe_reference
+
+    named = ReferenceColumns.model_validate(
+        {"decision": {"column": "action_taken", "approve": [1], "decline": [3]}})
+    assert ("decision column 'action_taken' (approve: 1; decline: 3; any other value "
+            "decides nothing)") in describe_reference(named)
+    plain = ReferenceColumns.model_validate({"decision": {"column": "d", "approve": ["A"]}})
+    assert "decision column 'd' (approve: 'A')" in describe_reference(plain)
