@@ -50,6 +50,7 @@ __all__ = [
     "Candidate",
     "choose",
     "column_kind",
+    "epoch_text_unit",
     "flag_truth",
     "good_when_true",
     "label_key",
@@ -377,6 +378,27 @@ def time_unit(values: Sequence[Any]) -> str | None:
         parsed = pd.to_datetime(pd.Series(vals), errors="coerce", utc=True, format="ISO8601")
         return "iso" if parsed.notna().all() else None
     return None
+
+
+_EPOCH_TEXT = re.compile(r"\s*\d{10,19}(\.\d+)?\s*")
+
+
+def epoch_text_unit(values: Sequence[Any]) -> str | None:
+    """``s``, ``ms``, ``us`` or ``ns`` when every present value is text holding an epoch
+    count in that unit (``"1704067200123"``: a Java service's ``long`` sent as a string),
+    which replay's decoder reads as the number it writes; None otherwise. Only for a field
+    named like a time: ten digits of text may as well be a phone number.
+
+    >>> epoch_text_unit(["1704067200123", "1704067260000"]), epoch_text_unit(["1704067200"])
+    ('ms', 's')
+    >>> epoch_text_unit(["20240131"]), epoch_text_unit(["1704067200", 1704067260])
+    (None, None)
+    """
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))]
+    if not vals or not all(isinstance(v, str) and _EPOCH_TEXT.fullmatch(v) for v in vals):
+        return None
+    unit = time_unit([float(v) for v in vals])
+    return unit if unit in ("s", "ms", "us", "ns") else None
 
 
 #: strptime formats tried on text times that are not ISO-8601, in order of preference

@@ -17,6 +17,7 @@ from driftwatch.onboard.digitdates import DIGIT_FORMATS, digit_formats
 from driftwatch.onboard.infer import (
     COUNT_NAMES,
     TIME_FORMATS,
+    epoch_text_unit,
     name_rank,
     text_formats,
     time_unit,
@@ -104,6 +105,8 @@ def time_check(values_of: Any, fmt: str | None = None) -> Any:
             return "reads as event time (timestamps)"
         if unit:
             return f"reads as event time ({unit})"
+        if text_unit := epoch_text_unit(vals):
+            return f"reads as event time ({text_unit}, written as text)"
         formats = text_formats(vals, (fmt,) if fmt else TIME_FORMATS)
         if formats:
             return f"reads as event time (text in {' or '.join(formats)})"

@@ -36,7 +36,7 @@ from driftwatch.connectors.eventtime import (
 from driftwatch.errors import ConfigError
 from driftwatch.onboard.bareyears import bare_years, year_note
 from driftwatch.onboard.digitdates import digit_formats
-from driftwatch.onboard.infer import text_formats, time_unit
+from driftwatch.onboard.infer import epoch_text_unit, text_formats, time_unit
 from driftwatch.onboard.matching import name_key
 from driftwatch.onboard.roles import present, shown
 
@@ -254,6 +254,8 @@ def time_reading(name: str, values: Sequence[Any], where: str, fmt: str | None =
         return _iso(values)
     if unit is not None:
         return TimeReading(unit)
+    if text_unit := epoch_text_unit(values):  # replay reads such text as its number
+        return TimeReading(text_unit)
     formats = text_formats(values)
     if len(formats) > 1:
         raise ConfigError(

@@ -100,3 +100,30 @@ def test_epoch_names_are_time_names(name: str) -> None:
 @pytest.mark.parametrize("name", ["ms", "us", "income", "status", "terms", "mus"])
 def test_other_names_are_not(name: str) -> None:
     assert name_rank(name, *TIME) == 0
+
+
+@pytest.mark.parametrize("unit", ["s", "ms"])
+def test_an_epoch_written_as_text_is_the_event_time_in_its_unit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        unit: str) -> None:
+    """A Java service's ``long`` sent as a string ("1704067200123"): replay reads such text
+    as its number, but init refused the field (not epoch ... times) or, named with
+    --time-field, warned that replay would misread it."""
+    times = [str(t) for t in (START + 60 * np.arange(300)) * PER_SECOND[unit]]
+    _files(tmp_path, {"ts": times})
+    code, out, err = _init(tmp_path, capsys)
+    assert code == 0, err
+    assert f"reads as event time ({unit}, written as text)" in out, out
+    assert "warning: ts" not in out, out
+    c = yaml.safe_load((tmp_path / "c.yaml").read_text())
+    assert c["source"]["streams"]["predictions"]["fields"]["event_time"] == {"path": "ts",
+                                                                            "unit": unit}
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
+                            "live.jsonl", "out.csv", "--out", "run", "--quiet",
+                            "--no-report"], capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["bad_by_reason"] == {}, summary
+    assert (summary["first_event"], summary["last_event"]) == ("2024-01-01T00:00:00Z",
+                                                               "2024-01-01T04:59:00Z")
