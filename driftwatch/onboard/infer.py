@@ -407,7 +407,10 @@ TIME_FORMATS = ("%b-%Y", "%b %Y", "%B %Y", "%B-%Y", "%m/%Y", "%m-%Y", "%Y/%m/%d"
                 "%d-%b-%y",  # the SBA's ApprovalDate, '28-Feb-97'; %Y reads 4 digits only
                 "%d %b %Y", "%b %d, %Y", "%d/%m/%Y %H:%M", "%m/%d/%Y %H:%M",
                 "%d/%m/%Y %H:%M:%S", "%m/%d/%Y %H:%M:%S", "%Y/%m/%d %H:%M:%S",
-                "%d.%m.%Y %H:%M", "%d.%m.%Y %H:%M:%S", "%d-%b-%Y %H:%M:%S")
+                "%d.%m.%Y %H:%M", "%d.%m.%Y %H:%M:%S", "%d-%b-%Y %H:%M:%S",
+                # a 12-hour clock, as US exports and .NET's DateTime.ToString() write it
+                "%m/%d/%Y %I:%M:%S %p", "%d/%m/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p",
+                "%d/%m/%Y %I:%M %p")
 
 
 def text_formats(values: Sequence[Any], formats: Sequence[str] = TIME_FORMATS) -> list[str]:
