@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -15,6 +16,7 @@ from driftwatch.csvdecimal import csv_notes
 from driftwatch.csvnames import named_header
 from driftwatch.errors import ConfigError
 from driftwatch.namesflags import names_given
+from driftwatch.onboard.envelopes import change_events
 from driftwatch.onboard.labelwait import label_wait
 from driftwatch.onboard.pace import choose_pace, pace_line, window_seconds
 from driftwatch.onboard.plan import Options, Sample, make_plan
@@ -121,6 +123,17 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     assert preds is not None
     outs = _sample(args.outcomes, args.outcomes_topic, args.bootstrap, args.rows, "outcomes",
                    names[1])
+    seen_through: list[str] = []  # envelopes read through, said before the plan's lines
+    for role in ("predictions", "outcomes"):
+        s = preds if role == "predictions" else outs
+        if s is None:
+            continue
+        rows, line = change_events(s.rows)
+        if line is not None:
+            s = replace(s, rows=rows)
+            what = line[0] if role == "predictions" else f"outcomes {line[0]}"
+            seen_through.append(f"{what:<34} {line[1]}")
+            preds, outs = (s, outs) if role == "predictions" else (preds, s)
     opts = Options(
         model=model, id_field=args.id_field, time_field=args.time_field,
         time_format=args.time_format, time_unit=args.time_unit,
@@ -140,6 +153,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 said[0] += f"; the connector says so (csv: {keys})"
             notes += said
     notes += [dotted_note(s) for s in (preds, outs) if s is not None and s.dotted]
+    notes += seen_through
     plan = make_plan(ref, args.reference, preds, outs, opts)
     plan.ref_names = ref_names  # read so by every command that reads the policy
     now = SystemClock().now()
