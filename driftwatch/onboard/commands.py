@@ -16,7 +16,7 @@ from driftwatch.csvdecimal import csv_notes
 from driftwatch.csvnames import named_header
 from driftwatch.errors import ConfigError
 from driftwatch.namesflags import names_given
-from driftwatch.onboard.envelopes import change_events
+from driftwatch.onboard.envelopes import change_events, refuse_unread_shapes
 from driftwatch.onboard.labelwait import label_wait
 from driftwatch.onboard.pace import choose_pace, pace_line, window_seconds
 from driftwatch.onboard.plan import Options, Sample, make_plan
@@ -134,6 +134,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             what = line[0] if role == "predictions" else f"outcomes {line[0]}"
             seen_through.append(f"{what:<34} {line[1]}")
             preds, outs = (s, outs) if role == "predictions" else (preds, s)
+    refuse_unread_shapes(preds.rows, [str(c) for c in ref.columns], preds.name)
     opts = Options(
         model=model, id_field=args.id_field, time_field=args.time_field,
         time_format=args.time_format, time_unit=args.time_unit,

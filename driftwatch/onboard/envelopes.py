@@ -7,6 +7,12 @@ Every column of the row is then found at two paths, so ``init`` stopped with "ma
 several fields". The row a prediction stands for is ``after``; deletes (``op: d``, ``after:
 null``) and truncates carry none.
 
+Two shapes are not read, and :func:`refuse_unread_shapes` says so where the reference's
+columns are inside one: a JSON object written as text in a field (double-encoded, as
+Kafka Connect's ``StringConverter`` or some loggers write it) and features as a list of
+``{"name": ..., "value": ...}`` pairs. Paths follow objects; reading either would need
+every decoder (the compiled scanner, pyarrow, orjson) to parse inside values.
+
 >>> rows = [{"before": None, "after.id": "A1", "after.income": 5.0, "op": "c", "ts_ms": 1},
 ...         {"before.id": "A1", "before.income": 5.0, "after.id": "A1", "after.income": 6.0,
 ...          "op": "u", "ts_ms": 2},
@@ -25,7 +31,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["change_events"]
+import orjson
+
+from driftwatch.errors import ConfigError
+
+__all__ = ["change_events", "refuse_unread_shapes"]
 
 #: Debezium's operations: create, read (a snapshot), update, delete, truncate
 _OPS = frozenset({"c", "r", "u", "d", "t"})
@@ -57,3 +67,60 @@ def change_events(rows: Sequence[dict[str, Any]]
            f"the {len(kept)} of op {' or '.join(kept_ops)}; a delete (after: null) holds no "
            "row: replay counts it as a bad record (missing_id)")
     return kept, ("envelope: Debezium", why)
+
+
+def _pairs_names(v: Any) -> list[str] | None:
+    """The names of a list of ``{"name"|"key": ..., "value": ...}`` pairs, else None."""
+    if not isinstance(v, list) or not v or not all(
+            isinstance(e, dict) and "value" in e and isinstance(e.get("name", e.get("key")), str)
+            for e in v):
+        return None
+    return [e.get("name", e.get("key")) for e in v]
+
+
+def _text_keys(v: Any) -> list[str] | None:
+    """The keys of a JSON object written as text, else None."""
+    if not isinstance(v, str) or not v.lstrip().startswith("{"):
+        return None
+    try:
+        inner = orjson.loads(v)
+    except orjson.JSONDecodeError:
+        return None
+    return list(inner) if isinstance(inner, dict) else None
+
+
+def refuse_unread_shapes(rows: Sequence[dict[str, Any]], columns: Sequence[str],
+                         where: str) -> None:
+    """Stop, naming the field and the fix, where the first sample record holds reference
+    ``columns`` that none of its paths carries inside a JSON object written as text or a
+    list of name/value pairs: shapes replay does not read (each record a ``wrong_type``).
+
+    >>> refuse_unread_shapes([{"key": "A1", "payload": '{"income": 5}'}], ["income"], "s")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    driftwatch.errors.ConfigError: ...payload holds a JSON object written as text...
+    """
+    if not rows:
+        return
+    first = rows[0]
+    leaves = {p.rsplit(".", 1)[-1] for r in rows[:50] for p in r}
+    for path, v in first.items():
+        if (keys := _text_keys(v)) is not None:
+            shape = "a JSON object written as text (double-encoded)"
+            fix = (f"decode it upstream, so {path} is an object (Kafka Connect: "
+                   f"JsonConverter with schemas.enable=false; a file: jq -c "
+                   f"'.{path} |= fromjson'), then map {path}.<name>")
+        elif (keys := _pairs_names(v)) is not None:
+            shape = "a list of name/value pairs"
+            fix = (f"flatten it upstream into an object of name: value (jq -c '.{path} |= "
+                   f"(map({{(.name): .value}}) | add)'), then map {path}.<name>")
+        else:
+            continue
+        inside = [c for c in columns if c in keys and c not in leaves]
+        if inside:
+            shown = ", ".join(inside[:5]) + (", ..." if len(inside) > 5 else "")
+            raise ConfigError(
+                f"{path} holds {shape}: the reference's {shown} are inside it, and "
+                f"driftwatch reads paths through JSON objects only, not inside text or "
+                f"list entries, so replay would read none of them (wrong_type)",
+                file=where, hint=fix)

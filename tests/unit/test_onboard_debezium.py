@@ -101,3 +101,26 @@ def test_init_reads_the_row_from_after_and_replay_reads_it(
     assert summary["bad_by_reason"] == {"missing_id": 10}, summary
     assert summary["labels"]["duplicate_predictions"] == 10, summary["labels"]
     assert summary["first_event"] == "2024-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize(("field", "shape"), [
+    ("payload", "a JSON object written as text"), ("features", "a list of name/value pairs")])
+def test_init_names_a_shape_replay_does_not_read(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, shape: str) -> None:
+    """Before, init said only 'cannot find the id field' or 'reference columns not found'."""
+    pd.DataFrame({"income": [1.0, 2.0, 3.0], "age": [30, 40, 50],
+                  "label": [0, 1, 0]}).to_csv(tmp_path / "ref.csv", index=False)
+    recs = []
+    for i in range(5):
+        row = {"income": 10.0 * i, "age": 30 + i}
+        value: object = (json.dumps(row) if field == "payload" else
+                         [{"name": k, "value": v} for k, v in row.items()])
+        recs.append({"id": f"A{i}", field: value, "score": 0.1, "ts": 1_704_067_200 + i})
+    (tmp_path / "live.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    code, _, err = run_cli(["init", "--reference", str(tmp_path / "ref.csv"), "--sample",
+                            str(tmp_path / "live.jsonl"), "--connector-out",
+                            str(tmp_path / "c.yaml"), "--policy-out",
+                            str(tmp_path / "p.yaml")], capsys)
+    assert code != 0
+    assert f"{field} holds {shape}" in err and "income, age are inside it" in err, err
+    assert "jq -c" in err and "Traceback" not in err, err
