@@ -51,8 +51,8 @@ def change_events(rows: Sequence[dict[str, Any]]
     """The flat sample ``rows`` with Debezium's ``before`` image left out, and only the
     events that carry a new row (creates and snapshot reads; updates where there are
     none), with the (what, why) line ``init`` prints (an update is read as another
-    prediction of its id: the label join counts it in ``duplicate_predictions``); ``rows`` unchanged and None where
-    they are not all change events."""
+    prediction of its id: the label join counts it in ``duplicate_predictions``);
+    ``rows`` unchanged and None where they are not all change events."""
     if not rows or not all(_is_change_event(r) for r in rows):
         return list(rows), None
     kept_ops = ("c", "r") if any(r["op"] in ("c", "r") for r in rows) else ("u",)
