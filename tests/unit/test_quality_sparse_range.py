@@ -101,10 +101,16 @@ def _frame(rng: np.random.Generator, n: int, present: float, scale: float = 1.0
 @given(present=st.floats(0.005, 0.02), seed=st.integers(0, 2**16))
 def test_the_gate_stays_open_on_a_sparse_feature_of_an_unchanged_feed(
         present: float, seed: int) -> None:
+    """Over references and windows alike, as the detector's null is: one reference of a
+    couple of hundred values may have its extremes close in (a lognormal's largest value
+    at a third of where it usually falls), and its own windows then leave its range in one
+    window in twenty; over ten references that is a window in two hundred."""
     rng = np.random.default_rng(seed)
-    mon = Monitor.from_reference(_frame(rng, 20_000, present), load_policy_text(POLICY))
-    faults = sum(bool(mon.assess(_frame(rng, 1000, present)).decision.data_quality_fault)
-                 for _ in range(150))
+    policy, faults = load_policy_text(POLICY), 0
+    for _ in range(10):
+        mon = Monitor.from_reference(_frame(rng, 20_000, present), policy)
+        faults += sum(bool(mon.assess(_frame(rng, 1000, present)).decision.data_quality_fault)
+                      for _ in range(15))
     assert faults <= 4, (faults, present)  # 5% of windows before, here under 3%
 
 
