@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from driftwatch.cli import main
 
-__all__ = ["init_then_replay", "run_cli"]
+__all__ = ["init_then_replay", "replay_summary", "run_cli"]
 
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -36,3 +38,17 @@ def init_then_replay(tmp: Path, capsys: pytest.CaptureFixture[str], *, reference
          "--out", str(tmp / "o")], capsys)
     assert code == 0, err
     return said_init, said_replay
+
+
+def replay_summary(tmp: Path, capsys: pytest.CaptureFixture[str],
+                   monkeypatch: pytest.MonkeyPatch,
+                   inputs: Sequence[str] = ("live.jsonl", "out.csv")) -> dict[str, Any]:
+    """``driftwatch replay`` in ``tmp`` of ``inputs`` with the ``c.yaml`` and ``p.yaml``
+    an ``init`` wrote there, quietly and without a report, into ``tmp/run``; it must
+    succeed. Its ``summary.json``."""
+    monkeypatch.chdir(tmp)
+    code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml",
+                            "--input", *inputs, "--out", "run", "--quiet", "--no-report"],
+                           capsys)
+    assert code == 0, err
+    return dict(json.loads((tmp / "run" / "summary.json").read_text()))

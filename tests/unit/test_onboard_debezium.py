@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from driftwatch.onboard.envelopes import change_events
 from driftwatch.onboard.sample import flatten
 
-from ._cli import run_cli
+from ._cli import replay_summary, run_cli
 
 START_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 
@@ -92,12 +92,7 @@ def test_init_reads_the_row_from_after_and_replay_reads_it(
     assert fields["event_time"] == {"path": "ts_ms", "unit": "ms"}
     assert fields["score"] == "after.score"
     assert fields["features"]["income"]["path"] == "after.income"
-    monkeypatch.chdir(tmp_path)
-    code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
-                            "live.jsonl", "out.csv", "--out", "run", "--quiet",
-                            "--no-report"], capsys)
-    assert code == 0, err
-    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    summary = replay_summary(tmp_path, capsys, monkeypatch)
     assert summary["bad_by_reason"] == {"missing_id": 10}, summary
     assert summary["labels"]["duplicate_predictions"] == 10, summary["labels"]
     assert summary["first_event"] == "2024-01-01T00:00:00Z"

@@ -4,7 +4,6 @@ field named so whose values are no epoch (``latency_ms``) is not taken."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import yaml
 from driftwatch.onboard.infer import name_rank
 from driftwatch.onboard.roles import TIME
 
-from ._cli import run_cli
+from ._cli import replay_summary, run_cli
 
 START = 1_704_067_200  # 2024-01-01T00:00:00Z
 PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
@@ -62,12 +61,7 @@ def test_an_epoch_named_by_its_unit_is_the_event_time_in_that_unit(
     c = yaml.safe_load((tmp_path / "c.yaml").read_text())
     assert c["source"]["streams"]["predictions"]["fields"]["event_time"] == {"path": name,
                                                                             "unit": unit}
-    monkeypatch.chdir(tmp_path)
-    code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
-                            "live.jsonl", "out.csv", "--out", "run", "--quiet",
-                            "--no-report"], capsys)
-    assert code == 0, err
-    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    summary = replay_summary(tmp_path, capsys, monkeypatch)
     assert summary["bad_by_reason"] == {}, summary
     assert (summary["first_event"], summary["last_event"]) == ("2024-01-01T00:00:00Z",
                                                                "2024-01-01T04:59:00Z")
@@ -118,12 +112,7 @@ def test_an_epoch_written_as_text_is_the_event_time_in_its_unit(
     c = yaml.safe_load((tmp_path / "c.yaml").read_text())
     assert c["source"]["streams"]["predictions"]["fields"]["event_time"] == {"path": "ts",
                                                                             "unit": unit}
-    monkeypatch.chdir(tmp_path)
-    code, _, err = run_cli(["replay", "--connector", "c.yaml", "--policy", "p.yaml", "--input",
-                            "live.jsonl", "out.csv", "--out", "run", "--quiet",
-                            "--no-report"], capsys)
-    assert code == 0, err
-    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    summary = replay_summary(tmp_path, capsys, monkeypatch)
     assert summary["bad_by_reason"] == {}, summary
     assert (summary["first_event"], summary["last_event"]) == ("2024-01-01T00:00:00Z",
                                                                "2024-01-01T04:59:00Z")
