@@ -82,6 +82,20 @@ def _classifier(tmp_path: Path, kind: str, y: np.ndarray) -> tuple[Path, Any, pd
     return path, model, df
 
 
+def sklearn_champion(tmp_path: Path, model: Any, x: pd.DataFrame, name: str = "pd"
+                     ) -> MlflowRegistry:
+    """``model`` (fitted on ``x``) registered as ``name`` version 1 in a sqlite store under
+    ``tmp_path``, its ``champion`` alias on it, as a bank's registry holds its model."""
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    with pointed_at(MlflowRegistry(store)), mlflow.start_run():
+        mlflow.sklearn.log_model(model, name="model", registered_model_name=name,
+                                 signature=infer_signature(x),
+                                 serialization_format="cloudpickle", pip_requirements=PIP)
+    reg = MlflowRegistry(store)
+    reg.set_alias(name, CHAMPION, "1", at=0.0)
+    return reg
+
+
 @pytest.mark.parametrize("kind, coded", [
     ("LogisticRegression", int), ("LogisticRegression", bool), ("XGBClassifier", int),
     ("LGBMClassifier", int)])
@@ -404,13 +418,7 @@ def test_require_champion_passes_on_the_note_of_a_needless_declaration(tmp_path:
 
     df = _data()
     model = LogisticRegression().fit(df[X], np.where(df["label"] == 1, "bad", "good"))
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    with pointed_at(MlflowRegistry(store)), mlflow.start_run():
-        mlflow.sklearn.log_model(model, name="model", registered_model_name="pd",
-                                 signature=infer_signature(df[X]),
-                                 serialization_format="cloudpickle", pip_requirements=PIP)
-    reg = MlflowRegistry(store)
-    reg.set_alias("pd", CHAMPION, "1", at=0.0)
+    reg = sklearn_champion(tmp_path, model, df[X])
     notes: list[str] = []
     ref = ChampionRef.parse(URI, score_is="p_good")
     require_champion(reg, ref, X, ScorerCache(reg, tmp_path / "c", bad=["bad"],

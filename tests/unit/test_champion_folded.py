@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mlflow
-import mlflow.sklearn
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mlflow.models import infer_signature
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -23,11 +20,11 @@ from sklearn.preprocessing import OneHotEncoder
 from driftwatch.registry.bootstrap import require_champion
 from driftwatch.registry.folded import folded_note
 from driftwatch.registry.mlflow_registry import MlflowRegistry
-from driftwatch.registry.publish import pointed_at
 from driftwatch.registry.scorers import ChampionRef, ScorerCache
-from driftwatch.registry.versions import CHAMPION
 from driftwatch.schema import FeatureSchema
 from driftwatch.windows.profile import ReferenceProfile
+
+from .test_champion_declarations import sklearn_champion
 
 URI = "models:/bank-pd@champion"
 #: the organisation types of a Home Credit application (58 in the real table)
@@ -48,14 +45,7 @@ def _registered(tmp_path: Path, df: pd.DataFrame) -> MlflowRegistry:
         ColumnTransformer([("org", OneHotEncoder(handle_unknown="ignore"), ["org"])],
                           remainder="passthrough"),
         LogisticRegression(max_iter=300)).fit(x, df["label"])
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    with pointed_at(MlflowRegistry(store)), mlflow.start_run():
-        mlflow.sklearn.log_model(model, name="model", registered_model_name="bank-pd",
-                                 signature=infer_signature(x), pip_requirements=["mlflow"],
-                                 serialization_format="cloudpickle")
-    reg = MlflowRegistry(store)
-    reg.set_alias("bank-pd", CHAMPION, "1", at=0.0)
-    return reg
+    return sklearn_champion(tmp_path, model, x, "bank-pd")
 
 
 @pytest.mark.parametrize("top_k", [20, 30])

@@ -24,15 +24,14 @@ from sklearn.linear_model import LogisticRegression
 
 from driftwatch.errors import ActionError
 from driftwatch.registry.champion import distil_champion
-from driftwatch.registry.mlflow_registry import MlflowRegistry
 from driftwatch.registry.outputs import probabilities
-from driftwatch.registry.publish import pointed_at
 from driftwatch.registry.pyfunc import save_river_model
 from driftwatch.registry.scorer import Scorer, load_scorer
 from driftwatch.registry.scorers import ChampionRef, ScorerCache
 from driftwatch.registry.trial import trial_score
-from driftwatch.registry.versions import CHAMPION
 from driftwatch.scorescale import LOG_ODDS
+
+from .test_champion_declarations import sklearn_champion
 
 URI = "models:/pd@champion"
 X = ["income", "debt_to_income"]
@@ -111,13 +110,7 @@ def test_score_is_p_good_on_three_classes_is_not_applied_and_the_start_says_so(
     df = _data()
     y = np.asarray(["good", "default", "late"], object)[df.status]
     model = LogisticRegression(max_iter=500).fit(df[X], y)
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    with pointed_at(MlflowRegistry(store)), mlflow.start_run():
-        mlflow.sklearn.log_model(model, name="model", registered_model_name="pd",
-                                 signature=infer_signature(df[X]),
-                                 serialization_format="cloudpickle", pip_requirements=PIP)
-    reg = MlflowRegistry(store)
-    reg.set_alias("pd", CHAMPION, "1", at=0.0)
+    reg = sklearn_champion(tmp_path, model, df[X])
     notes: list[str] = []
     cache = ScorerCache(reg, tmp_path / "c", bad=[1], score_is="p_good")
     require_champion(reg, ChampionRef.parse(URI, score_is="p_good"), X, cache, df,
