@@ -20,7 +20,7 @@ years :data:`YEARS` (a month 13, a day 32, a year 3000 or a digit short is no da
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,15 +52,23 @@ def _digits(v: Any) -> str | None:
     return None
 
 
+def _present(values: Iterable[Any]) -> Iterator[Any]:
+    """``values`` without the missing ones (None, NaN)."""
+    return (v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v)))
+
+
 def digit_formats(values: Sequence[Any], formats: Sequence[str] = DIGIT_FORMATS) -> list[str]:
     """The first format of ``formats`` written in digits alone that reads every present
     value of ``values``, as the decoder reads it (a number's missing leading zeros added:
     ``1012024`` under ``%d%m%Y``), as a date in :data:`YEARS`; empty when none does."""
-    vals = [v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))]
-    digits = [_digits(v) for v in vals]
-    if not vals or any(d is None for d in digits):
+    digits: dict[str, None] = {}
+    for v in _present(values):
+        if (d := _digits(v)) is None:
+            return []  # at the first value that is no whole number: a wide table has many
+        digits[d] = None
+    if not digits:
         return []
-    distinct = list(dict.fromkeys(digits))
+    distinct = list(digits)
     longest = max(len(d) for d in distinct if d is not None)
     for fmt in formats:
         width = digit_width(fmt)
@@ -88,8 +96,12 @@ def digit_dates(values: Sequence[Any]) -> str | None:
     >>> digit_dates([150000, 230000]) is None, digit_dates([2022, 2023]) is None
     (True, True)
     """
-    distinct = list(dict.fromkeys(v for v in values if v is not None
-                                  and not (isinstance(v, float) and np.isnan(v))))
+    seen: dict[Any, None] = {}
+    for v in _present(values):
+        if _digits(v) is None:
+            return None  # no date; the rest of a column of amounts is not read
+        seen[v] = None
+    distinct = list(seen)
     fmts = digit_formats(distinct)
     if not fmts:
         return None

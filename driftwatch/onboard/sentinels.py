@@ -117,7 +117,8 @@ def likely_missing_values(col: pd.Series, codes: bool = False
         return None
     share = s.value_counts() / n
     least = max(MIN_SHARE, MIN_ROWS / n)
-    nines = [float(v) for v, p in share.items() if _nines(float(v)) and p >= least]
+    common = share[share >= least]  # few values: a column of amounts has thousands
+    nines = [float(v) for v in common.index if _nines(float(v))]
     rest = s[~s.isin(nines)]
     if rest.empty:
         return None
