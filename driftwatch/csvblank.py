@@ -67,6 +67,11 @@ class BlankLines:
             self._last_nl = int(nl[-1])
         self._prev, self._at = int(buf[-1]), at + len(buf)
 
+    @property
+    def ends(self) -> int:
+        """How many line ends the bytes fed so far hold."""
+        return self._line - 1
+
     def physical(self, n: np.ndarray) -> np.ndarray:
         """The file's line numbers of lines pyarrow numbers ``n`` (empty lines skipped)."""
         if not len(self.lines):

@@ -65,6 +65,8 @@ log = logging.getLogger(__name__)
 RECORDED_REGISTRY_WAIT_S = 60.0
 
 _READ = 1 << 22
+#: A CSV's compression by its name, as pyarrow's ``input_stream`` detects it
+_CODECS = {".gz": "gzip", ".bz2": "bz2", ".lz4": "lz4", ".zst": "zstd"}
 #: Bytes of lines one block may hold: a batch stops short of its size rather than grow
 #: past this (ten thousand 1 MiB lines would otherwise be read at once).
 MAX_BLOCK_BYTES = 1 << 26
@@ -193,7 +195,8 @@ class FileReader:
         except SourceError:
             self.close()
             raise
-        self._disk = self._disk_position()
+        # a fresh read starts at 0: pyarrow has read a CSV's first block for its header
+        self._disk = self._disk_position() if skip_lines else 0
 
     # -- public ---------------------------------------------------------------------------
     def next_chunk(self) -> Chunk | None:
@@ -223,6 +226,12 @@ class FileReader:
         if self.format == "parquet":
             total = max(self._pq.metadata.num_rows, 1)
             return self._size * min(self.line, total) // total
+        if self.format == "csv" and not self.exhausted and not self._raw.closed:
+            # pyarrow reads far ahead of the rows it hands out (tens of MB): the bytes read
+            # so far, times the share of the lines they end that are handed out
+            ends = self._tee.blanks.ends
+            at = int(self._raw.tell() * min(self.line / ends, 1.0)) if ends else 0
+            return min(max(at, getattr(self, "_disk", 0)), self._size)
         return self._size if self.exhausted else 0
 
     def close(self) -> None:
@@ -283,7 +292,11 @@ class FileReader:
             # lines when a read resumes: rows keep the file's line numbers (a row's id where
             # the stream numbers its rows, a bad row's line in the dead letters, the line a
             # checkpoint resumes after), the empty lines found in the bytes pyarrow reads
-            tee = BlankTee(pa.input_stream(str(self.path), compression="detect"))
+            # the file apart, to tell progress how far into it pyarrow has read (a stream
+            # that decompresses knows no position in the file)
+            self._raw = pa.OSFile(str(self.path))
+            tee = BlankTee(pa.input_stream(self._raw, compression=_CODECS.get(self.path.suffix)))
+            self._tee = tee
             self._blanks = tee.blanks
             self.line = max(skip, int(header))
             self._resumed_at = self.line
