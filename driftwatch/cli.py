@@ -287,6 +287,23 @@ def _file_error(exc: OSError) -> str | None:
     return what
 
 
+def interrupted_line(command: str | None, out: str | None) -> str:
+    """What an interrupted command (Ctrl-C) leaves: a replay's output folder holds the
+    windows closed so far, without its summary and report.
+
+    >>> interrupted_line("replay", "out/run")
+    'interrupted: the replay stopped before the end of its input; out/run/timeline.jsonl \
+holds the windows closed so far, and no summary or report was written'
+    >>> interrupted_line("init", None)
+    'interrupted: init stopped before it finished'
+    """
+    if command == "replay" and out:
+        return (f"interrupted: the replay stopped before the end of its input; "
+                f"{Path(out) / 'timeline.jsonl'} holds the windows closed so far, and no "
+                "summary or report was written")
+    return f"interrupted: {command or 'driftwatch'} stopped before it finished"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -326,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: MLflow: {lines[0]}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        print(interrupted_line(args.command, getattr(args, "out", None)), file=sys.stderr)
         return 130
 
 
