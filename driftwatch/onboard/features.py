@@ -37,8 +37,8 @@ from driftwatch.textnumbers import number_in
 from driftwatch.windows.conventions import norm_value
 from driftwatch.windows.profile import is_parquet
 
-__all__ = ["apart", "choose_features", "csv_missing_texts", "flag_spelled_otherwise",
-           "predicted_class", "row_index"]
+__all__ = ["apart", "choose_features", "constant_advice", "csv_missing_texts",
+           "flag_spelled_otherwise", "predicted_class", "row_index"]
 
 #: pandas names a CSV column with a blank header ``Unnamed: N``: the index it wrote.
 _BLANK_HEADER = re.compile(r"Unnamed: \d+")
@@ -91,6 +91,29 @@ def apart(ref: pd.Series, kind: str, sample: list[Any], least: int = 20) -> str 
         return (f"none of its {len(got)} values in the sample is a level the reference has "
                 f"({shown(got)})")
     return None
+
+
+def constant_advice(name: str, ref: pd.Series) -> str | None:
+    """What to do about a number the reference holds one value of, where the sample has
+    others (a count filled later, 0 throughout the training data): every live value is
+    then a new category, and each window a drift. None where the reference varies, and
+    for a text constant (a ``period`` column: the caller names it bookkeeping).
+
+    >>> constant_advice("promo", pd.Series([0, 0, None]))
+    'the reference holds one value, 0: a column constant in the training data gives \
+nothing to compare the stream with; leave it out (--ignore promo) or give a reference \
+where it varies'
+    >>> constant_advice("purpose", pd.Series(["car", "home"])), constant_advice(
+    ...     "period", pd.Series(["train", "train"]))
+    (None, None)
+    """
+    values = ref.dropna().unique()
+    one = values[0] if len(values) == 1 else None
+    if not isinstance(one, (int, float, np.number)) or isinstance(one, (bool, np.bool_)):
+        return None  # a text constant names the file, period or batch (the caller's word)
+    return (f"the reference holds one value, {level_text(values[0])}: a column constant in "
+            "the training data gives nothing to compare the stream with; leave it out "
+            f"(--ignore {name}) or give a reference where it varies")
 
 
 def flag_spelled_otherwise(ref: pd.Series, sample: list[Any]) -> str | None:
@@ -307,7 +330,7 @@ def choose_features(plan: Plan, ref: pd.DataFrame, paths: Sequence[str],
             plan.say(f"  warning: {c}", f"{far}: " + (
                 f"a time or counter that grows is not a feature (--ignore {c}); "
                 + (f"{hint}; " if hint else "") + "a unit change is a fault to fix upstream"
-                if kind == "numeric" else
+                if kind == "numeric" else constant_advice(c, col) or
                 f"a column that names the file, period or batch is not a feature (--ignore "
                 f"{c}); renamed categories are a fault to fix upstream"))
         if fmt and (bad := [v for v in text if not _reads(fmt, v, marks[1])]):

@@ -116,3 +116,4 @@ def test_an_epoch_written_as_text_is_the_event_time_in_its_unit(
     assert summary["bad_by_reason"] == {}, summary
     assert (summary["first_event"], summary["last_event"]) == ("2024-01-01T00:00:00Z",
                                                                "2024-01-01T04:59:00Z")
+
