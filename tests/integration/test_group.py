@@ -125,6 +125,13 @@ def segmented(recording: dict, tmp_path_factory: pytest.TempPathFactory) -> dict
                    out / "reference.parquet")
     text = recording["policy"].read_text(encoding="utf-8")
     text = text.replace("\nreference:\n", "\nreference:\n  segment: channel\n", 1)
+    # the deciding instance's test needs a verdict that repeats its window's action: the
+    # missing debt_to_income the scenario plants closes the data-quality gate, which holds
+    # verdicts as it holds windows, and a severe retraining's cooldown holds the tiers below
+    text = text.replace("        utilization: 0.25", "        utilization: 0.25\n"
+                        "        debt_to_income: 0.9", 1)
+    severe = text.index("  severe:\n    type: retrain")
+    text = text[:severe] + "  severe: none" + text[text.index("\n\n", severe):]
     policy = out / "policy.yaml"
     policy.write_text(text + "segments: {top_k: 2, min_events: 300}\n", encoding="utf-8")
     want = _replayed(out, policy, out / "reference.parquet", recording["lines"])
