@@ -137,8 +137,7 @@ def require_champion(
              f"{made_by}) and answers P(bad): what the champion declares ({ref.declared()}) "
              "describes your own versions and is not applied to it")
     if note is not None and profile is not None:
-        said = folded_note(map(scorer.feature_of, scorer.inputs), profile.schema,
-                           top_k=int(profile.meta.get("top_k") or 0))
+        said = folded_note(map(scorer.feature_of, scorer.inputs), profile.schema)
         if said is not None:
             note(f"{ref.uri}: {said}")
     if reference is not None:

@@ -10,11 +10,11 @@ the ``top_k`` that keeps them all.
 >>> from driftwatch.schema import FeatureSchema
 >>> schema = FeatureSchema(categorical=("org", "purpose"), levels=(("a", "b"), ("car",)),
 ...                        other=(frozenset({"c", "d", "e"}), frozenset()))
->>> print(folded_note(["org", "purpose", "income"], schema, top_k=2))
+>>> print(folded_note(["org", "purpose", "income"], schema))
 its input 'org' has 5 levels in the reference, 3 of them outside its 2 most frequent: \
 those reach the model as '__other__' on live rows; detectors.top_k: 5 in the policy keeps \
 every level
->>> folded_note(["purpose"], schema, top_k=2) is None
+>>> folded_note(["purpose"], schema) is None
 True
 """
 
@@ -27,9 +27,10 @@ from driftwatch.schema import OTHER_LEVEL, FeatureSchema
 __all__ = ["folded_note"]
 
 
-def folded_note(features: Iterable[str], schema: FeatureSchema, *, top_k: int) -> str | None:
+def folded_note(features: Iterable[str], schema: FeatureSchema) -> str | None:
     """What to say of the connector ``features`` a model reads (its inputs, mapped) that
-    ``schema`` folds into ``__other__``; None where it folds none of them."""
+    ``schema`` folds into ``__other__``; None where it folds none of them. A feature that
+    folds any keeps ``top_k`` levels: their count is the setting's value."""
     folded = []
     for name in dict.fromkeys(features):
         if name not in schema.categorical:
@@ -47,6 +48,6 @@ def folded_note(features: Iterable[str], schema: FeatureSchema, *, top_k: int) -
     else:
         listed = ", ".join(f"{n!r} ({o} of {k + o})" for n, k, o in folded)
         what = (f"its inputs {listed} have levels in the reference outside the "
-                f"{top_k} most frequent: those reach")
+                f"{max(k for _, k, _ in folded)} most frequent: those reach")
     return (f"{what} the model as {OTHER_LEVEL!r} on live rows; detectors.top_k: {widest} "
             "in the policy keeps every level")

@@ -77,7 +77,7 @@ def test_the_note_names_every_folded_input_and_a_top_k_that_keeps_them(
         categorical=names,
         levels=tuple(tuple(f"v{i}" for i in range(k)) for k in kept),
         other=tuple(frozenset(f"w{i}" for i in range(o)) for o in beyond[: len(kept)]))
-    said = folded_note([*names, "income"], schema, top_k=max(kept))
+    said = folded_note([*names, "income"], schema)
     folded = [(n, k, o) for n, k, o in zip(names, kept, beyond, strict=False) if o]
     if not folded:
         assert said is None
